@@ -1,0 +1,258 @@
+/*
+ * tiledispatch: the call model (what is dispatched) and its loader.
+ *
+ * A td_call is plain data with fixed-size arrays: once loaded it owns no
+ * pointers, can be copied with memcpy and read from any number of threads.
+ */
+#ifndef TILEDISPATCH_TD_CALL_H
+#define TILEDISPATCH_TD_CALL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "td_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fixed limits of the call model (documented in docs/limits.md). */
+#define TD_NAME_MAX 64          /* buffer, op, target, variant names incl. NUL */
+#define TD_MAX_RANK 8           /* dimensions of a buffer */
+#define TD_MAX_BUFFERS 16       /* buffers declared by one call */
+#define TD_MAX_LAYOUT_ITERS 16  /* shard or replica iters of one layout */
+#define TD_MAX_CONFIG 16        /* config entries of one call */
+#define TD_MAX_AXES TD_MAX_RANK /* reduce axes as written */
+#define TD_MAX_EXTENT ((int64_t)1 << 31) /* largest shape extent */
+#define TD_CALL_FILE_MAX (256 * 1024)    /* bytes of a call file */
+
+/* ---- dtypes ---------------------------------------------------------- */
+
+#define TD_DTYPE_MAP(X)                                                        \
+    X(F32, "float32", 32)                                                      \
+    X(F16, "float16", 16)                                                      \
+    X(BF16, "bfloat16", 16)                                                    \
+    X(F64, "float64", 64)                                                      \
+    X(I8, "int8", 8)                                                           \
+    X(I16, "int16", 16)                                                        \
+    X(I32, "int32", 32)                                                        \
+    X(I64, "int64", 64)                                                        \
+    X(U8, "uint8", 8)                                                          \
+    X(U16, "uint16", 16)                                                       \
+    X(U32, "uint32", 32)                                                       \
+    X(U64, "uint64", 64)
+
+typedef enum td_dtype {
+#define TD__DT_ENUM(id, name, bits) TD_##id,
+    TD_DTYPE_MAP(TD__DT_ENUM)
+#undef TD__DT_ENUM
+    TD_DTYPE_COUNT
+} td_dtype;
+
+const char *td_dtype_name(td_dtype t);           /* "float32" */
+int td_dtype_parse(const char *s, td_dtype *out); /* 0 or TD_ENOENT */
+int td_dtype_bits(td_dtype t);
+bool td_dtype_is_float(td_dtype t);
+bool td_dtype_is_signed(td_dtype t);             /* floats are signed */
+
+/* ---- execution scopes ------------------------------------------------ */
+
+typedef enum td_exec_scope {
+    TD_SCOPE_THREAD,
+    TD_SCOPE_WARP,
+    TD_SCOPE_WARPGROUP,
+    TD_SCOPE_CTA,
+    TD_SCOPE_CLUSTER,
+    TD_SCOPE_COUNT
+} td_exec_scope;
+
+const char *td_exec_scope_name(td_exec_scope s); /* "warpgroup" */
+int td_exec_scope_parse(const char *s, td_exec_scope *out);
+
+/* ---- TileLayout ------------------------------------------------------ */
+
+/* Layout axes: TD_AXIS_M is the memory (register) axis, the rest are thread
+ * or block axes. */
+#define TD_AXIS_MAP(X)                                                         \
+    X(M, "m", 0)                                                               \
+    X(LANEID, "laneid", 1)                                                     \
+    X(WARPID, "warpid", 1)                                                     \
+    X(TX, "tx", 1)                                                             \
+    X(WGID, "wgid", 1)                                                         \
+    X(TID_IN_WG, "tid_in_wg", 1)                                               \
+    X(WID_IN_WG, "wid_in_wg", 1)                                               \
+    X(BX, "bx", 1)                                                             \
+    X(BY, "by", 1)                                                             \
+    X(BZ, "bz", 1)                                                             \
+    X(CBX, "cbx", 1)                                                           \
+    X(CBY, "cby", 1)                                                           \
+    X(CBZ, "cbz", 1)
+
+typedef enum td_axis {
+#define TD__AX_ENUM(id, name, thr) TD_AXIS_##id,
+    TD_AXIS_MAP(TD__AX_ENUM)
+#undef TD__AX_ENUM
+    TD_AXIS_COUNT
+} td_axis;
+
+const char *td_axis_name(td_axis a);
+int td_axis_parse(const char *s, td_axis *out);
+bool td_axis_is_thread(td_axis a);
+
+/* One iter: `extent` values, each step moving `stride` along `axis`. */
+typedef struct td_iter {
+    int64_t extent;
+    int64_t stride;
+    td_axis axis;
+} td_iter;
+
+/*
+ * A TileLayout: shard iters (they partition the logical index, outermost
+ * first), replica iters (they broadcast), and a constant offset per axis.
+ * `swizzle` marks a bare swizzle layout (`Swizzle(b, m, s)`), which the
+ * reduction variants reject.
+ */
+typedef struct td_layout {
+    int nshard;
+    td_iter shard[TD_MAX_LAYOUT_ITERS];
+    int nrep;
+    td_iter rep[TD_MAX_LAYOUT_ITERS];
+    int64_t offset[TD_AXIS_COUNT];
+    bool swizzle;
+    int swizzle_bits[3];
+} td_layout;
+
+/*
+ * Parses TileLayout notation (contract section 3), e.g.
+ * "S[(32, 4) : (1@laneid, 1)] + R[8 : 4@laneid] + 2@laneid".
+ * On error returns TD_EPARSE and fills diag (col is 1-based within text;
+ * line is 0 and the caller adds its own position).
+ */
+int td_layout_parse(const char *text, td_layout *out, td_diag *diag);
+
+/* Writes the canonical notation of l; returns the length needed. */
+size_t td_layout_format(const td_layout *l, char *buf, size_t cap);
+
+/* ---- buffers, regions, the call -------------------------------------- */
+
+typedef struct td_buffer {
+    char name[TD_NAME_MAX];
+    char scope[TD_NAME_MAX];      /* local, shared, shared.dyn, global */
+    td_dtype dtype;
+    int ndim;
+    int64_t shape[TD_MAX_RANK];
+    bool has_layout;
+    td_layout layout;
+    char layout_text[256];        /* as written, for messages */
+} td_buffer;
+
+/* A half-open box of a buffer: [start, start + extent) per dimension. */
+typedef struct td_region {
+    int buffer;                   /* index into td_call.buffers */
+    int ndim;                     /* == the buffer's ndim */
+    int64_t start[TD_MAX_RANK];
+    int64_t extent[TD_MAX_RANK];
+} td_region;
+
+typedef enum td_value_kind {
+    TD_VALUE_INT,
+    TD_VALUE_BOOL,
+    TD_VALUE_STRING
+} td_value_kind;
+
+typedef struct td_config_entry {
+    char key[TD_NAME_MAX];
+    td_value_kind kind;
+    int64_t i;
+    bool b;
+    char s[TD_NAME_MAX];
+} td_config_entry;
+
+/* Launch parameter tags, in the order of this enum. */
+typedef enum td_launch_tag {
+    TD_LAUNCH_TX, /* threadIdx.x */
+    TD_LAUNCH_TY,
+    TD_LAUNCH_TZ,
+    TD_LAUNCH_BX, /* blockIdx.x */
+    TD_LAUNCH_BY,
+    TD_LAUNCH_BZ,
+    TD_LAUNCH_COUNT
+} td_launch_tag;
+
+const char *td_launch_tag_name(td_launch_tag t); /* "threadIdx.x" */
+
+typedef struct td_launch_param {
+    bool present;
+    bool symbolic;                /* given as a name, extent unknown */
+    int64_t extent;               /* valid when present && !symbolic */
+    char symbol[TD_NAME_MAX];
+} td_launch_param;
+
+typedef struct td_call {
+    char file[256];               /* where it was loaded from ("" if none) */
+    char op[TD_NAME_MAX];
+    char target[TD_NAME_MAX];
+    char arch[TD_NAME_MAX];       /* "" when absent */
+    int sm_version;               /* the number in sm_(\d+); 0 = unknown */
+    td_exec_scope scope;
+    td_launch_param launch[TD_LAUNCH_COUNT];
+    int nbuffers;
+    td_buffer buffers[TD_MAX_BUFFERS];
+    td_region dst;
+    td_region src;
+    int naxes;
+    int axes[TD_MAX_AXES];        /* as written (may be negative) */
+    bool accum;
+    int nconfig;
+    td_config_entry config[TD_MAX_CONFIG];
+    char dispatch[TD_NAME_MAX];   /* forced variant, "" if none */
+} td_call;
+
+/*
+ * Loads a call file.  On success *out is a new call (free with
+ * td_call_free).  On failure *out is NULL, the return value is negative and
+ * diag holds FILE:LINE:COL and the message.
+ */
+int td_call_load_file(const char *path, td_call **out, td_diag *diag);
+
+/* Same, from memory; `name` is used as the file name in messages. */
+int td_call_parse(const char *name, const char *text, size_t len,
+                  td_call **out, td_diag *diag);
+
+void td_call_free(td_call *call); /* accepts NULL */
+
+/* Sets call->arch and call->sm_version from "sm_NN..."; TD_EINVAL if the
+ * text has no sm_(\d+). */
+int td_call_set_arch(td_call *call, const char *arch);
+
+const td_buffer *td_call_dst_buffer(const td_call *call);
+const td_buffer *td_call_src_buffer(const td_call *call);
+
+/* Finds a config entry by key, NULL if absent. */
+const td_config_entry *td_call_config(const td_call *call, const char *key);
+bool td_call_config_bool(const td_call *call, const char *key, bool dflt);
+int64_t td_call_config_int(const td_call *call, const char *key, int64_t dflt);
+
+/*
+ * Normalises the reduce axes against the source rank (upstream's
+ * _analyze_axes): negative axes count from the end, duplicates collapse,
+ * both lists ascend.  Fails with TD_EINVAL and a reason
+ * "reduce axis A out of range for ndim=N" in why.
+ */
+int td_call_axes(const td_call *call, int *reduce, int *nreduce, int *spatial,
+                 int *nspatial, char *why, size_t whylen);
+
+/* Product of the region's extents. */
+int64_t td_region_size(const td_region *r);
+
+/*
+ * The call as one line of TVMScript-like text, e.g.
+ * "Tx.cta.sum(B_local[0:1], A_local[0:4], axes=[-1], accum=False)".
+ */
+size_t td_call_format_script(const td_call *call, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,188 @@
+/*
+ * tiledispatch: the lowered IR that emitters build and printers print.
+ *
+ * All nodes live in an arena owned by the td_ir; td_ir_free releases
+ * everything at once.  Builder functions never fail loudly: on allocation
+ * failure they set a sticky error flag (td_ir_status) and return NULL or do
+ * nothing, and every builder accepts NULL operands, so an emitter checks once
+ * at the end.  Emitters never print text; they call these functions.
+ */
+#ifndef TILEDISPATCH_TD_IR_H
+#define TILEDISPATCH_TD_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "td_call.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct td_ir td_ir;
+typedef struct td_expr td_expr;
+typedef struct td_var td_var;
+typedef struct td_ir_buf td_ir_buf;
+
+/* Index expressions and loop variables are int32 in CUDA, TVM's int32 in
+ * TIRx; value expressions carry the buffer's dtype. */
+
+typedef enum td_binop {
+    TD_OP_ADD,
+    TD_OP_SUB,
+    TD_OP_MUL,
+    TD_OP_DIV,   /* integer division (operands are non-negative) */
+    TD_OP_MOD,
+    TD_OP_MAX,
+    TD_OP_MIN,
+    TD_OP_LT,
+    TD_OP_LE,
+    TD_OP_EQ,
+    TD_OP_NE,
+    TD_OP_AND,
+    TD_OP_OR,
+    TD_OP_SHL,
+    TD_OP_BITAND
+} td_binop;
+
+/* The combiner of a reduction op. */
+typedef enum td_combiner {
+    TD_COMBINE_SUM,
+    TD_COMBINE_MAX,
+    TD_COMBINE_MIN
+} td_combiner;
+
+const char *td_combiner_name(td_combiner c); /* "sum", "max", "min" */
+
+/* Built-in intrinsics; each printer spells them in its language and
+ * requests the preludes they need. */
+typedef enum td_intrin {
+    TD_INTRIN_THREAD_IDX_X,    /* () -> threadIdx.x */
+    TD_INTRIN_ACTIVEMASK,      /* () -> __activemask() */
+    TD_INTRIN_SHFL_XOR,        /* (mask, value, lane_mask, width) */
+    TD_INTRIN_WARP_REDUCE,     /* (value) + combiner + width: helper fn */
+    TD_INTRIN_SYNCTHREADS,     /* () */
+    TD_INTRIN_SYNCWARP,        /* () */
+    TD_INTRIN_BARRIER_SYNC,    /* (id, nthreads): bar.sync id, n */
+    TD_INTRIN_PTX_PACK_F32X2,  /* (lo, hi) -> uint64 via mov.b64 */
+    TD_INTRIN_PTX_UNPACK_LO,   /* (packed) -> float (mov.b64 unpack) */
+    TD_INTRIN_PTX_UNPACK_HI,   /* (packed) -> float */
+    TD_INTRIN_PTX_ADD_F32X2,   /* (a, b) -> add.rn.ftz.f32x2 */
+    TD_INTRIN_PTX_MAX3_F32,    /* (a, b, c) -> max.f32 d, a, b, c */
+    TD_INTRIN_PTX_MIN3_F32,    /* (a, b, c) -> min.f32 d, a, b, c */
+    TD_INTRIN_COUNT
+} td_intrin;
+
+typedef enum td_loop_kind {
+    TD_LOOP_SERIAL,
+    TD_LOOP_UNROLL
+} td_loop_kind;
+
+typedef enum td_lang {
+    TD_LANG_TIRX,
+    TD_LANG_CUDA
+} td_lang;
+
+/* ---- life cycle ------------------------------------------------------ */
+
+/* A new, empty body; NULL on allocation failure. */
+td_ir *td_ir_new(void);
+void td_ir_free(td_ir *ir); /* accepts NULL */
+
+/* 0, or the first error any builder hit (TD_ENOMEM, TD_EINVAL for misuse
+ * such as an unbalanced loop_end). */
+int td_ir_status(const td_ir *ir);
+
+/* ---- buffers --------------------------------------------------------- */
+
+/*
+ * Declares a buffer the body reads or writes.  `name` is the call's buffer
+ * name; the CUDA printer spells it NAME_ptr and flattens indices row-major
+ * over `shape`, the TIRx printer keeps the indices.
+ */
+td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
+                        const char *scope, int ndim, const int64_t *shape);
+
+/* Declares a local scratch array of `size` elements (a register buffer the
+ * body allocates itself); the printers declare it where the body starts. */
+td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
+                         int64_t size);
+
+td_dtype td_ir_buf_dtype(const td_ir_buf *b);
+
+/* ---- expressions ----------------------------------------------------- */
+
+td_expr *td_int(td_ir *ir, int64_t v);            /* int32 index constant */
+td_expr *td_const_f(td_ir *ir, td_dtype t, double v);
+td_expr *td_const_i(td_ir *ir, td_dtype t, int64_t v);
+td_expr *td_const_u(td_ir *ir, td_dtype t, uint64_t v);
+/* The identity of combiner c for dtype t (sum 0; max the lowest finite
+ * value; min the highest). */
+td_expr *td_identity(td_ir *ir, td_combiner c, td_dtype t);
+td_expr *td_var_ref(td_ir *ir, const td_var *v);
+td_expr *td_binary(td_ir *ir, td_binop op, td_expr *a, td_expr *b);
+/* op(a, b) for a reduction combiner, in a's dtype. */
+td_expr *td_combine(td_ir *ir, td_combiner c, td_expr *a, td_expr *b);
+td_expr *td_load(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx);
+td_expr *td_load1(td_ir *ir, const td_ir_buf *b, td_expr *idx);
+/* A built-in intrinsic.  `dtype` is the result type; for WARP_REDUCE,
+ * `combiner` and `width` select the helper (ignored otherwise). */
+td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
+                      td_expr *const *args);
+td_expr *td_warp_reduce(td_ir *ir, td_combiner c, int width, td_expr *value,
+                        td_dtype dtype);
+/* A call to a function the user provides, printed as NAME(args...) in both
+ * languages. */
+td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
+                        int nargs, td_expr *const *args);
+
+/* Convenience for index arithmetic (folded when constant). */
+#define td_add(ir, a, b) td_binary((ir), TD_OP_ADD, (a), (b))
+#define td_sub(ir, a, b) td_binary((ir), TD_OP_SUB, (a), (b))
+#define td_mul(ir, a, b) td_binary((ir), TD_OP_MUL, (a), (b))
+#define td_div(ir, a, b) td_binary((ir), TD_OP_DIV, (a), (b))
+#define td_mod(ir, a, b) td_binary((ir), TD_OP_MOD, (a), (b))
+#define td_lt(ir, a, b) td_binary((ir), TD_OP_LT, (a), (b))
+#define td_eq(ir, a, b) td_binary((ir), TD_OP_EQ, (a), (b))
+
+/* ---- statements (appended to the innermost open block) --------------- */
+
+/* Opens `for (int name = 0; name < extent; ++name)`; returns its variable. */
+td_var *td_ir_for(td_ir *ir, const char *name, td_expr *extent,
+                  td_loop_kind kind);
+void td_ir_end_for(td_ir *ir);
+void td_ir_if(td_ir *ir, td_expr *cond);
+void td_ir_else(td_ir *ir);
+void td_ir_end_if(td_ir *ir);
+void td_ir_store(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx,
+                 td_expr *value);
+void td_ir_store1(td_ir *ir, const td_ir_buf *b, td_expr *idx,
+                  td_expr *value);
+/* Evaluates an expression for its effect (barriers, sync calls). */
+void td_ir_eval(td_ir *ir, td_expr *e);
+/* Declares a scalar local `name` of dtype t, initialised to init; returns
+ * a variable to read (td_var_ref) and assign (td_ir_assign). */
+td_var *td_ir_let(td_ir *ir, const char *name, td_dtype t, td_expr *init);
+void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value);
+/* A comment line, printed in both languages. */
+void td_ir_comment(td_ir *ir, const char *text);
+
+/* ---- printing -------------------------------------------------------- */
+
+/*
+ * Prints the body in `lang` after simplification (constant index arithmetic
+ * folded; in CUDA, loops of extent 1 dropped).  The CUDA prelude (includes,
+ * helper functions the body requested, each once, in a fixed order) is
+ * returned separately so a program can put it at file scope.  *body and
+ * *prelude (either may be NULL when not wanted) are malloc'd, NUL-terminated;
+ * free them with free().  *prelude is "" when nothing is needed.
+ * `indent` is the starting indentation level of the body (2 spaces each).
+ */
+int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
+                char **prelude);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

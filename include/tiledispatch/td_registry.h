@@ -1,0 +1,275 @@
+/*
+ * tiledispatch: the registry (ops, predicates, variant modules, rules) and
+ * dispatch.
+ *
+ * A registry is built in two phases: C registrations (td_registry_new
+ * registers the built-ins; td_register_* adds more), then rules loading,
+ * which checks every name and argument against what C registered.  Once
+ * loaded, a registry is read-only: td_dispatch and td_explain may run from
+ * any number of threads at once.  Loading rules while other threads
+ * dispatch is not allowed.
+ */
+#ifndef TILEDISPATCH_TD_REGISTRY_H
+#define TILEDISPATCH_TD_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "td_call.h"
+#include "td_error.h"
+#include "td_ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TD_REASON_MAX 512
+#define TD_RULES_FILE_MAX (1024 * 1024) /* bytes of one rules file */
+#define TD_RULES_DEPTH_MAX 16           /* YAML nesting depth */
+#define TD_MAX_VARIANTS 256             /* entries in one rules set */
+#define TD_MAX_PREDICATES 32            /* predicates in one `when:` list */
+#define TD_MAX_LIST 32                  /* items in a list argument */
+
+typedef struct td_registry td_registry;
+
+/* A one-line reason, filled by predicates and declining emitters.  Fixed
+ * size so that the dispatch fast path allocates nothing. */
+typedef struct td_reason {
+    char text[TD_REASON_MAX];
+} td_reason;
+
+/* printf into why->text (truncating); accepts NULL why. */
+void td_reason_set(td_reason *why, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- ops --------------------------------------------------------------- */
+
+typedef enum td_op_kind {
+    TD_OP_KIND_REDUCTION
+} td_op_kind;
+
+typedef struct td_op_desc {
+    const char *name;      /* "sum" */
+    td_op_kind kind;
+    td_combiner combiner;  /* the identity follows from the combiner */
+} td_op_desc;
+
+/* Registers an op (copied).  TD_EEXIST if the name is taken. */
+int td_register_op(td_registry *reg, const td_op_desc *op);
+/* The op named `name`, NULL if none. */
+const td_op_desc *td_registry_op(const td_registry *reg, const char *name);
+
+/* ---- predicates -------------------------------------------------------- */
+
+typedef enum td_arg_type {
+    TD_ARG_INT,
+    TD_ARG_BOOL,
+    TD_ARG_STRING,
+    TD_ARG_STRING_LIST
+} td_arg_type;
+
+const char *td_arg_type_name(td_arg_type t); /* "int", "list of strings" */
+
+/* One declared argument of a predicate. */
+typedef struct td_arg_spec {
+    const char *name;
+    td_arg_type type;
+    bool required;
+} td_arg_spec;
+
+/* Arguments bound by a rules file; read them with the td_args_* getters.
+ * An argument that was not given (optional) reads as `dflt`. */
+typedef struct td_args td_args;
+
+bool td_args_has(const td_args *a, const char *name);
+int64_t td_args_int(const td_args *a, const char *name, int64_t dflt);
+bool td_args_bool(const td_args *a, const char *name, bool dflt);
+const char *td_args_string(const td_args *a, const char *name,
+                           const char *dflt);
+/* Number of items of a list argument (0 when absent); items via *items. */
+size_t td_args_list(const td_args *a, const char *name,
+                    const char *const **items);
+/* Formats a list argument as "[a, b]" into buf; returns buf. */
+const char *td_args_list_text(const td_args *a, const char *name, char *buf,
+                              size_t cap);
+
+/*
+ * A predicate answers true (pass) or false with a one-line reason in *why.
+ * It must not allocate, must not keep pointers to its inputs, and must be
+ * safe to call from several threads at once.
+ */
+typedef bool (*td_pred_fn)(const td_call *call, const td_args *args,
+                           void *user, td_reason *why);
+
+typedef struct td_pred_desc {
+    const char *name;
+    const td_arg_spec *args; /* the schema: rules may bind only these */
+    size_t nargs;
+    td_pred_fn fn;
+    void *user;
+} td_pred_desc;
+
+/* Registers a predicate (the descriptor is copied; the strings and the
+ * schema array must outlive the registry).  TD_EEXIST if taken. */
+int td_register_predicate(td_registry *reg, const td_pred_desc *pred);
+
+/* ---- variant modules --------------------------------------------------- */
+
+/*
+ * An emitter lowers an accepted call into `ir`.  Returns 0; or TD_EDECLINED
+ * with a reason in *why (dispatch goes on to the next candidate); or another
+ * negative code for a real failure (TD_ENOMEM), which stops dispatch.
+ */
+typedef int (*td_emit_fn)(const td_call *call, td_ir *ir, void *user,
+                          td_reason *why);
+
+typedef struct td_impl_desc {
+    const char *name;              /* the impl name rules bind to */
+    td_emit_fn emit;
+    void *user;
+    const td_pred_desc *preds;     /* predicates this module brings */
+    size_t npreds;
+} td_impl_desc;
+
+/* Registers a variant module: its predicates, then its impl.  Nothing is
+ * registered if any name is taken (TD_EEXIST). */
+int td_register_impl(td_registry *reg, const td_impl_desc *impl);
+
+/* ---- the registry ------------------------------------------------------ */
+
+/* A registry with the built-in ops, predicates and variant modules and no
+ * rules yet.  *out is NULL on failure. */
+int td_registry_new(td_registry **out);
+/* A registry with nothing registered at all. */
+int td_registry_new_empty(td_registry **out);
+void td_registry_free(td_registry *reg); /* accepts NULL */
+
+/* The default rules text compiled into the library (rules/rules.yaml). */
+const char *td_default_rules(size_t *len);
+
+/*
+ * Replaces the registry's rules with those of the given files, read in
+ * order (entries of later files add to earlier ones; a duplicate
+ * (op, target, name) is an error).  Everything is checked before anything
+ * changes: on failure the registry keeps its previous rules and diag holds
+ * FILE:LINE:COL and the message.
+ */
+int td_registry_load_rules(td_registry *reg, const char *const *paths,
+                           size_t npaths, td_diag *diag);
+/* Same, from one text in memory; `name` is used in messages. */
+int td_registry_load_rules_text(td_registry *reg, const char *name,
+                                const char *text, size_t len, td_diag *diag);
+/* Loads the compiled-in default rules. */
+int td_registry_load_default_rules(td_registry *reg, td_diag *diag);
+
+/* ---- the loaded table -------------------------------------------------- */
+
+/* One rules entry, as loaded. */
+typedef struct td_rule_info {
+    const char *op;
+    const char *target;
+    const char *name;     /* the variant name */
+    const char *impl;
+    int priority;
+    bool enabled;
+    size_t npreds;
+    const char *file;     /* where it was declared */
+    int line;
+} td_rule_info;
+
+/* Number of (op, target) keys, and the entries in try order.  Keys are
+ * sorted by op then target.  Returns the count; fills up to cap infos. */
+size_t td_registry_rules(const td_registry *reg, td_rule_info *infos,
+                         size_t cap);
+/* The name and bound-argument text of predicate i of an entry
+ * (e.g. "storage_scope" and "{expected_scope: [local]}"). */
+int td_registry_rule_pred(const td_registry *reg, const td_rule_info *rule,
+                          size_t i, const char **name, char *args_text,
+                          size_t cap);
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+typedef struct td_dispatch_result {
+    const char *variant; /* owned by the registry */
+    const char *impl;
+    int priority;
+    td_ir *ir;           /* owned by the caller: td_ir_free */
+} td_dispatch_result;
+
+/*
+ * Dispatches a call: candidates for (op, target) in try order (priority
+ * descending, then name), enabled ones only, filtered by call->dispatch;
+ * the first whose predicates all pass and whose emitter accepts wins.
+ * Predicate evaluation allocates nothing and stops at the first failure.
+ * Returns 0 and fills *res; TD_ENOMATCH when nothing matched (diag->msg
+ * says which of: no registered variants for this op/target, no variant
+ * named 'X' is registered, or no candidate accepted); other codes for
+ * real failures.  Use td_explain for the table of reasons.
+ */
+int td_dispatch(const td_registry *reg, const td_call *call,
+                td_dispatch_result *res, td_diag *diag);
+
+/* ---- explain ----------------------------------------------------------- */
+
+typedef enum td_cand_status {
+    TD_CAND_SELECTED,   /* this candidate won */
+    TD_CAND_REJECTED,   /* one or more predicates failed */
+    TD_CAND_DECLINED,   /* predicates passed, emitter declined */
+    TD_CAND_FAILED,     /* emitter failed with an error */
+    TD_CAND_NOT_TRIED   /* an earlier candidate won */
+} td_cand_status;
+
+const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
+
+typedef struct td_pred_outcome {
+    const char *name;
+    bool ok;
+    const char *reason;  /* "" when ok or when no reason was given */
+} td_pred_outcome;
+
+typedef struct td_explain_row {
+    const char *variant;
+    int priority;
+    td_cand_status status;
+    size_t npreds;
+    const td_pred_outcome *preds; /* every predicate, evaluated */
+    const char *message;          /* "rejected: a — r; rejected: b — r",
+                                     "declined — r", or "" */
+} td_explain_row;
+
+typedef struct td_explain td_explain;
+
+/*
+ * Evaluates every candidate of the call (all predicates of each, emitters
+ * in try order until one accepts) and records why.  The winner's IR is
+ * discarded.  Returns 0 (whether or not something matched; see
+ * td_explain_selected) or a negative code; *out is NULL on failure.
+ */
+int td_explain_call(const td_registry *reg, const td_call *call,
+                    td_explain **out, td_diag *diag);
+void td_explain_free(td_explain *ex); /* accepts NULL */
+
+size_t td_explain_nrows(const td_explain *ex);
+const td_explain_row *td_explain_get(const td_explain *ex, size_t i);
+/* The winning row, or NULL when nothing matched. */
+const td_explain_row *td_explain_selected(const td_explain *ex);
+/* Why there are no rows, "" otherwise: "no registered variants for this
+ * op/target" or "no variant named 'X' is registered". */
+const char *td_explain_empty_reason(const td_explain *ex);
+
+/*
+ * Formats the explanation.  Text: the header
+ * "dispatch failed: op=OP target=T" (or "dispatch: op=OP target=T
+ * selected=V" on success) and the table of contract section 4, widths in
+ * code points.  JSON: one object, keys in a fixed order.  *out is malloc'd.
+ */
+int td_explain_format(const td_explain *ex, bool json, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,480 @@
+/*
+ * Shared plumbing: the allocator hooks, error names, diagnostics, the text
+ * buffer and the name tables of dtypes, scopes, axes and launch tags.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "td_internal.h"
+
+/* ---- allocator ---------------------------------------------------------- */
+
+static void *default_malloc(size_t n, void *user)
+{
+    (void)user;
+    return malloc(n);
+}
+
+static void *default_realloc(void *p, size_t n, void *user)
+{
+    (void)user;
+    return realloc(p, n);
+}
+
+static void default_free(void *p, void *user)
+{
+    (void)user;
+    free(p);
+}
+
+static td_allocator g_alloc = {default_malloc, default_realloc, default_free,
+                               NULL};
+
+void td_set_allocator(const td_allocator *a)
+{
+    if (a == NULL) {
+        g_alloc.malloc_fn = default_malloc;
+        g_alloc.realloc_fn = default_realloc;
+        g_alloc.free_fn = default_free;
+        g_alloc.user = NULL;
+    } else {
+        g_alloc = *a;
+    }
+}
+
+void *td__malloc(size_t n)
+{
+    return g_alloc.malloc_fn(n ? n : 1, g_alloc.user);
+}
+
+void *td__calloc(size_t count, size_t size)
+{
+    if (size != 0 && count > SIZE_MAX / size)
+        return NULL;
+    void *p = td__malloc(count * size);
+    if (p != NULL)
+        memset(p, 0, count * size);
+    return p;
+}
+
+void *td__realloc(void *p, size_t n)
+{
+    return g_alloc.realloc_fn(p, n ? n : 1, g_alloc.user);
+}
+
+void td__free(void *p)
+{
+    if (p != NULL)
+        g_alloc.free_fn(p, g_alloc.user);
+}
+
+char *td__strndup(const char *s, size_t n)
+{
+    char *d = td__malloc(n + 1);
+    if (d == NULL)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *td__strdup(const char *s)
+{
+    return td__strndup(s, strlen(s));
+}
+
+size_t td__strlcpy(char *dst, const char *src, size_t cap)
+{
+    size_t n = strlen(src);
+    if (cap > 0) {
+        size_t k = n < cap - 1 ? n : cap - 1;
+        memcpy(dst, src, k);
+        dst[k] = '\0';
+    }
+    return n;
+}
+
+size_t td__utf8_len(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+const char *td_strerror(int err)
+{
+    switch (err) {
+#define TD__ERR_DESC(name, val, desc)                                          \
+    case val:                                                                  \
+        return desc;
+        TD_ERRNO_MAP(TD__ERR_DESC)
+#undef TD__ERR_DESC
+    }
+    return "unknown error";
+}
+
+const char *td_err_name(int err)
+{
+    switch (err) {
+#define TD__ERR_NAME(name, val, desc)                                          \
+    case val:                                                                  \
+        return "TD_" #name;
+        TD_ERRNO_MAP(TD__ERR_NAME)
+#undef TD__ERR_NAME
+    }
+    return "TD_EUNKNOWN";
+}
+
+/* ---- diagnostics -------------------------------------------------------- */
+
+void td_diag_clear(td_diag *d)
+{
+    if (d != NULL)
+        memset(d, 0, sizeof *d);
+}
+
+int td__vdiag(td_diag *d, int code, const char *file, int line, int col,
+              const char *source, size_t source_len, const char *fmt,
+              va_list ap)
+{
+    if (d == NULL || d->code != 0)
+        return code;
+    d->code = code;
+    td__strlcpy(d->file, file ? file : "", sizeof d->file);
+    d->line = line;
+    d->col = col;
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    d->source_line[0] = '\0';
+    if (source != NULL && line > 0) {
+        /* Find line `line` (1-based) of the source text. */
+        const char *p = source, *end = source + source_len;
+        for (int l = 1; l < line && p < end; p++)
+            if (*p == '\n')
+                l++;
+        const char *e = p;
+        while (e < end && *e != '\n' && *e != '\r')
+            e++;
+        size_t n = (size_t)(e - p);
+        if (n >= sizeof d->source_line)
+            n = sizeof d->source_line - 1;
+        memcpy(d->source_line, p, n);
+        d->source_line[n] = '\0';
+        /* Control characters would garble the caret line; show them as '?'. */
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)d->source_line[i] < 0x20 &&
+                d->source_line[i] != '\t')
+                d->source_line[i] = '?';
+    }
+    return code;
+}
+
+int td__diag(td_diag *d, int code, const char *file, int line, int col,
+             const char *source, size_t source_len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    td__vdiag(d, code, file, line, col, source, source_len, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+size_t td_diag_format(const td_diag *d, char *buf, size_t cap)
+{
+    td_buf b;
+    td__buf_init(&b);
+    if (d->file[0]) {
+        td__buf_puts(&b, d->file);
+        if (d->line > 0) {
+            td__buf_printf(&b, ":%d", d->line);
+            if (d->col > 0)
+                td__buf_printf(&b, ":%d", d->col);
+        }
+        td__buf_puts(&b, ": ");
+    }
+    td__buf_printf(&b, "error: %s\n", d->msg);
+    if (d->source_line[0] && d->line > 0) {
+        td__buf_printf(&b, "  %s\n  ", d->source_line);
+        /* The caret goes under column col; tabs are kept so it lines up. */
+        for (int i = 1; i < d->col && d->source_line[i - 1]; i++)
+            td__buf_append(&b, d->source_line[i - 1] == '\t' ? "\t" : " ", 1);
+        td__buf_puts(&b, "^\n");
+    }
+    size_t need = b.len;
+    if (cap > 0) {
+        if (b.err || b.data == NULL) {
+            td__strlcpy(buf, d->msg, cap);
+        } else {
+            size_t k = need < cap - 1 ? need : cap - 1;
+            memcpy(buf, b.data, k);
+            buf[k] = '\0';
+        }
+    }
+    td__buf_free(&b);
+    return need;
+}
+
+int td__read_file(const char *path, size_t max, char **out, size_t *len,
+                  td_diag *d)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return td__diag(d, TD_EIO, path, 0, 0, NULL, 0, "cannot open: %s",
+                        strerror(errno));
+    char *data = td__malloc(max + 2);
+    if (data == NULL) {
+        fclose(f);
+        return td__diag(d, TD_ENOMEM, path, 0, 0, NULL, 0, "out of memory");
+    }
+    size_t n = fread(data, 1, max + 1, f);
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr) {
+        td__free(data);
+        return td__diag(d, TD_EIO, path, 0, 0, NULL, 0, "read error");
+    }
+    if (n > max) {
+        td__free(data);
+        return td__diag(d, TD_ELIMIT, path, 1, 1, NULL, 0,
+                        "file is larger than the limit of %zu bytes", max);
+    }
+    data[n] = '\0';
+    *out = data;
+    *len = n;
+    return 0;
+}
+
+/* ---- text buffer -------------------------------------------------------- */
+
+void td__buf_init(td_buf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void td__buf_free(td_buf *b)
+{
+    td__free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+static int buf_reserve(td_buf *b, size_t extra)
+{
+    size_t limit = b->limit ? b->limit : TD_BUF_DEFAULT_LIMIT;
+    if (b->err)
+        return -1;
+    if (extra > limit || b->len > limit - extra) {
+        b->err = TD_ELIMIT;
+        return -1;
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap < need)
+        ncap *= 2;
+    char *p = td__realloc(b->data, ncap);
+    if (p == NULL) {
+        b->err = TD_ENOMEM;
+        return -1;
+    }
+    b->data = p;
+    b->cap = ncap;
+    return 0;
+}
+
+void td__buf_append(td_buf *b, const char *s, size_t n)
+{
+    if (buf_reserve(b, n) != 0)
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void td__buf_puts(td_buf *b, const char *s)
+{
+    td__buf_append(b, s, strlen(s));
+}
+
+void td__buf_vprintf(td_buf *b, const char *fmt, va_list ap)
+{
+    char small[256];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        va_end(ap2);
+        if (!b->err)
+            b->err = TD_EINTERNAL;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        td__buf_append(b, small, (size_t)n);
+    } else if (buf_reserve(b, (size_t)n) == 0) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void td__buf_printf(td_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    td__buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void td__buf_json_str(td_buf *b, const char *s)
+{
+    td__buf_append(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '"': td__buf_puts(b, "\\\""); break;
+        case '\\': td__buf_puts(b, "\\\\"); break;
+        case '\n': td__buf_puts(b, "\\n"); break;
+        case '\t': td__buf_puts(b, "\\t"); break;
+        case '\r': td__buf_puts(b, "\\r"); break;
+        default:
+            if (c < 0x20)
+                td__buf_printf(b, "\\u%04x", c);
+            else
+                td__buf_append(b, (const char *)&c, 1);
+        }
+    }
+    td__buf_append(b, "\"", 1);
+}
+
+int td__buf_take(td_buf *b, char **out)
+{
+    *out = NULL;
+    if (!b->err && b->data == NULL)
+        td__buf_append(b, "", 0);
+    if (!b->err && b->data == NULL && buf_reserve(b, 0) == 0)
+        b->data[0] = '\0';
+    if (b->err) {
+        int e = b->err;
+        td__buf_free(b);
+        return e;
+    }
+    *out = b->data;
+    b->data = NULL;
+    td__buf_free(b);
+    return 0;
+}
+
+/* ---- name tables -------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int bits;
+} g_dtypes[] = {
+#define TD__DT_ROW(id, name, bits) {name, bits},
+    TD_DTYPE_MAP(TD__DT_ROW)
+#undef TD__DT_ROW
+};
+
+const char *td_dtype_name(td_dtype t)
+{
+    return (unsigned)t < TD_DTYPE_COUNT ? g_dtypes[t].name : "?";
+}
+
+int td_dtype_parse(const char *s, td_dtype *out)
+{
+    for (int i = 0; i < TD_DTYPE_COUNT; i++)
+        if (strcmp(s, g_dtypes[i].name) == 0) {
+            *out = (td_dtype)i;
+            return 0;
+        }
+    return TD_ENOENT;
+}
+
+int td_dtype_bits(td_dtype t)
+{
+    return (unsigned)t < TD_DTYPE_COUNT ? g_dtypes[t].bits : 0;
+}
+
+bool td_dtype_is_float(td_dtype t)
+{
+    return t == TD_F32 || t == TD_F16 || t == TD_BF16 || t == TD_F64;
+}
+
+bool td_dtype_is_signed(td_dtype t)
+{
+    return td_dtype_is_float(t) || t == TD_I8 || t == TD_I16 || t == TD_I32 ||
+           t == TD_I64;
+}
+
+static const char *const g_scopes[TD_SCOPE_COUNT] = {
+    "thread", "warp", "warpgroup", "cta", "cluster"};
+
+const char *td_exec_scope_name(td_exec_scope s)
+{
+    return (unsigned)s < TD_SCOPE_COUNT ? g_scopes[s] : "?";
+}
+
+int td_exec_scope_parse(const char *s, td_exec_scope *out)
+{
+    for (int i = 0; i < TD_SCOPE_COUNT; i++)
+        if (strcmp(s, g_scopes[i]) == 0) {
+            *out = (td_exec_scope)i;
+            return 0;
+        }
+    return TD_ENOENT;
+}
+
+static const struct {
+    const char *name;
+    bool thread;
+} g_axes[] = {
+#define TD__AX_ROW(id, name, thr) {name, thr},
+    TD_AXIS_MAP(TD__AX_ROW)
+#undef TD__AX_ROW
+};
+
+const char *td_axis_name(td_axis a)
+{
+    return (unsigned)a < TD_AXIS_COUNT ? g_axes[a].name : "?";
+}
+
+int td_axis_parse(const char *s, td_axis *out)
+{
+    for (int i = 0; i < TD_AXIS_COUNT; i++)
+        if (strcmp(s, g_axes[i].name) == 0) {
+            *out = (td_axis)i;
+            return 0;
+        }
+    return TD_ENOENT;
+}
+
+bool td_axis_is_thread(td_axis a)
+{
+    return (unsigned)a < TD_AXIS_COUNT && g_axes[a].thread;
+}
+
+static const char *const g_launch[TD_LAUNCH_COUNT] = {
+    "threadIdx.x", "threadIdx.y", "threadIdx.z",
+    "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
+
+const char *td_launch_tag_name(td_launch_tag t)
+{
+    return (unsigned)t < TD_LAUNCH_COUNT ? g_launch[t] : "?";
+}
+
+const char *td_combiner_name(td_combiner c)
+{
+    switch (c) {
+    case TD_COMBINE_SUM: return "sum";
+    case TD_COMBINE_MAX: return "max";
+    case TD_COMBINE_MIN: return "min";
+    }
+    return "?";
+}

@@ -1,0 +1,3 @@
+/* placeholder: being written */
+#include "td_internal.h"
+typedef int td__placeholder_layout_parse;

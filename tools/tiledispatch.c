@@ -1,0 +1,2 @@
+#include "tiledispatch.h"
+int main(void) { return 3; }
