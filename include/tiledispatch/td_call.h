@@ -189,8 +189,17 @@ typedef struct td_launch_param {
     char symbol[TD_NAME_MAX];
 } td_launch_param;
 
+/* A position in the call file (1-based; 0 when unknown). */
+typedef struct td_pos {
+    int line;
+    int col;
+} td_pos;
+
 typedef struct td_call {
     char file[256];               /* where it was loaded from ("" if none) */
+    td_pos pos_op;                /* positions of values, for messages that */
+    td_pos pos_target;            /* tools report after loading (unknown op, */
+    td_pos pos_dispatch;          /* unknown forced variant, ...) */
     char op[TD_NAME_MAX];
     char target[TD_NAME_MAX];
     char arch[TD_NAME_MAX];       /* "" when absent */

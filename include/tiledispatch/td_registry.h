@@ -120,12 +120,13 @@ int td_register_predicate(td_registry *reg, const td_pred_desc *pred);
 /* ---- variant modules --------------------------------------------------- */
 
 /*
- * An emitter lowers an accepted call into `ir`.  Returns 0; or TD_EDECLINED
+ * An emitter lowers an accepted call into `ir` (`op` is the call's op as
+ * registered: its combiner gives the arithmetic and the identity).  Returns 0; or TD_EDECLINED
  * with a reason in *why (dispatch goes on to the next candidate); or another
  * negative code for a real failure (TD_ENOMEM), which stops dispatch.
  */
-typedef int (*td_emit_fn)(const td_call *call, td_ir *ir, void *user,
-                          td_reason *why);
+typedef int (*td_emit_fn)(const td_call *call, const td_op_desc *op,
+                          td_ir *ir, void *user, td_reason *why);
 
 typedef struct td_impl_desc {
     const char *name;              /* the impl name rules bind to */
