@@ -1,2 +1,495 @@
+/*
+ * tiledispatch: the command line.  Written against the public API only
+ * (tiledispatch.h), like Lua's lua.c over lua.h.
+ *
+ * Exit codes (contract section 5): 0 success; 1 no variant matched (table
+ * on stderr, or on stdout for `explain`); 2 bad input or usage; 3 internal
+ * error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "tiledispatch.h"
-int main(void) { return 3; }
+
+enum {
+    EXIT_OK = 0,
+    EXIT_NOMATCH = 1,
+    EXIT_USAGE = 2,
+    EXIT_INTERNAL = 3
+};
+
+#define MAX_RULE_FILES 64
+
+typedef struct options {
+    const char *cmd;
+    const char *inputs[MAX_RULE_FILES]; /* positional arguments */
+    int ninputs;
+    const char *rules[MAX_RULE_FILES];
+    int nrules;
+    const char *arch;
+    const char *lang;
+    const char *out;
+    bool json;
+    char *env_rules; /* owned copy of TILEDISPATCH_RULES, split in place */
+} options;
+
+static const char *const usage_text =
+    "usage: tiledispatch COMMAND [ARGS] [OPTIONS]\n"
+    "\n"
+    "commands:\n"
+    "  dispatch CALL.yaml           print the variant chosen for the call\n"
+    "  explain  CALL.yaml [--json]  every candidate and why it was or was not "
+    "chosen\n"
+    "  emit     CALL.yaml [--lang cuda|tirx]\n"
+    "                               print the lowered code for the call\n"
+    "  kernel   CALL.yaml [-o OUT.cu]\n"
+    "                               write a self-checking CUDA program for the "
+    "call\n"
+    "  rules    [--json]            print the loaded dispatch table in try "
+    "order\n"
+    "  validate RULES.yaml...       load and check rule files, nothing else\n"
+    "\n"
+    "options:\n"
+    "  --rules FILE    use FILE instead of the built-in rules (repeatable; "
+    "files\n"
+    "                  load in order); TILEDISPATCH_RULES=a.yaml:b.yaml does "
+    "the same\n"
+    "  --arch sm_NN    override the call's arch\n"
+    "  --lang L        emit language: cuda (default) or tirx\n"
+    "  --json          machine-readable output (explain, rules)\n"
+    "  -o FILE         output file (kernel; default stdout)\n"
+    "  -h, --help      this text;  --version  the version\n"
+    "\n"
+    "exit codes: 0 ok, 1 no variant matched, 2 bad input or usage, 3 "
+    "internal error\n";
+
+/* Maps a library error to the command line's exit code. */
+static int exit_code_for(int err)
+{
+    switch (err) {
+    case TD_OK:
+        return EXIT_OK;
+    case TD_ENOMATCH:
+        return EXIT_NOMATCH;
+    case TD_EINVAL:
+    case TD_EPARSE:
+    case TD_ESCHEMA:
+    case TD_ELIMIT:
+    case TD_EIO:
+    case TD_ENOENT:
+    case TD_EEXIST:
+        return EXIT_USAGE;
+    default:
+        return EXIT_INTERNAL;
+    }
+}
+
+static int report(const td_diag *d, int err)
+{
+    char buf[2048];
+    if (d->code == 0 && d->msg[0] == '\0') {
+        fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
+    } else {
+        td_diag_format(d, buf, sizeof buf);
+        fputs(buf, stderr);
+    }
+    return exit_code_for(err);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("tiledispatch: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'tiledispatch --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Parses argv into opts; returns -1 to go on, else an exit code. */
+static int parse_args(int argc, char **argv, options *opts)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("tiledispatch %s\n", TD_VERSION_STRING);
+            return EXIT_OK;
+        } else if (strcmp(a, "--json") == 0) {
+            opts->json = true;
+        } else if (strcmp(a, "--rules") == 0 || strcmp(a, "--arch") == 0 ||
+                   strcmp(a, "--lang") == 0 || strcmp(a, "-o") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("option '%s' needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--rules") == 0) {
+                if (opts->nrules == MAX_RULE_FILES)
+                    return usage_error("too many --rules files (limit %s)",
+                                       "64");
+                opts->rules[opts->nrules++] = v;
+            } else if (strcmp(a, "--arch") == 0) {
+                opts->arch = v;
+            } else if (strcmp(a, "--lang") == 0) {
+                opts->lang = v;
+            } else {
+                opts->out = v;
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option '%s'", a);
+        } else if (opts->cmd == NULL) {
+            opts->cmd = a;
+        } else {
+            if (opts->ninputs == MAX_RULE_FILES)
+                return usage_error("too many arguments (limit %s)", "64");
+            opts->inputs[opts->ninputs++] = a;
+        }
+    }
+    if (opts->cmd == NULL) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Loads the rules the options ask for: --rules files, else
+ * TILEDISPATCH_RULES, else the built-in default. */
+static int load_registry(options *opts, td_registry **out)
+{
+    td_diag d;
+    td_diag_clear(&d);
+    td_registry *reg = NULL;
+    int err = td_registry_new(&reg);
+    if (err != 0) {
+        fprintf(stderr, "tiledispatch: error: cannot create registry: %s\n",
+                td_strerror(err));
+        return exit_code_for(err);
+    }
+    if (opts->nrules == 0) {
+        const char *env = getenv("TILEDISPATCH_RULES");
+        if (env != NULL && env[0] != '\0') {
+            opts->env_rules = strdup(env);
+            if (opts->env_rules == NULL) {
+                td_registry_free(reg);
+                return EXIT_INTERNAL;
+            }
+            for (char *tok = strtok(opts->env_rules, ":"); tok != NULL;
+                 tok = strtok(NULL, ":")) {
+                if (opts->nrules == MAX_RULE_FILES) {
+                    td_registry_free(reg);
+                    return usage_error("TILEDISPATCH_RULES names more than %s "
+                                       "files",
+                                       "64");
+                }
+                opts->rules[opts->nrules++] = tok;
+            }
+        }
+    }
+    if (opts->nrules > 0)
+        err = td_registry_load_rules(reg, opts->rules, (size_t)opts->nrules,
+                                     &d);
+    else
+        err = td_registry_load_default_rules(reg, &d);
+    if (err != 0) {
+        td_registry_free(reg);
+        return report(&d, err);
+    }
+    *out = reg;
+    return -1;
+}
+
+/* Loads the one call file of dispatch/explain/emit/kernel. */
+static int load_call(const options *opts, td_call **out)
+{
+    if (opts->ninputs != 1)
+        return usage_error("'%s' takes exactly one CALL.yaml", opts->cmd);
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_call_load_file(opts->inputs[0], out, &d);
+    if (err != 0)
+        return report(&d, err);
+    if (opts->arch != NULL) {
+        err = td_call_set_arch(*out, opts->arch);
+        if (err != 0) {
+            td_call_free(*out);
+            *out = NULL;
+            return usage_error("--arch '%s': expected sm_NN (e.g. sm_90a)",
+                               opts->arch);
+        }
+    }
+    return -1;
+}
+
+/* Prints the explanation of a failed dispatch on stderr. */
+static int print_failure_table(const td_registry *reg, const td_call *call,
+                               FILE *to)
+{
+    td_explain *ex = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_explain_call(reg, call, &ex, &d);
+    if (err != 0)
+        return report(&d, err);
+    char *text = NULL;
+    err = td_explain_format(ex, false, &text);
+    td_explain_free(ex);
+    if (err != 0) {
+        fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
+        return EXIT_INTERNAL;
+    }
+    fputs(text, to);
+    free(text);
+    return EXIT_NOMATCH;
+}
+
+/* Dispatches; on success fills res, else prints why and returns the exit
+ * code. */
+static int run_dispatch(const td_registry *reg, const td_call *call,
+                        td_dispatch_result *res)
+{
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_dispatch(reg, call, res, &d);
+    if (err == 0)
+        return -1;
+    if (err == TD_ENOMATCH)
+        return print_failure_table(reg, call, stderr);
+    return report(&d, err);
+}
+
+static int cmd_dispatch(const td_registry *reg, const td_call *call)
+{
+    td_dispatch_result res;
+    int rc = run_dispatch(reg, call, &res);
+    if (rc >= 0)
+        return rc;
+    printf("%s\n", res.variant);
+    td_ir_free(res.ir);
+    return EXIT_OK;
+}
+
+static int cmd_explain(const td_registry *reg, const td_call *call,
+                       bool json)
+{
+    td_explain *ex = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_explain_call(reg, call, &ex, &d);
+    if (err != 0)
+        return report(&d, err);
+    char *text = NULL;
+    err = td_explain_format(ex, json, &text);
+    bool matched = td_explain_selected(ex) != NULL;
+    td_explain_free(ex);
+    if (err != 0) {
+        fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
+        return EXIT_INTERNAL;
+    }
+    fputs(text, stdout);
+    free(text);
+    return matched ? EXIT_OK : EXIT_NOMATCH;
+}
+
+static int cmd_emit(const td_registry *reg, const td_call *call,
+                    const char *lang_name)
+{
+    td_lang lang = TD_LANG_CUDA;
+    if (lang_name == NULL || strcmp(lang_name, "cuda") == 0)
+        lang = TD_LANG_CUDA;
+    else if (strcmp(lang_name, "tirx") == 0)
+        lang = TD_LANG_TIRX;
+    else
+        return usage_error("--lang '%s': expected cuda or tirx", lang_name);
+    td_dispatch_result res;
+    int rc = run_dispatch(reg, call, &res);
+    if (rc >= 0)
+        return rc;
+    char *body = NULL, *prelude = NULL;
+    int err = td_ir_print(res.ir, lang, 0, &body, &prelude);
+    td_ir_free(res.ir);
+    if (err != 0) {
+        fprintf(stderr, "tiledispatch: error: printing failed: %s\n",
+                td_strerror(err));
+        return EXIT_INTERNAL;
+    }
+    if (prelude != NULL && prelude[0] != '\0')
+        printf("%s\n", prelude);
+    fputs(body, stdout);
+    free(body);
+    free(prelude);
+    return EXIT_OK;
+}
+
+static int cmd_kernel(const td_registry *reg, const td_call *call,
+                      const char *out_path)
+{
+    char *program = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_kernel_program(reg, call, &program, &d);
+    if (err == TD_ENOMATCH)
+        return print_failure_table(reg, call, stderr);
+    if (err != 0)
+        return report(&d, err);
+    FILE *f = stdout;
+    if (out_path != NULL) {
+        f = fopen(out_path, "w");
+        if (f == NULL) {
+            free(program);
+            perror(out_path);
+            return EXIT_USAGE;
+        }
+    }
+    fputs(program, f);
+    free(program);
+    if (f != stdout && fclose(f) != 0) {
+        perror(out_path);
+        return EXIT_INTERNAL;
+    }
+    return EXIT_OK;
+}
+
+/* Writes s as a JSON string literal. */
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static int cmd_rules(const td_registry *reg, bool json)
+{
+    size_t n = td_registry_rules(reg, NULL, 0);
+    td_rule_info *infos = calloc(n ? n : 1, sizeof *infos);
+    if (infos == NULL)
+        return EXIT_INTERNAL;
+    td_registry_rules(reg, infos, n);
+    char args[1024];
+    const char *pname = NULL;
+    if (json)
+        fputs("[", stdout);
+    const char *prev_op = NULL, *prev_target = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const td_rule_info *r = &infos[i];
+        if (json) {
+            printf("%s\n  {\"op\": ", i ? "," : "");
+            json_str(r->op);
+            fputs(", \"target\": ", stdout);
+            json_str(r->target);
+            fputs(", \"variant\": ", stdout);
+            json_str(r->name);
+            fputs(", \"impl\": ", stdout);
+            json_str(r->impl);
+            printf(", \"priority\": %d, \"enabled\": %s, \"file\": ",
+                   r->priority, r->enabled ? "true" : "false");
+            json_str(r->file);
+            printf(", \"line\": %d, \"when\": [", r->line);
+            for (size_t k = 0; k < r->npreds; k++) {
+                if (td_registry_rule_pred(reg, r, k, &pname, args,
+                                          sizeof args) != 0)
+                    continue;
+                printf("%s{\"name\": ", k ? ", " : "");
+                json_str(pname);
+                fputs(", \"args\": ", stdout);
+                json_str(args);
+                fputs("}", stdout);
+            }
+            fputs("]}", stdout);
+            continue;
+        }
+        if (prev_op == NULL || strcmp(prev_op, r->op) != 0 ||
+            strcmp(prev_target, r->target) != 0) {
+            printf("%sop=%s target=%s\n", prev_op ? "\n" : "", r->op,
+                   r->target);
+            prev_op = r->op;
+            prev_target = r->target;
+        }
+        printf("  %s (prio=%d)%s%s%s  [%s:%d]\n", r->name, r->priority,
+               strcmp(r->impl, r->name) ? " impl=" : "",
+               strcmp(r->impl, r->name) ? r->impl : "",
+               r->enabled ? "" : " disabled", r->file, r->line);
+        for (size_t k = 0; k < r->npreds; k++) {
+            if (td_registry_rule_pred(reg, r, k, &pname, args, sizeof args) !=
+                0)
+                continue;
+            printf("      when %s%s%s\n", pname, args[0] ? ": " : "", args);
+        }
+    }
+    if (json)
+        fputs(n ? "\n]\n" : "]\n", stdout);
+    free(infos);
+    return EXIT_OK;
+}
+
+static int cmd_validate(const options *opts)
+{
+    if (opts->ninputs == 0)
+        return usage_error("'%s' needs at least one RULES.yaml", opts->cmd);
+    td_registry *reg = NULL;
+    int err = td_registry_new(&reg);
+    if (err != 0)
+        return exit_code_for(err);
+    td_diag d;
+    td_diag_clear(&d);
+    err = td_registry_load_rules(reg, opts->inputs, (size_t)opts->ninputs,
+                                 &d);
+    if (err == 0) {
+        size_t n = td_registry_rules(reg, NULL, 0);
+        for (int i = 0; i < opts->ninputs; i++)
+            printf("%s: ok\n", opts->inputs[i]);
+        printf("%zu rule entr%s loaded\n", n, n == 1 ? "y" : "ies");
+    }
+    td_registry_free(reg);
+    return err == 0 ? EXIT_OK : report(&d, err);
+}
+
+int main(int argc, char **argv)
+{
+    options opts;
+    memset(&opts, 0, sizeof opts);
+    int rc = parse_args(argc, argv, &opts);
+    if (rc >= 0)
+        return rc;
+
+    const char *cmd = opts.cmd;
+    if (strcmp(cmd, "validate") == 0)
+        return cmd_validate(&opts);
+    if (strcmp(cmd, "dispatch") != 0 && strcmp(cmd, "explain") != 0 &&
+        strcmp(cmd, "emit") != 0 && strcmp(cmd, "kernel") != 0 &&
+        strcmp(cmd, "rules") != 0)
+        return usage_error("unknown command '%s'", cmd);
+    if (strcmp(cmd, "rules") == 0 && opts.ninputs != 0)
+        return usage_error("'%s' takes no file arguments (use --rules FILE)",
+                           cmd);
+
+    td_registry *reg = NULL;
+    td_call *call = NULL;
+    rc = load_registry(&opts, &reg);
+    if (rc < 0 && strcmp(cmd, "rules") != 0)
+        rc = load_call(&opts, &call);
+    if (rc < 0) {
+        if (strcmp(cmd, "dispatch") == 0)
+            rc = cmd_dispatch(reg, call);
+        else if (strcmp(cmd, "explain") == 0)
+            rc = cmd_explain(reg, call, opts.json);
+        else if (strcmp(cmd, "emit") == 0)
+            rc = cmd_emit(reg, call, opts.lang);
+        else if (strcmp(cmd, "kernel") == 0)
+            rc = cmd_kernel(reg, call, opts.out);
+        else
+            rc = cmd_rules(reg, opts.json);
+    }
+    td_call_free(call);
+    td_registry_free(reg);
+    free(opts.env_rules);
+    fflush(stdout);
+    return rc;
+}
