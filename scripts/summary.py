@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Prints one closing line 'N passed, N failed, N skipped' over the meson
-test logs of the given build directories (the last run in each)."""
+"""Prints one closing line 'N passed, N failed, N skipped' over the given
+meson test logs (testlog.json files, one per `meson test` run)."""
 import json
 import sys
 
 passed = failed = skipped = 0
-for d in sys.argv[1:]:
+for path in sys.argv[1:]:
     try:
-        with open(f"{d}/meson-logs/testlog.json") as f:
+        with open(path) as f:
             for line in f:
                 r = json.loads(line)
                 res = r.get("result")
