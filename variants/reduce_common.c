@@ -1,3 +1,215 @@
-/* placeholder: being written */
-#include "td_internal.h"
-typedef int td__placeholder_reduce_common;
+/*
+ * Reduction helpers shared by the variant modules: the axes and size
+ * analysis, and the thread-wise emitter (upstream's
+ * _emit_reduction_local_thread_wise), kept here so that `local` and
+ * `shared` share one copy of it.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "reduce_common.h"
+
+bool td__reduce_shape(const td_call *call, td__red_shape *out,
+                      td_reason *why)
+{
+    memset(out, 0, sizeof *out);
+    char msg[TD_REASON_MAX];
+    msg[0] = '\0';
+    if (td_call_axes(call, out->reduce, &out->nreduce, out->spatial,
+                     &out->nspatial, msg, sizeof msg) != 0) {
+        td_reason_set(why, "%s", msg[0] != '\0' ? msg : "invalid reduce axes");
+        return false;
+    }
+    /* td_call_axes promises dims in range; a dim outside the source rank
+     * would index past the extents below, so do not take it on trust. */
+    int nd = call->src.ndim;
+    if (out->nreduce < 0 || out->nspatial < 0 ||
+        out->nreduce + out->nspatial != nd || nd > TD_MAX_RANK) {
+        td_reason_set(why, "invalid reduce axes");
+        return false;
+    }
+    out->spatial_len = 1;
+    out->reduction_len = 1;
+    for (int i = 0; i < out->nspatial; i++) {
+        int d = out->spatial[i];
+        if (d < 0 || d >= nd) {
+            td_reason_set(why, "invalid reduce axes");
+            return false;
+        }
+        out->spatial_len = td__mul_sat(out->spatial_len, call->src.extent[d]);
+    }
+    for (int i = 0; i < out->nreduce; i++) {
+        int d = out->reduce[i];
+        if (d < 0 || d >= nd) {
+            td_reason_set(why, "invalid reduce axes");
+            return false;
+        }
+        out->reduction_len =
+            td__mul_sat(out->reduction_len, call->src.extent[d]);
+    }
+    out->dst_len = td__region_elems(&call->dst);
+    if (out->dst_len != out->spatial_len) {
+        td_reason_set(why,
+                      "dst size %" PRId64 " != expected spatial size %" PRId64,
+                      out->dst_len, out->spatial_len);
+        return false;
+    }
+    return true;
+}
+
+/* Loop variables and CUDA indices are int; refuse anything larger. */
+#define TD__INDEX_MAX INT32_MAX
+
+/* Checks that a region lies inside its buffer, is non-empty and that the
+ * buffer can be indexed with 32-bit flat indices. */
+static bool region_ok(const td_region *r, const td_buffer *b,
+                      const char *role, td_reason *why)
+{
+    int64_t elems = 1;
+    for (int d = 0; d < b->ndim; d++) {
+        if (r->extent[d] < 1 || r->start[d] < 0 ||
+            b->shape[d] < 1 || r->start[d] > b->shape[d] - r->extent[d]) {
+            td_reason_set(why, "%s region out of bounds for %.*s", role,
+                          TD__FIELD(b->name));
+            return false;
+        }
+        elems = td__mul_sat(elems, b->shape[d]);
+    }
+    if (elems > TD__INDEX_MAX) {
+        td_reason_set(why, "%s buffer %.*s is too large for 32-bit indices",
+                      role, TD__FIELD(b->name));
+        return false;
+    }
+    return true;
+}
+
+static td_expr *plus_const(td_ir *ir, td_expr *e, int64_t c)
+{
+    return c == 0 ? e : td_add(ir, e, td_int(ir, c));
+}
+
+/*
+ * Unflattens the fused index v row-major over ext[0..n-1] into out[]:
+ * for (e0, e1, e2), i0 = v / (e1*e2), i1 = v / e2 % e1, i2 = v % e2.
+ * Extent-1 dims read 0, a divisor of 1 is left out, and the outermost
+ * non-unit dim needs no modulo because v < the product of the extents.
+ */
+static void unflatten(td_ir *ir, const td_var *v, int n, const int64_t *ext,
+                      td_expr **out)
+{
+    int outer = -1;
+    for (int k = 0; k < n; k++)
+        if (ext[k] > 1) {
+            outer = k;
+            break;
+        }
+    int64_t inner = 1; /* product of ext[k+1..n-1] */
+    for (int k = n - 1; k >= 0; k--) {
+        if (ext[k] <= 1) {
+            out[k] = td_int(ir, 0);
+            continue;
+        }
+        td_expr *e = td_var_ref(ir, v);
+        if (inner > 1)
+            e = td_div(ir, e, td_int(ir, inner));
+        if (k != outer)
+            e = td_mod(ir, e, td_int(ir, ext[k]));
+        out[k] = e;
+        inner *= ext[k]; /* bounded: the product is at most TD__INDEX_MAX */
+    }
+}
+
+/* The dst indices of spatial position spa: unflattened over the dst
+ * region's own extents (upstream never relates them to the src dims), plus
+ * the region start.  Built afresh for each use so that no IR node is
+ * shared between statements. */
+static void dst_index(td_ir *ir, const td_region *r, const td_var *spa,
+                      td_expr **idx)
+{
+    unflatten(ir, spa, r->ndim, r->extent, idx);
+    for (int d = 0; d < r->ndim; d++)
+        idx[d] = plus_const(ir, idx[d], r->start[d]);
+}
+
+/* The src indices of (spa, red): spa unflattened over the spatial extents,
+ * red over the reduced extents, scattered back to their dims, plus the
+ * region start (upstream build_src_indices). */
+static void src_index(td_ir *ir, const td_region *r, const td__red_shape *sh,
+                      const td_var *spa, const td_var *red, td_expr **idx)
+{
+    int64_t ext[TD_MAX_RANK];
+    td_expr *part[TD_MAX_RANK];
+    for (int i = 0; i < sh->nspatial; i++)
+        ext[i] = r->extent[sh->spatial[i]];
+    unflatten(ir, spa, sh->nspatial, ext, part);
+    for (int i = 0; i < sh->nspatial; i++)
+        idx[sh->spatial[i]] = part[i];
+    for (int i = 0; i < sh->nreduce; i++)
+        ext[i] = r->extent[sh->reduce[i]];
+    unflatten(ir, red, sh->nreduce, ext, part);
+    for (int i = 0; i < sh->nreduce; i++)
+        idx[sh->reduce[i]] = part[i];
+    for (int d = 0; d < r->ndim; d++)
+        idx[d] = plus_const(ir, idx[d], r->start[d]);
+}
+
+int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
+                         td_reason *why)
+{
+    const td_buffer *db = td__region_buffer(call, &call->dst);
+    const td_buffer *sb = td__region_buffer(call, &call->src);
+    if (db == NULL || sb == NULL) {
+        td_reason_set(why, "malformed call: %s region does not name a buffer",
+                      db == NULL ? "dst" : "src");
+        return TD_EDECLINED;
+    }
+    if (comb != TD_COMBINE_SUM && comb != TD_COMBINE_MAX &&
+        comb != TD_COMBINE_MIN) {
+        td_reason_set(why, "unknown reduction combiner");
+        return TD_EDECLINED;
+    }
+    if (db->dtype != sb->dtype) {
+        td_reason_set(why, "dtype mismatch: src=%s dst=%s",
+                      td_dtype_name(sb->dtype), td_dtype_name(db->dtype));
+        return TD_EDECLINED;
+    }
+    if (!region_ok(&call->src, sb, "src", why) ||
+        !region_ok(&call->dst, db, "dst", why))
+        return TD_EDECLINED;
+    td__red_shape sh;
+    if (!td__reduce_shape(call, &sh, why))
+        return TD_EDECLINED;
+    /* Both products are bounded by the buffers' element counts, which
+     * region_ok limited to 32 bits; this keeps the bound explicit. */
+    if (sh.spatial_len > TD__INDEX_MAX || sh.reduction_len > TD__INDEX_MAX) {
+        td_reason_set(why, "reduction too large for 32-bit loop indices");
+        return TD_EDECLINED;
+    }
+
+    td_ir_buf *dbuf = td_ir_buffer(ir, db->name, db->dtype, db->scope,
+                                   db->ndim, db->shape);
+    td_ir_buf *sbuf = call->src.buffer == call->dst.buffer
+                          ? dbuf
+                          : td_ir_buffer(ir, sb->name, sb->dtype, sb->scope,
+                                         sb->ndim, sb->shape);
+    int dn = call->dst.ndim, sn = call->src.ndim;
+    td_expr *didx[TD_MAX_RANK], *lidx[TD_MAX_RANK], *sidx[TD_MAX_RANK];
+
+    td_var *spa = td_ir_for(ir, "spa", td_int(ir, sh.spatial_len),
+                            TD_LOOP_SERIAL);
+    if (!call->accum) {
+        dst_index(ir, &call->dst, spa, didx);
+        td_ir_store(ir, dbuf, dn, didx, td_identity(ir, comb, db->dtype));
+    }
+    td_var *red = td_ir_for(ir, "red", td_int(ir, sh.reduction_len),
+                            TD_LOOP_SERIAL);
+    dst_index(ir, &call->dst, spa, didx);
+    dst_index(ir, &call->dst, spa, lidx);
+    src_index(ir, &call->src, &sh, spa, red, sidx);
+    td_ir_store(ir, dbuf, dn, didx,
+                td_combine(ir, comb, td_load(ir, dbuf, dn, lidx),
+                           td_load(ir, sbuf, sn, sidx)));
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    return td_ir_status(ir);
+}

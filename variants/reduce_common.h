@@ -1,0 +1,55 @@
+/*
+ * Reduction helpers shared by the variant modules (upstream's
+ * reduction/utils.py): the axes and size analysis that predicates and
+ * emitters agree on, and the thread-wise emitter that both `local` and
+ * `shared` use at thread scope.
+ */
+#ifndef TILEDISPATCH_REDUCE_COMMON_H
+#define TILEDISPATCH_REDUCE_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "predicates.h"
+
+/* The split of a reduction into spatial and reduced source dimensions. */
+typedef struct td__red_shape {
+    int nreduce;
+    int reduce[TD_MAX_RANK];   /* reduced src dims, ascending */
+    int nspatial;
+    int spatial[TD_MAX_RANK];  /* kept src dims, ascending */
+    int64_t spatial_len;       /* product of src region extents over spatial
+                                  (saturating) */
+    int64_t reduction_len;     /* the same over reduce */
+    int64_t dst_len;           /* product of the dst region's extents */
+} td__red_shape;
+
+/*
+ * Normalises the call's axes (td_call_axes) and checks that the dst region
+ * holds exactly one element per spatial position.  On failure returns
+ * false with upstream's reason in *why:
+ *   "reduce axis A out of range for ndim=N"
+ *   "dst size D != expected spatial size S"
+ * The call's regions must name buffers (td__region_buffer).
+ */
+bool td__reduce_shape(const td_call *call, td__red_shape *out,
+                      td_reason *why);
+
+/*
+ * Emits upstream's thread-wise reduction (reduction/local.py path A):
+ *
+ *   for spa in serial(S):
+ *       dst[unflatten(spa, dst extents) + dst start] = identity  (unless accum)
+ *       for red in serial(R):
+ *           dst[d] = comb(dst[d], src[unflatten(spa, red) + src start])
+ *
+ * It checks everything it relies on and declines (TD_EDECLINED with a
+ * reason) rather than emit wrong code: malformed regions, mismatched
+ * dtypes, bad axes, a dst of the wrong size, loops too long for 32-bit
+ * indices.  It does not check scopes; the caller's predicates do.
+ * Returns 0, TD_EDECLINED, or the IR's error (TD_ENOMEM).
+ */
+int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
+                         td_reason *why);
+
+#endif
