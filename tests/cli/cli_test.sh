@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Command-line tests: exit codes (contract section 5), messages and outputs.
+# usage: cli_test.sh TILEDISPATCH SOURCE_ROOT
+set -u
+td=$1
+root=$2
+data="$root/tests/cli/data"
+seed="$root/examples/calls/seed_local_sum.yaml"
+rules="$root/rules/rules.yaml"
+unset TILEDISPATCH_RULES
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+# expect CODE 'SUBSTRING-IN-STDOUT+STDERR' ARGS...
+expect() {
+  local want=$1 needle=$2
+  shift 2
+  "$td" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: tiledispatch $* exited $got, expected $want"
+    sed 's/^/  | /' "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
+    return
+  fi
+  if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
+    echo "FAIL: tiledispatch $*: output lacks '$needle'"
+    sed 's/^/  | /' "$tmp/out" "$tmp/err"
+    fail=$((fail + 1))
+    return
+  fi
+  pass=$((pass + 1))
+}
+
+# The seed's example end to end.
+expect 0 "local" dispatch "$seed"
+expect 0 "for (int red = 0; red < 4; ++red)" emit "$seed" --lang cuda
+expect 0 "B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];" emit "$seed"
+expect 0 "T.serial(4)" emit "$seed" --lang tirx
+expect 0 "selected=local" explain "$seed"
+expect 0 '"selected": "local"' explain "$seed" --json
+[ "$("$td" dispatch "$seed")" = "local" ] && pass=$((pass + 1)) ||
+  { echo "FAIL: dispatch output is not exactly 'local'"; fail=$((fail + 1)); }
+
+# No variant matches: exit 1, the table on stderr (dispatch/emit) or stdout (explain).
+expect 1 "dispatch failed: op=sum target=cuda" dispatch "$data/cta_local.yaml"
+expect 1 "| packed_add_sum (prio=20)" explain "$data/cta_local.yaml"
+expect 1 "rejected: exec_scope — unsupported exec_scope cta" explain "$data/cta_local.yaml"
+expect 1 "rejected: local_valid — unsupported exec_scope cta for local reduction" explain "$data/cta_local.yaml"
+expect 1 "| shared (prio=10)" explain "$data/cta_local.yaml"
+expect 1 "opcall:" explain "$data/cta_local.yaml"
+expect 1 '"selected": null' explain "$data/cta_local.yaml" --json
+expect 1 "dispatch failed" emit "$data/cta_local.yaml"
+expect 1 "no variant named '__nonexistent__' is registered" dispatch "$data/forced_unknown.yaml"
+expect 1 "no registered variants for this op/target" dispatch "$data/no_target.yaml"
+
+# --arch overrides the call's arch.
+expect 0 "local" dispatch "$data/sum32.yaml" --arch sm_90a
+expect 2 "--arch" dispatch "$seed" --arch volta
+
+# Bad input: exit 2 with a positioned message.
+expect 2 "bad_dtype.yaml:4:" dispatch "$data/bad_dtype.yaml"
+expect 2 "unknown dtype 'float8'" dispatch "$data/bad_dtype.yaml"
+expect 2 "unknown op 'prod'" dispatch "$data/unknown_op.yaml"
+expect 2 "unknown_op.yaml:1:5" dispatch "$data/unknown_op.yaml"
+expect 2 "cannot open" dispatch "$tmp/missing.yaml"
+expect 2 "bad_rules_pred.yaml:8:9: error: unknown predicate 'no_such_predicate'" validate "$data/bad_rules_pred.yaml"
+expect 2 "^" validate "$data/bad_rules_pred.yaml"
+expect 2 "not_yaml.yaml:" validate "$data/not_yaml.yaml"
+expect 2 "unknown predicate" dispatch "$seed" --rules "$data/bad_rules_pred.yaml"
+TILEDISPATCH_RULES="$data/bad_rules_pred.yaml" expect 2 "unknown predicate" dispatch "$seed"
+
+# Usage errors: exit 2.
+expect 2 "unknown command 'frobnicate'" frobnicate
+expect 2 "unknown option '--bogus'" dispatch "$seed" --bogus
+expect 2 "expected cuda or tirx" emit "$seed" --lang ptx
+expect 2 "takes exactly one CALL.yaml" dispatch
+expect 2 "needs at least one RULES.yaml" validate
+expect 2 "needs a value" dispatch "$seed" --rules
+expect 2 "usage:"
+expect 0 "usage: tiledispatch" --help
+
+# rules / validate.
+expect 0 "ok" validate "$rules"
+expect 0 "op=sum target=cuda" rules
+expect 0 "  packed_add_sum (prio=20)" rules
+expect 0 '"variant": "3input_maxmin"' rules --json
+expect 0 "shared (prio=30) disabled" rules --rules "$data/raise_shared.yaml"
+expect 0 "local" dispatch "$seed" --rules "$data/raise_shared.yaml"
+TILEDISPATCH_RULES="$data/raise_shared.yaml" expect 0 "disabled" rules
+
+# Try order in `rules`: packed_add_sum, local, shared for sum.
+"$td" rules | awk '/op=sum target=cuda/{f=1;next} /^op=/{f=0} f && /prio=/{print $1}' >"$tmp/order"
+if [ "$(tr '\n' ' ' <"$tmp/order")" = "packed_add_sum local shared " ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: try order for sum is: $(tr '\n' ' ' <"$tmp/order")"; fail=$((fail + 1))
+fi
+
+# Deterministic output: same input, same bytes.
+"$td" emit "$seed" >"$tmp/a" && "$td" emit "$seed" >"$tmp/b" && cmp -s "$tmp/a" "$tmp/b" &&
+  pass=$((pass + 1)) || { echo "FAIL: emit is not deterministic"; fail=$((fail + 1)); }
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
