@@ -1,3 +1,35 @@
-/* placeholder: being written */
-#include "td_internal.h"
-typedef int td__placeholder_builtin;
+/*
+ * The built-in registrations, walked once by td_registry_new (Lua's
+ * linit.c): the reduction ops, the generic predicates, then the variant
+ * modules, each of which brings its own predicates.
+ */
+#include "registry_internal.h"
+
+static const td_op_desc builtin_ops[] = {
+    {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM},
+    {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX},
+    {"min", TD_OP_KIND_REDUCTION, TD_COMBINE_MIN},
+};
+
+/* Registration order does not matter: rules bind impls by name. */
+static const td_impl_desc *const builtin_impls[] = {
+    &td__variant_local,
+    &td__variant_shared,
+    &td__variant_packed_add_sum,
+    &td__variant_3input_maxmin,
+};
+
+int td__register_builtins(td_registry *reg)
+{
+    int rc;
+    for (size_t i = 0; i < sizeof builtin_ops / sizeof *builtin_ops; i++)
+        if ((rc = td_register_op(reg, &builtin_ops[i])) != 0)
+            return rc;
+    for (size_t i = 0; i < td__generic_predicates_count; i++)
+        if ((rc = td_register_predicate(reg, &td__generic_predicates[i])) != 0)
+            return rc;
+    for (size_t i = 0; i < sizeof builtin_impls / sizeof *builtin_impls; i++)
+        if ((rc = td_register_impl(reg, builtin_impls[i])) != 0)
+            return rc;
+    return 0;
+}

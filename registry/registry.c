@@ -1,3 +1,458 @@
-/* placeholder: being written */
-#include "td_internal.h"
-typedef int td__placeholder_registry;
+/*
+ * The registry: C registrations of ops, predicates and variant modules,
+ * bound predicate arguments, and read access to the loaded rules table.
+ * Loading rules lives in rules.c, dispatch in dispatch.c, explain in
+ * explain.c.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry_internal.h"
+
+/* ---- reasons and names ------------------------------------------------- */
+
+void td_reason_set(td_reason *why, const char *fmt, ...)
+{
+    if (why == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    /* vsnprintf truncates and always terminates: reasons are one line and
+     * a cut-off reason is better than none. */
+    vsnprintf(why->text, sizeof why->text, fmt, ap);
+    va_end(ap);
+}
+
+const char *td_arg_type_name(td_arg_type t)
+{
+    switch (t) {
+    case TD_ARG_INT: return "int";
+    case TD_ARG_BOOL: return "bool";
+    case TD_ARG_STRING: return "string";
+    case TD_ARG_STRING_LIST: return "list of strings";
+    }
+    return "?";
+}
+
+const char *td_cand_status_name(td_cand_status s)
+{
+    switch (s) {
+    case TD_CAND_SELECTED: return "selected";
+    case TD_CAND_REJECTED: return "rejected";
+    case TD_CAND_DECLINED: return "declined";
+    case TD_CAND_FAILED: return "failed";
+    case TD_CAND_NOT_TRIED: return "not_tried";
+    }
+    return "?";
+}
+
+/* ---- life cycle -------------------------------------------------------- */
+
+int td_registry_new_empty(td_registry **out)
+{
+    *out = td__calloc(1, sizeof **out);
+    return *out ? 0 : TD_ENOMEM;
+}
+
+int td_registry_new(td_registry **out)
+{
+    int rc = td_registry_new_empty(out);
+    if (rc != 0)
+        return rc;
+    rc = td__register_builtins(*out);
+    if (rc != 0) {
+        td_registry_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void td_registry_free(td_registry *reg)
+{
+    if (reg == NULL)
+        return;
+    td__rules_free(reg->rules);
+    td__op_entry *op, *otmp;
+    HASH_ITER(hh, reg->ops, op, otmp) {
+        HASH_DEL(reg->ops, op);
+        td__free(op->name);
+        td__free(op);
+    }
+    td__pred_entry *p, *ptmp;
+    HASH_ITER(hh, reg->preds, p, ptmp) {
+        HASH_DEL(reg->preds, p);
+        td__free(p);
+    }
+    td__impl_entry *im, *itmp;
+    HASH_ITER(hh, reg->impls, im, itmp) {
+        HASH_DEL(reg->impls, im);
+        td__free(im->name);
+        td__free(im);
+    }
+    td__free(reg);
+}
+
+/* ---- registration ------------------------------------------------------ */
+
+static bool name_ok(const char *name)
+{
+    return name != NULL && name[0] != '\0' && strlen(name) < TD_NAME_MAX;
+}
+
+int td_register_op(td_registry *reg, const td_op_desc *op)
+{
+    if (reg == NULL || op == NULL || !name_ok(op->name))
+        return TD_EINVAL;
+    if (td_registry_op(reg, op->name) != NULL)
+        return TD_EEXIST;
+    td__op_entry *e = td__calloc(1, sizeof *e);
+    if (e == NULL)
+        return TD_ENOMEM;
+    e->name = td__strdup(op->name);
+    if (e->name == NULL) {
+        td__free(e);
+        return TD_ENOMEM;
+    }
+    e->desc = *op;
+    e->desc.name = e->name;
+    unsigned before = HASH_COUNT(reg->ops);
+    HASH_ADD_KEYPTR(hh, reg->ops, e->name, strlen(e->name), e);
+    if (HASH_COUNT(reg->ops) == before) {
+        td__free(e->name);
+        td__free(e);
+        return TD_ENOMEM;
+    }
+    return 0;
+}
+
+const td_op_desc *td_registry_op(const td_registry *reg, const char *name)
+{
+    if (reg == NULL || name == NULL)
+        return NULL;
+    td__op_entry *e = NULL;
+    HASH_FIND(hh, reg->ops, name, strlen(name), e);
+    return e ? &e->desc : NULL;
+}
+
+const td__pred_entry *td__registry_pred(const td_registry *reg,
+                                        const char *name)
+{
+    td__pred_entry *e = NULL;
+    HASH_FIND(hh, reg->preds, name, strlen(name), e);
+    return e;
+}
+
+const td__impl_entry *td__registry_impl(const td_registry *reg,
+                                        const char *name)
+{
+    td__impl_entry *e = NULL;
+    HASH_FIND(hh, reg->impls, name, strlen(name), e);
+    return e;
+}
+
+static bool pred_desc_ok(const td_pred_desc *p)
+{
+    if (p == NULL || !name_ok(p->name) || p->fn == NULL)
+        return false;
+    if (p->nargs > 0 && p->args == NULL)
+        return false;
+    for (size_t i = 0; i < p->nargs; i++) {
+        if (!name_ok(p->args[i].name))
+            return false;
+        if ((unsigned)p->args[i].type > TD_ARG_STRING_LIST)
+            return false;
+    }
+    return true;
+}
+
+/* Adds a checked, not yet registered predicate. */
+static int add_pred(td_registry *reg, const td_pred_desc *pred)
+{
+    td__pred_entry *e = td__calloc(1, sizeof *e);
+    if (e == NULL)
+        return TD_ENOMEM;
+    e->desc = *pred;
+    unsigned before = HASH_COUNT(reg->preds);
+    HASH_ADD_KEYPTR(hh, reg->preds, e->desc.name, strlen(e->desc.name), e);
+    if (HASH_COUNT(reg->preds) == before) {
+        td__free(e);
+        return TD_ENOMEM;
+    }
+    return 0;
+}
+
+int td_register_predicate(td_registry *reg, const td_pred_desc *pred)
+{
+    if (reg == NULL || !pred_desc_ok(pred))
+        return TD_EINVAL;
+    if (td__registry_pred(reg, pred->name) != NULL)
+        return TD_EEXIST;
+    return add_pred(reg, pred);
+}
+
+static void remove_pred(td_registry *reg, const char *name)
+{
+    td__pred_entry *e = NULL;
+    HASH_FIND(hh, reg->preds, name, strlen(name), e);
+    if (e != NULL) {
+        HASH_DEL(reg->preds, e);
+        td__free(e);
+    }
+}
+
+int td_register_impl(td_registry *reg, const td_impl_desc *impl)
+{
+    if (reg == NULL || impl == NULL || !name_ok(impl->name) ||
+        impl->emit == NULL || (impl->npreds > 0 && impl->preds == NULL))
+        return TD_EINVAL;
+    /* Check everything first so that a refusal changes nothing. */
+    for (size_t i = 0; i < impl->npreds; i++)
+        if (!pred_desc_ok(&impl->preds[i]))
+            return TD_EINVAL;
+    if (td__registry_impl(reg, impl->name) != NULL)
+        return TD_EEXIST;
+    for (size_t i = 0; i < impl->npreds; i++) {
+        if (td__registry_pred(reg, impl->preds[i].name) != NULL)
+            return TD_EEXIST;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(impl->preds[i].name, impl->preds[j].name) == 0)
+                return TD_EEXIST;
+    }
+
+    size_t added = 0;
+    int rc = 0;
+    td__impl_entry *e = td__calloc(1, sizeof *e);
+    if (e == NULL)
+        return TD_ENOMEM;
+    e->name = td__strdup(impl->name);
+    if (e->name == NULL) {
+        rc = TD_ENOMEM;
+        goto fail;
+    }
+    for (; added < impl->npreds; added++) {
+        rc = add_pred(reg, &impl->preds[added]);
+        if (rc != 0)
+            goto fail;
+    }
+    e->desc = *impl;
+    e->desc.name = e->name;
+    unsigned before = HASH_COUNT(reg->impls);
+    HASH_ADD_KEYPTR(hh, reg->impls, e->name, strlen(e->name), e);
+    if (HASH_COUNT(reg->impls) == before) {
+        rc = TD_ENOMEM;
+        goto fail;
+    }
+    return 0;
+
+fail:
+    /* Undo the predicates this call added, leaving the registry as it was. */
+    while (added > 0)
+        remove_pred(reg, impl->preds[--added].name);
+    td__free(e->name);
+    td__free(e);
+    return rc;
+}
+
+/* ---- bound arguments --------------------------------------------------- */
+
+void td__args_clear(td_args *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        td__free(a->v[i].s);
+        for (size_t j = 0; j < a->v[i].nitems; j++)
+            td__free(a->v[i].items[j]);
+        td__free(a->v[i].items);
+    }
+    td__free(a->v);
+    a->v = NULL;
+    a->n = 0;
+}
+
+static const td__arg *find_arg(const td_args *a, const char *name,
+                               td_arg_type type)
+{
+    if (a == NULL || name == NULL)
+        return NULL;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i].name, name) == 0)
+            return a->v[i].type == type ? &a->v[i] : NULL;
+    return NULL;
+}
+
+bool td_args_has(const td_args *a, const char *name)
+{
+    if (a == NULL || name == NULL)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+int64_t td_args_int(const td_args *a, const char *name, int64_t dflt)
+{
+    const td__arg *v = find_arg(a, name, TD_ARG_INT);
+    return v ? v->i : dflt;
+}
+
+bool td_args_bool(const td_args *a, const char *name, bool dflt)
+{
+    const td__arg *v = find_arg(a, name, TD_ARG_BOOL);
+    return v ? v->b : dflt;
+}
+
+const char *td_args_string(const td_args *a, const char *name,
+                           const char *dflt)
+{
+    const td__arg *v = find_arg(a, name, TD_ARG_STRING);
+    return v ? v->s : dflt;
+}
+
+size_t td_args_list(const td_args *a, const char *name,
+                    const char *const **items)
+{
+    const td__arg *v = find_arg(a, name, TD_ARG_STRING_LIST);
+    if (items != NULL)
+        *items = v ? (const char *const *)v->items : NULL;
+    return v ? v->nitems : 0;
+}
+
+/* Appends s to buf (capacity cap, current length *len), truncating. */
+static void cat_bounded(char *buf, size_t cap, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + 1 >= cap)
+        return;
+    size_t room = cap - 1 - *len;
+    if (n > room)
+        n = room;
+    memcpy(buf + *len, s, n);
+    *len += n;
+    buf[*len] = '\0';
+}
+
+const char *td_args_list_text(const td_args *a, const char *name, char *buf,
+                              size_t cap)
+{
+    if (buf == NULL || cap == 0)
+        return buf;
+    buf[0] = '\0';
+    size_t len = 0;
+    const char *const *items = NULL;
+    size_t n = td_args_list(a, name, &items);
+    cat_bounded(buf, cap, &len, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            cat_bounded(buf, cap, &len, ", ");
+        cat_bounded(buf, cap, &len, items[i]);
+    }
+    cat_bounded(buf, cap, &len, "]");
+    return buf;
+}
+
+/* ---- the loaded table -------------------------------------------------- */
+
+static void ventry_free(td__ventry *e)
+{
+    if (e == NULL)
+        return;
+    td__free(e->name);
+    td__free(e->impl_name);
+    td__free(e->target);
+    td__free(e->file);
+    for (size_t i = 0; i < e->npreds; i++) {
+        td__args_clear(&e->preds[i].args);
+        td__free(e->preds[i].args_text);
+    }
+    td__free(e->preds);
+    td__free(e);
+}
+
+void td__rules_free(td__rules *r)
+{
+    if (r == NULL)
+        return;
+    td__rkey *k, *tmp;
+    HASH_ITER(hh, r->keys, k, tmp) {
+        HASH_DEL(r->keys, k);
+        td__free(k->key);
+        td__free(k->cands);
+        td__free(k);
+    }
+    for (size_t i = 0; i < r->nentries; i++)
+        ventry_free(r->entries[i]);
+    td__free(r->entries);
+    td__free(r->sorted);
+    td__free(r);
+}
+
+const td__rkey *td__rules_find(const td_registry *reg, const char *op,
+                               const char *target)
+{
+    if (reg->rules == NULL)
+        return NULL;
+    size_t lo = strlen(op), lt = strlen(target);
+    char key[2 * TD_NAME_MAX + 2];
+    if (lo >= TD_NAME_MAX || lt >= TD_NAME_MAX)
+        return NULL;
+    memcpy(key, op, lo);
+    key[lo] = '\x1f';
+    memcpy(key + lo + 1, target, lt);
+    td__rkey *k = NULL;
+    HASH_FIND(hh, reg->rules->keys, key, lo + 1 + lt, k);
+    return k;
+}
+
+size_t td_registry_rules(const td_registry *reg, td_rule_info *infos,
+                         size_t cap)
+{
+    if (reg == NULL || reg->rules == NULL)
+        return 0;
+    size_t n = 0;
+    for (size_t k = 0; k < reg->rules->nkeys; k++) {
+        const td__rkey *key = reg->rules->sorted[k];
+        for (size_t i = 0; i < key->n; i++, n++) {
+            if (infos == NULL || n >= cap)
+                continue;
+            const td__ventry *e = key->cands[i];
+            td_rule_info *ri = &infos[n];
+            ri->op = key->op->name;
+            ri->target = key->target;
+            ri->name = e->name;
+            ri->impl = e->impl_name;
+            ri->priority = e->priority;
+            ri->enabled = e->enabled;
+            ri->npreds = e->npreds;
+            ri->file = e->file;
+            ri->line = e->line;
+        }
+    }
+    return n;
+}
+
+int td_registry_rule_pred(const td_registry *reg, const td_rule_info *rule,
+                          size_t i, const char **name, char *args_text,
+                          size_t cap)
+{
+    if (reg == NULL || rule == NULL || rule->op == NULL ||
+        rule->target == NULL || rule->name == NULL)
+        return TD_EINVAL;
+    const td__rkey *key = td__rules_find(reg, rule->op, rule->target);
+    if (key == NULL)
+        return TD_ENOENT;
+    for (size_t c = 0; c < key->n; c++) {
+        const td__ventry *e = key->cands[c];
+        if (strcmp(e->name, rule->name) != 0)
+            continue;
+        if (i >= e->npreds)
+            return TD_EINVAL;
+        if (name != NULL)
+            *name = e->preds[i].pred->desc.name;
+        if (args_text != NULL && cap > 0)
+            td__strlcpy(args_text, e->preds[i].args_text, cap);
+        return 0;
+    }
+    return TD_ENOENT;
+}

@@ -1,0 +1,150 @@
+/*
+ * The registry's insides, shared by registry.c, rules.c, dispatch.c,
+ * explain.c and builtin.c (not installed).
+ *
+ * Ownership: the registry owns its op, predicate and impl entries and the
+ * loaded rules table.  A rules table is built completely beside the current
+ * one and swapped in only when the whole load succeeded, so a failed load
+ * never leaves a half-changed registry behind.
+ */
+#ifndef TILEDISPATCH_REGISTRY_INTERNAL_H
+#define TILEDISPATCH_REGISTRY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "td_internal.h"
+
+/* uthash allocates its bucket tables itself; route that through the
+ * library's allocator, and never let it exit the process: with
+ * HASH_NONFATAL_OOM a failed add simply leaves the element out, which the
+ * callers detect by comparing HASH_COUNT before and after. */
+#define uthash_malloc(sz) td__malloc(sz)
+#define uthash_free(ptr, sz) td__free(ptr)
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+/* ---- what other modules provide --------------------------------------- */
+
+/* predicates/generic.c */
+extern const td_pred_desc td__generic_predicates[];
+extern const size_t td__generic_predicates_count;
+
+/* variants/local.c, shared.c, sm100_packed.c */
+extern const td_impl_desc td__variant_local, td__variant_shared,
+    td__variant_packed_add_sum, td__variant_3input_maxmin;
+
+/* ---- registered things ------------------------------------------------- */
+
+typedef struct td__op_entry {
+    td_op_desc desc;  /* desc.name points at name */
+    char *name;       /* owned copy */
+    UT_hash_handle hh;
+} td__op_entry;
+
+typedef struct td__pred_entry {
+    td_pred_desc desc; /* strings and schema owned by the registrant */
+    UT_hash_handle hh;
+} td__pred_entry;
+
+typedef struct td__impl_entry {
+    td_impl_desc desc; /* desc.name points at name */
+    char *name;        /* owned copy */
+    UT_hash_handle hh;
+} td__impl_entry;
+
+/* ---- bound arguments --------------------------------------------------- */
+
+typedef struct td__arg {
+    const char *name; /* the schema's name (owned by the registrant) */
+    td_arg_type type;
+    int64_t i;
+    bool b;
+    char *s;          /* TD_ARG_STRING */
+    size_t nitems;    /* TD_ARG_STRING_LIST */
+    char **items;
+} td__arg;
+
+struct td_args {
+    size_t n;
+    td__arg *v;
+};
+
+/* ---- the rules table --------------------------------------------------- */
+
+/* One predicate of a `when:` list with its bound arguments. */
+typedef struct td__rule_pred {
+    const td__pred_entry *pred;
+    td_args args;
+    char *args_text;  /* "{expected_scope: [local]}" or "" */
+} td__rule_pred;
+
+/* One variant entry of a rules file; an entry serving several ops is shared
+ * by the candidate lists of each (op, target) key. */
+typedef struct td__ventry {
+    char *name;
+    char *impl_name;
+    const td__impl_entry *impl;
+    char *target;
+    int priority;
+    bool enabled;
+    size_t npreds;
+    td__rule_pred *preds;
+    char *file;
+    int line;
+    size_t seq;       /* insertion order, for stable ties */
+} td__ventry;
+
+/* The candidates of one (op, target), sorted into try order at load. */
+typedef struct td__rkey {
+    char *key;        /* "op\x1ftarget", the hash key */
+    const td__op_entry *op;
+    const char *target; /* points into key */
+    size_t n, cap;
+    td__ventry **cands;
+    UT_hash_handle hh;
+} td__rkey;
+
+typedef struct td__rules {
+    size_t nentries, capentries;
+    td__ventry **entries;  /* owned, insertion order */
+    td__rkey *keys;        /* the hash */
+    size_t nkeys;
+    td__rkey **sorted;     /* keys by op then target */
+    size_t nrules;         /* (op, target, variant) triples */
+} td__rules;
+
+struct td_registry {
+    td__op_entry *ops;
+    td__pred_entry *preds;
+    td__impl_entry *impls;
+    td__rules *rules;      /* NULL before the first successful load */
+};
+
+/* registry.c */
+const td__pred_entry *td__registry_pred(const td_registry *reg,
+                                        const char *name);
+const td__impl_entry *td__registry_impl(const td_registry *reg,
+                                        const char *name);
+void td__args_clear(td_args *a);
+/* The candidates of (op, target), NULL when there are none. */
+const td__rkey *td__rules_find(const td_registry *reg, const char *op,
+                               const char *target);
+void td__rules_free(td__rules *r);
+
+/* builtin.c: registers the built-in ops, predicates and variant modules. */
+int td__register_builtins(td_registry *reg);
+
+/* dispatch.c: the (op, target) key of a call and the number of its
+ * candidates that survive the enabled and forced-name filters (see
+ * td__cand_keep).  When that number is 0, why holds "no registered variants
+ * for this op/target" or "no variant named 'X' is registered".  The call's
+ * op must be registered (the caller checks). */
+size_t td__call_candidates(const td_registry *reg, const td_call *call,
+                           const td__rkey **key, char *why, size_t cap);
+bool td__cand_keep(const td__ventry *e, const td_call *call);
+/* Copies a fixed-size call field that may lack its NUL. */
+void td__call_field(char *dst, const char *src);
+
+#endif
