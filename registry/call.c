@@ -1,3 +1,1305 @@
-/* placeholder: being written */
+/*
+ * The call file loader (contract section 3) and the call model's helpers.
+ *
+ * Loading runs in two steps.  libyaml's event parser feeds a small tree of
+ * nodes that remember their positions (anchors, aliases and tags are refused
+ * while the tree is built, so a hostile file cannot expand); then the schema
+ * walk fills a td_call and reports the first problem with FILE:LINE:COL.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
 #include "td_internal.h"
-typedef int td__placeholder_call;
+
+#define YN_MAX_DEPTH 32
+/* The largest element count of one buffer (2^40): larger buffers cannot be
+ * staged by any kernel and products beyond it could overflow later. */
+#define CALL_MAX_ELEMS ((int64_t)1 << 40)
+
+/* ---- the node tree ------------------------------------------------------ */
+
+typedef enum yn_kind { YN_SCALAR, YN_SEQ, YN_MAP } yn_kind;
+
+typedef struct ynode {
+    yn_kind kind;
+    int line, col;          /* 1-based position of the node's start */
+    bool plain;             /* a plain (unquoted) scalar */
+    int text_col;           /* columns from col to the scalar's first char */
+    char *str;              /* scalar text, NUL-terminated */
+    size_t len;
+    struct ynode **kids;    /* sequence items, or key, value, key, value... */
+    size_t n, cap;
+} ynode;
+
+static void yn_free(ynode *n)
+{
+    if (n == NULL)
+        return;
+    for (size_t i = 0; i < n->n; i++)
+        yn_free(n->kids[i]);
+    td__free(n->kids);
+    td__free(n->str);
+    td__free(n);
+}
+
+static int yn_append(ynode *parent, ynode *kid)
+{
+    if (parent->n == parent->cap) {
+        size_t cap = parent->cap ? parent->cap * 2 : 8;
+        ynode **k = td__realloc(parent->kids, cap * sizeof *k);
+        if (k == NULL)
+            return TD_ENOMEM;
+        parent->kids = k;
+        parent->cap = cap;
+    }
+    parent->kids[parent->n++] = kid;
+    return 0;
+}
+
+/* The loader's state: where messages go and what the source text is. */
+typedef struct cl {
+    const char *file;
+    const char *src;
+    size_t srclen;
+    td_diag *diag;
+    td_call *call;
+} cl;
+
+static int cl_err_at(cl *c, int code, int line, int col, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static int cl_err_at(cl *c, int code, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    td__vdiag(c->diag, code, c->file, line, col, c->src, c->srclen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+#define cl_err(c, code, node, ...)                                             \
+    cl_err_at((c), (code), (node)->line, (node)->col, __VA_ARGS__)
+
+/* Turns a byte offset into a 1-based line and column (for reader errors,
+ * which libyaml reports by offset only). */
+static void cl_offset_pos(const cl *c, size_t off, int *line, int *col)
+{
+    int l = 1, k = 1;
+    for (size_t i = 0; i < off && i < c->srclen; i++) {
+        if (c->src[i] == '\n') {
+            l++;
+            k = 1;
+        } else {
+            k++;
+        }
+    }
+    *line = l;
+    *col = k;
+}
+
+static int cl_yaml_error(cl *c, yaml_parser_t *p)
+{
+    if (p->error == YAML_MEMORY_ERROR)
+        return cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
+    const char *problem = p->problem ? p->problem : "unknown error";
+    if (p->error == YAML_READER_ERROR) {
+        int line, col;
+        cl_offset_pos(c, p->problem_offset, &line, &col);
+        return cl_err_at(c, TD_EPARSE, line, col, "not valid YAML: %s",
+                         problem);
+    }
+    int line = (int)p->problem_mark.line + 1;
+    int col = (int)p->problem_mark.column + 1;
+    if (p->context != NULL)
+        return cl_err_at(c, TD_EPARSE, line, col, "not valid YAML: %s %s",
+                         p->context, problem);
+    return cl_err_at(c, TD_EPARSE, line, col, "not valid YAML: %s", problem);
+}
+
+/* Builds the node tree of the (single) document.  *root stays NULL for an
+ * empty stream. */
+static int yn_build(cl *c, ynode **root)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    ynode *stack[YN_MAX_DEPTH];
+    int depth = 0;
+    int ndocs = 0;
+    int rc = 0;
+    bool done = false;
+
+    *root = NULL;
+    if (!yaml_parser_initialize(&parser))
+        return cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)c->src,
+                                 c->srclen);
+    while (!done && rc == 0) {
+        if (!yaml_parser_parse(&parser, &ev)) {
+            rc = cl_yaml_error(c, &parser);
+            break;
+        }
+        int line = (int)ev.start_mark.line + 1;
+        int col = (int)ev.start_mark.column + 1;
+        ynode *n = NULL;
+        const yaml_char_t *anchor = NULL, *tag = NULL;
+
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++ndocs > 1)
+                rc = cl_err_at(c, TD_ESCHEMA, line, col,
+                               "a call file holds exactly one YAML document");
+            break;
+        case YAML_ALIAS_EVENT:
+            rc = cl_err_at(c, TD_ESCHEMA, line, col,
+                           "YAML aliases are not allowed in a call file");
+            break;
+        case YAML_SCALAR_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (ev.type == YAML_SCALAR_EVENT) {
+                anchor = ev.data.scalar.anchor;
+                tag = ev.data.scalar.tag;
+            } else if (ev.type == YAML_SEQUENCE_START_EVENT) {
+                anchor = ev.data.sequence_start.anchor;
+                tag = ev.data.sequence_start.tag;
+            } else {
+                anchor = ev.data.mapping_start.anchor;
+                tag = ev.data.mapping_start.tag;
+            }
+            if (anchor != NULL) {
+                rc = cl_err_at(c, TD_ESCHEMA, line, col,
+                               "YAML anchors are not allowed in a call file");
+                break;
+            }
+            if (tag != NULL) {
+                rc = cl_err_at(c, TD_ESCHEMA, line, col,
+                               "YAML tags are not allowed in a call file");
+                break;
+            }
+            n = td__calloc(1, sizeof *n);
+            if (n == NULL) {
+                rc = cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
+                break;
+            }
+            n->line = line;
+            n->col = col;
+            if (ev.type == YAML_SCALAR_EVENT) {
+                n->kind = YN_SCALAR;
+                n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+                n->text_col =
+                    (ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                     ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+                        ? 1
+                        : 0;
+                n->len = ev.data.scalar.length;
+                n->str = td__strndup((const char *)ev.data.scalar.value,
+                                     n->len);
+                if (n->str == NULL) {
+                    td__free(n);
+                    rc = cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
+                    break;
+                }
+            } else {
+                n->kind = ev.type == YAML_SEQUENCE_START_EVENT ? YN_SEQ
+                                                                : YN_MAP;
+            }
+            if (depth > 0) {
+                if (yn_append(stack[depth - 1], n) != 0) {
+                    yn_free(n);
+                    rc = cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
+                    break;
+                }
+            } else {
+                *root = n;
+            }
+            if (n->kind != YN_SCALAR) {
+                if (depth == YN_MAX_DEPTH) {
+                    rc = cl_err_at(c, TD_ELIMIT, line, col,
+                                   "nesting deeper than %d levels",
+                                   YN_MAX_DEPTH);
+                    break;
+                }
+                stack[depth++] = n;
+            }
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            if (depth > 0)
+                depth--;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    if (rc != 0) {
+        yn_free(*root);
+        *root = NULL;
+    }
+    return rc;
+}
+
+/* ---- scalar types ------------------------------------------------------- */
+
+typedef enum yv_type {
+    YV_NULL,
+    YV_BOOL,
+    YV_INT,
+    YV_FLOAT,
+    YV_STR,
+    YV_SEQ,
+    YV_MAP
+} yv_type;
+
+static const char *yv_name(yv_type t)
+{
+    switch (t) {
+    case YV_NULL: return "null";
+    case YV_BOOL: return "a boolean";
+    case YV_INT: return "an integer";
+    case YV_FLOAT: return "a number";
+    case YV_STR: return "a string";
+    case YV_SEQ: return "a list";
+    case YV_MAP: return "a mapping";
+    }
+    return "?";
+}
+
+/* YAML core-schema resolution of a node.  Integers that do not fit int64
+ * resolve to YV_INT with *overflow set. */
+static yv_type yv_type_of(const ynode *n, int64_t *iv, bool *bv,
+                          bool *overflow)
+{
+    if (overflow)
+        *overflow = false;
+    if (n->kind == YN_SEQ)
+        return YV_SEQ;
+    if (n->kind == YN_MAP)
+        return YV_MAP;
+    if (!n->plain)
+        return YV_STR;
+    const char *s = n->str;
+    if (s[0] == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+        strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0)
+        return YV_NULL;
+    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 ||
+        strcmp(s, "TRUE") == 0) {
+        if (bv)
+            *bv = true;
+        return YV_BOOL;
+    }
+    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 ||
+        strcmp(s, "FALSE") == 0) {
+        if (bv)
+            *bv = false;
+        return YV_BOOL;
+    }
+    const char *p = s;
+    bool neg = false;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    if (isdigit((unsigned char)*p)) {
+        const char *q = p;
+        uint64_t v = 0;
+        bool ovf = false;
+        while (isdigit((unsigned char)*q)) {
+            unsigned d = (unsigned)(*q - '0');
+            if (v > (UINT64_MAX - d) / 10)
+                ovf = true;
+            else
+                v = v * 10 + d;
+            q++;
+        }
+        if (*q == '\0') {
+            if (!ovf && v > (uint64_t)INT64_MAX + (neg ? 1u : 0u))
+                ovf = true;
+            if (overflow)
+                *overflow = ovf;
+            if (iv)
+                *iv = ovf ? 0
+                          : (neg ? (int64_t)(0 - v) : (int64_t)v);
+            return YV_INT;
+        }
+    }
+    char *end = NULL;
+    errno = 0;
+    (void)strtod(s, &end);
+    if (end != s && end != NULL && *end == '\0')
+        return YV_FLOAT;
+    return YV_STR;
+}
+
+static yv_type yv_kind(const ynode *n)
+{
+    return yv_type_of(n, NULL, NULL, NULL);
+}
+
+static bool is_ident(const char *s, bool digit_start)
+{
+    if (s[0] == '\0')
+        return false;
+    if (!digit_start && !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    return true;
+}
+
+/* Reads a string value into out[cap]; `what` names it in messages. */
+static int cl_string(cl *c, const ynode *n, const char *what, char *out,
+                     size_t cap)
+{
+    yv_type t = yv_kind(n);
+    if (t != YV_STR)
+        return cl_err(c, TD_ESCHEMA, n, "'%s' must be a string, not %s", what,
+                      yv_name(t));
+    if (strlen(n->str) != n->len)
+        return cl_err(c, TD_ESCHEMA, n, "'%s' contains a NUL byte", what);
+    if (n->len >= cap)
+        return cl_err(c, TD_ELIMIT, n, "'%s' is longer than %zu bytes", what,
+                      cap - 1);
+    memcpy(out, n->str, n->len + 1);
+    return 0;
+}
+
+/* Reads an identifier-like name (op, target, dispatch). */
+static int cl_name(cl *c, const ynode *n, const char *what, char *out,
+                   bool digit_start)
+{
+    int rc = cl_string(c, n, what, out, TD_NAME_MAX);
+    if (rc)
+        return rc;
+    if (!is_ident(out, digit_start))
+        return cl_err(c, TD_ESCHEMA, n, "'%s' must be a name, got '%s'", what,
+                      out);
+    return 0;
+}
+
+/* Checks a mapping key: a scalar without NUL bytes. */
+static int cl_key(cl *c, const ynode *k)
+{
+    if (k->kind != YN_SCALAR)
+        return cl_err(c, TD_ESCHEMA, k, "mapping keys must be scalars");
+    if (strlen(k->str) != k->len)
+        return cl_err(c, TD_ESCHEMA, k, "mapping key contains a NUL byte");
+    return 0;
+}
+
+/* Reports a duplicate of key i among the keys before it.  Callers check the
+ * key against a bounded set first, so this scan stays short. */
+static int cl_dup(cl *c, const ynode *map, size_t i)
+{
+    const ynode *k = map->kids[2 * i];
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(map->kids[2 * j]->str, k->str) == 0)
+            return cl_err(c, TD_ESCHEMA, k, "duplicate key '%.64s'", k->str);
+    return 0;
+}
+
+/* ---- regions ------------------------------------------------------------ */
+
+typedef struct rp {
+    cl *c;
+    const ynode *n;
+    const char *s;
+    size_t pos;
+} rp;
+
+static int rp_err(rp *r, int code, size_t at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int rp_err(rp *r, int code, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    td__vdiag(r->c->diag, code, r->c->file, r->n->line,
+              r->n->col + r->n->text_col + (int)at, r->c->src, r->c->srclen,
+              fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static void rp_ws(rp *r)
+{
+    while (r->s[r->pos] == ' ' || r->s[r->pos] == '\t')
+        r->pos++;
+}
+
+static int rp_found(rp *r, const char *what)
+{
+    char ch = r->s[r->pos];
+    if (ch == '\0')
+        return rp_err(r, TD_EPARSE, r->pos, "expected %s, found end of region",
+                      what);
+    if ((unsigned char)ch < 0x20 || (unsigned char)ch >= 0x7f)
+        return rp_err(r, TD_EPARSE, r->pos, "expected %s, found byte 0x%02x",
+                      what, (unsigned)(unsigned char)ch);
+    return rp_err(r, TD_EPARSE, r->pos, "expected %s, found '%c'", what, ch);
+}
+
+/* Parses an optional non-negative index; *present says whether one was. */
+static int rp_index(rp *r, int64_t *v, bool *present)
+{
+    rp_ws(r);
+    *present = false;
+    if (r->s[r->pos] == '-')
+        return rp_err(r, TD_EPARSE, r->pos,
+                      "negative indices are not supported in regions");
+    if (!isdigit((unsigned char)r->s[r->pos]))
+        return 0;
+    size_t at = r->pos;
+    int64_t x = 0;
+    while (isdigit((unsigned char)r->s[r->pos])) {
+        int d = r->s[r->pos] - '0';
+        if (x > (TD_MAX_EXTENT - d) / 10)
+            return rp_err(r, TD_ELIMIT, at, "region index is too large");
+        x = x * 10 + d;
+        r->pos++;
+    }
+    *v = x;
+    *present = true;
+    return 0;
+}
+
+/* Parses "NAME" or "NAME[slices]" against the call's buffers. */
+static int cl_region(cl *c, const ynode *n, const char *what, td_region *out)
+{
+    yv_type t = yv_kind(n);
+    if (t != YV_STR)
+        return cl_err(c, TD_ESCHEMA, n, "'%s' must be a string, not %s", what,
+                      yv_name(t));
+    if (strlen(n->str) != n->len)
+        return cl_err(c, TD_ESCHEMA, n, "'%s' contains a NUL byte", what);
+    rp r = {c, n, n->str, 0};
+    rp_ws(&r);
+    size_t name_at = r.pos;
+    if (!(isalpha((unsigned char)r.s[r.pos]) || r.s[r.pos] == '_'))
+        return rp_found(&r, "a buffer name");
+    while (isalnum((unsigned char)r.s[r.pos]) || r.s[r.pos] == '_')
+        r.pos++;
+    size_t name_len = r.pos - name_at;
+    int buf = -1;
+    for (int i = 0; i < c->call->nbuffers; i++) {
+        const char *bn = c->call->buffers[i].name;
+        if (strlen(bn) == name_len && memcmp(bn, r.s + name_at, name_len) == 0)
+            buf = i;
+    }
+    if (buf < 0)
+        return rp_err(&r, TD_ESCHEMA, name_at, "unknown buffer '%.*s'",
+                      (int)(name_len > 64 ? 64 : name_len), r.s + name_at);
+    const td_buffer *b = &c->call->buffers[buf];
+    td_region reg;
+    memset(&reg, 0, sizeof reg);
+    reg.buffer = buf;
+    reg.ndim = b->ndim;
+    for (int d = 0; d < b->ndim; d++) {
+        reg.start[d] = 0;
+        reg.extent[d] = b->shape[d];
+    }
+    rp_ws(&r);
+    if (r.s[r.pos] == '\0') {
+        *out = reg;
+        return 0;
+    }
+    if (r.s[r.pos] != '[')
+        return rp_found(&r, "'[' or end of region");
+    size_t open_at = r.pos++;
+    int nslices = 0;
+    for (;;) {
+        rp_ws(&r);
+        size_t at = r.pos;
+        int64_t start = 0, stop = 0;
+        bool has_start, has_stop = false, colon = false;
+        int rc = rp_index(&r, &start, &has_start);
+        if (rc)
+            return rc;
+        rp_ws(&r);
+        if (r.s[r.pos] == ':') {
+            colon = true;
+            r.pos++;
+            rc = rp_index(&r, &stop, &has_stop);
+            if (rc)
+                return rc;
+            rp_ws(&r);
+            if (r.s[r.pos] == ':')
+                return rp_err(&r, TD_EPARSE, r.pos,
+                              "slice steps are not supported in regions");
+        }
+        if (!has_start && !colon)
+            return rp_found(&r, "an index or a slice");
+        int d = nslices++;
+        if (d < b->ndim) {
+            int64_t ext = b->shape[d];
+            if (!colon) {
+                if (start >= ext)
+                    return rp_err(&r, TD_ESCHEMA, at,
+                                  "index %lld out of bounds for dimension %d "
+                                  "of extent %lld",
+                                  (long long)start, d, (long long)ext);
+                stop = start + 1;
+            } else {
+                if (!has_stop)
+                    stop = ext;
+                if (stop > ext || start > ext)
+                    return rp_err(&r, TD_ESCHEMA, at,
+                                  "slice %lld:%lld out of bounds for "
+                                  "dimension %d of extent %lld",
+                                  (long long)start, (long long)stop, d,
+                                  (long long)ext);
+                if (stop <= start)
+                    return rp_err(&r, TD_ESCHEMA, at,
+                                  "empty slice %lld:%lld in dimension %d",
+                                  (long long)start, (long long)stop, d);
+            }
+            reg.start[d] = start;
+            reg.extent[d] = stop - start;
+        }
+        if (r.s[r.pos] == ',') {
+            r.pos++;
+            continue;
+        }
+        if (r.s[r.pos] == ']') {
+            r.pos++;
+            break;
+        }
+        return rp_found(&r, "',' or ']'");
+    }
+    rp_ws(&r);
+    if (r.s[r.pos] != '\0')
+        return rp_found(&r, "end of region");
+    if (nslices != b->ndim)
+        return rp_err(&r, TD_ESCHEMA, open_at,
+                      "region has %d slice%s but buffer '%s' has %d "
+                      "dimension%s",
+                      nslices, nslices == 1 ? "" : "s", b->name, b->ndim,
+                      b->ndim == 1 ? "" : "s");
+    *out = reg;
+    return 0;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static const char *const g_storage_scopes[] = {"local", "shared", "shared.dyn",
+                                               "global"};
+
+static int cl_shape(cl *c, const ynode *n, td_buffer *b)
+{
+    if (n->kind != YN_SEQ || n->n == 0)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "shape must be a non-empty list of positive integers");
+    if (n->n > TD_MAX_RANK)
+        return cl_err(c, TD_ELIMIT, n, "rank %zu exceeds the limit of %d",
+                      n->n, TD_MAX_RANK);
+    int64_t prod = 1;
+    for (size_t i = 0; i < n->n; i++) {
+        const ynode *e = n->kids[i];
+        int64_t v = 0;
+        bool ovf;
+        yv_type t = yv_type_of(e, &v, NULL, &ovf);
+        if (t != YV_INT)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "shape extent must be a positive integer, not %s",
+                          yv_name(t));
+        if (ovf || v > TD_MAX_EXTENT)
+            return cl_err(c, TD_ELIMIT, e,
+                          "shape extent %s exceeds the limit of %lld", e->str,
+                          (long long)TD_MAX_EXTENT);
+        if (v <= 0)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "shape extent must be positive, got %lld",
+                          (long long)v);
+        if (prod > CALL_MAX_ELEMS / v)
+            return cl_err(c, TD_ELIMIT, e,
+                          "buffer '%s' has more than 2^40 elements", b->name);
+        prod *= v;
+        b->shape[i] = v;
+    }
+    b->ndim = (int)n->n;
+    return 0;
+}
+
+static int cl_layout(cl *c, const ynode *n, td_buffer *b, int64_t elems)
+{
+    int rc = cl_string(c, n, "layout", b->layout_text, sizeof b->layout_text);
+    if (rc)
+        return rc;
+    td_diag ld;
+    td_diag_clear(&ld);
+    rc = td_layout_parse(b->layout_text, &b->layout, &ld);
+    if (rc)
+        return cl_err_at(c, rc, n->line, n->col + n->text_col + ld.col - 1,
+                         "%s", ld.msg);
+    b->has_layout = true;
+    if (b->layout.nshard == 0)
+        return 0; /* A bare swizzle covers whatever it is applied to. */
+    int64_t cover = 1;
+    bool big = false;
+    for (int i = 0; i < b->layout.nshard; i++) {
+        int64_t e = b->layout.shard[i].extent;
+        if (cover > CALL_MAX_ELEMS / e) {
+            big = true;
+            break;
+        }
+        cover *= e;
+    }
+    if (big)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "layout covers more than 2^40 elements but buffer '%s' "
+                      "has %lld",
+                      b->name, (long long)elems);
+    if (cover != elems)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "layout covers %lld elements but buffer '%s' has %lld",
+                      (long long)cover, b->name, (long long)elems);
+    return 0;
+}
+
+static int cl_buffer(cl *c, const ynode *key, const ynode *val, td_buffer *b)
+{
+    if (!is_ident(key->str, false))
+        return cl_err(c, TD_ESCHEMA, key,
+                      "buffer name '%.64s' is not an identifier", key->str);
+    if (key->len >= TD_NAME_MAX)
+        return cl_err(c, TD_ELIMIT, key,
+                      "buffer name '%.64s...' is longer than %d bytes",
+                      key->str, TD_NAME_MAX - 1);
+    memcpy(b->name, key->str, key->len + 1);
+    if (val->kind != YN_MAP)
+        return cl_err(c, TD_ESCHEMA, val, "buffer '%s' must be a mapping, not %s",
+                      b->name, yv_name(yv_kind(val)));
+
+    static const char *const keys[] = {"scope", "dtype", "shape", "layout"};
+    const ynode *slot[4] = {NULL, NULL, NULL, NULL};
+    for (size_t i = 0; i < val->n / 2; i++) {
+        const ynode *k = val->kids[2 * i];
+        int rc = cl_key(c, k);
+        if (rc)
+            return rc;
+        int which = -1;
+        for (int j = 0; j < 4; j++)
+            if (strcmp(k->str, keys[j]) == 0)
+                which = j;
+        if (which < 0)
+            return cl_err(c, TD_ESCHEMA, k,
+                          "unknown key '%.64s' in buffer '%s' (expected scope, "
+                          "dtype, shape, layout)",
+                          k->str, b->name);
+        if (slot[which] != NULL)
+            return cl_err(c, TD_ESCHEMA, k, "duplicate key '%s'", keys[which]);
+        slot[which] = val->kids[2 * i + 1];
+    }
+    for (int j = 0; j < 3; j++)
+        if (slot[j] == NULL)
+            return cl_err(c, TD_ESCHEMA, val, "buffer '%s' is missing '%s'",
+                          b->name, keys[j]);
+
+    int rc = cl_string(c, slot[0], "scope", b->scope, sizeof b->scope);
+    if (rc)
+        return rc;
+    bool known = false;
+    for (size_t j = 0; j < sizeof g_storage_scopes / sizeof *g_storage_scopes;
+         j++)
+        if (strcmp(b->scope, g_storage_scopes[j]) == 0)
+            known = true;
+    if (!known)
+        return cl_err(c, TD_ESCHEMA, slot[0],
+                      "unknown storage scope '%s' (expected local, shared, "
+                      "shared.dyn or global)",
+                      b->scope);
+
+    char dt[TD_NAME_MAX];
+    rc = cl_string(c, slot[1], "dtype", dt, sizeof dt);
+    if (rc)
+        return rc;
+    if (td_dtype_parse(dt, &b->dtype) != 0)
+        return cl_err(c, TD_ESCHEMA, slot[1], "unknown dtype '%s'", dt);
+
+    rc = cl_shape(c, slot[2], b);
+    if (rc)
+        return rc;
+    if (slot[3] != NULL) {
+        int64_t elems = 1;
+        for (int d = 0; d < b->ndim; d++)
+            elems *= b->shape[d];
+        rc = cl_layout(c, slot[3], b, elems);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int cl_buffers(cl *c, const ynode *n)
+{
+    if (n->kind != YN_MAP)
+        return cl_err(c, TD_ESCHEMA, n, "'buffers' must be a mapping, not %s",
+                      yv_name(yv_kind(n)));
+    if (n->n == 0)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "'buffers' must declare at least one buffer");
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const ynode *k = n->kids[2 * i];
+        int rc = cl_key(c, k);
+        if (rc)
+            return rc;
+        if (i >= TD_MAX_BUFFERS)
+            return cl_err(c, TD_ELIMIT, k, "too many buffers (max %d)",
+                          TD_MAX_BUFFERS);
+        rc = cl_dup(c, n, i);
+        if (rc)
+            return rc;
+        rc = cl_buffer(c, k, n->kids[2 * i + 1], &c->call->buffers[i]);
+        if (rc)
+            return rc;
+        c->call->nbuffers = (int)i + 1;
+    }
+    return 0;
+}
+
+/* ---- the other sections ------------------------------------------------- */
+
+static int cl_launch(cl *c, const ynode *n)
+{
+    if (n->kind != YN_MAP)
+        return cl_err(c, TD_ESCHEMA, n, "'launch' must be a mapping, not %s",
+                      yv_name(yv_kind(n)));
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = cl_key(c, k);
+        if (rc)
+            return rc;
+        int tag = -1;
+        for (int t = 0; t < TD_LAUNCH_COUNT; t++)
+            if (strcmp(k->str, td_launch_tag_name((td_launch_tag)t)) == 0)
+                tag = t;
+        if (tag < 0)
+            return cl_err(c, TD_ESCHEMA, k,
+                          "unknown launch tag '%.64s' (expected threadIdx.x/y/z "
+                          "or blockIdx.x/y/z)",
+                          k->str);
+        rc = cl_dup(c, n, i);
+        if (rc)
+            return rc;
+        td_launch_param *lp = &c->call->launch[tag];
+        int64_t x = 0;
+        bool ovf;
+        yv_type t = yv_type_of(v, &x, NULL, &ovf);
+        if (t == YV_INT) {
+            if (ovf || x > INT32_MAX)
+                return cl_err(c, TD_ELIMIT, v,
+                              "launch extent %s for %s exceeds the limit of %d",
+                              v->str, k->str, INT32_MAX);
+            if (x <= 0)
+                return cl_err(c, TD_ESCHEMA, v,
+                              "launch extent for %s must be positive, got %lld",
+                              k->str, (long long)x);
+            lp->extent = x;
+        } else if (t == YV_STR && is_ident(v->str, false)) {
+            if (v->len >= TD_NAME_MAX)
+                return cl_err(c, TD_ELIMIT, v,
+                              "launch symbol is longer than %d bytes",
+                              TD_NAME_MAX - 1);
+            memcpy(lp->symbol, v->str, v->len + 1);
+            lp->symbolic = true;
+        } else {
+            return cl_err(c, TD_ESCHEMA, v,
+                          "launch extent for %s must be a positive integer or "
+                          "a name, not %s",
+                          k->str, yv_name(t));
+        }
+        lp->present = true;
+    }
+    return 0;
+}
+
+static int cl_axes(cl *c, const ynode *n)
+{
+    td_call *call = c->call;
+    const ynode *items[TD_MAX_AXES];
+    size_t count;
+    if (n->kind == YN_SEQ) {
+        if (n->n == 0)
+            return cl_err(c, TD_ESCHEMA, n, "'axes' must not be empty");
+        if (n->n > TD_MAX_AXES)
+            return cl_err(c, TD_ELIMIT, n, "too many reduce axes (max %d)",
+                          TD_MAX_AXES);
+        count = n->n;
+        for (size_t i = 0; i < count; i++)
+            items[i] = n->kids[i];
+    } else {
+        count = 1;
+        items[0] = n;
+    }
+    int ndim = call->src.ndim;
+    bool seen[TD_MAX_RANK] = {false};
+    for (size_t i = 0; i < count; i++) {
+        const ynode *e = items[i];
+        int64_t ax = 0;
+        bool ovf;
+        yv_type t = yv_type_of(e, &ax, NULL, &ovf);
+        if (t != YV_INT)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "reduce axis must be an integer, not %s", yv_name(t));
+        if (ovf)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "reduce axis %s out of range for ndim=%d", e->str,
+                          ndim);
+        int64_t a = ax < 0 ? ax + ndim : ax;
+        if (a < 0 || a >= ndim)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "reduce axis %lld out of range for ndim=%d",
+                          (long long)ax, ndim);
+        if (seen[a])
+            return cl_err(c, TD_ESCHEMA, e, "duplicate reduce axis %lld",
+                          (long long)a);
+        seen[a] = true;
+        call->axes[i] = (int)ax;
+    }
+    call->naxes = (int)count;
+    return 0;
+}
+
+static int cl_config(cl *c, const ynode *n)
+{
+    if (n->kind != YN_MAP)
+        return cl_err(c, TD_ESCHEMA, n, "'config' must be a mapping, not %s",
+                      yv_name(yv_kind(n)));
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = cl_key(c, k);
+        if (rc)
+            return rc;
+        if (i >= TD_MAX_CONFIG)
+            return cl_err(c, TD_ELIMIT, k, "too many config entries (max %d)",
+                          TD_MAX_CONFIG);
+        rc = cl_dup(c, n, i);
+        if (rc)
+            return rc;
+        if (!is_ident(k->str, false))
+            return cl_err(c, TD_ESCHEMA, k,
+                          "config key '%.64s' is not an identifier", k->str);
+        if (k->len >= TD_NAME_MAX)
+            return cl_err(c, TD_ELIMIT, k,
+                          "config key is longer than %d bytes",
+                          TD_NAME_MAX - 1);
+        td_config_entry *ce = &c->call->config[i];
+        memcpy(ce->key, k->str, k->len + 1);
+        bool ovf;
+        yv_type t = yv_type_of(v, &ce->i, &ce->b, &ovf);
+        if (t == YV_INT) {
+            if (ovf)
+                return cl_err(c, TD_ELIMIT, v,
+                              "config value %.64s does not fit in 64 bits",
+                              v->str);
+            ce->kind = TD_VALUE_INT;
+        } else if (t == YV_BOOL) {
+            ce->kind = TD_VALUE_BOOL;
+        } else if (t == YV_STR) {
+            rc = cl_string(c, v, ce->key, ce->s, sizeof ce->s);
+            if (rc)
+                return rc;
+            ce->kind = TD_VALUE_STRING;
+        } else {
+            return cl_err(c, TD_ESCHEMA, v,
+                          "config value '%s' must be an integer, a boolean or "
+                          "a string, not %s",
+                          ce->key, yv_name(t));
+        }
+        c->call->nconfig = (int)i + 1;
+    }
+    return 0;
+}
+
+/* ---- the call ----------------------------------------------------------- */
+
+enum {
+    K_OP,
+    K_TARGET,
+    K_ARCH,
+    K_SCOPE,
+    K_LAUNCH,
+    K_BUFFERS,
+    K_DST,
+    K_SRC,
+    K_AXES,
+    K_ACCUM,
+    K_CONFIG,
+    K_DISPATCH,
+    K_COUNT
+};
+
+static const char *const g_keys[K_COUNT] = {
+    "op",  "target", "arch", "scope",  "launch", "buffers",
+    "dst", "src",    "axes", "accum", "config", "dispatch"};
+
+static void set_pos(td_pos *p, const ynode *n)
+{
+    p->line = n->line;
+    p->col = n->col;
+}
+
+static int cl_call(cl *c, const ynode *root)
+{
+    td_call *call = c->call;
+    const ynode *v[K_COUNT] = {NULL};
+    int rc;
+
+    if (root->kind != YN_MAP)
+        return cl_err(c, TD_ESCHEMA, root,
+                      "a call file must be a mapping, not %s",
+                      yv_name(yv_kind(root)));
+    for (size_t i = 0; i < root->n / 2; i++) {
+        const ynode *k = root->kids[2 * i];
+        rc = cl_key(c, k);
+        if (rc)
+            return rc;
+        int which = -1;
+        for (int j = 0; j < K_COUNT; j++)
+            if (strcmp(k->str, g_keys[j]) == 0)
+                which = j;
+        if (which < 0)
+            return cl_err(c, TD_ESCHEMA, k, "unknown key '%.64s'", k->str);
+        if (v[which] != NULL)
+            return cl_err(c, TD_ESCHEMA, k, "duplicate key '%s'", g_keys[which]);
+        v[which] = root->kids[2 * i + 1];
+    }
+    static const int required[] = {K_OP, K_TARGET, K_BUFFERS, K_DST, K_SRC};
+    for (size_t j = 0; j < sizeof required / sizeof *required; j++)
+        if (v[required[j]] == NULL)
+            return cl_err(c, TD_ESCHEMA, root, "missing required key '%s'",
+                          g_keys[required[j]]);
+
+    rc = cl_name(c, v[K_OP], "op", call->op, false);
+    if (rc)
+        return rc;
+    set_pos(&call->pos_op, v[K_OP]);
+    rc = cl_name(c, v[K_TARGET], "target", call->target, false);
+    if (rc)
+        return rc;
+    set_pos(&call->pos_target, v[K_TARGET]);
+    if (v[K_ARCH] != NULL) {
+        char arch[TD_NAME_MAX];
+        rc = cl_string(c, v[K_ARCH], "arch", arch, sizeof arch);
+        if (rc)
+            return rc;
+        if (td_call_set_arch(call, arch) != 0)
+            return cl_err(c, TD_ESCHEMA, v[K_ARCH],
+                          "arch '%s' has no sm_NN version", arch);
+    }
+    call->scope = TD_SCOPE_THREAD;
+    if (v[K_SCOPE] != NULL) {
+        char s[TD_NAME_MAX];
+        rc = cl_string(c, v[K_SCOPE], "scope", s, sizeof s);
+        if (rc)
+            return rc;
+        if (td_exec_scope_parse(s, &call->scope) != 0)
+            return cl_err(c, TD_ESCHEMA, v[K_SCOPE],
+                          "unknown exec scope '%s' (expected thread, warp, "
+                          "warpgroup, cta or cluster)",
+                          s);
+    }
+    if (v[K_LAUNCH] != NULL && (rc = cl_launch(c, v[K_LAUNCH])) != 0)
+        return rc;
+    if ((rc = cl_buffers(c, v[K_BUFFERS])) != 0)
+        return rc;
+    if ((rc = cl_region(c, v[K_DST], "dst", &call->dst)) != 0)
+        return rc;
+    if ((rc = cl_region(c, v[K_SRC], "src", &call->src)) != 0)
+        return rc;
+    if (v[K_AXES] != NULL) {
+        if ((rc = cl_axes(c, v[K_AXES])) != 0)
+            return rc;
+    } else {
+        call->naxes = 1;
+        call->axes[0] = -1;
+    }
+    if (v[K_ACCUM] != NULL) {
+        yv_type t = yv_type_of(v[K_ACCUM], NULL, &call->accum, NULL);
+        if (t != YV_BOOL)
+            return cl_err(c, TD_ESCHEMA, v[K_ACCUM],
+                          "'accum' must be a boolean, not %s", yv_name(t));
+    }
+    if (v[K_CONFIG] != NULL && (rc = cl_config(c, v[K_CONFIG])) != 0)
+        return rc;
+    if (v[K_DISPATCH] != NULL) {
+        rc = cl_name(c, v[K_DISPATCH], "dispatch", call->dispatch, true);
+        if (rc)
+            return rc;
+        set_pos(&call->pos_dispatch, v[K_DISPATCH]);
+    }
+    return 0;
+}
+
+int td_call_parse(const char *name, const char *text, size_t len,
+                  td_call **out, td_diag *diag)
+{
+    cl c = {name ? name : "", text, len, diag, NULL};
+    *out = NULL;
+    if (text == NULL)
+        return td__diag(diag, TD_EINVAL, c.file, 0, 0, NULL, 0,
+                        "no call text given");
+    if (len > TD_CALL_FILE_MAX)
+        return td__diag(diag, TD_ELIMIT, c.file, 1, 1, NULL, 0,
+                        "file is larger than the limit of %zu bytes",
+                        (size_t)TD_CALL_FILE_MAX);
+    ynode *root = NULL;
+    int rc = yn_build(&c, &root);
+    if (rc)
+        return rc;
+    if (root == NULL || (root->kind == YN_SCALAR && root->plain &&
+                         yv_kind(root) == YV_NULL)) {
+        yn_free(root);
+        return cl_err_at(&c, TD_ESCHEMA, 1, 1, "empty call file");
+    }
+    c.call = td__calloc(1, sizeof *c.call);
+    if (c.call == NULL) {
+        yn_free(root);
+        return cl_err_at(&c, TD_ENOMEM, 0, 0, "out of memory");
+    }
+    td__strlcpy(c.call->file, c.file, sizeof c.call->file);
+    rc = cl_call(&c, root);
+    yn_free(root);
+    if (rc) {
+        td__free(c.call);
+        return rc;
+    }
+    *out = c.call;
+    return 0;
+}
+
+int td_call_load_file(const char *path, td_call **out, td_diag *diag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = td__read_file(path, TD_CALL_FILE_MAX, &text, &len, diag);
+    if (rc)
+        return rc;
+    rc = td_call_parse(path, text, len, out, diag);
+    td__free(text);
+    return rc;
+}
+
+void td_call_free(td_call *call)
+{
+    td__free(call);
+}
+
+int td_call_set_arch(td_call *call, const char *arch)
+{
+    if (call == NULL || arch == NULL || strlen(arch) >= TD_NAME_MAX)
+        return TD_EINVAL;
+    for (const char *p = strstr(arch, "sm_"); p != NULL;
+         p = strstr(p + 1, "sm_")) {
+        const char *q = p + 3;
+        long v = 0;
+        int digits = 0;
+        while (isdigit((unsigned char)q[digits]) && digits < 7) {
+            v = v * 10 + (q[digits] - '0');
+            digits++;
+        }
+        if (digits == 0)
+            continue;
+        if (isdigit((unsigned char)q[digits]))
+            return TD_EINVAL; /* an absurdly long version number */
+        td__strlcpy(call->arch, arch, sizeof call->arch);
+        call->sm_version = (int)v;
+        return 0;
+    }
+    return TD_EINVAL;
+}
+
+const td_buffer *td_call_dst_buffer(const td_call *call)
+{
+    if (call == NULL || call->dst.buffer < 0 ||
+        call->dst.buffer >= call->nbuffers)
+        return NULL;
+    return &call->buffers[call->dst.buffer];
+}
+
+const td_buffer *td_call_src_buffer(const td_call *call)
+{
+    if (call == NULL || call->src.buffer < 0 ||
+        call->src.buffer >= call->nbuffers)
+        return NULL;
+    return &call->buffers[call->src.buffer];
+}
+
+const td_config_entry *td_call_config(const td_call *call, const char *key)
+{
+    if (call == NULL || key == NULL)
+        return NULL;
+    for (int i = 0; i < call->nconfig && i < TD_MAX_CONFIG; i++)
+        if (strcmp(call->config[i].key, key) == 0)
+            return &call->config[i];
+    return NULL;
+}
+
+bool td_call_config_bool(const td_call *call, const char *key, bool dflt)
+{
+    const td_config_entry *e = td_call_config(call, key);
+    return e != NULL && e->kind == TD_VALUE_BOOL ? e->b : dflt;
+}
+
+int64_t td_call_config_int(const td_call *call, const char *key, int64_t dflt)
+{
+    const td_config_entry *e = td_call_config(call, key);
+    return e != NULL && e->kind == TD_VALUE_INT ? e->i : dflt;
+}
+
+int td_call_axes(const td_call *call, int *reduce, int *nreduce, int *spatial,
+                 int *nspatial, char *why, size_t whylen)
+{
+    int ndim = call->src.ndim;
+    bool red[TD_MAX_RANK] = {false};
+    if (ndim < 0 || ndim > TD_MAX_RANK) {
+        if (why != NULL && whylen > 0)
+            snprintf(why, whylen, "source rank %d is out of range", ndim);
+        return TD_EINVAL;
+    }
+    for (int i = 0; i < call->naxes && i < TD_MAX_AXES; i++) {
+        int ax = call->axes[i];
+        long a = ax < 0 ? (long)ax + ndim : ax;
+        if (a < 0 || a >= ndim) {
+            if (why != NULL && whylen > 0)
+                snprintf(why, whylen, "reduce axis %d out of range for ndim=%d",
+                         ax, ndim);
+            return TD_EINVAL;
+        }
+        red[a] = true;
+    }
+    int nr = 0, ns = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (red[d])
+            reduce[nr++] = d;
+        else
+            spatial[ns++] = d;
+    }
+    *nreduce = nr;
+    *nspatial = ns;
+    return 0;
+}
+
+int64_t td_region_size(const td_region *r)
+{
+    int64_t n = 1;
+    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
+        n *= r->extent[d];
+    return n;
+}
+
+/* ---- the call as script text -------------------------------------------- */
+
+typedef struct sc_out {
+    char *buf;
+    size_t cap;
+    size_t len;
+} sc_out;
+
+static void sc_printf(sc_out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sc_printf(sc_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *dst = NULL;
+    size_t room = 0;
+    if (o->buf != NULL && o->len < o->cap) {
+        dst = o->buf + o->len;
+        room = o->cap - o->len;
+    }
+    int n = vsnprintf(dst, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->len += (size_t)n;
+}
+
+static void sc_region(sc_out *o, const td_call *call, const td_region *r)
+{
+    const char *name = "?";
+    if (r->buffer >= 0 && r->buffer < call->nbuffers)
+        name = call->buffers[r->buffer].name;
+    sc_printf(o, "%s[", name);
+    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
+        sc_printf(o, "%s%lld:%lld", d ? ", " : "", (long long)r->start[d],
+                  (long long)(r->start[d] + r->extent[d]));
+    sc_printf(o, "]");
+}
+
+/* A Python string literal: quotes and backslashes escaped, control and
+ * non-ASCII bytes as \xNN so the line stays one line of ASCII. */
+static void sc_pystr(sc_out *o, const char *s)
+{
+    sc_printf(o, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sc_printf(o, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            sc_printf(o, "\\x%02x", *p);
+        else
+            sc_printf(o, "%c", *p);
+    }
+    sc_printf(o, "\"");
+}
+
+size_t td_call_format_script(const td_call *call, char *buf, size_t cap)
+{
+    static const char *const prefix[TD_SCOPE_COUNT] = {
+        "Tx.", "Tx.warp.", "Tx.wg.", "Tx.cta.", "Tx.cluster."};
+    sc_out o = {buf, cap, 0};
+    if (buf != NULL && cap > 0)
+        buf[0] = '\0';
+    sc_printf(&o, "%s%s(",
+              (unsigned)call->scope < TD_SCOPE_COUNT ? prefix[call->scope]
+                                                     : "Tx.",
+              call->op);
+    sc_region(&o, call, &call->dst);
+    sc_printf(&o, ", ");
+    sc_region(&o, call, &call->src);
+    sc_printf(&o, ", axes=[");
+    for (int i = 0; i < call->naxes && i < TD_MAX_AXES; i++)
+        sc_printf(&o, "%s%d", i ? ", " : "", call->axes[i]);
+    sc_printf(&o, "], accum=%s", call->accum ? "True" : "False");
+    if (call->dispatch[0]) {
+        sc_printf(&o, ", dispatch=");
+        sc_pystr(&o, call->dispatch);
+    }
+    for (int i = 0; i < call->nconfig && i < TD_MAX_CONFIG; i++) {
+        const td_config_entry *e = &call->config[i];
+        sc_printf(&o, ", %s=", e->key);
+        switch (e->kind) {
+        case TD_VALUE_INT:
+            sc_printf(&o, "%lld", (long long)e->i);
+            break;
+        case TD_VALUE_BOOL:
+            sc_printf(&o, "%s", e->b ? "True" : "False");
+            break;
+        case TD_VALUE_STRING:
+            sc_pystr(&o, e->s);
+            break;
+        }
+    }
+    sc_printf(&o, ")");
+    return o.len;
+}

@@ -1,3 +1,423 @@
-/* placeholder: being written */
+/*
+ * TileLayout notation: parser and canonical printer.
+ *
+ *   layout  := term ('+' term)*
+ *   term    := 'S' '[' spec ']' | 'R' '[' spec ']' | offset | swizzle
+ *   spec    := shape [':' strides]
+ *   shape   := INT | '(' INT (',' INT)* ','? ')' | INT (',' INT)+
+ *   strides := stride | '(' stride (',' stride)* ','? ')' | stride (',' stride)+
+ *   stride  := INT | INT '@' AXIS          (a bare INT is on axis m)
+ *   offset  := INT '@' AXIS | INT
+ *   swizzle := 'Swizzle' '(' INT ',' INT ',' INT ')'
+ *
+ * Whitespace may appear between any two tokens.  Every error names the
+ * 1-based column of the offending character within the text; the caller adds
+ * its own line and column base.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "td_internal.h"
-typedef int td__placeholder_layout_parse;
+
+/* The largest integer the notation accepts: extents are bounded by
+ * TD_MAX_EXTENT anyway, and keeping strides and offsets in the same range
+ * means products of two of them cannot overflow int64. */
+#define LAY_INT_MAX TD_MAX_EXTENT
+
+typedef struct lay_parser {
+    const char *text;
+    size_t pos;
+    td_diag *diag;
+} lay_parser;
+
+static int lay_error(lay_parser *p, size_t at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int lay_error(lay_parser *p, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    td__vdiag(p->diag, TD_EPARSE, NULL, 0, (int)at + 1, NULL, 0, fmt, ap);
+    va_end(ap);
+    return TD_EPARSE;
+}
+
+static void lay_skip_ws(lay_parser *p)
+{
+    while (p->text[p->pos] == ' ' || p->text[p->pos] == '\t' ||
+           p->text[p->pos] == '\n' || p->text[p->pos] == '\r')
+        p->pos++;
+}
+
+static char lay_peek(lay_parser *p)
+{
+    lay_skip_ws(p);
+    return p->text[p->pos];
+}
+
+/* Describes the character at the cursor for "expected X, found Y". */
+static int lay_expected(lay_parser *p, const char *what)
+{
+    char c = lay_peek(p);
+    if (c == '\0')
+        return lay_error(p, p->pos, "expected %s, found end of layout", what);
+    if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f)
+        return lay_error(p, p->pos, "expected %s, found byte 0x%02x", what,
+                         (unsigned)(unsigned char)c);
+    return lay_error(p, p->pos, "expected %s, found '%c'", what, c);
+}
+
+static int lay_expect(lay_parser *p, char c, const char *what)
+{
+    if (lay_peek(p) != c)
+        return lay_expected(p, what);
+    p->pos++;
+    return 0;
+}
+
+static bool lay_is_ident_start(char c)
+{
+    return isalpha((unsigned char)c) || c == '_';
+}
+
+static bool lay_is_ident_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+static int lay_int(lay_parser *p, int64_t *out)
+{
+    lay_skip_ws(p);
+    size_t start = p->pos;
+    if (!isdigit((unsigned char)p->text[p->pos])) {
+        if (p->text[p->pos] == '-')
+            return lay_error(p, start,
+                             "negative numbers are not allowed in a layout");
+        return lay_expected(p, "an integer");
+    }
+    int64_t v = 0;
+    while (isdigit((unsigned char)p->text[p->pos])) {
+        int d = p->text[p->pos] - '0';
+        if (v > (LAY_INT_MAX - d) / 10) {
+            return lay_error(p, start,
+                             "integer too large in layout (max %lld)",
+                             (long long)LAY_INT_MAX);
+        }
+        v = v * 10 + d;
+        p->pos++;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses an optional "@axis" suffix; without one the axis is m. */
+static int lay_axis_suffix(lay_parser *p, td_axis *axis)
+{
+    *axis = TD_AXIS_M;
+    if (lay_peek(p) != '@')
+        return 0;
+    p->pos++;
+    lay_skip_ws(p);
+    size_t start = p->pos;
+    if (!lay_is_ident_start(p->text[p->pos]))
+        return lay_expected(p, "an axis name after '@'");
+    while (lay_is_ident_char(p->text[p->pos]))
+        p->pos++;
+    size_t n = p->pos - start;
+    char name[TD_NAME_MAX];
+    if (n >= sizeof name)
+        return lay_error(p, start, "unknown layout axis '%.*s...'",
+                         (int)(sizeof name - 1), p->text + start);
+    memcpy(name, p->text + start, n);
+    name[n] = '\0';
+    if (td_axis_parse(name, axis) != 0)
+        return lay_error(p, start, "unknown layout axis '%s'", name);
+    return 0;
+}
+
+/* Shape or stride list, in any of the three spellings.  `strides` selects
+ * the element grammar; `count` returns the number of elements and `at` the
+ * column of each for messages. */
+static int lay_list(lay_parser *p, bool strides, int64_t *vals, td_axis *axes,
+                    size_t *at, int *count)
+{
+    int n = 0;
+    bool paren = false;
+    if (lay_peek(p) == '(') {
+        paren = true;
+        p->pos++;
+    }
+    for (;;) {
+        lay_skip_ws(p);
+        if (n >= TD_MAX_LAYOUT_ITERS)
+            return lay_error(p, p->pos, "too many layout iters (max %d)",
+                             TD_MAX_LAYOUT_ITERS);
+        at[n] = p->pos;
+        int rc = lay_int(p, &vals[n]);
+        if (rc)
+            return rc;
+        if (strides) {
+            rc = lay_axis_suffix(p, &axes[n]);
+            if (rc)
+                return rc;
+        }
+        n++;
+        if (lay_peek(p) != ',')
+            break;
+        p->pos++;
+        /* A trailing comma is allowed inside parentheses: "(4,)". */
+        if (paren && lay_peek(p) == ')')
+            break;
+    }
+    if (paren) {
+        int rc = lay_expect(p, ')', "',' or ')'");
+        if (rc)
+            return rc;
+    }
+    *count = n;
+    return 0;
+}
+
+/* S[...] or R[...]: fills iters (row-major on m when no strides given). */
+static int lay_spec(lay_parser *p, td_iter *iters, int *niters)
+{
+    int64_t ext[TD_MAX_LAYOUT_ITERS], str[TD_MAX_LAYOUT_ITERS];
+    td_axis ax[TD_MAX_LAYOUT_ITERS];
+    size_t ext_at[TD_MAX_LAYOUT_ITERS], str_at[TD_MAX_LAYOUT_ITERS];
+    int next = 0, nstr = 0;
+
+    int rc = lay_expect(p, '[', "'['");
+    if (rc)
+        return rc;
+    rc = lay_list(p, false, ext, NULL, ext_at, &next);
+    if (rc)
+        return rc;
+    for (int i = 0; i < next; i++)
+        if (ext[i] <= 0)
+            return lay_error(p, ext_at[i], "layout extent must be positive");
+    bool have_strides = lay_peek(p) == ':';
+    if (have_strides) {
+        p->pos++;
+        size_t str_start = (lay_skip_ws(p), p->pos);
+        rc = lay_list(p, true, str, ax, str_at, &nstr);
+        if (rc)
+            return rc;
+        if (nstr != next)
+            return lay_error(p, str_start,
+                             "layout has %d extent%s but %d stride%s", next,
+                             next == 1 ? "" : "s", nstr, nstr == 1 ? "" : "s");
+    } else {
+        /* Extents only: row-major on the memory axis.  Each suffix product
+         * is bounded because every extent is at most TD_MAX_EXTENT and the
+         * running product is checked before it grows. */
+        int64_t s = 1;
+        for (int i = next - 1; i >= 0; i--) {
+            str[i] = s;
+            ax[i] = TD_AXIS_M;
+            if (i > 0 && s > INT64_MAX / ext[i])
+                return lay_error(p, ext_at[0], "layout is too large");
+            s *= ext[i];
+        }
+    }
+    rc = lay_expect(p, ']', have_strides ? "']'" : "':' or ']'");
+    if (rc)
+        return rc;
+    for (int i = 0; i < next; i++) {
+        iters[i].extent = ext[i];
+        iters[i].stride = str[i];
+        iters[i].axis = ax[i];
+    }
+    *niters = next;
+    return 0;
+}
+
+int td_layout_parse(const char *text, td_layout *out, td_diag *diag)
+{
+    lay_parser p = {text ? text : "", 0, diag};
+    td_layout l;
+    memset(&l, 0, sizeof l);
+    bool have_shard = false;
+    int rc;
+
+    if (lay_peek(&p) == '\0')
+        return lay_error(&p, p.pos, "empty layout");
+    for (;;) {
+        lay_skip_ws(&p);
+        size_t term_at = p.pos;
+        const char *t = p.text + p.pos;
+        char c = *t;
+        size_t idn = 0;
+        while (lay_is_ident_char(t[idn]))
+            idn++;
+        if (c == 'S' && idn == 1) {
+            if (have_shard)
+                return lay_error(&p, term_at,
+                                 "layout has more than one shard S[...]");
+            p.pos++;
+            rc = lay_spec(&p, l.shard, &l.nshard);
+            if (rc)
+                return rc;
+            have_shard = true;
+        } else if (c == 'R' && idn == 1) {
+            td_iter it[TD_MAX_LAYOUT_ITERS];
+            int n = 0;
+            p.pos++;
+            rc = lay_spec(&p, it, &n);
+            if (rc)
+                return rc;
+            if (l.nrep + n > TD_MAX_LAYOUT_ITERS)
+                return lay_error(&p, term_at, "too many layout iters (max %d)",
+                                 TD_MAX_LAYOUT_ITERS);
+            memcpy(&l.rep[l.nrep], it, (size_t)n * sizeof it[0]);
+            l.nrep += n;
+        } else if (idn == 7 && strncmp(t, "Swizzle", 7) == 0) {
+            if (l.swizzle)
+                return lay_error(&p, term_at,
+                                 "layout has more than one Swizzle(...)");
+            p.pos += 7;
+            rc = lay_expect(&p, '(', "'('");
+            for (int i = 0; i < 3 && rc == 0; i++) {
+                int64_t v = 0;
+                lay_skip_ws(&p);
+                size_t at = p.pos;
+                if (i > 0)
+                    rc = lay_expect(&p, ',', "','");
+                if (rc == 0) {
+                    lay_skip_ws(&p);
+                    at = p.pos;
+                    rc = lay_int(&p, &v);
+                }
+                if (rc == 0 && v > 31)
+                    rc = lay_error(&p, at,
+                                   "swizzle parameter must be at most 31");
+                l.swizzle_bits[i] = (int)v;
+            }
+            if (rc == 0)
+                rc = lay_expect(&p, ')', "')'");
+            if (rc)
+                return rc;
+            l.swizzle = true;
+        } else if (isdigit((unsigned char)c) || c == '-') {
+            int64_t v;
+            td_axis ax;
+            rc = lay_int(&p, &v);
+            if (rc == 0)
+                rc = lay_axis_suffix(&p, &ax);
+            if (rc)
+                return rc;
+            /* Both terms are at most LAY_INT_MAX, so only a long chain of
+             * offsets can grow large; bound the sum the same way. */
+            if (l.offset[ax] > LAY_INT_MAX - v)
+                return lay_error(&p, term_at, "layout offset too large");
+            l.offset[ax] += v;
+        } else {
+            return lay_expected(&p, "S[...], R[...], an offset or Swizzle(...)");
+        }
+        if (lay_peek(&p) == '\0')
+            break;
+        if (lay_peek(&p) != '+')
+            return lay_expected(&p, "'+' or end of layout");
+        p.pos++;
+    }
+    if (!have_shard && !l.swizzle)
+        return lay_error(&p, 0, "layout needs a shard S[...]");
+    if (out != NULL)
+        *out = l;
+    return 0;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+/* snprintf-style accumulation: counts the full length, writes what fits. */
+typedef struct lay_out {
+    char *buf;
+    size_t cap;
+    size_t len;
+} lay_out;
+
+static void lay_printf(lay_out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void lay_printf(lay_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *dst = NULL;
+    size_t room = 0;
+    if (o->buf != NULL && o->len < o->cap) {
+        dst = o->buf + o->len;
+        room = o->cap - o->len;
+    }
+    int n = vsnprintf(dst, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->len += (size_t)n;
+}
+
+static void lay_print_stride(lay_out *o, const td_iter *it)
+{
+    if (it->axis == TD_AXIS_M)
+        lay_printf(o, "%lld", (long long)it->stride);
+    else
+        lay_printf(o, "%lld@%s", (long long)it->stride, td_axis_name(it->axis));
+}
+
+static void lay_print_spec(lay_out *o, char kind, const td_iter *it, int n)
+{
+    lay_printf(o, "%c[", kind);
+    if (n == 1) {
+        lay_printf(o, "%lld : ", (long long)it[0].extent);
+        lay_print_stride(o, &it[0]);
+    } else {
+        lay_printf(o, "(");
+        for (int i = 0; i < n; i++)
+            lay_printf(o, "%s%lld", i ? ", " : "", (long long)it[i].extent);
+        lay_printf(o, ") : (");
+        for (int i = 0; i < n; i++) {
+            if (i)
+                lay_printf(o, ", ");
+            lay_print_stride(o, &it[i]);
+        }
+        lay_printf(o, ")");
+    }
+    lay_printf(o, "]");
+}
+
+size_t td_layout_format(const td_layout *l, char *buf, size_t cap)
+{
+    lay_out o = {buf, cap, 0};
+    if (buf != NULL && cap > 0)
+        buf[0] = '\0';
+    const char *sep = "";
+    if (l->nshard > 0) {
+        lay_print_spec(&o, 'S', l->shard, l->nshard);
+        sep = " + ";
+    }
+    if (l->nrep > 0) {
+        lay_printf(&o, "%s", sep);
+        lay_print_spec(&o, 'R', l->rep, l->nrep);
+        sep = " + ";
+    }
+    for (int a = 0; a < TD_AXIS_COUNT; a++) {
+        if (l->offset[a] == 0)
+            continue;
+        if (a == TD_AXIS_M)
+            lay_printf(&o, "%s%lld", sep, (long long)l->offset[a]);
+        else
+            lay_printf(&o, "%s%lld@%s", sep, (long long)l->offset[a],
+                       td_axis_name((td_axis)a));
+        sep = " + ";
+    }
+    if (l->swizzle)
+        lay_printf(&o, "%sSwizzle(%d, %d, %d)", sep, l->swizzle_bits[0],
+                   l->swizzle_bits[1], l->swizzle_bits[2]);
+    return o.len;
+}
