@@ -271,6 +271,46 @@ static void test_unimplemented_declines(void **state)
     free(c);
 }
 
+/* ---- through the default rules ---------------------------------------- */
+
+static void test_dispatch_default(void **state)
+{
+    (void)state;
+    td_registry *reg = NULL;
+    td_diag diag;
+    td_diag_clear(&diag);
+    assert_int_equal(td_registry_new(&reg), 0);
+    assert_int_equal(td_registry_load_default_rules(reg, &diag), 0);
+    td_call *c = fx_seed("sum");
+    td_dispatch_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(td_dispatch(reg, c, &res, &diag), 0);
+    assert_string_equal(res.variant, "local");
+    td_ir_free(res.ir);
+
+    /* sm_100 with 16 elements passes packed_add_sum's predicates, but its
+     * emitter declines for now, so local still wins. */
+    c->sm_version = 100;
+    strcpy(c->arch, "sm_100a");
+    c->buffers[0].shape[0] = 16;
+    fx_full(c, &c->src, 0);
+    memset(&res, 0, sizeof res);
+    assert_int_equal(td_dispatch(reg, c, &res, &diag), 0);
+    assert_string_equal(res.variant, "local");
+    td_ir_free(res.ir);
+
+    td_explain *ex = NULL;
+    assert_int_equal(td_explain_call(reg, c, &ex, &diag), 0);
+    const td_explain_row *row = td_explain_get(ex, 0);
+    assert_string_equal(row->variant, "packed_add_sum");
+    assert_int_equal(row->status, TD_CAND_DECLINED);
+    has(row->message, "packed emitter not implemented yet (issue 3)");
+    assert_string_equal(td_explain_selected(ex)->variant, "local");
+    td_explain_free(ex);
+    td_registry_free(reg);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_all_axes),
         cmocka_unit_test(test_local_declines),
         cmocka_unit_test(test_unimplemented_declines),
+        cmocka_unit_test(test_dispatch_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -436,6 +436,68 @@ static void test_shared_valid(void **state)
     free(c);
 }
 
+/* ---- the default rules ------------------------------------------------ */
+
+static void expect_pred(const td_explain_row *row, size_t i, const char *name,
+                        const char *reason)
+{
+    assert_true(i < row->npreds);
+    assert_string_equal(row->preds[i].name, name);
+    if (reason == NULL) {
+        if (!row->preds[i].ok)
+            fail_msg("%s failed: %s", name, row->preds[i].reason);
+    } else {
+        assert_false(row->preds[i].ok);
+        assert_string_equal(row->preds[i].reason, reason);
+    }
+}
+
+/* The seed at cta scope: every built-in candidate rejects it, each
+ * predicate with upstream's reason (reference §1.5). */
+static void test_default_rules_cta(void **state)
+{
+    (void)state;
+    td_registry *reg = NULL;
+    td_diag diag;
+    td_diag_clear(&diag);
+    assert_int_equal(td_registry_new(&reg), 0);
+    assert_int_equal(td_registry_load_default_rules(reg, &diag), 0);
+    td_call *c = fx_seed("sum");
+    c->scope = TD_SCOPE_CTA;
+    td_explain *ex = NULL;
+    assert_int_equal(td_explain_call(reg, c, &ex, &diag), 0);
+    assert_null(td_explain_selected(ex));
+    assert_int_equal(td_explain_nrows(ex), 3);
+
+    const td_explain_row *row = td_explain_get(ex, 0);
+    assert_string_equal(row->variant, "packed_add_sum");
+    assert_int_equal(row->npreds, 7);
+    expect_pred(row, 0, "exec_scope", "unsupported exec_scope cta");
+    expect_pred(row, 1, "local_scope", NULL);
+    expect_pred(row, 2, "dst_len", NULL);
+    expect_pred(row, 3, "src_ndim", NULL);
+    expect_pred(row, 4, "dtype", NULL);
+    expect_pred(row, 5, "sm_version", "sm_version 90 < 100");
+    expect_pred(row, 6, "reduction_len", "reduction_len 4 < 8");
+
+    row = td_explain_get(ex, 1);
+    assert_string_equal(row->variant, "local");
+    expect_pred(row, 0, "storage_scope", NULL);
+    expect_pred(row, 1, "local_valid",
+                "unsupported exec_scope cta for local reduction");
+
+    row = td_explain_get(ex, 2);
+    assert_string_equal(row->variant, "shared");
+    expect_pred(row, 0, "storage_scope",
+                "storage scope mismatch: dst local, src local; "
+                "expected [shared*]");
+    expect_pred(row, 1, "shared_valid",
+                "expected shared scope for both src and dst");
+    td_explain_free(ex);
+    td_registry_free(reg);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_local_valid_shapes),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_shared_valid),
+        cmocka_unit_test(test_default_rules_cta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
