@@ -264,7 +264,10 @@ int td_layout_parse(const char *text, td_layout *out, td_diag *diag)
                 return rc;
             have_shard = true;
         } else if (c == 'R' && idn == 1) {
+            /* Zeroed so that the padding of the copied iters is too: equal
+             * layouts then compare equal byte for byte. */
             td_iter it[TD_MAX_LAYOUT_ITERS];
+            memset(it, 0, sizeof it);
             int n = 0;
             p.pos++;
             rc = lay_spec(&p, it, &n);
