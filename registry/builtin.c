@@ -2,6 +2,9 @@
  * The built-in registrations, walked once by td_registry_new (Lua's
  * linit.c): the reduction ops, the generic predicates, then the variant
  * modules, each of which brings its own predicates.
+ *
+ * td_registry_new lives here, not in registry.c, so that a program that
+ * only uses td_registry_new_empty does not link the built-in variants.
  */
 #include "registry_internal.h"
 
@@ -32,4 +35,17 @@ int td__register_builtins(td_registry *reg)
         if ((rc = td_register_impl(reg, builtin_impls[i])) != 0)
             return rc;
     return 0;
+}
+
+int td_registry_new(td_registry **out)
+{
+    int rc = td_registry_new_empty(out);
+    if (rc != 0)
+        return rc;
+    rc = td__register_builtins(*out);
+    if (rc != 0) {
+        td_registry_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }

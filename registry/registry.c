@@ -56,19 +56,6 @@ int td_registry_new_empty(td_registry **out)
     return *out ? 0 : TD_ENOMEM;
 }
 
-int td_registry_new(td_registry **out)
-{
-    int rc = td_registry_new_empty(out);
-    if (rc != 0)
-        return rc;
-    rc = td__register_builtins(*out);
-    if (rc != 0) {
-        td_registry_free(*out);
-        *out = NULL;
-    }
-    return rc;
-}
-
 void td_registry_free(td_registry *reg)
 {
     if (reg == NULL)

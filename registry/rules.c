@@ -103,7 +103,7 @@ static int parser_error(loader *ld, yaml_parser_t *p)
     }
     const char *problem = p->problem ? p->problem : "invalid YAML";
     if (p->context != NULL)
-        return ERR(ld, TD_EPARSE, line, col, "%s %s", p->context, problem);
+        return ERR(ld, TD_EPARSE, line, col, "%s (%s)", problem, p->context);
     return ERR(ld, TD_EPARSE, line, col, "%s", problem);
 }
 
@@ -258,7 +258,7 @@ static bool scalar_bool(const ynode *n, bool *out)
  * names the field in messages. */
 static int check_name(loader *ld, const ynode *n, const char *what)
 {
-    if (n->kind != Y_SCALAR || scalar_is_null(n))
+    if (n->kind != Y_SCALAR || scalar_is_null(n) || n->len == 0)
         return ERRN(ld, TD_ESCHEMA, n, "%s must be a non-empty string", what);
     if (n->len != strlen(n->value))
         return ERRN(ld, TD_ESCHEMA, n, "%s must not contain NUL bytes", what);

@@ -1,0 +1,2 @@
+#include "fake.h"
+int main(void) { return 0; }
