@@ -1,0 +1,994 @@
+/*
+ * Unit tests for the TileLayout model (registry/layout.c): the worked
+ * examples of the upstream reference (tirx-reduction.md section 4), the
+ * canonical form, grouping failures and hostile inputs.  Layouts are built
+ * by hand so that these tests do not depend on the notation parser.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "layout.h"
+
+#define M TD_AXIS_M
+#define LANE TD_AXIS_LANEID
+#define WARP TD_AXIS_WARPID
+#define TX TD_AXIS_TX
+#define TIDWG TD_AXIS_TID_IN_WG
+#define WGID TD_AXIS_WGID
+#define WIDWG TD_AXIS_WID_IN_WG
+
+#define IT(e, s, a) ((td_iter){(e), (s), (a)})
+#define N(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
+
+/* A layout from shard and replica iter arrays (either may be NULL). */
+static td_layout mk(const td_iter *shard, int ns, const td_iter *rep, int nr)
+{
+    td_layout l;
+
+    memset(&l, 0, sizeof(l));
+    l.nshard = ns;
+    for (int i = 0; i < ns; i++)
+        l.shard[i] = shard[i];
+    l.nrep = nr;
+    for (int i = 0; i < nr; i++)
+        l.rep[i] = rep[i];
+    return l;
+}
+
+#define S(...) (const td_iter[]){__VA_ARGS__}
+#define LS(...) mk(S(__VA_ARGS__), N(S(__VA_ARGS__)), NULL, 0)
+
+static void assert_iters(const td_iter *got, int ngot, const td_iter *want,
+                         int nwant)
+{
+    assert_int_equal(ngot, nwant);
+    for (int i = 0; i < nwant; i++) {
+        assert_int_equal(got[i].extent, want[i].extent);
+        assert_int_equal(got[i].stride, want[i].stride);
+        assert_int_equal(got[i].axis, want[i].axis);
+    }
+}
+
+#define ASSERT_SHARD(l, ...)                                                   \
+    assert_iters((l).shard, (l).nshard, S(__VA_ARGS__), N(S(__VA_ARGS__)))
+#define ASSERT_REP(l, ...)                                                     \
+    assert_iters((l).rep, (l).nrep, S(__VA_ARGS__), N(S(__VA_ARGS__)))
+
+static int64_t size_of(const td_layout *l)
+{
+    int64_t v = -1;
+
+    assert_int_equal(td__lay_size(l, &v), 0);
+    return v;
+}
+
+static int64_t span_of(const td_layout *l, int axis)
+{
+    int64_t v = -1;
+
+    assert_int_equal(td__lay_span(l, axis, &v), 0);
+    return v;
+}
+
+/* Collects owners from td__lay_owner_slots. */
+typedef struct owners {
+    int n;
+    int64_t tid[64];
+    int64_t slot[64];
+} owners;
+
+static int collect(void *u, int64_t tid, int64_t slot)
+{
+    owners *o = u;
+
+    if (o->n >= 64)
+        return -100;
+    o->tid[o->n] = tid;
+    o->slot[o->n++] = slot;
+    return 0;
+}
+
+/* ---- 4.2 full warp shard -> replica ---------------------------------- */
+
+static void test_full_warp(void **state)
+{
+    (void)state;
+    td_layout src = LS(IT(32, 1, LANE));
+    td_layout dst = mk(S(IT(1, 1, M)), 1, S(IT(32, 1, LANE)), 1);
+    td_layout c, st;
+    int64_t width = 0, local = 0, c3[TD_AXIS_COUNT];
+    char why[128] = "";
+    owners o = {0};
+
+    assert_int_equal(td__lay_canonicalize(&dst, &c), 0);
+    ASSERT_SHARD(c, IT(1, 1, M));
+    ASSERT_REP(c, IT(32, 1, LANE));
+    assert_int_equal(span_of(&src, LANE), 32);
+
+    /* storage(): an empty shard, one register per lane. */
+    assert_int_equal(td__lay_storage(&src, &st), 0);
+    assert_int_equal(st.nshard, 0);
+    assert_int_equal(size_of(&st), 1);
+    assert_int_equal(span_of(&st, TD_LAY_ALL_MEMORY), 1);
+
+    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, why,
+                                             sizeof(why)), 0);
+    assert_int_equal(width, 32);
+    assert_int_equal(local, 1);
+
+    /* Element i lives in lane i, register 0. */
+    assert_int_equal(td__lay_map(&src, 7, c3), 0);
+    assert_int_equal(c3[LANE], 7);
+    assert_int_equal(c3[M], 0);
+    /* dst element 0 is held by every lane in register 0. */
+    assert_int_equal(td__lay_owner_slots(&dst, 0, collect, &o), 0);
+    assert_int_equal(o.n, 32);
+    for (int i = 0; i < 32; i++) {
+        assert_int_equal(o.tid[i], i);
+        assert_int_equal(o.slot[i], 0);
+    }
+}
+
+/* ---- 4.3 multi-element and gapped ------------------------------------ */
+
+static void test_four_per_lane(void **state)
+{
+    (void)state;
+    td_layout src = LS(IT(32, 1, LANE), IT(4, 1, M));
+    td_layout dst = mk(S(IT(4, 1, M)), 1, S(IT(32, 1, LANE)), 1);
+    int64_t width = 0, local = 0, nt = 0, ns = 0;
+    owners o = {0};
+
+    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, NULL,
+                                             0), 0);
+    assert_int_equal(width, 32);
+    assert_int_equal(local, 4);
+    /* Element e is in lane e // 4, register e % 4. */
+    assert_int_equal(td__lay_owner_slots(&src, 13, collect, &o), 0);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.tid[0], 3);
+    assert_int_equal(o.slot[0], 1);
+    assert_int_equal(td__lay_bounds(&src, &nt, &ns), 0);
+    assert_int_equal(nt, 32);
+    assert_int_equal(ns, 4);
+}
+
+static void test_gapped_storage(void **state)
+{
+    (void)state;
+    td_layout src = LS(IT(32, 1, LANE), IT(2, 2, M), IT(2, 4, M));
+    td_layout dst =
+        mk(S(IT(2, 2, M), IT(2, 4, M)), 2, S(IT(32, 1, LANE)), 1);
+    td_layout c, st;
+    int64_t width = 0, local = 0, coords[TD_AXIS_COUNT];
+    const int64_t want[4] = {0, 4, 2, 6};
+
+    /* No fusion is possible: 2*4 != 2. */
+    assert_int_equal(td__lay_canonicalize(&src, &c), 0);
+    ASSERT_SHARD(c, IT(32, 1, LANE), IT(2, 2, M), IT(2, 4, M));
+    assert_int_equal(td__lay_storage(&src, &st), 0);
+    ASSERT_SHARD(st, IT(2, 2, M), IT(2, 4, M));
+    assert_int_equal(size_of(&st), 4);
+    assert_int_equal(span_of(&st, TD_LAY_ALL_MEMORY), 7);
+    assert_int_equal(span_of(&st, M), 7);
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(td__lay_map(&st, k, coords), 0);
+        assert_int_equal(coords[M], want[k]);
+    }
+    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, NULL,
+                                             0), 0);
+    assert_int_equal(width, 32);
+    assert_int_equal(local, 4);
+}
+
+/* ---- 4.4 partial width ----------------------------------------------- */
+
+static void test_partial_width(void **state)
+{
+    (void)state;
+    td_layout src = LS(IT(4, 8, LANE), IT(8, 1, LANE));
+    td_layout dst = mk(S(IT(4, 8, LANE)), 1, S(IT(8, 1, LANE)), 1);
+    td_layout bad = mk(S(IT(4, 8, LANE)), 1, S(IT(8, 4, LANE)), 1);
+    td_layout c;
+    int64_t width = 0, local = 0;
+    char why[128] = "";
+    owners o = {0};
+
+    assert_int_equal(td__lay_canonicalize(&src, &c), 0);
+    ASSERT_SHARD(c, IT(32, 1, LANE));
+    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, why,
+                                             sizeof(why)), 0);
+    assert_int_equal(width, 8);
+    assert_int_equal(local, 1);
+    /* dst element g is held by lanes 8g .. 8g+7. */
+    assert_int_equal(td__lay_owner_slots(&dst, 2, collect, &o), 0);
+    assert_int_equal(o.n, 8);
+    for (int r = 0; r < 8; r++)
+        assert_int_equal(o.tid[r], 16 + r);
+
+    /* Upstream accepts R[8 : 4@laneid] (same width) but the shuffle still
+     * reduces adjacent lanes: the stricter check rejects it. */
+    width = local = -1;
+    assert_int_equal(td__lay_analyze_shuffle(&src, &bad, &width, &local, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "dst laneid replica is not groups of 8 adjacent "
+                             "lanes");
+    assert_int_equal(width, -1);
+}
+
+static void test_shuffle_rejections(void **state)
+{
+    (void)state;
+    td_layout full = LS(IT(32, 1, LANE));
+    td_layout four = LS(IT(32, 1, LANE), IT(4, 1, M));
+    td_layout dst32 = mk(S(IT(1, 1, M)), 1, S(IT(32, 1, LANE)), 1);
+    td_layout l1, l2;
+    int64_t w, k;
+    char why[128];
+
+    /* laneid + warpid fuse into tx: no laneid iter left. */
+    l1 = LS(IT(2, 1, WARP), IT(32, 1, LANE));
+    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "src shard has thread axis tx besides laneid");
+
+    l1 = LS(IT(16, 2, LANE));
+    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "src laneid span 31 != 32");
+
+    /* Span 32 but lanes are not one to one (a zero stride). */
+    l1 = LS(IT(2, 0, LANE), IT(32, 1, LANE));
+    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why,
+                        "src laneid iters do not map onto lanes 0..31 one to "
+                        "one");
+
+    l1 = LS(IT(32, 1, M));
+    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "src shard has no laneid iter");
+
+    l2 = LS(IT(1, 1, M));
+    assert_int_equal(td__lay_analyze_shuffle(&full, &l2, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "dst replica has no laneid iter");
+
+    /* A unit laneid replica: width 1 fails upstream only at codegen. */
+    l2 = mk(S(IT(32, 1, LANE)), 1, S(IT(1, 1, LANE)), 1);
+    assert_int_equal(td__lay_analyze_shuffle(&full, &l2, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "reduce width 1 is not a power of two in [2, 32]");
+
+    /* Width 8 but no dst lane shard: groups would collide on element 0. */
+    l2 = mk(S(IT(1, 1, M)), 1, S(IT(8, 1, LANE)), 1);
+    assert_int_equal(td__lay_analyze_shuffle(&full, &l2, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "dst laneid iters do not give each group of 8 "
+                             "lanes its own element");
+
+    l2 = mk(S(IT(2, 1, M)), 1, S(IT(32, 1, LANE)), 1);
+    assert_int_equal(td__lay_analyze_shuffle(&four, &l2, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "dst holds 2 values per lane, src 4");
+
+    l1 = full;
+    l1.swizzle = true;
+    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "swizzle layout unsupported for shuffle reduction");
+}
+
+/* ---- 4.5 WGMMA accumulator ------------------------------------------- */
+
+static const int64_t acc_shape[2] = {16, 128};
+static const int64_t red_shape[2] = {16, 4};
+
+static td_layout acc_layout(void)
+{
+    return LS(IT(2, 2, M), IT(8, 4, LANE), IT(16, 4, M), IT(4, 1, LANE),
+              IT(2, 1, M));
+}
+
+static td_layout red_layout(void)
+{
+    return LS(IT(2, 1, M), IT(32, 1, LANE));
+}
+
+static void test_wgmma_group_and_dims(void **state)
+{
+    (void)state;
+    td_layout acc = acc_layout(), red = red_layout(), g, st;
+    int seps[3];
+    td_lay_dim dims[2];
+    int map[2];
+
+    assert_int_equal(td__lay_group(&acc, acc_shape, 2, &g, seps), 0);
+    assert_int_equal(seps[0], 0);
+    assert_int_equal(seps[1], 2);
+    assert_int_equal(seps[2], 5);
+    ASSERT_SHARD(g, IT(2, 2, M), IT(8, 4, LANE), IT(16, 4, M), IT(4, 1, LANE),
+                 IT(2, 1, M));
+
+    assert_int_equal(td__lay_analyze_dims(&acc, acc_shape, 2, dims), 0);
+    assert_int_equal(dims[0].thread_extent, 8);
+    assert_int_equal(dims[0].local_extent, 2);
+    assert_iters(dims[0].thread, dims[0].nthread, S(IT(8, 4, LANE)), 1);
+    assert_int_equal(dims[1].thread_extent, 4);
+    assert_int_equal(dims[1].local_extent, 32);
+    assert_iters(dims[1].thread, dims[1].nthread, S(IT(4, 1, LANE)), 1);
+
+    /* The reduced layout splits its lane iter at the row boundary. */
+    assert_int_equal(td__lay_group(&red, red_shape, 2, &g, seps), 0);
+    assert_int_equal(seps[1], 2);
+    assert_int_equal(seps[2], 3);
+    ASSERT_SHARD(g, IT(2, 1, M), IT(8, 4, LANE), IT(4, 1, LANE));
+    assert_int_equal(td__lay_analyze_dims(&red, red_shape, 2, dims), 0);
+    assert_int_equal(dims[0].thread_extent, 8);
+    assert_int_equal(dims[0].local_extent, 2);
+    assert_int_equal(dims[1].thread_extent, 4);
+    assert_int_equal(dims[1].local_extent, 1);
+
+    assert_int_equal(td__lay_local_dim_map(&acc, acc_shape, 2, map), 0);
+    assert_int_equal(map[0], 0);
+    assert_int_equal(map[1], 1);
+    assert_int_equal(td__lay_local_dim_map(&red, red_shape, 2, map), 0);
+    assert_int_equal(map[0], 0);
+    assert_int_equal(map[1], -1);
+
+    /* 64 registers per thread. */
+    assert_int_equal(td__lay_storage(&acc, &st), 0);
+    ASSERT_SHARD(st, IT(2, 2, M), IT(16, 4, M), IT(2, 1, M));
+    assert_int_equal(span_of(&st, TD_LAY_ALL_MEMORY), 64);
+    assert_int_equal(size_of(&st), 64);
+}
+
+static void test_wgmma_regions_masks_validate(void **state)
+{
+    (void)state;
+    td_layout acc = acc_layout(), red = red_layout();
+    const int64_t z[2] = {0, 0};
+    td_lay_local loc;
+    td_lay_dim dims[2];
+    int64_t masks[8];
+    int nmasks = -1, reduce[1] = {1};
+    char why[128] = "";
+    int64_t c[TD_AXIS_COUNT], nt, ns;
+
+    assert_int_equal(td__lay_local_region(&acc, acc_shape, 2, z, acc_shape,
+                                          &loc, why, sizeof(why)), 0);
+    assert_int_equal(loc.ndim, 2);
+    assert_int_equal(loc.shape[0], 2);
+    assert_int_equal(loc.shape[1], 32);
+    assert_int_equal(loc.start[0], 0);
+    assert_int_equal(loc.start[1], 0);
+    assert_int_equal(loc.extent[0], 2);
+    assert_int_equal(loc.extent[1], 32);
+
+    assert_int_equal(td__lay_local_region(&red, red_shape, 2, z, red_shape,
+                                          &loc, why, sizeof(why)), 0);
+    assert_int_equal(loc.ndim, 1);
+    assert_int_equal(loc.shape[0], 2);
+    assert_int_equal(loc.start[0], 0);
+    assert_int_equal(loc.extent[0], 2);
+
+    assert_int_equal(td__lay_analyze_dims(&acc, acc_shape, 2, dims), 0);
+    assert_int_equal(td__lay_shuffle_masks(dims, 2, reduce, 1, masks, &nmasks,
+                                           8), 0);
+    assert_int_equal(nmasks, 2);
+    assert_int_equal(masks[0], 1);
+    assert_int_equal(masks[1], 2);
+
+    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
+                                                red_shape, 2, reduce, 1, why,
+                                                sizeof(why)), 0);
+
+    /* Row r = 8a + b, column c = 8i + 2q + v:
+     * m = 2a + 4i + v, laneid = 4b + q. */
+    assert_int_equal(td__lay_map(&acc, 13 * 128 + 8 * 5 + 2 * 3 + 1, c), 0);
+    assert_int_equal(c[M], 2 * 1 + 4 * 5 + 1);
+    assert_int_equal(c[LANE], 4 * 5 + 3);
+    assert_int_equal(td__lay_bounds(&acc, &nt, &ns), 0);
+    assert_int_equal(nt, 32);
+    assert_int_equal(ns, 64);
+}
+
+static void test_validate_mismatch(void **state)
+{
+    (void)state;
+    td_layout acc = acc_layout(), red = red_layout();
+    /* dst keeps the 32 local columns: not what a reduction of dim 1
+     * produces. */
+    td_layout wrong = LS(IT(2, 1, M), IT(8, 4, LANE), IT(4, 1, LANE),
+                         IT(32, 1, M));
+    const int64_t wrong_shape[2] = {16, 128};
+    /* dst with more non-trivial dims than expected (upstream IndexError). */
+    td_layout more = LS(IT(2, 1, M), IT(32, 1, LANE), IT(2, 1, M));
+    const int64_t more_shape[3] = {16, 4, 2};
+    int reduce[1] = {1}, bad_reduce[1] = {2};
+    char why[128];
+
+    assert_int_equal(td__lay_validate_reduction(&acc, &wrong, acc_shape, 2,
+                                                wrong_shape, 2, reduce, 1, why,
+                                                sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "mismatch dst/src layout for reduction");
+
+    memset(why, 0, sizeof(why));
+    assert_int_equal(td__lay_validate_reduction(&acc, &more, acc_shape, 2,
+                                                more_shape, 3, reduce, 1, why,
+                                                sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "mismatch dst/src layout for reduction");
+
+    /* Fewer dims than expected: reducing nothing keeps dim 1's locals. */
+    memset(why, 0, sizeof(why));
+    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
+                                                red_shape, 2, NULL, 0, why,
+                                                sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "mismatch dst/src layout for reduction");
+
+    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
+                                                red_shape, 2, bad_reduce, 1,
+                                                why, sizeof(why)), TD_EINVAL);
+    assert_string_equal(why, "reduce dim 2 out of range for ndim=2");
+}
+
+/* ---- warpgroup (128,16) -> (128,1) ----------------------------------- */
+
+static void test_warpgroup(void **state)
+{
+    (void)state;
+    td_layout src = LS(IT(128, 1, TIDWG), IT(16, 1, M));
+    td_layout dst = LS(IT(128, 1, TIDWG), IT(1, 1, M));
+    const int64_t ss[2] = {128, 16}, ds[2] = {128, 1}, z[2] = {0, 0};
+    int reduce[1] = {1}, seps[3];
+    td_lay_dim dims[2];
+    td_lay_local loc;
+    td_layout g;
+    int64_t nt, ns;
+    owners o = {0};
+
+    assert_int_equal(td__lay_validate_reduction(&src, &dst, ss, 2, ds, 2,
+                                                reduce, 1, NULL, 0), 0);
+    /* The trailing extent-1 dim gets a unit iter on tid_in_wg. */
+    assert_int_equal(td__lay_group(&dst, ds, 2, &g, seps), 0);
+    ASSERT_SHARD(g, IT(128, 1, TIDWG), IT(1, 1, TIDWG));
+    assert_int_equal(seps[1], 1);
+    assert_int_equal(seps[2], 2);
+    assert_int_equal(td__lay_analyze_dims(&src, ss, 2, dims), 0);
+    assert_int_equal(dims[0].thread_extent, 128);
+    assert_int_equal(dims[0].local_extent, 1);
+    assert_int_equal(dims[1].thread_extent, 1);
+    assert_int_equal(dims[1].local_extent, 16);
+
+    assert_int_equal(td__lay_local_region(&src, ss, 2, z, ss, &loc, NULL, 0),
+                     0);
+    assert_int_equal(loc.ndim, 1);
+    assert_int_equal(loc.shape[0], 16);
+    assert_int_equal(loc.extent[0], 16);
+    assert_int_equal(td__lay_local_region(&dst, ds, 2, z, ds, &loc, NULL, 0),
+                     0);
+    assert_int_equal(loc.ndim, 1);
+    assert_int_equal(loc.shape[0], 1);
+    assert_int_equal(loc.extent[0], 1);
+
+    assert_int_equal(td__lay_owner_slots(&src, 100 * 16 + 7, collect, &o), 0);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.tid[0], 100);
+    assert_int_equal(o.slot[0], 7);
+    assert_int_equal(td__lay_bounds(&src, &nt, &ns), 0);
+    assert_int_equal(nt, 128);
+    assert_int_equal(ns, 16);
+}
+
+/* ---- 4.6 view-basic derived values ----------------------------------- */
+
+typedef struct view_case {
+    int ndim;
+    int64_t src_shape[3];
+    int64_t dst_shape[3];
+    int nreduce;
+    int reduce[2];
+    int src_local_ndim;
+    int64_t src_local[2];
+    int dst_local_ndim;
+    int64_t dst_local[2];
+    int64_t R, D;
+} view_case;
+
+/* S[(32, *inner) : (1@laneid, row-major strides of inner)]. */
+static td_layout row_per_lane(const int64_t *shape, int ndim)
+{
+    td_layout l;
+    int64_t stride = 1;
+
+    memset(&l, 0, sizeof(l));
+    l.nshard = ndim;
+    l.shard[0] = IT(32, 1, LANE);
+    for (int d = ndim - 1; d >= 1; d--) {
+        l.shard[d] = IT(shape[d], stride, M);
+        stride *= shape[d];
+    }
+    return l;
+}
+
+/* R = product of the src local extents of reduced dims with a local part;
+ * D = product of the dst local extents (reference 3.1 (C)). */
+static void check_view_case(const view_case *vc)
+{
+    td_layout src = row_per_lane(vc->src_shape, vc->ndim);
+    td_layout dst = row_per_lane(vc->dst_shape, vc->ndim);
+    const int64_t z[3] = {0, 0, 0};
+    td_lay_local sl, dl;
+    int smap[3];
+    int64_t R = 1, D = 1;
+
+    assert_int_equal(td__lay_local_region(&src, vc->src_shape, vc->ndim, z,
+                                          vc->src_shape, &sl, NULL, 0), 0);
+    assert_int_equal(td__lay_local_region(&dst, vc->dst_shape, vc->ndim, z,
+                                          vc->dst_shape, &dl, NULL, 0), 0);
+    assert_int_equal(sl.ndim, vc->src_local_ndim);
+    for (int i = 0; i < sl.ndim; i++)
+        assert_int_equal(sl.shape[i], vc->src_local[i]);
+    assert_int_equal(dl.ndim, vc->dst_local_ndim);
+    for (int i = 0; i < dl.ndim; i++) {
+        assert_int_equal(dl.shape[i], vc->dst_local[i]);
+        D *= dl.extent[i];
+    }
+    assert_int_equal(td__lay_local_dim_map(&src, vc->src_shape, vc->ndim,
+                                           smap), 0);
+    for (int r = 0; r < vc->nreduce; r++)
+        if (smap[vc->reduce[r]] >= 0)
+            R *= sl.extent[smap[vc->reduce[r]]];
+    assert_int_equal(R, vc->R);
+    assert_int_equal(D, vc->D);
+    assert_int_equal(td__lay_validate_reduction(&src, &dst, vc->src_shape,
+                                                vc->ndim, vc->dst_shape,
+                                                vc->ndim, vc->reduce,
+                                                vc->nreduce, NULL, 0), 0);
+}
+
+static void test_view_basic(void **state)
+{
+    (void)state;
+    static const view_case cases[] = {
+        /* (64,) -> (1,), axes (-1,) */
+        {2, {32, 64}, {32, 1}, 1, {1}, 1, {64}, 1, {1}, 64, 1},
+        /* (4,8) -> (1,1), axes (1,2) */
+        {3, {32, 4, 8}, {32, 1, 1}, 2, {1, 2}, 2, {4, 8}, 1, {1}, 32, 1},
+        /* (4,8) -> (4,1), axes (-1,) */
+        {3, {32, 4, 8}, {32, 4, 1}, 1, {2}, 2, {4, 8}, 2, {4, 1}, 8, 4},
+        /* (4,8) -> (1,8), axes (1,): dst dim 1 is pure thread */
+        {3, {32, 4, 8}, {32, 1, 8}, 1, {1}, 2, {4, 8}, 1, {8}, 4, 8},
+    };
+
+    for (int i = 0; i < N(cases); i++)
+        check_view_case(&cases[i]);
+}
+
+static void test_view_slice(void **state)
+{
+    (void)state;
+    const int64_t shape[2] = {32, 64}, st[2] = {0, 16}, ext[2] = {32, 16};
+    td_layout src = row_per_lane(shape, 2);
+    td_layout dst = row_per_lane((const int64_t[]){32, 1}, 2);
+    td_layout g;
+    int seps[3];
+    td_lay_local loc;
+
+    assert_int_equal(td__lay_local_region(&src, shape, 2, st, ext, &loc, NULL,
+                                          0), 0);
+    assert_int_equal(loc.ndim, 1);
+    assert_int_equal(loc.shape[0], 64);
+    assert_int_equal(loc.start[0], 16);
+    assert_int_equal(loc.extent[0], 16);
+
+    /* S[(32,1):(1@laneid,1)] by [32,1]: dim 1 is a unit laneid iter. */
+    assert_int_equal(td__lay_group(&dst, (const int64_t[]){32, 1}, 2, &g,
+                                   seps), 0);
+    ASSERT_SHARD(g, IT(32, 1, LANE), IT(1, 1, LANE));
+}
+
+/* ---- local region acceptance ----------------------------------------- */
+
+static void test_local_region_docstring(void **state)
+{
+    (void)state;
+    /* (2,8,4,2):(8@m,2@laneid,2@m,1@m), shape [16,8]. */
+    td_layout l = LS(IT(2, 8, M), IT(8, 2, LANE), IT(4, 2, M), IT(2, 1, M));
+    const int64_t shape[2] = {16, 8};
+    td_lay_local loc;
+    char why[128];
+
+    /* [8:16, :] -> ([2,8],[1,0],[1,8]): upstream rejects this (7.6). */
+    assert_int_equal(td__lay_local_region(&l, shape, 2,
+                                          (const int64_t[]){8, 0},
+                                          (const int64_t[]){8, 8}, &loc, why,
+                                          sizeof(why)), 0);
+    assert_int_equal(loc.ndim, 2);
+    assert_int_equal(loc.shape[0], 2);
+    assert_int_equal(loc.shape[1], 8);
+    assert_int_equal(loc.start[0], 1);
+    assert_int_equal(loc.start[1], 0);
+    assert_int_equal(loc.extent[0], 1);
+    assert_int_equal(loc.extent[1], 8);
+
+    /* [4:12, :] splits the lanes. */
+    assert_int_equal(td__lay_local_region(&l, shape, 2,
+                                          (const int64_t[]){4, 0},
+                                          (const int64_t[]){8, 8}, &loc, why,
+                                          sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "region covers part of thread iter (8, 2, laneid)");
+
+    /* Pure local dim 1: any sub-range, shape-level values. */
+    assert_int_equal(td__lay_local_region(&l, shape, 2,
+                                          (const int64_t[]){0, 3},
+                                          (const int64_t[]){16, 4}, &loc, why,
+                                          sizeof(why)), 0);
+    assert_int_equal(loc.start[1], 3);
+    assert_int_equal(loc.extent[1], 4);
+
+    /* Out of bounds. */
+    assert_int_equal(td__lay_local_region(&l, shape, 2,
+                                          (const int64_t[]){0, 3},
+                                          (const int64_t[]){16, 6}, &loc, why,
+                                          sizeof(why)), TD_EINVAL);
+    assert_string_equal(why, "region out of bounds in dim 1");
+}
+
+static void test_local_region_shapes(void **state)
+{
+    (void)state;
+    /* One dim: (4,m) outer, (8,laneid), (4,m) inner; shape [128]. */
+    td_layout l = LS(IT(4, 4, M), IT(8, 1, LANE), IT(4, 1, M));
+    const int64_t shape[1] = {128};
+    td_lay_local loc;
+    char why[128];
+
+    /* Rows 1..2 of the outer local iter, all lanes, all inner: [32:96). */
+    assert_int_equal(td__lay_local_region(&l, shape, 1,
+                                          (const int64_t[]){32},
+                                          (const int64_t[]){64}, &loc, why,
+                                          sizeof(why)), 0);
+    assert_int_equal(loc.shape[0], 16);
+    assert_int_equal(loc.start[0], 4);
+    assert_int_equal(loc.extent[0], 8);
+
+    /* Three outer values: upstream's "2 values or all" rule. */
+    assert_int_equal(td__lay_local_region(&l, shape, 1,
+                                          (const int64_t[]){0},
+                                          (const int64_t[]){96}, &loc, why,
+                                          sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "region covers 3 of 4 values of local iter");
+
+    /* Coordinates (1,0,1)..(2,7,2) pass each iter's test but [33, 95)
+     * is not their box (upstream asserts). */
+    assert_int_equal(td__lay_local_region(&l, shape, 1,
+                                          (const int64_t[]){33},
+                                          (const int64_t[]){62}, &loc, why,
+                                          sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "region is not a rectangle of the layout iters");
+
+    /* No local dim at all: ([1],[0],[1]). */
+    l = LS(IT(32, 1, LANE));
+    assert_int_equal(td__lay_local_region(&l, (const int64_t[]){32}, 1,
+                                          (const int64_t[]){0},
+                                          (const int64_t[]){32}, &loc, NULL,
+                                          0), 0);
+    assert_int_equal(loc.ndim, 1);
+    assert_int_equal(loc.shape[0], 1);
+    assert_int_equal(loc.start[0], 0);
+    assert_int_equal(loc.extent[0], 1);
+}
+
+/* ---- canonicalize ---------------------------------------------------- */
+
+static void test_canonicalize(void **state)
+{
+    (void)state;
+    td_layout l, c;
+
+    /* laneid + warpid -> tx, then fused into one iter. */
+    l = LS(IT(4, 1, WARP), IT(32, 1, LANE));
+    assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+    ASSERT_SHARD(c, IT(128, 1, TX));
+
+    /* warpid stride s -> tx stride 32s; not contiguous, not fused. */
+    l = LS(IT(2, 2, WARP), IT(32, 1, LANE));
+    l.offset[LANE] = 3;
+    l.offset[WARP] = 1;
+    assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+    ASSERT_SHARD(c, IT(2, 64, TX), IT(32, 1, TX));
+    assert_int_equal(c.offset[TX], 35);
+    assert_int_equal(c.offset[LANE], 0);
+    assert_int_equal(c.offset[WARP], 0);
+
+    /* laneid alone stays laneid; adjacent contiguous iters fuse. */
+    l = LS(IT(4, 8, LANE), IT(8, 1, LANE), IT(2, 4, M), IT(4, 1, M));
+    assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+    ASSERT_SHARD(c, IT(32, 1, LANE), IT(8, 1, M));
+
+    /* Three-way fusion; different axes never fuse. */
+    l = LS(IT(2, 16, M), IT(4, 4, M), IT(4, 1, M), IT(2, 1, LANE));
+    assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+    ASSERT_SHARD(c, IT(32, 1, M), IT(2, 1, LANE));
+
+    /* Unit iters go; an all-unit shard keeps (1, 1, axis of the first). */
+    l = LS(IT(1, 5, M), IT(4, 1, M), IT(1, 1, LANE));
+    assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+    ASSERT_SHARD(c, IT(4, 1, M));
+    l = LS(IT(1, 3, LANE), IT(1, 1, M));
+    assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+    ASSERT_SHARD(c, IT(1, 1, LANE));
+
+    /* Replicas sort by (axis, stride, extent); unit replicas stay. */
+    l = mk(S(IT(4, 1, M)), 1,
+           S(IT(8, 1, LANE), IT(4, 1, M), IT(1, 1, LANE), IT(2, 1, M)), 4);
+    assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+    ASSERT_REP(c, IT(2, 1, M), IT(4, 1, M), IT(1, 1, LANE), IT(8, 1, LANE));
+
+    /* In place. */
+    l = LS(IT(4, 8, LANE), IT(8, 1, LANE));
+    assert_int_equal(td__lay_canonicalize(&l, &l), 0);
+    ASSERT_SHARD(l, IT(32, 1, LANE));
+}
+
+/* ---- group failures, span ---------------------------------------------- */
+
+static void test_group_failures(void **state)
+{
+    (void)state;
+    td_layout l = LS(IT(3, 2, M), IT(2, 1, M)), g;
+    int seps[TD_MAX_RANK + 1];
+
+    /* 3 then 2 cannot be split into (2, 3); the fused (6, 1) can. */
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){2, 3}, 2, &g, seps),
+                     TD_EINVAL);
+    l = LS(IT(6, 1, M));
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){2, 3}, 2, &g, seps),
+                     0);
+    ASSERT_SHARD(g, IT(2, 3, M), IT(3, 1, M));
+
+    /* Size mismatches both ways. */
+    l = LS(IT(32, 1, LANE));
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){16}, 1, &g, seps),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){64}, 1, &g, seps),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){6, 6}, 2, &g, seps),
+                     TD_EINVAL);
+    /* A leading extent-1 dim takes a unit iter of the first iter. */
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){1, 32}, 2, &g, seps),
+                     0);
+    ASSERT_SHARD(g, IT(1, 32, LANE), IT(32, 1, LANE));
+    assert_int_equal(seps[1], 1);
+    /* Bad shapes. */
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){0}, 1, &g, seps),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){32}, 0, &g, seps),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){32}, TD_MAX_RANK + 1,
+                                   &g, seps), TD_EINVAL);
+    /* Too many unit dims for the iter array. */
+    {
+        int64_t ones[TD_MAX_RANK];
+        td_layout many;
+
+        memset(&many, 0, sizeof(many));
+        many.nshard = TD_MAX_LAYOUT_ITERS;
+        for (int i = 0; i < TD_MAX_LAYOUT_ITERS; i++)
+            many.shard[i] = IT(2, (int64_t)1 << (TD_MAX_LAYOUT_ITERS - 1 - i),
+                               M);
+        for (int d = 0; d < TD_MAX_RANK; d++)
+            ones[d] = 1;
+        ones[TD_MAX_RANK - 1] = (int64_t)1 << TD_MAX_LAYOUT_ITERS;
+        assert_int_equal(td__lay_group(&many, ones, TD_MAX_RANK, &g, seps),
+                         TD_ELIMIT);
+    }
+}
+
+static void test_span_offsets(void **state)
+{
+    (void)state;
+    td_layout l = mk(S(IT(4, 2, M), IT(8, 1, LANE)), 2, S(IT(2, 16, M)), 1);
+
+    l.offset[M] = 3;
+    l.offset[LANE] = 5;
+    assert_int_equal(span_of(&l, TD_LAY_ALL_MEMORY), 1 + 6 + 16 + 3);
+    assert_int_equal(span_of(&l, LANE), 1 + 7 + 5);
+    assert_int_equal(size_of(&l), 32);
+}
+
+/* ---- thread ids ------------------------------------------------------ */
+
+static void test_thread_ids(void **state)
+{
+    (void)state;
+    int64_t c[TD_AXIS_COUNT] = {0}, tid = -1, nt, ns;
+    td_layout l;
+    owners o = {0};
+
+    c[LANE] = 3;
+    c[WARP] = 2;
+    assert_int_equal(td__lay_thread_id(c, &tid), 0);
+    assert_int_equal(tid, 67);
+    memset(c, 0, sizeof(c));
+    c[WGID] = 1;
+    c[TIDWG] = 5;
+    assert_int_equal(td__lay_thread_id(c, &tid), 0);
+    assert_int_equal(tid, 133);
+    memset(c, 0, sizeof(c));
+    c[WGID] = 1;
+    c[WIDWG] = 2;
+    c[LANE] = 1;
+    assert_int_equal(td__lay_thread_id(c, &tid), 0);
+    assert_int_equal(tid, 128 + 64 + 1);
+    c[TD_AXIS_BX] = 1;
+    assert_int_equal(td__lay_thread_id(c, &tid), TD_EINVAL);
+    memset(c, 0, sizeof(c));
+    c[LANE] = -1;
+    assert_int_equal(td__lay_thread_id(c, &tid), TD_EINVAL);
+
+    /* A warp per row, replicated over 2 warpgroups' wgid. */
+    l = mk(S(IT(4, 1, WIDWG), IT(32, 1, LANE)), 2, S(IT(2, 1, WGID)), 1);
+    assert_int_equal(td__lay_owner_slots(&l, 33, collect, &o), 0);
+    assert_int_equal(o.n, 2);
+    assert_int_equal(o.tid[0], 33);
+    assert_int_equal(o.tid[1], 161);
+    assert_int_equal(td__lay_bounds(&l, &nt, &ns), 0);
+    assert_int_equal(nt, 256);
+    assert_int_equal(ns, 1);
+
+    /* The callback can stop the walk. */
+    o.n = 64;
+    assert_int_equal(td__lay_owner_slots(&l, 0, collect, &o), -100);
+}
+
+/* ---- hostile inputs -------------------------------------------------- */
+
+static void test_hostile(void **state)
+{
+    (void)state;
+    td_layout l, out;
+    int64_t v, c[TD_AXIS_COUNT], w, k;
+    int seps[TD_MAX_RANK + 1];
+    td_lay_dim dims[2];
+    int64_t masks[4];
+    int nm, red[1] = {0};
+    char why[128];
+
+    l = LS(IT(0, 1, M));
+    assert_int_equal(td__lay_check(&l, why, sizeof(why)), TD_EINVAL);
+    assert_string_equal(why, "shard iter 0 has extent 0");
+    assert_int_equal(td__lay_canonicalize(&l, &out), TD_EINVAL);
+    l = LS(IT(-4, 1, M));
+    assert_int_equal(td__lay_size(&l, &v), TD_EINVAL);
+    l = LS(IT(4, (int64_t)1 << 50, M));
+    assert_int_equal(td__lay_check(&l, why, sizeof(why)), TD_EINVAL);
+    assert_string_equal(why, "shard iter 0 has stride 1125899906842624");
+    l = LS(IT(4, 1, M));
+    l.shard[0].axis = (td_axis)99;
+    assert_int_equal(td__lay_check(&l, why, sizeof(why)), TD_EINVAL);
+    assert_string_equal(why, "shard iter 0 has an unknown axis");
+    l = LS(IT(4, 1, M));
+    l.nshard = TD_MAX_LAYOUT_ITERS + 1;
+    assert_int_equal(td__lay_span(&l, TD_LAY_ALL_MEMORY, &v), TD_EINVAL);
+    l.nshard = -1;
+    assert_int_equal(td__lay_storage(&l, &out), TD_EINVAL);
+    l = LS(IT(4, 1, M));
+    l.nrep = 1000;
+    assert_int_equal(td__lay_replica_count(&l, &v), TD_EINVAL);
+    l = LS(IT(4, 1, M));
+    l.offset[LANE] = INT64_MIN;
+    assert_int_equal(td__lay_map(&l, 0, c), TD_EINVAL);
+    assert_int_equal(td__lay_check(NULL, why, sizeof(why)), TD_EINVAL);
+    assert_int_equal(td__lay_span(&l, 999, &v), TD_EINVAL);
+
+    /* Size overflow: 16 iters of extent 2^31. */
+    memset(&l, 0, sizeof(l));
+    l.nshard = TD_MAX_LAYOUT_ITERS;
+    for (int i = 0; i < l.nshard; i++)
+        l.shard[i] = IT(TD_MAX_EXTENT, 1, M);
+    assert_int_equal(td__lay_size(&l, &v), TD_ELIMIT);
+    assert_int_equal(td__lay_map(&l, 0, c), TD_ELIMIT);
+    /* Span overflow: large extents times large strides. */
+    for (int i = 0; i < l.nshard; i++)
+        l.shard[i] = IT(TD_MAX_EXTENT, TD_LAY_MAX_STRIDE, M);
+    assert_int_equal(td__lay_span(&l, M, &v), TD_ELIMIT);
+    /* Fusion beyond the extent limit is reported, not wrapped. */
+    memset(&l, 0, sizeof(l));
+    l.nshard = 2;
+    l.shard[0] = IT((int64_t)1 << 16, 0, M);
+    l.shard[1] = IT((int64_t)1 << 15, 0, M);
+    assert_int_equal(td__lay_canonicalize(&l, &out), 0);
+    ASSERT_SHARD(out, IT(TD_MAX_EXTENT, 0, M));
+    l.nshard = 3;
+    l.shard[2] = IT(2, 0, M);
+    assert_int_equal(td__lay_canonicalize(&l, &out), TD_ELIMIT);
+    for (int i = 0; i < 3; i++)
+        l.shard[i] = IT(TD_MAX_EXTENT, 0, M);
+    assert_int_equal(td__lay_canonicalize(&l, &out), TD_ELIMIT);
+    /* warpid strides grow 32x when fused into tx. */
+    l = LS(IT(2, TD_LAY_MAX_STRIDE, WARP), IT(32, 1, LANE));
+    assert_int_equal(td__lay_canonicalize(&l, &out), TD_ELIMIT);
+
+    /* Element and replica indices out of range. */
+    l = mk(S(IT(4, 1, M)), 1, S(IT(2, 1, LANE)), 1);
+    assert_int_equal(td__lay_map(&l, 4, c), TD_EINVAL);
+    assert_int_equal(td__lay_map(&l, -1, c), TD_EINVAL);
+    assert_int_equal(td__lay_replica(&l, 2, c), TD_EINVAL);
+    assert_int_equal(td__lay_owner_slots(&l, 9, collect, NULL), TD_EINVAL);
+    assert_int_equal(td__lay_owner_slots(&l, 0, NULL, NULL), TD_EINVAL);
+    /* Block axes have no linear thread id. */
+    l = LS(IT(2, 1, TD_AXIS_BX), IT(4, 1, M));
+    assert_int_equal(td__lay_bounds(&l, &v, &w), TD_EINVAL);
+    /* Negative slots. */
+    l = LS(IT(4, -1, M));
+    assert_int_equal(td__lay_bounds(&l, &v, &w), TD_EINVAL);
+
+    /* Masks: non power of two, cap, bad reduce dims. */
+    l = LS(IT(6, 1, LANE), IT(2, 1, M));
+    assert_int_equal(td__lay_analyze_dims(&l, (const int64_t[]){6, 2}, 2,
+                                          dims), 0);
+    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+                     TD_EINVAL);
+    l = LS(IT(32, 1, LANE), IT(2, 1, M));
+    assert_int_equal(td__lay_analyze_dims(&l, (const int64_t[]){32, 2}, 2,
+                                          dims), 0);
+    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+                     TD_ELIMIT);
+    red[0] = 2;
+    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+                     TD_EINVAL);
+    red[0] = -1;
+    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+                     TD_EINVAL);
+
+    /* Group with hostile layouts and shapes. */
+    l = LS(IT(32, 1, LANE));
+    assert_int_equal(td__lay_group(&l, NULL, 1, &out, seps), TD_EINVAL);
+    assert_int_equal(td__lay_group(&l, (const int64_t[]){-32}, 1, &out, seps),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_validate_reduction(&l, &l, (const int64_t[]){32},
+                                                1, (const int64_t[]){16}, 1,
+                                                NULL, 0, why, sizeof(why)),
+                     TD_EINVAL);
+    assert_string_equal(why, "dst layout cannot be grouped by its shape");
+
+    /* The shuffle analysis validates both layouts first. */
+    l = LS(IT(0, 1, LANE));
+    assert_int_equal(td__lay_analyze_shuffle(&l, &l, &w, &k, why, sizeof(why)),
+                     TD_EINVAL);
+    assert_string_equal(why, "shard iter 0 has extent 0");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_warp),
+        cmocka_unit_test(test_four_per_lane),
+        cmocka_unit_test(test_gapped_storage),
+        cmocka_unit_test(test_partial_width),
+        cmocka_unit_test(test_shuffle_rejections),
+        cmocka_unit_test(test_wgmma_group_and_dims),
+        cmocka_unit_test(test_wgmma_regions_masks_validate),
+        cmocka_unit_test(test_validate_mismatch),
+        cmocka_unit_test(test_warpgroup),
+        cmocka_unit_test(test_view_basic),
+        cmocka_unit_test(test_view_slice),
+        cmocka_unit_test(test_local_region_docstring),
+        cmocka_unit_test(test_local_region_shapes),
+        cmocka_unit_test(test_canonicalize),
+        cmocka_unit_test(test_group_failures),
+        cmocka_unit_test(test_span_offsets),
+        cmocka_unit_test(test_thread_ids),
+        cmocka_unit_test(test_hostile),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
