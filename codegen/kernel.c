@@ -1,11 +1,1155 @@
-/* placeholder: the kernel program generator (issue 6) is being written. */
-#include "td_internal.h"
+/*
+ * Self-checking CUDA programs (contract section 6, issue 6).
+ *
+ * td_kernel_program dispatches a call, prints the winner's IR as CUDA and
+ * wraps it in a complete .cu file:
+ *
+ *   - one __global__ kernel launched with the call's launch parameters;
+ *   - every buffer the call touches (src and dst) lives in global memory,
+ *     one copy per scope instance, and is staged into the call's storage:
+ *     register buffers through their layouts (a table, generated here from
+ *     the layout's inverse map, says which logical element each thread's
+ *     register slot holds), shared buffers by a cooperative copy and a
+ *     barrier;
+ *   - the emitted body runs, then every buffer is staged back: a register
+ *     buffer writes every thread's every slot, so each replica of each
+ *     element is checked on its own;
+ *   - a host main fills the inputs deterministically, runs the kernel,
+ *     computes the reference in double precision and prints one line,
+ *     "PASS name max_err=E" or "FAIL name ...", exiting 0 or 1.
+ *
+ * Scope instances.  Register calls: thread scope makes every thread an
+ * instance, warp scope every 32 threads, warpgroup every 128, cta every
+ * block.  Shared calls: shared memory belongs to the block, and the emitted
+ * code divides the work among the launch's threads itself, so the block is
+ * the instance whatever the scope.  docs/verification.md describes the
+ * program in full.
+ *
+ * The text is deterministic: the same call gives the same bytes.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+#include "layout.h"
+#include "predicates.h"
+
+/* Fixed limits of a generated program (inputs are hostile: refuse rather
+ * than write a program nobody can build or run). */
+#define KP_MAX_THREADS 1024               /* threads per block (CUDA) */
+#define KP_MAX_GRID 65535                 /* blocks per grid dimension */
+#define KP_MAX_ELEMS ((int64_t)1 << 24)   /* elements of one global array */
+#define KP_MAX_TABLE ((int64_t)1 << 18)   /* entries of one layout table */
+#define KP_MAX_SLOTS ((int64_t)1 << 14)   /* register slots per thread */
+#define KP_MAX_SHARED ((int64_t)48 * 1024) /* static shared bytes per block */
+
+/* One buffer the program stages. */
+typedef struct kp_buf {
+    const td_buffer *b;
+    bool shared;      /* shared memory; else registers */
+    bool is_src;
+    bool is_dst;
+    int64_t elems;    /* logical elements (product of the shape) */
+    int64_t slots;    /* register slots per thread (register buffers) */
+    int *map;         /* tpi * slots entries (element or -1), or NULL when
+                         every thread holds the whole buffer row-major */
+} kp_buf;
+
+typedef struct kp_plan {
+    const td_call *call;
+    const char *variant;
+    char name[128];
+    int64_t block[3];
+    int64_t grid[3];
+    int64_t nthreads;   /* threads per block */
+    int64_t nblocks;
+    int64_t tpi;        /* threads per instance */
+    int64_t ipb;        /* instances per block */
+    int64_t instances;
+    int nbufs;
+    kp_buf bufs[2];
+    int nreduce, reduce[TD_MAX_RANK];
+    int nspatial, spatial[TD_MAX_RANK];
+    int64_t red_len;
+    int64_t spa_len;
+    bool bcast;         /* dst keeps the src rank: reduced dims broadcast */
+    double atol;
+    td_combiner comb;
+    bool half;          /* cuda_fp16.h needed */
+    bool bf16;          /* cuda_bf16.h needed */
+} kp_plan;
+
+/* The CUDA spelling of a dtype for the program's own declarations. */
+static const char *kp_ctype(td_dtype t)
+{
+    switch (t) {
+    case TD_F32: return "float";
+    case TD_F16: return "__half";
+    case TD_BF16: return "__nv_bfloat16";
+    case TD_F64: return "double";
+    case TD_I8: return "int8_t";
+    case TD_I16: return "int16_t";
+    case TD_I32: return "int32_t";
+    case TD_I64: return "int64_t";
+    case TD_U8: return "uint8_t";
+    case TD_U16: return "uint16_t";
+    case TD_U32: return "uint32_t";
+    case TD_U64: return "uint64_t";
+    default: return NULL;
+    }
+}
+
+/* A value of dtype t written as a device expression (the gap filler). */
+static const char *kp_gap(td_dtype t)
+{
+    switch (t) {
+    case TD_F16: return "__float2half(77.0f)";
+    case TD_BF16: return "__float2bfloat16(77.0f)";
+    default: return "77";
+    }
+}
+
+static bool kp_ident(const char *s)
+{
+    if (s[0] == '\0' || !((s[0] >= 'A' && s[0] <= 'Z') ||
+                          (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+        return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+/* The case name: the call file's base name without .yaml / .yml, reduced to
+ * characters that are safe inside a C string literal and a report. */
+static void kp_case_name(const td_call *call, char *out, size_t cap)
+{
+    const char *f = call->file;
+    const char *slash = strrchr(f, '/');
+    if (slash != NULL)
+        f = slash + 1;
+    size_t n = strnlen(f, sizeof call->file);
+    if (n > 5 && memcmp(f + n - 5, ".yaml", 5) == 0)
+        n -= 5;
+    else if (n > 4 && memcmp(f + n - 4, ".yml", 4) == 0)
+        n -= 4;
+    if (n == 0) {
+        td__strlcpy(out, "call", cap);
+        return;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n && j + 1 < cap; i++) {
+        char c = f[i];
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                  (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+        out[j++] = ok ? c : '_';
+    }
+    out[j] = '\0';
+}
+
+static int kp_fail(td_diag *diag, const td_call *call, int code,
+                   const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int kp_fail(td_diag *diag, const td_call *call, int code,
+                   const char *fmt, ...)
+{
+    char msg[TD_DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return td__diag(diag, code, call->file, 0, 0, NULL, 0, "kernel: %s", msg);
+}
+
+/* Launch: block and grid extents, threads per instance. */
+static int kp_launch(kp_plan *p, td_diag *diag)
+{
+    const td_call *c = p->call;
+    for (int t = 0; t < TD_LAUNCH_COUNT; t++) {
+        const td_launch_param *lp = &c->launch[t];
+        if (lp->present && lp->symbolic)
+            return kp_fail(diag, c, TD_EINVAL,
+                           "launch parameter %s is symbolic; kernel programs "
+                           "need numbers",
+                           td_launch_tag_name((td_launch_tag)t));
+        if (lp->present && lp->extent < 1)
+            return kp_fail(diag, c, TD_EINVAL,
+                           "launch parameter %s must be >= 1 (got %" PRId64
+                           ")",
+                           td_launch_tag_name((td_launch_tag)t), lp->extent);
+    }
+    int64_t dflt;
+    switch (c->scope) {
+    case TD_SCOPE_THREAD: p->tpi = 1; dflt = 1; break;
+    case TD_SCOPE_WARP: p->tpi = 32; dflt = 32; break;
+    case TD_SCOPE_WARPGROUP: p->tpi = 128; dflt = 128; break;
+    case TD_SCOPE_CTA: p->tpi = 0; dflt = 1; break;
+    default:
+        return kp_fail(diag, c, TD_EINVAL,
+                       "exec scope %s is not supported by kernel programs",
+                       td_exec_scope_name(c->scope));
+    }
+    for (int i = 0; i < 3; i++) {
+        const td_launch_param *tp = &c->launch[TD_LAUNCH_TX + i];
+        const td_launch_param *bp = &c->launch[TD_LAUNCH_BX + i];
+        p->block[i] = tp->present ? tp->extent : (i == 0 ? dflt : 1);
+        p->grid[i] = bp->present ? bp->extent : 1;
+        if (p->block[i] > KP_MAX_THREADS || p->grid[i] > KP_MAX_GRID)
+            return kp_fail(diag, c, TD_ELIMIT,
+                           "launch too large: block dimension %" PRId64
+                           ", grid dimension %" PRId64,
+                           p->block[i], p->grid[i]);
+    }
+    p->nthreads = p->block[0] * p->block[1] * p->block[2];
+    p->nblocks = p->grid[0] * p->grid[1] * p->grid[2];
+    if (p->nthreads > KP_MAX_THREADS)
+        return kp_fail(diag, c, TD_ELIMIT,
+                       "%" PRId64 " threads per block (at most %d)",
+                       p->nthreads, KP_MAX_THREADS);
+    if (p->tpi == 0)
+        p->tpi = p->nthreads;
+    return 0;
+}
+
+/* Owner callback state for the layout inverse map. */
+typedef struct kp_owner {
+    kp_buf *kb;
+    int64_t tpi;
+    int64_t elem;
+    int bad;            /* 1 thread out of range, 2 slot, 3 shared slot */
+    int64_t bad_tid, bad_slot;
+} kp_owner;
+
+static int kp_owner_cb(void *u, int64_t tid, int64_t slot)
+{
+    kp_owner *o = u;
+    if (tid < 0 || tid >= o->tpi) {
+        o->bad = 1;
+    } else if (slot < 0 || slot >= o->kb->slots) {
+        o->bad = 2;
+    } else {
+        int *cell = &o->kb->map[tid * o->kb->slots + slot];
+        if (*cell >= 0 && *cell != (int)o->elem)
+            o->bad = 3;
+        else
+            *cell = (int)o->elem;
+    }
+    if (o->bad != 0) {
+        o->bad_tid = tid;
+        o->bad_slot = slot;
+        return TD_EINVAL;
+    }
+    return 0;
+}
+
+/* The IR's declared element count for buffer `name` (0 when the body does
+ * not declare it). */
+static int64_t kp_ir_elems(const td_ir *ir, const char *name)
+{
+    for (const td_ir_buf *b = ir->bufs; b != NULL; b = b->next) {
+        if (b->scratch || b->name == NULL || strcmp(b->name, name) != 0)
+            continue;
+        int64_t n = 1;
+        for (int d = 0; d < b->ndim; d++)
+            n = td__mul_sat(n, b->shape[d]);
+        return n;
+    }
+    return 0;
+}
+
+/* Register slots and the (thread, slot) -> element table of a register
+ * buffer with a layout. */
+static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
+                         td_diag *diag)
+{
+    const td_call *c = p->call;
+    const td_buffer *b = kb->b;
+    int64_t nthr = 0, nslots = 0, size = 0;
+    if (td__lay_check(&b->layout, NULL, 0) != 0 ||
+        td__lay_size(&b->layout, &size) != 0 ||
+        td__lay_bounds(&b->layout, &nthr, &nslots) != 0)
+        return kp_fail(diag, c, TD_EINVAL,
+                       "the layout of %s cannot be mapped to threads and "
+                       "registers",
+                       b->name);
+    if (size != kb->elems)
+        return kp_fail(diag, c, TD_EINVAL,
+                       "the layout of %s covers %" PRId64
+                       " elements, the buffer has %" PRId64,
+                       b->name, size, kb->elems);
+    if (nthr > p->tpi)
+        return kp_fail(diag, c, TD_EINVAL,
+                       "the layout of %s spans %" PRId64
+                       " threads, more than one scope instance (%" PRId64 ")",
+                       b->name, nthr, p->tpi);
+    int64_t decl = kp_ir_elems(ir, b->name);
+    kb->slots = nslots > decl ? nslots : decl;
+    if (kb->slots < 1)
+        kb->slots = 1;
+    if (kb->slots > KP_MAX_SLOTS || td__mul_sat(kb->slots, p->tpi) > KP_MAX_TABLE)
+        return kp_fail(diag, c, TD_ELIMIT,
+                       "the register table of %s is too large (%" PRId64
+                       " slots x %" PRId64 " threads)",
+                       b->name, kb->slots, p->tpi);
+    size_t n = (size_t)(kb->slots * p->tpi);
+    kb->map = td__malloc(n * sizeof *kb->map);
+    if (kb->map == NULL)
+        return td__diag(diag, TD_ENOMEM, c->file, 0, 0, NULL, 0,
+                        "out of memory");
+    for (size_t i = 0; i < n; i++)
+        kb->map[i] = -1;
+    kp_owner o = {kb, p->tpi, 0, 0, 0, 0};
+    for (int64_t e = 0; e < kb->elems; e++) {
+        o.elem = e;
+        int err = td__lay_owner_slots(&b->layout, e, kp_owner_cb, &o);
+        if (o.bad == 1)
+            return kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s puts an element on thread %" PRId64
+                           " outside the scope instance (slot %" PRId64 ")",
+                           b->name, o.bad_tid, o.bad_slot);
+        if (o.bad == 2)
+            return kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s puts an element on thread %" PRId64
+                           " slot %" PRId64 " outside the register buffer",
+                           b->name, o.bad_tid, o.bad_slot);
+        if (o.bad == 3)
+            return kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s puts two elements on thread %" PRId64
+                           " slot %" PRId64,
+                           b->name, o.bad_tid, o.bad_slot);
+        if (err != 0)
+            return kp_fail(diag, c, err == TD_ELIMIT ? TD_ELIMIT : TD_EINVAL,
+                           "the layout of %s cannot be mapped to threads and "
+                           "registers (element %" PRId64 ")",
+                           b->name, e);
+    }
+    return 0;
+}
+
+/* Decides how each buffer is staged. */
+static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
+{
+    const td_call *c = p->call;
+    const td_buffer *src = td__region_buffer(c, &c->src);
+    const td_buffer *dst = td__region_buffer(c, &c->dst);
+    if (src == NULL || dst == NULL)
+        return kp_fail(diag, c, TD_EINVAL,
+                       "%s region does not name a buffer",
+                       src == NULL ? "src" : "dst");
+    p->nbufs = 0;
+    p->bufs[p->nbufs++] = (kp_buf){.b = src, .is_src = true};
+    if (dst == src)
+        p->bufs[0].is_dst = true;
+    else
+        p->bufs[p->nbufs++] = (kp_buf){.b = dst, .is_dst = true};
+
+    int nshared = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        kp_buf *kb = &p->bufs[i];
+        const td_buffer *b = kb->b;
+        if (!kp_ident(b->name) || strlen(b->name) > 48)
+            return kp_fail(diag, c, TD_EINVAL,
+                           "buffer name '%s' is not a short C identifier",
+                           b->name);
+        if (kp_ctype(b->dtype) == NULL)
+            return kp_fail(diag, c, TD_EINVAL,
+                           "buffer %s has an unsupported dtype", b->name);
+        if (strcmp(b->scope, "local") == 0) {
+            kb->shared = false;
+        } else if (strcmp(b->scope, "shared") == 0 ||
+                   strcmp(b->scope, "shared.dyn") == 0) {
+            kb->shared = true;
+            nshared++;
+        } else {
+            return kp_fail(diag, c, TD_EINVAL,
+                           "buffer %s: storage scope '%s' is not staged by "
+                           "kernel programs (local and shared are)",
+                           b->name, b->scope);
+        }
+        kb->elems = 1;
+        for (int d = 0; d < b->ndim; d++)
+            kb->elems = td__mul_sat(kb->elems, b->shape[d]);
+        if (kb->elems < 1 || kb->elems > KP_MAX_ELEMS)
+            return kp_fail(diag, c, TD_ELIMIT,
+                           "buffer %s has %" PRId64 " elements (at most %"
+                           PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
+        if (b->dtype == TD_F16)
+            p->half = true;
+        if (b->dtype == TD_BF16)
+            p->bf16 = true;
+    }
+    if (nshared != 0 && nshared != p->nbufs)
+        return kp_fail(diag, c, TD_EINVAL,
+                       "mixed shared and register buffers are not staged");
+    if (nshared != 0) {
+        /* Shared memory belongs to the block: one instance per block. */
+        p->tpi = p->nthreads;
+        int64_t bytes = 0;
+        for (int i = 0; i < p->nbufs; i++)
+            bytes += p->bufs[i].elems * (td_dtype_bits(p->bufs[i].b->dtype) / 8);
+        if (bytes > KP_MAX_SHARED)
+            return kp_fail(diag, c, TD_ELIMIT,
+                           "shared buffers need %" PRId64
+                           " bytes per block (at most %" PRId64 ")",
+                           bytes, KP_MAX_SHARED);
+    }
+    if (p->nthreads % p->tpi != 0)
+        return kp_fail(diag, c, TD_EINVAL,
+                       "%" PRId64 " threads per block is not a whole number "
+                       "of scope instances of %" PRId64 " threads",
+                       p->nthreads, p->tpi);
+    p->ipb = p->nthreads / p->tpi;
+    p->instances = p->ipb * p->nblocks;
+
+    for (int i = 0; i < p->nbufs; i++) {
+        kp_buf *kb = &p->bufs[i];
+        if (td__mul_sat(kb->elems, p->instances) > KP_MAX_ELEMS)
+            return kp_fail(diag, c, TD_ELIMIT,
+                           "buffer %s: %" PRId64 " instances x %" PRId64
+                           " elements is too large",
+                           kb->b->name, p->instances, kb->elems);
+        if (kb->shared)
+            continue;
+        if (kb->b->has_layout) {
+            int err = kp_layout_map(p, kb, ir, diag);
+            if (err != 0)
+                return err;
+        } else {
+            kb->slots = kb->elems;
+        }
+        if (td__mul_sat(td__mul_sat(kb->slots, p->tpi), p->instances) >
+            KP_MAX_ELEMS)
+            return kp_fail(diag, c, TD_ELIMIT,
+                           "buffer %s: %" PRId64 " register slots x %" PRId64
+                           " threads is too large",
+                           kb->b->name, kb->slots, p->instances * p->tpi);
+    }
+    return 0;
+}
+
+/* The reference's view of the reduction: reduced and spatial dims, and how
+ * a dst element finds its spatial position. */
+static int kp_reduction(kp_plan *p, td_diag *diag)
+{
+    const td_call *c = p->call;
+    char why[TD_REASON_MAX];
+    why[0] = '\0';
+    if (td_call_axes(c, p->reduce, &p->nreduce, p->spatial, &p->nspatial, why,
+                     sizeof why) != 0)
+        return kp_fail(diag, c, TD_EINVAL, "%s",
+                       why[0] != '\0' ? why : "invalid reduce axes");
+    if (c->src.ndim < 1 || c->src.ndim > TD_MAX_RANK || c->dst.ndim < 1 ||
+        c->dst.ndim > TD_MAX_RANK ||
+        p->nreduce + p->nspatial != c->src.ndim)
+        return kp_fail(diag, c, TD_EINVAL, "malformed regions");
+    p->red_len = 1;
+    p->spa_len = 1;
+    for (int i = 0; i < p->nreduce; i++)
+        p->red_len = td__mul_sat(p->red_len, c->src.extent[p->reduce[i]]);
+    for (int i = 0; i < p->nspatial; i++)
+        p->spa_len = td__mul_sat(p->spa_len, c->src.extent[p->spatial[i]]);
+    int64_t dst_len = td__region_elems(&c->dst);
+    /* Same rank with matching spatial extents: the dst keeps the reduced
+     * dims (extent 1, or a lane extent a warp view replicates across), and
+     * the result is broadcast along them.  Otherwise the dst region, read
+     * row-major, lists the spatial positions in order. */
+    p->bcast = c->dst.ndim == c->src.ndim;
+    for (int i = 0; p->bcast && i < p->nspatial; i++) {
+        int d = p->spatial[i];
+        if (c->dst.extent[d] != c->src.extent[d])
+            p->bcast = false;
+    }
+    if (!p->bcast && dst_len != p->spa_len)
+        return kp_fail(diag, c, TD_EINVAL,
+                       "dst region holds %" PRId64
+                       " elements, the reduction produces %" PRId64,
+                       dst_len, p->spa_len);
+    return 0;
+}
+
+static double kp_atol(const kp_plan *p, td_dtype t)
+{
+    switch (t) {
+    case TD_F32:
+        /* Packed sums (ftz) and shuffle trees reassociate: upstream uses
+         * 1e-4 for them. */
+        if (strcmp(p->variant, "packed_add_sum") == 0 ||
+            p->call->scope != TD_SCOPE_THREAD)
+            return 1e-4;
+        return 1e-5;
+    case TD_F64: return 1e-9;
+    case TD_F16:
+    case TD_BF16: return 1e-1;
+    default: return 0.0;
+    }
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+static void kp_i64_list(td_buf *o, const int64_t *v, int n)
+{
+    td__buf_puts(o, "{");
+    for (int i = 0; i < n; i++)
+        td__buf_printf(o, "%s%" PRId64, i ? ", " : "", v[i]);
+    if (n == 0)
+        td__buf_puts(o, "0");
+    td__buf_puts(o, "}");
+}
+
+static void kp_int_list(td_buf *o, const int *v, int n)
+{
+    td__buf_puts(o, "{");
+    for (int i = 0; i < n; i++)
+        td__buf_printf(o, "%s%d", i ? ", " : "", v[i]);
+    if (n == 0)
+        td__buf_puts(o, "0");
+    td__buf_puts(o, "}");
+}
+
+static const char kp_helpers[] =
+    "#define TD_CHECK(expr)                                                  "
+    "   \\\n"
+    "    do {                                                                "
+    "   \\\n"
+    "        cudaError_t td_err_ = (expr);                                   "
+    "   \\\n"
+    "        if (td_err_ != cudaSuccess) {                                   "
+    "   \\\n"
+    "            printf(\"FAIL %s CUDA error %s at line %d (%s): %s\\n\", "
+    "TD_NAME,     \\\n"
+    "                   cudaGetErrorName(td_err_), __LINE__, #expr,          "
+    "   \\\n"
+    "                   cudaGetErrorString(td_err_));                        "
+    "   \\\n"
+    "            return 1;                                                   "
+    "   \\\n"
+    "        }                                                               "
+    "   \\\n"
+    "    } while (0)\n"
+    "\n"
+    "template <typename T> static double td_to_double(T v) { return (double)v; }\n"
+    "template <typename T> static T td_from_double(double v) { return (T)v; }\n";
+
+static const char kp_helpers_half[] =
+    "static double td_to_double(__half v) { return (double)__half2float(v); }\n"
+    "template <> __half td_from_double<__half>(double v)\n"
+    "{\n"
+    "    return __float2half((float)v);\n"
+    "}\n";
+
+static const char kp_helpers_bf16[] =
+    "static double td_to_double(__nv_bfloat16 v)\n"
+    "{\n"
+    "    return (double)__bfloat162float(v);\n"
+    "}\n"
+    "template <> __nv_bfloat16 td_from_double<__nv_bfloat16>(double v)\n"
+    "{\n"
+    "    return __float2bfloat16((float)v);\n"
+    "}\n";
+
+/* The host-side reference and checks: generic code over the constants the
+ * program defines (TD_SRC_*, TD_DST_*, TD_RED, TD_SPA, TD_BCAST, TD_OP). */
+static const char kp_reference[] =
+    "/* Row-major flat index of coords (start + c) in a buffer of `shape`. */\n"
+    "static long long td_flat(int nd, const long long *shape,\n"
+    "                         const long long *start, const long long *c)\n"
+    "{\n"
+    "    long long f = 0;\n"
+    "    for (int d = 0; d < nd; ++d)\n"
+    "        f = f * shape[d] + start[d] + c[d];\n"
+    "    return f;\n"
+    "}\n"
+    "\n"
+    "/*\n"
+    " * The expected contents of the dst buffer of one instance: `init` (the\n"
+    " * staged values), with every dst region element replaced by the\n"
+    " * reduction of its source elements, in double precision.  tol[e] is the\n"
+    " * allowed |got - want|: atol * max(1, sum of |terms|) for float sums,\n"
+    " * 0 for max / min (the result is one of the inputs), integers and\n"
+    " * untouched elements.\n"
+    " */\n"
+    "static void td_reference(const double *src, const double *init,\n"
+    "                         double *want, double *tol)\n"
+    "{\n"
+    "    for (long long e = 0; e < TD_DST_ELEMS; ++e) {\n"
+    "        want[e] = init[e];\n"
+    "        tol[e] = 0.0;\n"
+    "    }\n"
+    "    long long cd[TD_DST_NDIM], cs[TD_SRC_NDIM];\n"
+    "    long long nd_elems = 1;\n"
+    "    for (int d = 0; d < TD_DST_NDIM; ++d)\n"
+    "        nd_elems *= td_dst_ext[d];\n"
+    "    for (long long k = 0; k < nd_elems; ++k) {\n"
+    "        long long r = k;\n"
+    "        for (int d = TD_DST_NDIM - 1; d >= 0; --d) {\n"
+    "            cd[d] = r % td_dst_ext[d];\n"
+    "            r /= td_dst_ext[d];\n"
+    "        }\n"
+    "        for (int d = 0; d < TD_SRC_NDIM; ++d)\n"
+    "            cs[d] = 0;\n"
+    "        if (TD_BCAST) {\n"
+    "            for (int i = 0; i < TD_NSPA; ++i)\n"
+    "                cs[td_spa[i]] = cd[td_spa[i]];\n"
+    "        } else {\n"
+    "            long long s = k;\n"
+    "            for (int i = TD_NSPA - 1; i >= 0; --i) {\n"
+    "                cs[td_spa[i]] = s % td_src_ext[td_spa[i]];\n"
+    "                s /= td_src_ext[td_spa[i]];\n"
+    "            }\n"
+    "        }\n"
+    "        const long long de = td_flat(TD_DST_NDIM, td_dst_shape, "
+    "td_dst_start, cd);\n"
+    "        double acc = 0.0, mag = 0.0;\n"
+    "        bool have = false;\n"
+    "        if (TD_ACCUM) {\n"
+    "            acc = init[de];\n"
+    "            mag = fabs(acc);\n"
+    "            have = true;\n"
+    "        }\n"
+    "        for (long long red = 0; red < TD_RED_LEN; ++red) {\n"
+    "            long long q = red;\n"
+    "            for (int i = TD_NRED - 1; i >= 0; --i) {\n"
+    "                cs[td_red[i]] = q % td_src_ext[td_red[i]];\n"
+    "                q /= td_src_ext[td_red[i]];\n"
+    "            }\n"
+    "            const double v = src[td_flat(TD_SRC_NDIM, td_src_shape,\n"
+    "                                         td_src_start, cs)];\n"
+    "            mag += fabs(v);\n"
+    "            if (!have)\n"
+    "                acc = TD_OP == 0 ? 0.0 + v : v;\n"
+    "            else if (TD_OP == 0)\n"
+    "                acc += v;\n"
+    "            else if (TD_OP == 1)\n"
+    "                acc = v > acc ? v : acc;\n"
+    "            else\n"
+    "                acc = v < acc ? v : acc;\n"
+    "            have = true;\n"
+    "        }\n"
+    "        want[de] = acc;\n"
+    "        tol[de] = TD_OP == 0 ? TD_ATOL * (mag > 1.0 ? mag : 1.0) : 0.0;\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "static double td_max_err = 0.0;\n"
+    "static long long td_mismatches = 0;\n"
+    "static char td_first[512];\n"
+    "\n"
+    "/* Compares one staged-back value; remembers the first mismatch. */\n"
+    "static void td_check(const char *buf, long long inst, long long elem,\n"
+    "                     long long thread, long long slot, double got,\n"
+    "                     double want, double tol)\n"
+    "{\n"
+    "    const double err = fabs(got - want);\n"
+    "    if (err <= tol) {\n"
+    "        if (err > td_max_err)\n"
+    "            td_max_err = err;\n"
+    "        return;\n"
+    "    }\n"
+    "    if (td_mismatches++ == 0) {\n"
+    "        if (thread >= 0)\n"
+    "            snprintf(td_first, sizeof td_first,\n"
+    "                     \"instance=%lld buffer=%s element=%lld thread=%lld \"\n"
+    "                     \"slot=%lld got=%.9g want=%.9g tol=%.3g\",\n"
+    "                     inst, buf, elem, thread, slot, got, want, tol);\n"
+    "        else\n"
+    "            snprintf(td_first, sizeof td_first,\n"
+    "                     \"instance=%lld buffer=%s element=%lld got=%.9g \"\n"
+    "                     \"want=%.9g tol=%.3g\",\n"
+    "                     inst, buf, elem, got, want, tol);\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* A deterministic 64-bit LCG (Knuth's MMIX constants). */\n"
+    "static unsigned long long td_rng_state = 0x9E3779B97F4A7C15ULL;\n"
+    "static unsigned long long td_rng(void)\n"
+    "{\n"
+    "    td_rng_state = td_rng_state * 6364136223846793005ULL +\n"
+    "                   1442695040888963407ULL;\n"
+    "    return td_rng_state >> 33;\n"
+    "}\n"
+    "/* A float that every dtype here holds exactly: k/64, k in [-128, 128]. */\n"
+    "static double td_rand_float(void)\n"
+    "{\n"
+    "    return (double)((long long)(td_rng() % 257) - 128) / 64.0;\n"
+    "}\n"
+    "static double td_rand_int(long long lo, long long hi)\n"
+    "{\n"
+    "    return (double)(lo + (long long)(td_rng() %\n"
+    "                                     (unsigned long long)(hi - lo + 1)));\n"
+    "}\n";
+
+/* Value range of the random integers of dtype t: small enough that no
+ * partial sum of the reduction overflows. */
+static void kp_int_range(const kp_plan *p, td_dtype t, int64_t *lo,
+                         int64_t *hi)
+{
+    int bits = td_dtype_bits(t);
+    bool sgn = td_dtype_is_signed(t);
+    int64_t lim = bits >= 63 ? INT64_MAX : (((int64_t)1 << (sgn ? bits - 1 : bits)) - 1);
+    int64_t a = 100;
+    if (p->comb == TD_COMBINE_SUM) {
+        int64_t terms = td__mul_sat(p->red_len, 1) + 1;
+        int64_t q = lim / terms;
+        if (q < a)
+            a = q;
+    }
+    if (a > lim)
+        a = lim;
+    if (a < 1)
+        a = 1;
+    *lo = sgn ? -a : 0;
+    *hi = a;
+}
+
+static void kp_gen_expr(td_buf *o, const kp_plan *p, td_dtype t)
+{
+    if (td_dtype_is_float(t)) {
+        td__buf_puts(o, "td_rand_float()");
+        return;
+    }
+    int64_t lo, hi;
+    kp_int_range(p, t, &lo, &hi);
+    td__buf_printf(o, "td_rand_int(%" PRId64 "LL, %" PRId64 "LL)", lo, hi);
+}
+
+static void kp_write_tables(td_buf *o, const kp_plan *p)
+{
+    const td_call *c = p->call;
+    const td_buffer *sb = td__region_buffer(c, &c->src);
+    const td_buffer *db = td__region_buffer(c, &c->dst);
+    td__buf_printf(o, "#define TD_SRC_NDIM %d\n#define TD_DST_NDIM %d\n",
+                   c->src.ndim, c->dst.ndim);
+    int64_t dst_elems = 1;
+    for (int d = 0; d < db->ndim; d++)
+        dst_elems *= db->shape[d];
+    td__buf_printf(o, "#define TD_DST_ELEMS %" PRId64 "LL\n", dst_elems);
+    td__buf_printf(o, "#define TD_NRED %d\n#define TD_NSPA %d\n", p->nreduce,
+                   p->nspatial);
+    td__buf_printf(o, "#define TD_RED_LEN %" PRId64 "LL\n", p->red_len);
+    td__buf_printf(o, "#define TD_BCAST %d\n#define TD_ACCUM %d\n",
+                   p->bcast ? 1 : 0, c->accum ? 1 : 0);
+    td__buf_printf(o, "#define TD_OP %d /* 0 sum, 1 max, 2 min */\n",
+                   p->comb == TD_COMBINE_SUM ? 0
+                   : p->comb == TD_COMBINE_MAX ? 1 : 2);
+    td__buf_printf(o, "#define TD_ATOL %.17g\n", p->atol);
+    td__buf_puts(o, "static const long long td_src_shape[] = ");
+    kp_i64_list(o, sb->shape, sb->ndim);
+    td__buf_puts(o, ";\nstatic const long long td_src_start[] = ");
+    kp_i64_list(o, c->src.start, c->src.ndim);
+    td__buf_puts(o, ";\nstatic const long long td_src_ext[] = ");
+    kp_i64_list(o, c->src.extent, c->src.ndim);
+    td__buf_puts(o, ";\nstatic const long long td_dst_shape[] = ");
+    kp_i64_list(o, db->shape, db->ndim);
+    td__buf_puts(o, ";\nstatic const long long td_dst_start[] = ");
+    kp_i64_list(o, c->dst.start, c->dst.ndim);
+    td__buf_puts(o, ";\nstatic const long long td_dst_ext[] = ");
+    kp_i64_list(o, c->dst.extent, c->dst.ndim);
+    td__buf_puts(o, ";\nstatic const int td_red[] = ");
+    kp_int_list(o, p->reduce, p->nreduce);
+    td__buf_puts(o, ";\nstatic const int td_spa[] = ");
+    kp_int_list(o, p->spatial, p->nspatial);
+    td__buf_puts(o, ";\n\n");
+}
+
+static void kp_write_maps(td_buf *o, const kp_plan *p)
+{
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        if (kb->shared || kb->map == NULL)
+            continue;
+        const char *n = kb->b->name;
+        td__buf_printf(o,
+                       "/* %s: logical element held by (thread in instance, "
+                       "register slot); -1 = none.\n   layout: %s */\n",
+                       n, kb->b->layout_text[0] ? kb->b->layout_text : "?");
+        td__buf_printf(o, "#define TD_MAP_%s_INIT {", n);
+        int64_t total = kb->slots * p->tpi;
+        for (int64_t j = 0; j < total; j++) {
+            if (j % 16 == 0)
+                td__buf_puts(o, " \\\n    ");
+            td__buf_printf(o, "%d,", kb->map[j]);
+        }
+        td__buf_puts(o, " \\\n}\n");
+        td__buf_printf(o,
+                       "__device__ const int td_map_%s_dev[] = TD_MAP_%s_INIT;\n"
+                       "static const int td_map_%s_host[] = TD_MAP_%s_INIT;\n\n",
+                       n, n, n, n);
+    }
+}
+
+static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
+{
+    bool any_shared = false;
+    td__buf_puts(o, "__global__ void td_kernel(");
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *t = kp_ctype(kb->b->dtype);
+        td__buf_printf(o, "%sconst %s *__restrict__ td_in_%s, %s *td_out_%s",
+                       i ? ",\n                          " : "", t,
+                       kb->b->name, t, kb->b->name);
+        any_shared |= kb->shared;
+    }
+    td__buf_puts(o, ")\n{\n");
+    td__buf_puts(o,
+                 "    const int td_tid = (int)(threadIdx.x + blockDim.x * "
+                 "(threadIdx.y + blockDim.y * threadIdx.z));\n"
+                 "    const long long td_blk = (long long)(blockIdx.x + "
+                 "gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));\n"
+                 "    const int td_t = td_tid % TD_TPI;\n"
+                 "    const long long td_inst = td_blk * TD_IPB + td_tid / "
+                 "TD_TPI;\n"
+                 "    (void)td_t;\n"
+                 "    (void)td_inst;\n");
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        const char *t = kp_ctype(kb->b->dtype);
+        if (kb->shared) {
+            td__buf_printf(o,
+                           "    /* %s: shared, staged by the whole block. */\n"
+                           "    __shared__ %s %s_ptr[%" PRId64 "];\n"
+                           "    for (int i = td_tid; i < %" PRId64
+                           "; i += TD_THREADS)\n"
+                           "        %s_ptr[i] = td_in_%s[td_inst * %" PRId64
+                           "LL + i];\n",
+                           n, t, n, kb->elems, kb->elems, n, n, kb->elems);
+            continue;
+        }
+        td__buf_printf(o, "    /* %s: registers, %" PRId64 " slot(s) per "
+                          "thread%s. */\n",
+                       n, kb->slots,
+                       kb->map ? ", filled through the layout"
+                               : ", each thread holds the whole buffer");
+        td__buf_printf(o, "    %s %s_ptr[%" PRId64 "];\n", t, n, kb->slots);
+        td__buf_printf(o, "    for (int s = 0; s < %" PRId64 "; ++s) {\n",
+                       kb->slots);
+        if (kb->map)
+            td__buf_printf(o, "        const int e = td_map_%s_dev[td_t * %"
+                              PRId64 " + s];\n", n, kb->slots);
+        else
+            td__buf_puts(o, "        const int e = s;\n");
+        td__buf_printf(o,
+                       "        %s_ptr[s] = e >= 0 ? td_in_%s[td_inst * %"
+                       PRId64 "LL + e] : %s;\n    }\n",
+                       n, n, kb->elems, kp_gap(kb->b->dtype));
+    }
+    if (any_shared)
+        td__buf_puts(o, "    __syncthreads();\n");
+    td__buf_printf(o, "    /* The emitted body (variant %s). */\n    {\n",
+                   p->variant);
+    td__buf_puts(o, body);
+    size_t bl = strlen(body);
+    if (bl > 0 && body[bl - 1] != '\n')
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, "    }\n");
+    if (any_shared)
+        td__buf_puts(o, "    __syncthreads();\n");
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        if (kb->shared)
+            td__buf_printf(o,
+                           "    for (int i = td_tid; i < %" PRId64
+                           "; i += TD_THREADS)\n"
+                           "        td_out_%s[td_inst * %" PRId64
+                           "LL + i] = %s_ptr[i];\n",
+                           kb->elems, n, kb->elems, n);
+        else
+            td__buf_printf(o,
+                           "    for (int s = 0; s < %" PRId64 "; ++s)\n"
+                           "        td_out_%s[(td_inst * TD_TPI + td_t) * %"
+                           PRId64 "LL + s] = %s_ptr[s];\n",
+                           kb->slots, n, kb->slots, n);
+    }
+    td__buf_puts(o, "}\n\n");
+}
+
+static void kp_write_main(td_buf *o, const kp_plan *p)
+{
+    const td_call *c = p->call;
+    td__buf_puts(o, "int main(void)\n{\n");
+    /* Host arrays: inputs (device type and exact double copies) and the
+     * staged-back outputs. */
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        const char *t = kp_ctype(kb->b->dtype);
+        int64_t nin = kb->elems * p->instances;
+        int64_t nout = kb->shared ? nin : kb->slots * p->tpi * p->instances;
+        td__buf_printf(o,
+                       "    const long long td_nin_%s = %" PRId64 "LL, "
+                       "td_nout_%s = %" PRId64 "LL;\n"
+                       "    %s *h_in_%s = (%s *)malloc(sizeof(%s) * td_nin_%s);\n"
+                       "    %s *h_out_%s = (%s *)malloc(sizeof(%s) * td_nout_%s);\n"
+                       "    double *v_in_%s = (double *)malloc(sizeof(double) * "
+                       "td_nin_%s);\n"
+                       "    if (h_in_%s == NULL || h_out_%s == NULL || v_in_%s == "
+                       "NULL) {\n"
+                       "        printf(\"FAIL %%s host out of memory\\n\", TD_NAME);\n"
+                       "        return 1;\n    }\n",
+                       n, nin, n, nout, t, n, t, t, n, t, n, t, t, n, n, n, n,
+                       n, n);
+        td__buf_printf(o, "    for (long long i = 0; i < td_nin_%s; ++i) {\n"
+                          "        h_in_%s[i] = td_from_double<%s>(",
+                       n, n, t);
+        kp_gen_expr(o, p, kb->b->dtype);
+        td__buf_printf(o, ");\n        v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
+                          "    }\n",
+                       n, n);
+    }
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        const char *t = kp_ctype(kb->b->dtype);
+        td__buf_printf(o,
+                       "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n"
+                       "    TD_CHECK(cudaMalloc((void **)&d_in_%s, sizeof(%s) * "
+                       "td_nin_%s));\n"
+                       "    TD_CHECK(cudaMalloc((void **)&d_out_%s, sizeof(%s) * "
+                       "td_nout_%s));\n"
+                       "    TD_CHECK(cudaMemcpy(d_in_%s, h_in_%s, sizeof(%s) * "
+                       "td_nin_%s, cudaMemcpyHostToDevice));\n"
+                       "    TD_CHECK(cudaMemset(d_out_%s, 0xff, sizeof(%s) * "
+                       "td_nout_%s));\n",
+                       t, n, n, n, t, n, n, t, n, n, n, t, n, n, t, n);
+    }
+    td__buf_printf(o, "    td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
+                      "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 ")>>>(",
+                   p->grid[0], p->grid[1], p->grid[2], p->block[0],
+                   p->block[1], p->block[2]);
+    for (int i = 0; i < p->nbufs; i++)
+        td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
+                       p->bufs[i].b->name, p->bufs[i].b->name);
+    td__buf_puts(o, ");\n"
+                    "    TD_CHECK(cudaGetLastError());\n"
+                    "    TD_CHECK(cudaDeviceSynchronize());\n");
+    for (int i = 0; i < p->nbufs; i++) {
+        const char *n = p->bufs[i].b->name;
+        const char *t = kp_ctype(p->bufs[i].b->dtype);
+        td__buf_printf(o,
+                       "    TD_CHECK(cudaMemcpy(h_out_%s, d_out_%s, sizeof(%s) * "
+                       "td_nout_%s, cudaMemcpyDeviceToHost));\n",
+                       n, n, t, n);
+    }
+    /* Expected contents per instance and buffer. */
+    const kp_buf *sk = &p->bufs[0];
+    const kp_buf *dk = p->nbufs > 1 ? &p->bufs[1] : &p->bufs[0];
+    td__buf_printf(o,
+                   "    double *td_want = (double *)malloc(sizeof(double) * "
+                   "TD_DST_ELEMS);\n"
+                   "    double *td_tol = (double *)malloc(sizeof(double) * "
+                   "TD_DST_ELEMS);\n"
+                   "    if (td_want == NULL || td_tol == NULL) {\n"
+                   "        printf(\"FAIL %%s host out of memory\\n\", TD_NAME);\n"
+                   "        return 1;\n    }\n"
+                   "    for (long long inst = 0; inst < TD_INSTANCES; ++inst) {\n"
+                   "        td_reference(v_in_%s + inst * %" PRId64 "LL, "
+                   "v_in_%s + inst * %" PRId64 "LL, td_want, td_tol);\n",
+                   sk->b->name, sk->elems, dk->b->name, dk->elems);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        /* The dst buffer is checked against the reference; a src buffer
+         * that is not the dst must come back unchanged. */
+        char want[160], tol[160];
+        if (kb->is_dst) {
+            snprintf(want, sizeof want, "td_want[e]");
+            snprintf(tol, sizeof tol, "td_tol[e]");
+        } else {
+            snprintf(want, sizeof want, "v_in_%s[inst * %" PRId64 "LL + e]", n,
+                     kb->elems);
+            snprintf(tol, sizeof tol, "0.0");
+        }
+        if (kb->shared) {
+            td__buf_printf(o,
+                           "        for (long long e = 0; e < %" PRId64 "; ++e)\n"
+                           "            td_check(\"%s\", inst, e, -1, -1, "
+                           "td_to_double(h_out_%s[inst * %" PRId64 "LL + e]), "
+                           "%s, %s);\n",
+                           kb->elems, n, n, kb->elems, want, tol);
+        } else {
+            td__buf_printf(o,
+                           "        for (long long t = 0; t < TD_TPI; ++t)\n"
+                           "            for (long long s = 0; s < %" PRId64
+                           "; ++s) {\n",
+                           kb->slots);
+            if (kb->map)
+                td__buf_printf(o, "                const long long e = "
+                                  "td_map_%s_host[t * %" PRId64 " + s];\n",
+                               n, kb->slots);
+            else
+                td__buf_puts(o, "                const long long e = s;\n");
+            td__buf_printf(o,
+                           "                if (e < 0)\n"
+                           "                    continue;\n"
+                           "                td_check(\"%s\", inst, e, t, s, "
+                           "td_to_double(h_out_%s[(inst * TD_TPI + t) * %"
+                           PRId64 "LL + s]), %s, %s);\n"
+                           "            }\n",
+                           n, n, kb->slots, want, tol);
+        }
+    }
+    td__buf_puts(o, "    }\n");
+    for (int i = 0; i < p->nbufs; i++) {
+        const char *n = p->bufs[i].b->name;
+        td__buf_printf(o,
+                       "    TD_CHECK(cudaFree(d_in_%s));\n"
+                       "    TD_CHECK(cudaFree(d_out_%s));\n"
+                       "    free(h_in_%s);\n    free(h_out_%s);\n"
+                       "    free(v_in_%s);\n",
+                       n, n, n, n, n);
+    }
+    (void)c;
+    td__buf_puts(o,
+                 "    free(td_want);\n    free(td_tol);\n"
+                 "    if (td_mismatches != 0) {\n"
+                 "        printf(\"FAIL %s %s (%lld mismatches)\\n\", TD_NAME, "
+                 "td_first, td_mismatches);\n"
+                 "        return 1;\n    }\n"
+                 "    printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, td_max_err);\n"
+                 "    return 0;\n}\n");
+}
+
+static int kp_write(td_buf *o, const kp_plan *p, const char *body,
+                    const char *prelude)
+{
+    const td_call *c = p->call;
+    char script[512];
+    td_call_format_script(c, script, sizeof script);
+    for (char *s = script; *s; s++)
+        if (*s == '\n' || (*s == '*' && s[1] == '/'))
+            *s = ' ';
+    td__buf_printf(o,
+                   "/*\n"
+                   " * Self-checking program generated by tiledispatch "
+                   "(tiledispatch kernel).\n"
+                   " * case:    %s\n"
+                   " * call:    %s\n"
+                   " * variant: %s\n"
+                   " * launch:  grid (%" PRId64 ", %" PRId64 ", %" PRId64
+                   "), block (%" PRId64 ", %" PRId64 ", %" PRId64 ");\n"
+                   " *          %" PRId64 " scope instance(s) of %" PRId64
+                   " thread(s), each with its own data\n"
+                   " * Prints \"PASS %s max_err=E\" or \"FAIL %s ...\"; exit "
+                   "0 / 1.\n"
+                   " */\n",
+                   p->name, script, p->variant, p->grid[0], p->grid[1],
+                   p->grid[2], p->block[0], p->block[1], p->block[2],
+                   p->instances, p->tpi, p->name, p->name);
+    td__buf_puts(o, "#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
+                    "#include <cstdlib>\n#include <cuda_runtime.h>\n");
+    if (p->half)
+        td__buf_puts(o, "#include <cuda_fp16.h>\n");
+    if (p->bf16)
+        td__buf_puts(o, "#include <cuda_bf16.h>\n");
+    td__buf_puts(o, "\n");
+    if (prelude != NULL && prelude[0] != '\0') {
+        td__buf_puts(o, prelude);
+        size_t pl = strlen(prelude);
+        if (prelude[pl - 1] != '\n')
+            td__buf_puts(o, "\n");
+        td__buf_puts(o, "\n");
+    }
+    td__buf_printf(o, "static const char TD_NAME[] = \"%s\";\n", p->name);
+    td__buf_printf(o,
+                   "#define TD_THREADS %" PRId64 " /* threads per block */\n"
+                   "#define TD_TPI %" PRId64 " /* threads per scope instance */\n"
+                   "#define TD_IPB %" PRId64 " /* instances per block */\n"
+                   "#define TD_INSTANCES %" PRId64 "LL\n\n",
+                   p->nthreads, p->tpi, p->ipb, p->instances);
+    td__buf_puts(o, kp_helpers);
+    if (p->half)
+        td__buf_puts(o, kp_helpers_half);
+    if (p->bf16)
+        td__buf_puts(o, kp_helpers_bf16);
+    td__buf_puts(o, "\n");
+    kp_write_tables(o, p);
+    td__buf_puts(o, kp_reference);
+    td__buf_puts(o, "\n");
+    kp_write_maps(o, p);
+    kp_write_kernel(o, p, body);
+    kp_write_main(o, p);
+    return o->err;
+}
 
 int td_kernel_program(const td_registry *reg, const td_call *call,
                       char **out, td_diag *diag)
 {
-    (void)reg;
+    if (out == NULL)
+        return TD_EINVAL;
     *out = NULL;
-    return td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
-                    "kernel programs are not available in this build yet");
+    if (reg == NULL || call == NULL)
+        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
+                        "kernel: no registry or call");
+    td_dispatch_result res;
+    memset(&res, 0, sizeof res);
+    int err = td_dispatch(reg, call, &res, diag);
+    if (err != 0)
+        return err;
+    const td_op_desc *op = td_registry_op(reg, call->op);
+    if (op == NULL || op->kind != TD_OP_KIND_REDUCTION) {
+        td_ir_free(res.ir);
+        return td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
+                        "kernel: op '%.*s' is not a reduction",
+                        (int)TD_NAME_MAX, call->op);
+    }
+
+    kp_plan *p = td__calloc(1, sizeof *p);
+    if (p == NULL) {
+        td_ir_free(res.ir);
+        return td__diag(diag, TD_ENOMEM, call->file, 0, 0, NULL, 0,
+                        "out of memory");
+    }
+    p->call = call;
+    p->variant = res.variant != NULL ? res.variant : "?";
+    p->comb = op->combiner;
+    kp_case_name(call, p->name, sizeof p->name);
+
+    char *body = NULL, *prelude = NULL;
+    td_buf o;
+    td__buf_init(&o);
+    err = kp_launch(p, diag);
+    if (err == 0)
+        err = kp_buffers(p, res.ir, diag);
+    if (err == 0)
+        err = kp_reduction(p, diag);
+    if (err == 0) {
+        const td_buffer *db = td__region_buffer(call, &call->dst);
+        p->atol = kp_atol(p, db->dtype);
+        err = td_ir_print(res.ir, TD_LANG_CUDA, 2, &body, &prelude);
+        if (err != 0)
+            err = td__diag(diag, err, call->file, 0, 0, NULL, 0,
+                           "kernel: printing the body failed: %s",
+                           td_strerror(err));
+    }
+    if (err == 0) {
+        err = kp_write(&o, p, body != NULL ? body : "",
+                       prelude != NULL ? prelude : "");
+        if (err == 0)
+            err = td__buf_take(&o, out);
+        if (err != 0)
+            err = td__diag(diag, err, call->file, 0, 0, NULL, 0,
+                           "kernel: writing the program failed: %s",
+                           td_strerror(err));
+    }
+    td__buf_free(&o);
+    free(body);
+    free(prelude);
+    for (int i = 0; i < p->nbufs; i++)
+        td__free(p->bufs[i].map);
+    td__free(p);
+    td_ir_free(res.ir);
+    return err;
 }
