@@ -967,6 +967,74 @@ static void test_hostile(void **state)
     assert_string_equal(why, "shard iter 0 has extent 0");
 }
 
+
+/* ---- through the notation parser ------------------------------------- */
+
+static td_layout parse(const char *text)
+{
+    td_layout l;
+    td_diag d;
+
+    td_diag_clear(&d);
+    if (td_layout_parse(text, &l, &d) != 0)
+        fail_msg("cannot parse %s: %s", text, d.msg);
+    return l;
+}
+
+static void test_parsed_canonical(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"S[32 : 1@laneid]", "S[32 : 1@laneid]"},
+        {"S[1:1] + R[32 : 1@laneid]", "S[1 : 1] + R[32 : 1@laneid]"},
+        {"S[(4,8) : (8@laneid, 1@laneid)]", "S[32 : 1@laneid]"},
+        {"S[(4, 32) : (1@warpid, 1@laneid)]", "S[128 : 1@tx]"},
+        {"S[(2,32):(2@warpid,1@laneid)] + 3@laneid + 1@warpid",
+         "S[(2, 32) : (64@tx, 1@tx)] + 35@tx"},
+        {"S[(1,4,1):(5,1,1@laneid)]", "S[4 : 1]"},
+        {"S[(1,1):(3@laneid,1)]", "S[1 : 1@laneid]"},
+        {"S[8,4,2]", "S[64 : 1]"},
+        {"S[(32,2,2) : (1@laneid, 2, 4)]", "S[(32, 2, 2) : (1@laneid, 2, 4)]"},
+        {"S[4:1] + R[(8, 4, 1, 2) : (1@laneid, 1, 1@laneid, 1)]",
+         "S[4 : 1] + R[(2, 4, 1, 8) : (1, 1, 1@laneid, 1@laneid)]"},
+        {"S[4:1] + 0@laneid + 2", "S[4 : 1] + 2"},
+    };
+    char buf[256];
+
+    for (int i = 0; i < N(cases); i++) {
+        td_layout l = parse(cases[i][0]), c;
+
+        assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+        td_layout_format(&c, buf, sizeof(buf));
+        assert_string_equal(buf, cases[i][1]);
+    }
+}
+
+static void test_parsed_examples(void **state)
+{
+    (void)state;
+    td_layout acc = parse("S[(2, 8, 16, 4, 2) : (2, 4@laneid, 4, 1@laneid, 1)]");
+    td_layout red = parse("S[(2, 32) : (1, 1@laneid)]");
+    td_layout src = parse("S[(4, 8) : (8@laneid, 1@laneid)]");
+    td_layout dst = parse("S[4 : 8@laneid] + R[8 : 1@laneid]");
+    td_layout bad = parse("S[4 : 8@laneid] + R[8 : 4@laneid]");
+    int reduce[1] = {1};
+    int64_t w = 0, k = 0;
+    char why[128];
+
+    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
+                                                red_shape, 2, reduce, 1, why,
+                                                sizeof(why)), 0);
+    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &w, &k, why,
+                                             sizeof(why)), 0);
+    assert_int_equal(w, 8);
+    assert_int_equal(k, 1);
+    assert_int_equal(td__lay_analyze_shuffle(&src, &bad, &w, &k, why,
+                                             sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "dst laneid replica is not groups of 8 adjacent "
+                             "lanes");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -988,6 +1056,8 @@ int main(void)
         cmocka_unit_test(test_span_offsets),
         cmocka_unit_test(test_thread_ids),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_parsed_canonical),
+        cmocka_unit_test(test_parsed_examples),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
