@@ -991,6 +991,8 @@ static void test_parsed_canonical(void **state)
         {"S[(4, 32) : (1@warpid, 1@laneid)]", "S[128 : 1@tx]"},
         {"S[(2,32):(2@warpid,1@laneid)] + 3@laneid + 1@warpid",
          "S[(2, 32) : (64@tx, 1@tx)] + 35@tx"},
+        {"S[(2,32):(1@warpid,1@laneid)] + R[(2, 4) : (1@warpid, 1@laneid)]",
+         "S[64 : 1@tx] + R[(4, 2) : (1@tx, 32@tx)]"},
         {"S[(1,4,1):(5,1,1@laneid)]", "S[4 : 1]"},
         {"S[(1,1):(3@laneid,1)]", "S[1 : 1@laneid]"},
         {"S[8,4,2]", "S[64 : 1]"},
@@ -1035,6 +1037,200 @@ static void test_parsed_examples(void **state)
                              "lanes");
 }
 
+
+/* ---- properties over generated layouts ------------------------------- */
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15u;
+
+static uint64_t rnd(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+static int64_t pick(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+static td_layout random_layout(void)
+{
+    static const td_axis axes[] = {M, M, LANE, WARP, TX, WGID, WIDWG};
+    td_layout l;
+
+    memset(&l, 0, sizeof(l));
+    l.nshard = (int)pick(0, 5);
+    for (int i = 0; i < l.nshard; i++)
+        l.shard[i] = IT(pick(1, 4), pick(-2, 8), axes[pick(0, 6)]);
+    l.nrep = (int)pick(0, 2);
+    for (int i = 0; i < l.nrep; i++)
+        l.rep[i] = IT(pick(1, 3), pick(-2, 8), axes[pick(0, 6)]);
+    l.offset[M] = pick(-1, 3);
+    l.offset[LANE] = pick(0, 2);
+    l.offset[WARP] = pick(0, 1);
+    return l;
+}
+
+/* The (linear thread, m) pairs that hold element e, sorted; the linear
+ * thread is the weighted sum without td__lay_thread_id's sign check, so
+ * that layouts with negative strides compare too. */
+static int owners_of(const td_layout *l, int64_t e, int64_t *out)
+{
+    int64_t base[TD_AXIS_COUNT], rep[TD_AXIS_COUNT], n;
+    int k = 0;
+
+    assert_int_equal(td__lay_map(l, e, base), 0);
+    assert_int_equal(td__lay_replica_count(l, &n), 0);
+    for (int64_t r = 0; r < n; r++) {
+        int64_t tid = 0;
+
+        assert_int_equal(td__lay_replica(l, r, rep), 0);
+        tid += base[TX] + rep[TX] + base[LANE] + rep[LANE] + base[TIDWG] +
+               rep[TIDWG];
+        tid += 32 * (base[WARP] + rep[WARP] + base[WIDWG] + rep[WIDWG]);
+        tid += 128 * (base[WGID] + rep[WGID]);
+        out[k++] = tid * 4096 + base[M] + rep[M];
+    }
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            int64_t t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return k;
+}
+
+static void test_properties(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 3000; iter++) {
+        td_layout l = random_layout(), c, g;
+        int64_t size, csize, a[16], b[16], shape[3], ca[TD_AXIS_COUNT],
+            cb[TD_AXIS_COUNT];
+        int seps[4], ndim;
+
+        assert_int_equal(td__lay_size(&l, &size), 0);
+        assert_int_equal(td__lay_canonicalize(&l, &c), 0);
+        assert_int_equal(td__lay_size(&c, &csize), 0);
+        assert_int_equal(size, csize);
+        /* Canonicalizing twice changes nothing. */
+        {
+            td_layout c2;
+
+            assert_int_equal(td__lay_canonicalize(&c, &c2), 0);
+            assert_memory_equal(&c, &c2, sizeof(c));
+        }
+        /* The canonical form holds every element where the original
+         * does. */
+        for (int64_t e = 0; e < size; e++) {
+            int na = owners_of(&l, e, a), nb = owners_of(&c, e, b);
+
+            assert_int_equal(na, nb);
+            assert_memory_equal(a, b, (size_t)na * sizeof(a[0]));
+        }
+        /* Grouping by any factorisation that succeeds keeps the map. */
+        ndim = (int)pick(1, 3);
+        {
+            int64_t rest = size;
+
+            for (int d = 0; d < ndim - 1; d++) {
+                int64_t f = pick(1, 4);
+
+                shape[d] = rest % f == 0 ? f : 1;
+                rest /= shape[d];
+            }
+            shape[ndim - 1] = rest;
+        }
+        if (td__lay_group(&l, shape, ndim, &g, seps) == 0) {
+            int64_t gsize;
+
+            assert_int_equal(seps[0], 0);
+            assert_int_equal(seps[ndim], g.nshard);
+            assert_int_equal(td__lay_size(&g, &gsize), 0);
+            assert_int_equal(gsize, size);
+            for (int d = 0; d < ndim; d++) {
+                int64_t p = 1;
+
+                assert_true(seps[d] <= seps[d + 1]);
+                for (int i = seps[d]; i < seps[d + 1]; i++)
+                    p *= g.shard[i].extent;
+                assert_int_equal(p, shape[d]);
+            }
+            for (int64_t e = 0; e < size; e++) {
+                assert_int_equal(td__lay_map(&l, e, ca), 0);
+                assert_int_equal(td__lay_map(&g, e, cb), 0);
+                assert_memory_equal(ca, cb, sizeof(ca));
+            }
+        }
+    }
+}
+
+/* Random bytes in place of a layout: every function must answer without
+ * undefined behaviour (the sanitizer build checks). */
+static int ignore_owner(void *u, int64_t tid, int64_t slot)
+{
+    (void)u;
+    (void)tid;
+    (void)slot;
+    return 0;
+}
+
+static void test_garbage(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 2000; iter++) {
+        td_layout l, o;
+        unsigned char *p = (unsigned char *)&l;
+        int64_t v, w, c[TD_AXIS_COUNT], shape[2] = {pick(-1, 64), pick(0, 8)};
+        int seps[3], map[2], red[1] = {(int)pick(-1, 2)};
+        td_lay_dim dims[2];
+        td_lay_local loc;
+        char why[64];
+
+        for (size_t i = 0; i < sizeof(l); i++)
+            p[i] = (unsigned char)rnd();
+        /* Half the time keep the counts plausible so that deeper code
+         * runs on hostile iters. */
+        if (iter % 2) {
+            l.nshard = (int)pick(0, TD_MAX_LAYOUT_ITERS);
+            l.nrep = (int)pick(0, 3);
+            for (int i = 0; i < TD_MAX_LAYOUT_ITERS; i++) {
+                l.shard[i].axis = (td_axis)pick(0, TD_AXIS_COUNT - 1);
+                l.shard[i].extent = pick(-1, 40);
+                l.shard[i].stride = (int64_t)rnd() >> pick(20, 63);
+                l.rep[i] = l.shard[i];
+            }
+            for (int a = 0; a < TD_AXIS_COUNT; a++)
+                l.offset[a] = (int64_t)rnd() >> pick(20, 63);
+        }
+        l.swizzle = (rnd() & 1) != 0;
+        (void)td__lay_check(&l, why, sizeof(why));
+        (void)td__lay_canonicalize(&l, &o);
+        (void)td__lay_size(&l, &v);
+        (void)td__lay_span(&l, TD_LAY_ALL_MEMORY, &v);
+        (void)td__lay_storage(&l, &o);
+        (void)td__lay_group(&l, shape, 2, &o, seps);
+        if (td__lay_analyze_dims(&l, shape, 2, dims) == 0) {
+            int64_t masks[8];
+            int nm;
+
+            (void)td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 8);
+        }
+        (void)td__lay_local_dim_map(&l, shape, 2, map);
+        (void)td__lay_local_region(&l, shape, 2, (const int64_t[]){0, 0},
+                                   shape, &loc, why, sizeof(why));
+        (void)td__lay_validate_reduction(&l, &l, shape, 2, shape, 2, red, 1,
+                                         why, sizeof(why));
+        (void)td__lay_analyze_shuffle(&l, &l, &v, &w, why, sizeof(why));
+        (void)td__lay_map(&l, pick(-1, 100), c);
+        (void)td__lay_replica(&l, pick(-1, 5), c);
+        (void)td__lay_owner_slots(&l, pick(0, 8), ignore_owner, NULL);
+        (void)td__lay_bounds(&l, &v, &w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1058,6 +1254,8 @@ int main(void)
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_parsed_canonical),
         cmocka_unit_test(test_parsed_examples),
+        cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_garbage),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
