@@ -1,0 +1,157 @@
+/*
+ * The built-in registry with the compiled-in default rules: the table is
+ * the one of rules/rules.yaml in try order, and the seed call dispatches
+ * to `local`.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tiledispatch.h"
+
+static td_registry *default_registry(void)
+{
+    td_registry *reg = NULL;
+    assert_int_equal(td_registry_new(&reg), 0);
+    assert_non_null(reg);
+    td_diag d;
+    td_diag_clear(&d);
+    int rc = td_registry_load_default_rules(reg, &d);
+    if (rc != 0)
+        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+    return reg;
+}
+
+static void test_default_table(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    td_rule_info infos[16];
+    assert_int_equal(td_registry_rules(reg, infos, 16), 9);
+    static const char *const want[9][3] = {
+        {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "local"},
+        {"max", "cuda", "shared"},        {"min", "cuda", "3input_maxmin"},
+        {"min", "cuda", "local"},         {"min", "cuda", "shared"},
+        {"sum", "cuda", "packed_add_sum"}, {"sum", "cuda", "local"},
+        {"sum", "cuda", "shared"}};
+    for (int i = 0; i < 9; i++) {
+        assert_string_equal(infos[i].op, want[i][0]);
+        assert_string_equal(infos[i].target, want[i][1]);
+        assert_string_equal(infos[i].name, want[i][2]);
+        assert_string_equal(infos[i].impl, want[i][2]);
+        assert_true(infos[i].enabled);
+        assert_string_equal(infos[i].file, "rules/rules.yaml");
+    }
+    assert_int_equal(infos[6].priority, 20);
+    assert_int_equal(infos[6].npreds, 7);
+    assert_int_equal(infos[7].priority, 10);
+    const char *name;
+    char args[128];
+    assert_int_equal(td_registry_rule_pred(reg, &infos[6], 0, &name, args,
+                                           sizeof args), 0);
+    assert_string_equal(name, "exec_scope");
+    assert_string_equal(args, "{expected_scopes: [thread]}");
+    assert_int_equal(td_registry_rule_pred(reg, &infos[7], 0, &name, args,
+                                           sizeof args), 0);
+    assert_string_equal(name, "storage_scope");
+    assert_string_equal(args, "{expected_scope: [local]}");
+    assert_int_equal(td_registry_rule_pred(reg, &infos[7], 1, &name, args,
+                                           sizeof args), 0);
+    assert_string_equal(name, "local_valid");
+    assert_string_equal(args, "");
+    assert_int_equal(td_registry_rule_pred(reg, &infos[8], 0, &name, args,
+                                           sizeof args), 0);
+    assert_string_equal(args, "{expected_scope: [\"shared*\"]}");
+    assert_non_null(td_registry_op(reg, "sum"));
+    assert_int_equal(td_registry_op(reg, "max")->combiner, TD_COMBINE_MAX);
+    td_registry_free(reg);
+}
+
+/* The seed: one thread, float32[4] -> float32[1]. */
+static void seed_call(td_call *c, td_exec_scope scope)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->op, "sum");
+    strcpy(c->target, "cuda");
+    assert_int_equal(td_call_set_arch(c, "sm_90a"), 0);
+    c->scope = scope;
+    c->launch[TD_LAUNCH_TX].present = true;
+    c->launch[TD_LAUNCH_TX].extent = 1;
+    c->nbuffers = 2;
+    strcpy(c->buffers[0].name, "B_local");
+    strcpy(c->buffers[0].scope, "local");
+    c->buffers[0].dtype = TD_F32;
+    c->buffers[0].ndim = 1;
+    c->buffers[0].shape[0] = 1;
+    strcpy(c->buffers[1].name, "A_local");
+    strcpy(c->buffers[1].scope, "local");
+    c->buffers[1].dtype = TD_F32;
+    c->buffers[1].ndim = 1;
+    c->buffers[1].shape[0] = 4;
+    c->dst = (td_region){0, 1, {0}, {1}};
+    c->src = (td_region){1, 1, {0}, {4}};
+    c->naxes = 1;
+    c->axes[0] = -1;
+}
+
+static void test_seed_dispatch(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    td_call c;
+    seed_call(&c, TD_SCOPE_THREAD);
+    td_dispatch_result res;
+    td_diag d;
+    td_diag_clear(&d);
+    int rc = td_dispatch(reg, &c, &res, &d);
+    if (rc != 0)
+        fail_msg("%s", d.msg);
+    assert_string_equal(res.variant, "local");
+    assert_int_equal(res.priority, 10);
+    assert_non_null(res.ir);
+    td_ir_free(res.ir);
+
+    /* Upstream's derived example: a cta-scope call forced to `local`. */
+    seed_call(&c, TD_SCOPE_CTA);
+    strcpy(c.dispatch, "local");
+    td_diag_clear(&d);
+    assert_int_equal(td_dispatch(reg, &c, &res, &d), TD_ENOMATCH);
+    td_explain *ex;
+    assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
+    assert_int_equal(td_explain_nrows(ex), 1);
+    const td_explain_row *r = td_explain_get(ex, 0);
+    assert_string_equal(r->variant, "local");
+    assert_int_equal(r->status, TD_CAND_REJECTED);
+    assert_non_null(strstr(r->message, "rejected: local_valid"));
+    char *text;
+    assert_int_equal(td_explain_format(ex, false, &text), 0);
+    assert_true(strncmp(text, "dispatch failed: op=sum target=cuda\n+", 37) == 0);
+    free(text);
+    td_explain_free(ex);
+
+    /* Without the forced name: three rows in try order. */
+    c.dispatch[0] = '\0';
+    assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
+    assert_int_equal(td_explain_nrows(ex), 3);
+    assert_string_equal(td_explain_get(ex, 0)->variant, "packed_add_sum");
+    assert_non_null(strstr(td_explain_get(ex, 0)->message,
+                           "rejected: exec_scope"));
+    assert_string_equal(td_explain_get(ex, 1)->variant, "local");
+    assert_string_equal(td_explain_get(ex, 2)->variant, "shared");
+    td_explain_free(ex);
+    td_registry_free(reg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_table),
+        cmocka_unit_test(test_seed_dispatch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
