@@ -1,3 +1,974 @@
-/* placeholder: being written */
-#include "td_internal.h"
-typedef int td__placeholder_ir;
+/*
+ * The lowered IR: an arena of nodes, the builder that emitters drive and
+ * td_ir_print, which hands the tree to a printer.
+ *
+ * Builders never fail loudly.  The first failure (TD_ENOMEM, or TD_EINVAL
+ * for misuse) is kept in ir->status and turns every later builder into a
+ * no-op returning NULL, so an emitter checks td_ir_status once.  Expression
+ * builders pass NULL operands through (they return NULL); statement
+ * builders treat a NULL operand as misuse.
+ */
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+/* ---- arena -------------------------------------------------------------- */
+
+#define ARENA_BLOCK 4096
+
+struct td__arena_blk {
+    td__arena_blk *next;
+    size_t used;
+    size_t cap;
+    max_align_t data[];
+};
+
+void *td__arena_alloc(td__arena *a, size_t n)
+{
+    if (a->err)
+        return NULL;
+    const size_t align = sizeof(max_align_t);
+    if (n > SIZE_MAX / 2) {
+        a->err = TD_ENOMEM;
+        return NULL;
+    }
+    n = (n + align - 1) / align * align;
+    td__arena_blk *b = a->head;
+    if (b == NULL || b->cap - b->used < n) {
+        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        b = td__malloc(sizeof *b + cap);
+        if (b == NULL) {
+            a->err = TD_ENOMEM;
+            return NULL;
+        }
+        b->used = 0;
+        b->cap = cap;
+        /* A big object gets its own block behind the current one, so the
+         * rest of the current block stays usable. */
+        if (a->head != NULL && cap > ARENA_BLOCK) {
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *td__arena_strdup(td__arena *a, const char *s)
+{
+    size_t n = strlen(s);
+    char *d = td__arena_alloc(a, n + 1);
+    if (d != NULL)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+void td__arena_free(td__arena *a)
+{
+    td__arena_blk *b = a->head;
+    while (b != NULL) {
+        td__arena_blk *next = b->next;
+        td__free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->err = 0;
+}
+
+/* ---- life cycle --------------------------------------------------------- */
+
+td_ir *td_ir_new(void)
+{
+    td_ir *ir = td__malloc(sizeof *ir);
+    if (ir == NULL)
+        return NULL;
+    memset(ir, 0, sizeof *ir);
+    ir->stack[0].owner = NULL;
+    ir->stack[0].tail = &ir->root;
+    ir->bufs_tail = &ir->bufs;
+    return ir;
+}
+
+void td_ir_free(td_ir *ir)
+{
+    if (ir == NULL)
+        return;
+    td__arena_free(&ir->arena);
+    td__free(ir);
+}
+
+int td_ir_status(const td_ir *ir)
+{
+    return ir == NULL ? TD_EINVAL : ir->status;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void fail(td_ir *ir, int code)
+{
+    if (ir->status == 0)
+        ir->status = code;
+}
+
+/* True when builders may run: an IR without a sticky error. */
+static bool live(td_ir *ir)
+{
+    return ir != NULL && ir->status == 0;
+}
+
+static void *alloc(td_ir *ir, size_t n)
+{
+    void *p = td__arena_alloc(&ir->arena, n);
+    if (p == NULL)
+        fail(ir, TD_ENOMEM);
+    return p;
+}
+
+static bool valid_dtype(td_dtype t)
+{
+    return (unsigned)t < TD_DTYPE_COUNT;
+}
+
+static bool is_ident(const char *s)
+{
+    size_t n = 0;
+    if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+                       *s == '_'))
+        return false;
+    for (; *s; s++, n++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return n <= TD__IR_NAME_MAX;
+}
+
+/* Words that a variable or scratch buffer must not be called in either
+ * language (keywords, and names the printed code itself uses). */
+static const char *const reserved[] = {
+    "T", "and", "as", "asm", "assert", "async", "auto", "await", "blockIdx",
+    "bool", "break", "case", "char", "class", "const", "continue", "def",
+    "default", "del", "do", "double", "elif", "else", "enum", "except",
+    "extern", "false", "finally", "float", "fmax", "fmaxf", "fmin", "fminf",
+    "for", "from", "global", "goto", "if", "import", "in", "inline", "int",
+    "is", "lambda", "long", "max", "min", "nonlocal", "not", "or", "pass",
+    "raise", "register", "return", "short", "signed", "sizeof", "static",
+    "struct", "switch", "threadIdx", "true", "try", "typedef", "union",
+    "unsigned", "void", "volatile", "while", "with", "yield", "None", "True",
+    "False"};
+
+static bool name_taken(const td_ir *ir, const char *s)
+{
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(reserved[i], s) == 0)
+            return true;
+    for (const td__name *n = ir->names; n != NULL; n = n->next)
+        if (strcmp(n->s, s) == 0)
+            return true;
+    return false;
+}
+
+static const char *add_name(td_ir *ir, const char *s)
+{
+    td__name *n = alloc(ir, sizeof *n);
+    char *d = n ? td__arena_strdup(&ir->arena, s) : NULL;
+    if (d == NULL) {
+        fail(ir, TD_ENOMEM);
+        return NULL;
+    }
+    n->s = d;
+    n->next = ir->names;
+    ir->names = n;
+    return d;
+}
+
+/* `base`, or `base_1`, `base_2`, ... whichever is free first. */
+static const char *unique_name(td_ir *ir, const char *base)
+{
+    if (!is_ident(base)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    if (!name_taken(ir, base))
+        return add_name(ir, base);
+    char tmp[TD__IR_NAME_MAX + 24];
+    for (unsigned long k = 1;; k++) {
+        snprintf(tmp, sizeof tmp, "%s_%lu", base, k);
+        if (!name_taken(ir, tmp))
+            return add_name(ir, tmp);
+    }
+}
+
+/* An operand is usable when present and not a statement-only intrinsic. */
+static bool operand(td_ir *ir, const td_expr *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->is_void) {
+        fail(ir, TD_EINVAL);
+        return false;
+    }
+    return true;
+}
+
+static td_expr *new_expr(td_ir *ir, td__ekind kind, td_dtype t)
+{
+    td_expr *e = alloc(ir, sizeof *e);
+    if (e != NULL) {
+        e->kind = kind;
+        e->dtype = t;
+    }
+    return e;
+}
+
+/* Copies an operand array into the arena after checking every entry. */
+static const td_expr *const *copy_args(td_ir *ir, int n,
+                                       td_expr *const *args, bool *impure)
+{
+    *impure = false;
+    if (n < 0 || n > TD__IR_MAX_ARGS || (n > 0 && args == NULL)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!operand(ir, args[i]))
+            return NULL;
+        *impure = *impure || args[i]->impure;
+    }
+    const td_expr **d = alloc(ir, sizeof *d * (size_t)(n ? n : 1));
+    if (d != NULL)
+        for (int i = 0; i < n; i++)
+            d[i] = args[i];
+    return d;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static td_ir_buf *find_buf(const td_ir *ir, const char *name)
+{
+    for (td_ir_buf *b = ir->bufs; b != NULL; b = b->next)
+        if (strcmp(b->name, name) == 0)
+            return b;
+    return NULL;
+}
+
+static void link_buf(td_ir *ir, td_ir_buf *b)
+{
+    *ir->bufs_tail = b;
+    ir->bufs_tail = &b->next;
+}
+
+td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
+                        const char *scope, int ndim, const int64_t *shape)
+{
+    if (!live(ir))
+        return NULL;
+    if (!is_ident(name) || !valid_dtype(dtype) || ndim < 1 ||
+        ndim > TD_MAX_RANK || shape == NULL) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    int64_t stride[TD_MAX_RANK];
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] < 1 || shape[d] > TD_MAX_EXTENT) {
+            fail(ir, TD_EINVAL);
+            return NULL;
+        }
+        stride[d] = s;
+        if (d > 0 && __builtin_mul_overflow(s, shape[d], &s)) {
+            fail(ir, TD_EINVAL);
+            return NULL;
+        }
+    }
+    /* Declaring the same buffer twice (an in-place call) yields the same
+     * handle; a clash with another name is misuse. */
+    td_ir_buf *old = find_buf(ir, name);
+    if (old != NULL) {
+        bool same = !old->scratch && old->dtype == dtype &&
+                    old->ndim == ndim &&
+                    memcmp(old->shape, shape, sizeof *shape * (size_t)ndim) ==
+                        0;
+        if (!same)
+            fail(ir, TD_EINVAL);
+        return same ? old : NULL;
+    }
+    char ptr[TD__IR_NAME_MAX + 8];
+    snprintf(ptr, sizeof ptr, "%s_ptr", name);
+    for (const td__name *n = ir->names; n != NULL; n = n->next)
+        if (strcmp(n->s, name) == 0 || strcmp(n->s, ptr) == 0) {
+            fail(ir, TD_EINVAL);
+            return NULL;
+        }
+    td_ir_buf *b = alloc(ir, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->name = add_name(ir, name);
+    if (add_name(ir, ptr) == NULL || b->name == NULL)
+        return NULL;
+    b->scope = td__arena_strdup(&ir->arena, scope ? scope : "local");
+    if (b->scope == NULL) {
+        fail(ir, TD_ENOMEM);
+        return NULL;
+    }
+    b->owner = ir;
+    b->dtype = dtype;
+    b->ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        b->shape[d] = shape[d];
+        b->stride[d] = stride[d];
+    }
+    link_buf(ir, b);
+    return b;
+}
+
+td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
+                         int64_t size)
+{
+    if (!live(ir))
+        return NULL;
+    if (!valid_dtype(dtype) || size < 1 || size > TD_MAX_EXTENT) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_ir_buf *b = alloc(ir, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->name = unique_name(ir, name);
+    if (b->name == NULL)
+        return NULL;
+    b->owner = ir;
+    b->scope = "local";
+    b->dtype = dtype;
+    b->scratch = true;
+    b->ndim = 1;
+    b->shape[0] = size;
+    b->stride[0] = 1;
+    link_buf(ir, b);
+    return b;
+}
+
+td_dtype td_ir_buf_dtype(const td_ir_buf *b)
+{
+    return b != NULL ? b->dtype : TD_DTYPE_COUNT;
+}
+
+/* ---- expressions -------------------------------------------------------- */
+
+td_expr *td_int(td_ir *ir, int64_t v)
+{
+    if (!live(ir))
+        return NULL;
+    td_expr *e = new_expr(ir, TD__E_INT, TD_I32);
+    if (e != NULL)
+        e->i = v;
+    return e;
+}
+
+/* The range of an integer dtype. */
+static void int_range(td_dtype t, int64_t *lo, uint64_t *hi)
+{
+    int bits = td_dtype_bits(t);
+    if (td_dtype_is_signed(t)) {
+        *lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+        *hi = bits == 64 ? (uint64_t)INT64_MAX
+                         : ((uint64_t)1 << (bits - 1)) - 1;
+    } else {
+        *lo = 0;
+        *hi = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    }
+}
+
+/* A typed constant from a sign and magnitude pair; TD_EINVAL when the
+ * value does not fit an integer dtype. */
+static td_expr *make_const(td_ir *ir, td_dtype t, bool neg, uint64_t mag,
+                           double f, bool is_float_value)
+{
+    if (!live(ir))
+        return NULL;
+    if (!valid_dtype(t)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = new_expr(ir, TD__E_CONST, t);
+    if (e == NULL)
+        return NULL;
+    if (td_dtype_is_float(t)) {
+        e->f = is_float_value ? f
+                              : (neg ? -(double)mag : (double)mag);
+        return e;
+    }
+    if (is_float_value) {
+        /* Only integral values in range convert to an integer dtype.
+         * Every double in [2^63, 2^64) is integral. */
+        bool ok = f >= -9223372036854775808.0 && f < 18446744073709551616.0;
+        if (ok && f < 9223372036854775808.0)
+            ok = (double)(int64_t)f == f;
+        if (!ok) {
+            fail(ir, TD_EINVAL);
+            return NULL;
+        }
+        neg = f < 0;
+        mag = neg ? (uint64_t)0 - (uint64_t)(int64_t)f : (uint64_t)f;
+    }
+    int64_t lo;
+    uint64_t hi;
+    int_range(t, &lo, &hi);
+    if (neg ? (mag > (uint64_t)0 - (uint64_t)lo) : mag > hi) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    if (td_dtype_is_signed(t))
+        e->i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    else
+        e->u = mag;
+    return e;
+}
+
+td_expr *td_const_f(td_ir *ir, td_dtype t, double v)
+{
+    return make_const(ir, t, false, 0, v, true);
+}
+
+td_expr *td_const_i(td_ir *ir, td_dtype t, int64_t v)
+{
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    return make_const(ir, t, v < 0, mag, 0, false);
+}
+
+td_expr *td_const_u(td_ir *ir, td_dtype t, uint64_t v)
+{
+    return make_const(ir, t, false, v, 0, false);
+}
+
+td_expr *td_identity(td_ir *ir, td_combiner c, td_dtype t)
+{
+    if (!live(ir))
+        return NULL;
+    if (!valid_dtype(t) || (unsigned)c > TD_COMBINE_MIN) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = new_expr(ir, TD__E_CONST, t);
+    if (e == NULL)
+        return NULL;
+    if (c == TD_COMBINE_SUM) {
+        e->ident = TD__IDENT_ZERO;
+        return e;
+    }
+    bool low = c == TD_COMBINE_MAX;
+    e->ident = low ? TD__IDENT_LOWEST : TD__IDENT_HIGHEST;
+    double fmax;
+    switch (t) {
+    case TD_F32: fmax = FLT_MAX; break;
+    case TD_F16: fmax = 65504.0; break;
+    case TD_BF16: fmax = 3.3895313892515355e38; break; /* 0x7F7F */
+    case TD_F64: fmax = DBL_MAX; break;
+    default: {
+        int64_t lo;
+        uint64_t hi;
+        int_range(t, &lo, &hi);
+        if (td_dtype_is_signed(t))
+            e->i = low ? lo : (int64_t)hi;
+        else
+            e->u = low ? 0 : hi;
+        return e;
+    }
+    }
+    e->f = low ? -fmax : fmax;
+    return e;
+}
+
+td_expr *td_var_ref(td_ir *ir, const td_var *v)
+{
+    if (!live(ir) || v == NULL)
+        return NULL;
+    if (v->owner != ir) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = new_expr(ir, TD__E_VAR, v->dtype);
+    if (e != NULL)
+        e->var = v;
+    return e;
+}
+
+td_expr *td_binary(td_ir *ir, td_binop op, td_expr *a, td_expr *b)
+{
+    if (!live(ir) || !operand(ir, a) || !operand(ir, b))
+        return NULL;
+    if ((unsigned)op > TD_OP_BITAND) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    bool logical = op == TD_OP_LT || op == TD_OP_LE || op == TD_OP_EQ ||
+                   op == TD_OP_NE || op == TD_OP_AND || op == TD_OP_OR;
+    td_expr *e = new_expr(ir, TD__E_BIN, logical ? TD_I32 : a->dtype);
+    if (e != NULL) {
+        e->op = op;
+        e->a = a;
+        e->b = b;
+        e->impure = a->impure || b->impure;
+    }
+    return e;
+}
+
+td_expr *td_combine(td_ir *ir, td_combiner c, td_expr *a, td_expr *b)
+{
+    if (!live(ir) || !operand(ir, a) || !operand(ir, b))
+        return NULL;
+    if ((unsigned)c > TD_COMBINE_MIN) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = new_expr(ir, TD__E_COMBINE, a->dtype);
+    if (e != NULL) {
+        e->comb = c;
+        e->a = a;
+        e->b = b;
+        e->impure = a->impure || b->impure;
+    }
+    return e;
+}
+
+/* Checks that b is a buffer of this IR indexed with its rank. */
+static bool buf_access(td_ir *ir, const td_ir_buf *b, int n,
+                       td_expr *const *idx)
+{
+    if (b == NULL || b->owner != ir || n != b->ndim || idx == NULL) {
+        fail(ir, TD_EINVAL);
+        return false;
+    }
+    return true;
+}
+
+td_expr *td_load(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx)
+{
+    if (!live(ir))
+        return NULL;
+    if (b == NULL)
+        return NULL;
+    if (!buf_access(ir, b, n, idx))
+        return NULL;
+    bool impure;
+    const td_expr *const *args = copy_args(ir, n, idx, &impure);
+    if (args == NULL)
+        return NULL;
+    td_expr *e = new_expr(ir, TD__E_LOAD, b->dtype);
+    if (e != NULL) {
+        e->buf = b;
+        e->nargs = n;
+        e->args = args;
+        e->impure = impure;
+    }
+    return e;
+}
+
+td_expr *td_load1(td_ir *ir, const td_ir_buf *b, td_expr *idx)
+{
+    return td_load(ir, b, 1, &idx);
+}
+
+/* Argument counts of the intrinsics (-1: not through td_intrinsic). */
+static const int intrin_arity[TD_INTRIN_COUNT] = {
+    [TD_INTRIN_THREAD_IDX_X] = 0, [TD_INTRIN_ACTIVEMASK] = 0,
+    [TD_INTRIN_SHFL_XOR] = 4,     [TD_INTRIN_WARP_REDUCE] = -1,
+    [TD_INTRIN_SYNCTHREADS] = 0,  [TD_INTRIN_SYNCWARP] = 0,
+    [TD_INTRIN_BARRIER_SYNC] = 2, [TD_INTRIN_PTX_PACK_F32X2] = 2,
+    [TD_INTRIN_PTX_UNPACK_LO] = 1, [TD_INTRIN_PTX_UNPACK_HI] = 1,
+    [TD_INTRIN_PTX_ADD_F32X2] = 2, [TD_INTRIN_PTX_MAX3_F32] = 3,
+    [TD_INTRIN_PTX_MIN3_F32] = 3};
+
+static td_expr *make_intrin(td_ir *ir, td_intrin k, td_dtype dtype,
+                            int nargs, td_expr *const *args)
+{
+    bool impure;
+    const td_expr *const *a = copy_args(ir, nargs, args, &impure);
+    if (a == NULL)
+        return NULL;
+    td_expr *e = new_expr(ir, TD__E_INTRIN, dtype);
+    if (e != NULL) {
+        e->intrin = k;
+        e->nargs = nargs;
+        e->args = a;
+        e->impure = impure;
+        e->is_void = k == TD_INTRIN_SYNCTHREADS || k == TD_INTRIN_SYNCWARP ||
+                     k == TD_INTRIN_BARRIER_SYNC;
+    }
+    return e;
+}
+
+td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
+                      td_expr *const *args)
+{
+    if (!live(ir))
+        return NULL;
+    if ((unsigned)k >= TD_INTRIN_COUNT || intrin_arity[k] < 0 ||
+        nargs != intrin_arity[k] || !valid_dtype(dtype)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    return make_intrin(ir, k, dtype, nargs, args);
+}
+
+td_expr *td_warp_reduce(td_ir *ir, td_combiner c, int width, td_expr *value,
+                        td_dtype dtype)
+{
+    if (!live(ir))
+        return NULL;
+    if ((unsigned)c > TD_COMBINE_MIN || width < 2 || width > 32 ||
+        (width & (width - 1)) != 0 || !valid_dtype(dtype)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    if (value == NULL)
+        return NULL;
+    td_expr *e = make_intrin(ir, TD_INTRIN_WARP_REDUCE, dtype, 1, &value);
+    if (e != NULL) {
+        e->comb = c;
+        e->width = width;
+    }
+    return e;
+}
+
+td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
+                        int nargs, td_expr *const *args)
+{
+    if (!live(ir))
+        return NULL;
+    if (!is_ident(name) || !valid_dtype(dtype)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    bool impure;
+    const td_expr *const *a = copy_args(ir, nargs, args, &impure);
+    if (a == NULL)
+        return NULL;
+    char *n = td__arena_strdup(&ir->arena, name);
+    td_expr *e = n ? new_expr(ir, TD__E_CALL, dtype) : NULL;
+    if (e == NULL) {
+        fail(ir, TD_ENOMEM);
+        return NULL;
+    }
+    e->name = n;
+    e->nargs = nargs;
+    e->args = a;
+    e->impure = true;
+    return e;
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+static td__stmt *new_stmt(td_ir *ir, td__skind kind)
+{
+    td__stmt *s = alloc(ir, sizeof *s);
+    if (s != NULL)
+        s->kind = kind;
+    return s;
+}
+
+static void append(td_ir *ir, td__stmt *s)
+{
+    td__frame *f = &ir->stack[ir->depth];
+    *f->tail = s;
+    f->tail = &s->next;
+}
+
+/* Statement operands must be present; NULL is misuse (unless an earlier
+ * failure produced it, which the sticky status already records). */
+static bool stmt_operand(td_ir *ir, const td_expr *e)
+{
+    if (e == NULL) {
+        fail(ir, TD_EINVAL);
+        return false;
+    }
+    return operand(ir, e);
+}
+
+static bool push(td_ir *ir, td__stmt *owner, td__stmt **tail)
+{
+    if (ir->depth >= TD__IR_MAX_DEPTH) {
+        fail(ir, TD_EINVAL);
+        return false;
+    }
+    ir->depth++;
+    ir->stack[ir->depth].owner = owner;
+    ir->stack[ir->depth].in_else = false;
+    ir->stack[ir->depth].tail = tail;
+    return true;
+}
+
+static td_var *new_var(td_ir *ir, const char *name, td_dtype t, bool loop)
+{
+    td_var *v = alloc(ir, sizeof *v);
+    if (v == NULL)
+        return NULL;
+    v->name = unique_name(ir, name);
+    if (v->name == NULL)
+        return NULL;
+    v->owner = ir;
+    v->dtype = t;
+    v->is_loop = loop;
+    v->id = ir->nvars++;
+    return v;
+}
+
+td_var *td_ir_for(td_ir *ir, const char *name, td_expr *extent,
+                  td_loop_kind kind)
+{
+    if (!live(ir) || !stmt_operand(ir, extent))
+        return NULL;
+    if ((unsigned)kind > TD_LOOP_UNROLL || ir->depth >= TD__IR_MAX_DEPTH) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td__stmt *s = new_stmt(ir, TD__S_FOR);
+    td_var *v = s ? new_var(ir, name, TD_I32, true) : NULL;
+    if (v == NULL)
+        return NULL;
+    s->var = v;
+    s->extent = extent;
+    s->loop = kind;
+    append(ir, s);
+    push(ir, s, &s->body);
+    return v;
+}
+
+static td__stmt *top_owner(td_ir *ir, td__skind kind)
+{
+    td__stmt *o = ir->depth > 0 ? ir->stack[ir->depth].owner : NULL;
+    if (o == NULL || o->kind != kind) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    return o;
+}
+
+void td_ir_end_for(td_ir *ir)
+{
+    if (live(ir) && top_owner(ir, TD__S_FOR) != NULL)
+        ir->depth--;
+}
+
+void td_ir_if(td_ir *ir, td_expr *cond)
+{
+    if (!live(ir) || !stmt_operand(ir, cond))
+        return;
+    if (ir->depth >= TD__IR_MAX_DEPTH) {
+        fail(ir, TD_EINVAL);
+        return;
+    }
+    td__stmt *s = new_stmt(ir, TD__S_IF);
+    if (s == NULL)
+        return;
+    s->cond = cond;
+    append(ir, s);
+    push(ir, s, &s->body);
+}
+
+void td_ir_else(td_ir *ir)
+{
+    if (!live(ir))
+        return;
+    td__stmt *s = top_owner(ir, TD__S_IF);
+    if (s == NULL)
+        return;
+    td__frame *f = &ir->stack[ir->depth];
+    if (f->in_else) {
+        fail(ir, TD_EINVAL);
+        return;
+    }
+    f->in_else = true;
+    f->tail = &s->orelse;
+}
+
+void td_ir_end_if(td_ir *ir)
+{
+    if (live(ir) && top_owner(ir, TD__S_IF) != NULL)
+        ir->depth--;
+}
+
+void td_ir_store(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx,
+                 td_expr *value)
+{
+    if (!live(ir) || !buf_access(ir, b, n, idx) || !stmt_operand(ir, value))
+        return;
+    for (int i = 0; i < n; i++)
+        if (!stmt_operand(ir, idx[i]))
+            return;
+    bool impure;
+    const td_expr *const *a = copy_args(ir, n, idx, &impure);
+    td__stmt *s = a ? new_stmt(ir, TD__S_STORE) : NULL;
+    if (s == NULL)
+        return;
+    s->buf = b;
+    s->nidx = n;
+    s->idx = a;
+    s->value = value;
+    append(ir, s);
+}
+
+void td_ir_store1(td_ir *ir, const td_ir_buf *b, td_expr *idx,
+                  td_expr *value)
+{
+    td_ir_store(ir, b, 1, &idx, value);
+}
+
+void td_ir_eval(td_ir *ir, td_expr *e)
+{
+    if (!live(ir))
+        return;
+    if (e == NULL) {
+        fail(ir, TD_EINVAL);
+        return;
+    }
+    td__stmt *s = new_stmt(ir, TD__S_EVAL);
+    if (s == NULL)
+        return;
+    s->value = e;
+    append(ir, s);
+}
+
+td_var *td_ir_let(td_ir *ir, const char *name, td_dtype t, td_expr *init)
+{
+    if (!live(ir) || !stmt_operand(ir, init))
+        return NULL;
+    if (!valid_dtype(t)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td__stmt *s = new_stmt(ir, TD__S_LET);
+    td_var *v = s ? new_var(ir, name, t, false) : NULL;
+    if (v == NULL)
+        return NULL;
+    s->var = v;
+    s->value = init;
+    append(ir, s);
+    return v;
+}
+
+void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value)
+{
+    if (!live(ir))
+        return;
+    if (v == NULL || v->owner != ir || v->is_loop) {
+        fail(ir, TD_EINVAL);
+        return;
+    }
+    if (!stmt_operand(ir, value))
+        return;
+    td__stmt *s = new_stmt(ir, TD__S_ASSIGN);
+    if (s == NULL)
+        return;
+    s->var = (td_var *)v;
+    s->value = value;
+    append(ir, s);
+}
+
+void td_ir_comment(td_ir *ir, const char *text)
+{
+    if (!live(ir))
+        return;
+    if (text == NULL) {
+        fail(ir, TD_EINVAL);
+        return;
+    }
+    td__stmt *s = new_stmt(ir, TD__S_COMMENT);
+    char *t = s ? td__arena_strdup(&ir->arena, text) : NULL;
+    if (t == NULL) {
+        fail(ir, TD_ENOMEM);
+        return;
+    }
+    /* A comment stays on its line: control characters become spaces, and
+     * a trailing backslash (which would splice the next C line into the
+     * comment) becomes a slash. */
+    size_t n = strlen(t);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+            t[i] = ' ';
+    while (n > 0 && t[n - 1] == ' ')
+        t[--n] = '\0';
+    if (n > 0 && t[n - 1] == '\\')
+        t[n - 1] = '/';
+    s->text = t;
+    append(ir, s);
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+/* The two outputs are handed over as malloc() memory, as the public
+ * header promises (free with free()), whatever allocator the library
+ * uses internally. */
+static int hand_over(const td_buf *b, char **out)
+{
+    size_t n = b->data ? b->len : 0;
+    char *s = malloc(n + 1);
+    if (s == NULL)
+        return TD_ENOMEM;
+    if (n > 0)
+        memcpy(s, b->data, n);
+    s[n] = '\0';
+    *out = s;
+    return 0;
+}
+
+int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
+                char **prelude)
+{
+    if (body != NULL)
+        *body = NULL;
+    if (prelude != NULL)
+        *prelude = NULL;
+    if (ir == NULL || (lang != TD_LANG_TIRX && lang != TD_LANG_CUDA) ||
+        indent < 0 || indent > 1024)
+        return TD_EINVAL;
+    if (ir->status != 0)
+        return ir->status;
+    if (ir->depth != 0)
+        return TD_EINVAL;
+
+    td__pctx p;
+    memset(&p, 0, sizeof p);
+    p.ir = ir;
+    td__buf_init(&p.body);
+    td__buf_init(&p.prelude);
+    size_t nv = (size_t)(ir->nvars > 0 ? ir->nvars : 1);
+    p.live = td__calloc(nv, 1);
+    p.zero = td__calloc(nv, 1);
+    int err = 0;
+    if (p.live == NULL || p.zero == NULL) {
+        err = TD_ENOMEM;
+    } else {
+        td__w_init(&p.w, &p.body, lang, indent);
+        err = lang == TD_LANG_CUDA ? td__print_cuda(&p) : td__print_tirx(&p);
+    }
+    if (err == 0 && (p.body.err || p.prelude.err))
+        err = p.body.err ? p.body.err : p.prelude.err;
+    char *b = NULL, *pr = NULL;
+    if (err == 0 && body != NULL)
+        err = hand_over(&p.body, &b);
+    if (err == 0 && prelude != NULL)
+        err = hand_over(&p.prelude, &pr);
+    if (err != 0) {
+        free(b);
+        free(pr);
+    } else {
+        if (body != NULL)
+            *body = b;
+        if (prelude != NULL)
+            *prelude = pr;
+    }
+    td__free(p.live);
+    td__free(p.zero);
+    td__buf_free(&p.body);
+    td__buf_free(&p.prelude);
+    td__arena_free(&p.arena);
+    return err;
+}

@@ -1,3 +1,687 @@
-/* placeholder: being written */
-#include "td_internal.h"
-typedef int td__placeholder_print_cuda;
+/*
+ * The CUDA C printer: the body as statements for a device function, with
+ * call buffers spelled NAME_ptr and indexed row-major, loops of extent 1
+ * dropped, and a prelude (includes and helper functions, each once, in a
+ * fixed order) requested by what the body uses.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+enum { INC_CFLOAT, INC_CSTDINT, INC_FP16, INC_BF16, INC_COUNT };
+
+typedef struct cuda {
+    td__pctx *p;
+    td_buf line;                  /* the line being composed */
+    bool inc[INC_COUNT];
+    bool maxmin;                  /* td_max / td_min overloads */
+    unsigned warp[3];             /* per combiner: bit log2(width) */
+    bool intrin[TD_INTRIN_COUNT];
+} cuda;
+
+/* C precedence levels (higher binds tighter). */
+enum {
+    P_LOWEST = 0,
+    P_OR = 4,
+    P_AND = 5,
+    P_BITAND = 8,
+    P_EQ = 9,
+    P_REL = 10,
+    P_SHIFT = 11,
+    P_ADD = 12,
+    P_MUL = 13,
+    P_UNARY = 14,
+    P_PRIMARY = 16
+};
+
+static const struct {
+    const char *text;
+    int prec;
+} binops[] = {
+    [TD_OP_ADD] = {"+", P_ADD},     [TD_OP_SUB] = {"-", P_ADD},
+    [TD_OP_MUL] = {"*", P_MUL},     [TD_OP_DIV] = {"/", P_MUL},
+    [TD_OP_MOD] = {"%", P_MUL},     [TD_OP_MAX] = {"max", P_PRIMARY},
+    [TD_OP_MIN] = {"min", P_PRIMARY}, [TD_OP_LT] = {"<", P_REL},
+    [TD_OP_LE] = {"<=", P_REL},     [TD_OP_EQ] = {"==", P_EQ},
+    [TD_OP_NE] = {"!=", P_EQ},      [TD_OP_AND] = {"&&", P_AND},
+    [TD_OP_OR] = {"||", P_OR},      [TD_OP_SHL] = {"<<", P_SHIFT},
+    [TD_OP_BITAND] = {"&", P_BITAND}};
+
+const char *td__cuda_type(td_dtype t)
+{
+    switch (t) {
+    case TD_F32: return "float";
+    case TD_F16: return "__half";
+    case TD_BF16: return "__nv_bfloat16";
+    case TD_F64: return "double";
+    case TD_I8: return "int8_t";
+    case TD_I16: return "int16_t";
+    case TD_I32: return "int";
+    case TD_I64: return "long long";
+    case TD_U8: return "uint8_t";
+    case TD_U16: return "uint16_t";
+    case TD_U32: return "unsigned int";
+    case TD_U64: return "unsigned long long";
+    case TD_DTYPE_COUNT: break;
+    }
+    return "void";
+}
+
+static bool small_int(td_dtype t)
+{
+    return t == TD_I8 || t == TD_I16 || t == TD_U8 || t == TD_U16;
+}
+
+/* Requests the header a dtype's spelling needs. */
+static void need_type(cuda *c, td_dtype t)
+{
+    if (t == TD_F16)
+        c->inc[INC_FP16] = true;
+    else if (t == TD_BF16)
+        c->inc[INC_BF16] = true;
+    else if (small_int(t))
+        c->inc[INC_CSTDINT] = true;
+}
+
+static void fail(cuda *c, int code)
+{
+    if (c->p->err == 0)
+        c->p->err = code;
+}
+
+/* ---- literals ----------------------------------------------------------- */
+
+/* The shortest of "%e" and "%.8e" that reads back as the same float. */
+static void spell_f32(char *b, size_t cap, float x)
+{
+    if (isnan(x)) {
+        snprintf(b, cap, "__int_as_float(0x7fffffff)");
+    } else if (isinf(x)) {
+        snprintf(b, cap, "%s", x > 0 ? "__int_as_float(0x7f800000)"
+                                     : "__int_as_float((int)0xff800000u)");
+    } else {
+        snprintf(b, cap, "%e", (double)x);
+        if (strtof(b, NULL) != x)
+            snprintf(b, cap, "%.8e", (double)x);
+        size_t n = strlen(b);
+        if (n + 1 < cap) {
+            b[n] = 'f';
+            b[n + 1] = '\0';
+        }
+    }
+}
+
+static void spell_f64(char *b, size_t cap, double x)
+{
+    if (isnan(x)) {
+        snprintf(b, cap, "__longlong_as_double(0x7ff8000000000000LL)");
+    } else if (isinf(x)) {
+        snprintf(b, cap, "%s",
+                 x > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                       : "__longlong_as_double((long long)"
+                         "0xfff0000000000000ULL)");
+    } else {
+        snprintf(b, cap, "%e", x);
+        if (strtod(b, NULL) != x)
+            snprintf(b, cap, "%.16e", x);
+    }
+}
+
+static void spell_int(char *b, size_t cap, int64_t v)
+{
+    if (v == INT64_MIN)
+        snprintf(b, cap, "(-9223372036854775807LL - 1)");
+    else if (v < INT32_MIN || v > INT32_MAX)
+        snprintf(b, cap, "%lldLL", (long long)v);
+    else if (v == INT32_MIN)
+        snprintf(b, cap, "(-2147483647 - 1)");
+    else
+        snprintf(b, cap, "%lld", (long long)v);
+}
+
+static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
+{
+    char f[96];
+    bool low = e->ident == TD__IDENT_LOWEST;
+    bool named = low || e->ident == TD__IDENT_HIGHEST;
+    switch (e->dtype) {
+    case TD_F32:
+        if (named) {
+            c->inc[INC_CFLOAT] = true;
+            snprintf(b, cap, "%s", low ? "-FLT_MAX" : "FLT_MAX");
+        } else {
+            spell_f32(b, cap, (float)e->f);
+        }
+        return;
+    case TD_F64:
+        if (named) {
+            c->inc[INC_CFLOAT] = true;
+            snprintf(b, cap, "%s", low ? "-DBL_MAX" : "DBL_MAX");
+        } else {
+            spell_f64(b, cap, e->f);
+        }
+        return;
+    case TD_F16:
+    case TD_BF16:
+        if (named && e->dtype == TD_F16)
+            snprintf(f, sizeof f, "%s", low ? "-65504.0f" : "65504.0f");
+        else if (named)
+            snprintf(f, sizeof f, "%s",
+                     low ? "-3.38953139e38f" : "3.38953139e38f");
+        else
+            spell_f32(f, sizeof f, (float)e->f);
+        snprintf(b, cap, "%s(%s)",
+                 e->dtype == TD_F16 ? "__float2half" : "__float2bfloat16", f);
+        return;
+    case TD_I32:
+        spell_int(b, cap, e->i);
+        return;
+    case TD_I64:
+        if (e->i == INT64_MIN)
+            snprintf(b, cap, "(-9223372036854775807LL - 1)");
+        else
+            snprintf(b, cap, "%lldLL", (long long)e->i);
+        return;
+    case TD_U32:
+        snprintf(b, cap, "%lluu", (unsigned long long)e->u);
+        return;
+    case TD_U64:
+        snprintf(b, cap, "%lluULL", (unsigned long long)e->u);
+        return;
+    case TD_I8:
+    case TD_I16:
+        snprintf(b, cap, e->i < 0 ? "(%s)(%lld)" : "(%s)%lld",
+                 td__cuda_type(e->dtype), (long long)e->i);
+        return;
+    case TD_U8:
+    case TD_U16:
+        snprintf(b, cap, "(%s)%llu", td__cuda_type(e->dtype),
+                 (unsigned long long)e->u);
+        return;
+    case TD_DTYPE_COUNT:
+        break;
+    }
+    snprintf(b, cap, "0");
+}
+
+/* ---- expressions -------------------------------------------------------- */
+
+static int prec(cuda *c, const td_expr *e)
+{
+    char b[96];
+    switch (e->kind) {
+    case TD__E_INT:
+    case TD__E_CONST:
+        if (e->kind == TD__E_INT)
+            spell_int(b, sizeof b, e->i);
+        else
+            spell_const(c, e, b, sizeof b);
+        return b[0] == '-' || b[0] == '(' ? P_UNARY : P_PRIMARY;
+    case TD__E_BIN:
+        return binops[e->op].prec;
+    case TD__E_COMBINE:
+        if (small_int(e->dtype))
+            return P_UNARY;
+        return e->comb == TD_COMBINE_SUM ? P_ADD : P_PRIMARY;
+    case TD__E_INTRIN:
+        return e->intrin == TD_INTRIN_THREAD_IDX_X ? P_UNARY : P_PRIMARY;
+    default:
+        return P_PRIMARY;
+    }
+}
+
+static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec);
+
+static void args(cuda *c, td_buf *o, const td_expr *e)
+{
+    td__buf_puts(o, "(");
+    for (int i = 0; i < e->nargs; i++) {
+        if (i > 0)
+            td__buf_puts(o, ", ");
+        expr(c, o, e->args[i], P_LOWEST);
+    }
+    td__buf_puts(o, ")");
+}
+
+/* NAME_ptr[flat] (NAME[i] for scratch), with the row-major flat index
+ * built and folded in the print arena. */
+static void access(cuda *c, td_buf *o, const td_ir_buf *b, int n,
+                   const td_expr *const *idx)
+{
+    td__arena *a = &c->p->arena;
+    const td_expr *flat = NULL;
+    for (int k = 0; k < n; k++) {
+        const td_expr *t =
+            td__mk_bin(a, TD_OP_MUL, idx[k], td__mk_int(a, b->stride[k]));
+        flat = k == 0 ? t : td__mk_bin(a, TD_OP_ADD, flat, t);
+    }
+    flat = flat != NULL ? td__fold(a, flat, c->p->zero) : NULL;
+    if (flat == NULL) {
+        fail(c, TD_ENOMEM);
+        return;
+    }
+    td__buf_puts(o, b->name);
+    if (!b->scratch)
+        td__buf_puts(o, "_ptr");
+    td__buf_puts(o, "[");
+    expr(c, o, flat, P_LOWEST);
+    td__buf_puts(o, "]");
+}
+
+static const char *const comb_names[] = {"sum", "max", "min"};
+
+static void combine(cuda *c, td_buf *o, const td_expr *e)
+{
+    td_dtype t = e->dtype;
+    const char *ct = td__cuda_type(t);
+    bool mx = e->comb == TD_COMBINE_MAX;
+    if (e->comb == TD_COMBINE_SUM) {
+        if (small_int(t))
+            td__buf_printf(o, "(%s)(", ct);
+        expr(c, o, e->a, P_ADD);
+        td__buf_puts(o, " + ");
+        expr(c, o, e->b, P_ADD + 1);
+        if (small_int(t))
+            td__buf_puts(o, ")");
+        return;
+    }
+    if (small_int(t)) {
+        td__buf_printf(o, "(%s)%s((int)", ct, mx ? "max" : "min");
+        expr(c, o, e->a, P_UNARY);
+        td__buf_puts(o, ", (int)");
+        expr(c, o, e->b, P_UNARY);
+        td__buf_puts(o, ")");
+        return;
+    }
+    const char *fn;
+    switch (t) {
+    case TD_F32: fn = mx ? "fmaxf" : "fminf"; break;
+    case TD_F64: fn = mx ? "fmax" : "fmin"; break;
+    case TD_F16:
+    case TD_BF16: fn = mx ? "__hmax" : "__hmin"; break;
+    default: fn = mx ? "max" : "min"; break;
+    }
+    td__buf_printf(o, "%s(", fn);
+    expr(c, o, e->a, P_LOWEST);
+    td__buf_puts(o, ", ");
+    expr(c, o, e->b, P_LOWEST);
+    td__buf_puts(o, ")");
+}
+
+static const char *const intrin_names[TD_INTRIN_COUNT] = {
+    [TD_INTRIN_THREAD_IDX_X] = "(int)threadIdx.x",
+    [TD_INTRIN_ACTIVEMASK] = "__activemask",
+    [TD_INTRIN_SHFL_XOR] = "__shfl_xor_sync",
+    [TD_INTRIN_WARP_REDUCE] = "tvm_builtin_cuda_warp_reduce",
+    [TD_INTRIN_SYNCTHREADS] = "__syncthreads",
+    [TD_INTRIN_SYNCWARP] = "__syncwarp",
+    [TD_INTRIN_BARRIER_SYNC] = "asm volatile",
+    [TD_INTRIN_PTX_PACK_F32X2] = "tvm_builtin_ptx_mov_b64_pack",
+    [TD_INTRIN_PTX_UNPACK_LO] = "tvm_builtin_ptx_mov_b64_unpack_lo",
+    [TD_INTRIN_PTX_UNPACK_HI] = "tvm_builtin_ptx_mov_b64_unpack_hi",
+    [TD_INTRIN_PTX_ADD_F32X2] = "tvm_builtin_ptx_add_rn_ftz_f32x2",
+    [TD_INTRIN_PTX_MAX3_F32] = "tvm_builtin_ptx_max3_f32",
+    [TD_INTRIN_PTX_MIN3_F32] = "tvm_builtin_ptx_min3_f32"};
+
+static void intrin(cuda *c, td_buf *o, const td_expr *e)
+{
+    c->intrin[e->intrin] = true;
+    switch (e->intrin) {
+    case TD_INTRIN_THREAD_IDX_X:
+        td__buf_puts(o, intrin_names[e->intrin]);
+        return;
+    case TD_INTRIN_WARP_REDUCE: {
+        int lg = 0;
+        while ((1 << lg) < e->width)
+            lg++;
+        c->warp[e->comb] |= 1u << lg;
+        if (e->comb != TD_COMBINE_SUM)
+            c->maxmin = true;
+        td__buf_printf(o, "tvm_builtin_cuda_warp_reduce_%s_%d",
+                       comb_names[e->comb], e->width);
+        args(c, o, e);
+        return;
+    }
+    case TD_INTRIN_BARRIER_SYNC:
+        td__buf_puts(o, "asm volatile(\"bar.sync %0, %1;\" :: \"r\"(");
+        expr(c, o, e->args[0], P_LOWEST);
+        td__buf_puts(o, "), \"r\"(");
+        expr(c, o, e->args[1], P_LOWEST);
+        td__buf_puts(o, ") : \"memory\")");
+        return;
+    default:
+        td__buf_puts(o, intrin_names[e->intrin]);
+        args(c, o, e);
+        return;
+    }
+}
+
+static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
+{
+    bool paren = prec(c, e) < minprec;
+    char b[96];
+    if (paren)
+        td__buf_puts(o, "(");
+    need_type(c, e->dtype);
+    switch (e->kind) {
+    case TD__E_INT:
+        spell_int(b, sizeof b, e->i);
+        td__buf_puts(o, b);
+        break;
+    case TD__E_CONST:
+        spell_const(c, e, b, sizeof b);
+        td__buf_puts(o, b);
+        break;
+    case TD__E_VAR:
+        if (!c->p->live[e->var->id])
+            fail(c, TD_EINVAL); /* used outside its scope */
+        td__buf_puts(o, e->var->name);
+        break;
+    case TD__E_BIN: {
+        int p = binops[e->op].prec;
+        if (e->op == TD_OP_MAX || e->op == TD_OP_MIN) {
+            td__buf_printf(o, "%s(", binops[e->op].text);
+            expr(c, o, e->a, P_LOWEST);
+            td__buf_puts(o, ", ");
+            expr(c, o, e->b, P_LOWEST);
+            td__buf_puts(o, ")");
+            break;
+        }
+        /* Comparisons and shifts do not chain: both sides bind tighter. */
+        bool chain = p == P_REL || p == P_EQ || p == P_SHIFT;
+        expr(c, o, e->a, chain ? p + 1 : p);
+        td__buf_printf(o, " %s ", binops[e->op].text);
+        expr(c, o, e->b, p + 1);
+        break;
+    }
+    case TD__E_COMBINE:
+        combine(c, o, e);
+        break;
+    case TD__E_LOAD:
+        access(c, o, e->buf, e->nargs, e->args);
+        break;
+    case TD__E_INTRIN:
+        intrin(c, o, e);
+        break;
+    case TD__E_CALL:
+        td__buf_puts(o, e->name);
+        args(c, o, e);
+        break;
+    }
+    if (paren)
+        td__buf_puts(o, ")");
+}
+
+/* Folds e (dropped loop variables become 0) and appends it to the line. */
+static void top_expr(cuda *c, const td_expr *e)
+{
+    const td_expr *f = td__fold(&c->p->arena, e, c->p->zero);
+    if (f == NULL) {
+        fail(c, TD_ENOMEM);
+        return;
+    }
+    expr(c, &c->line, f, P_LOWEST);
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+static void line_reset(cuda *c)
+{
+    c->line.len = 0;
+    if (c->line.data != NULL)
+        c->line.data[0] = '\0';
+}
+
+static const char *line_text(cuda *c)
+{
+    return c->line.data != NULL ? c->line.data : "";
+}
+
+static void block(cuda *c, const td__stmt *s);
+
+static void stmt(cuda *c, const td__stmt *s)
+{
+    td__writer *w = &c->p->w;
+    td__pctx *p = c->p;
+    line_reset(c);
+    switch (s->kind) {
+    case TD__S_FOR: {
+        const td_expr *ext = td__fold(&p->arena, s->extent, p->zero);
+        int64_t v;
+        if (ext == NULL) {
+            fail(c, TD_ENOMEM);
+            return;
+        }
+        int id = s->var->id;
+        if (td__is_int(ext, &v) && v == 1) {
+            /* A loop of one iteration: its body with the variable = 0. */
+            p->zero[id] = p->live[id] = 1;
+            block(c, s->body);
+            p->zero[id] = p->live[id] = 0;
+            return;
+        }
+        expr(c, &c->line, ext, P_REL + 1);
+        if (s->loop == TD_LOOP_UNROLL)
+            td__w_line(w, "#pragma unroll");
+        const char *n = s->var->name;
+        td__w_open(w, "for (int %s = 0; %s < %s; ++%s)", n, n, line_text(c),
+                   n);
+        p->live[id] = 1;
+        block(c, s->body);
+        p->live[id] = 0;
+        td__w_close(w);
+        return;
+    }
+    case TD__S_IF:
+        top_expr(c, s->cond);
+        td__w_open(w, "if (%s)", line_text(c));
+        block(c, s->body);
+        if (s->orelse != NULL) {
+            td__w_mid(w, "else");
+            block(c, s->orelse);
+        }
+        td__w_close(w);
+        return;
+    case TD__S_STORE: {
+        const td_expr *idx[TD_MAX_RANK];
+        for (int k = 0; k < s->nidx; k++) {
+            idx[k] = td__fold(&p->arena, s->idx[k], p->zero);
+            if (idx[k] == NULL) {
+                fail(c, TD_ENOMEM);
+                return;
+            }
+        }
+        access(c, &c->line, s->buf, s->nidx, idx);
+        td__buf_puts(&c->line, " = ");
+        top_expr(c, s->value);
+        break;
+    }
+    case TD__S_EVAL:
+        top_expr(c, s->value);
+        break;
+    case TD__S_LET:
+        need_type(c, s->var->dtype);
+        td__buf_printf(&c->line, "%s %s = ", td__cuda_type(s->var->dtype),
+                       s->var->name);
+        top_expr(c, s->value);
+        p->live[s->var->id] = 1;
+        break;
+    case TD__S_ASSIGN:
+        if (!p->live[s->var->id])
+            fail(c, TD_EINVAL);
+        td__buf_printf(&c->line, "%s = ", s->var->name);
+        top_expr(c, s->value);
+        break;
+    case TD__S_COMMENT:
+        td__w_line(w, "//%s%s", s->text[0] ? " " : "", s->text);
+        return;
+    }
+    td__w_line(w, "%s;", line_text(c));
+}
+
+/* Prints a block; its lets go out of scope at its end. */
+static void block(cuda *c, const td__stmt *s)
+{
+    for (const td__stmt *t = s; t != NULL; t = t->next)
+        stmt(c, t);
+    for (const td__stmt *t = s; t != NULL; t = t->next)
+        if (t->kind == TD__S_LET)
+            c->p->live[t->var->id] = 0;
+}
+
+/* ---- prelude ------------------------------------------------------------ */
+
+static void helper(td_buf *o, const char *text)
+{
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, text);
+}
+
+static const char maxmin_helpers[] =
+    "template <typename T>\n"
+    "__forceinline__ __device__ T td_max(T a, T b) { return a < b ? b : a; }\n"
+    "template <typename T>\n"
+    "__forceinline__ __device__ T td_min(T a, T b) { return b < a ? b : a; }\n"
+    "__forceinline__ __device__ float td_max(float a, float b) { return "
+    "fmaxf(a, b); }\n"
+    "__forceinline__ __device__ float td_min(float a, float b) { return "
+    "fminf(a, b); }\n"
+    "__forceinline__ __device__ double td_max(double a, double b) { return "
+    "fmax(a, b); }\n"
+    "__forceinline__ __device__ double td_min(double a, double b) { return "
+    "fmin(a, b); }\n"
+    "__forceinline__ __device__ __half td_max(__half a, __half b) { return "
+    "__hmax(a, b); }\n"
+    "__forceinline__ __device__ __half td_min(__half a, __half b) { return "
+    "__hmin(a, b); }\n"
+    "__forceinline__ __device__ __nv_bfloat16 td_max(__nv_bfloat16 a, "
+    "__nv_bfloat16 b) { return __hmax(a, b); }\n"
+    "__forceinline__ __device__ __nv_bfloat16 td_min(__nv_bfloat16 a, "
+    "__nv_bfloat16 b) { return __hmin(a, b); }\n";
+
+static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
+    [TD_INTRIN_PTX_PACK_F32X2] =
+        "__forceinline__ __device__ unsigned long long "
+        "tvm_builtin_ptx_mov_b64_pack(float lo, float hi) {\n"
+        "  unsigned long long r;\n"
+        "  asm(\"mov.b64 %0, {%1, %2};\" : \"=l\"(r) : \"f\"(lo), "
+        "\"f\"(hi));\n"
+        "  return r;\n"
+        "}\n",
+    [TD_INTRIN_PTX_UNPACK_LO] =
+        "__forceinline__ __device__ float "
+        "tvm_builtin_ptx_mov_b64_unpack_lo(unsigned long long p) {\n"
+        "  float lo, hi;\n"
+        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(lo), \"=f\"(hi) : "
+        "\"l\"(p));\n"
+        "  return lo;\n"
+        "}\n",
+    [TD_INTRIN_PTX_UNPACK_HI] =
+        "__forceinline__ __device__ float "
+        "tvm_builtin_ptx_mov_b64_unpack_hi(unsigned long long p) {\n"
+        "  float lo, hi;\n"
+        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(lo), \"=f\"(hi) : "
+        "\"l\"(p));\n"
+        "  return hi;\n"
+        "}\n",
+    [TD_INTRIN_PTX_ADD_F32X2] =
+        "__forceinline__ __device__ unsigned long long "
+        "tvm_builtin_ptx_add_rn_ftz_f32x2(unsigned long long a, "
+        "unsigned long long b) {\n"
+        "  unsigned long long d;\n"
+        "  asm(\"add.rn.ftz.f32x2 %0, %1, %2;\" : \"=l\"(d) : \"l\"(a), "
+        "\"l\"(b));\n"
+        "  return d;\n"
+        "}\n",
+    [TD_INTRIN_PTX_MAX3_F32] =
+        "__forceinline__ __device__ float tvm_builtin_ptx_max3_f32(float a, "
+        "float b, float c) {\n"
+        "  float d;\n"
+        "  asm(\"max.f32 %0, %1, %2, %3;\" : \"=f\"(d) : \"f\"(a), "
+        "\"f\"(b), \"f\"(c));\n"
+        "  return d;\n"
+        "}\n",
+    [TD_INTRIN_PTX_MIN3_F32] =
+        "__forceinline__ __device__ float tvm_builtin_ptx_min3_f32(float a, "
+        "float b, float c) {\n"
+        "  float d;\n"
+        "  asm(\"min.f32 %0, %1, %2, %3;\" : \"=f\"(d) : \"f\"(a), "
+        "\"f\"(b), \"f\"(c));\n"
+        "  return d;\n"
+        "}\n",
+};
+
+static void warp_helper(td_buf *o, td_combiner comb, int width)
+{
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_printf(o,
+                   "template <typename T>\n"
+                   "__forceinline__ __device__ T "
+                   "tvm_builtin_cuda_warp_reduce_%s_%d(T val) {\n"
+                   "#pragma unroll\n"
+                   "  for (int mask = %d; mask >= 1; mask >>= 1) {\n"
+                   "    T shuffled = __shfl_xor_sync(0xFFFFFFFFu, val, "
+                   "mask);\n",
+                   comb_names[comb], width, width / 2);
+    if (comb == TD_COMBINE_SUM)
+        td__buf_puts(o, "    val = (T)(val + shuffled);\n");
+    else
+        td__buf_printf(o, "    val = td_%s(val, shuffled);\n",
+                       comb_names[comb]);
+    td__buf_puts(o, "  }\n  return val;\n}\n");
+}
+
+static void prelude(cuda *c)
+{
+    td_buf *o = &c->p->prelude;
+    static const char *const includes[INC_COUNT] = {
+        "#include <cfloat>\n", "#include <cstdint>\n",
+        "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n"};
+    if (c->maxmin)
+        c->inc[INC_FP16] = c->inc[INC_BF16] = true;
+    for (int i = 0; i < INC_COUNT; i++)
+        if (c->inc[i])
+            td__buf_puts(o, includes[i]);
+    if (c->maxmin)
+        helper(o, maxmin_helpers);
+    for (int comb = 0; comb < 3; comb++)
+        for (int lg = 1; lg <= 5; lg++)
+            if (c->warp[comb] & (1u << lg))
+                warp_helper(o, (td_combiner)comb, 1 << lg);
+    for (int k = 0; k < TD_INTRIN_COUNT; k++)
+        if (c->intrin[k] && ptx_helpers[k] != NULL)
+            helper(o, ptx_helpers[k]);
+}
+
+int td__print_cuda(td__pctx *p)
+{
+    cuda c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    td__buf_init(&c.line);
+    /* Scratch arrays are declared where the body starts. */
+    for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
+        if (b->scratch) {
+            need_type(&c, b->dtype);
+            td__w_line(&p->w, "%s %s[%lld];", td__cuda_type(b->dtype),
+                       b->name, (long long)b->shape[0]);
+        }
+    block(&c, p->ir->root);
+    int err = td__w_finish(&p->w);
+    if (p->err == 0 && c.line.err)
+        p->err = c.line.err;
+    if (p->err == 0 && p->arena.err)
+        p->err = p->arena.err;
+    td__buf_free(&c.line);
+    if (p->err != 0)
+        return p->err;
+    if (err != 0)
+        return err;
+    prelude(&c);
+    return p->prelude.err;
+}

@@ -1,3 +1,362 @@
-/* placeholder: being written */
-#include "td_internal.h"
-typedef int td__placeholder_print_tirx;
+/*
+ * The TIRx printer: TVMScript-like text for reading.  Loops keep their
+ * extent-1 form, buffers keep multi-dimensional indices, identities print
+ * as T.min_value / T.max_value, and Python's precedence decides the
+ * parentheses.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+typedef struct tirx {
+    td__pctx *p;
+    td_buf line;
+} tirx;
+
+/* Python precedence levels (higher binds tighter). */
+enum {
+    P_LOWEST = 0,
+    P_OR = 4,
+    P_AND = 5,
+    P_CMP = 9,
+    P_BITAND = 10,
+    P_SHIFT = 11,
+    P_ADD = 12,
+    P_MUL = 13,
+    P_UNARY = 14,
+    P_PRIMARY = 16
+};
+
+static const struct {
+    const char *text;
+    int prec;
+} binops[] = {
+    [TD_OP_ADD] = {"+", P_ADD},       [TD_OP_SUB] = {"-", P_ADD},
+    [TD_OP_MUL] = {"*", P_MUL},       [TD_OP_DIV] = {"//", P_MUL},
+    [TD_OP_MOD] = {"%", P_MUL},       [TD_OP_MAX] = {"T.max", P_PRIMARY},
+    [TD_OP_MIN] = {"T.min", P_PRIMARY}, [TD_OP_LT] = {"<", P_CMP},
+    [TD_OP_LE] = {"<=", P_CMP},       [TD_OP_EQ] = {"==", P_CMP},
+    [TD_OP_NE] = {"!=", P_CMP},       [TD_OP_AND] = {"and", P_AND},
+    [TD_OP_OR] = {"or", P_OR},        [TD_OP_SHL] = {"<<", P_SHIFT},
+    [TD_OP_BITAND] = {"&", P_BITAND}};
+
+static void fail(tirx *x, int code)
+{
+    if (x->p->err == 0)
+        x->p->err = code;
+}
+
+/* A Python float literal that reads back as the same value of the
+ * dtype's precision. */
+static void spell_float(char *b, size_t cap, double v, bool single)
+{
+    if (isnan(v)) {
+        snprintf(b, cap, "\"nan\"");
+    } else if (isinf(v)) {
+        snprintf(b, cap, "%s", v > 0 ? "\"inf\"" : "\"-inf\"");
+    } else if (v == 0 && signbit(v)) {
+        snprintf(b, cap, "-0.0");
+    } else if (v == (double)(int64_t)v && fabs(v) < 1e16) {
+        snprintf(b, cap, "%.0f", v);
+    } else {
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(b, cap, "%.*g", prec, v);
+            if (single ? strtof(b, NULL) == (float)v : strtod(b, NULL) == v)
+                break;
+        }
+    }
+}
+
+static void spell_const(const td_expr *e, char *b, size_t cap)
+{
+    const char *dt = td_dtype_name(e->dtype);
+    char v[64];
+    switch (e->ident) {
+    case TD__IDENT_ZERO:
+        snprintf(b, cap, "T.%s(0)", dt);
+        return;
+    case TD__IDENT_LOWEST:
+        snprintf(b, cap, "T.min_value(\"%s\")", dt);
+        return;
+    case TD__IDENT_HIGHEST:
+        snprintf(b, cap, "T.max_value(\"%s\")", dt);
+        return;
+    case TD__IDENT_NONE:
+        break;
+    }
+    if (td_dtype_is_float(e->dtype)) {
+        bool single = e->dtype != TD_F64;
+        spell_float(v, sizeof v, single ? (double)(float)e->f : e->f, single);
+    } else if (td_dtype_is_signed(e->dtype)) {
+        snprintf(v, sizeof v, "%lld", (long long)e->i);
+    } else {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)e->u);
+    }
+    snprintf(b, cap, "T.%s(%s)", dt, v);
+}
+
+static int prec(const td_expr *e)
+{
+    switch (e->kind) {
+    case TD__E_INT:
+        return e->i < 0 ? P_UNARY : P_PRIMARY;
+    case TD__E_BIN:
+        return binops[e->op].prec;
+    case TD__E_COMBINE:
+        return e->comb == TD_COMBINE_SUM ? P_ADD : P_PRIMARY;
+    default:
+        return P_PRIMARY;
+    }
+}
+
+static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec);
+
+static void arglist(tirx *x, td_buf *o, int n, const td_expr *const *a)
+{
+    for (int i = 0; i < n; i++) {
+        if (i > 0)
+            td__buf_puts(o, ", ");
+        expr(x, o, a[i], P_LOWEST);
+    }
+}
+
+/* NAME[i, j] with each index folded. */
+static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
+                   const td_expr *const *idx)
+{
+    td__buf_puts(o, b->name);
+    td__buf_puts(o, "[");
+    for (int i = 0; i < n; i++) {
+        const td_expr *f = td__fold(&x->p->arena, idx[i], NULL);
+        if (f == NULL) {
+            fail(x, TD_ENOMEM);
+            return;
+        }
+        if (i > 0)
+            td__buf_puts(o, ", ");
+        expr(x, o, f, P_LOWEST);
+    }
+    td__buf_puts(o, "]");
+}
+
+static const char *const intrin_names[TD_INTRIN_COUNT] = {
+    [TD_INTRIN_THREAD_IDX_X] = "threadIdx.x",
+    [TD_INTRIN_ACTIVEMASK] = "T.tvm_warp_activemask",
+    [TD_INTRIN_SHFL_XOR] = "T.tvm_warp_shuffle_xor",
+    [TD_INTRIN_WARP_REDUCE] = "T.cuda.warp_reduce",
+    [TD_INTRIN_SYNCTHREADS] = "T.tvm_storage_sync",
+    [TD_INTRIN_SYNCWARP] = "T.tvm_storage_sync",
+    [TD_INTRIN_BARRIER_SYNC] = "T.ptx.bar.sync",
+    [TD_INTRIN_PTX_PACK_F32X2] = "T.ptx.mov.b64.pack",
+    [TD_INTRIN_PTX_UNPACK_LO] = "T.ptx.mov.b64.unpack_lo",
+    [TD_INTRIN_PTX_UNPACK_HI] = "T.ptx.mov.b64.unpack_hi",
+    [TD_INTRIN_PTX_ADD_F32X2] = "T.ptx.add.rn.ftz.f32x2",
+    [TD_INTRIN_PTX_MAX3_F32] = "T.ptx.max.f32",
+    [TD_INTRIN_PTX_MIN3_F32] = "T.ptx.min.f32"};
+
+static void intrin(tirx *x, td_buf *o, const td_expr *e)
+{
+    const char *name = intrin_names[e->intrin];
+    switch (e->intrin) {
+    case TD_INTRIN_THREAD_IDX_X:
+        td__buf_puts(o, name);
+        return;
+    case TD_INTRIN_SYNCTHREADS:
+        td__buf_printf(o, "%s(\"shared\")", name);
+        return;
+    case TD_INTRIN_SYNCWARP:
+        td__buf_printf(o, "%s(\"warp\")", name);
+        return;
+    case TD_INTRIN_WARP_REDUCE:
+        td__buf_printf(o, "%s(", name);
+        arglist(x, o, e->nargs, e->args);
+        td__buf_printf(o, ", \"%s\", %d)", td_combiner_name(e->comb),
+                       e->width);
+        return;
+    case TD_INTRIN_SHFL_XOR:
+        td__buf_printf(o, "%s(", name);
+        arglist(x, o, e->nargs, e->args);
+        td__buf_puts(o, ", 32)");
+        return;
+    default:
+        td__buf_printf(o, "%s(", name);
+        arglist(x, o, e->nargs, e->args);
+        td__buf_puts(o, ")");
+        return;
+    }
+}
+
+static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
+{
+    bool paren = prec(e) < minprec;
+    char b[96];
+    if (paren)
+        td__buf_puts(o, "(");
+    switch (e->kind) {
+    case TD__E_INT:
+        td__buf_printf(o, "%lld", (long long)e->i);
+        break;
+    case TD__E_CONST:
+        spell_const(e, b, sizeof b);
+        td__buf_puts(o, b);
+        break;
+    case TD__E_VAR:
+        if (!x->p->live[e->var->id])
+            fail(x, TD_EINVAL); /* used outside its scope */
+        td__buf_puts(o, e->var->name);
+        break;
+    case TD__E_BIN: {
+        int p = binops[e->op].prec;
+        if (p == P_PRIMARY) {
+            td__buf_printf(o, "%s(", binops[e->op].text);
+            arglist(x, o, 1, &e->a);
+            td__buf_puts(o, ", ");
+            arglist(x, o, 1, &e->b);
+            td__buf_puts(o, ")");
+            break;
+        }
+        /* Python chains comparisons; shifts read better grouped too. */
+        bool chain = p == P_CMP || p == P_SHIFT;
+        expr(x, o, e->a, chain ? p + 1 : p);
+        td__buf_printf(o, " %s ", binops[e->op].text);
+        expr(x, o, e->b, p + 1);
+        break;
+    }
+    case TD__E_COMBINE:
+        if (e->comb == TD_COMBINE_SUM) {
+            expr(x, o, e->a, P_ADD);
+            td__buf_puts(o, " + ");
+            expr(x, o, e->b, P_ADD + 1);
+        } else {
+            td__buf_puts(o, e->comb == TD_COMBINE_MAX ? "T.max(" : "T.min(");
+            arglist(x, o, 1, &e->a);
+            td__buf_puts(o, ", ");
+            arglist(x, o, 1, &e->b);
+            td__buf_puts(o, ")");
+        }
+        break;
+    case TD__E_LOAD:
+        access(x, o, e->buf, e->nargs, e->args);
+        break;
+    case TD__E_INTRIN:
+        intrin(x, o, e);
+        break;
+    case TD__E_CALL:
+        td__buf_printf(o, "%s(", e->name);
+        arglist(x, o, e->nargs, e->args);
+        td__buf_puts(o, ")");
+        break;
+    }
+    if (paren)
+        td__buf_puts(o, ")");
+}
+
+static void top_expr(tirx *x, const td_expr *e, int minprec)
+{
+    const td_expr *f = td__fold(&x->p->arena, e, NULL);
+    if (f == NULL) {
+        fail(x, TD_ENOMEM);
+        return;
+    }
+    expr(x, &x->line, f, minprec);
+}
+
+static const char *line_text(tirx *x)
+{
+    return x->line.data != NULL ? x->line.data : "";
+}
+
+static void block(tirx *x, const td__stmt *s);
+
+static void stmt(tirx *x, const td__stmt *s)
+{
+    td__writer *w = &x->p->w;
+    td__pctx *p = x->p;
+    x->line.len = 0;
+    if (x->line.data != NULL)
+        x->line.data[0] = '\0';
+    switch (s->kind) {
+    case TD__S_FOR:
+        top_expr(x, s->extent, P_LOWEST);
+        td__w_open(w, "for %s in T.%s(%s)", s->var->name,
+                   s->loop == TD_LOOP_UNROLL ? "unroll" : "serial",
+                   line_text(x));
+        p->live[s->var->id] = 1;
+        block(x, s->body);
+        p->live[s->var->id] = 0;
+        td__w_close(w);
+        return;
+    case TD__S_IF:
+        top_expr(x, s->cond, P_LOWEST);
+        td__w_open(w, "if %s", line_text(x));
+        block(x, s->body);
+        if (s->orelse != NULL) {
+            td__w_mid(w, "else");
+            block(x, s->orelse);
+        }
+        td__w_close(w);
+        return;
+    case TD__S_STORE:
+        access(x, &x->line, s->buf, s->nidx, s->idx);
+        td__buf_puts(&x->line, " = ");
+        top_expr(x, s->value, P_LOWEST);
+        break;
+    case TD__S_EVAL:
+        top_expr(x, s->value, P_LOWEST);
+        break;
+    case TD__S_LET:
+        td__buf_printf(&x->line, "%s: T.%s = ", s->var->name,
+                       td_dtype_name(s->var->dtype));
+        top_expr(x, s->value, P_LOWEST);
+        p->live[s->var->id] = 1;
+        break;
+    case TD__S_ASSIGN:
+        if (!p->live[s->var->id])
+            fail(x, TD_EINVAL);
+        td__buf_printf(&x->line, "%s = ", s->var->name);
+        top_expr(x, s->value, P_LOWEST);
+        break;
+    case TD__S_COMMENT:
+        td__w_line(w, "#%s%s", s->text[0] ? " " : "", s->text);
+        return;
+    }
+    td__w_line(w, "%s", line_text(x));
+}
+
+/* Prints a block; its lets go out of scope at its end. */
+static void block(tirx *x, const td__stmt *s)
+{
+    for (const td__stmt *t = s; t != NULL; t = t->next)
+        stmt(x, t);
+    for (const td__stmt *t = s; t != NULL; t = t->next)
+        if (t->kind == TD__S_LET)
+            x->p->live[t->var->id] = 0;
+}
+
+int td__print_tirx(td__pctx *p)
+{
+    tirx x;
+    memset(&x, 0, sizeof x);
+    x.p = p;
+    td__buf_init(&x.line);
+    for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
+        if (b->scratch)
+            td__w_line(&p->w,
+                       "%s = T.alloc_buffer((%lld,), \"%s\", scope=\"local\")",
+                       b->name, (long long)b->shape[0],
+                       td_dtype_name(b->dtype));
+    block(&x, p->ir->root);
+    int err = td__w_finish(&p->w);
+    if (p->err == 0 && x.line.err)
+        p->err = x.line.err;
+    if (p->err == 0 && p->arena.err)
+        p->err = p->arena.err;
+    td__buf_free(&x.line);
+    if (p->err != 0)
+        return p->err;
+    /* TIRx needs no prelude; td_ir_print hands over "". */
+    return err;
+}

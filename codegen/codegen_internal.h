@@ -1,0 +1,241 @@
+/*
+ * Internal structures of the lowered IR (codegen/), shared by the builder
+ * (ir.c), the simplifier (simplify.c), the line writer (writer.c) and the
+ * two printers.  Not installed.
+ */
+#ifndef TILEDISPATCH_CODEGEN_INTERNAL_H
+#define TILEDISPATCH_CODEGEN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "td_internal.h"
+
+/* Deepest nesting of for/if blocks a body may have. */
+#define TD__IR_MAX_DEPTH 64
+/* Longest name (buffer, variable, extern function) the IR accepts. */
+#define TD__IR_NAME_MAX 200
+/* Most arguments of an extern call. */
+#define TD__IR_MAX_ARGS 64
+
+/* ---- arena ------------------------------------------------------------- */
+
+/* A bump allocator: blocks from td__malloc, freed all at once.  `err` is
+ * sticky (TD_ENOMEM after the first failure). */
+typedef struct td__arena_blk td__arena_blk;
+typedef struct td__arena {
+    td__arena_blk *head;
+    int err;
+} td__arena;
+
+void *td__arena_alloc(td__arena *a, size_t n);     /* zeroed; NULL on error */
+char *td__arena_strdup(td__arena *a, const char *s);
+void td__arena_free(td__arena *a);
+
+/* ---- nodes ------------------------------------------------------------- */
+
+typedef enum td__ekind {
+    TD__E_INT,     /* int32 index constant (td_int): the only kind folded */
+    TD__E_CONST,   /* typed value constant */
+    TD__E_VAR,
+    TD__E_BIN,
+    TD__E_COMBINE,
+    TD__E_LOAD,
+    TD__E_INTRIN,
+    TD__E_CALL
+} td__ekind;
+
+/* What a typed constant stands for, so printers can spell identities. */
+typedef enum td__ident {
+    TD__IDENT_NONE,
+    TD__IDENT_ZERO,    /* the identity of sum */
+    TD__IDENT_LOWEST,  /* lowest finite value: the identity of max */
+    TD__IDENT_HIGHEST  /* highest finite value: the identity of min */
+} td__ident;
+
+struct td_var {
+    const td_ir *owner;
+    const char *name;   /* unique within the IR */
+    td_dtype dtype;
+    bool is_loop;
+    int id;             /* 0..nvars-1 */
+};
+
+struct td_ir_buf {
+    const td_ir *owner;
+    const char *name;   /* as given (call buffers) or uniquified (scratch) */
+    const char *scope;
+    td_dtype dtype;
+    bool scratch;
+    int ndim;
+    int64_t shape[TD_MAX_RANK];
+    int64_t stride[TD_MAX_RANK]; /* row-major element strides */
+    td_ir_buf *next;
+};
+
+struct td_expr {
+    td__ekind kind;
+    td_dtype dtype;
+    bool is_void;        /* a statement-only intrinsic (barriers) */
+    bool impure;         /* contains an extern call: never dropped */
+    /* TD__E_INT: i.  TD__E_CONST: one of f / i / u by dtype, ident. */
+    int64_t i;
+    uint64_t u;
+    double f;
+    td__ident ident;
+    /* TD__E_VAR */
+    const td_var *var;
+    /* TD__E_BIN: op, a, b.  TD__E_COMBINE: comb, a, b. */
+    td_binop op;
+    td_combiner comb;
+    const td_expr *a, *b;
+    /* TD__E_LOAD */
+    const td_ir_buf *buf;
+    /* TD__E_LOAD (indices), TD__E_INTRIN and TD__E_CALL (arguments) */
+    int nargs;
+    const td_expr *const *args;
+    /* TD__E_INTRIN: intrin (and comb + width for warp reduce) */
+    td_intrin intrin;
+    int width;
+    /* TD__E_CALL */
+    const char *name;
+};
+
+typedef enum td__skind {
+    TD__S_FOR,
+    TD__S_IF,
+    TD__S_STORE,
+    TD__S_EVAL,
+    TD__S_LET,
+    TD__S_ASSIGN,
+    TD__S_COMMENT
+} td__skind;
+
+typedef struct td__stmt td__stmt;
+struct td__stmt {
+    td__skind kind;
+    td__stmt *next;
+    /* FOR: var, extent, loop, body.  LET / ASSIGN: var, value. */
+    td_var *var;
+    const td_expr *extent;
+    td_loop_kind loop;
+    td__stmt *body;
+    /* IF: cond, body (then), orelse */
+    const td_expr *cond;
+    td__stmt *orelse;
+    /* STORE: buf, nidx, idx, value.  EVAL: value. */
+    const td_ir_buf *buf;
+    int nidx;
+    const td_expr *const *idx;
+    const td_expr *value;
+    /* COMMENT */
+    const char *text;
+};
+
+/* A name the IR handed out, to keep names unique. */
+typedef struct td__name td__name;
+struct td__name {
+    const char *s;
+    td__name *next;
+};
+
+/* One open block of the builder. */
+typedef struct td__frame {
+    td__stmt *owner;     /* NULL for the root */
+    bool in_else;
+    td__stmt **tail;     /* where the next statement goes */
+} td__frame;
+
+struct td_ir {
+    td__arena arena;
+    int status;
+    td__stmt *root;
+    td__frame stack[TD__IR_MAX_DEPTH + 1];
+    int depth;           /* open blocks above the root */
+    td_ir_buf *bufs;     /* declaration order */
+    td_ir_buf **bufs_tail;
+    td__name *names;
+    int nvars;
+};
+
+/* ---- simplifier (simplify.c) ------------------------------------------ */
+
+/* Node constructors in an arena (used at print time for flattened
+ * indices); NULL on allocation failure or NULL operands. */
+td_expr *td__mk_int(td__arena *a, int64_t v);
+td_expr *td__mk_bin(td__arena *a, td_binop op, const td_expr *x,
+                    const td_expr *y);
+
+/*
+ * Returns e with integer index arithmetic folded and the variables whose
+ * zero[id] is set replaced by 0.  Unchanged subtrees are shared, new nodes
+ * come from `a`; the IR itself is never modified.  NULL only when the
+ * arena fails (a->err is set).
+ */
+const td_expr *td__fold(td__arena *a, const td_expr *e,
+                        const unsigned char *zero);
+
+/* True when e is an index constant; *v receives its value. */
+bool td__is_int(const td_expr *e, int64_t *v);
+
+/* ---- line writer (writer.c) ------------------------------------------- */
+
+typedef struct td__writer {
+    td_buf *out;
+    td_lang lang;
+    int base;        /* starting level */
+    int depth;       /* levels opened by td__w_open */
+    int unit;        /* spaces per level: 2 (CUDA) or 4 (TIRx) */
+    bool fresh;      /* nothing written since the last open */
+    int err;         /* TD_EINTERNAL on unbalanced use */
+} td__writer;
+
+void td__w_init(td__writer *w, td_buf *out, td_lang lang, int base);
+/* One indented line. */
+void td__w_line(td__writer *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A block header: the line plus " {" (CUDA) or ":" (TIRx); indents. */
+void td__w_open(td__writer *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Between two blocks of one statement: "} else {" / "else:". */
+void td__w_mid(td__writer *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Ends a block: "}" in CUDA; in TIRx a "pass" if the block was empty. */
+void td__w_close(td__writer *w);
+/* 0, TD_EINTERNAL if the depth did not return to 0, or the buffer's
+ * error. */
+int td__w_finish(td__writer *w);
+
+/* ---- printers ---------------------------------------------------------- */
+
+/* What a printer shares: the IR, the scratch arena for folded
+ * expressions, the variables in scope and the dropped (zero) loop vars. */
+typedef struct td__pctx {
+    const td_ir *ir;
+    td__arena arena;
+    unsigned char *live;   /* nvars entries */
+    unsigned char *zero;   /* nvars entries */
+    td__writer w;
+    td_buf body;
+    td_buf prelude;
+    int err;               /* first printer error (TD_EINVAL, TD_ENOMEM) */
+} td__pctx;
+
+int td__print_cuda(td__pctx *p);
+int td__print_tirx(td__pctx *p);
+
+/* The CUDA spelling of a value dtype ("float", "__half", "int8_t",
+ * "long long", ...), for code that declares buffers the body uses. */
+const char *td__cuda_type(td_dtype t);
+
+#endif

@@ -1,0 +1,1225 @@
+/*
+ * Unit tests of the lowered IR: exact printed text in both languages,
+ * simplification, identities and combiners of every dtype, intrinsics and
+ * their preludes, sticky errors, NULL operands and allocation failures.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codegen_internal.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void expect(const td_ir *ir, td_lang lang, int indent,
+                   const char *body, const char *prelude)
+{
+    char *b = NULL, *p = NULL;
+    assert_int_equal(td_ir_print(ir, lang, indent, &b, &p), 0);
+    assert_non_null(b);
+    assert_non_null(p);
+    assert_string_equal(b, body);
+    if (prelude != NULL)
+        assert_string_equal(p, prelude);
+    free(b);
+    free(p);
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *s = strstr(hay, needle); s; s = strstr(s + 1, needle))
+        n++;
+    return n;
+}
+
+/* The seed: for spa in 1: B[spa] = id; for red in 4: B[spa] = B[spa] op
+ * A[spa * 4 + red]. */
+static td_ir *seed(td_combiner c, td_dtype t, bool accum)
+{
+    td_ir *ir = td_ir_new();
+    int64_t s4[] = {4}, s1[] = {1};
+    td_ir_buf *A = td_ir_buffer(ir, "A_local", t, "local", 1, s4);
+    td_ir_buf *B = td_ir_buffer(ir, "B_local", t, "local", 1, s1);
+    td_var *spa = td_ir_for(ir, "spa", td_int(ir, 1), TD_LOOP_SERIAL);
+    if (!accum)
+        td_ir_store1(ir, B, td_var_ref(ir, spa), td_identity(ir, c, t));
+    td_var *red = td_ir_for(ir, "red", td_int(ir, 4), TD_LOOP_SERIAL);
+    td_expr *src = td_add(ir, td_mul(ir, td_var_ref(ir, spa), td_int(ir, 4)),
+                          td_var_ref(ir, red));
+    td_ir_store1(ir, B, td_var_ref(ir, spa),
+                 td_combine(ir, c, td_load1(ir, B, td_var_ref(ir, spa)),
+                            td_load1(ir, A, src)));
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    return ir;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void test_seed(void **state)
+{
+    (void)state;
+    td_ir *ir = seed(TD_COMBINE_SUM, TD_F32, false);
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "B_local_ptr[0] = 0.000000e+00f;\n"
+           "for (int red = 0; red < 4; ++red) {\n"
+           "  B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];\n"
+           "}\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0,
+           "for spa in T.serial(1):\n"
+           "    B_local[spa] = T.float32(0)\n"
+           "    for red in T.serial(4):\n"
+           "        B_local[spa] = B_local[spa] + A_local[spa * 4 + red]\n",
+           "");
+    /* Printing is repeatable and leaves the IR as it was. */
+    expect(ir, TD_LANG_CUDA, 1,
+           "  B_local_ptr[0] = 0.000000e+00f;\n"
+           "  for (int red = 0; red < 4; ++red) {\n"
+           "    B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];\n"
+           "  }\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 1,
+           "    for spa in T.serial(1):\n"
+           "        B_local[spa] = T.float32(0)\n"
+           "        for red in T.serial(4):\n"
+           "            B_local[spa] = B_local[spa] + A_local[spa * 4 + red]\n",
+           "");
+    /* The prelude and body pointers are optional. */
+    char *b = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), 0);
+    assert_non_null(b);
+    free(b);
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, NULL, NULL), 0);
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, -1, &b, NULL), TD_EINVAL);
+    assert_null(b);
+    assert_int_equal(td_ir_print(ir, (td_lang)7, 0, &b, NULL), TD_EINVAL);
+    td_ir_free(ir);
+}
+
+static void test_seed_accum_max(void **state)
+{
+    (void)state;
+    td_ir *ir = seed(TD_COMBINE_MAX, TD_F32, true);
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int red = 0; red < 4; ++red) {\n"
+           "  B_local_ptr[0] = fmaxf(B_local_ptr[0], A_local_ptr[red]);\n"
+           "}\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0,
+           "for spa in T.serial(1):\n"
+           "    for red in T.serial(4):\n"
+           "        B_local[spa] = T.max(B_local[spa], A_local[spa * 4 + red])\n",
+           "");
+    td_ir_free(ir);
+}
+
+/* A 2-D source [3, 4] reduced over its last axis into B[3], and the same
+ * with an outer loop of extent 1 over a 3-D source [1, 2, 4]. */
+static void test_nested_folding(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t sa[] = {3, 4}, sb[] = {3};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F32, "local", 2, sa);
+    td_ir_buf *B = td_ir_buffer(ir, "B", TD_F32, "local", 1, sb);
+    td_var *spa = td_ir_for(ir, "spa", td_int(ir, 3), TD_LOOP_SERIAL);
+    td_var *red = td_ir_for(ir, "red", td_int(ir, 4), TD_LOOP_UNROLL);
+    td_expr *ia[] = {td_var_ref(ir, spa), td_var_ref(ir, red)};
+    td_ir_store1(ir, B, td_var_ref(ir, spa),
+                 td_combine(ir, TD_COMBINE_SUM,
+                            td_load1(ir, B, td_var_ref(ir, spa)),
+                            td_load(ir, A, 2, ia)));
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int spa = 0; spa < 3; ++spa) {\n"
+           "  #pragma unroll\n"
+           "  for (int red = 0; red < 4; ++red) {\n"
+           "    B_ptr[spa] = B_ptr[spa] + A_ptr[spa * 4 + red];\n"
+           "  }\n"
+           "}\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0,
+           "for spa in T.serial(3):\n"
+           "    for red in T.unroll(4):\n"
+           "        B[spa] = B[spa] + A[spa, red]\n",
+           "");
+    td_ir_free(ir);
+
+    ir = td_ir_new();
+    int64_t s3[] = {1, 2, 4}, s2[] = {1, 2};
+    A = td_ir_buffer(ir, "A", TD_F32, "local", 3, s3);
+    B = td_ir_buffer(ir, "B", TD_F32, "local", 2, s2);
+    td_var *o = td_ir_for(ir, "o", td_add(ir, td_int(ir, 0), td_int(ir, 1)),
+                          TD_LOOP_SERIAL);
+    td_var *i = td_ir_for(ir, "i", td_int(ir, 2), TD_LOOP_SERIAL);
+    red = td_ir_for(ir, "red", td_mul(ir, td_int(ir, 2), td_int(ir, 2)),
+                    TD_LOOP_SERIAL);
+    td_expr *i3[] = {td_var_ref(ir, o), td_var_ref(ir, i),
+                     td_var_ref(ir, red)};
+    td_expr *i2[] = {td_var_ref(ir, o), td_var_ref(ir, i)};
+    td_expr *i2b[] = {td_mul(ir, td_var_ref(ir, o), td_int(ir, 7)),
+                      td_add(ir, td_var_ref(ir, i), td_int(ir, 0))};
+    td_ir_store(ir, B, 2, i2,
+                td_combine(ir, TD_COMBINE_MIN, td_load(ir, B, 2, i2b),
+                           td_load(ir, A, 3, i3)));
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int i = 0; i < 2; ++i) {\n"
+           "  for (int red = 0; red < 4; ++red) {\n"
+           "    B_ptr[i] = fminf(B_ptr[i], A_ptr[i * 4 + red]);\n"
+           "  }\n"
+           "}\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0,
+           "for o in T.serial(1):\n"
+           "    for i in T.serial(2):\n"
+           "        for red in T.serial(4):\n"
+           "            B[o, i] = T.min(B[o * 7, i], A[o, i, red])\n",
+           "");
+    td_ir_free(ir);
+}
+
+/* Index arithmetic: identities of + - * / %, constant folding, and the
+ * cases that must not fold. */
+static void test_fold_rules(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {1000};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_I32, "local", 1, s);
+    td_var *x = td_ir_for(ir, "x", td_int(ir, 5), TD_LOOP_SERIAL);
+#define X td_var_ref(ir, x)
+#define I(v) td_int(ir, v)
+    td_expr *cases[] = {
+        td_add(ir, I(0), X),                       /* x */
+        td_sub(ir, X, I(0)),                       /* x */
+        td_mul(ir, I(1), X),                       /* x */
+        td_mul(ir, X, I(0)),                       /* 0 */
+        td_div(ir, X, I(1)),                       /* x */
+        td_mod(ir, X, I(1)),                       /* 0 */
+        td_add(ir, td_mul(ir, I(6), I(7)), X),     /* 42 + x */
+        td_div(ir, I(-7), I(2)),                   /* not folded */
+        td_mod(ir, I(7), I(0)),                    /* not folded */
+        td_sub(ir, X, td_sub(ir, X, I(1))),        /* x - (x - 1) */
+        td_mul(ir, td_add(ir, X, I(1)), I(3)),     /* (x + 1) * 3 */
+        td_binary(ir, TD_OP_MAX, I(3), I(9)),      /* 9 */
+        td_binary(ir, TD_OP_SHL, I(1), I(4)),      /* 16 */
+        td_binary(ir, TD_OP_BITAND, X, I(3)),      /* x & 3 */
+        td_mul(ir, I(INT64_MAX), I(2)),            /* overflow: kept */
+        td_int(ir, INT32_MIN),
+        td_int(ir, (int64_t)1 << 40),
+    };
+    int n = (int)(sizeof cases / sizeof cases[0]);
+    for (int k = 0; k < n; k++)
+        td_ir_store1(ir, A, I(k), cases[k]);
+    td_ir_if(ir, td_binary(ir, TD_OP_AND, td_lt(ir, X, I(3)),
+                           td_eq(ir, td_binary(ir, TD_OP_BITAND, X, I(1)),
+                                 I(0))));
+    td_ir_eval(ir, td_extern_call(ir, "touch", TD_I32, 1,
+                                  (td_expr *[]){td_mul(ir, X, I(0))}));
+    td_ir_end_if(ir);
+    td_ir_end_for(ir);
+#undef X
+#undef I
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int x = 0; x < 5; ++x) {\n"
+           "  A_ptr[0] = x;\n"
+           "  A_ptr[1] = x;\n"
+           "  A_ptr[2] = x;\n"
+           "  A_ptr[3] = 0;\n"
+           "  A_ptr[4] = x;\n"
+           "  A_ptr[5] = 0;\n"
+           "  A_ptr[6] = 42 + x;\n"
+           "  A_ptr[7] = -7 / 2;\n"
+           "  A_ptr[8] = 7 % 0;\n"
+           "  A_ptr[9] = x - (x - 1);\n"
+           "  A_ptr[10] = (x + 1) * 3;\n"
+           "  A_ptr[11] = 9;\n"
+           "  A_ptr[12] = 16;\n"
+           "  A_ptr[13] = x & 3;\n"
+           "  A_ptr[14] = 9223372036854775807LL * 2;\n"
+           "  A_ptr[15] = (-2147483647 - 1);\n"
+           "  A_ptr[16] = 1099511627776LL;\n"
+           "  if (x < 3 && (x & 1) == 0) {\n"
+           "    touch(0);\n"
+           "  }\n"
+           "}\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0,
+           "for x in T.serial(5):\n"
+           "    A[0] = x\n"
+           "    A[1] = x\n"
+           "    A[2] = x\n"
+           "    A[3] = 0\n"
+           "    A[4] = x\n"
+           "    A[5] = 0\n"
+           "    A[6] = 42 + x\n"
+           "    A[7] = -7 // 2\n"
+           "    A[8] = 7 % 0\n"
+           "    A[9] = x - (x - 1)\n"
+           "    A[10] = (x + 1) * 3\n"
+           "    A[11] = 9\n"
+           "    A[12] = 16\n"
+           "    A[13] = x & 3\n"
+           "    A[14] = 9223372036854775807 * 2\n"
+           "    A[15] = -2147483648\n"
+           "    A[16] = 1099511627776\n"
+           "    if x < 3 and x & 1 == 0:\n"
+           "        touch(0)\n",
+           "");
+    td_ir_free(ir);
+}
+
+/* An extern call is never dropped by x * 0. */
+static void test_fold_keeps_calls(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {4};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_I32, "local", 1, s);
+    td_expr *call = td_extern_call(ir, "f", TD_I32, 0, NULL);
+    td_ir_store1(ir, A, td_mul(ir, call, td_int(ir, 0)), td_int(ir, 1));
+    expect(ir, TD_LANG_CUDA, 0, "A_ptr[f() * 0] = 1;\n", "");
+    expect(ir, TD_LANG_TIRX, 0, "A[f() * 0] = 1\n", "");
+    td_ir_free(ir);
+}
+
+/* Identities of every dtype and combiner, in both languages. */
+static const struct {
+    td_dtype t;
+    const char *cuda[3]; /* sum, max, min */
+    const char *tirx[3];
+    const char *prelude;
+} idents[] = {
+    {TD_F32,
+     {"0.000000e+00f", "-FLT_MAX", "FLT_MAX"},
+     {"T.float32(0)", "T.min_value(\"float32\")", "T.max_value(\"float32\")"},
+     "#include <cfloat>\n"},
+    {TD_F16,
+     {"__float2half(0.000000e+00f)", "__float2half(-65504.0f)",
+      "__float2half(65504.0f)"},
+     {"T.float16(0)", "T.min_value(\"float16\")", "T.max_value(\"float16\")"},
+     "#include <cuda_fp16.h>\n"},
+    {TD_BF16,
+     {"__float2bfloat16(0.000000e+00f)", "__float2bfloat16(-3.38953139e38f)",
+      "__float2bfloat16(3.38953139e38f)"},
+     {"T.bfloat16(0)", "T.min_value(\"bfloat16\")",
+      "T.max_value(\"bfloat16\")"},
+     "#include <cuda_bf16.h>\n"},
+    {TD_F64,
+     {"0.000000e+00", "-DBL_MAX", "DBL_MAX"},
+     {"T.float64(0)", "T.min_value(\"float64\")", "T.max_value(\"float64\")"},
+     "#include <cfloat>\n"},
+    {TD_I8,
+     {"(int8_t)0", "(int8_t)(-128)", "(int8_t)127"},
+     {"T.int8(0)", "T.min_value(\"int8\")", "T.max_value(\"int8\")"},
+     "#include <cstdint>\n"},
+    {TD_I16,
+     {"(int16_t)0", "(int16_t)(-32768)", "(int16_t)32767"},
+     {"T.int16(0)", "T.min_value(\"int16\")", "T.max_value(\"int16\")"},
+     "#include <cstdint>\n"},
+    {TD_I32,
+     {"0", "(-2147483647 - 1)", "2147483647"},
+     {"T.int32(0)", "T.min_value(\"int32\")", "T.max_value(\"int32\")"},
+     ""},
+    {TD_I64,
+     {"0LL", "(-9223372036854775807LL - 1)", "9223372036854775807LL"},
+     {"T.int64(0)", "T.min_value(\"int64\")", "T.max_value(\"int64\")"},
+     ""},
+    {TD_U8,
+     {"(uint8_t)0", "(uint8_t)0", "(uint8_t)255"},
+     {"T.uint8(0)", "T.min_value(\"uint8\")", "T.max_value(\"uint8\")"},
+     "#include <cstdint>\n"},
+    {TD_U16,
+     {"(uint16_t)0", "(uint16_t)0", "(uint16_t)65535"},
+     {"T.uint16(0)", "T.min_value(\"uint16\")", "T.max_value(\"uint16\")"},
+     "#include <cstdint>\n"},
+    {TD_U32,
+     {"0u", "0u", "4294967295u"},
+     {"T.uint32(0)", "T.min_value(\"uint32\")", "T.max_value(\"uint32\")"},
+     ""},
+    {TD_U64,
+     {"0ULL", "0ULL", "18446744073709551615ULL"},
+     {"T.uint64(0)", "T.min_value(\"uint64\")", "T.max_value(\"uint64\")"},
+     ""},
+};
+
+static void test_identities(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof idents / sizeof idents[0]; k++) {
+        for (int c = 0; c < 3; c++) {
+            td_ir *ir = td_ir_new();
+            int64_t s[] = {1};
+            td_ir_buf *B = td_ir_buffer(ir, "B", idents[k].t, "local", 1, s);
+            td_ir_store1(ir, B, td_int(ir, 0),
+                         td_identity(ir, (td_combiner)c, idents[k].t));
+            char want[160];
+            snprintf(want, sizeof want, "B_ptr[0] = %s;\n",
+                     idents[k].cuda[c]);
+            /* Only f32/f64 sums need no header; the rest as tabled. */
+            const char *pre = idents[k].prelude;
+            if ((idents[k].t == TD_F32 || idents[k].t == TD_F64) && c == 0)
+                pre = "";
+            expect(ir, TD_LANG_CUDA, 0, want, pre);
+            snprintf(want, sizeof want, "B[0] = %s\n", idents[k].tirx[c]);
+            expect(ir, TD_LANG_TIRX, 0, want, "");
+            td_ir_free(ir);
+        }
+    }
+}
+
+/* Identity values as the IR stores them. */
+static void test_identity_values(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_expr *e = td_identity(ir, TD_COMBINE_MAX, TD_BF16);
+    assert_true(e->f == -3.3895313892515355e38);
+    float f = (float)e->f;
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    assert_int_equal(bits, 0xFF7F0000u);
+    e = td_identity(ir, TD_COMBINE_MIN, TD_F16);
+    assert_true(e->f == 65504.0);
+    e = td_identity(ir, TD_COMBINE_MAX, TD_I64);
+    assert_true(e->i == INT64_MIN);
+    e = td_identity(ir, TD_COMBINE_MIN, TD_U64);
+    assert_true(e->u == UINT64_MAX);
+    assert_null(td_identity(ir, (td_combiner)9, TD_F32));
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+}
+
+/* Combiners of every dtype, CUDA spelling. */
+static const struct {
+    td_dtype t;
+    const char *cuda[3];
+} combs[] = {
+    {TD_F32, {"a_ptr[0] + b_ptr[0]", "fmaxf(a_ptr[0], b_ptr[0])",
+              "fminf(a_ptr[0], b_ptr[0])"}},
+    {TD_F64, {"a_ptr[0] + b_ptr[0]", "fmax(a_ptr[0], b_ptr[0])",
+              "fmin(a_ptr[0], b_ptr[0])"}},
+    {TD_F16, {"a_ptr[0] + b_ptr[0]", "__hmax(a_ptr[0], b_ptr[0])",
+              "__hmin(a_ptr[0], b_ptr[0])"}},
+    {TD_BF16, {"a_ptr[0] + b_ptr[0]", "__hmax(a_ptr[0], b_ptr[0])",
+               "__hmin(a_ptr[0], b_ptr[0])"}},
+    {TD_I8, {"(int8_t)(a_ptr[0] + b_ptr[0])",
+             "(int8_t)max((int)a_ptr[0], (int)b_ptr[0])",
+             "(int8_t)min((int)a_ptr[0], (int)b_ptr[0])"}},
+    {TD_U16, {"(uint16_t)(a_ptr[0] + b_ptr[0])",
+              "(uint16_t)max((int)a_ptr[0], (int)b_ptr[0])",
+              "(uint16_t)min((int)a_ptr[0], (int)b_ptr[0])"}},
+    {TD_I32, {"a_ptr[0] + b_ptr[0]", "max(a_ptr[0], b_ptr[0])",
+              "min(a_ptr[0], b_ptr[0])"}},
+    {TD_U64, {"a_ptr[0] + b_ptr[0]", "max(a_ptr[0], b_ptr[0])",
+              "min(a_ptr[0], b_ptr[0])"}},
+};
+
+static void test_combiners(void **state)
+{
+    (void)state;
+    static const char *const tirx[3] = {"a[0] + b[0]", "T.max(a[0], b[0])",
+                                        "T.min(a[0], b[0])"};
+    for (size_t k = 0; k < sizeof combs / sizeof combs[0]; k++)
+        for (int c = 0; c < 3; c++) {
+            td_ir *ir = td_ir_new();
+            int64_t s[] = {1};
+            td_ir_buf *a = td_ir_buffer(ir, "a", combs[k].t, "local", 1, s);
+            td_ir_buf *b = td_ir_buffer(ir, "b", combs[k].t, "local", 1, s);
+            td_ir_store1(ir, a, td_int(ir, 0),
+                         td_combine(ir, (td_combiner)c,
+                                    td_load1(ir, a, td_int(ir, 0)),
+                                    td_load1(ir, b, td_int(ir, 0))));
+            char want[160];
+            snprintf(want, sizeof want, "a_ptr[0] = %s;\n", combs[k].cuda[c]);
+            expect(ir, TD_LANG_CUDA, 0, want, NULL);
+            snprintf(want, sizeof want, "a[0] = %s\n", tirx[c]);
+            expect(ir, TD_LANG_TIRX, 0, want, "");
+            td_ir_free(ir);
+        }
+}
+
+/* Nested sums keep their grouping (floating point is not associative). */
+static void test_value_grouping(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {4};
+    td_ir_buf *a = td_ir_buffer(ir, "a", TD_I8, "local", 1, s);
+    td_expr *l[4];
+    for (int i = 0; i < 4; i++)
+        l[i] = td_load1(ir, a, td_int(ir, i));
+    td_ir_store1(ir, a, td_int(ir, 0),
+                 td_combine(ir, TD_COMBINE_SUM, l[0],
+                            td_combine(ir, TD_COMBINE_MAX,
+                                       td_combine(ir, TD_COMBINE_SUM, l[1],
+                                                  l[2]),
+                                       l[3])));
+    expect(ir, TD_LANG_CUDA, 0,
+           "a_ptr[0] = (int8_t)(a_ptr[0] + (int8_t)max((int)(int8_t)(a_ptr[1] "
+           "+ a_ptr[2]), (int)a_ptr[3]));\n",
+           "#include <cstdint>\n");
+    expect(ir, TD_LANG_TIRX, 0,
+           "a[0] = a[0] + T.max(a[1] + a[2], a[3])\n", "");
+    td_ir_free(ir);
+
+    ir = td_ir_new();
+    td_ir_buf *f = td_ir_buffer(ir, "f", TD_F32, "local", 1, s);
+    for (int i = 0; i < 3; i++)
+        l[i] = td_load1(ir, f, td_int(ir, i));
+    td_ir_store1(ir, f, td_int(ir, 3),
+                 td_combine(ir, TD_COMBINE_SUM, l[0],
+                            td_combine(ir, TD_COMBINE_SUM, l[1], l[2])));
+    expect(ir, TD_LANG_CUDA, 0, "f_ptr[3] = f_ptr[0] + (f_ptr[1] + f_ptr[2]);\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0, "f[3] = f[0] + (f[1] + f[2])\n", "");
+    td_ir_free(ir);
+}
+
+/* Typed constants: round-trip spellings and range checks. */
+static void test_constants(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {16};
+    td_ir_buf *f = td_ir_buffer(ir, "f", TD_F32, "local", 1, s);
+    td_ir_buf *d = td_ir_buffer(ir, "d", TD_F64, "local", 1, s);
+    td_ir_buf *h = td_ir_buffer(ir, "h", TD_F16, "local", 1, s);
+    td_ir_buf *u = td_ir_buffer(ir, "u", TD_U8, "local", 1, s);
+    td_ir_store1(ir, f, td_int(ir, 0), td_const_f(ir, TD_F32, 1.0));
+    td_ir_store1(ir, f, td_int(ir, 1), td_const_f(ir, TD_F32, 1.0 / 3));
+    td_ir_store1(ir, f, td_int(ir, 2), td_const_f(ir, TD_F32, -2.5));
+    td_ir_store1(ir, f, td_int(ir, 3), td_const_i(ir, TD_F32, 3));
+    td_ir_store1(ir, f, td_int(ir, 4), td_const_f(ir, TD_F32, 1.0 / 0.0));
+    td_ir_store1(ir, d, td_int(ir, 0), td_const_f(ir, TD_F64, 0.1));
+    td_ir_store1(ir, d, td_int(ir, 1), td_const_f(ir, TD_F64, 1.0 / 3));
+    td_ir_store1(ir, h, td_int(ir, 0), td_const_f(ir, TD_F16, 0.5));
+    td_ir_store1(ir, u, td_int(ir, 0), td_const_f(ir, TD_U8, 200.0));
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "f_ptr[0] = 1.000000e+00f;\n"
+           "f_ptr[1] = 3.33333343e-01f;\n"
+           "f_ptr[2] = -2.500000e+00f;\n"
+           "f_ptr[3] = 3.000000e+00f;\n"
+           "f_ptr[4] = __int_as_float(0x7f800000);\n"
+           "d_ptr[0] = 1.000000e-01;\n"
+           "d_ptr[1] = 3.3333333333333331e-01;\n"
+           "h_ptr[0] = __float2half(5.000000e-01f);\n"
+           "u_ptr[0] = (uint8_t)200;\n",
+           "#include <cstdint>\n#include <cuda_fp16.h>\n");
+    expect(ir, TD_LANG_TIRX, 0,
+           "f[0] = T.float32(1)\n"
+           "f[1] = T.float32(0.33333334)\n"
+           "f[2] = T.float32(-2.5)\n"
+           "f[3] = T.float32(3)\n"
+           "f[4] = T.float32(\"inf\")\n"
+           "d[0] = T.float64(0.1)\n"
+           "d[1] = T.float64(0.3333333333333333)\n"
+           "h[0] = T.float16(0.5)\n"
+           "u[0] = T.uint8(200)\n",
+           "");
+    td_ir_free(ir);
+
+    /* Values that do not fit their dtype are misuse. */
+    static const struct {
+        int how; /* 0 f, 1 i, 2 u */
+        td_dtype t;
+        double f;
+        int64_t i;
+        uint64_t u;
+    } bad[] = {
+        {1, TD_I8, 0, 128, 0},        {1, TD_I8, 0, -129, 0},
+        {1, TD_U8, 0, -1, 0},         {2, TD_I64, 0, 0, UINT64_MAX},
+        {2, TD_U16, 0, 0, 65536},     {0, TD_I32, 1.5, 0, 0},
+        {0, TD_I32, 2147483648.0, 0, 0}, {0, TD_U64, -1.0, 0, 0},
+        {0, TD_I64, 1e300, 0, 0},     {1, (td_dtype)99, 0, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ir = td_ir_new();
+        td_expr *e = bad[k].how == 0   ? td_const_f(ir, bad[k].t, bad[k].f)
+                     : bad[k].how == 1 ? td_const_i(ir, bad[k].t, bad[k].i)
+                                       : td_const_u(ir, bad[k].t, bad[k].u);
+        assert_null(e);
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+    ir = td_ir_new();
+    assert_non_null(td_const_i(ir, TD_I64, INT64_MIN));
+    assert_non_null(td_const_u(ir, TD_U64, UINT64_MAX));
+    assert_non_null(td_const_f(ir, TD_I64, -9223372036854775808.0));
+    assert_non_null(td_const_f(ir, TD_U64, 18446744073709549568.0));
+    assert_int_equal(td_ir_status(ir), 0);
+    td_ir_free(ir);
+}
+
+static void test_if_let_scratch(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {8};
+    td_ir_buf *A = td_ir_buffer(ir, "A_local", TD_F32, "local", 1, s);
+    td_ir_buf *acc = td_ir_scratch(ir, "acc", TD_F32, 8);
+    td_ir_buf *acc2 = td_ir_scratch(ir, "acc", TD_I32, 2);
+    assert_string_equal(acc2->name, "acc_1");
+    td_ir_comment(ir, "sum\tthe halves\\");
+    td_var *v = td_ir_let(ir, "v", TD_F32, td_load1(ir, acc, td_int(ir, 0)));
+    td_var *i = td_ir_for(ir, "i", td_int(ir, 8), TD_LOOP_SERIAL);
+    td_ir_if(ir, td_lt(ir, td_var_ref(ir, i), td_int(ir, 4)));
+    td_ir_assign(ir, v, td_combine(ir, TD_COMBINE_SUM, td_var_ref(ir, v),
+                                   td_load1(ir, A, td_var_ref(ir, i))));
+    td_ir_else(ir);
+    td_ir_store1(ir, acc2, td_mod(ir, td_var_ref(ir, i), td_int(ir, 2)),
+                 td_const_i(ir, TD_I32, -1));
+    td_ir_end_if(ir);
+    td_ir_if(ir, td_eq(ir, td_var_ref(ir, i), td_int(ir, 7)));
+    td_ir_end_if(ir);
+    td_ir_end_for(ir);
+    td_ir_store1(ir, A, td_int(ir, 0), td_var_ref(ir, v));
+    td_ir_comment(ir, "");
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "float acc[8];\n"
+           "int acc_1[2];\n"
+           "// sum the halves/\n"
+           "float v = acc[0];\n"
+           "for (int i = 0; i < 8; ++i) {\n"
+           "  if (i < 4) {\n"
+           "    v = v + A_local_ptr[i];\n"
+           "  } else {\n"
+           "    acc_1[i % 2] = -1;\n"
+           "  }\n"
+           "  if (i == 7) {\n"
+           "  }\n"
+           "}\n"
+           "A_local_ptr[0] = v;\n"
+           "//\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0,
+           "acc = T.alloc_buffer((8,), \"float32\", scope=\"local\")\n"
+           "acc_1 = T.alloc_buffer((2,), \"int32\", scope=\"local\")\n"
+           "# sum the halves/\n"
+           "v: T.float32 = acc[0]\n"
+           "for i in T.serial(8):\n"
+           "    if i < 4:\n"
+           "        v = v + A_local[i]\n"
+           "    else:\n"
+           "        acc_1[i % 2] = T.int32(-1)\n"
+           "    if i == 7:\n"
+           "        pass\n"
+           "A_local[0] = v\n"
+           "#\n",
+           "");
+    td_ir_free(ir);
+}
+
+/* Names: loop variables and lets are unique within one IR, and avoid
+ * buffer names, their _ptr spellings and keywords. */
+static void test_names(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {4};
+    td_ir_buf *A = td_ir_buffer(ir, "red", TD_F32, "local", 1, s);
+    assert_non_null(A);
+    /* The same buffer twice is the same handle; a different one clashes. */
+    assert_ptr_equal(td_ir_buffer(ir, "red", TD_F32, "local", 1, s), A);
+    td_var *a = td_ir_for(ir, "red", td_int(ir, 2), TD_LOOP_SERIAL);
+    td_var *b = td_ir_for(ir, "red", td_int(ir, 2), TD_LOOP_SERIAL);
+    td_var *c = td_ir_let(ir, "red_ptr", TD_F32, td_load1(ir, A, td_add(ir,
+                          td_var_ref(ir, a), td_var_ref(ir, b))));
+    td_var *d = td_ir_let(ir, "for", TD_I32, td_int(ir, 0));
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    assert_int_equal(td_ir_status(ir), 0);
+    assert_string_equal(a->name, "red_1");
+    assert_string_equal(b->name, "red_2");
+    assert_string_equal(c->name, "red_ptr_1");
+    assert_string_equal(d->name, "for_1");
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int red_1 = 0; red_1 < 2; ++red_1) {\n"
+           "  for (int red_2 = 0; red_2 < 2; ++red_2) {\n"
+           "    float red_ptr_1 = red_ptr[red_1 + red_2];\n"
+           "    int for_1 = 0;\n"
+           "  }\n"
+           "}\n",
+           "");
+    assert_null(td_ir_buffer(ir, "red", TD_F16, "local", 1, s));
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+
+    static const char *const bad[] = {"", "1a", "a-b", "a b", "ä"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ir = td_ir_new();
+        assert_null(td_ir_for(ir, bad[k], td_int(ir, 2), TD_LOOP_SERIAL));
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+        ir = td_ir_new();
+        assert_null(td_ir_buffer(ir, bad[k], TD_F32, "local", 1, s));
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+    char longname[TD__IR_NAME_MAX + 2];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    ir = td_ir_new();
+    assert_null(td_ir_scratch(ir, longname, TD_F32, 1));
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+}
+
+static void test_intrinsics(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s8[] = {8}, s1[] = {1};
+    td_ir_buf *A = td_ir_buffer(ir, "A_local", TD_F32, "local", 1, s8);
+    td_ir_buf *B = td_ir_buffer(ir, "B_local", TD_F32, "local", 1, s1);
+    td_var *m = td_ir_let(ir, "mask", TD_U32,
+                          td_intrinsic(ir, TD_INTRIN_ACTIVEMASK, TD_U32, 0,
+                                       NULL));
+    td_var *tid = td_ir_let(ir, "tid", TD_I32,
+                            td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32,
+                                         0, NULL));
+    td_var *v = td_ir_let(ir, "v", TD_F32,
+                          td_load1(ir, A, td_mod(ir, td_var_ref(ir, tid),
+                                                 td_int(ir, 8))));
+    for (int lane = 1; lane <= 2; lane *= 2) {
+        td_expr *a[] = {td_var_ref(ir, m), td_var_ref(ir, v),
+                        td_int(ir, lane), td_int(ir, 32)};
+        td_ir_assign(ir, v, td_intrinsic(ir, TD_INTRIN_SHFL_XOR, TD_F32, 4,
+                                         a));
+    }
+    for (int k = 0; k < 2; k++)
+        td_ir_assign(ir, v, td_warp_reduce(ir, TD_COMBINE_SUM, 32,
+                                           td_var_ref(ir, v), TD_F32));
+    td_ir_assign(ir, v, td_warp_reduce(ir, TD_COMBINE_MAX, 8,
+                                       td_var_ref(ir, v), TD_F32));
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0, NULL));
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
+    td_expr *bar[] = {td_int(ir, 8), td_int(ir, 128)};
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2, bar));
+    td_ir_store1(ir, B, td_int(ir, 0), td_var_ref(ir, v));
+    assert_int_equal(td_ir_status(ir), 0);
+    char *body, *pre;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &body, &pre), 0);
+    assert_string_equal(
+        body,
+        "unsigned int mask = __activemask();\n"
+        "int tid = (int)threadIdx.x;\n"
+        "float v = A_local_ptr[tid % 8];\n"
+        "v = __shfl_xor_sync(mask, v, 1, 32);\n"
+        "v = __shfl_xor_sync(mask, v, 2, 32);\n"
+        "v = tvm_builtin_cuda_warp_reduce_sum_32(v);\n"
+        "v = tvm_builtin_cuda_warp_reduce_sum_32(v);\n"
+        "v = tvm_builtin_cuda_warp_reduce_max_8(v);\n"
+        "__syncthreads();\n"
+        "__syncwarp();\n"
+        "asm volatile(\"bar.sync %0, %1;\" :: \"r\"(8), \"r\"(128) : "
+        "\"memory\");\n"
+        "B_local_ptr[0] = v;\n");
+    assert_int_equal(count(pre, "#include <cuda_fp16.h>\n"), 1);
+    assert_int_equal(count(pre, "#include <cuda_bf16.h>\n"), 1);
+    assert_int_equal(count(pre, "#include"), 2);
+    assert_int_equal(count(pre, "T td_max(T a, T b)"), 1);
+    assert_int_equal(count(pre, "T tvm_builtin_cuda_warp_reduce_sum_32(T val)"),
+                     1);
+    assert_int_equal(count(pre, "T tvm_builtin_cuda_warp_reduce_max_8(T val)"),
+                     1);
+    assert_int_equal(count(pre, "tvm_builtin_cuda_warp_reduce_"), 2);
+    assert_true(strstr(pre, "for (int mask = 16; mask >= 1; mask >>= 1)"));
+    assert_true(strstr(pre, "for (int mask = 4; mask >= 1; mask >>= 1)"));
+    assert_true(strstr(pre, "val = td_max(val, shuffled);"));
+    /* Fixed order: includes, td_max, sum before max. */
+    assert_true(strstr(pre, "#include <cuda_bf16.h>") < strstr(pre, "td_max"));
+    assert_true(strstr(pre, "td_max") < strstr(pre, "reduce_sum_32"));
+    assert_true(strstr(pre, "reduce_sum_32") < strstr(pre, "reduce_max_8"));
+    free(body);
+    free(pre);
+    expect(ir, TD_LANG_TIRX, 0,
+           "mask: T.uint32 = T.tvm_warp_activemask()\n"
+           "tid: T.int32 = threadIdx.x\n"
+           "v: T.float32 = A_local[tid % 8]\n"
+           "v = T.tvm_warp_shuffle_xor(mask, v, 1, 32, 32)\n"
+           "v = T.tvm_warp_shuffle_xor(mask, v, 2, 32, 32)\n"
+           "v = T.cuda.warp_reduce(v, \"sum\", 32)\n"
+           "v = T.cuda.warp_reduce(v, \"sum\", 32)\n"
+           "v = T.cuda.warp_reduce(v, \"max\", 8)\n"
+           "T.tvm_storage_sync(\"shared\")\n"
+           "T.tvm_storage_sync(\"warp\")\n"
+           "T.ptx.bar.sync(8, 128)\n"
+           "B_local[0] = v\n",
+           "");
+    td_ir_free(ir);
+}
+
+static const char sum_helper_2[] =
+    "template <typename T>\n"
+    "__forceinline__ __device__ T tvm_builtin_cuda_warp_reduce_sum_2(T val) {\n"
+    "#pragma unroll\n"
+    "  for (int mask = 1; mask >= 1; mask >>= 1) {\n"
+    "    T shuffled = __shfl_xor_sync(0xFFFFFFFFu, val, mask);\n"
+    "    val = (T)(val + shuffled);\n"
+    "  }\n"
+    "  return val;\n"
+    "}\n";
+
+static void test_warp_reduce_helpers(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {1};
+    td_ir_buf *B = td_ir_buffer(ir, "B", TD_F32, "local", 1, s);
+    td_ir_store1(ir, B, td_int(ir, 0),
+                 td_warp_reduce(ir, TD_COMBINE_SUM, 2,
+                                td_load1(ir, B, td_int(ir, 0)), TD_F32));
+    expect(ir, TD_LANG_CUDA, 0,
+           "B_ptr[0] = tvm_builtin_cuda_warp_reduce_sum_2(B_ptr[0]);\n",
+           sum_helper_2);
+    td_ir_free(ir);
+
+    /* One helper per (op, width), in combiner then width order. */
+    ir = td_ir_new();
+    B = td_ir_buffer(ir, "B", TD_F32, "local", 1, s);
+    static const int widths[] = {32, 4, 32, 2, 16, 8};
+    for (int c = 2; c >= 0; c--)
+        for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++)
+            td_ir_store1(ir, B, td_int(ir, 0),
+                         td_warp_reduce(ir, (td_combiner)c, widths[k],
+                                        td_load1(ir, B, td_int(ir, 0)),
+                                        TD_F32));
+    char *body, *pre;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &body, &pre), 0);
+    const char *last = pre;
+    for (int c = 0; c < 3; c++)
+        for (int w = 2; w <= 32; w *= 2) {
+            char want[96];
+            snprintf(want, sizeof want,
+                     "T tvm_builtin_cuda_warp_reduce_%s_%d(T val)",
+                     td_combiner_name((td_combiner)c), w);
+            assert_int_equal(count(pre, want), 1);
+            assert_true(strstr(pre, want) > last);
+            last = strstr(pre, want);
+        }
+    free(body);
+    free(pre);
+    td_ir_free(ir);
+
+    static const int badw[] = {0, 1, 3, 64, -2};
+    for (size_t k = 0; k < sizeof badw / sizeof badw[0]; k++) {
+        ir = td_ir_new();
+        assert_null(td_warp_reduce(ir, TD_COMBINE_SUM, badw[k],
+                                   td_int(ir, 0), TD_F32));
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
+static void test_packed_prelude(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {4};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F32, "local", 1, s);
+    td_expr *l[4];
+    for (int i = 0; i < 4; i++)
+        l[i] = td_load1(ir, A, td_int(ir, i));
+    td_expr *pa[] = {l[0], l[1]}, *pb[] = {l[2], l[3]};
+    td_var *p = td_ir_let(ir, "p", TD_U64,
+                          td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64,
+                                       2, pa));
+    td_var *q = td_ir_let(ir, "q", TD_U64,
+                          td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64,
+                                       2, pb));
+    td_expr *add[] = {td_var_ref(ir, p), td_var_ref(ir, q)};
+    td_ir_assign(ir, p, td_intrinsic(ir, TD_INTRIN_PTX_ADD_F32X2, TD_U64, 2,
+                                     add));
+    td_expr *pp[] = {td_var_ref(ir, p)};
+    td_ir_store1(ir, A, td_int(ir, 0),
+                 td_intrinsic(ir, TD_INTRIN_PTX_UNPACK_LO, TD_F32, 1, pp));
+    td_ir_store1(ir, A, td_int(ir, 1),
+                 td_intrinsic(ir, TD_INTRIN_PTX_UNPACK_HI, TD_F32, 1, pp));
+    td_expr *m3[] = {l[0], l[1], l[2]};
+    td_ir_store1(ir, A, td_int(ir, 2),
+                 td_intrinsic(ir, TD_INTRIN_PTX_MAX3_F32, TD_F32, 3, m3));
+    td_ir_store1(ir, A, td_int(ir, 3),
+                 td_intrinsic(ir, TD_INTRIN_PTX_MIN3_F32, TD_F32, 3, m3));
+    td_ir_store1(ir, A, td_int(ir, 3),
+                 td_intrinsic(ir, TD_INTRIN_PTX_MIN3_F32, TD_F32, 3, m3));
+    assert_int_equal(td_ir_status(ir), 0);
+    char *body, *pre;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &body, &pre), 0);
+    assert_string_equal(
+        body,
+        "unsigned long long p = tvm_builtin_ptx_mov_b64_pack(A_ptr[0], "
+        "A_ptr[1]);\n"
+        "unsigned long long q = tvm_builtin_ptx_mov_b64_pack(A_ptr[2], "
+        "A_ptr[3]);\n"
+        "p = tvm_builtin_ptx_add_rn_ftz_f32x2(p, q);\n"
+        "A_ptr[0] = tvm_builtin_ptx_mov_b64_unpack_lo(p);\n"
+        "A_ptr[1] = tvm_builtin_ptx_mov_b64_unpack_hi(p);\n"
+        "A_ptr[2] = tvm_builtin_ptx_max3_f32(A_ptr[0], A_ptr[1], A_ptr[2]);\n"
+        "A_ptr[3] = tvm_builtin_ptx_min3_f32(A_ptr[0], A_ptr[1], A_ptr[2]);\n"
+        "A_ptr[3] = tvm_builtin_ptx_min3_f32(A_ptr[0], A_ptr[1], A_ptr[2]);\n");
+    static const char *const names[] = {
+        "unsigned long long tvm_builtin_ptx_mov_b64_pack(",
+        "float tvm_builtin_ptx_mov_b64_unpack_lo(",
+        "float tvm_builtin_ptx_mov_b64_unpack_hi(",
+        "unsigned long long tvm_builtin_ptx_add_rn_ftz_f32x2(",
+        "float tvm_builtin_ptx_max3_f32(", "float tvm_builtin_ptx_min3_f32("};
+    const char *last = pre;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        assert_int_equal(count(pre, names[k]), 1);
+        assert_true(strstr(pre, names[k]) > last);
+        last = strstr(pre, names[k]);
+    }
+    assert_true(strstr(pre, "add.rn.ftz.f32x2 %0, %1, %2;"));
+    assert_true(strstr(pre, "max.f32 %0, %1, %2, %3;"));
+    assert_true(strstr(pre, "mov.b64 {%0, %1}, %2;"));
+    assert_int_equal(count(pre, "#include"), 0);
+    free(body);
+    free(pre);
+    expect(ir, TD_LANG_TIRX, 0,
+           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], A[1])\n"
+           "q: T.uint64 = T.ptx.mov.b64.pack(A[2], A[3])\n"
+           "p = T.ptx.add.rn.ftz.f32x2(p, q)\n"
+           "A[0] = T.ptx.mov.b64.unpack_lo(p)\n"
+           "A[1] = T.ptx.mov.b64.unpack_hi(p)\n"
+           "A[2] = T.ptx.max.f32(A[0], A[1], A[2])\n"
+           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n"
+           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n",
+           "");
+    td_ir_free(ir);
+}
+
+/* Misuse sets TD_EINVAL, which sticks; print refuses. */
+static void test_sticky_errors(void **state)
+{
+    (void)state;
+    int64_t s[] = {4};
+    for (int k = 0; k < 12; k++) {
+        td_ir *ir = td_ir_new();
+        td_ir_buf *A = td_ir_buffer(ir, "A", TD_F32, "local", 1, s);
+        td_expr *one = td_int(ir, 1);
+        td_expr *sync = td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0,
+                                     NULL);
+        switch (k) {
+        case 0: td_ir_end_for(ir); break;
+        case 1: td_ir_else(ir); break;
+        case 2: td_ir_end_if(ir); break;
+        case 3:
+            td_ir_if(ir, one);
+            td_ir_else(ir);
+            td_ir_else(ir);
+            break;
+        case 4:
+            td_ir_for(ir, "i", one, TD_LOOP_SERIAL);
+            td_ir_end_if(ir);
+            break;
+        case 5:
+            for (int d = 0; d <= TD__IR_MAX_DEPTH; d++)
+                td_ir_if(ir, one);
+            break;
+        case 6: td_ir_store1(ir, NULL, one, one); break;
+        case 7: td_ir_store(ir, A, 2, (td_expr *[]){one, one}, one); break;
+        case 8: td_load(ir, A, 0, NULL); break;
+        case 9: td_add(ir, sync, one); break;
+        case 10: td_intrinsic(ir, TD_INTRIN_SHFL_XOR, TD_F32, 1, &one); break;
+        case 11: td_intrinsic(ir, TD_INTRIN_WARP_REDUCE, TD_F32, 1, &one);
+            break;
+        }
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        /* Every builder is now a no-op. */
+        assert_null(td_int(ir, 1));
+        assert_null(td_ir_for(ir, "j", one, TD_LOOP_SERIAL));
+        assert_null(td_ir_scratch(ir, "t", TD_F32, 1));
+        td_ir_end_for(ir);
+        char *b = (char *)"x", *p = (char *)"x";
+        assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), TD_EINVAL);
+        assert_null(b);
+        assert_null(p);
+        td_ir_free(ir);
+    }
+    /* A loop of depth 64 is fine; an open block is not printable. */
+    td_ir *ir = td_ir_new();
+    for (int d = 0; d < TD__IR_MAX_DEPTH; d++)
+        td_ir_for(ir, "i", td_int(ir, 2), TD_LOOP_SERIAL);
+    assert_int_equal(td_ir_status(ir), 0);
+    char *b = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_TIRX, 0, &b, NULL), TD_EINVAL);
+    for (int d = 0; d < TD__IR_MAX_DEPTH; d++)
+        td_ir_end_for(ir);
+    assert_int_equal(td_ir_print(ir, TD_LANG_TIRX, 0, &b, NULL), 0);
+    assert_int_equal(count(b, "pass"), 1);
+    free(b);
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), 0);
+    assert_int_equal(count(b, "}"), TD__IR_MAX_DEPTH);
+    free(b);
+    td_ir_free(ir);
+}
+
+/* Variables used outside their scope, or from another IR. */
+static void test_scope_errors(void **state)
+{
+    (void)state;
+    int64_t s[] = {4};
+    td_ir *ir = td_ir_new();
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F32, "local", 1, s);
+    td_var *i = td_ir_for(ir, "i", td_int(ir, 4), TD_LOOP_SERIAL);
+    td_ir_end_for(ir);
+    td_ir_store1(ir, A, td_var_ref(ir, i), td_const_f(ir, TD_F32, 0));
+    assert_int_equal(td_ir_status(ir), 0);
+    char *b = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), TD_EINVAL);
+    assert_int_equal(td_ir_print(ir, TD_LANG_TIRX, 0, &b, NULL), TD_EINVAL);
+    assert_null(b);
+
+    td_ir *other = td_ir_new();
+    assert_null(td_var_ref(other, i));
+    assert_int_equal(td_ir_status(other), TD_EINVAL);
+    td_ir_free(other);
+    other = td_ir_new();
+    td_ir_store1(other, A, td_int(other, 0), td_int(other, 0));
+    assert_int_equal(td_ir_status(other), TD_EINVAL);
+    td_ir_free(other);
+    other = td_ir_new();
+    td_ir_assign(other, i, td_int(other, 0));
+    assert_int_equal(td_ir_status(other), TD_EINVAL);
+    td_ir_free(other);
+    td_ir_free(ir);
+
+    /* A let inside a block is gone after it; loop variables are not
+     * assignable. */
+    ir = td_ir_new();
+    A = td_ir_buffer(ir, "A", TD_F32, "local", 1, s);
+    td_ir_if(ir, td_int(ir, 1));
+    td_var *v = td_ir_let(ir, "v", TD_F32, td_const_f(ir, TD_F32, 1));
+    td_ir_end_if(ir);
+    td_ir_assign(ir, v, td_const_f(ir, TD_F32, 2));
+    assert_int_equal(td_ir_status(ir), 0);
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), TD_EINVAL);
+    i = td_ir_for(ir, "i", td_int(ir, 4), TD_LOOP_SERIAL);
+    td_ir_assign(ir, i, td_int(ir, 0));
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+}
+
+static void test_null_operands(void **state)
+{
+    (void)state;
+    /* A NULL IR is harmless everywhere. */
+    assert_null(td_int(NULL, 1));
+    assert_null(td_ir_buffer(NULL, "A", TD_F32, "local", 1, (int64_t[]){1}));
+    assert_null(td_ir_for(NULL, "i", NULL, TD_LOOP_SERIAL));
+    td_ir_end_for(NULL);
+    td_ir_comment(NULL, "x");
+    td_ir_free(NULL);
+    assert_int_equal(td_ir_status(NULL), TD_EINVAL);
+    assert_int_equal(td_ir_buf_dtype(NULL), TD_DTYPE_COUNT);
+
+    /* Expression builders pass NULL through without an error... */
+    td_ir *ir = td_ir_new();
+    td_expr *one = td_int(ir, 1);
+    assert_null(td_add(ir, NULL, one));
+    assert_null(td_add(ir, one, NULL));
+    assert_null(td_combine(ir, TD_COMBINE_SUM, NULL, one));
+    assert_null(td_load1(ir, NULL, one));
+    assert_null(td_var_ref(ir, NULL));
+    assert_null(td_warp_reduce(ir, TD_COMBINE_SUM, 32, NULL, TD_F32));
+    assert_null(td_extern_call(ir, "f", TD_F32, 1, (td_expr *[]){NULL}));
+    assert_null(td_intrinsic(ir, TD_INTRIN_PTX_UNPACK_LO, TD_F32, 1,
+                             (td_expr *[]){NULL}));
+    assert_int_equal(td_ir_status(ir), 0);
+    /* ...statements treat them as misuse. */
+    td_ir_eval(ir, NULL);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+
+    static const int nstmts = 7;
+    for (int k = 0; k < nstmts; k++) {
+        ir = td_ir_new();
+        td_ir_buf *A = td_ir_buffer(ir, "A", TD_F32, "local", 1,
+                                    (int64_t[]){4});
+        td_var *v = td_ir_let(ir, "v", TD_F32, td_const_f(ir, TD_F32, 0));
+        switch (k) {
+        case 0: td_ir_for(ir, "i", NULL, TD_LOOP_SERIAL); break;
+        case 1: td_ir_if(ir, NULL); break;
+        case 2: td_ir_store1(ir, A, NULL, td_int(ir, 0)); break;
+        case 3: td_ir_store1(ir, A, td_int(ir, 0), NULL); break;
+        case 4: td_ir_let(ir, "w", TD_F32, NULL); break;
+        case 5: td_ir_assign(ir, v, NULL); break;
+        case 6: td_ir_comment(ir, NULL); break;
+        }
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
+/* ---- allocation failures ----------------------------------------------- */
+
+typedef struct counting {
+    long budget;      /* allocations left; -1 = unlimited */
+    long outstanding; /* live blocks */
+} counting;
+
+static void *c_malloc(size_t n, void *user)
+{
+    counting *c = user;
+    if (c->budget == 0)
+        return NULL;
+    if (c->budget > 0)
+        c->budget--;
+    void *p = malloc(n);
+    if (p != NULL)
+        c->outstanding++;
+    return p;
+}
+
+static void *c_realloc(void *p, size_t n, void *user)
+{
+    counting *c = user;
+    if (c->budget == 0)
+        return NULL;
+    if (c->budget > 0)
+        c->budget--;
+    void *q = realloc(p, n);
+    if (q != NULL && p == NULL)
+        c->outstanding++;
+    return q;
+}
+
+static void c_free(void *p, void *user)
+{
+    counting *c = user;
+    if (p != NULL)
+        c->outstanding--;
+    free(p);
+}
+
+/* Builds an IR that needs several arena blocks and uses every feature;
+ * returns its status (0 when everything succeeded). */
+static int build_big(td_ir **out)
+{
+    td_ir *ir = td_ir_new();
+    *out = ir;
+    if (ir == NULL)
+        return TD_ENOMEM;
+    int64_t sa[] = {4, 64}, sb[] = {4};
+    td_ir_buf *A = td_ir_buffer(ir, "A_local", TD_F16, "local", 2, sa);
+    td_ir_buf *B = td_ir_buffer(ir, "B_local", TD_F16, "local", 1, sb);
+    td_ir_buf *acc = td_ir_scratch(ir, "acc", TD_F32, 8);
+    td_ir_comment(ir, "big");
+    td_var *spa = td_ir_for(ir, "spa", td_int(ir, 4), TD_LOOP_SERIAL);
+    td_ir_store1(ir, B, td_var_ref(ir, spa),
+                 td_identity(ir, TD_COMBINE_MAX, TD_F16));
+    for (int r = 0; r < 40; r++) {
+        td_var *red = td_ir_for(ir, "red", td_int(ir, 64), TD_LOOP_UNROLL);
+        td_expr *ia[] = {td_var_ref(ir, spa), td_var_ref(ir, red)};
+        td_ir_store1(ir, B, td_var_ref(ir, spa),
+                     td_combine(ir, TD_COMBINE_MAX,
+                                td_load1(ir, B, td_var_ref(ir, spa)),
+                                td_load(ir, A, 2, ia)));
+        td_ir_end_for(ir);
+    }
+    td_var *v = td_ir_let(ir, "v", TD_F16,
+                          td_load1(ir, B, td_var_ref(ir, spa)));
+    td_ir_if(ir, td_eq(ir, td_var_ref(ir, spa), td_int(ir, 0)));
+    td_ir_assign(ir, v, td_warp_reduce(ir, TD_COMBINE_MIN, 16,
+                                       td_var_ref(ir, v), TD_F16));
+    td_ir_else(ir);
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
+    td_ir_end_if(ir);
+    td_ir_store1(ir, acc, td_int(ir, 0),
+                 td_intrinsic(ir, TD_INTRIN_PTX_MAX3_F32, TD_F32, 3,
+                              (td_expr *[]){td_const_f(ir, TD_F32, 1),
+                                            td_const_f(ir, TD_F32, 2),
+                                            td_const_f(ir, TD_F32, 3)}));
+    td_ir_end_for(ir);
+    return td_ir_status(ir);
+}
+
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    counting c = {-1, 0};
+    td_allocator a = {c_malloc, c_realloc, c_free, &c};
+    td_set_allocator(&a);
+    bool done = false;
+    long n;
+    for (n = 0; !done && n < 100000; n++) {
+        c.budget = n;
+        c.outstanding = 0;
+        td_ir *ir;
+        int st = build_big(&ir);
+        char *b = NULL, *p = NULL, *b2 = NULL;
+        int e1 = -100, e2 = -100;
+        if (st == 0) {
+            e1 = td_ir_print(ir, TD_LANG_CUDA, 1, &b, &p);
+            if (e1 == 0)
+                e2 = td_ir_print(ir, TD_LANG_TIRX, 0, &b2, NULL);
+        }
+        if (st != 0) {
+            assert_int_equal(st, TD_ENOMEM);
+        } else if (e1 != 0) {
+            assert_int_equal(e1, TD_ENOMEM);
+            assert_null(b);
+            assert_null(p);
+        } else if (e2 != 0) {
+            assert_int_equal(e2, TD_ENOMEM);
+            assert_null(b2);
+        } else {
+            done = true;
+            assert_true(strstr(b, "__float2half(-65504.0f)"));
+            assert_true(strstr(p, "tvm_builtin_cuda_warp_reduce_min_16"));
+            assert_true(strstr(b2, "T.min_value(\"float16\")"));
+        }
+        free(b);
+        free(p);
+        free(b2);
+        td_ir_free(ir);
+        assert_int_equal(c.outstanding, 0);
+    }
+    td_set_allocator(NULL);
+    assert_true(done);
+    assert_true(n > 10); /* the loop did exercise failures */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seed),
+        cmocka_unit_test(test_seed_accum_max),
+        cmocka_unit_test(test_nested_folding),
+        cmocka_unit_test(test_fold_rules),
+        cmocka_unit_test(test_fold_keeps_calls),
+        cmocka_unit_test(test_identities),
+        cmocka_unit_test(test_identity_values),
+        cmocka_unit_test(test_combiners),
+        cmocka_unit_test(test_value_grouping),
+        cmocka_unit_test(test_constants),
+        cmocka_unit_test(test_if_let_scratch),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_intrinsics),
+        cmocka_unit_test(test_warp_reduce_helpers),
+        cmocka_unit_test(test_packed_prelude),
+        cmocka_unit_test(test_sticky_errors),
+        cmocka_unit_test(test_scope_errors),
+        cmocka_unit_test(test_null_operands),
+        cmocka_unit_test(test_alloc_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
