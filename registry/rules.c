@@ -260,8 +260,12 @@ static int check_name(loader *ld, const ynode *n, const char *what)
 {
     if (n->kind != Y_SCALAR || scalar_is_null(n) || n->len == 0)
         return ERRN(ld, TD_ESCHEMA, n, "%s must be a non-empty string", what);
-    if (n->len != strlen(n->value))
-        return ERRN(ld, TD_ESCHEMA, n, "%s must not contain NUL bytes", what);
+    /* Names end up in hash keys ("op\x1ftarget"), tables and JSON: keep
+     * control characters (and NULs from escapes) out of them. */
+    for (size_t i = 0; i < n->len; i++)
+        if ((unsigned char)n->value[i] < 0x20 || n->value[i] == 0x7f)
+            return ERRN(ld, TD_ESCHEMA, n,
+                        "%s must not contain control characters", what);
     if (n->len >= TD_NAME_MAX)
         return ERRN(ld, TD_ELIMIT, n, "%s is longer than %d bytes", what,
                     TD_NAME_MAX - 1);

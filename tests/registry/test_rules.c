@@ -328,6 +328,27 @@ static void test_text_forms(void **state)
                            "sum/cuda local impl=local prio=-5 flow.yaml:2\n");
     free(t);
 
+    /* Sixteen levels of nesting are allowed (the list of lists is then a
+     * schema error); control characters in names are not. */
+    static const char deep16[] =
+        "version: 1\nvariants:\n"
+        "  - {name: local, ops: [sum], target: cuda, priority: 1, when:\n"
+        "     [storage_scope: {expected_scope: [[[[[[[[[[x]]]]]]]]]]}]}\n";
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_load_rules_text(reg, "d", deep16,
+                                                 strlen(deep16), &d),
+                     TD_ESCHEMA);
+    assert_non_null(strstr(d.msg, "must be a list of strings"));
+    static const char ctl[] =
+        "version: 1\nvariants:\n"
+        "  - {name: \"lo\\tcal\", ops: [sum], target: cuda, priority: 1}\n";
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_load_rules_text(reg, "c", ctl, strlen(ctl),
+                                                 &d),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "name must not contain control characters");
+    assert_int_equal(d.col, 12);
+
     /* An empty text and a NULL name. */
     td_diag_clear(&d);
     assert_int_equal(td_registry_load_rules_text(reg, NULL, "", 0, &d),
