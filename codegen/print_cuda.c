@@ -11,6 +11,9 @@
 
 #include "codegen_internal.h"
 
+/* Room for the longest literal spelling. */
+#define SPELL_MAX 128
+
 enum { INC_CFLOAT, INC_CSTDINT, INC_FP16, INC_BF16, INC_COUNT };
 
 typedef struct cuda {
@@ -144,7 +147,7 @@ static void spell_int(char *b, size_t cap, int64_t v)
 
 static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
 {
-    char f[96];
+    char f[48];
     bool low = e->ident == TD__IDENT_LOWEST;
     bool named = low || e->ident == TD__IDENT_HIGHEST;
     switch (e->dtype) {
@@ -211,7 +214,7 @@ static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
 
 static int prec(cuda *c, const td_expr *e)
 {
-    char b[96];
+    char b[SPELL_MAX];
     switch (e->kind) {
     case TD__E_INT:
     case TD__E_CONST:
@@ -362,7 +365,7 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
 static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
 {
     bool paren = prec(c, e) < minprec;
-    char b[96];
+    char b[SPELL_MAX];
     if (paren)
         td__buf_puts(o, "(");
     need_type(c, e->dtype);
@@ -575,18 +578,18 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_UNPACK_LO] =
         "__forceinline__ __device__ float "
         "tvm_builtin_ptx_mov_b64_unpack_lo(unsigned long long p) {\n"
-        "  float lo, hi;\n"
-        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(lo), \"=f\"(hi) : "
+        "  float r[2];\n"
+        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(r[0]), \"=f\"(r[1]) : "
         "\"l\"(p));\n"
-        "  return lo;\n"
+        "  return r[0];\n"
         "}\n",
     [TD_INTRIN_PTX_UNPACK_HI] =
         "__forceinline__ __device__ float "
         "tvm_builtin_ptx_mov_b64_unpack_hi(unsigned long long p) {\n"
-        "  float lo, hi;\n"
-        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(lo), \"=f\"(hi) : "
+        "  float r[2];\n"
+        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(r[0]), \"=f\"(r[1]) : "
         "\"l\"(p));\n"
-        "  return hi;\n"
+        "  return r[1];\n"
         "}\n",
     [TD_INTRIN_PTX_ADD_F32X2] =
         "__forceinline__ __device__ unsigned long long "
