@@ -539,18 +539,18 @@ static const char kp_helpers[] =
     "   \\\n"
     "    } while (0)\n"
     "\n"
-    "template <typename T> static double td_to_double(T v) { return (double)v; }\n"
-    "template <typename T> static T td_from_double(double v) { return (T)v; }\n";
+    "template <typename T> static inline double td_to_double(T v) { return (double)v; }\n"
+    "template <typename T> static inline T td_from_double(double v) { return (T)v; }\n";
 
 static const char kp_helpers_half[] =
-    "static double td_to_double(__half v) { return (double)__half2float(v); }\n"
+    "static inline double td_to_double(__half v) { return (double)__half2float(v); }\n"
     "template <> __half td_from_double<__half>(double v)\n"
     "{\n"
     "    return __float2half((float)v);\n"
     "}\n";
 
 static const char kp_helpers_bf16[] =
-    "static double td_to_double(__nv_bfloat16 v)\n"
+    "static inline double td_to_double(__nv_bfloat16 v)\n"
     "{\n"
     "    return (double)__bfloat162float(v);\n"
     "}\n"
@@ -563,7 +563,7 @@ static const char kp_helpers_bf16[] =
  * program defines (TD_SRC_*, TD_DST_*, TD_RED, TD_SPA, TD_BCAST, TD_OP). */
 static const char kp_reference[] =
     "/* Row-major flat index of coords (start + c) in a buffer of `shape`. */\n"
-    "static long long td_flat(int nd, const long long *shape,\n"
+    "static inline long long td_flat(int nd, const long long *shape,\n"
     "                         const long long *start, const long long *c)\n"
     "{\n"
     "    long long f = 0;\n"
@@ -580,7 +580,7 @@ static const char kp_reference[] =
     " * 0 for max / min (the result is one of the inputs), integers and\n"
     " * untouched elements.\n"
     " */\n"
-    "static void td_reference(const double *src, const double *init,\n"
+    "static inline void td_reference(const double *src, const double *init,\n"
     "                         double *want, double *tol)\n"
     "{\n"
     "    for (long long e = 0; e < TD_DST_ELEMS; ++e) {\n"
@@ -647,7 +647,7 @@ static const char kp_reference[] =
     "static char td_first[512];\n"
     "\n"
     "/* Compares one staged-back value; remembers the first mismatch. */\n"
-    "static void td_check(const char *buf, long long inst, long long elem,\n"
+    "static inline void td_check(const char *buf, long long inst, long long elem,\n"
     "                     long long thread, long long slot, double got,\n"
     "                     double want, double tol)\n"
     "{\n"
@@ -673,18 +673,18 @@ static const char kp_reference[] =
     "\n"
     "/* A deterministic 64-bit LCG (Knuth's MMIX constants). */\n"
     "static unsigned long long td_rng_state = 0x9E3779B97F4A7C15ULL;\n"
-    "static unsigned long long td_rng(void)\n"
+    "static inline unsigned long long td_rng(void)\n"
     "{\n"
     "    td_rng_state = td_rng_state * 6364136223846793005ULL +\n"
     "                   1442695040888963407ULL;\n"
     "    return td_rng_state >> 33;\n"
     "}\n"
     "/* A float that every dtype here holds exactly: k/64, k in [-128, 128]. */\n"
-    "static double td_rand_float(void)\n"
+    "static inline double td_rand_float(void)\n"
     "{\n"
     "    return (double)((long long)(td_rng() % 257) - 128) / 64.0;\n"
     "}\n"
-    "static double td_rand_int(long long lo, long long hi)\n"
+    "static inline double td_rand_int(long long lo, long long hi)\n"
     "{\n"
     "    return (double)(lo + (long long)(td_rng() %\n"
     "                                     (unsigned long long)(hi - lo + 1)));\n"
