@@ -137,11 +137,11 @@ static void test_seed_max_min(void **state)
     (void)state;
     td_call *c = fx_seed("max");
     out o = emit_ok(&td__variant_local, c, &op_max);
-    has(o.cuda, "B_local_ptr[0] = max(B_local_ptr[0], A_local_ptr[red]);");
+    has(o.cuda, "B_local_ptr[0] = fmaxf(B_local_ptr[0], A_local_ptr[red]);");
     out_free(&o);
     strcpy(c->op, "min");
     o = emit_ok(&td__variant_local, c, &op_min);
-    has(o.cuda, "B_local_ptr[0] = min(B_local_ptr[0], A_local_ptr[red]);");
+    has(o.cuda, "B_local_ptr[0] = fminf(B_local_ptr[0], A_local_ptr[red]);");
     out_free(&o);
     free(c);
 }
