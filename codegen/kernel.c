@@ -1048,7 +1048,7 @@ static int kp_write(td_buf *o, const kp_plan *p, const char *body,
                    p->name, script, p->variant, p->grid[0], p->grid[1],
                    p->grid[2], p->block[0], p->block[1], p->block[2],
                    p->instances, p->tpi, p->name, p->name);
-    td__buf_puts(o, "#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
+    td__buf_puts(o, "#include <cfloat>\n#include <climits>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
                     "#include <cstdlib>\n#include <cuda_runtime.h>\n");
     if (p->half)
         td__buf_puts(o, "#include <cuda_fp16.h>\n");
@@ -1128,7 +1128,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     if (err == 0) {
         const td_buffer *db = td__region_buffer(call, &call->dst);
         p->atol = kp_atol(p, db->dtype);
-        err = td_ir_print(res.ir, TD_LANG_CUDA, 2, &body, &prelude);
+        err = td_ir_print(res.ir, TD_LANG_CUDA, 4, &body, &prelude);
         if (err != 0)
             err = td__diag(diag, err, call->file, 0, 0, NULL, 0,
                            "kernel: printing the body failed: %s",
