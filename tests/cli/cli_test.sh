@@ -40,7 +40,7 @@ expect 0 "for (int red = 0; red < 4; ++red)" emit "$seed" --lang cuda
 expect 0 "B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];" emit "$seed"
 expect 0 "T.serial(4)" emit "$seed" --lang tirx
 expect 0 "selected=local" explain "$seed"
-expect 0 '"selected": "local"' explain "$seed" --json
+expect 0 '"selected":"local"' explain "$seed" --json
 [ "$("$td" dispatch "$seed")" = "local" ] && pass=$((pass + 1)) ||
   { echo "FAIL: dispatch output is not exactly 'local'"; fail=$((fail + 1)); }
 
@@ -51,7 +51,7 @@ expect 1 "rejected: exec_scope — unsupported exec_scope cta" explain "$data/ct
 expect 1 "rejected: local_valid — unsupported exec_scope cta for local reduction" explain "$data/cta_local.yaml"
 expect 1 "| shared (prio=10)" explain "$data/cta_local.yaml"
 expect 1 "opcall:" explain "$data/cta_local.yaml"
-expect 1 '"selected": null' explain "$data/cta_local.yaml" --json
+expect 1 '"selected":null' explain "$data/cta_local.yaml" --json
 expect 1 "dispatch failed" emit "$data/cta_local.yaml"
 expect 1 "no variant named '__nonexistent__' is registered" dispatch "$data/forced_unknown.yaml"
 expect 1 "no registered variants for this op/target" dispatch "$data/no_target.yaml"
