@@ -1,0 +1,446 @@
+/*
+ * Unit tests of td_kernel_program (codegen/kernel.c): the program text for
+ * the built-in rules, the staging of layouts and shared buffers (through a
+ * fake variant that emits a marker comment), the error paths, and
+ * allocation failures.  The programs themselves run in the cuda suite
+ * (compile, CPU stand-in) and on a GPU (scripts/gpu-check).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tiledispatch.h"
+
+static td_call *parse(const char *name, const char *text)
+{
+    td_call *c = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_call_parse(name, text, strlen(text), &c, &d);
+    if (err != 0)
+        fail_msg("call did not parse: %s", d.msg);
+    return c;
+}
+
+static td_registry *default_registry(void)
+{
+    td_registry *reg = NULL;
+    assert_int_equal(td_registry_new(&reg), 0);
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+    return reg;
+}
+
+/* A variant that accepts every call and emits only a comment, so the
+ * harness can be tested for calls no built-in variant lowers yet. */
+static int fake_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
+                     void *user, td_reason *why)
+{
+    (void)call;
+    (void)op;
+    (void)user;
+    (void)why;
+    td_ir_comment(ir, "fake body");
+    return td_ir_status(ir);
+}
+
+static td_registry *fake_registry(void)
+{
+    td_registry *reg = NULL;
+    assert_int_equal(td_registry_new_empty(&reg), 0);
+    td_op_desc sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
+    assert_int_equal(td_register_op(reg, &sum), 0);
+    td_impl_desc impl = {"fake", fake_emit, NULL, NULL, 0};
+    assert_int_equal(td_register_impl(reg, &impl), 0);
+    static const char rules[] = "version: 1\n"
+                                "variants:\n"
+                                "  - name: fake\n"
+                                "    ops: [sum]\n"
+                                "    target: cuda\n"
+                                "    priority: 1\n";
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_registry_load_rules_text(reg, "fake.yaml", rules,
+                                          sizeof rules - 1, &d);
+    if (err != 0)
+        fail_msg("fake rules: %s", d.msg);
+    return reg;
+}
+
+static const char seed_call[] =
+    "op: sum\n"
+    "target: cuda\n"
+    "arch: sm_90a\n"
+    "scope: thread\n"
+    "launch: {threadIdx.x: 1}\n"
+    "buffers:\n"
+    "  A_local: {scope: local, dtype: float32, shape: [4]}\n"
+    "  B_local: {scope: local, dtype: float32, shape: [1]}\n"
+    "dst: B_local\n"
+    "src: A_local\n";
+
+static void assert_contains(const char *text, const char *needle)
+{
+    if (strstr(text, needle) == NULL)
+        fail_msg("missing from the program: %s", needle);
+}
+
+static void test_seed_program(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    td_call *c = parse("dir/seed.yaml", seed_call);
+    char *prog = NULL, *again = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+    assert_non_null(prog);
+    assert_contains(prog, " * case:    seed\n");
+    assert_contains(prog, " * variant: local\n");
+    assert_contains(prog, "static const char TD_NAME[] = \"seed\";\n");
+    assert_contains(prog, "__global__ void td_kernel(const float *__restrict__ "
+                          "td_in_A_local, float *td_out_A_local,\n");
+    assert_contains(prog, "    float A_local_ptr[4];\n");
+    assert_contains(prog, "    float B_local_ptr[1];\n");
+    assert_contains(prog, "for (int red = 0; red < 4; ++red)");
+    assert_contains(prog, "B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];");
+    assert_contains(prog, "#define TD_ATOL 1.0000000000000001e-05\n");
+    assert_contains(prog, "#define TD_OP 0 ");
+    assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(1, 1, 1)>>>(d_in_A_local, "
+                          "d_out_A_local, d_in_B_local, d_out_B_local);\n");
+    assert_contains(prog, "TD_CHECK(cudaGetLastError());\n"
+                          "    TD_CHECK(cudaDeviceSynchronize());\n");
+    assert_contains(prog, "printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, "
+                          "td_max_err);\n");
+    assert_null(strstr(prog, "cuda_fp16.h"));
+    /* Deterministic: the same call gives the same bytes. */
+    assert_int_equal(td_kernel_program(reg, c, &again, &d), 0);
+    assert_string_equal(prog, again);
+    free(prog);
+    free(again);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
+static void test_instances_and_half(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    td_call *c = parse("h.yaml",
+                       "op: max\n"
+                       "target: cuda\n"
+                       "scope: thread\n"
+                       "launch: {threadIdx.x: 64, blockIdx.x: 3}\n"
+                       "buffers:\n"
+                       "  A: {scope: local, dtype: float16, shape: [2, 8]}\n"
+                       "  B: {scope: local, dtype: float16, shape: [2, 1]}\n"
+                       "dst: B\n"
+                       "src: A\n"
+                       "accum: true\n");
+    char *prog = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+    assert_contains(prog, "#include <cuda_fp16.h>\n");
+    assert_null(strstr(prog, "cuda_bf16.h"));
+    assert_contains(prog, "#define TD_TPI 1 ");
+    assert_contains(prog, "#define TD_IPB 64 ");
+    assert_contains(prog, "#define TD_INSTANCES 192LL\n");
+    assert_contains(prog, "#define TD_ACCUM 1\n");
+    assert_contains(prog, "#define TD_OP 1 ");
+    assert_contains(prog, "#define TD_BCAST 1\n");
+    assert_contains(prog, "#define TD_ATOL 0.10000000000000001\n");
+    assert_contains(prog, "dim3(3, 1, 1), dim3(64, 1, 1)");
+    assert_contains(prog, "const long long td_nin_A = 3072LL");
+    free(prog);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
+static void test_int_ranges(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    /* 40 int8 terms plus the initial value: |v| <= 127 / 41 = 3. */
+    td_call *c = parse("i8.yaml",
+                       "op: sum\n"
+                       "target: cuda\n"
+                       "buffers:\n"
+                       "  A: {scope: local, dtype: int8, shape: [40]}\n"
+                       "  B: {scope: local, dtype: int8, shape: [1]}\n"
+                       "dst: B\n"
+                       "src: A\n");
+    char *prog = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+    assert_contains(prog, "h_in_A[i] = td_from_double<int8_t>(td_rand_int(-3LL, "
+                          "3LL));\n");
+    assert_contains(prog, "#define TD_ATOL 0\n");
+    free(prog);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
+static void test_no_match(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    td_call *c = parse("cta.yaml",
+                       "op: sum\n"
+                       "target: cuda\n"
+                       "scope: cta\n"
+                       "buffers:\n"
+                       "  A: {scope: local, dtype: float32, shape: [4]}\n"
+                       "  B: {scope: local, dtype: float32, shape: [1]}\n"
+                       "dst: B\n"
+                       "src: A\n");
+    char *prog = (char *)1;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), TD_ENOMATCH);
+    assert_null(prog);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
+/* A warp-scope call with layouts: the register tables come from the
+ * layouts' inverse maps. */
+static void test_layout_tables(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    td_call *c = parse("warp.yaml",
+                       "op: sum\n"
+                       "target: cuda\n"
+                       "scope: warp\n"
+                       "launch: {threadIdx.x: 64}\n"
+                       "buffers:\n"
+                       "  A: {scope: local, dtype: float32, shape: [64], "
+                       "layout: \"S[(32, 2) : (1@laneid, 1)]\"}\n"
+                       "  B: {scope: local, dtype: float32, shape: [1], "
+                       "layout: \"S[1 : 1] + R[32 : 1@laneid]\"}\n"
+                       "dst: B\n"
+                       "src: A\n");
+    char *prog = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_kernel_program(reg, c, &prog, &d);
+    if (err != 0)
+        fail_msg("kernel: %s", d.msg);
+    assert_contains(prog, "#define TD_TPI 32 ");
+    assert_contains(prog, "#define TD_IPB 2 ");
+    assert_contains(prog, "#define TD_INSTANCES 2LL\n");
+    /* Lane l holds elements 2l and 2l+1 in slots 0 and 1. */
+    assert_contains(prog, "#define TD_MAP_A_INIT { \\\n"
+                          "    0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15, \\\n");
+    assert_contains(prog, "    float A_ptr[2];\n");
+    assert_contains(prog, "const int e = td_map_A_dev[td_t * 2 + s];");
+    /* Every lane holds the one dst element in slot 0. */
+    assert_contains(prog, "#define TD_MAP_B_INIT { \\\n"
+                          "    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, \\\n"
+                          "    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, \\\n}\n");
+    assert_contains(prog, "td_map_B_host[t * 1 + s]");
+    assert_contains(prog, "// fake body");
+    /* warp scope: shuffle tolerance */
+    assert_contains(prog, "#define TD_ATOL 0.0001\n");
+    free(prog);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
+static void test_shared_staging(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    td_call *c = parse("sh.yaml",
+                       "op: sum\n"
+                       "target: cuda\n"
+                       "scope: warp\n"
+                       "launch: {threadIdx.x: 128, blockIdx.x: 2}\n"
+                       "buffers:\n"
+                       "  A: {scope: shared, dtype: bfloat16, shape: [8, 32]}\n"
+                       "  B: {scope: shared.dyn, dtype: bfloat16, shape: [8]}\n"
+                       "dst: B\n"
+                       "src: A\n");
+    char *prog = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+    assert_contains(prog, "#include <cuda_bf16.h>\n");
+    /* Shared memory belongs to the block: one instance per block. */
+    assert_contains(prog, "#define TD_TPI 128 ");
+    assert_contains(prog, "#define TD_IPB 1 ");
+    assert_contains(prog, "#define TD_INSTANCES 2LL\n");
+    assert_contains(prog, "    __shared__ __nv_bfloat16 A_ptr[256];\n"
+                          "    for (int i = td_tid; i < 256; i += TD_THREADS)\n"
+                          "        A_ptr[i] = td_in_A[td_inst * 256LL + i];\n");
+    assert_contains(prog, "    __syncthreads();\n    /* The emitted body");
+    assert_contains(prog, "    }\n    __syncthreads();\n");
+    assert_contains(prog, "#define TD_BCAST 0\n");
+    free(prog);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
+static void expect_error(td_registry *reg, const char *text, int code,
+                         const char *msg)
+{
+    td_call *c = parse("bad.yaml", text);
+    char *prog = (char *)1;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), code);
+    assert_null(prog);
+    assert_string_equal(d.msg, msg);
+    assert_string_equal(d.file, "bad.yaml");
+    td_call_free(c);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\nscope: warp\n"
+                 "launch: {threadIdx.x: 48}\n"
+                 "buffers:\n"
+                 "  A: {scope: local, dtype: float32, shape: [4]}\n"
+                 "  B: {scope: local, dtype: float32, shape: [1]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_EINVAL,
+                 "kernel: 48 threads per block is not a whole number of "
+                 "scope instances of 32 threads");
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\n"
+                 "buffers:\n"
+                 "  A: {scope: shared, dtype: float32, shape: [4]}\n"
+                 "  B: {scope: local, dtype: float32, shape: [1]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_EINVAL,
+                 "kernel: mixed shared and register buffers are not staged");
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\n"
+                 "buffers:\n"
+                 "  A: {scope: global, dtype: float32, shape: [4]}\n"
+                 "  B: {scope: global, dtype: float32, shape: [1]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_EINVAL,
+                 "kernel: buffer A: storage scope 'global' is not staged by "
+                 "kernel programs (local and shared are)");
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\nscope: cluster\n"
+                 "buffers:\n"
+                 "  A: {scope: local, dtype: float32, shape: [4]}\n"
+                 "  B: {scope: local, dtype: float32, shape: [1]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_EINVAL,
+                 "kernel: exec scope cluster is not supported by kernel "
+                 "programs");
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\n"
+                 "launch: {threadIdx.x: 2048}\n"
+                 "buffers:\n"
+                 "  A: {scope: local, dtype: float32, shape: [4]}\n"
+                 "  B: {scope: local, dtype: float32, shape: [1]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_ELIMIT,
+                 "kernel: launch too large: block dimension 2048, grid "
+                 "dimension 1");
+    /* A thread-scope call whose layout spreads over a warp. */
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\n"
+                 "buffers:\n"
+                 "  A: {scope: local, dtype: float32, shape: [32], "
+                 "layout: \"S[32 : 1@laneid]\"}\n"
+                 "  B: {scope: local, dtype: float32, shape: [1]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_EINVAL,
+                 "kernel: the layout of A spans 32 threads, more than one "
+                 "scope instance (1)");
+    /* The dst region cannot be matched to the spatial positions. */
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\n"
+                 "buffers:\n"
+                 "  A: {scope: local, dtype: float32, shape: [4, 8]}\n"
+                 "  B: {scope: local, dtype: float32, shape: [3]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_EINVAL,
+                 "kernel: dst region holds 3 elements, the reduction "
+                 "produces 4");
+    td_registry_free(reg);
+}
+
+/* ---- allocation failures ------------------------------------------- */
+
+static long fail_at = -1;
+static long nallocs;
+
+static void *f_malloc(size_t n, void *u)
+{
+    (void)u;
+    if (nallocs++ == fail_at)
+        return NULL;
+    return malloc(n);
+}
+static void *f_realloc(void *p, size_t n, void *u)
+{
+    (void)u;
+    if (nallocs++ == fail_at)
+        return NULL;
+    return realloc(p, n);
+}
+static void f_free(void *p, void *u)
+{
+    (void)u;
+    free(p);
+}
+
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    td_call *c = parse("seed.yaml", seed_call);
+    td_allocator a = {f_malloc, f_realloc, f_free, NULL};
+    td_set_allocator(&a);
+    int ok = 0;
+    for (fail_at = 0; fail_at < 10000 && !ok; fail_at++) {
+        nallocs = 0;
+        char *prog = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        int err = td_kernel_program(reg, c, &prog, &d);
+        if (err == 0) {
+            ok = 1;
+            free(prog);
+        } else {
+            assert_int_equal(err, TD_ENOMEM);
+            assert_null(prog);
+        }
+    }
+    td_set_allocator(NULL);
+    assert_true(ok);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seed_program),
+        cmocka_unit_test(test_instances_and_half),
+        cmocka_unit_test(test_int_ranges),
+        cmocka_unit_test(test_no_match),
+        cmocka_unit_test(test_layout_tables),
+        cmocka_unit_test(test_shared_staging),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_alloc_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
