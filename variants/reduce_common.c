@@ -213,3 +213,49 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
     td_ir_end_for(ir);
     return td_ir_status(ir);
 }
+
+/* ---- shared with the shared-memory variant (issue 3) ------------------- */
+
+int td__reduce_check(const td_call *call, td_combiner comb,
+                     td__red_shape *sh, td_reason *why)
+{
+    const td_buffer *db = td__region_buffer(call, &call->dst);
+    const td_buffer *sb = td__region_buffer(call, &call->src);
+    if (db == NULL || sb == NULL) {
+        td_reason_set(why, "malformed call: %s region does not name a buffer",
+                      db == NULL ? "dst" : "src");
+        return TD_EDECLINED;
+    }
+    if (comb != TD_COMBINE_SUM && comb != TD_COMBINE_MAX &&
+        comb != TD_COMBINE_MIN) {
+        td_reason_set(why, "unknown reduction combiner");
+        return TD_EDECLINED;
+    }
+    if (db->dtype != sb->dtype) {
+        td_reason_set(why, "dtype mismatch: src=%s dst=%s",
+                      td_dtype_name(sb->dtype), td_dtype_name(db->dtype));
+        return TD_EDECLINED;
+    }
+    if (!region_ok(&call->src, sb, "src", why) ||
+        !region_ok(&call->dst, db, "dst", why) ||
+        !td__reduce_shape(call, sh, why))
+        return TD_EDECLINED;
+    if (sh->spatial_len > TD__INDEX_MAX || sh->reduction_len > TD__INDEX_MAX) {
+        td_reason_set(why, "reduction too large for 32-bit loop indices");
+        return TD_EDECLINED;
+    }
+    return 0;
+}
+
+void td__reduce_src_index(td_ir *ir, const td_region *r,
+                          const td__red_shape *sh, const td_var *spa,
+                          const td_var *red, td_expr **idx)
+{
+    src_index(ir, r, sh, spa, red, idx);
+}
+
+void td__reduce_dst_index(td_ir *ir, const td_region *r, const td_var *spa,
+                          td_expr **idx)
+{
+    dst_index(ir, r, spa, idx);
+}

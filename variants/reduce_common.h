@@ -52,4 +52,25 @@ bool td__reduce_shape(const td_call *call, td__red_shape *out,
 int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
                          td_reason *why);
 
+/*
+ * The checks td__emit_thread_wise makes before it emits, for emitters that
+ * build their own loops: both regions name buffers inside their bounds,
+ * equal dtypes, a known combiner, valid axes and dst size (*sh filled),
+ * 32-bit indices.  Returns 0 or TD_EDECLINED with a reason.
+ */
+int td__reduce_check(const td_call *call, td_combiner comb,
+                     td__red_shape *sh, td_reason *why);
+
+/* Source indices of (spa, red) (upstream build_src_indices: spa unflattened
+ * over the spatial extents, red over the reduced ones, plus the region
+ * start) into idx[0..src ndim-1]; fresh nodes on every call. */
+void td__reduce_src_index(td_ir *ir, const td_region *r,
+                          const td__red_shape *sh, const td_var *spa,
+                          const td_var *red, td_expr **idx);
+
+/* Destination indices of spatial position spa (unflattened over the dst
+ * region's extents, plus its start) into idx[0..dst ndim-1]. */
+void td__reduce_dst_index(td_ir *ir, const td_region *r, const td_var *spa,
+                          td_expr **idx);
+
 #endif
