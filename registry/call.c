@@ -1207,99 +1207,71 @@ int64_t td_region_size(const td_region *r)
 
 /* ---- the call as script text -------------------------------------------- */
 
-typedef struct sc_out {
-    char *buf;
-    size_t cap;
-    size_t len;
-} sc_out;
-
-static void sc_printf(sc_out *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void sc_printf(sc_out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *dst = NULL;
-    size_t room = 0;
-    if (o->buf != NULL && o->len < o->cap) {
-        dst = o->buf + o->len;
-        room = o->cap - o->len;
-    }
-    int n = vsnprintf(dst, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->len += (size_t)n;
-}
-
-static void sc_region(sc_out *o, const td_call *call, const td_region *r)
+static void sc_region(td_sbuf *o, const td_call *call, const td_region *r)
 {
     const char *name = "?";
     if (r->buffer >= 0 && r->buffer < call->nbuffers)
         name = call->buffers[r->buffer].name;
-    sc_printf(o, "%s[", name);
+    td__sbuf_printf(o, "%s[", name);
     for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
-        sc_printf(o, "%s%lld:%lld", d ? ", " : "", (long long)r->start[d],
+        td__sbuf_printf(o, "%s%lld:%lld", d ? ", " : "", (long long)r->start[d],
                   (long long)(r->start[d] + r->extent[d]));
-    sc_printf(o, "]");
+    td__sbuf_printf(o, "]");
 }
 
 /* A Python string literal: quotes and backslashes escaped, control and
  * non-ASCII bytes as \xNN so the line stays one line of ASCII. */
-static void sc_pystr(sc_out *o, const char *s)
+static void sc_pystr(td_sbuf *o, const char *s)
 {
-    sc_printf(o, "\"");
+    td__sbuf_printf(o, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
-            sc_printf(o, "\\%c", *p);
+            td__sbuf_printf(o, "\\%c", *p);
         else if (*p < 0x20 || *p >= 0x7f)
-            sc_printf(o, "\\x%02x", *p);
+            td__sbuf_printf(o, "\\x%02x", *p);
         else
-            sc_printf(o, "%c", *p);
+            td__sbuf_printf(o, "%c", *p);
     }
-    sc_printf(o, "\"");
+    td__sbuf_printf(o, "\"");
 }
 
 size_t td_call_format_script(const td_call *call, char *buf, size_t cap)
 {
     static const char *const prefix[TD_SCOPE_COUNT] = {
         "Tx.", "Tx.warp.", "Tx.wg.", "Tx.cta.", "Tx.cluster."};
-    sc_out o = {buf, cap, 0};
+    td_sbuf o = {buf, cap, 0};
     if (buf != NULL && cap > 0)
         buf[0] = '\0';
-    sc_printf(&o, "%s%s(",
+    td__sbuf_printf(&o, "%s%s(",
               (unsigned)call->scope < TD_SCOPE_COUNT ? prefix[call->scope]
                                                      : "Tx.",
               call->op);
     sc_region(&o, call, &call->dst);
-    sc_printf(&o, ", ");
+    td__sbuf_printf(&o, ", ");
     sc_region(&o, call, &call->src);
-    sc_printf(&o, ", axes=[");
+    td__sbuf_printf(&o, ", axes=[");
     for (int i = 0; i < call->naxes && i < TD_MAX_AXES; i++)
-        sc_printf(&o, "%s%d", i ? ", " : "", call->axes[i]);
-    sc_printf(&o, "], accum=%s", call->accum ? "True" : "False");
+        td__sbuf_printf(&o, "%s%d", i ? ", " : "", call->axes[i]);
+    td__sbuf_printf(&o, "], accum=%s", call->accum ? "True" : "False");
     if (call->dispatch[0]) {
-        sc_printf(&o, ", dispatch=");
+        td__sbuf_printf(&o, ", dispatch=");
         sc_pystr(&o, call->dispatch);
     }
     for (int i = 0; i < call->nconfig && i < TD_MAX_CONFIG; i++) {
         const td_config_entry *e = &call->config[i];
-        sc_printf(&o, ", %s=", e->key);
+        td__sbuf_printf(&o, ", %s=", e->key);
         switch (e->kind) {
         case TD_VALUE_INT:
-            sc_printf(&o, "%lld", (long long)e->i);
+            td__sbuf_printf(&o, "%lld", (long long)e->i);
             break;
         case TD_VALUE_BOOL:
-            sc_printf(&o, "%s", e->b ? "True" : "False");
+            td__sbuf_printf(&o, "%s", e->b ? "True" : "False");
             break;
         case TD_VALUE_STRING:
             sc_pystr(&o, e->s);
             break;
         }
     }
-    sc_printf(&o, ")");
+    td__sbuf_printf(&o, ")");
     return o.len;
 }

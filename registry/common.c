@@ -251,6 +251,24 @@ int td__read_file(const char *path, size_t max, char **out, size_t *len,
     return 0;
 }
 
+/* ---- fixed-buffer accumulation ------------------------------------------ */
+
+void td__sbuf_printf(td_sbuf *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *dst = NULL;
+    size_t room = 0;
+    if (o->buf != NULL && o->len < o->cap) {
+        dst = o->buf + o->len;
+        room = o->cap - o->len;
+    }
+    int n = vsnprintf(dst, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->len += (size_t)n;
+}
+
 /* ---- text buffer -------------------------------------------------------- */
 
 void td__buf_init(td_buf *b)

@@ -337,66 +337,38 @@ int td_layout_parse(const char *text, td_layout *out, td_diag *diag)
 /* ---- printing ----------------------------------------------------------- */
 
 /* snprintf-style accumulation: counts the full length, writes what fits. */
-typedef struct lay_out {
-    char *buf;
-    size_t cap;
-    size_t len;
-} lay_out;
-
-static void lay_printf(lay_out *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void lay_printf(lay_out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *dst = NULL;
-    size_t room = 0;
-    if (o->buf != NULL && o->len < o->cap) {
-        dst = o->buf + o->len;
-        room = o->cap - o->len;
-    }
-    int n = vsnprintf(dst, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->len += (size_t)n;
-}
-
-static void lay_print_stride(lay_out *o, const td_iter *it)
+static void lay_print_stride(td_sbuf *o, const td_iter *it)
 {
     if (it->axis == TD_AXIS_M)
-        lay_printf(o, "%lld", (long long)it->stride);
+        td__sbuf_printf(o, "%lld", (long long)it->stride);
     else
-        lay_printf(o, "%lld@%s", (long long)it->stride, td_axis_name(it->axis));
+        td__sbuf_printf(o, "%lld@%s", (long long)it->stride, td_axis_name(it->axis));
 }
 
-static void lay_print_spec(lay_out *o, char kind, const td_iter *it, int n)
+static void lay_print_spec(td_sbuf *o, char kind, const td_iter *it, int n)
 {
-    lay_printf(o, "%c[", kind);
+    td__sbuf_printf(o, "%c[", kind);
     if (n == 1) {
-        lay_printf(o, "%lld : ", (long long)it[0].extent);
+        td__sbuf_printf(o, "%lld : ", (long long)it[0].extent);
         lay_print_stride(o, &it[0]);
     } else {
-        lay_printf(o, "(");
+        td__sbuf_printf(o, "(");
         for (int i = 0; i < n; i++)
-            lay_printf(o, "%s%lld", i ? ", " : "", (long long)it[i].extent);
-        lay_printf(o, ") : (");
+            td__sbuf_printf(o, "%s%lld", i ? ", " : "", (long long)it[i].extent);
+        td__sbuf_printf(o, ") : (");
         for (int i = 0; i < n; i++) {
             if (i)
-                lay_printf(o, ", ");
+                td__sbuf_printf(o, ", ");
             lay_print_stride(o, &it[i]);
         }
-        lay_printf(o, ")");
+        td__sbuf_printf(o, ")");
     }
-    lay_printf(o, "]");
+    td__sbuf_printf(o, "]");
 }
 
 size_t td_layout_format(const td_layout *l, char *buf, size_t cap)
 {
-    lay_out o = {buf, cap, 0};
+    td_sbuf o = {buf, cap, 0};
     if (buf != NULL && cap > 0)
         buf[0] = '\0';
     const char *sep = "";
@@ -405,7 +377,7 @@ size_t td_layout_format(const td_layout *l, char *buf, size_t cap)
         sep = " + ";
     }
     if (l->nrep > 0) {
-        lay_printf(&o, "%s", sep);
+        td__sbuf_printf(&o, "%s", sep);
         lay_print_spec(&o, 'R', l->rep, l->nrep);
         sep = " + ";
     }
@@ -413,14 +385,14 @@ size_t td_layout_format(const td_layout *l, char *buf, size_t cap)
         if (l->offset[a] == 0)
             continue;
         if (a == TD_AXIS_M)
-            lay_printf(&o, "%s%lld", sep, (long long)l->offset[a]);
+            td__sbuf_printf(&o, "%s%lld", sep, (long long)l->offset[a]);
         else
-            lay_printf(&o, "%s%lld@%s", sep, (long long)l->offset[a],
+            td__sbuf_printf(&o, "%s%lld@%s", sep, (long long)l->offset[a],
                        td_axis_name((td_axis)a));
         sep = " + ";
     }
     if (l->swizzle)
-        lay_printf(&o, "%sSwizzle(%d, %d, %d)", sep, l->swizzle_bits[0],
+        td__sbuf_printf(&o, "%sSwizzle(%d, %d, %d)", sep, l->swizzle_bits[0],
                    l->swizzle_bits[1], l->swizzle_bits[2]);
     return o.len;
 }

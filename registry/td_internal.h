@@ -43,6 +43,21 @@ size_t td__strlcpy(char *dst, const char *src, size_t cap);
 /* Number of UTF-8 code points in s. */
 size_t td__utf8_len(const char *s);
 
+/* snprintf-style accumulation into a caller's fixed buffer: len counts the
+ * full length the text needs, buf receives what fits (vsnprintf keeps it
+ * NUL-terminated).  buf may be NULL with cap 0 to measure. */
+typedef struct td_sbuf {
+    char *buf;
+    size_t cap;
+    size_t len;
+} td_sbuf;
+
+void td__sbuf_printf(td_sbuf *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* A growable text buffer with a size cap and a sticky error flag: after
  * the first failure every append is a no-op, so writers check once. */
 typedef struct td_buf {
