@@ -212,14 +212,15 @@ static int lay_spec(lay_parser *p, td_iter *iters, int *niters)
                              "layout has %d extent%s but %d stride%s", next,
                              next == 1 ? "" : "s", nstr, nstr == 1 ? "" : "s");
     } else {
-        /* Extents only: row-major on the memory axis.  Each suffix product
-         * is bounded because every extent is at most TD_MAX_EXTENT and the
-         * running product is checked before it grows. */
+        /* Extents only: row-major on the memory axis.  Every implied
+         * stride must stay within LAY_INT_MAX like a written one, or the
+         * canonical text (which writes the strides) would not parse again;
+         * the running product is checked before it grows. */
         int64_t s = 1;
         for (int i = next - 1; i >= 0; i--) {
             str[i] = s;
             ax[i] = TD_AXIS_M;
-            if (i > 0 && s > INT64_MAX / ext[i])
+            if (i > 0 && s > LAY_INT_MAX / ext[i])
                 return lay_error(p, ext_at[0], "layout is too large");
             s *= ext[i];
         }
