@@ -152,11 +152,26 @@ int td__vdiag(td_diag *d, int code, const char *file, int line, int col,
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     d->source_line[0] = '\0';
     if (source != NULL && line > 0) {
-        /* Find line `line` (1-based) of the source text. */
+        /* Find line `line` (1-based) of the source text.  A position past
+         * the end (libyaml reports some errors on the line after a last
+         * line without a newline) is moved to the end of the text, so the
+         * caret points at something that exists. */
         const char *p = source, *end = source + source_len;
-        for (int l = 1; l < line && p < end; p++)
-            if (*p == '\n')
+        const char *last = source;
+        int l = 1;
+        for (; l < line && p < end; p++)
+            if (*p == '\n') {
                 l++;
+                last = p + 1;
+            }
+        if (l < line) {
+            p = last;
+            const char *e = p;
+            while (e < end && *e != '\n')
+                e++;
+            d->line = l;
+            d->col = (int)(e - p) + 1;
+        }
         const char *e = p;
         while (e < end && *e != '\n' && *e != '\r')
             e++;
