@@ -9,6 +9,7 @@
  * accepts, exactly as in td_dispatch, so both agree on the winner.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "registry_internal.h"
@@ -135,6 +136,11 @@ static int try_emit(const td__ventry *e, const td_call *call,
     if (rc == 0)
         rc = td_ir_status(ir);
     td_ir_free(ir);
+    /* Running out of memory is not an answer about the call: report it
+     * like td_dispatch does instead of a table row that would differ from
+     * the unstressed run. */
+    if (rc == TD_ENOMEM)
+        return rc;
     if (rc == 0) {
         r->status = TD_CAND_SELECTED;
     } else if (rc == TD_EDECLINED) {
@@ -443,5 +449,21 @@ int td_explain_format(const td_explain *ex, bool json, char **out)
         format_json(ex, &b);
     else
         format_text(ex, &b);
-    return td__buf_take(&b, out);
+    /* The caller frees the text with free() (td_registry.h), so it is
+     * handed over in malloc() memory whatever allocator is installed. */
+    int rc = b.err;
+    if (rc == 0) {
+        size_t n = b.data != NULL ? b.len : 0;
+        char *s = malloc(n + 1);
+        if (s == NULL) {
+            rc = TD_ENOMEM;
+        } else {
+            if (n > 0)
+                memcpy(s, b.data, n);
+            s[n] = '\0';
+            *out = s;
+        }
+    }
+    td__buf_free(&b);
+    return rc;
 }
