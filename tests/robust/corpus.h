@@ -1,0 +1,169 @@
+/*
+ * Shared by the robustness tests: the corpus of call files (the examples,
+ * the golden cases, the conformance corpus) and one "everything" operation
+ * on a call: dispatch, print the IR in both languages, explain (text and
+ * JSON) and write the kernel program, collecting every result into one
+ * text so that runs can be compared byte for byte.
+ */
+#ifndef TD_ROBUST_CORPUS_H
+#define TD_ROBUST_CORPUS_H
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tiledispatch.h"
+
+#ifndef SRC_ROOT
+#error "SRC_ROOT must be defined by the build"
+#endif
+
+/* ---- a growable string owned by the test (plain malloc) ---------------- */
+
+typedef struct tstr {
+    char *s;
+    size_t len, cap;
+} tstr;
+
+static void tstr_add(tstr *t, const char *s)
+{
+    size_t n = strlen(s);
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 1024;
+        while (cap < t->len + n + 1)
+            cap *= 2;
+        char *p = realloc(t->s, cap);
+        if (p == NULL)
+            abort();
+        t->s = p;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, s, n + 1);
+    t->len += n;
+}
+
+static void tstr_printf(tstr *t, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    tstr_add(t, buf);
+}
+
+/* ---- the corpus -------------------------------------------------------- */
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Appends every *.yaml of dir (sorted) to *paths. */
+static void corpus_add_dir(const char *dir, char ***paths, size_t *n)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    size_t start = *n;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        char **np = realloc(*paths, (*n + 1) * sizeof **paths);
+        if (np == NULL)
+            abort();
+        *paths = np;
+        size_t plen = strlen(dir) + len + 2;
+        (*paths)[*n] = malloc(plen);
+        if ((*paths)[*n] == NULL)
+            abort();
+        snprintf((*paths)[*n], plen, "%s/%s", dir, e->d_name);
+        (*n)++;
+    }
+    closedir(d);
+    qsort(*paths + start, *n - start, sizeof **paths, cmp_path);
+}
+
+static void corpus_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+/* ---- everything the library does with one call ------------------------- */
+
+typedef void (*text_free_fn)(void *);
+
+/*
+ * Runs every operation on `call` and appends each result to out.  Returns
+ * 0, or the first error code with the failing step in *step.  An unmatched
+ * call is a result (its explanation), not an error.
+ */
+static int run_everything(const td_registry *reg, const td_call *call,
+                          tstr *out, text_free_fn text_free,
+                          const char **step)
+{
+    td_diag d;
+    td_diag_clear(&d);
+    td_dispatch_result res;
+    memset(&res, 0, sizeof res);
+    *step = "dispatch";
+    int rc = td_dispatch(reg, call, &res, &d);
+    if (rc == TD_ENOMATCH) {
+        tstr_printf(out, "dispatch: no match: %s\n", d.msg);
+    } else if (rc != 0) {
+        return rc;
+    } else {
+        tstr_printf(out, "dispatch: %s impl=%s prio=%d\n", res.variant,
+                    res.impl, res.priority);
+        for (int lang = 0; lang < 2; lang++) {
+            char *body = NULL, *prelude = NULL;
+            *step = lang ? "print cuda" : "print tirx";
+            rc = td_ir_print(res.ir, (td_lang)lang, 1, &body, &prelude);
+            if (rc != 0) {
+                td_ir_free(res.ir);
+                return rc;
+            }
+            tstr_add(out, prelude);
+            tstr_add(out, body);
+            text_free(body);
+            text_free(prelude);
+        }
+        td_ir_free(res.ir);
+        char *program = NULL;
+        *step = "kernel program";
+        td_diag_clear(&d);
+        rc = td_kernel_program(reg, call, &program, &d);
+        if (rc != 0)
+            return rc;
+        tstr_add(out, program);
+        text_free(program);
+    }
+
+    td_explain *ex = NULL;
+    *step = "explain";
+    td_diag_clear(&d);
+    rc = td_explain_call(reg, call, &ex, &d);
+    if (rc != 0)
+        return rc;
+    for (int json = 0; json < 2; json++) {
+        char *text = NULL;
+        *step = json ? "explain json" : "explain text";
+        rc = td_explain_format(ex, json, &text);
+        if (rc != 0) {
+            td_explain_free(ex);
+            return rc;
+        }
+        tstr_add(out, text);
+        text_free(text);
+    }
+    td_explain_free(ex);
+    return 0;
+}
+
+#endif

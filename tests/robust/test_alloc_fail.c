@@ -1,0 +1,307 @@
+/*
+ * Allocation-failure injection.  A counting allocator (alloc.h) fails the
+ * Nth allocation, for N = 1, 2, ... until the operation runs without hitting
+ * the failure; every time:
+ *   - the operation reports TD_ENOMEM (or, if it recovered, its result is
+ *     byte-identical to the unfailed one);
+ *   - after cleanup no block is left (the allocator's live count is back to
+ *     where it was; ASan and valgrind check the C library side);
+ *   - a registry that existed before a failed rules load has the same table.
+ * Texts the public API returns are malloc() memory by contract (freed with
+ * free()), so they are outside the count.
+ * Operations: a new registry + the default rules; loading rules files over
+ * an existing registry; and for every example call and golden case:
+ * loading the call, dispatching, printing both languages, the kernel
+ * program and explain (text and JSON).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "alloc.h"
+#include "corpus.h"
+
+#define ALT_RULES SRC_ROOT "/tests/robust/data/alt_rules.yaml"
+/* A bound on N: far above any operation here, so a loop that never ends
+ * (an allocation per retry) fails instead of hanging. */
+#define MAX_N 200000
+
+/* The table as text (allocates nothing in the library). */
+static char *dump(const td_registry *reg)
+{
+    tstr t = {0};
+    size_t n = td_registry_rules(reg, NULL, 0);
+    td_rule_info *infos = calloc(n ? n : 1, sizeof *infos);
+    assert_non_null(infos);
+    assert_int_equal(td_registry_rules(reg, infos, n), n);
+    for (size_t i = 0; i < n; i++) {
+        const td_rule_info *r = &infos[i];
+        tstr_printf(&t, "%s/%s %s impl=%s prio=%d%s %s:%d", r->op, r->target,
+                    r->name, r->impl, r->priority, r->enabled ? "" : " off",
+                    r->file, r->line);
+        for (size_t k = 0; k < r->npreds; k++) {
+            const char *name;
+            char args[512];
+            assert_int_equal(
+                td_registry_rule_pred(reg, r, k, &name, args, sizeof args), 0);
+            tstr_printf(&t, " %s%s", name, args);
+        }
+        tstr_add(&t, "\n");
+    }
+    free(infos);
+    if (t.s == NULL)
+        tstr_add(&t, "");
+    return t.s;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    alloc_install();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_set_allocator(NULL);
+    return 0;
+}
+
+/* Checks one failed or recovered run. */
+static void check_outcome(const char *what, long n, int rc)
+{
+    if (!g_ca.failed) {
+        if (rc != 0)
+            fail_msg("%s: N=%ld: %s without an injected failure", what, n,
+                     td_err_name(rc));
+        return;
+    }
+    if (rc != 0 && rc != TD_ENOMEM)
+        fail_msg("%s: allocation %ld failed, got %s instead of TD_ENOMEM",
+                 what, n, td_err_name(rc));
+}
+
+static void test_new_registry_default_rules(void **state)
+{
+    (void)state;
+    char *want = NULL;
+    {
+        alloc_arm(0);
+        td_registry *reg = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        assert_int_equal(td_registry_new(&reg), 0);
+        assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+        want = dump(reg);
+        td_registry_free(reg);
+        assert_int_equal(g_ca.live, 0);
+    }
+    long n;
+    for (n = 1; n < MAX_N; n++) {
+        alloc_arm(n);
+        td_registry *reg = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        int rc = td_registry_new(&reg);
+        if (rc == 0) {
+            assert_non_null(reg);
+            rc = td_registry_load_default_rules(reg, &d);
+            if (rc != 0)
+                assert_int_equal(d.code, rc);
+        } else {
+            assert_null(reg);
+        }
+        check_outcome("new registry + default rules", n, rc);
+        bool done = !g_ca.failed;
+        alloc_arm(0);
+        if (rc == 0) {
+            char *got = dump(reg);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        td_registry_free(reg);
+        if (g_ca.live != 0)
+            fail_msg("N=%ld: %ld blocks leaked", n, g_ca.live);
+        if (done)
+            break;
+    }
+    assert_true(n > 1 && n < MAX_N);
+    print_message("new registry + default rules: %ld allocations\n", n - 1);
+    free(want);
+}
+
+/* Loads `path` (or the default rules when NULL) over a registry holding the
+ * other rules set, failing every allocation in turn. */
+static void reload_over(const char *path)
+{
+    td_registry *reg = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    alloc_arm(0);
+    assert_int_equal(td_registry_new(&reg), 0);
+    const char *other = ALT_RULES;
+    if (path == NULL)
+        assert_int_equal(td_registry_load_rules(reg, &other, 1, &d), 0);
+    else
+        assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+    char *before = dump(reg);
+    long live0 = g_ca.live;
+    long n;
+    for (n = 1; n < MAX_N; n++) {
+        alloc_arm(n);
+        td_diag_clear(&d);
+        int rc = path == NULL ? td_registry_load_default_rules(reg, &d)
+                              : td_registry_load_rules(reg, &path, 1, &d);
+        check_outcome(path ? path : "default rules", n, rc);
+        bool done = !g_ca.failed;
+        alloc_arm(0);
+        if (rc != 0) {
+            assert_int_equal(d.code, TD_ENOMEM);
+            char *after = dump(reg);
+            if (strcmp(after, before) != 0)
+                fail_msg("N=%ld: a failed load changed the table:\n%s\n"
+                         "---- was:\n%s", n, after, before);
+            free(after);
+            if (g_ca.live != live0)
+                fail_msg("N=%ld: %ld blocks leaked", n, g_ca.live - live0);
+        } else {
+            /* Put the other rules back for the next round. */
+            td_diag_clear(&d);
+            if (path == NULL)
+                assert_int_equal(td_registry_load_rules(reg, &other, 1, &d), 0);
+            else
+                assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+            char *again = dump(reg);
+            assert_string_equal(again, before);
+            free(again);
+        }
+        if (done)
+            break;
+    }
+    assert_true(n > 1 && n < MAX_N);
+    print_message("load %s over a loaded registry: %ld allocations\n",
+                  path ? "alternative rules" : "default rules", n - 1);
+    free(before);
+    td_registry_free(reg);
+    assert_int_equal(g_ca.live, 0);
+}
+
+static void test_reload_default_rules(void **state)
+{
+    (void)state;
+    reload_over(NULL);
+}
+
+static void test_reload_rules_file(void **state)
+{
+    (void)state;
+    reload_over(ALT_RULES);
+}
+
+/* Loads the call and runs everything on it; 0 or the first error. */
+static int call_everything(const td_registry *reg, const char *path,
+                           tstr *out, const char **step)
+{
+    td_call *call = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    *step = "load call";
+    int rc = td_call_load_file(path, &call, &d);
+    if (rc != 0) {
+        assert_null(call);
+        assert_int_equal(d.code, rc);
+        return rc;
+    }
+    rc = run_everything(reg, call, out, free, step);
+    td_call_free(call);
+    return rc;
+}
+
+static void check_calls_in(const td_registry *reg, const char *dir,
+                           long *total_runs)
+{
+    char **paths = NULL;
+    size_t np = 0;
+    corpus_add_dir(dir, &paths, &np);
+    assert_true(np > 0);
+    for (size_t i = 0; i < np; i++) {
+        long live0 = g_ca.live;
+        const char *step;
+        tstr want = {0};
+        alloc_arm(0);
+        int rc = call_everything(reg, paths[i], &want, &step);
+        if (rc != 0)
+            fail_msg("%s: %s failed without injection: %s", paths[i], step,
+                     td_err_name(rc));
+        assert_int_equal(g_ca.live, live0);
+        long n;
+        for (n = 1; n < MAX_N; n++) {
+            tstr got = {0};
+            alloc_arm(n);
+            rc = call_everything(reg, paths[i], &got, &step);
+            bool failed = g_ca.failed;
+            alloc_arm(0);
+            (*total_runs)++;
+            if (rc != 0 && (!failed || rc != TD_ENOMEM))
+                fail_msg("%s: allocation %ld failed: %s returned %s", paths[i],
+                         n, step, td_err_name(rc));
+            if (rc == 0 && (got.s == NULL || strcmp(got.s, want.s) != 0)) {
+                size_t k = 0;
+                while (got.s && got.s[k] && got.s[k] == want.s[k])
+                    k++;
+                print_error("first difference at byte %zu:\n---- got:\n%.300s"
+                            "\n---- want:\n%.300s\n", k,
+                            got.s ? got.s + k : "", want.s + k);
+                fail_msg("%s: allocation %ld failed and was swallowed: the "
+                         "result differs (%s)", paths[i], n,
+                         failed ? "injected" : "not injected");
+            }
+            free(got.s);
+            if (g_ca.live != live0)
+                fail_msg("%s: N=%ld (%s): %ld blocks leaked", paths[i], n,
+                         step, g_ca.live - live0);
+            if (!failed)
+                break;
+        }
+        assert_true(n < MAX_N);
+        free(want.s);
+    }
+    corpus_free(paths, np);
+}
+
+static void test_calls(void **state)
+{
+    (void)state;
+    td_registry *reg = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    alloc_arm(0);
+    assert_int_equal(td_registry_new(&reg), 0);
+    assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+    long runs = 0;
+    check_calls_in(reg, SRC_ROOT "/examples/calls", &runs);
+    check_calls_in(reg, SRC_ROOT "/tests/golden/cases", &runs);
+    print_message("calls: %ld failure injections\n", runs);
+    td_registry_free(reg);
+    assert_int_equal(g_ca.live, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_new_registry_default_rules,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_default_rules, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reload_rules_file, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_calls, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
