@@ -18,10 +18,10 @@
 
 #include "td_internal.h"
 
-#define YN_MAX_DEPTH 32
+#define YN_MAX_DEPTH TD_CALL_DEPTH_MAX
 /* The largest element count of one buffer (2^40): larger buffers cannot be
  * staged by any kernel and products beyond it could overflow later. */
-#define CALL_MAX_ELEMS ((int64_t)1 << 40)
+#define CALL_MAX_ELEMS TD_MAX_ELEMENTS
 
 /* ---- the node tree ------------------------------------------------------ */
 

@@ -26,6 +26,9 @@ extern "C" {
 #define TD_MAX_AXES TD_MAX_RANK /* reduce axes as written */
 #define TD_MAX_EXTENT ((int64_t)1 << 31) /* largest shape extent */
 #define TD_CALL_FILE_MAX (256 * 1024)    /* bytes of a call file */
+#define TD_CALL_DEPTH_MAX 32              /* YAML nesting depth of a call file */
+#define TD_MAX_ELEMENTS ((int64_t)1 << 40) /* elements of one buffer (product
+                                              of its shape) */
 
 /* ---- dtypes ---------------------------------------------------------- */
 
