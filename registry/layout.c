@@ -533,8 +533,17 @@ int td__lay_local_region(const td_layout *l, const int64_t *shape, int ndim,
             else
                 has_local = true;
         }
-        if (!has_local)
+        /* A pure-thread dim has no per-thread part to restrict: the
+         * region must cover it (upstream drops such dims unchecked, so a
+         * region cutting through the lanes was silently widened). */
+        if (!has_local) {
+            if (start[d] != 0 || extent[d] != shape[d]) {
+                set_why(why, whylen, "region covers part of pure-thread dim %d",
+                        d);
+                return TD_ENOMATCH;
+            }
             continue;
+        }
         if (!has_thread) {
             out->shape[k] = shape[d];
             out->start[k] = start[d];

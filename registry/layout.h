@@ -113,7 +113,9 @@ typedef struct td_lay_local {
  * Upstream get_local_region: over the dims that own memory-axis iters,
  * the local storage shape and the region's local start / extent.  With no
  * such dim the result is ([1], [0], [1]).  A region that is not a per-thread
- * rectangle is TD_ENOMATCH (upstream returns None).  See layout.c for the
+ * rectangle is TD_ENOMATCH (upstream returns None); so is a region that
+ * covers only part of a pure-thread dim (upstream drops those dims
+ * unchecked, which silently widens the region to every thread).  See layout.c for the
  * exact acceptance rule and how it differs from upstream.
  */
 int td__lay_local_region(const td_layout *l, const int64_t *shape, int ndim,

@@ -50,6 +50,9 @@
 #define LV_MAX_SLOTS 4096
 /* Loop extents are printed as int. */
 #define LV_INDEX_MAX INT32_MAX
+/* Register slots per lane of the shuffle path, whose check walks a table
+ * of (lane, slot) -> element on the stack (predicates do not allocate). */
+#define LV_SHUFFLE_MAX_SLOTS 256
 /* Lane masks of one thread_reduce (at most log2(32) distinct bits). */
 #define LV_MAX_MASKS 32
 
@@ -405,7 +408,7 @@ static bool storage_digits(const td_buffer *b, const char *role, lv_buf *lb,
 
 /* Owner table callback: tab[lane * nslots + slot] = element. */
 typedef struct lv_owner {
-    int *tab;
+    int16_t *tab;
     int64_t nslots;
     int64_t elem;
     bool bad;
@@ -418,18 +421,18 @@ static int lv_owner_cb(void *u, int64_t tid, int64_t slot)
         o->bad = true;
         return TD_EINVAL;
     }
-    int *cell = &o->tab[tid * o->nslots + slot];
-    if (*cell >= 0 && *cell != (int)o->elem) {
+    int16_t *cell = &o->tab[tid * o->nslots + slot];
+    if (*cell >= 0 && *cell != (int16_t)o->elem) {
         o->bad = true;
         return TD_EINVAL;
     }
-    *cell = (int)o->elem;
+    *cell = (int16_t)o->elem;
     return 0;
 }
 
 /* Fills tab (32 * nslots, -1 = empty) with the owners of every element;
  * false when an element lies outside the warp or two share a register. */
-static bool owner_table(const td_buffer *b, int64_t nslots, int *tab)
+static bool owner_table(const td_buffer *b, int64_t nslots, int16_t *tab)
 {
     int64_t n = 1;
     for (int d = 0; d < b->ndim; d++)
@@ -485,12 +488,12 @@ static int64_t buf_elems(const td_buffer *b, int64_t cap)
  * exactly the src elements that the reduce axes send to that element, and
  * every owner of every dst element is written.
  */
-static bool shuffle_semantics(const td_call *call, const lv_shuffle *sp,
-                              const lv_axes *ax, td_reason *why)
+static bool shuffle_semantics(const lv_shuffle *sp, const lv_axes *ax,
+                              td_reason *why)
 {
     const td_buffer *sb = sp->s.b, *db = sp->d.b;
-    int64_t se = buf_elems(sb, 32 * LV_MAX_SLOTS);
-    int64_t de = buf_elems(db, 32 * LV_MAX_SLOTS);
+    int64_t se = buf_elems(sb, 32 * LV_SHUFFLE_MAX_SLOTS);
+    int64_t de = buf_elems(db, 32 * LV_SHUFFLE_MAX_SLOTS);
     int64_t red_len = 1, spa_len = 1;
     for (int i = 0; i < ax->nreduce; i++)
         red_len *= sb->shape[ax->reduce[i]];
@@ -521,31 +524,32 @@ static bool shuffle_semantics(const td_call *call, const lv_shuffle *sp,
                       sp->width, red_len);
         return false;
     }
+    /* Element numbers fit int16: at most 32 lanes x LV_SHUFFLE_MAX_SLOTS. */
     int64_t ns = sp->s.nslots, nd = sp->d.nslots;
-    int *stab = td__malloc(sizeof(int) * (size_t)(32 * ns));
-    int *dtab = td__malloc(sizeof(int) * (size_t)(32 * nd));
-    bool *written = td__malloc(sizeof(bool) * (size_t)nd);
-    bool ok = false;
-    if (stab == NULL || dtab == NULL || written == NULL) {
-        td_reason_set(why, "out of memory");
-        goto out;
+    int16_t stab[32 * LV_SHUFFLE_MAX_SLOTS], dtab[32 * LV_SHUFFLE_MAX_SLOTS];
+    bool written[LV_SHUFFLE_MAX_SLOTS];
+    if (ns > LV_SHUFFLE_MAX_SLOTS || nd > LV_SHUFFLE_MAX_SLOTS ||
+        se > 32 * LV_SHUFFLE_MAX_SLOTS || de > 32 * LV_SHUFFLE_MAX_SLOTS) {
+        td_reason_set(why, "shuffle reduction: more than %d registers per "
+                      "lane", LV_SHUFFLE_MAX_SLOTS);
+        return false;
     }
     if (!owner_table(sb, ns, stab) || !owner_table(db, nd, dtab)) {
         td_reason_set(why, "shuffle reduction: a layout puts elements outside "
                       "the warp or two in one register");
-        goto out;
+        return false;
     }
     int64_t nrep = 0;
     if (td__lay_replica_count(&sb->layout, &nrep) != 0 || nrep != 1) {
         td_reason_set(why, "shuffle reduction: src layout has replicas");
-        goto out;
+        return false;
     }
-    memset(written, 0, sizeof(bool) * (size_t)nd);
+    memset(written, 0, sizeof written);
     for (int64_t k = 0; k < sp->elems; k++) {
         int64_t ss = slot_eval(&sp->s, &k), ds = slot_eval(&sp->d, &k);
         if (ss < 0 || ss >= ns || ds < 0 || ds >= nd) {
             td_reason_set(why, "shuffle reduction: storage slot out of range");
-            goto out;
+            return false;
         }
         written[ds] = true;
         for (int64_t t = 0; t < 32; t++) {
@@ -560,7 +564,7 @@ static bool shuffle_semantics(const td_call *call, const lv_shuffle *sp,
                     td_reason_set(why,
                                   "shuffle reduction: the lanes it combines do "
                                   "not match the reduce axes");
-                    goto out;
+                    return false;
                 }
             }
         }
@@ -570,15 +574,9 @@ static bool shuffle_semantics(const td_call *call, const lv_shuffle *sp,
             if (dtab[t * nd + s] >= 0 && !written[s]) {
                 td_reason_set(why, "shuffle reduction: dst register %" PRId64
                               " is not written", s);
-                goto out;
+                return false;
             }
-    ok = true;
-out:
-    td__free(stab);
-    td__free(dtab);
-    td__free(written);
-    (void)call;
-    return ok;
+    return true;
 }
 
 /*
@@ -608,11 +606,7 @@ static int shuffle_plan(const td_call *call, lv_shuffle *sp, td_reason *why)
         !storage_digits(sb, "src", &sp->s, why) ||
         !storage_digits(db, "dst", &sp->d, why))
         return -1;
-    if (sp->elems > LV_MAX_SLOTS) {
-        td_reason_set(why, "shuffle reduction: too many registers per lane");
-        return -1;
-    }
-    if (!shuffle_semantics(call, sp, &ax, why))
+    if (!shuffle_semantics(sp, &ax, why))
         return -1;
     return 1;
 }
@@ -835,17 +829,11 @@ static int local_path(const td_call *call, lv_shuffle *sp, lv_view *v,
         if (rc != 0)
             return rc > 0 ? 'B' : 0;
     }
-    /* lv_view is large; the predicate-only caller still needs one. */
     if (v != NULL)
         return view_plan(call, v, why) ? 'C' : 0;
-    lv_view *tmp = td__malloc(sizeof *tmp);
-    if (tmp == NULL) {
-        td_reason_set(why, "out of memory");
-        return 0;
-    }
-    int path = view_plan(call, tmp, why) ? 'C' : 0;
-    td__free(tmp);
-    return path;
+    /* About 13 KiB on the stack: predicates do not allocate. */
+    lv_view tmp;
+    return view_plan(call, &tmp, why) ? 'C' : 0;
 }
 
 /*
@@ -1045,22 +1033,19 @@ static int local_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
     if (call->scope == TD_SCOPE_THREAD)
         return td__emit_thread_wise(call, op->combiner, ir, why);
     lv_shuffle sp;
-    lv_view *v = td__malloc(sizeof *v);
-    if (v == NULL)
-        return TD_ENOMEM;
+    lv_view v;
     int rc;
-    switch (local_path(call, &sp, v, why)) {
+    switch (local_path(call, &sp, &v, why)) {
     case 'B':
         rc = emit_shuffle(call, op->combiner, &sp, ir);
         break;
     case 'C':
-        rc = emit_view(call, op->combiner, v, ir);
+        rc = emit_view(call, op->combiner, &v, ir);
         break;
     default:
         rc = TD_EDECLINED;
         break;
     }
-    td__free(v);
     return rc;
 }
 

@@ -641,6 +641,32 @@ static void test_local_region_docstring(void **state)
     assert_string_equal(why, "region out of bounds in dim 1");
 }
 
+static void test_local_region_pure_thread(void **state)
+{
+    (void)state;
+    /* Row per lane: dim 0 is pure laneid, dim 1 pure local. */
+    td_layout l = LS(IT(32, 1, LANE), IT(64, 1, M));
+    const int64_t shape[2] = {32, 64};
+    td_lay_local loc;
+    char why[128];
+
+    /* Half the lanes: no per-thread box says "only lanes 0..15". */
+    assert_int_equal(td__lay_local_region(&l, shape, 2,
+                                          (const int64_t[]){0, 0},
+                                          (const int64_t[]){16, 64}, &loc,
+                                          why, sizeof(why)), TD_ENOMATCH);
+    assert_string_equal(why, "region covers part of pure-thread dim 0");
+    /* Every lane, columns 16..31: local start 16, extent 16. */
+    assert_int_equal(td__lay_local_region(&l, shape, 2,
+                                          (const int64_t[]){0, 16},
+                                          (const int64_t[]){32, 16}, &loc,
+                                          why, sizeof(why)), 0);
+    assert_int_equal(loc.ndim, 1);
+    assert_int_equal(loc.shape[0], 64);
+    assert_int_equal(loc.start[0], 16);
+    assert_int_equal(loc.extent[0], 16);
+}
+
 static void test_local_region_shapes(void **state)
 {
     (void)state;
@@ -1247,6 +1273,7 @@ int main(void)
         cmocka_unit_test(test_view_slice),
         cmocka_unit_test(test_local_region_docstring),
         cmocka_unit_test(test_local_region_shapes),
+        cmocka_unit_test(test_local_region_pure_thread),
         cmocka_unit_test(test_canonicalize),
         cmocka_unit_test(test_group_failures),
         cmocka_unit_test(test_span_offsets),
