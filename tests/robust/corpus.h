@@ -27,7 +27,7 @@ typedef struct tstr {
     size_t len, cap;
 } tstr;
 
-static void tstr_add(tstr *t, const char *s)
+static inline void tstr_add(tstr *t, const char *s)
 {
     size_t n = strlen(s);
     if (t->len + n + 1 > t->cap) {
@@ -44,7 +44,7 @@ static void tstr_add(tstr *t, const char *s)
     t->len += n;
 }
 
-static void tstr_printf(tstr *t, const char *fmt, ...)
+static inline void tstr_printf(tstr *t, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -56,13 +56,13 @@ static void tstr_printf(tstr *t, const char *fmt, ...)
 
 /* ---- the corpus -------------------------------------------------------- */
 
-static int cmp_path(const void *a, const void *b)
+static inline int cmp_path(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Appends every *.yaml of dir (sorted) to *paths. */
-static void corpus_add_dir(const char *dir, char ***paths, size_t *n)
+static inline void corpus_add_dir(const char *dir, char ***paths, size_t *n)
 {
     DIR *d = opendir(dir);
     if (d == NULL)
@@ -88,7 +88,7 @@ static void corpus_add_dir(const char *dir, char ***paths, size_t *n)
     qsort(*paths + start, *n - start, sizeof **paths, cmp_path);
 }
 
-static void corpus_free(char **paths, size_t n)
+static inline void corpus_free(char **paths, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
@@ -104,7 +104,7 @@ typedef void (*text_free_fn)(void *);
  * 0, or the first error code with the failing step in *step.  An unmatched
  * call is a result (its explanation), not an error.
  */
-static int run_everything(const td_registry *reg, const td_call *call,
+static inline int run_everything(const td_registry *reg, const td_call *call,
                           tstr *out, text_free_fn text_free,
                           const char **step)
 {
