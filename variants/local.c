@@ -958,6 +958,12 @@ static int emit_view(const td_call *call, td_combiner comb, const lv_view *v,
                      td_ir *ir)
 {
     const td_buffer *db = v->d.b, *sb = v->s.b;
+    if (v->in_place && !v->shuffle) {
+        /* Only thread-spread dims are reduced and nothing crosses threads:
+         * every thread's dst already holds its own partial. */
+        td_ir_comment(ir, "in place, no thread_reduce: nothing to do");
+        return td_ir_status(ir);
+    }
     td_ir_buf *dbuf = reg_buffer(ir, db, v->d.nslots);
     td_ir_buf *sbuf = v->in_place ? dbuf : reg_buffer(ir, sb, v->s.nslots);
     lv_coord dc[TD_MAX_RANK], sc[TD_MAX_RANK], rc[TD_MAX_RANK];

@@ -382,6 +382,12 @@ static void test_view_in_place(void **state)
     out_free(&o);
     td_call_free(c);
 
+    c = load("warp", ACC, RED, "dst: B\nsrc: B");
+    o = emit(c, &op_sum);
+    assert_string_equal(o.cuda, "// in place, no thread_reduce: nothing to do\n");
+    out_free(&o);
+    td_call_free(c);
+
     c = load("warp", ACC, RED,
              "dst: B\nsrc: B\naccum: true\nconfig: {thread_reduce: true}");
     expect_fail(c, "accum with an in-place reduction is not supported (dst "
