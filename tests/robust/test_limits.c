@@ -349,6 +349,28 @@ static void test_call_layout_iters(void **state)
     }
 }
 
+/* The layout text of a buffer is kept as written: at most 255 bytes. */
+static void test_call_layout_text(void **state)
+{
+    (void)state;
+    for (size_t n = sizeof(((td_buffer *)0)->layout_text) - 1;
+         n <= sizeof(((td_buffer *)0)->layout_text); n++) {
+        /* "S[4" + spaces + "]": whitespace may stand between tokens. */
+        char *lay = repeat(' ', n);
+        memcpy(lay, "S[4", 3);
+        lay[n - 1] = ']';
+        char *text = call_text("A", "[4]", lay, "1", 0, "[-1]", NULL);
+        if (n < sizeof(((td_buffer *)0)->layout_text))
+            expect_call(text, 0, 0, 0, NULL);
+        else
+            expect_call(text, TD_ELIMIT, A_LINE,
+                        col_of(text, A_LINE, "\"S[4", 1),
+                        "'layout' is longer than 255 bytes");
+        free(text);
+        free(lay);
+    }
+}
+
 /* ---- rules files --------------------------------------------------------- */
 
 static td_registry *registry(void)
@@ -540,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_call_axes),
         cmocka_unit_test(test_call_launch),
         cmocka_unit_test(test_call_layout_iters),
+        cmocka_unit_test(test_call_layout_text),
         cmocka_unit_test(test_rules_file_size),
         cmocka_unit_test(test_rules_depth),
         cmocka_unit_test(test_rules_predicates),
