@@ -546,6 +546,10 @@ static void test_layout_integers(void **state)
      * writes them out): 2^30 * 2 = 2^31 is the largest. */
     expect_layout("S[3, 1073741824, 2]", 0, 0, NULL);
     expect_layout("S[3, 1073741825, 2]", TD_EPARSE, 3, "layout is too large");
+    /* Offsets on one axis add up to at most 2^31 as well. */
+    expect_layout("S[4] + 2147483647@laneid + 1@laneid", 0, 0, NULL);
+    expect_layout("S[4] + 2147483647@laneid + 2@laneid", TD_EPARSE, 28,
+                  "layout offset too large");
 }
 
 int main(void)
