@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Runs the programs of thread-scope register cases on the CPU.
+"""Runs the self-checking programs on the CPU.
 
 usage: emu.py PROGDIR [NAME...]
        emu.py --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
-program whose kernel uses no shared memory, barriers, shuffles or 16-bit
-floats is compiled with g++ against tests/cuda/emu/cuda_runtime.h (blocks
-and threads run one after another) and run; it must print PASS.  This
+program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
+with g++ against tests/cuda/emu/cuda_runtime.h (one host thread per CUDA
+thread; barriers and shuffles emulated) and run; it must print PASS.  This
 checks the harness (staging, reference, comparison) without a GPU; the GPU
 run (scripts/gpu-check) is the real verification.
 """
@@ -18,8 +18,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP = re.compile(r"__shared__|__syncthreads|__shfl|bar\.sync|asm|__half|"
-                  r"__nv_bfloat16|#define TD_TPI ([02-9]|1\d)|\basm\b")
+SKIP = re.compile(r"__half|__nv_bfloat16|\basm\b(?! volatile\(\"bar\.sync)")
+BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((\d+)\), '
+                 r'"r"\((\d+)\) : "memory"\);')
 
 
 def main():
@@ -32,9 +33,14 @@ def main():
             if len(sys.argv) > 4:
                 cmd += ["--golden", sys.argv[4]]
             p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode != 0:
+            if not os.path.exists(os.path.join(d, "manifest.tsv")):
                 print(p.stdout + p.stderr)
                 return 1
+            # Cases that did not dispatch as expected fail in cuda-compile;
+            # here the programs that were written are run.
+            for line in p.stdout.splitlines():
+                if line.startswith("FAIL"):
+                    print("not generated: " + line[5:])
             return check(d, [])
     return check(sys.argv[1], sys.argv[2:])
 
@@ -54,10 +60,11 @@ def check(d, only):
             src = re.sub(r"td_kernel<<<(dim3\([^)]*\)), (dim3\([^)]*\))>>>"
                          r"\((.*)\);",
                          r"td_emu_launch(\1, \2, [&] { td_kernel(\3); });", src)
+            src = BAR.sub(r"td_emu_bar(\1, \2);", src)
             cpp = os.path.join(tmp, n + ".cpp")
             open(cpp, "w").write(src)
             exe = os.path.join(tmp, n)
-            p = subprocess.run(["g++", "-std=c++17", "-O1", "-w", "-I",
+            p = subprocess.run(["g++", "-std=c++17", "-O1", "-w", "-pthread", "-I",
                                 os.path.join(HERE, "emu"), cpp, "-o", exe],
                                capture_output=True, text=True)
             ran += 1
@@ -65,13 +72,20 @@ def check(d, only):
                 print(f"FAIL {n}: g++:\n{p.stderr[:2000]}")
                 failed += 1
                 continue
-            p = subprocess.run([exe], capture_output=True, text=True)
+            try:
+                p = subprocess.run([exe], capture_output=True, text=True,
+                                   timeout=60)
+            except subprocess.TimeoutExpired:
+                print(f"FAIL {n}: timeout (emulated barrier or shuffle "
+                      "never completed)")
+                failed += 1
+                continue
             line = p.stdout.strip()
             ok = p.returncode == 0 and line.startswith("PASS ")
             print(line if line else f"FAIL {n}: exit {p.returncode}")
             failed += not ok
     print(f"emu: {ran - failed}/{ran} passed, {skipped} skipped "
-          "(shared, warp, 16-bit float)")
+          "(16-bit floats, inline PTX other than bar.sync)")
     return 1 if failed else 0
 
 

@@ -1,27 +1,37 @@
 /*
  * A CPU stand-in for the CUDA runtime, enough to run the self-checking
- * programs of thread-scope register calls on the host (tests/cuda/emu.py):
- * every block and thread runs one after another, which is exact for code
- * with no barriers, shuffles or shared memory.  Not a CUDA emulator.
+ * programs on the host (tests/cuda/emu.py): each block runs as one host
+ * thread per CUDA thread; __syncthreads, __syncwarp, named barriers
+ * (bar.sync id, n: released every n arrivals, as the hardware does) and
+ * __shfl_xor_sync (each lane waits for its partner's value) are emulated; blocks run one after another, so `__shared__` is a function
+ * static.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
  */
 #ifndef TD_EMU_CUDA_RUNTIME_H
 #define TD_EMU_CUDA_RUNTIME_H
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #define __global__
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __shared__ static
 
 struct dim3 {
     unsigned x, y, z;
     dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
 typedef dim3 uint3;
-static dim3 threadIdx, blockIdx, blockDim, gridDim;
+static thread_local dim3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
 
 typedef enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 } cudaError_t;
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost };
@@ -47,20 +57,128 @@ static inline cudaError_t cudaMemset(void *d, int v, size_t n)
 static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
+/* Releases every n arrivals (hardware barrier semantics). */
+struct td_emu_barrier {
+    std::mutex m;
+    std::condition_variable cv;
+    unsigned n = 0, arrived = 0, gen = 0;
+    void wait(unsigned count)
+    {
+        std::unique_lock<std::mutex> l(m);
+        n = count;
+        unsigned g = gen;
+        if (++arrived >= n) {
+            arrived = 0;
+            ++gen;
+            cv.notify_all();
+            return;
+        }
+        cv.wait(l, [&] { return gen != g; });
+    }
+};
+
+struct td_emu_block {
+    unsigned nthreads = 0;
+    td_emu_barrier block;
+    std::vector<std::unique_ptr<td_emu_barrier>> warp;
+    std::mutex shfl_m;
+    std::condition_variable shfl_cv;
+    std::vector<std::map<unsigned, unsigned long long>> posted;
+    std::mutex named_m;
+    std::map<int, std::unique_ptr<td_emu_barrier>> named;
+};
+static td_emu_block *td_emu_cur;
+
+static inline unsigned td_emu_tid(void)
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+static inline unsigned td_emu_warp_size(unsigned w)
+{
+    unsigned left = td_emu_cur->nthreads - 32 * w;
+    return left < 32 ? left : 32;
+}
+static inline void __syncthreads(void)
+{
+    td_emu_cur->block.wait(td_emu_cur->nthreads);
+}
+static inline void __syncwarp(unsigned = 0xffffffffu)
+{
+    unsigned w = td_emu_tid() / 32;
+    td_emu_cur->warp[w]->wait(td_emu_warp_size(w));
+}
+static inline unsigned __activemask(void) { return 0xffffffffu; }
+static inline void td_emu_bar(int id, int n)
+{
+    td_emu_barrier *b;
+    {
+        std::lock_guard<std::mutex> l(td_emu_cur->named_m);
+        auto &p = td_emu_cur->named[id];
+        if (!p)
+            p.reset(new td_emu_barrier);
+        b = p.get();
+    }
+    b->wait((unsigned)n);
+}
+/*
+ * Shuffles: lane t posts its value for its k-th shuffle and waits for its
+ * partner's k-th value, so lanes that skip a shuffle (inactive in
+ * __activemask()) are simply not waited for.  An inactive partner would
+ * hang (undefined on hardware too); emu.py runs programs with a timeout.
+ */
+static thread_local unsigned td_emu_nshfl;
+template <typename T>
+static T __shfl_xor_sync(unsigned, T v, int lane_mask, int width = 32)
+{
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffle size");
+    unsigned t = td_emu_tid(), w = t / 32, lane = t % 32;
+    unsigned src = lane ^ (unsigned)lane_mask;
+    if (src / (unsigned)width != lane / (unsigned)width ||
+        32 * w + src >= td_emu_cur->nthreads)
+        src = lane;
+    src += 32 * w;
+    unsigned k = td_emu_nshfl++;
+    unsigned long long bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    std::unique_lock<std::mutex> l(td_emu_cur->shfl_m);
+    td_emu_cur->posted[t][k] = bits;
+    td_emu_cur->shfl_cv.notify_all();
+    td_emu_cur->shfl_cv.wait(l, [&] {
+        return td_emu_cur->posted[src].count(k) != 0;
+    });
+    bits = td_emu_cur->posted[src][k];
+    T r;
+    memcpy(&r, &bits, sizeof(T));
+    return r;
+}
+
 template <typename F> static void td_emu_launch(dim3 g, dim3 b, F f)
 {
     gridDim = g;
     blockDim = b;
+    unsigned n = b.x * b.y * b.z;
     for (unsigned bz = 0; bz < g.z; ++bz)
         for (unsigned by = 0; by < g.y; ++by)
-            for (unsigned bx = 0; bx < g.x; ++bx)
+            for (unsigned bx = 0; bx < g.x; ++bx) {
+                td_emu_block blk;
+                blk.nthreads = n;
+                blk.posted.resize(n);
+                for (unsigned w = 0; w < (n + 31) / 32; ++w)
+                    blk.warp.emplace_back(new td_emu_barrier);
+                td_emu_cur = &blk;
+                std::vector<std::thread> ts;
                 for (unsigned tz = 0; tz < b.z; ++tz)
                     for (unsigned ty = 0; ty < b.y; ++ty)
-                        for (unsigned tx = 0; tx < b.x; ++tx) {
-                            blockIdx = dim3(bx, by, bz);
-                            threadIdx = dim3(tx, ty, tz);
-                            f();
-                        }
+                        for (unsigned tx = 0; tx < b.x; ++tx)
+                            ts.emplace_back([=, &f] {
+                                blockIdx = dim3(bx, by, bz);
+                                threadIdx = dim3(tx, ty, tz);
+                                td_emu_nshfl = 0;
+                                f();
+                            });
+                for (auto &t : ts)
+                    t.join();
+            }
 }
 
 using std::max;
