@@ -228,8 +228,7 @@ static void test_local_declines(void **state)
     td_call *c = fx_seed("sum");
     c->scope = TD_SCOPE_WARP;
     emit_declines(&td__variant_local, c, &op_sum,
-                  "warp-scope local reduction is not supported yet "
-                  "(layouts land with issue 4)");
+                  "layouts required for view-based local reduction");
     c->scope = TD_SCOPE_CTA;
     emit_declines(&td__variant_local, c, &op_sum,
                   "unsupported exec_scope cta for local reduction");

@@ -337,11 +337,9 @@ static void test_local_valid_scopes(void **state)
     c->buffers[1].dtype = TD_F32;
 
     c->scope = TD_SCOPE_WARP;
-    expect_fail(p, c, "warp-scope local reduction is not supported yet "
-                      "(layouts land with issue 4)");
+    expect_fail(p, c, "layouts required for view-based local reduction");
     c->scope = TD_SCOPE_WARPGROUP;
-    expect_fail(p, c, "warpgroup-scope local reduction is not supported yet "
-                      "(layouts land with issue 4)");
+    expect_fail(p, c, "layouts required for view-based local reduction");
     c->scope = TD_SCOPE_CTA;
     expect_fail(p, c, "unsupported exec_scope cta for local reduction");
     c->scope = TD_SCOPE_CLUSTER;
