@@ -257,19 +257,6 @@ static void test_local_declines(void **state)
     free(c);
 }
 
-static void test_unimplemented_declines(void **state)
-{
-    (void)state;
-    td_call *c = fx_seed("sum");
-    emit_declines(&td__variant_shared, c, &op_sum,
-                  "shared variant emitter not implemented yet (issue 3)");
-    emit_declines(&td__variant_packed_add_sum, c, &op_sum,
-                  "packed emitter not implemented yet (issue 3)");
-    emit_declines(&td__variant_3input_maxmin, c, &op_max,
-                  "packed emitter not implemented yet (issue 3)");
-    free(c);
-}
-
 /* ---- through the default rules ---------------------------------------- */
 
 static void test_dispatch_default(void **state)
@@ -287,25 +274,33 @@ static void test_dispatch_default(void **state)
     assert_string_equal(res.variant, "local");
     td_ir_free(res.ir);
 
-    /* sm_100 with 16 elements passes packed_add_sum's predicates, but its
-     * emitter declines for now, so local still wins. */
+    /* sm_100 with 16 elements passes packed_add_sum's gate: it wins, and
+     * explain shows local and shared as not tried. */
     c->sm_version = 100;
     strcpy(c->arch, "sm_100a");
     c->buffers[0].shape[0] = 16;
     fx_full(c, &c->src, 0);
     memset(&res, 0, sizeof res);
     assert_int_equal(td_dispatch(reg, c, &res, &diag), 0);
-    assert_string_equal(res.variant, "local");
+    assert_string_equal(res.variant, "packed_add_sum");
     td_ir_free(res.ir);
 
     td_explain *ex = NULL;
     assert_int_equal(td_explain_call(reg, c, &ex, &diag), 0);
     const td_explain_row *row = td_explain_get(ex, 0);
     assert_string_equal(row->variant, "packed_add_sum");
-    assert_int_equal(row->status, TD_CAND_DECLINED);
-    has(row->message, "packed emitter not implemented yet (issue 3)");
-    assert_string_equal(td_explain_selected(ex)->variant, "local");
+    assert_int_equal(row->status, TD_CAND_SELECTED);
+    row = td_explain_get(ex, 1);
+    assert_string_equal(row->variant, "local");
+    assert_int_equal(row->status, TD_CAND_NOT_TRIED);
     td_explain_free(ex);
+
+    /* Forcing local keeps only that candidate. */
+    strcpy(c->dispatch, "local");
+    memset(&res, 0, sizeof res);
+    assert_int_equal(td_dispatch(reg, c, &res, &diag), 0);
+    assert_string_equal(res.variant, "local");
+    td_ir_free(res.ir);
     td_registry_free(reg);
     free(c);
 }
@@ -322,7 +317,6 @@ int main(void)
         cmocka_unit_test(test_regions),
         cmocka_unit_test(test_all_axes),
         cmocka_unit_test(test_local_declines),
-        cmocka_unit_test(test_unimplemented_declines),
         cmocka_unit_test(test_dispatch_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
