@@ -96,6 +96,57 @@ static const td_expr *copy_with(td__arena *a, const td_expr *e,
     return n;
 }
 
+/* Structural equality of pure integer index expressions. */
+static bool same_index(const td_expr *x, const td_expr *y)
+{
+    if (x == y)
+        return true;
+    if (x == NULL || y == NULL || x->kind != y->kind || x->impure || y->impure)
+        return false;
+    switch (x->kind) {
+    case TD__E_INT:
+        return x->i == y->i;
+    case TD__E_VAR:
+        return x->var == y->var;
+    case TD__E_BIN:
+        return x->op == y->op && same_index(x->a, y->a) &&
+               same_index(x->b, y->b);
+    default:
+        return false;
+    }
+}
+
+/* Splits e into (term, k) for e = term * k with a constant k (k = 1 when e
+ * is not such a product). */
+static const td_expr *scaled(const td_expr *e, int64_t *k)
+{
+    if (e->kind == TD__E_BIN && e->op == TD_OP_MUL && td__is_int(e->b, k))
+        return e->a;
+    *k = 1;
+    return e;
+}
+
+/* Recognises (v / c) * (c * k) + (v % c) * k, which is v * k for any c > 0
+ * under both C's truncating and Python's flooring division (the identity
+ * (v / c) * c + v % c == v holds in each).  It appears when an index is
+ * unflattened over one shape and flattened again over the same extents. */
+static const td_expr *undo_split(td__arena *a, const td_expr *hi,
+                                 const td_expr *lo)
+{
+    int64_t khi = 0, klo = 0, c = 0, c2 = 0;
+    const td_expr *div = scaled(hi, &khi);
+    const td_expr *mod = scaled(lo, &klo);
+    if (div->kind != TD__E_BIN || div->op != TD_OP_DIV ||
+        mod->kind != TD__E_BIN || mod->op != TD_OP_MOD ||
+        !td__is_int(div->b, &c) || !td__is_int(mod->b, &c2) || c != c2 ||
+        c <= 0 || klo <= 0 || __builtin_mul_overflow(c, klo, &c2) ||
+        c2 != khi || !same_index(div->a, mod->a))
+        return NULL;
+    if (klo == 1)
+        return div->a;
+    return td__mk_bin(a, TD_OP_MUL, div->a, td__mk_int(a, klo));
+}
+
 static const td_expr *fold_bin(td__arena *a, const td_expr *e,
                                const td_expr *x, const td_expr *y)
 {
@@ -106,12 +157,18 @@ static const td_expr *fold_bin(td__arena *a, const td_expr *e,
         return td__mk_int(a, r);
     if (ints) {
         switch (e->op) {
-        case TD_OP_ADD:
+        case TD_OP_ADD: {
             if (cy && vy == 0)
                 return x;
             if (cx && vx == 0)
                 return y;
+            const td_expr *v = undo_split(a, x, y);
+            if (v == NULL)
+                v = undo_split(a, y, x);
+            if (v != NULL)
+                return v;
             break;
+        }
         case TD_OP_SUB:
         case TD_OP_SHL:
             if (cy && vy == 0)

@@ -298,6 +298,47 @@ static void test_fold_keeps_calls(void **state)
     td_ir_free(ir);
 }
 
+/* An index unflattened and flattened again over the same extents folds
+ * back: (x / c) * (c * k) + (x % c) * k == x * k; near misses stay. */
+static void test_fold_unsplit(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {64};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_I32, "local", 1, s);
+    td_var *x = td_ir_for(ir, "x", td_int(ir, 5), TD_LOOP_SERIAL);
+#define X td_var_ref(ir, x)
+#define I(v) td_int(ir, v)
+    td_expr *cases[] = {
+        td_add(ir, td_mul(ir, td_div(ir, X, I(3)), I(3)), td_mod(ir, X, I(3))),
+        td_add(ir, td_mul(ir, td_div(ir, X, I(3)), I(12)),
+               td_mul(ir, td_mod(ir, X, I(3)), I(4))),
+        td_add(ir, td_mod(ir, X, I(8)), td_mul(ir, td_div(ir, X, I(8)), I(8))),
+        /* near misses: another divisor, another scale, another variable */
+        td_add(ir, td_mul(ir, td_div(ir, X, I(3)), I(3)), td_mod(ir, X, I(4))),
+        td_add(ir, td_mul(ir, td_div(ir, X, I(3)), I(10)),
+               td_mul(ir, td_mod(ir, X, I(3)), I(4))),
+        td_add(ir, td_mul(ir, td_div(ir, X, I(3)), I(3)),
+               td_mod(ir, td_add(ir, X, I(1)), I(3))),
+    };
+    for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++)
+        td_ir_store1(ir, A, cases[k], I(k));
+    td_ir_end_for(ir);
+#undef X
+#undef I
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int x = 0; x < 5; ++x) {\n"
+           "  A_ptr[x] = 0;\n"
+           "  A_ptr[x * 4] = 1;\n"
+           "  A_ptr[x] = 2;\n"
+           "  A_ptr[x / 3 * 3 + x % 4] = 3;\n"
+           "  A_ptr[x / 3 * 10 + x % 3 * 4] = 4;\n"
+           "  A_ptr[x / 3 * 3 + (x + 1) % 3] = 5;\n"
+           "}\n",
+           "");
+    td_ir_free(ir);
+}
+
 /* Identities of every dtype and combiner, in both languages. */
 static const struct {
     td_dtype t;
@@ -1206,6 +1247,7 @@ int main(void)
         cmocka_unit_test(test_nested_folding),
         cmocka_unit_test(test_fold_rules),
         cmocka_unit_test(test_fold_keeps_calls),
+        cmocka_unit_test(test_fold_unsplit),
         cmocka_unit_test(test_identities),
         cmocka_unit_test(test_identity_values),
         cmocka_unit_test(test_combiners),
