@@ -20,10 +20,13 @@
  *
  * Scope instances.  Register calls: thread scope makes every thread an
  * instance, warp scope every 32 threads, warpgroup every 128, cta every
- * block.  Shared calls: shared memory belongs to the block, and the emitted
- * code divides the work among the launch's threads itself, so the block is
- * the instance whatever the scope.  docs/verification.md describes the
- * program in full.
+ * block.  Shared calls have the same instances: the block declares one
+ * copy of each shared buffer per instance (NAME_all), each thread points
+ * NAME_ptr, the name the emitted body indexes, at its instance's copy, and
+ * the instance's threads stage that copy in and out.  The shared body uses
+ * threadIdx.x modulo the scope's threads as its thread id (none at thread
+ * scope), so each instance reduces only its own copy.  docs/verification.md
+ * describes the program in full.
  *
  * The text is deterministic: the same call gives the same bytes.
  */
@@ -393,18 +396,6 @@ static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
     if (nshared != 0 && nshared != p->nbufs)
         return kp_fail(diag, c, TD_EINVAL,
                        "mixed shared and register buffers are not staged");
-    if (nshared != 0) {
-        /* Shared memory belongs to the block: one instance per block. */
-        p->tpi = p->nthreads;
-        int64_t bytes = 0;
-        for (int i = 0; i < p->nbufs; i++)
-            bytes += p->bufs[i].elems * (td_dtype_bits(p->bufs[i].b->dtype) / 8);
-        if (bytes > KP_MAX_SHARED)
-            return kp_fail(diag, c, TD_ELIMIT,
-                           "shared buffers need %" PRId64
-                           " bytes per block (at most %" PRId64 ")",
-                           bytes, KP_MAX_SHARED);
-    }
     if (p->nthreads % p->tpi != 0)
         return kp_fail(diag, c, TD_EINVAL,
                        "%" PRId64 " threads per block is not a whole number "
@@ -412,6 +403,23 @@ static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
                        p->nthreads, p->tpi);
     p->ipb = p->nthreads / p->tpi;
     p->instances = p->ipb * p->nblocks;
+    if (nshared != 0) {
+        /* Shared calls have the same instances as register calls: the
+         * block holds one copy of every shared buffer per instance (each
+         * warp of a warp-scope call reduces its own copy), so the block's
+         * shared memory is ipb copies. */
+        int64_t bytes = 0;
+        for (int i = 0; i < p->nbufs; i++)
+            bytes += p->bufs[i].elems * (td_dtype_bits(p->bufs[i].b->dtype) / 8);
+        bytes = td__mul_sat(bytes, p->ipb);
+        if (bytes > KP_MAX_SHARED)
+            return kp_fail(diag, c, TD_ELIMIT,
+                           "shared buffers need %" PRId64
+                           " bytes per block (%" PRId64 " instance "
+                           "cop%s; at most %" PRId64 ")",
+                           bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
+                           KP_MAX_SHARED);
+    }
 
     for (int i = 0; i < p->nbufs; i++) {
         kp_buf *kb = &p->bufs[i];
@@ -817,14 +825,20 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         const char *n = kb->b->name;
         const char *t = kp_ctype(kb->b->dtype);
         if (kb->shared) {
+            /* One copy per instance; the body indexes NAME_ptr, which
+             * points at this thread's instance's copy. */
             td__buf_printf(o,
-                           "    /* %s: shared, staged by the whole block. */\n"
-                           "    __shared__ %s %s_ptr[%" PRId64 "];\n"
-                           "    for (int i = td_tid; i < %" PRId64
-                           "; i += TD_THREADS)\n"
+                           "    /* %s: shared, one copy per scope instance, "
+                           "staged by the instance's threads. */\n"
+                           "    __shared__ %s %s_all[TD_IPB * %" PRId64 "];\n"
+                           "    %s *const %s_ptr = %s_all + (td_tid / TD_TPI) * %"
+                           PRId64 ";\n"
+                           "    for (int i = td_t; i < %" PRId64
+                           "; i += TD_TPI)\n"
                            "        %s_ptr[i] = td_in_%s[td_inst * %" PRId64
                            "LL + i];\n",
-                           n, t, n, kb->elems, kb->elems, n, n, kb->elems);
+                           n, t, n, kb->elems, t, n, n, kb->elems, kb->elems,
+                           n, n, kb->elems);
             continue;
         }
         td__buf_printf(o, "    /* %s: registers, %" PRId64 " slot(s) per "
@@ -861,8 +875,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         const char *n = kb->b->name;
         if (kb->shared)
             td__buf_printf(o,
-                           "    for (int i = td_tid; i < %" PRId64
-                           "; i += TD_THREADS)\n"
+                           "    for (int i = td_t; i < %" PRId64
+                           "; i += TD_TPI)\n"
                            "        td_out_%s[td_inst * %" PRId64
                            "LL + i] = %s_ptr[i];\n",
                            kb->elems, n, kb->elems, n);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,18 +275,79 @@ static void test_shared_staging(void **state)
     td_diag_clear(&d);
     assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
     assert_contains(prog, "#include <cuda_bf16.h>\n");
-    /* Shared memory belongs to the block: one instance per block. */
-    assert_contains(prog, "#define TD_TPI 128 ");
-    assert_contains(prog, "#define TD_IPB 1 ");
-    assert_contains(prog, "#define TD_INSTANCES 2LL\n");
-    assert_contains(prog, "    __shared__ __nv_bfloat16 A_ptr[256];\n"
-                          "    for (int i = td_tid; i < 256; i += TD_THREADS)\n"
-                          "        A_ptr[i] = td_in_A[td_inst * 256LL + i];\n");
+    /* Every warp is an instance with its own copy of each shared buffer:
+     * 4 per block, 8 in all. */
+    assert_contains(prog, "#define TD_TPI 32 ");
+    assert_contains(prog, "#define TD_IPB 4 ");
+    assert_contains(prog, "#define TD_INSTANCES 8LL\n");
+    assert_contains(prog,
+                    "    __shared__ __nv_bfloat16 A_all[TD_IPB * 256];\n"
+                    "    __nv_bfloat16 *const A_ptr = A_all + (td_tid / TD_TPI)"
+                    " * 256;\n"
+                    "    for (int i = td_t; i < 256; i += TD_TPI)\n"
+                    "        A_ptr[i] = td_in_A[td_inst * 256LL + i];\n");
+    assert_contains(prog,
+                    "    __shared__ __nv_bfloat16 B_all[TD_IPB * 8];\n"
+                    "    __nv_bfloat16 *const B_ptr = B_all + (td_tid / TD_TPI)"
+                    " * 8;\n");
     assert_contains(prog, "    __syncthreads();\n    /* The emitted body");
-    assert_contains(prog, "    }\n    __syncthreads();\n");
+    assert_contains(prog, "    }\n    __syncthreads();\n"
+                          "    for (int i = td_t; i < 256; i += TD_TPI)\n"
+                          "        td_out_A[td_inst * 256LL + i] = A_ptr[i];\n"
+                          "    for (int i = td_t; i < 8; i += TD_TPI)\n"
+                          "        td_out_B[td_inst * 8LL + i] = B_ptr[i];\n"
+                          "}\n");
+    /* The host holds and checks every instance's copy. */
+    assert_contains(prog, "td_nin_A = 2048LL, td_nout_A = 2048LL;");
+    assert_contains(prog, "td_nin_B = 64LL, td_nout_B = 64LL;");
+    assert_contains(prog, "td_kernel<<<dim3(2, 1, 1), dim3(128, 1, 1)>>>");
     assert_contains(prog, "#define TD_BCAST 0\n");
     free(prog);
     td_call_free(c);
+    td_registry_free(reg);
+}
+
+/* Instances of shared calls at the other scopes: cta keeps one per block,
+ * thread scope makes every thread one. */
+static void test_shared_instances(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *scope;
+        const char *launch;
+        const char *tpi, *ipb, *inst;
+    } cases[] = {
+        {"cta", "{threadIdx.x: 64, blockIdx.x: 3}", "#define TD_TPI 64 ",
+         "#define TD_IPB 1 ", "#define TD_INSTANCES 3LL\n"},
+        {"thread", "{threadIdx.x: 8, blockIdx.x: 2}", "#define TD_TPI 1 ",
+         "#define TD_IPB 8 ", "#define TD_INSTANCES 16LL\n"},
+        {"warpgroup", "{threadIdx.x: 256}", "#define TD_TPI 128 ",
+         "#define TD_IPB 2 ", "#define TD_INSTANCES 2LL\n"},
+    };
+    td_registry *reg = fake_registry();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "op: sum\ntarget: cuda\nscope: %s\nlaunch: %s\n"
+                 "buffers:\n"
+                 "  A: {scope: shared, dtype: float32, shape: [4, 8]}\n"
+                 "  B: {scope: shared, dtype: float32, shape: [4]}\n"
+                 "dst: B\nsrc: A\n",
+                 cases[i].scope, cases[i].launch);
+        td_call *c = parse("shi.yaml", text);
+        char *prog = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+        assert_contains(prog, cases[i].tpi);
+        assert_contains(prog, cases[i].ipb);
+        assert_contains(prog, cases[i].inst);
+        assert_contains(prog, "    __shared__ float A_all[TD_IPB * 32];\n"
+                              "    float *const A_ptr = A_all + "
+                              "(td_tid / TD_TPI) * 32;\n");
+        free(prog);
+        td_call_free(c);
+    }
     td_registry_free(reg);
 }
 
@@ -364,6 +426,28 @@ static void test_errors(void **state)
                  TD_EINVAL,
                  "kernel: the layout of A spans 32 threads, more than one "
                  "scope instance (1)");
+    /* Shared memory holds one copy per instance: 32 warps of 2080 bytes
+     * do not fit, one block-wide copy of 49156 bytes neither. */
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\nscope: warp\n"
+                 "launch: {threadIdx.x: 1024}\n"
+                 "buffers:\n"
+                 "  A: {scope: shared, dtype: float32, shape: [8, 64]}\n"
+                 "  B: {scope: shared, dtype: float32, shape: [8]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_ELIMIT,
+                 "kernel: shared buffers need 66560 bytes per block (32 "
+                 "instance copies; at most 49152)");
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\nscope: cta\n"
+                 "launch: {threadIdx.x: 32}\n"
+                 "buffers:\n"
+                 "  A: {scope: shared, dtype: float32, shape: [12288]}\n"
+                 "  B: {scope: shared, dtype: float32, shape: [1]}\n"
+                 "dst: B\nsrc: A\n",
+                 TD_ELIMIT,
+                 "kernel: shared buffers need 49156 bytes per block (1 "
+                 "instance copy; at most 49152)");
     /* The dst region cannot be matched to the spatial positions. */
     expect_error(reg,
                  "op: sum\ntarget: cuda\n"
@@ -439,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_no_match),
         cmocka_unit_test(test_layout_tables),
         cmocka_unit_test(test_shared_staging),
+        cmocka_unit_test(test_shared_instances),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_alloc_failures),
     };
