@@ -224,7 +224,7 @@ static int call_everything(const td_registry *reg, const char *path,
 }
 
 static void check_calls_in(const td_registry *reg, const char *dir,
-                           long *total_runs)
+                           long *total_runs, long *ncalls, long *max_n)
 {
     char **paths = NULL;
     size_t np = 0;
@@ -270,6 +270,9 @@ static void check_calls_in(const td_registry *reg, const char *dir,
                 break;
         }
         assert_true(n < MAX_N);
+        (*ncalls)++;
+        if (n - 1 > *max_n)
+            *max_n = n - 1;
         free(want.s);
     }
     corpus_free(paths, np);
@@ -284,10 +287,12 @@ static void test_calls(void **state)
     alloc_arm(0);
     assert_int_equal(td_registry_new(&reg), 0);
     assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
-    long runs = 0;
-    check_calls_in(reg, SRC_ROOT "/examples/calls", &runs);
-    check_calls_in(reg, SRC_ROOT "/tests/golden/cases", &runs);
-    print_message("calls: %ld failure injections\n", runs);
+    long runs = 0, ncalls = 0, max_n = 0;
+    check_calls_in(reg, SRC_ROOT "/examples/calls", &runs, &ncalls, &max_n);
+    check_calls_in(reg, SRC_ROOT "/tests/golden/cases", &runs, &ncalls,
+                   &max_n);
+    print_message("calls: %ld calls, %ld failure injections, at most %ld "
+                  "allocations for one call\n", ncalls, runs, max_n);
     td_registry_free(reg);
     assert_int_equal(g_ca.live, 0);
 }
