@@ -54,7 +54,9 @@ static bool extent_ok(const td_call *call, td_reason *why)
          * any launch of whole instances, which a symbol cannot deny; cta
          * code divides the block's threads into groups and needs the
          * number. */
-        if (call->scope == TD_SCOPE_CTA) {
+        /* Warpgroup code also needs it: each warpgroup of the block gets
+         * its own named barrier, and the ids must fit in [0, 15]. */
+        if (call->scope == TD_SCOPE_CTA || call->scope == TD_SCOPE_WARPGROUP) {
             td_reason_set(why,
                           "threadIdx.x extent is symbolic (%.*s); shared "
                           "reduction needs a constant",
@@ -85,20 +87,41 @@ static bool extent_ok(const td_call *call, td_reason *why)
     return true;
 }
 
+/* Warpgroups in the block: each gets its own named barrier, ids
+ * barrier_id .. barrier_id + n - 1 (upstream gives them all id 8, so two
+ * warpgroups of one block can complete each other's barrier). */
+static int64_t warpgroups_per_block(const td_call *call)
+{
+    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
+    if (call->scope != TD_SCOPE_WARPGROUP || !tx->present || tx->symbolic ||
+        tx->extent < 128)
+        return 1;
+    return tx->extent / 128;
+}
+
 /* The `barrier_id` config entry (any scope: a bad value is a mistake even
  * where it is not used). */
 static bool barrier_ok(const td_call *call, td_reason *why)
 {
     const td_config_entry *e = td_call_config(call, "barrier_id");
-    if (e == NULL)
+    if (e == NULL && warpgroups_per_block(call) == 1)
         return true;
-    if (e->kind != TD_VALUE_INT) {
+    if (e != NULL && e->kind != TD_VALUE_INT) {
         td_reason_set(why, "barrier_id must be an integer");
         return false;
     }
-    if (e->i < 0 || e->i > SHARED_MAX_BARRIER) {
-        td_reason_set(why, "barrier_id %" PRId64 " out of range [0, %d]",
-                      e->i, SHARED_MAX_BARRIER);
+    int64_t id = e != NULL ? e->i : SHARED_DEFAULT_BARRIER;
+    if (id < 0 || id > SHARED_MAX_BARRIER) {
+        td_reason_set(why, "barrier_id %" PRId64 " out of range [0, %d]", id,
+                      SHARED_MAX_BARRIER);
+        return false;
+    }
+    int64_t n = warpgroups_per_block(call);
+    if (id + n - 1 > SHARED_MAX_BARRIER) {
+        td_reason_set(why,
+                      "barrier ids %" PRId64 "..%" PRId64 " for %" PRId64
+                      " warpgroups exceed %d (lower barrier_id)",
+                      id, id + n - 1, n, SHARED_MAX_BARRIER);
         return false;
     }
     return true;
@@ -304,9 +327,16 @@ static int emit_tree(const td_call *call, td_combiner comb,
                                     NULL));
         break;
     case TD_SCOPE_WARPGROUP: {
-        td_expr *a[] = {td_int(ir, td_call_config_int(call, "barrier_id",
-                                                      SHARED_DEFAULT_BARRIER)),
-                        td_int(ir, 128)};
+        /* One named barrier per warpgroup of the block. */
+        td_expr *id = td_int(ir, td_call_config_int(call, "barrier_id",
+                                                    SHARED_DEFAULT_BARRIER));
+        if (warpgroups_per_block(call) > 1)
+            id = td_add(ir, id,
+                        td_div(ir,
+                               td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
+                                            TD_I32, 0, NULL),
+                               td_int(ir, 128)));
+        td_expr *a[] = {id, td_int(ir, 128)};
         td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2, a));
         break;
     }

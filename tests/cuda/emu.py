@@ -19,7 +19,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = re.compile(r"__half|__nv_bfloat16|\basm\b(?! volatile\(\"bar\.sync)")
-BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((\d+)\), '
+# The id may be an expression (one named barrier per warpgroup:
+# "8 + (int)threadIdx.x / 128").
+BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((.+?)\), '
                  r'"r"\((\d+)\) : "memory"\);')
 
 

@@ -196,9 +196,11 @@ static void test_warp_warpgroup(void **state)
     o = ec_emit(&td__variant_shared, c);
     ec_has(o.cuda, "int tid = (int)threadIdx.x % 128;\n");
     ec_has(o.cuda, "for (int step = 0; step < 2; ++step)");
-    ec_has(o.cuda, "asm volatile(\"bar.sync %0, %1;\" :: \"r\"(8), "
+    /* Two warpgroups in the block: one named barrier each (8 and 9). */
+    ec_has(o.cuda, "asm volatile(\"bar.sync %0, %1;\" :: "
+                   "\"r\"(8 + (int)threadIdx.x / 128), "
                    "\"r\"(128) : \"memory\");\n");
-    ec_has(o.tirx, "T.ptx.bar.sync(8, 128)");
+    ec_has(o.tirx, "T.ptx.bar.sync(8 + threadIdx.x // 128, 128)");
     ec_free(&o);
     free(c);
 
@@ -331,12 +333,28 @@ static void test_valid_extents(void **state)
                     "needs a constant");
     c->scope = TD_SCOPE_WARP;
     expect_valid(c, NULL);
+    /* Warpgroup code gives each warpgroup its own barrier id, so it needs
+     * the count too. */
     c->scope = TD_SCOPE_WARPGROUP;
-    expect_valid(c, NULL);
+    expect_valid(c, "threadIdx.x extent is symbolic (n); shared reduction "
+                    "needs a constant");
     c->scope = TD_SCOPE_THREAD;
     expect_valid(c, NULL);
 
     td_launch_param *tx = &c->launch[TD_LAUNCH_TX];
+    /* 1024 threads = 8 warpgroups: ids 8..15 fit, barrier_id 9 does not. */
+    tx->symbolic = false;
+    tx->extent = 1024;
+    c->scope = TD_SCOPE_WARPGROUP;
+    expect_valid(c, NULL);
+    c->nconfig = 1;
+    strcpy(c->config[0].key, "barrier_id");
+    c->config[0].kind = TD_VALUE_INT;
+    c->config[0].i = 9;
+    expect_valid(c, "barrier ids 9..16 for 8 warpgroups exceed 15 (lower "
+                    "barrier_id)");
+    c->nconfig = 0;
+    c->scope = TD_SCOPE_THREAD;
     tx->symbolic = false;
     tx->extent = 48;
     c->scope = TD_SCOPE_WARP;
