@@ -156,35 +156,12 @@ static void src_index(td_ir *ir, const td_region *r, const td__red_shape *sh,
 int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
                          td_reason *why)
 {
-    const td_buffer *db = td__region_buffer(call, &call->dst);
-    const td_buffer *sb = td__region_buffer(call, &call->src);
-    if (db == NULL || sb == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      db == NULL ? "dst" : "src");
-        return TD_EDECLINED;
-    }
-    if (comb != TD_COMBINE_SUM && comb != TD_COMBINE_MAX &&
-        comb != TD_COMBINE_MIN) {
-        td_reason_set(why, "unknown reduction combiner");
-        return TD_EDECLINED;
-    }
-    if (db->dtype != sb->dtype) {
-        td_reason_set(why, "dtype mismatch: src=%s dst=%s",
-                      td_dtype_name(sb->dtype), td_dtype_name(db->dtype));
-        return TD_EDECLINED;
-    }
-    if (!region_ok(&call->src, sb, "src", why) ||
-        !region_ok(&call->dst, db, "dst", why))
-        return TD_EDECLINED;
     td__red_shape sh;
-    if (!td__reduce_shape(call, &sh, why))
-        return TD_EDECLINED;
-    /* Both products are bounded by the buffers' element counts, which
-     * region_ok limited to 32 bits; this keeps the bound explicit. */
-    if (sh.spatial_len > TD__INDEX_MAX || sh.reduction_len > TD__INDEX_MAX) {
-        td_reason_set(why, "reduction too large for 32-bit loop indices");
-        return TD_EDECLINED;
-    }
+    int err = td__reduce_check(call, comb, &sh, why);
+    if (err != 0)
+        return err;
+    const td_buffer *db = &call->buffers[call->dst.buffer];
+    const td_buffer *sb = &call->buffers[call->src.buffer];
 
     td_ir_buf *dbuf = td_ir_buffer(ir, db->name, db->dtype, db->scope,
                                    db->ndim, db->shape);
