@@ -87,24 +87,12 @@ typedef struct kp_plan {
     bool bf16;          /* cuda_bf16.h needed */
 } kp_plan;
 
-/* The CUDA spelling of a dtype for the program's own declarations. */
+/* The CUDA spelling of a dtype for the program's own declarations: the
+ * printer's, so that the body's helpers and overloads see the types they
+ * were written for.  NULL for a dtype the program cannot stage. */
 static const char *kp_ctype(td_dtype t)
 {
-    switch (t) {
-    case TD_F32: return "float";
-    case TD_F16: return "__half";
-    case TD_BF16: return "__nv_bfloat16";
-    case TD_F64: return "double";
-    case TD_I8: return "int8_t";
-    case TD_I16: return "int16_t";
-    case TD_I32: return "int32_t";
-    case TD_I64: return "int64_t";
-    case TD_U8: return "uint8_t";
-    case TD_U16: return "uint16_t";
-    case TD_U32: return "uint32_t";
-    case TD_U64: return "uint64_t";
-    default: return NULL;
-    }
+    return (unsigned)t < TD_DTYPE_COUNT ? td__cuda_type(t) : NULL;
 }
 
 /* A value of dtype t written as a device expression (the gap filler). */
@@ -687,12 +675,14 @@ static const char kp_reference[] =
     "                   1442695040888963407ULL;\n"
     "    return td_rng_state >> 33;\n"
     "}\n"
-    "/* A float that every dtype here holds exactly: k/64, k in [-128, 128]. */\n"
-    "static inline double td_rand_float(void)\n"
+    "/* A float that every dtype here holds exactly: k/64, k in [-128, 128].\n"
+    " * Each program uses one of the two generators. */\n"
+    "__attribute__((unused)) static inline double td_rand_float(void)\n"
     "{\n"
     "    return (double)((long long)(td_rng() % 257) - 128) / 64.0;\n"
     "}\n"
-    "static inline double td_rand_int(long long lo, long long hi)\n"
+    "__attribute__((unused)) static inline double td_rand_int(long long lo,\n"
+    "                                                         long long hi)\n"
     "{\n"
     "    return (double)(lo + (long long)(td_rng() %\n"
     "                                     (unsigned long long)(hi - lo + 1)));\n"
