@@ -147,11 +147,78 @@ static void test_seed_dispatch(void **state)
     td_registry_free(reg);
 }
 
+/* ---- the fast path allocates nothing ----------------------------------- */
+
+static long n_allocs;
+
+static void *count_malloc(size_t n, void *u)
+{
+    (void)u;
+    n_allocs++;
+    return malloc(n);
+}
+
+static void *count_realloc(void *p, size_t n, void *u)
+{
+    (void)u;
+    n_allocs++;
+    return realloc(p, n);
+}
+
+static void count_free(void *p, void *u)
+{
+    (void)u;
+    free(p);
+}
+
+/* Evaluating predicates never allocates: a call every candidate rejects
+ * (cta-scope registers: packed, local and shared all say no) is dispatched
+ * with zero allocations; a call that matches allocates only for its IR,
+ * which explain, building its table, exceeds. */
+static void test_fast_path_allocates_nothing(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    td_call c;
+    seed_call(&c, TD_SCOPE_CTA);
+    td_dispatch_result res;
+    td_diag d;
+    td_diag_clear(&d);
+    td_allocator a = {count_malloc, count_realloc, count_free, NULL};
+    td_set_allocator(&a);
+    n_allocs = 0;
+    int rc = td_dispatch(reg, &c, &res, &d);
+    long rejected_allocs = n_allocs;
+
+    seed_call(&c, TD_SCOPE_THREAD);
+    n_allocs = 0;
+    int rc2 = td_dispatch(reg, &c, &res, &d);
+    long matched_allocs = n_allocs;
+    if (rc2 == 0)
+        td_ir_free(res.ir);
+
+    td_explain *ex = NULL;
+    n_allocs = 0;
+    int rc3 = td_explain_call(reg, &c, &ex, &d);
+    long explain_allocs = n_allocs;
+    td_explain_free(ex);
+    td_set_allocator(NULL);
+
+    assert_int_equal(rc, TD_ENOMATCH);
+    assert_int_equal(rejected_allocs, 0);
+    assert_int_equal(rc2, 0);
+    assert_true(matched_allocs > 0);
+    assert_int_equal(rc3, 0);
+    assert_true(explain_allocs > matched_allocs);
+    td_registry_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_table),
         cmocka_unit_test(test_seed_dispatch),
+        cmocka_unit_test(test_fast_path_allocates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
