@@ -867,8 +867,13 @@ static bool local_valid(const td_call *call, const td_args *args, void *user,
     }
     switch (call->scope) {
     case TD_SCOPE_THREAD: {
+        /* The thread-wise loop indexes registers row-major and reads src
+         * while it writes dst. */
         td__red_shape sh;
-        return td__reduce_shape(call, &sh, why);
+        return td__reduce_shape(call, &sh, why) &&
+               td__row_major_storage(src, why) &&
+               td__row_major_storage(dst, why) &&
+               !td__regions_overlap(call, why);
     }
     case TD_SCOPE_WARP:
     case TD_SCOPE_WARPGROUP:

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "layout.h"
 #include "reduce_common.h"
 
 bool td__reduce_shape(const td_call *call, td__red_shape *out,
@@ -235,4 +236,44 @@ void td__reduce_dst_index(td_ir *ir, const td_region *r, const td_var *spa,
                           td_expr **idx)
 {
     dst_index(ir, r, spa, idx);
+}
+
+/* ---- storage order and overlap --------------------------------------- */
+
+bool td__row_major_storage(const td_buffer *b, td_reason *why)
+{
+    if (!b->has_layout)
+        return true;
+    td_layout c;
+    bool ok = !b->layout.swizzle && td__lay_canonicalize(&b->layout, &c) == 0 &&
+              c.nshard == 1 && c.shard[0].axis == TD_AXIS_M &&
+              (c.shard[0].stride == 1 || c.shard[0].extent == 1) &&
+              c.nrep == 0;
+    for (int a = 0; ok && a < TD_AXIS_COUNT; a++)
+        ok = c.offset[a] == 0;
+    if (!ok)
+        td_reason_set(why,
+                      "layout of %.*s is not row-major storage (%.*s); this "
+                      "path indexes its elements in row-major order",
+                      TD__FIELD(b->name),
+                      (int)strnlen(b->layout_text, sizeof b->layout_text),
+                      b->layout_text);
+    return ok;
+}
+
+bool td__regions_overlap(const td_call *call, td_reason *why)
+{
+    const td_region *d = &call->dst, *s = &call->src;
+    if (d->buffer != s->buffer || d->ndim != s->ndim)
+        return false;
+    for (int i = 0; i < d->ndim && i < TD_MAX_RANK; i++)
+        if (d->start[i] + d->extent[i] <= s->start[i] ||
+            s->start[i] + s->extent[i] <= d->start[i])
+            return false;
+    const td_buffer *b = td__region_buffer(call, d);
+    td_reason_set(why,
+                  "dst and src regions of %.*s overlap; an in-place "
+                  "reduction would overwrite its input before reading it",
+                  TD__FIELD(b != NULL ? b->name : "?"));
+    return true;
 }

@@ -53,6 +53,22 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
                          td_reason *why);
 
 /*
+ * True when buffer b's storage is its elements in row-major order, which is
+ * how the thread-wise, packed and shared emitters index it: no layout, or
+ * one that canonicalizes to a single stride-1 memory iter with no replica
+ * and no offset.  Otherwise false with a reason naming the buffer (the
+ * emitters would read the wrong registers or words).  Allocates nothing.
+ */
+bool td__row_major_storage(const td_buffer *b, td_reason *why);
+
+/*
+ * True when dst and src are regions of one buffer that share an element:
+ * an emitter that writes dst while it still reads src would read values
+ * it already overwrote.  Fills why when they overlap.
+ */
+bool td__regions_overlap(const td_call *call, td_reason *why);
+
+/*
  * The checks td__emit_thread_wise makes before it emits, for emitters that
  * build their own loops: both regions name buffers inside their bounds,
  * equal dtypes, a known combiner, valid axes and dst size (*sh filled),

@@ -178,6 +178,11 @@ static bool shared_valid(const td_call *call, const td_args *args, void *user,
     td__red_shape sh;
     if (!td__reduce_shape(call, &sh, why))
         return false;
+    /* The emitter indexes shared memory row-major and reads src while
+     * other threads already write dst. */
+    if (!td__row_major_storage(src, why) || !td__row_major_storage(dst, why) ||
+        td__regions_overlap(call, why))
+        return false;
     return barrier_ok(call, why);
 }
 

@@ -101,6 +101,9 @@ static int packed_setup(const td_call *call, const td_op_desc *op,
         return rc;
     const td_buffer *db = td__region_buffer(call, &call->dst);
     const td_buffer *sb = td__region_buffer(call, &call->src);
+    /* The accumulators load src[base + i]: registers in row-major order. */
+    if (!td__row_major_storage(sb, why) || !td__row_major_storage(db, why))
+        return TD_EDECLINED;
     pk->call = call;
     pk->dbuf = td_ir_buffer(ir, db->name, db->dtype, db->scope, db->ndim,
                             db->shape);

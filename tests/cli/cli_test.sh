@@ -56,6 +56,12 @@ expect 1 "dispatch failed" emit "$data/cta_local.yaml"
 expect 1 "no variant named '__nonexistent__' is registered" dispatch "$data/forced_unknown.yaml"
 expect 1 "no registered variants for this op/target" dispatch "$data/no_target.yaml"
 
+# Storage the emitters cannot index, and in-place overlap: refused with reasons.
+expect 1 "declined — layout of A is not row-major storage (S[8 : 2])" explain "$data/thread_gapped_layout.yaml"
+expect 1 "rejected: local_valid — layout of A is not row-major storage" explain "$data/thread_gapped_layout.yaml"
+expect 1 "rejected: local_valid — dst and src regions of A overlap" explain "$data/thread_inplace_overlap.yaml"
+expect 1 "rejected: shared_valid — layout of A is not row-major storage" explain "$data/shared_colmajor_layout.yaml"
+
 # --arch overrides the call's arch.
 expect 0 "local" dispatch "$data/sum32.yaml" --arch sm_90a
 expect 2 "--arch" dispatch "$seed" --arch volta

@@ -317,6 +317,60 @@ static void expect_pass(const td_pred_desc *p, const td_call *c)
         fail_msg("%s rejected: %s", p->name, why.text);
 }
 
+/* Thread scope indexes registers row-major and reads src while writing
+ * dst: other storage orders and overlapping in-place regions are refused
+ * (the emitted code would read the wrong registers or overwritten ones). */
+static void test_local_valid_thread_storage(void **state)
+{
+    (void)state;
+    const td_pred_desc *p = local_valid();
+    td_call *c = fx_seed("sum");
+    td_buffer *a = &c->buffers[c->src.buffer];
+    td_diag d;
+    td_diag_clear(&d);
+
+    /* A row-major layout written out is fine; so is a unit one. */
+    a->has_layout = true;
+    assert_int_equal(td_layout_parse("S[4 : 1]", &a->layout, &d), 0);
+    expect_pass(p, c);
+    assert_int_equal(td_layout_parse("S[(2, 2) : (2, 1)]", &a->layout, &d),
+                     0);
+    expect_pass(p, c);
+
+    /* Column-major, gapped, offset: refused with the layout's text. */
+    assert_int_equal(td_layout_parse("S[(2, 2) : (1, 2)]", &a->layout, &d),
+                     0);
+    strcpy(a->layout_text, "S[(2, 2) : (1, 2)]");
+    expect_fail(p, c, "layout of A_local is not row-major storage "
+                      "(S[(2, 2) : (1, 2)]); this path indexes its elements "
+                      "in row-major order");
+    assert_int_equal(td_layout_parse("S[4 : 2]", &a->layout, &d), 0);
+    strcpy(a->layout_text, "S[4 : 2]");
+    expect_fail(p, c, "layout of A_local is not row-major storage "
+                      "(S[4 : 2]); this path indexes its elements in "
+                      "row-major order");
+    a->has_layout = false;
+    td_buffer *b = &c->buffers[c->dst.buffer];
+    b->has_layout = true;
+    assert_int_equal(td_layout_parse("S[1 : 1] + 3", &b->layout, &d), 0);
+    strcpy(b->layout_text, "S[1 : 1] + 3");
+    expect_fail(p, c, "layout of B_local is not row-major storage "
+                      "(S[1 : 1] + 3); this path indexes its elements in "
+                      "row-major order");
+    b->has_layout = false;
+
+    /* In place: dst A[0:1] inside src A[0:4] is refused; A[3:4] from
+     * A[0:3] does not overlap and passes. */
+    fx_slice(c, &c->dst, c->src.buffer, (int64_t)0, (int64_t)1);
+    expect_fail(p, c, "dst and src regions of A_local overlap; an in-place "
+                      "reduction would overwrite its input before reading "
+                      "it");
+    fx_slice(c, &c->dst, c->src.buffer, (int64_t)3, (int64_t)4);
+    fx_slice(c, &c->src, c->src.buffer, (int64_t)0, (int64_t)3);
+    expect_pass(p, c);
+    free(c);
+}
+
 static void test_local_valid_scopes(void **state)
 {
     (void)state;
@@ -510,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_reduction_len),
         cmocka_unit_test(test_local_scope),
         cmocka_unit_test(test_local_valid_scopes),
+        cmocka_unit_test(test_local_valid_thread_storage),
         cmocka_unit_test(test_local_valid_shapes),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_shared_valid),
