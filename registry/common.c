@@ -164,6 +164,15 @@ int td__vdiag(td_diag *d, int code, const char *file, int line, int col,
                 l++;
                 last = p + 1;
             }
+        /* The empty "line" after a final newline counts as past the end
+         * too: libyaml reports unclosed flow collections there. */
+        if (l == line && p >= end && l > 1 && source_len > 0) {
+            l--;
+            last = source;
+            for (const char *q = source; q + 1 < end; q++)
+                if (*q == '\n')
+                    last = q + 1;
+        }
         if (l < line) {
             p = last;
             const char *e = p;

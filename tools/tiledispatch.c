@@ -6,6 +6,7 @@
  * on stderr, or on stdout for `explain`); 2 bad input or usage; 3 internal
  * error.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,13 +86,44 @@ static int exit_code_for(int err)
     }
 }
 
-static int report(const td_diag *d, int err)
+/* The library fills the source line where it has the text; for messages
+ * about a loaded call (unknown op, forced variant) the CLI reads the line
+ * back from the file so every positioned message shows it. */
+static void fill_source_line(td_diag *d)
+{
+    if (d->source_line[0] != '\0' || d->line <= 0 || d->file[0] == '\0')
+        return;
+    FILE *f = fopen(d->file, "r");
+    if (f == NULL)
+        return;
+    char line[sizeof d->source_line];
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        size_t len = strlen(line);
+        bool whole = len > 0 && line[len - 1] == '\n';
+        if (++n == d->line) {
+            line[strcspn(line, "\r\n")] = '\0';
+            memcpy(d->source_line, line, sizeof line);
+            break;
+        }
+        /* Skip the rest of an over-long line. */
+        while (!whole && fgets(line, sizeof line, f) != NULL) {
+            len = strlen(line);
+            whole = len > 0 && line[len - 1] == '\n';
+        }
+    }
+    fclose(f);
+}
+
+static int report(const td_diag *diag, int err)
 {
     char buf[2048];
-    if (d->code == 0 && d->msg[0] == '\0') {
+    if (diag->code == 0 && diag->msg[0] == '\0') {
         fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
     } else {
-        td_diag_format(d, buf, sizeof buf);
+        td_diag d = *diag;
+        fill_source_line(&d);
+        td_diag_format(&d, buf, sizeof buf);
         fputs(buf, stderr);
     }
     return exit_code_for(err);
@@ -336,14 +368,16 @@ static int cmd_kernel(const td_registry *reg, const td_call *call,
         f = fopen(out_path, "w");
         if (f == NULL) {
             free(program);
-            perror(out_path);
+            fprintf(stderr, "tiledispatch: error: cannot write %s: %s\n",
+                    out_path, strerror(errno));
             return EXIT_USAGE;
         }
     }
     fputs(program, f);
     free(program);
     if (f != stdout && fclose(f) != 0) {
-        perror(out_path);
+        fprintf(stderr, "tiledispatch: error: cannot write %s: %s\n",
+                out_path, strerror(errno));
         return EXIT_INTERNAL;
     }
     return EXIT_OK;
@@ -460,21 +494,39 @@ int main(int argc, char **argv)
         return rc;
 
     const char *cmd = opts.cmd;
-    if (strcmp(cmd, "validate") == 0)
-        return cmd_validate(&opts);
-    if (strcmp(cmd, "dispatch") != 0 && strcmp(cmd, "explain") != 0 &&
-        strcmp(cmd, "emit") != 0 && strcmp(cmd, "kernel") != 0 &&
-        strcmp(cmd, "rules") != 0)
+    bool validate = strcmp(cmd, "validate") == 0;
+    bool rules = strcmp(cmd, "rules") == 0;
+    if (!validate && !rules && strcmp(cmd, "dispatch") != 0 &&
+        strcmp(cmd, "explain") != 0 && strcmp(cmd, "emit") != 0 &&
+        strcmp(cmd, "kernel") != 0)
         return usage_error("unknown command '%s'", cmd);
-    if (strcmp(cmd, "rules") == 0 && opts.ninputs != 0)
+    if (rules && opts.ninputs != 0)
         return usage_error("'%s' takes no file arguments (use --rules FILE)",
+                           cmd);
+    /* Options that mean nothing to a command are mistakes, not no-ops. */
+    if (opts.json && strcmp(cmd, "explain") != 0 && !rules)
+        return usage_error("--json applies to explain and rules, not '%s'",
+                           cmd);
+    if (opts.lang != NULL && strcmp(cmd, "emit") != 0)
+        return usage_error("--lang applies to emit, not '%s'", cmd);
+    if (opts.out != NULL && strcmp(cmd, "kernel") != 0)
+        return usage_error("-o applies to kernel, not '%s'", cmd);
+    if (opts.arch != NULL && (validate || rules))
+        return usage_error("--arch applies to a call, not to '%s'", cmd);
+    if (opts.nrules != 0 && validate)
+        return usage_error("'%s' checks the files it is given; --rules does "
+                           "not apply",
                            cmd);
 
     td_registry *reg = NULL;
     td_call *call = NULL;
-    rc = load_registry(&opts, &reg);
-    if (rc < 0 && strcmp(cmd, "rules") != 0)
-        rc = load_call(&opts, &call);
+    if (validate) {
+        rc = cmd_validate(&opts);
+    } else {
+        rc = load_registry(&opts, &reg);
+        if (rc < 0 && !rules)
+            rc = load_call(&opts, &call);
+    }
     if (rc < 0) {
         if (strcmp(cmd, "dispatch") == 0)
             rc = cmd_dispatch(reg, call);
@@ -490,6 +542,11 @@ int main(int argc, char **argv)
     td_call_free(call);
     td_registry_free(reg);
     free(opts.env_rules);
-    fflush(stdout);
+    /* A full disk or closed pipe must not pass for success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tiledispatch: error: cannot write the output: %s\n",
+                strerror(errno));
+        return EXIT_INTERNAL;
+    }
     return rc;
 }

@@ -78,7 +78,33 @@ expect 2 "not_yaml.yaml:" validate "$data/not_yaml.yaml"
 expect 2 "unknown predicate" dispatch "$seed" --rules "$data/bad_rules_pred.yaml"
 TILEDISPATCH_RULES="$data/bad_rules_pred.yaml" expect 2 "unknown predicate" dispatch "$seed"
 
+# Every positioned message shows its source line, also for checks made
+# after loading (unknown op) and for YAML errors at the end of the text.
+expect 2 "  op: prod" dispatch "$data/unknown_op.yaml"
+"$td" validate "$data/not_yaml.yaml" 2>"$tmp/err"
+if grep -q "not_yaml.yaml:2:25: error:" "$tmp/err" && grep -qF "  variants: [ {name: local" "$tmp/err" &&
+   grep -q "^ *\^$" "$tmp/err"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: YAML error at end of file lacks its position, line or caret"; sed 's/^/  | /' "$tmp/err"; fail=$((fail + 1))
+fi
+
+# Output that cannot be written is an internal error (3), not success.
+if [ -w /dev/full ]; then
+  "$td" emit "$seed" >/dev/full 2>"$tmp/err"; got=$?
+  if [ $got -eq 3 ] && grep -q "cannot write the output" "$tmp/err"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL: emit to /dev/full exited $got"; fail=$((fail + 1))
+  fi
+fi
+expect 2 "error: cannot write $tmp/no/such/dir/x.cu" kernel "$seed" -o "$tmp/no/such/dir/x.cu"
+
 # Usage errors: exit 2.
+expect 2 "--json applies to explain and rules, not 'dispatch'" dispatch "$seed" --json
+expect 2 "--lang applies to emit, not 'explain'" explain "$seed" --lang tirx
+expect 2 "-o applies to kernel, not 'emit'" emit "$seed" -o "$tmp/x"
+expect 2 "--rules does not apply" validate "$rules" --rules "$rules"
 expect 2 "unknown command 'frobnicate'" frobnicate
 expect 2 "unknown option '--bogus'" dispatch "$seed" --bogus
 expect 2 "expected cuda or tirx" emit "$seed" --lang ptx
