@@ -48,12 +48,34 @@ size_t td__call_candidates(const td_registry *reg, const td_call *call,
         }
     }
     if (n == 0 && why != NULL && cap > 0) {
-        if (enabled == 0 || call->dispatch[0] == '\0') {
-            td__strlcpy(why, "no registered variants for this op/target", cap);
+        size_t total = *key != NULL ? (*key)->n : 0;
+        if (call->dispatch[0] == '\0') {
+            if (total == 0)
+                td__strlcpy(why, "no registered variants for this op/target",
+                            cap);
+            else
+                snprintf(why, cap,
+                         "no enabled variants for this op/target (%zu "
+                         "disabled)",
+                         total);
         } else {
+            /* A forced name: say whether it is disabled here or not an
+             * entry of this (op, target) at all. */
             char forced[TD_NAME_MAX];
             td__call_field(forced, call->dispatch);
-            snprintf(why, cap, "no variant named '%s' is registered", forced);
+            bool disabled = false;
+            for (size_t i = 0; i < total; i++)
+                disabled |= strcmp((*key)->cands[i]->name, forced) == 0;
+            if (disabled)
+                snprintf(why, cap,
+                         "variant '%s' is disabled in the rules for op=%s "
+                         "target=%s",
+                         forced, op, target);
+            else
+                snprintf(why, cap,
+                         "no variant named '%s' is registered for op=%s "
+                         "target=%s",
+                         forced, op, target);
         }
     }
     return n;

@@ -55,6 +55,8 @@ expect 1 '"selected":null' explain "$data/cta_local.yaml" --json
 expect 1 "dispatch failed" emit "$data/cta_local.yaml"
 expect 1 "no variant named '__nonexistent__' is registered" dispatch "$data/forced_unknown.yaml"
 expect 1 "no registered variants for this op/target" dispatch "$data/no_target.yaml"
+expect 0 "shared" dispatch "$data/forced_shared.yaml"
+expect 1 "variant 'shared' is disabled in the rules for op=sum target=cuda" dispatch "$data/forced_shared.yaml" --rules "$data/raise_shared.yaml"
 
 # Storage the emitters cannot index, and in-place overlap: refused with reasons.
 expect 1 "declined — layout of A is not row-major storage (S[8 : 2])" explain "$data/thread_gapped_layout.yaml"

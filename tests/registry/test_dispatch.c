@@ -248,18 +248,19 @@ static void test_forced_and_empty(void **state)
     assert_string_equal(winner(reg, &c, &d), "");
     assert_int_equal(d.code, TD_ENOMATCH);
     assert_string_equal(d.msg, "no variant named '__nonexistent__' is "
-                               "registered");
+                               "registered for op=sum target=cuda");
     assert_int_equal(d.line, 9);
     assert_int_equal(d.col, 11);
     char *t = explain_text(reg, &c, false);
     assert_string_equal(t, "dispatch failed: op=sum target=cuda\n"
-                           "no variant named '__nonexistent__' is registered\n");
+                           "no variant named '__nonexistent__' is registered "
+                           "for op=sum target=cuda\n");
     free(t);
     t = explain_text(reg, &c, true);
     assert_string_equal(t, "{\"op\":\"sum\",\"target\":\"cuda\",\"selected\":"
                            "null,\"empty_reason\":\"no variant named "
-                           "'__nonexistent__' is registered\",\"candidates\":"
-                           "[]}\n");
+                           "'__nonexistent__' is registered for op=sum "
+                           "target=cuda\",\"candidates\":[]}\n");
     free(t);
 
     /* No entries for the target. */
@@ -326,10 +327,11 @@ static void test_disabled_declined_failed(void **state)
     assert_int_equal(td_explain_get(ex, 2)->status, TD_CAND_SELECTED);
     td_explain_free(ex);
 
-    /* Forcing the disabled entry finds nothing. */
+    /* Forcing the disabled entry finds nothing, and says why. */
     strcpy(c.dispatch, "off");
     assert_string_equal(winner(reg, &c, &d), "");
-    assert_string_equal(d.msg, "no variant named 'off' is registered");
+    assert_string_equal(d.msg, "variant 'off' is disabled in the rules for "
+                               "op=sum target=cuda");
 
     /* A failing emitter stops dispatch with its error. */
     c.dispatch[0] = '\0';
