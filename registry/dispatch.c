@@ -40,13 +40,10 @@ size_t td__call_candidates(const td_registry *reg, const td_call *call,
     td__call_field(op, call->op);
     td__call_field(target, call->target);
     *key = td__rules_find(reg, op, target);
-    size_t n = 0, enabled = 0;
-    if (*key != NULL) {
-        for (size_t i = 0; i < (*key)->n; i++) {
-            enabled += (*key)->cands[i]->enabled;
+    size_t n = 0;
+    if (*key != NULL)
+        for (size_t i = 0; i < (*key)->n; i++)
             n += td__cand_keep((*key)->cands[i], call);
-        }
-    }
     if (n == 0 && why != NULL && cap > 0) {
         size_t total = *key != NULL ? (*key)->n : 0;
         if (call->dispatch[0] == '\0') {
