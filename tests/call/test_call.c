@@ -19,6 +19,8 @@
 
 #include "td_internal.h"
 
+#include "../common/td_test_alloc.h"
+
 #ifndef TD_CALL_DATA
 #error "TD_CALL_DATA must name tests/call/data"
 #endif
@@ -497,38 +499,6 @@ static void test_bad_files(void **state)
 
 /* ---- allocation failures ------------------------------------------------ */
 
-static long g_fail_at, g_count, g_live;
-
-static void *fail_malloc(size_t n, void *user)
-{
-    (void)user;
-    if (++g_count == g_fail_at)
-        return NULL;
-    void *p = malloc(n);
-    if (p)
-        g_live++;
-    return p;
-}
-
-static void *fail_realloc(void *p, size_t n, void *user)
-{
-    (void)user;
-    if (++g_count == g_fail_at)
-        return NULL;
-    void *q = realloc(p, n);
-    if (q && p == NULL)
-        g_live++;
-    return q;
-}
-
-static void fail_free(void *p, void *user)
-{
-    (void)user;
-    if (p)
-        g_live--;
-    free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
     (void)state;
@@ -539,12 +509,12 @@ static void test_alloc_failures(void **state)
         "\"S[(32, 4) : (1@laneid, 1)]\"}\n"
         "  B: {scope: local, dtype: float32, shape: [4]}\n"
         "dst: B\nsrc: A\naxes: [0]\nconfig: {a: [1, 2]}\n";
-    td_allocator a = {fail_malloc, fail_realloc, fail_free, NULL};
-    td_set_allocator(&a);
+    alloc_install();
     int rc = -1;
-    for (g_fail_at = 1; g_fail_at < 10000; g_fail_at++) {
-        g_count = 0;
-        g_live = 0;
+    long fail_at;
+    for (fail_at = 1; fail_at < 10000; fail_at++) {
+        alloc_arm(fail_at);
+        g_ca.live = 0;
         td_call *call = NULL;
         td_diag d;
         td_diag_clear(&d);
@@ -553,13 +523,13 @@ static void test_alloc_failures(void **state)
          * walk goes through every stage; an injected failure must show up
          * as TD_ENOMEM, the real end as TD_ESCHEMA. */
         assert_null(call);
-        assert_int_equal(g_live, 0);
+        assert_int_equal(g_ca.live, 0);
         if (rc != TD_ENOMEM)
             break;
     }
     td_set_allocator(NULL);
     assert_int_equal(rc, TD_ESCHEMA);
-    assert_true(g_fail_at > 5);
+    assert_true(fail_at > 5);
 }
 
 int main(int argc, char **argv)

@@ -17,6 +17,8 @@
 
 #include "tiledispatch.h"
 
+#include "../common/td_test_alloc.h"
+
 static td_call *parse(const char *name, const char *text)
 {
     td_call *c = NULL;
@@ -463,39 +465,15 @@ static void test_errors(void **state)
 
 /* ---- allocation failures ------------------------------------------- */
 
-static long fail_at = -1;
-static long nallocs;
-
-static void *f_malloc(size_t n, void *u)
-{
-    (void)u;
-    if (nallocs++ == fail_at)
-        return NULL;
-    return malloc(n);
-}
-static void *f_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    if (nallocs++ == fail_at)
-        return NULL;
-    return realloc(p, n);
-}
-static void f_free(void *p, void *u)
-{
-    (void)u;
-    free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
     (void)state;
     td_registry *reg = default_registry();
     td_call *c = parse("seed.yaml", seed_call);
-    td_allocator a = {f_malloc, f_realloc, f_free, NULL};
-    td_set_allocator(&a);
+    alloc_install();
     int ok = 0;
-    for (fail_at = 0; fail_at < 10000 && !ok; fail_at++) {
-        nallocs = 0;
+    for (long fail_at = 1; fail_at <= 10000 && !ok; fail_at++) {
+        alloc_arm(fail_at);
         char *prog = NULL;
         td_diag d;
         td_diag_clear(&d);

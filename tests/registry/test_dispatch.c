@@ -5,6 +5,8 @@
  */
 #include "fake.h"
 
+#include "../common/td_test_alloc.h"
+
 #define EM "\xe2\x80\x94"
 
 static const char rules[] =
@@ -454,37 +456,16 @@ static void test_names(void **state)
 
 /* ---- allocation failures in explain ------------------------------------ */
 
-static long fail_at, nallocs;
-
-static void *f_malloc(size_t n, void *u)
-{
-    (void)u;
-    return ++nallocs == fail_at ? NULL : malloc(n);
-}
-
-static void *f_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    return ++nallocs == fail_at ? NULL : realloc(p, n);
-}
-
-static void f_free(void *p, void *u)
-{
-    (void)u;
-    free(p);
-}
-
 static void test_explain_alloc_failures(void **state)
 {
     (void)state;
     td_registry *reg = setup(rules);
     td_call c;
     fake_call(&c, "sum", TD_SCOPE_CTA);
-    td_allocator a = {f_malloc, f_realloc, f_free, NULL};
     bool ok = false;
-    for (fail_at = 1; !ok && fail_at < 10000; fail_at++) {
-        nallocs = 0;
-        td_set_allocator(&a);
+    for (long fail_at = 1; !ok && fail_at < 10000; fail_at++) {
+        alloc_install();
+        alloc_arm(fail_at);
         td_explain *ex = NULL;
         td_diag d;
         td_diag_clear(&d);

@@ -11,6 +11,8 @@
 #include "fake.h"
 #include "td_internal.h"
 
+#include "../common/td_test_alloc.h"
+
 #ifndef DATA_DIR
 #error "DATA_DIR must be defined by the build"
 #endif
@@ -470,41 +472,17 @@ static void test_args_getters(void **state)
 
 /* ---- allocation failures ----------------------------------------------- */
 
-static long fail_at, nallocs;
-
-static void *f_malloc(size_t n, void *u)
-{
-    (void)u;
-    if (++nallocs == fail_at)
-        return NULL;
-    return malloc(n);
-}
-
-static void *f_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    if (++nallocs == fail_at)
-        return NULL;
-    return realloc(p, n);
-}
-
-static void f_free(void *p, void *u)
-{
-    (void)u;
-    free(p);
-}
-
 /* Fails the Nth allocation for every N until the whole load succeeds:
  * every failure must return an error, keep the old table and leak nothing
  * (the sanitizer build checks the leaks). */
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    td_allocator a = {f_malloc, f_realloc, f_free, NULL};
     bool ok = false;
+    long fail_at;
     for (fail_at = 1; !ok && fail_at < 100000; fail_at++) {
-        nallocs = 0;
-        td_set_allocator(&a);
+        alloc_install();
+        alloc_arm(fail_at);
         td_registry *reg = fake_registry();
         if (reg == NULL) {
             td_set_allocator(NULL);

@@ -1,10 +1,11 @@
 /*
- * A counting td_allocator for the robustness tests: it counts allocations
+ * The one counting td_allocator of the test suites (robust, registry, call,
+ * cuda): it counts allocations
  * (malloc and realloc calls), fails the Nth one when asked, and tracks live
  * blocks so a test can assert that everything was given back.
  */
-#ifndef TD_ROBUST_ALLOC_H
-#define TD_ROBUST_ALLOC_H
+#ifndef TD_TEST_ALLOC_H
+#define TD_TEST_ALLOC_H
 
 #include <stdbool.h>
 #include <stdlib.h>
