@@ -1,5 +1,6 @@
 /*
- * Allocation-failure injection.  A counting allocator (tests/common/td_test_alloc.h) fails the
+ * Allocation-failure injection.  A counting allocator
+ * (tests/common/td_test_alloc.h) fails the
  * Nth allocation, for N = 1, 2, ... until the operation runs without hitting
  * the failure; every time:
  *   - the operation reports TD_ENOMEM (or, if it recovered, its result is
