@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "td_internal.h"
+#include "tiledispatch/td_ir.h"
 
 /* Deepest nesting of for/if blocks a body may have. */
 #define TD__IR_MAX_DEPTH 64

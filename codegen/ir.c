@@ -1,6 +1,6 @@
 /*
- * The lowered IR: an arena of nodes, the builder that emitters drive and
- * td_ir_print, which hands the tree to a printer.
+ * The lowered IR: the builder that emitters drive (nodes live in the
+ * IR's arena, arena.c; print.c hands a finished tree to a printer).
  *
  * Builders never fail loudly.  The first failure (TD_ENOMEM, or TD_EINVAL
  * for misuse) is kept in ir->status and turns every later builder into a
@@ -14,74 +14,6 @@
 #include <string.h>
 
 #include "codegen_internal.h"
-
-/* ---- arena -------------------------------------------------------------- */
-
-#define ARENA_BLOCK 4096
-
-struct td__arena_blk {
-    td__arena_blk *next;
-    size_t used;
-    size_t cap;
-    max_align_t data[];
-};
-
-void *td__arena_alloc(td__arena *a, size_t n)
-{
-    if (a->err)
-        return NULL;
-    const size_t align = sizeof(max_align_t);
-    if (n > SIZE_MAX / 2) {
-        a->err = TD_ENOMEM;
-        return NULL;
-    }
-    n = (n + align - 1) / align * align;
-    td__arena_blk *b = a->head;
-    if (b == NULL || b->cap - b->used < n) {
-        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-        b = td__malloc(sizeof *b + cap);
-        if (b == NULL) {
-            a->err = TD_ENOMEM;
-            return NULL;
-        }
-        b->used = 0;
-        b->cap = cap;
-        /* A big object gets its own block behind the current one, so the
-         * rest of the current block stays usable. */
-        if (a->head != NULL && cap > ARENA_BLOCK) {
-            b->next = a->head->next;
-            a->head->next = b;
-        } else {
-            b->next = a->head;
-            a->head = b;
-        }
-    }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    memset(p, 0, n);
-    return p;
-}
-
-char *td__arena_strdup(td__arena *a, const char *s)
-{
-    size_t n = strlen(s);
-    char *d = td__arena_alloc(a, n + 1);
-    if (d != NULL)
-        memcpy(d, s, n + 1);
-    return d;
-}
-
-void td__arena_free(td__arena *a)
-{
-    td__arena_blk *b = a->head;
-    while (b != NULL) {
-        td__arena_blk *next = b->next;
-        td__free(b);
-        b = next;
-    }
-    a->head = NULL;
-    a->err = 0;
-}
 
 /* ---- life cycle --------------------------------------------------------- */
 
@@ -358,6 +290,34 @@ td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
 td_dtype td_ir_buf_dtype(const td_ir_buf *b)
 {
     return b != NULL ? b->dtype : TD_DTYPE_COUNT;
+}
+
+const char *td_combiner_name(td_combiner c)
+{
+    switch (c) {
+    case TD_COMBINE_SUM: return "sum";
+    case TD_COMBINE_MAX: return "max";
+    case TD_COMBINE_MIN: return "min";
+    }
+    return "?";
+}
+
+int64_t td_ir_buffer_elems(const td_ir *ir, const char *name)
+{
+    if (ir == NULL || name == NULL)
+        return 0;
+    for (const td_ir_buf *b = ir->bufs; b != NULL; b = b->next) {
+        if (b->scratch || b->name == NULL || strcmp(b->name, name) != 0)
+            continue;
+        int64_t n = 1;
+        for (int d = 0; d < b->ndim; d++) {
+            if (b->shape[d] <= 0)
+                return 0;
+            n = b->shape[d] > INT64_MAX / n ? INT64_MAX : n * b->shape[d];
+        }
+        return n;
+    }
+    return 0;
 }
 
 /* ---- expressions -------------------------------------------------------- */
@@ -899,76 +859,4 @@ void td_ir_comment(td_ir *ir, const char *text)
         t[n - 1] = '/';
     s->text = t;
     append(ir, s);
-}
-
-/* ---- printing ----------------------------------------------------------- */
-
-/* The two outputs are handed over as malloc() memory, as the public
- * header promises (free with free()), whatever allocator the library
- * uses internally. */
-static int hand_over(const td_buf *b, char **out)
-{
-    size_t n = b->data ? b->len : 0;
-    char *s = malloc(n + 1);
-    if (s == NULL)
-        return TD_ENOMEM;
-    if (n > 0)
-        memcpy(s, b->data, n);
-    s[n] = '\0';
-    *out = s;
-    return 0;
-}
-
-int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
-                char **prelude)
-{
-    if (body != NULL)
-        *body = NULL;
-    if (prelude != NULL)
-        *prelude = NULL;
-    if (ir == NULL || (lang != TD_LANG_TIRX && lang != TD_LANG_CUDA) ||
-        indent < 0 || indent > 1024)
-        return TD_EINVAL;
-    if (ir->status != 0)
-        return ir->status;
-    if (ir->depth != 0)
-        return TD_EINVAL;
-
-    td__pctx p;
-    memset(&p, 0, sizeof p);
-    p.ir = ir;
-    td__buf_init(&p.body);
-    td__buf_init(&p.prelude);
-    size_t nv = (size_t)(ir->nvars > 0 ? ir->nvars : 1);
-    p.live = td__calloc(nv, 1);
-    p.zero = td__calloc(nv, 1);
-    int err = 0;
-    if (p.live == NULL || p.zero == NULL) {
-        err = TD_ENOMEM;
-    } else {
-        td__w_init(&p.w, &p.body, lang, indent);
-        err = lang == TD_LANG_CUDA ? td__print_cuda(&p) : td__print_tirx(&p);
-    }
-    if (err == 0 && (p.body.err || p.prelude.err))
-        err = p.body.err ? p.body.err : p.prelude.err;
-    char *b = NULL, *pr = NULL;
-    if (err == 0 && body != NULL)
-        err = hand_over(&p.body, &b);
-    if (err == 0 && prelude != NULL)
-        err = hand_over(&p.prelude, &pr);
-    if (err != 0) {
-        free(b);
-        free(pr);
-    } else {
-        if (body != NULL)
-            *body = b;
-        if (prelude != NULL)
-            *prelude = pr;
-    }
-    td__free(p.live);
-    td__free(p.zero);
-    td__buf_free(&p.body);
-    td__buf_free(&p.prelude);
-    td__arena_free(&p.arena);
-    return err;
 }

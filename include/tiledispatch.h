@@ -18,8 +18,8 @@
 #include "tiledispatch/td_error.h"
 #include "tiledispatch/td_call.h"
 #include "tiledispatch/td_ir.h"
+#include "tiledispatch/td_module.h"
 #include "tiledispatch/td_registry.h"
-#include "tiledispatch/td_kernel.h"
 
 #define TD_VERSION_STRING "0.1.0"
 

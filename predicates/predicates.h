@@ -1,43 +1,19 @@
 /*
- * The generic predicate library that rules files refer to by name
- * (storage_scope, exec_scope, dtype, ...), plus small call accessors that
- * predicates and variant modules share.  Internal (not installed).
+ * The predicates layer's internal header (not installed): the generic
+ * predicate library that rules files refer to by name (storage_scope,
+ * exec_scope, dtype, ...).  The bound-argument plumbing is in args.h; the
+ * call accessors predicates use come from the model (model.h).
  */
 #ifndef TILEDISPATCH_PREDICATES_H
 #define TILEDISPATCH_PREDICATES_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
-#include "td_internal.h"
+#include "args.h"
 
 /* The built-in generic predicates, in a fixed order; the registry's builtin
  * table registers every one of them. */
 extern const td_pred_desc td__generic_predicates[];
 extern const size_t td__generic_predicates_count;
-
-/*
- * The buffer a region of `call` refers to, or NULL when the region is
- * malformed (buffer index out of range, or a rank that disagrees with the
- * buffer's).  Loaded calls never are; hand-built ones may be, and
- * predicates must not crash on them.
- */
-const td_buffer *td__region_buffer(const td_call *call, const td_region *r);
-
-/* Product of the region's extents, saturating at INT64_MAX (and 0 if any
- * extent is not positive), so that hostile shapes cannot overflow. */
-int64_t td__region_elems(const td_region *r);
-
-/* Saturating product a * b of non-negative values. */
-int64_t td__mul_sat(int64_t a, int64_t b);
-
-/* Whether a fixed-size name field of a call (scope, target) equals s,
- * reading at most TD_NAME_MAX bytes of the field. */
-bool td__name_is(const char *field, const char *s);
-
-/* printf arguments for "%.*s" that print at most one name field. */
-#define TD__FIELD(f) (int)strnlen((f), TD_NAME_MAX), (f)
 
 #endif

@@ -6,7 +6,9 @@
  * td_registry_new lives here, not in registry.c, so that a program that
  * only uses td_registry_new_empty does not link the built-in variants.
  */
+#include "predicates.h"
 #include "registry_internal.h"
+#include "variants.h"
 
 static const td_op_desc builtin_ops[] = {
     {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM},
@@ -15,12 +17,11 @@ static const td_op_desc builtin_ops[] = {
 };
 
 /* Registration order does not matter: rules bind impls by name. */
+#define TD__MODULE_ENTRY(desc) &desc,
 static const td_impl_desc *const builtin_impls[] = {
-    &td__variant_local,
-    &td__variant_shared,
-    &td__variant_packed_add_sum,
-    &td__variant_3input_maxmin,
+    TD_BUILTIN_MODULES(TD__MODULE_ENTRY)
 };
+#undef TD__MODULE_ENTRY
 
 int td__register_builtins(td_registry *reg)
 {

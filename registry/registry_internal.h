@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "td_internal.h"
+#include "args.h"
+#include "tiledispatch/td_registry.h"
 
 /* uthash allocates its bucket tables itself; route that through the
  * library's allocator, and never let it exit the process: with
@@ -24,16 +25,6 @@
 #define uthash_free(ptr, sz) td__free(ptr)
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
-
-/* ---- what other modules provide --------------------------------------- */
-
-/* predicates/generic.c */
-extern const td_pred_desc td__generic_predicates[];
-extern const size_t td__generic_predicates_count;
-
-/* variants/local.c, shared.c, sm100_packed.c */
-extern const td_impl_desc td__variant_local, td__variant_shared,
-    td__variant_packed_add_sum, td__variant_3input_maxmin;
 
 /* ---- registered things ------------------------------------------------- */
 
@@ -53,23 +44,6 @@ typedef struct td__impl_entry {
     char *name;        /* owned copy */
     UT_hash_handle hh;
 } td__impl_entry;
-
-/* ---- bound arguments --------------------------------------------------- */
-
-typedef struct td__arg {
-    const char *name; /* the schema's name (owned by the registrant) */
-    td_arg_type type;
-    int64_t i;
-    bool b;
-    char *s;          /* TD_ARG_STRING */
-    size_t nitems;    /* TD_ARG_STRING_LIST */
-    char **items;
-} td__arg;
-
-struct td_args {
-    size_t n;
-    td__arg *v;
-};
 
 /* ---- the rules table --------------------------------------------------- */
 
@@ -127,7 +101,6 @@ const td__pred_entry *td__registry_pred(const td_registry *reg,
                                         const char *name);
 const td__impl_entry *td__registry_impl(const td_registry *reg,
                                         const char *name);
-void td__args_clear(td_args *a);
 /* The candidates of (op, target), NULL when there are none. */
 const td__rkey *td__rules_find(const td_registry *reg, const char *op,
                                const char *target);

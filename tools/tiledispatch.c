@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tiledispatch.h"
+#include "tiledispatch/td_kernel.h"
 
 enum {
     EXIT_OK = 0,

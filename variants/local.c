@@ -41,7 +41,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "layout.h"
 #include "reduce_common.h"
 #include "variants.h"
 

@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "layout.h"
 #include "reduce_common.h"
 
 bool td__reduce_shape(const td_call *call, td__red_shape *out,

@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "predicates.h"
+#include "args.h"
+#include "layout.h"
+#include "tiledispatch/td_ir.h"
 
 /* The split of a reduction into spatial and reduced source dimensions. */
 typedef struct td__red_shape {

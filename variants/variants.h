@@ -1,20 +1,24 @@
 /*
- * The built-in variant modules (internal).  Each is one td_impl_desc: its
- * emitter and the predicates it brings; the registry's builtin table
- * registers them in td_registry_new.
+ * The built-in variant modules (internal): the one place they are listed.
+ * Each module is one file of this folder defining one or more
+ * `const td_impl_desc` (its emitter and the predicates it brings).  To add
+ * a module: write variants/NAME.c, add its descriptor to the list below,
+ * and its file to meson.build (docs/extending.md).  The registry's builtin
+ * table (registry/builtin.c) registers every listed descriptor.
  */
 #ifndef TILEDISPATCH_VARIANTS_H
 #define TILEDISPATCH_VARIANTS_H
 
-#include "td_internal.h"
+#include "tiledispatch/td_module.h"
 
-/* Register reductions ("local"); brings the predicate local_valid. */
-extern const td_impl_desc td__variant_local;
-/* Shared-memory reductions ("shared"); brings the predicate shared_valid. */
-extern const td_impl_desc td__variant_shared;
-/* Blackwell packed reductions: "packed_add_sum" (sum) and "3input_maxmin"
- * (max, min).  They bring no predicates: rules use the generic ones. */
-extern const td_impl_desc td__variant_packed_add_sum;
-extern const td_impl_desc td__variant_3input_maxmin;
+#define TD_BUILTIN_MODULES(X)                                              \
+    X(td__variant_local)          /* register reductions; local_valid */   \
+    X(td__variant_shared)         /* shared-memory trees; shared_valid */  \
+    X(td__variant_packed_add_sum) /* Blackwell packed sum */               \
+    X(td__variant_3input_maxmin)  /* Blackwell 3-input max/min */
+
+#define TD__DECLARE_MODULE(desc) extern const td_impl_desc desc;
+TD_BUILTIN_MODULES(TD__DECLARE_MODULE)
+#undef TD__DECLARE_MODULE
 
 #endif

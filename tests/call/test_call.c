@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "tiledispatch.h"
 #include "td_internal.h"
 
 #include "../common/td_test_alloc.h"

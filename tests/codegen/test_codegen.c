@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "tiledispatch.h"
 #include "codegen_internal.h"
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "tiledispatch.h"
 #include "codegen_internal.h"
 
 #define NBUF TD_DTYPE_COUNT

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
+#include "tiledispatch/td_kernel.h"
 
 #include "../common/td_test_alloc.h"
 

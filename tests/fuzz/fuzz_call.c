@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "tiledispatch.h"
 #include "td_internal.h"
 
 static size_t count_lines(const char *s, size_t n)

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "tiledispatch.h"
+#include "tiledispatch/td_kernel.h"
 #include "td_internal.h"
 
 #define SEPARATOR "\n@@@@\n"

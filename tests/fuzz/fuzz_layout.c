@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "tiledispatch.h"
 #include "layout.h"
 #include "td_internal.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "tiledispatch.h"
 #include "td_internal.h"
 
 static td_registry *g_reg;

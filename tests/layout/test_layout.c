@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "tiledispatch.h"
 #include "layout.h"
 
 #define M TD_AXIS_M

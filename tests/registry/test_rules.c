@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fake.h"
+#include "tiledispatch.h"
 #include "td_internal.h"
 
 #include "../common/td_test_alloc.h"

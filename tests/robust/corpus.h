@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tiledispatch.h"
+#include "tiledispatch/td_kernel.h"
 
 #ifndef SRC_ROOT
 #error "SRC_ROOT must be defined by the build"

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "tiledispatch.h"
 #include "variants.h"
 
 static const td_op_desc op_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};

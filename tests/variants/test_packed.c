@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "emit_check.h"
+#include "tiledispatch.h"
 #include "variants.h"
 
 /* One thread, float32 A[n] -> B[1] on `arch`, plus extra lines. */

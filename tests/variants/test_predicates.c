@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "tiledispatch.h"
 #include "predicates.h"
 #include "variants.h"
 

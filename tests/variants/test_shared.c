@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "emit_check.h"
+#include "tiledispatch.h"
 #include "reduce_common.h"
 #include "variants.h"
 

@@ -38,9 +38,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "codegen_internal.h"
 #include "layout.h"
-#include "predicates.h"
+#include "model.h"
+#include "tiledispatch.h"
+#include "tiledispatch/td_kernel.h"
 
 /* Fixed limits of a generated program (inputs are hostile: refuse rather
  * than write a program nobody can build or run). */
@@ -92,7 +93,7 @@ typedef struct kp_plan {
  * were written for.  NULL for a dtype the program cannot stage. */
 static const char *kp_ctype(td_dtype t)
 {
-    return (unsigned)t < TD_DTYPE_COUNT ? td__cuda_type(t) : NULL;
+    return (unsigned)t < TD_DTYPE_COUNT ? td_cuda_type_name(t) : NULL;
 }
 
 /* A value of dtype t written as a device expression (the gap filler). */
@@ -245,21 +246,6 @@ static int kp_owner_cb(void *u, int64_t tid, int64_t slot)
     return 0;
 }
 
-/* The IR's declared element count for buffer `name` (0 when the body does
- * not declare it). */
-static int64_t kp_ir_elems(const td_ir *ir, const char *name)
-{
-    for (const td_ir_buf *b = ir->bufs; b != NULL; b = b->next) {
-        if (b->scratch || b->name == NULL || strcmp(b->name, name) != 0)
-            continue;
-        int64_t n = 1;
-        for (int d = 0; d < b->ndim; d++)
-            n = td__mul_sat(n, b->shape[d]);
-        return n;
-    }
-    return 0;
-}
-
 /* Register slots and the (thread, slot) -> element table of a register
  * buffer with a layout. */
 static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
@@ -285,7 +271,7 @@ static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
                        "the layout of %s spans %" PRId64
                        " threads, more than one scope instance (%" PRId64 ")",
                        b->name, nthr, p->tpi);
-    int64_t decl = kp_ir_elems(ir, b->name);
+    int64_t decl = td_ir_buffer_elems(ir, b->name);
     kb->slots = nslots > decl ? nslots : decl;
     if (kb->slots < 1)
         kb->slots = 1;

@@ -1,6 +1,7 @@
 /*
- * Internal helpers shared by the library's modules (not installed).
- * Internal non-static names are td__*.
+ * The core layer's internal helpers, shared by every layer above it (not
+ * installed): allocation through the hook, diagnostics, file reading and
+ * text buffers.  Internal non-static names are td__*.
  */
 #ifndef TILEDISPATCH_TD_INTERNAL_H
 #define TILEDISPATCH_TD_INTERNAL_H
@@ -8,7 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-#include "tiledispatch.h"
+#include "tiledispatch/td_alloc.h"
+#include "tiledispatch/td_error.h"
 
 /* All library allocations go through these, so that tests can replace the
  * allocator and fail the Nth allocation (td_set_allocator). */

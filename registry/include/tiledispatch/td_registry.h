@@ -16,47 +16,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "td_call.h"
-#include "td_error.h"
-#include "td_ir.h"
+#include "tiledispatch/td_call.h"
+#include "tiledispatch/td_error.h"
+#include "tiledispatch/td_ir.h"
+#include "tiledispatch/td_module.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TD_REASON_MAX 512
 #define TD_RULES_FILE_MAX (1024 * 1024) /* bytes of one rules file */
 #define TD_RULES_DEPTH_MAX 16           /* YAML nesting depth */
 #define TD_MAX_VARIANTS 256             /* entries in one rules set */
 #define TD_MAX_PREDICATES 32            /* predicates in one `when:` list */
-#define TD_MAX_LIST 32                  /* items in a list argument */
-
-typedef struct td_registry td_registry;
-
-/* A one-line reason, filled by predicates and declining emitters.  Fixed
- * size so that the dispatch fast path allocates nothing. */
-typedef struct td_reason {
-    char text[TD_REASON_MAX];
-} td_reason;
-
-/* printf into why->text (truncating); accepts NULL why. */
-void td_reason_set(td_reason *why, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 
 /* ---- ops --------------------------------------------------------------- */
-
-typedef enum td_op_kind {
-    TD_OP_KIND_REDUCTION
-} td_op_kind;
-
-typedef struct td_op_desc {
-    const char *name;      /* "sum" */
-    td_op_kind kind;
-    td_combiner combiner;  /* the identity follows from the combiner */
-} td_op_desc;
 
 /* Registers an op (copied).  TD_EEXIST if the name is taken. */
 int td_register_op(td_registry *reg, const td_op_desc *op);
@@ -65,76 +39,11 @@ const td_op_desc *td_registry_op(const td_registry *reg, const char *name);
 
 /* ---- predicates -------------------------------------------------------- */
 
-typedef enum td_arg_type {
-    TD_ARG_INT,
-    TD_ARG_BOOL,
-    TD_ARG_STRING,
-    TD_ARG_STRING_LIST
-} td_arg_type;
-
-const char *td_arg_type_name(td_arg_type t); /* "int", "list of strings" */
-
-/* One declared argument of a predicate. */
-typedef struct td_arg_spec {
-    const char *name;
-    td_arg_type type;
-    bool required;
-} td_arg_spec;
-
-/* Arguments bound by a rules file; read them with the td_args_* getters.
- * An argument that was not given (optional) reads as `dflt`. */
-typedef struct td_args td_args;
-
-bool td_args_has(const td_args *a, const char *name);
-int64_t td_args_int(const td_args *a, const char *name, int64_t dflt);
-bool td_args_bool(const td_args *a, const char *name, bool dflt);
-const char *td_args_string(const td_args *a, const char *name,
-                           const char *dflt);
-/* Number of items of a list argument (0 when absent); items via *items. */
-size_t td_args_list(const td_args *a, const char *name,
-                    const char *const **items);
-/* Formats a list argument as "[a, b]" into buf; returns buf. */
-const char *td_args_list_text(const td_args *a, const char *name, char *buf,
-                              size_t cap);
-
-/*
- * A predicate answers true (pass) or false with a one-line reason in *why.
- * It must not allocate, must not keep pointers to its inputs, and must be
- * safe to call from several threads at once.
- */
-typedef bool (*td_pred_fn)(const td_call *call, const td_args *args,
-                           void *user, td_reason *why);
-
-typedef struct td_pred_desc {
-    const char *name;
-    const td_arg_spec *args; /* the schema: rules may bind only these */
-    size_t nargs;
-    td_pred_fn fn;
-    void *user;
-} td_pred_desc;
-
 /* Registers a predicate (the descriptor is copied; the strings and the
  * schema array must outlive the registry).  TD_EEXIST if taken. */
 int td_register_predicate(td_registry *reg, const td_pred_desc *pred);
 
 /* ---- variant modules --------------------------------------------------- */
-
-/*
- * An emitter lowers an accepted call into `ir` (`op` is the call's op as
- * registered: its combiner gives the arithmetic and the identity).  Returns 0; or TD_EDECLINED
- * with a reason in *why (dispatch goes on to the next candidate); or another
- * negative code for a real failure (TD_ENOMEM), which stops dispatch.
- */
-typedef int (*td_emit_fn)(const td_call *call, const td_op_desc *op,
-                          td_ir *ir, void *user, td_reason *why);
-
-typedef struct td_impl_desc {
-    const char *name;              /* the impl name rules bind to */
-    td_emit_fn emit;
-    void *user;
-    const td_pred_desc *preds;     /* predicates this module brings */
-    size_t npreds;
-} td_impl_desc;
 
 /* Registers a variant module: its predicates, then its impl.  Nothing is
  * registered if any name is taken (TD_EEXIST). */

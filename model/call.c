@@ -16,7 +16,8 @@
 
 #include <yaml.h>
 
-#include "td_internal.h"
+#include "layout.h"
+#include "model.h"
 
 #define YN_MAX_DEPTH TD_CALL_DEPTH_MAX
 /* The largest element count of one buffer (2^40): larger buffers cannot be

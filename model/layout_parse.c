@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "td_internal.h"
+#include "layout.h"
 
 /* The largest integer the notation accepts: extents are bounded by
  * TD_MAX_EXTENT anyway, and keeping strides and offsets in the same range

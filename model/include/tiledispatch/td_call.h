@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "td_error.h"
+#include "tiledispatch/td_error.h"
 
 #ifdef __cplusplus
 extern "C" {

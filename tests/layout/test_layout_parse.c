@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "tiledispatch.h"
 #include "td_internal.h"
 
 typedef struct it {

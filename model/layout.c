@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "td_internal.h"
 
 static void set_why(char *why, size_t whylen, const char *fmt, ...)
 #if defined(__GNUC__)

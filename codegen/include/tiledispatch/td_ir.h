@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "td_call.h"
+#include "tiledispatch/td_call.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +54,9 @@ typedef enum td_combiner {
 } td_combiner;
 
 const char *td_combiner_name(td_combiner c); /* "sum", "max", "min" */
+/* The CUDA C spelling of a value dtype ("float", "__half", "int8_t", ...)
+ * as the CUDA printer writes it; NULL for an unknown dtype. */
+const char *td_cuda_type_name(td_dtype t);
 
 /* Built-in intrinsics; each printer spells them in its language and
  * requests the preludes they need. */
@@ -110,6 +113,9 @@ td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
                          int64_t size);
 
 td_dtype td_ir_buf_dtype(const td_ir_buf *b);
+/* The element count the IR declares for the (non-scratch) buffer `name`,
+ * saturating at INT64_MAX; 0 when the IR does not declare it. */
+int64_t td_ir_buffer_elems(const td_ir *ir, const char *name);
 
 /* ---- expressions ----------------------------------------------------- */
 

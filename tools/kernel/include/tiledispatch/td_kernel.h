@@ -4,9 +4,9 @@
 #ifndef TILEDISPATCH_TD_KERNEL_H
 #define TILEDISPATCH_TD_KERNEL_H
 
-#include "td_call.h"
-#include "td_error.h"
-#include "td_registry.h"
+#include "tiledispatch/td_call.h"
+#include "tiledispatch/td_error.h"
+#include "tiledispatch/td_registry.h"
 
 #ifdef __cplusplus
 extern "C" {

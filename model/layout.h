@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tiledispatch.h"
+#include "model.h"
 
 /* Largest |stride| or |offset| accepted in an input layout. */
 #define TD_LAY_MAX_STRIDE ((int64_t)1 << 40)

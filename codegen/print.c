@@ -1,0 +1,85 @@
+/*
+ * td_ir_print: the printers' front door.  It checks the IR, sets up the
+ * printer context and hands the tree to the TIRx or CUDA printer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+const char *td_cuda_type_name(td_dtype t)
+{
+    return (unsigned)t < TD_DTYPE_COUNT ? td__cuda_type(t) : NULL;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+/* The two outputs are handed over as malloc() memory, as the public
+ * header promises (free with free()), whatever allocator the library
+ * uses internally. */
+static int hand_over(const td_buf *b, char **out)
+{
+    size_t n = b->data ? b->len : 0;
+    char *s = malloc(n + 1);
+    if (s == NULL)
+        return TD_ENOMEM;
+    if (n > 0)
+        memcpy(s, b->data, n);
+    s[n] = '\0';
+    *out = s;
+    return 0;
+}
+
+int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
+                char **prelude)
+{
+    if (body != NULL)
+        *body = NULL;
+    if (prelude != NULL)
+        *prelude = NULL;
+    if (ir == NULL || (lang != TD_LANG_TIRX && lang != TD_LANG_CUDA) ||
+        indent < 0 || indent > 1024)
+        return TD_EINVAL;
+    if (ir->status != 0)
+        return ir->status;
+    if (ir->depth != 0)
+        return TD_EINVAL;
+
+    td__pctx p;
+    memset(&p, 0, sizeof p);
+    p.ir = ir;
+    td__buf_init(&p.body);
+    td__buf_init(&p.prelude);
+    size_t nv = (size_t)(ir->nvars > 0 ? ir->nvars : 1);
+    p.live = td__calloc(nv, 1);
+    p.zero = td__calloc(nv, 1);
+    int err = 0;
+    if (p.live == NULL || p.zero == NULL) {
+        err = TD_ENOMEM;
+    } else {
+        td__w_init(&p.w, &p.body, lang, indent);
+        err = lang == TD_LANG_CUDA ? td__print_cuda(&p) : td__print_tirx(&p);
+    }
+    if (err == 0 && (p.body.err || p.prelude.err))
+        err = p.body.err ? p.body.err : p.prelude.err;
+    char *b = NULL, *pr = NULL;
+    if (err == 0 && body != NULL)
+        err = hand_over(&p.body, &b);
+    if (err == 0 && prelude != NULL)
+        err = hand_over(&p.prelude, &pr);
+    if (err != 0) {
+        free(b);
+        free(pr);
+    } else {
+        if (body != NULL)
+            *body = b;
+        if (prelude != NULL)
+            *prelude = pr;
+    }
+    td__free(p.live);
+    td__free(p.zero);
+    td__buf_free(&p.body);
+    td__buf_free(&p.prelude);
+    td__arena_free(&p.arena);
+    return err;
+}

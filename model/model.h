@@ -1,0 +1,39 @@
+/*
+ * The model layer's internal header (not installed): the call model's
+ * public types plus accessors that every layer above shares.  The
+ * TileLayout model is in layout.h.
+ */
+#ifndef TILEDISPATCH_MODEL_H
+#define TILEDISPATCH_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "td_internal.h"
+#include "tiledispatch/td_call.h"
+
+/*
+ * The buffer a region of `call` refers to, or NULL when the region is
+ * malformed (buffer index out of range, or a rank that disagrees with the
+ * buffer's).  Loaded calls never are; hand-built ones may be, and
+ * predicates must not crash on them.
+ */
+const td_buffer *td__region_buffer(const td_call *call, const td_region *r);
+
+/* Product of the region's extents, saturating at INT64_MAX (and 0 if any
+ * extent is not positive), so that hostile shapes cannot overflow. */
+int64_t td__region_elems(const td_region *r);
+
+/* Saturating product a * b of non-negative values. */
+int64_t td__mul_sat(int64_t a, int64_t b);
+
+/* Whether a fixed-size name field of a call (scope, target) equals s,
+ * reading at most TD_NAME_MAX bytes of the field. */
+bool td__name_is(const char *field, const char *s);
+
+/* printf arguments for "%.*s" that print at most one name field. */
+#define TD__FIELD(f) (int)strnlen((f), TD_NAME_MAX), (f)
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * The name tables of the call model: dtypes, execution scopes, launch axes
+ * and launch tags (the spellings call files and printers use).
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "tiledispatch/td_call.h"
+
+/* ---- name tables -------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int bits;
+} g_dtypes[] = {
+#define TD__DT_ROW(id, name, bits) {name, bits},
+    TD_DTYPE_MAP(TD__DT_ROW)
+#undef TD__DT_ROW
+};
+
+const char *td_dtype_name(td_dtype t)
+{
+    return (unsigned)t < TD_DTYPE_COUNT ? g_dtypes[t].name : "?";
+}
+
+int td_dtype_parse(const char *s, td_dtype *out)
+{
+    for (int i = 0; i < TD_DTYPE_COUNT; i++)
+        if (strcmp(s, g_dtypes[i].name) == 0) {
+            *out = (td_dtype)i;
+            return 0;
+        }
+    return TD_ENOENT;
+}
+
+int td_dtype_bits(td_dtype t)
+{
+    return (unsigned)t < TD_DTYPE_COUNT ? g_dtypes[t].bits : 0;
+}
+
+bool td_dtype_is_float(td_dtype t)
+{
+    return t == TD_F32 || t == TD_F16 || t == TD_BF16 || t == TD_F64;
+}
+
+bool td_dtype_is_signed(td_dtype t)
+{
+    return td_dtype_is_float(t) || t == TD_I8 || t == TD_I16 || t == TD_I32 ||
+           t == TD_I64;
+}
+
+static const char *const g_scopes[TD_SCOPE_COUNT] = {
+    "thread", "warp", "warpgroup", "cta", "cluster"};
+
+const char *td_exec_scope_name(td_exec_scope s)
+{
+    return (unsigned)s < TD_SCOPE_COUNT ? g_scopes[s] : "?";
+}
+
+int td_exec_scope_parse(const char *s, td_exec_scope *out)
+{
+    for (int i = 0; i < TD_SCOPE_COUNT; i++)
+        if (strcmp(s, g_scopes[i]) == 0) {
+            *out = (td_exec_scope)i;
+            return 0;
+        }
+    return TD_ENOENT;
+}
+
+static const struct {
+    const char *name;
+    bool thread;
+} g_axes[] = {
+#define TD__AX_ROW(id, name, thr) {name, thr},
+    TD_AXIS_MAP(TD__AX_ROW)
+#undef TD__AX_ROW
+};
+
+const char *td_axis_name(td_axis a)
+{
+    return (unsigned)a < TD_AXIS_COUNT ? g_axes[a].name : "?";
+}
+
+int td_axis_parse(const char *s, td_axis *out)
+{
+    for (int i = 0; i < TD_AXIS_COUNT; i++)
+        if (strcmp(s, g_axes[i].name) == 0) {
+            *out = (td_axis)i;
+            return 0;
+        }
+    return TD_ENOENT;
+}
+
+bool td_axis_is_thread(td_axis a)
+{
+    return (unsigned)a < TD_AXIS_COUNT && g_axes[a].thread;
+}
+
+static const char *const g_launch[TD_LAUNCH_COUNT] = {
+    "threadIdx.x", "threadIdx.y", "threadIdx.z",
+    "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
+
+const char *td_launch_tag_name(td_launch_tag t)
+{
+    return (unsigned)t < TD_LAUNCH_COUNT ? g_launch[t] : "?";
+}

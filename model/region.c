@@ -1,0 +1,53 @@
+/*
+ * Small accessors over a call's regions and name fields that every layer
+ * above the model shares (predicates, variant modules, the kernel
+ * generator).  They never trust a hand-built call.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "model.h"
+
+/* ---- shared accessors -------------------------------------------------- */
+
+const td_buffer *td__region_buffer(const td_call *call, const td_region *r)
+{
+    if (call == NULL || r == NULL)
+        return NULL;
+    if (call->nbuffers < 0 || call->nbuffers > TD_MAX_BUFFERS)
+        return NULL;
+    if (r->buffer < 0 || r->buffer >= call->nbuffers)
+        return NULL;
+    const td_buffer *b = &call->buffers[r->buffer];
+    if (b->ndim < 0 || b->ndim > TD_MAX_RANK || r->ndim != b->ndim)
+        return NULL;
+    return b;
+}
+
+int64_t td__mul_sat(int64_t a, int64_t b)
+{
+    if (a <= 0 || b <= 0)
+        return 0;
+    if (a > INT64_MAX / b)
+        return INT64_MAX;
+    return a * b;
+}
+
+int64_t td__region_elems(const td_region *r)
+{
+    int64_t n = 1;
+    int nd = r->ndim;
+    if (nd < 0 || nd > TD_MAX_RANK)
+        return 0;
+    for (int d = 0; d < nd; d++)
+        n = td__mul_sat(n, r->extent[d]);
+    return n;
+}
+
+/* Whether a fixed-size name field equals s; the bound keeps a hand-built
+ * call without a terminator from being read past its field. */
+bool td__name_is(const char *field, const char *s)
+{
+    size_t n = strlen(s);
+    return strnlen(field, TD_NAME_MAX) == n && memcmp(field, s, n) == 0;
+}
