@@ -44,8 +44,10 @@ static const td_pred_desc pairwise_preds[] = {
 /* ---- the emitter -------------------------------------------------------- */
 
 static int emit_pairwise(const td_call *call, const td_op_desc *op,
-                         td_ir *ir, void *user, td_reason *why)
+                         const void *plan, td_ir *ir, void *user,
+                         td_reason *why)
 {
+    (void)plan; /* this module has no plan function */
     (void)user;
     const td_buffer *src = td_call_src_buffer(call);
     const td_buffer *dst = td_call_dst_buffer(call);
@@ -89,7 +91,10 @@ static int emit_pairwise(const td_call *call, const td_op_desc *op,
 }
 
 static const td_impl_desc pairwise_impl = {
-    "pairwise", emit_pairwise, NULL, pairwise_preds, 1,
+    .name = "pairwise",
+    .emit = emit_pairwise,
+    .preds = pairwise_preds,
+    .npreds = 1,
 };
 
 /* ---- a small driver ----------------------------------------------------- */

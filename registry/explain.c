@@ -81,32 +81,6 @@ static char *call_script(const td_call *call)
     return s;
 }
 
-/* Evaluates every predicate of e into row r; returns the number failed, or
- * a negative code. */
-static int eval_all(const td__ventry *e, const td_call *call,
-                    td_explain_row *r)
-{
-    td_pred_outcome *po = td__calloc(e->npreds ? e->npreds : 1, sizeof *po);
-    if (po == NULL)
-        return TD_ENOMEM;
-    r->preds = po;
-    int failed = 0;
-    for (size_t i = 0; i < e->npreds; i++) {
-        const td__rule_pred *rp = &e->preds[i];
-        td_reason why;
-        why.text[0] = '\0';
-        po[i].name = rp->pred->desc.name;
-        po[i].ok = rp->pred->desc.fn(call, &rp->args, rp->pred->desc.user, &why);
-        /* A passing predicate has no reason worth showing. */
-        po[i].reason = td__strdup(po[i].ok ? "" : why.text);
-        r->npreds++;
-        if (po[i].reason == NULL)
-            return TD_ENOMEM;
-        failed += !po[i].ok;
-    }
-    return failed;
-}
-
 /* "rejected: a — r; rejected: b" for the failed predicates of r. */
 static void put_rejections(td_buf *b, const td_explain_row *r)
 {
@@ -123,36 +97,83 @@ static void put_rejections(td_buf *b, const td_explain_row *r)
     }
 }
 
-/* Runs the emitter of a candidate whose predicates all passed. */
-static int try_emit(const td__ventry *e, const td_call *call,
-                    const td_op_desc *op, td_explain_row *r, td_buf *msg)
+/* The observer of the selection loop that fills the rows. */
+typedef struct builder {
+    td_explain *ex;
+    size_t cap;
+    td_explain_row *cur;
+} builder;
+
+static int on_begin(void *ctx, const td__ventry *e)
 {
-    td_ir *ir = td_ir_new();
-    if (ir == NULL)
+    builder *b = ctx;
+    td_explain *ex = b->ex;
+    if (ex->nrows == b->cap)
+        return TD_EINTERNAL; /* more candidates than counted */
+    td_explain_row *r = &ex->rows[ex->nrows++];
+    b->cur = r;
+    r->priority = e->priority;
+    r->variant = td__strdup(e->name);
+    if (r->variant == NULL)
         return TD_ENOMEM;
-    td_reason why;
-    why.text[0] = '\0';
-    int rc = e->impl->desc.emit(call, op, ir, e->impl->desc.user, &why);
-    if (rc == 0)
-        rc = td_ir_status(ir);
-    td_ir_free(ir);
-    /* Running out of memory is not an answer about the call: report it
-     * like td_dispatch does instead of a table row that would differ from
-     * the unstressed run. */
-    if (rc == TD_ENOMEM)
-        return rc;
-    if (rc == 0) {
-        r->status = TD_CAND_SELECTED;
-    } else if (rc == TD_EDECLINED) {
-        r->status = TD_CAND_DECLINED;
-        td__buf_puts(msg, "declined");
-        if (why.text[0])
-            td__buf_printf(msg, " " EM_DASH " %s", why.text);
-    } else {
-        r->status = TD_CAND_FAILED;
-        td__buf_printf(msg, "failed " EM_DASH " %s: %s", td_err_name(rc),
-                       why.text[0] ? why.text : td_strerror(rc));
+    td_pred_outcome *po = td__calloc(e->npreds ? e->npreds : 1, sizeof *po);
+    if (po == NULL)
+        return TD_ENOMEM;
+    r->preds = po;
+    return 0;
+}
+
+static int on_pred(void *ctx, const td__ventry *e, size_t i, bool ok,
+                   const char *reason)
+{
+    builder *b = ctx;
+    td_pred_outcome *po = (td_pred_outcome *)b->cur->preds;
+    po[i].name = e->preds[i].pred->desc.name;
+    po[i].ok = ok;
+    /* A passing predicate has no reason worth showing. */
+    po[i].reason = td__strdup(ok ? "" : reason);
+    b->cur->npreds++;
+    return po[i].reason == NULL ? TD_ENOMEM : 0;
+}
+
+static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
+                   const char *reason)
+{
+    (void)e;
+    builder *b = ctx;
+    td_explain *ex = b->ex;
+    if (st == TD_CAND_DISABLED)
+        return 0; /* listed by `rules`, not by this table */
+    td_explain_row *r = b->cur;
+    r->status = st;
+    td_buf msg;
+    td__buf_init(&msg);
+    switch (st) {
+    case TD_CAND_SELECTED:
+        ex->selected = (long)(ex->nrows - 1);
+        break;
+    case TD_CAND_DECLINED:
+        td__buf_puts(&msg, "declined");
+        if (reason[0])
+            td__buf_printf(&msg, " " EM_DASH " %s", reason);
+        break;
+    case TD_CAND_FAILED:
+        td__buf_printf(&msg, "failed " EM_DASH " %s: %s", td_err_name(rc),
+                       reason[0] ? reason : td_strerror(rc));
+        break;
+    case TD_CAND_NOT_TRIED:
+        ex->failed_before[ex->nrows - 1] = rc != 0;
+        put_rejections(&msg, r);
+        break;
+    default:
+        put_rejections(&msg, r);
+        break;
     }
+    char *m;
+    int trc = td__buf_take(&msg, &m);
+    if (trc != 0)
+        return trc;
+    r->message = m;
     return 0;
 }
 
@@ -172,51 +193,14 @@ static int build(td_explain *ex, const td_registry *reg, const td_call *call,
     ex->failed_before = td__calloc(n, sizeof *ex->failed_before);
     if (ex->rows == NULL || ex->failed_before == NULL)
         return TD_ENOMEM;
-
-    bool done = false, failed = false;
-    for (size_t i = 0; i < key->n; i++) {
-        const td__ventry *e = key->cands[i];
-        if (!td__cand_keep(e, call))
-            continue;
-        td_explain_row *r = &ex->rows[ex->nrows++];
-        r->priority = e->priority;
-        r->variant = td__strdup(e->name);
-        if (r->variant == NULL)
-            return TD_ENOMEM;
-        int nfailed = eval_all(e, call, r);
-        if (nfailed < 0)
-            return nfailed;
-
-        td_buf msg;
-        td__buf_init(&msg);
-        if (done) {
-            r->status = TD_CAND_NOT_TRIED;
-            ex->failed_before[ex->nrows - 1] = failed;
-            put_rejections(&msg, r);
-        } else if (nfailed > 0) {
-            r->status = TD_CAND_REJECTED;
-            put_rejections(&msg, r);
-        } else {
-            int rc = try_emit(e, call, op, r, &msg);
-            if (rc != 0) {
-                td__buf_free(&msg);
-                return rc;
-            }
-            if (r->status == TD_CAND_SELECTED) {
-                ex->selected = (long)(ex->nrows - 1);
-                done = true;
-            } else if (r->status == TD_CAND_FAILED) {
-                /* td_dispatch stops at a failing emitter; so do we. */
-                done = failed = true;
-            }
-        }
-        char *m;
-        int rc = td__buf_take(&msg, &m);
-        if (rc != 0)
-            return rc;
-        r->message = m;
-    }
-    return 0;
+    builder b = {.ex = ex, .cap = n};
+    td__sel_obs obs = {.all = true, .ctx = &b, .begin = on_begin,
+                       .pred = on_pred, .cand = on_cand};
+    td__sel_result sel;
+    int rc = td__select(key, call, op, &obs, &sel);
+    /* The winner's IR is not part of an explanation. */
+    td_ir_free(sel.ir);
+    return rc;
 }
 
 int td_explain_call(const td_registry *reg, const td_call *call,

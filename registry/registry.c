@@ -21,6 +21,7 @@ const char *td_cand_status_name(td_cand_status s)
     case TD_CAND_DECLINED: return "declined";
     case TD_CAND_FAILED: return "failed";
     case TD_CAND_NOT_TRIED: return "not_tried";
+    case TD_CAND_DISABLED: return "disabled";
     }
     return "?";
 }
@@ -171,6 +172,18 @@ int td_register_impl(td_registry *reg, const td_impl_desc *impl)
     if (reg == NULL || impl == NULL || !name_ok(impl->name) ||
         impl->emit == NULL || (impl->npreds > 0 && impl->preds == NULL))
         return TD_EINVAL;
+    if (impl->plan != NULL
+            ? impl->plan_size == 0 || impl->plan_size > TD_PLAN_MAX
+            : impl->plan_size != 0 || impl->plan_pred != NULL)
+        return TD_EINVAL;
+    if (impl->plan_pred != NULL) {
+        bool found = false;
+        for (size_t i = 0; i < impl->npreds; i++)
+            found |= impl->preds[i].name != NULL &&
+                     strcmp(impl->preds[i].name, impl->plan_pred) == 0;
+        if (!found)
+            return TD_EINVAL;
+    }
     /* Check everything first so that a refusal changes nothing. */
     for (size_t i = 0; i < impl->npreds; i++)
         if (!pred_desc_ok(&impl->preds[i]))
@@ -202,6 +215,10 @@ int td_register_impl(td_registry *reg, const td_impl_desc *impl)
     }
     e->desc = *impl;
     e->desc.name = e->name;
+    if (impl->plan_pred != NULL) {
+        e->plan_pred = td__registry_pred(reg, impl->plan_pred);
+        e->desc.plan_pred = e->plan_pred->desc.name;
+    }
     unsigned before = HASH_COUNT(reg->impls);
     HASH_ADD_KEYPTR(hh, reg->impls, e->name, strlen(e->name), e);
     if (HASH_COUNT(reg->impls) == before) {

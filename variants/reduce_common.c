@@ -153,13 +153,10 @@ static void src_index(td_ir *ir, const td_region *r, const td__red_shape *sh,
         idx[d] = plus_const(ir, idx[d], r->start[d]);
 }
 
-int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
-                         td_reason *why)
+int td__emit_thread_wise(const td_call *call, td_combiner comb,
+                         const td__red_shape *shp, td_ir *ir)
 {
-    td__red_shape sh;
-    int err = td__reduce_check(call, comb, &sh, why);
-    if (err != 0)
-        return err;
+    const td__red_shape sh = *shp;
     const td_buffer *db = &call->buffers[call->dst.buffer];
     const td_buffer *sb = &call->buffers[call->src.buffer];
 
@@ -216,6 +213,31 @@ int td__reduce_check(const td_call *call, td_combiner comb,
     if (!region_ok(&call->src, sb, "src", why) ||
         !region_ok(&call->dst, db, "dst", why) ||
         !td__reduce_shape(call, sh, why))
+        return TD_EDECLINED;
+    if (sh->spatial_len > TD__INDEX_MAX || sh->reduction_len > TD__INDEX_MAX) {
+        td_reason_set(why, "reduction too large for 32-bit loop indices");
+        return TD_EDECLINED;
+    }
+    return 0;
+}
+
+int td__reduce_limits(const td_call *call, td_combiner comb,
+                      const td__red_shape *sh, td_reason *why)
+{
+    const td_buffer *db = td__region_buffer(call, &call->dst);
+    const td_buffer *sb = td__region_buffer(call, &call->src);
+    if (db == NULL || sb == NULL) {
+        td_reason_set(why, "malformed call: %s region does not name a buffer",
+                      db == NULL ? "dst" : "src");
+        return TD_EDECLINED;
+    }
+    if (comb != TD_COMBINE_SUM && comb != TD_COMBINE_MAX &&
+        comb != TD_COMBINE_MIN) {
+        td_reason_set(why, "unknown reduction combiner");
+        return TD_EDECLINED;
+    }
+    if (!region_ok(&call->src, sb, "src", why) ||
+        !region_ok(&call->dst, db, "dst", why))
         return TD_EDECLINED;
     if (sh->spatial_len > TD__INDEX_MAX || sh->reduction_len > TD__INDEX_MAX) {
         td_reason_set(why, "reduction too large for 32-bit loop indices");

@@ -130,7 +130,8 @@ typedef enum td_cand_status {
     TD_CAND_REJECTED,   /* one or more predicates failed */
     TD_CAND_DECLINED,   /* predicates passed, emitter declined */
     TD_CAND_FAILED,     /* emitter failed with an error */
-    TD_CAND_NOT_TRIED   /* an earlier candidate won */
+    TD_CAND_NOT_TRIED,  /* an earlier candidate won */
+    TD_CAND_DISABLED    /* the rules disable it (enabled: false) */
 } td_cand_status;
 
 const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
