@@ -28,14 +28,24 @@
 
 /* ---- registered things ------------------------------------------------- */
 
+/* Every registered thing remembers where it came from: `origin` is
+ * "built-in", a plugin's path or "application" (strings the registry
+ * owns), and `stamp` the registration batch (a plugin load), so that a
+ * failed batch can be taken back whole. */
 typedef struct td__op_entry {
     td_op_desc desc;  /* desc.name points at name */
     char *name;       /* owned copy */
+    const char *origin;
+    unsigned stamp;
     UT_hash_handle hh;
 } td__op_entry;
 
 typedef struct td__pred_entry {
     td_pred_desc desc; /* strings and schema owned by the registrant */
+    const char *origin;
+    unsigned stamp;
+    const char *impl;  /* the impl that brought it (its entry's name), or
+                          NULL for a predicate registered on its own */
     UT_hash_handle hh;
 } td__pred_entry;
 
@@ -45,6 +55,8 @@ typedef struct td__impl_entry {
     /* The predicate entry of desc.plan_pred (registered with the impl),
      * NULL when the module has none. */
     const struct td__pred_entry *plan_pred;
+    const char *origin;
+    unsigned stamp;
     UT_hash_handle hh;
 } td__impl_entry;
 
@@ -92,12 +104,32 @@ typedef struct td__rules {
     size_t nrules;         /* (op, target, variant) triples */
 } td__rules;
 
+/* A loaded plugin (plugin.c): kept open while the registry lives, since
+ * its descriptors and code stay in use. */
+typedef struct td__plugin {
+    char *path;
+    void *handle;
+    struct td__plugin *next;
+} td__plugin;
+
 struct td_registry {
     td__op_entry *ops;
     td__pred_entry *preds;
     td__impl_entry *impls;
     td__rules *rules;      /* NULL before the first successful load */
+    const char *origin;    /* of registrations now: NULL = "application" */
+    unsigned stamp;        /* of registrations now */
+    td__plugin *plugins;   /* newest first */
+    unsigned last_stamp;   /* of the newest plugin batch */
+    /* "predicate 'x' is already registered (by ORIGIN)": the last name a
+     * td_register_* call refused as taken, for plugin messages. */
+    char conflict[TD_DIAG_MSG_MAX];
 };
+
+/* Takes back every op, predicate and impl of registration batch `stamp`. */
+void td__registry_drop_stamp(td_registry *reg, unsigned stamp);
+/* plugin.c: closes the plugins (after the entries are gone). */
+void td__plugins_close(td__plugin *p);
 
 /* registry.c */
 const td__pred_entry *td__registry_pred(const td_registry *reg,

@@ -103,7 +103,7 @@ fi
 expect 2 "error: cannot write $tmp/no/such/dir/x.cu" kernel "$seed" -o "$tmp/no/such/dir/x.cu"
 
 # Usage errors: exit 2.
-expect 2 "--json applies to explain and rules, not 'dispatch'" dispatch "$seed" --json
+expect 2 "--json applies to explain, rules, predicates and impls, not 'dispatch'" dispatch "$seed" --json
 expect 2 "--lang applies to emit, not 'explain'" explain "$seed" --lang tirx
 expect 2 "-o applies to kernel, not 'emit'" emit "$seed" -o "$tmp/x"
 expect 2 "--rules does not apply" validate "$rules" --rules "$rules"

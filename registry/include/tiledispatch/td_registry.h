@@ -49,6 +49,54 @@ int td_register_predicate(td_registry *reg, const td_pred_desc *pred);
  * registered if any name is taken (TD_EEXIST). */
 int td_register_impl(td_registry *reg, const td_impl_desc *impl);
 
+/* ---- what is registered ------------------------------------------------ */
+
+/* A registered predicate.  `origin` says who registered it: "built-in",
+ * the path of the plugin, or "application"; `impl` names the variant
+ * module that brought it (NULL for one registered on its own). */
+typedef struct td_pred_info {
+    const char *name;
+    const td_arg_spec *args; /* the argument schema */
+    size_t nargs;
+    const char *origin;
+    const char *impl;
+} td_pred_info;
+
+/* A registered variant module (emitter). */
+typedef struct td_impl_info {
+    const char *name;
+    const char *origin;
+    size_t npreds;             /* the predicates it brings */
+    const td_pred_desc *preds;
+    bool has_plan;
+    const char *plan_pred;     /* NULL when none */
+} td_impl_info;
+
+/* The registered predicates / impls sorted by name: returns the count and
+ * fills infos when cap is at least that count (pass NULL, 0 to ask).
+ * Pointers stay valid while nothing is registered or removed. */
+size_t td_registry_predicates(const td_registry *reg, td_pred_info *infos,
+                              size_t cap);
+size_t td_registry_impls(const td_registry *reg, td_impl_info *infos,
+                         size_t cap);
+
+/* ---- plugins ----------------------------------------------------------- */
+
+/*
+ * Loads a variant-module plugin: a shared object built against these
+ * headers that exports `td_plugin_abi_version` (TD_PLUGIN_ABI_VERSION at
+ * its build, see td_plugin.h) and `int td_plugin_init(td_registry *reg)`,
+ * which registers its ops, predicates and impls and returns 0 or a TD_E*
+ * code.  Returns 0; or TD_EIO (cannot be opened, or not a shared object),
+ * TD_ESCHEMA (a symbol is missing or the ABI version differs), or the
+ * code of a failing init (TD_EEXIST when it registers a taken name), with
+ * the path and the reason in diag.  On failure nothing of the plugin
+ * stays registered and it is closed.  A loaded plugin stays open until
+ * td_registry_free.  Load plugins before the rules that bind their names.
+ */
+int td_registry_load_plugin(td_registry *reg, const char *path,
+                            td_diag *diag);
+
 /* ---- the registry ------------------------------------------------------ */
 
 /* A registry with the built-in ops, predicates and variant modules and no
