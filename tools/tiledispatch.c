@@ -72,7 +72,11 @@ static const char *const usage_text =
     "adds more\n"
     "  --arch sm_NN    override the call's arch\n"
     "  --lang L        emit language: cuda (default) or tirx\n"
-    "  --json          machine-readable output (explain, rules)\n"
+    "  --json          machine-readable output (explain, rules, predicates, "
+    "impls)\n"
+    "  --format F      explain table: text (default), tvm (upstream TVM's "
+    "table)\n"
+    "                  or json; also for the table a failed dispatch prints\n"
     "  -o FILE         output file (kernel; default stdout)\n"
     "  -h, --help      this text;  --version  the version\n"
     "  Options take their value as '--opt VALUE' or '--opt=VALUE'; a CALL.yaml "
@@ -464,6 +468,9 @@ static int load_call(const options *opts, td_call **out)
     return -1;
 }
 
+/* The table style of --format (text unless tvm; --json wins). */
+static td_explain_style g_style = TD_EXPLAIN_TEXT;
+
 /* Prints the explanation of a failed dispatch on stderr. */
 static int print_failure_table(const td_registry *reg, const td_call *call,
                                FILE *to)
@@ -475,7 +482,7 @@ static int print_failure_table(const td_registry *reg, const td_call *call,
     if (err != 0)
         return report(&d, err);
     char *text = NULL;
-    err = td_explain_format(ex, false, &text);
+    err = td_explain_format(ex, g_style, &text);
     td_explain_free(ex);
     if (err != 0) {
         fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
@@ -522,7 +529,7 @@ static int cmd_explain(const td_registry *reg, const td_call *call,
     if (err != 0)
         return report(&d, err);
     char *text = NULL;
-    err = td_explain_format(ex, json, &text);
+    err = td_explain_format(ex, json ? TD_EXPLAIN_JSON : g_style, &text);
     bool matched = td_explain_selected(ex) != NULL;
     td_explain_free(ex);
     if (err != 0) {
@@ -852,6 +859,21 @@ int main(int argc, char **argv)
         return usage_error("--json applies to explain, rules, predicates and "
                            "impls, not '%s'",
                            cmd);
+    if (opts.format != NULL) {
+        if (validate || rules || listing)
+            return usage_error("--format applies to explain and to the "
+                               "failure table of a call, not '%s'",
+                               cmd);
+        if (strcmp(opts.format, "text") == 0)
+            g_style = TD_EXPLAIN_TEXT;
+        else if (strcmp(opts.format, "tvm") == 0)
+            g_style = TD_EXPLAIN_TVM;
+        else if (strcmp(opts.format, "json") == 0)
+            g_style = TD_EXPLAIN_JSON;
+        else
+            return usage_error("--format '%s': expected text, tvm or json",
+                               opts.format);
+    }
     if (opts.lang != NULL && strcmp(cmd, "emit") != 0)
         return usage_error("--lang applies to emit, not '%s'", cmd);
     if (opts.out != NULL && strcmp(cmd, "kernel") != 0)

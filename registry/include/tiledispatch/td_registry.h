@@ -198,6 +198,8 @@ typedef struct td_explain_row {
     const td_pred_outcome *preds; /* every predicate, evaluated */
     const char *message;          /* "rejected: a — r; rejected: b — r",
                                      "declined — r", or "" */
+    const char *file;             /* where the rules entry was declared */
+    int line;
 } td_explain_row;
 
 typedef struct td_explain td_explain;
@@ -216,17 +218,28 @@ size_t td_explain_nrows(const td_explain *ex);
 const td_explain_row *td_explain_get(const td_explain *ex, size_t i);
 /* The winning row, or NULL when nothing matched. */
 const td_explain_row *td_explain_selected(const td_explain *ex);
-/* Why there are no rows, "" otherwise: "no registered variants for this
- * op/target" or "no variant named 'X' is registered". */
+/* Why no candidate could be tried, "" otherwise: "no registered variants
+ * for this op/target", "no variant named 'X' is registered", or (with
+ * only disabled rows) "no enabled variants for this op/target (N
+ * disabled)" / "variant 'X' is disabled in the rules for ...". */
 const char *td_explain_empty_reason(const td_explain *ex);
 
-/*
- * Formats the explanation.  Text: the header
- * "dispatch failed: op=OP target=T" (or "dispatch: op=OP target=T
- * selected=V" on success) and the table of contract section 4, widths in
- * code points.  JSON: one object, keys in a fixed order.  *out is malloc'd.
- */
-int td_explain_format(const td_explain *ex, bool json, char **out);
+typedef enum td_explain_style {
+    /* The header "dispatch failed: op=OP target=T" (or "dispatch: op=OP
+     * target=T selected=V"), the call once, and a table of one row per
+     * candidate (disabled ones too) with one status each and one reason
+     * per line, wrapped to fit 100 columns (widths in code points). */
+    TD_EXPLAIN_TEXT = 0,
+    /* One JSON object, keys in a fixed order, every predicate outcome. */
+    TD_EXPLAIN_JSON = 1,
+    /* Upstream TVM's failure table ("Variant | Error", the opcall in every
+     * row, no disabled rows), for diffing against TVM's text. */
+    TD_EXPLAIN_TVM = 2
+} td_explain_style;
+
+/* Formats the explanation in `style`.  *out is malloc'd. */
+int td_explain_format(const td_explain *ex, td_explain_style style,
+                      char **out);
 
 #ifdef __cplusplus
 }
