@@ -505,6 +505,9 @@ static PyObject *Call_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     PyObject *doc = PyDict_New();
     if (doc == NULL)
         return NULL;
+    PyObject *default_target = PyUnicode_FromString("cuda");
+    if (default_target == NULL)
+        goto fail;
     if (kw != NULL) {
         PyObject *key, *value;
         Py_ssize_t pos = 0;
@@ -524,11 +527,14 @@ static PyObject *Call_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         }
         for (int i = 0; call_keys[i] != NULL; i++) {
             PyObject *v = PyDict_GetItemString(kw, call_keys[i]);
+            if (v == NULL && strcmp(call_keys[i], "target") == 0)
+                v = default_target;
             if (v != NULL && v != Py_None &&
                 PyDict_SetItemString(doc, call_keys[i], v) < 0)
                 goto fail;
         }
     }
+    Py_CLEAR(default_target);
     PyObject *json = PyImport_ImportModule("json");
     if (json == NULL)
         goto fail;
@@ -564,6 +570,7 @@ static PyObject *Call_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     Py_DECREF(text);
     return call;
 fail:
+    Py_XDECREF(default_target);
     Py_DECREF(doc);
     return NULL;
 }
@@ -577,7 +584,7 @@ static void Call_dealloc(PyObject *self)
 }
 
 PyDoc_STRVAR(Call_from_yaml_doc,
-"from_yaml(path, /)\n--\n\n"
+"from_yaml($cls, path, /)\n--\n\n"
 "Load a call file (YAML, see docs/contract.md).\n\n"
 "Raises InputError (with .path, .line, .column) when the file cannot be\n"
 "read or does not follow the contract.");
@@ -602,7 +609,7 @@ static PyObject *Call_from_yaml(PyObject *cls, PyObject *path)
 }
 
 PyDoc_STRVAR(Call_from_text_doc,
-"from_text(text, name='<text>')\n--\n\n"
+"from_text($cls, text, name='<text>')\n--\n\n"
 "Parse a call from YAML text; `name` stands for the file in messages.");
 
 static PyObject *Call_from_text(PyObject *cls, PyObject *args, PyObject *kw)
@@ -630,7 +637,7 @@ static PyObject *Call_from_text(PyObject *cls, PyObject *args, PyObject *kw)
 }
 
 PyDoc_STRVAR(Call_with_arch_doc,
-"with_arch(arch, /)\n--\n\n"
+"with_arch($self, arch, /)\n--\n\n"
 "A copy of the call with `arch` (e.g. 'sm_100a') in place of its own, like\n"
 "the command line's --arch.  Raises ValueError unless arch has sm_NN.");
 
@@ -962,7 +969,7 @@ static int print_ir(DispatchObject *self, td_lang lang, int indent,
 }
 
 PyDoc_STRVAR(Dispatch_emit_doc,
-"emit(lang='cuda', *, indent=0, prelude=True)\n--\n\n"
+"emit($self, lang='cuda', *, indent=0, prelude=True)\n--\n\n"
 "The lowered code of the call in `lang` ('cuda' or 'tirx').\n\n"
 "With prelude=True the text is what `tiledispatch emit` prints: the CUDA\n"
 "prelude (includes and helper functions, when the body needs any), a\n"
@@ -998,7 +1005,7 @@ static PyObject *Dispatch_emit(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 PyDoc_STRVAR(Dispatch_emit_parts_doc,
-"emit_parts(lang='cuda', *, indent=0)\n--\n\n"
+"emit_parts($self, lang='cuda', *, indent=0)\n--\n\n"
 "(prelude, body) of the lowered code: the prelude goes at file scope\n"
 "('' when none is needed), the body inside a kernel.");
 
@@ -1248,7 +1255,7 @@ static CallObject *as_call(PyObject *o)
 }
 
 PyDoc_STRVAR(Registry_dispatch_doc,
-"dispatch(call, /)\n--\n\n"
+"dispatch($self, call, /)\n--\n\n"
 "Select the variant for `call` and lower it: the highest-priority enabled\n"
 "candidate whose predicates all pass and whose emitter accepts.\n\n"
 "Returns a Dispatch (.variant, .emit('cuda'), .emit('tirx')).  Raises\n"
@@ -1291,7 +1298,7 @@ static PyObject *Registry_dispatch(PyObject *self, PyObject *arg)
 }
 
 PyDoc_STRVAR(Registry_select_doc,
-"select(call, /)\n--\n\n"
+"select($self, call, /)\n--\n\n"
 "The name of the variant dispatch() selects for `call` (what\n"
 "`tiledispatch dispatch` prints); raises like dispatch().");
 
@@ -1318,7 +1325,7 @@ static PyObject *Registry_select(PyObject *self, PyObject *arg)
 }
 
 PyDoc_STRVAR(Registry_explain_doc,
-"explain(call, /)\n--\n\n"
+"explain($self, call, /)\n--\n\n"
 "Every candidate for `call` in try order, as a list of ExplainRow\n"
 "(variant, priority, status, reasons); every predicate is evaluated.\n"
 "status is one of 'selected', 'rejected', 'declined', 'failed',\n"
@@ -1340,7 +1347,7 @@ static PyObject *Registry_explain(PyObject *self, PyObject *arg)
 }
 
 PyDoc_STRVAR(Registry_explain_text_doc,
-"explain_text(call, format='text')\n--\n\n"
+"explain_text($self, call, format='text')\n--\n\n"
 "The explanation as `tiledispatch explain` prints it: format 'text' (the\n"
 "table), 'json' (one object) or 'tvm' (upstream TVM's failure table).");
 
@@ -1377,7 +1384,7 @@ static PyObject *Registry_explain_text(PyObject *self, PyObject *args,
 }
 
 PyDoc_STRVAR(Registry_rules_doc,
-"rules()\n--\n\n"
+"rules($self, /)\n--\n\n"
 "The loaded dispatch table in try order (what `tiledispatch rules`\n"
 "lists), as a list of Rule (op, target, name, impl, priority, enabled,\n"
 "predicates, file, line); predicates is a tuple of (name, args_text).");

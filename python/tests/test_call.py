@@ -1,0 +1,169 @@
+"""Call: from_yaml, from_text, keywords, properties, with_arch, and every
+way a call can be refused."""
+import os
+import pathlib
+
+import pytest
+
+import tiledispatch as td
+from conftest import CLI_DATA, ROOT, SEED
+
+SEED_KW = dict(
+    op="sum", target="cuda", arch="sm_90a", scope="thread",
+    launch={"threadIdx.x": 1},
+    buffers={"A_local": {"scope": "local", "dtype": "float32", "shape": [4]},
+             "B_local": {"scope": "local", "dtype": "float32", "shape": [1]}},
+    dst="B_local", src="A_local", axes=[-1], accum=False)
+
+
+def test_from_yaml_fields(seed):
+    assert seed.op == "sum"
+    assert seed.target == "cuda"
+    assert seed.arch == "sm_90a"
+    assert seed.sm_version == 90
+    assert seed.scope == "thread"
+    assert seed.launch == {"threadIdx.x": 1}
+    assert seed.buffers == {
+        "A_local": {"scope": "local", "dtype": "float32", "shape": (4,)},
+        "B_local": {"scope": "local", "dtype": "float32", "shape": (1,)}}
+    assert seed.dst == "B_local[0:1]"
+    assert seed.src == "A_local[0:4]"
+    assert seed.axes == (-1,)
+    assert seed.accum is False
+    assert seed.config == {}
+    assert seed.dispatch is None
+    assert seed.file == str(SEED)
+    assert seed.script == "Tx.sum(B_local[0:1], A_local[0:4], axes=[-1], accum=False)"
+    assert "Tx.sum(B_local[0:1]" in repr(seed) and "arch=sm_90a" in repr(seed)
+
+
+def test_from_yaml_accepts_pathlike_and_str():
+    a = td.Call.from_yaml(str(SEED))
+    b = td.Call.from_yaml(pathlib.Path(SEED))
+    c = td.Call.from_yaml(os.fsencode(SEED))
+    assert a.script == b.script == c.script
+
+
+def test_from_text_str_and_bytes():
+    text = SEED.read_text()
+    a = td.Call.from_text(text)
+    b = td.Call.from_text(text.encode(), name="seed.yaml")
+    assert a.file == "<text>" and b.file == "seed.yaml"
+    assert a.script == b.script == td.Call.from_yaml(SEED).script
+
+
+def test_keywords_equal_the_file(reg, seed):
+    c = td.Call(**SEED_KW)
+    assert c.script == seed.script
+    assert c.buffers == seed.buffers and c.launch == seed.launch
+    assert reg.dispatch(c).emit("cuda") == reg.dispatch(seed).emit("cuda")
+    c2 = td.Call(**SEED_KW, config={"thread_reduce": False, "n": 3, "mode": "x"})
+    assert c2.config == {"thread_reduce": False, "n": 3, "mode": "x"}
+
+
+def test_keywords_layout_region_dispatch():
+    # target defaults to "cuda" for keyword calls.
+    c = td.Call(op="max", scope="warp", launch={"threadIdx.x": 32},
+                buffers={"A": {"scope": "local", "dtype": "float16", "shape": [32, 4],
+                               "layout": "S[(32, 4) : (1@laneid, 1)]"},
+                         "B": {"scope": "local", "dtype": "float16", "shape": [32]}},
+                dst="B[0:32]", src="A[0:32, 0:4]", axes=[1], accum=True, dispatch="local")
+    assert c.buffers["A"]["layout"] == "S[(32, 4) : (1@laneid, 1)]"
+    assert c.dispatch == "local" and c.accum is True and c.axes == (1,)
+    assert c.src == "A[0:32, 0:4]" and c.target == "cuda"
+
+
+def test_with_arch(seed):
+    c = seed.with_arch("sm_100a")
+    assert c.arch == "sm_100a" and c.sm_version == 100
+    assert seed.arch == "sm_90a"          # the original is unchanged
+    with pytest.raises(ValueError, match="expected sm_NN"):
+        seed.with_arch("volta")
+    with pytest.raises(TypeError):
+        seed.with_arch(90)
+
+
+def test_calls_are_immutable(seed):
+    with pytest.raises(AttributeError):
+        seed.op = "max"
+
+
+def test_missing_file():
+    with pytest.raises(td.InputError) as e:
+        td.Call.from_yaml("/nonexistent/call.yaml")
+    assert e.value.path == "/nonexistent/call.yaml"
+    assert e.value.code == "TD_EIO"
+    assert isinstance(e.value, ValueError) and isinstance(e.value, td.Error)
+
+
+def test_positioned_error_from_file():
+    with pytest.raises(td.InputError) as e:
+        td.Call.from_yaml(CLI_DATA / "bad_dtype.yaml")
+    err = e.value
+    assert err.path == str(CLI_DATA / "bad_dtype.yaml")
+    assert (err.line, err.column) == (4, 28)
+    assert "float8" in err.message
+    assert err.source_line == "  A: {scope: local, dtype: float8, shape: [4]}"
+    lines = str(err).split("\n")
+    assert lines[0].startswith(f"{err.path}:4:28: error: ")
+    assert lines[2].strip() == "^"
+
+
+def test_error_text_matches_cli():
+    from conftest import run_cli
+    r = run_cli("dispatch", CLI_DATA / "bad_dtype.yaml")
+    assert r.returncode == 2
+    with pytest.raises(td.InputError) as e:
+        td.Call.from_yaml(CLI_DATA / "bad_dtype.yaml")
+    assert str(e.value) + "\n" == r.stderr
+
+
+def test_parse_errors_from_text():
+    with pytest.raises(td.InputError) as e:
+        td.Call.from_text("op: sum\nfoo: 1\n", name="mine.yaml")
+    assert (e.value.path, e.value.line, e.value.column) == ("mine.yaml", 2, 1)
+    assert e.value.code == "TD_ESCHEMA"
+    with pytest.raises(td.InputError) as e:
+        td.Call.from_text("op: [unclosed\n")
+    assert e.value.code == "TD_EPARSE" and e.value.line is not None
+    with pytest.raises(td.InputError):
+        td.Call.from_text("")
+    with pytest.raises(TypeError):
+        td.Call.from_text(42)
+    with pytest.raises(UnicodeDecodeError):
+        td.Call.from_text(b"\xff\xfe")
+
+
+def test_keyword_errors():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        td.Call(**SEED_KW, colour="red")
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        td.Call("sum")
+    with pytest.raises(TypeError, match="plain data"):
+        td.Call(**dict(SEED_KW, config={"x": object()}))
+    kw = dict(SEED_KW)
+    kw["buffers"] = {"A_local": {"scope": "local", "dtype": "float33", "shape": [4]},
+                     "B_local": {"scope": "local", "dtype": "float32", "shape": [1]}}
+    with pytest.raises(td.InputError) as e:
+        td.Call(**kw)
+    assert e.value.path == "<Call>" and "float33" in str(e.value)
+    assert "float33" in e.value.source_line
+    kw = dict(SEED_KW)
+    del kw["op"]
+    with pytest.raises(td.InputError, match="op"):
+        td.Call(**kw)
+
+
+def test_limits_are_input_errors():
+    bufs = {f"B{i}": {"scope": "local", "dtype": "float32", "shape": [1]} for i in range(40)}
+    with pytest.raises(td.InputError):
+        td.Call(**dict(SEED_KW, buffers=bufs))
+    with pytest.raises(td.InputError):
+        td.Call(**dict(SEED_KW, op="x" * 200))
+
+
+def test_every_example_call_loads():
+    files = sorted((ROOT / "examples" / "calls").glob("*.yaml"))
+    assert files
+    for f in files:
+        assert td.Call.from_yaml(f).op in ("sum", "max", "min")

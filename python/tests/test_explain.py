@@ -1,0 +1,48 @@
+"""Registry.explain / explain_text."""
+import json
+
+import pytest
+
+import tiledispatch as td
+from conftest import CLI_DATA, SEED, run_cli
+
+
+def test_explain_rows(reg, seed):
+    rows = reg.explain(seed)
+    assert [tuple(r)[:3] for r in rows] == [
+        ("packed_add_sum", 20, "rejected"), ("local", 10, "selected"),
+        ("shared", 10, "not_tried")]
+    variant, priority, status, reasons = rows[1]
+    assert reasons == ("2 of 2 predicates passed; the emitter accepted",)
+    assert rows[2].reasons == ("an earlier candidate won",)
+    preds = rows[0].predicates
+    assert [p.name for p in preds][:2] == ["exec_scope", "local_scope"]
+    assert all(isinstance(p.ok, bool) for p in preds)
+    failed = [p for p in preds if not p.ok]
+    assert [f"{p.name}: {p.reason}" for p in failed] == list(rows[0].reasons)
+    assert all(p.reason == "" for p in preds if p.ok)
+    assert rows[0].message.startswith("rejected: ")
+
+
+def test_explain_text_matches_cli(reg, seed, cta_local):
+    for call, path in ((seed, SEED), (cta_local, CLI_DATA / "cta_local.yaml")):
+        r = run_cli("explain", path)
+        assert reg.explain_text(call) == r.stdout
+        r = run_cli("explain", path, "--json")
+        assert reg.explain_text(call, "json") == r.stdout
+        r = run_cli("explain", path, "--format", "tvm")
+        assert reg.explain_text(call, format="tvm") == r.stdout
+
+
+def test_explain_json(reg, seed):
+    doc = json.loads(reg.explain_text(seed, "json"))
+    assert doc["selected"] == "local"
+    assert [c["variant"] for c in doc["candidates"]] == [r.variant for r in reg.explain(seed)]
+    assert [c["status"] for c in doc["candidates"]] == [r.status for r in reg.explain(seed)]
+
+
+def test_explain_errors(reg, seed):
+    with pytest.raises(ValueError, match="expected 'text', 'json' or 'tvm'"):
+        reg.explain_text(seed, "yaml")
+    with pytest.raises(TypeError):
+        reg.explain(None)

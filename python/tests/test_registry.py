@@ -1,0 +1,90 @@
+"""Registry construction: built-in rules, rules files, plugins, errors."""
+import pytest
+
+import tiledispatch as td
+from conftest import CLI_DATA, ROOT, SEED, run_cli
+
+
+def test_default_rules(reg):
+    rules = reg.rules()
+    assert repr(reg) == f"<tiledispatch.Registry with {len(rules)} rules>"
+    names = {(r.op, r.name) for r in rules}
+    assert ("sum", "local") in names and ("sum", "packed_add_sum") in names
+    r = next(r for r in rules if r.name == "local")
+    assert r.target == "cuda" and r.impl == "local" and r.enabled is True
+    assert r.file == "rules/rules.yaml" and r.line > 0
+    assert r.predicates[0] == ("storage_scope", "{expected_scope: [local]}")
+    op, target, name, impl, prio, enabled, preds, file, line = r
+    assert (op, name, prio) == (r.op, "local", r.priority)
+
+
+def test_rules_match_cli(reg):
+    import json
+    p = run_cli("rules", "--json")
+    assert p.returncode == 0
+    doc = json.loads(p.stdout)
+    entries = doc["rules"] if isinstance(doc, dict) and "rules" in doc else doc
+    assert len(entries) == len(reg.rules())
+
+
+def test_default_rules_text():
+    text = td.default_rules()
+    assert text == (ROOT / "rules" / "rules.yaml").read_text()
+
+
+def test_rules_files(seed):
+    # A rules file of its own: only `local`, so packed_add_sum is gone.
+    reg = td.Registry(rules=[CLI_DATA / "raise_shared.yaml"])
+    assert sorted({r.name for r in reg.rules()}) == ["local", "shared"]
+    assert reg.dispatch(seed).variant == "local"
+    assert reg.dispatch(seed.with_arch("sm_100a")).variant == "local"
+    assert td.Registry().dispatch(td.Call.from_yaml(CLI_DATA / "sum32.yaml")
+                                  .with_arch("sm_100a")).variant == "packed_add_sum"
+
+
+def test_bad_rules_file():
+    path = CLI_DATA / "bad_rules_pred.yaml"
+    with pytest.raises(td.InputError) as e:
+        td.Registry(rules=[path])
+    assert e.value.path == str(path)
+    assert e.value.line == 8 and e.value.column is not None
+    assert "no_such_predicate" in e.value.message
+    r = run_cli("validate", path)
+    assert r.returncode == 2 and r.stderr == str(e.value) + "\n"
+
+
+def test_missing_rules_file():
+    with pytest.raises(td.InputError) as e:
+        td.Registry(rules=["/nonexistent/rules.yaml"])
+    assert e.value.code == "TD_EIO"
+
+
+def test_argument_errors():
+    with pytest.raises(TypeError, match="list of paths"):
+        td.Registry(rules="rules.yaml")
+    with pytest.raises(TypeError):
+        td.Registry(rules=[42])
+    with pytest.raises(TypeError):
+        td.Registry([], [], True)          # default_rules is keyword-only
+
+
+def test_plugin(pairwise_plugin, seed):
+    rules = ROOT / "examples" / "rules-with-pairwise.yaml"
+    reg = td.Registry(rules=[rules], plugins=[pairwise_plugin])
+    assert "pairwise" in {r.name for r in reg.rules()}
+    d = reg.dispatch(seed)
+    assert d.variant == "pairwise"
+    assert d.emit("cuda")
+    # Without the plugin, its rules do not load.
+    with pytest.raises(td.InputError, match="src_len_at_most|pairwise"):
+        td.Registry(rules=[rules])
+
+
+def test_bad_plugin(tmp_path):
+    with pytest.raises(td.InputError) as e:
+        td.Registry(plugins=[tmp_path / "missing.so"])
+    assert e.value.code == "TD_EIO"
+    notso = tmp_path / "not.so"
+    notso.write_text("not a shared object")
+    with pytest.raises(td.InputError):
+        td.Registry(plugins=[notso])
