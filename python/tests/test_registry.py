@@ -88,3 +88,22 @@ def test_bad_plugin(tmp_path):
     notso.write_text("not a shared object")
     with pytest.raises(td.InputError):
         td.Registry(plugins=[notso])
+
+
+def test_plugin_loader_errors():
+    """The loader's refusals (built by meson next to the example plugin)."""
+    import os
+    from pathlib import Path
+    p = os.environ.get("TD_PLUGIN_PAIRWISE")
+    if not p:
+        pytest.skip("TD_PLUGIN_PAIRWISE not set (scripts/test-python sets it from build/)")
+    d = Path(p).parent
+    for name, code in (("bad_abi", "TD_ESCHEMA"), ("no_abi", "TD_ESCHEMA"),
+                       ("taken_name", "TD_EEXIST")):
+        with pytest.raises(td.InputError) as e:
+            td.Registry(plugins=[d / f"libplugin_{name}.so"])
+        assert e.value.code == code, (name, str(e.value))
+    # A failing init leaves nothing registered: the registry still works.
+    with pytest.raises(td.Error):
+        td.Registry(plugins=[d / "libplugin_failing_init.so"])
+    assert td.Registry(plugins=[p]).dispatch(td.Call.from_yaml(SEED)).variant == "local"
