@@ -1,117 +1,103 @@
 #!/usr/bin/env python3
 """Python-side dispatch cost next to the C figure, measured side by side.
 
-    bench/bench_python.py [--iterations N] [--c-bench build/bench/bench_dispatch] CALL.yaml...
+    bench/bench_python.py [--iterations N] [CALL.yaml...]
 
-For each call file: the C library's own figures (bench/bench_dispatch, run
-as a subprocess on the same files) and, through the installed `tiledispatch`
-package, the cost per call of
+For each call file (default: the three of docs/bench.md), through the
+installed `tiledispatch` package:
 
-    reg.dispatch(call)                     the goal is <= 3 us
-    reg.select(call)                       dispatch, IR freed in C, a str back
-    reg.dispatch(call).emit("cuda")        dispatch + CUDA text
-    Call.from_text(text)                   parsing a call (for reference)
+    C loop              td_dispatch + td_ir_free in a C loop inside the same
+                        process (_core._bench_c_dispatch: what
+                        bench/bench_dispatch times)
+    reg.dispatch(call)  from Python; the goal is <= 3 us
+    reg.select(call)    dispatch, IR freed in C, the variant name back
+    dispatch+emit       reg.dispatch(call).emit("cuda")
+    Call.from_text      parsing the call file's text, for reference
 
-Each Python figure is the best of 5 rounds of N calls (the loop included);
-the C and Python rounds alternate three times and the best of each is kept,
-so that a busy machine slows both alike.  The difference is what the
-binding costs: argument check, releasing the GIL, the result object.
+Each figure is the best of 5 rounds of N calls (the Python loop included),
+in two clocks: wall time, and the thread's CPU time (which a busy machine
+preempting the process does not inflate).  `binding` is Python minus C:
+the argument check, releasing and taking the GIL, the result object.  The
+calls that match nothing raise DispatchError, which builds the explain
+table: that path is reported but is not the fast path.
 """
 import argparse
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import tiledispatch as td
+from tiledispatch import _core
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ["examples/calls/seed_local_sum.yaml", "tests/cli/data/cta_local.yaml",
+           "tests/golden/cases/sum_3d_axes_0_2.yaml"]
 
 
-def best_ns(fn, arg, n, rounds=5):
-    best = float("inf")
+def best(fn, arg, n, rounds=5):
+    """Best (wall, cpu) ns per call of fn(arg) over rounds of n calls."""
+    wall = cpu = float("inf")
     for _ in range(rounds):
-        t = time.perf_counter_ns()
+        w0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         for _ in range(n):
             fn(arg)
-        best = min(best, (time.perf_counter_ns() - t) / n)
-    return best
+        c1, w1 = time.thread_time_ns(), time.perf_counter_ns()
+        wall, cpu = min(wall, (w1 - w0) / n), min(cpu, (c1 - c0) / n)
+    return wall, cpu
 
 
-def c_figures(exe, n, files):
-    out = subprocess.run([exe, str(n), *map(str, files)], check=True,
-                         capture_output=True, text=True).stdout
-    figs = {}
-    for line in out.splitlines()[1:]:
-        parts = line.split()
-        call, value = parts[0], float(parts[-1])
-        figs[(call, " ".join(parts[1:-1]))] = value
-    return figs
+def best_c(reg, call, n, rounds=5):
+    wall = cpu = float("inf")
+    for _ in range(rounds):
+        w, c = _core._bench_c_dispatch(reg, call, n)
+        wall, cpu = min(wall, w), min(cpu, c)
+    return wall, cpu
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--iterations", type=int, default=20000)
-    ap.add_argument("--c-bench", default=str(ROOT / "build" / "bench" / "bench_dispatch"))
     ap.add_argument("calls", nargs="*", type=Path)
     args = ap.parse_args()
-    files = args.calls or [ROOT / "examples/calls/seed_local_sum.yaml",
-                           ROOT / "tests/cli/data/cta_local.yaml",
-                           ROOT / "tests/golden/cases/sum_3d_axes_0_2.yaml"]
+    files = args.calls or [ROOT / f for f in DEFAULT]
     n = args.iterations
-    have_c = os.access(args.c_bench, os.X_OK)
     reg = td.Registry()
-    calls = [(f, td.Call.from_yaml(f), f.read_text()) for f in files]
 
-    def dispatch_or_none(call):
-        try:
-            return reg.dispatch(call)
-        except td.DispatchError:
-            return None
+    def catching(fn):
+        def run(call):
+            try:
+                return fn(call)
+            except td.DispatchError:
+                return None
+        return run
 
     def dispatch_emit(call):
-        d = dispatch_or_none(call)
-        return d.emit("cuda") if d is not None else None
-
-    def select(call):
-        try:
-            return reg.select(call)
-        except td.DispatchError:
-            return None
-
-    best = {}
-    for _ in range(3):
-        if have_c:
-            for k, v in c_figures(args.c_bench, n, files).items():
-                best[("C",) + k] = min(best.get(("C",) + k, v), v)
-        for f, call, text in calls:
-            matched = dispatch_or_none(call) is not None
-            figs = {
-                "dispatch": best_ns(reg.dispatch if matched else dispatch_or_none, call, n),
-                "select": best_ns(select, call, n),
-                "dispatch+cuda": best_ns(dispatch_emit, call, n // 4 or 1),
-                "Call.from_text": best_ns(td.Call.from_text, text, n // 4 or 1),
-            }
-            for op, v in figs.items():
-                key = ("py", f.name, op)
-                best[key] = min(best.get(key, v), v)
+        return reg.dispatch(call).emit("cuda")
 
     print(f"tiledispatch {td.__version__}, Python {sys.version.split()[0]}, "
-          f"{n} iterations, best of 5 rounds x 3 alternations")
-    print(f"{'call':<28} {'operation':<16} {'C ns':>9} {'Python ns':>10} {'binding ns':>11}")
-    for f, call, _ in calls:
-        matched = dispatch_or_none(call) is not None
-        for op in ("dispatch", "select", "dispatch+cuda", "Call.from_text"):
-            c_op = "dispatch" if op == "select" else op
-            c = best.get(("C", f.name, c_op))
-            py = best[("py", f.name, op)]
-            note = "" if matched or op not in ("dispatch", "select") else "  (no match: raises DispatchError)"
-            c_txt = f"{c:9.0f}" if c is not None and op != "Call.from_text" else f"{'-':>9}"
-            diff = f"{py - c:11.0f}" if c is not None and op != "Call.from_text" else f"{'-':>11}"
-            print(f"{f.name:<28} {op:<16} {c_txt} {py:10.0f} {diff}{note}")
-    if not have_c:
-        print(f"(no C figures: {args.c_bench} is not built; ninja -C build)")
+          f"N={n}, best of 5 rounds; ns per call (wall / thread CPU)")
+    print(f"{'call':<26} {'operation':<18} {'wall':>8} {'cpu':>8} {'binding wall':>13} {'binding cpu':>12}")
+    for f in files:
+        call = td.Call.from_yaml(f)
+        try:
+            reg.dispatch(call)
+            matched = True
+        except td.DispatchError:
+            matched = False
+        k = n if matched else max(n // 20, 1)
+        c = best_c(reg, call, n)
+        rows = [("C loop", c, None)]
+        rows.append(("reg.dispatch" if matched else "reg.dispatch (raises)",
+                     best(reg.dispatch if matched else catching(reg.dispatch), call, k), c))
+        rows.append(("reg.select" if matched else "reg.select (raises)",
+                     best(reg.select if matched else catching(reg.select), call, k), c))
+        if matched:
+            rows.append(("dispatch+emit cuda", best(dispatch_emit, call, max(n // 4, 1)), None))
+        rows.append(("Call.from_text", best(td.Call.from_text, f.read_text(), max(n // 10, 1)), None))
+        for op, (w, cpu), base in rows:
+            bw = f"{w - base[0]:13.0f}" if base else f"{'':13}"
+            bc = f"{cpu - base[1]:12.0f}" if base else f"{'':12}"
+            print(f"{f.name:<26} {op:<18} {w:8.0f} {cpu:8.0f} {bw} {bc}")
 
 
 if __name__ == "__main__":
