@@ -175,9 +175,24 @@ def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict]:
     return _td.Call(**fields), buffers
 
 
-def _parse_body(tirx_body: str, buffers: dict) -> Any:
+def _launch_vars(sctx: Any) -> dict:
+    """`threadIdx` / `blockIdx` for the body: the printed `threadIdx.x`
+    binds to the launch parameter's variable of the kernel being lowered."""
+    from types import SimpleNamespace
+
+    groups: dict[str, dict] = {}
+    for tag, iv in dict(sctx.launch_params).items():
+        tag = str(tag)
+        if tag in _LAUNCH_TAGS and hasattr(iv, "var"):
+            base, axis = tag.split(".")
+            groups.setdefault(base, {})[axis] = iv.var
+    return {base: SimpleNamespace(**axes) for base, axes in groups.items()}
+
+
+def _parse_body(tirx_body: str, buffers: dict, sctx: Any = None) -> Any:
     """The PrimFunc of a TIRx body printed by tiledispatch, through TVM's
-    TVMScript parser; the body's buffer names bind to the call's buffers."""
+    TVMScript parser; the body's buffer names bind to the call's buffers
+    and its thread indices to the kernel's launch variables."""
     import tvm.script
     from tvm.script import tirx as T
 
@@ -186,7 +201,7 @@ def _parse_body(tirx_body: str, buffers: dict) -> Any:
     if len(lines) == 2:
         lines.append("    pass")
     source = "\n".join(lines) + "\n"
-    extra = {"T": T, **buffers}
+    extra = {"T": T, **(_launch_vars(sctx) if sctx is not None else {}), **buffers}
     try:
         return tvm.script.parse(source, extra_vars=extra, check_well_formed=False)
     except Exception as e:  # the parser's own error types vary
@@ -203,7 +218,7 @@ def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
         d = reg.dispatch(call)
     except _td.DispatchError as e:
         raise RuntimeError(f"tiledispatch: {e}") from e
-    return _parse_body(d.emit("tirx"), buffers)
+    return _parse_body(d.emit("tirx"), buffers, sctx)
 
 
 # ---- the hook --------------------------------------------------------------
