@@ -7,7 +7,8 @@
 
 TVM's lowering pass calls the global function ``tirx.f_op_dispatcher``
 once per tile-primitive call with the ``TilePrimitiveCall`` and its
-``DispatchContext``; :func:`install` registers a replacement that, for the
+``DispatchContext``; it hands them to ``dispatcher.run_dispatch``, which
+:func:`install` replaces with a function that, for the
 reductions tiledispatch serves (``tirx.tile.sum``, ``max``, ``min`` on a
 ``cuda`` target), converts both into a :class:`tiledispatch.Call`
 (:func:`to_call`), dispatches it in C, prints the winner's TIRx body and
@@ -29,7 +30,6 @@ import tiledispatch as _td
 
 __all__ = ["install", "uninstall", "installed", "to_call", "lower", "BridgeError"]
 
-_HOOK = "tirx.f_op_dispatcher"
 _OPS = {"tirx.tile.sum": "sum", "tirx.tile.max": "max", "tirx.tile.min": "min"}
 
 _lock = threading.Lock()
@@ -222,6 +222,13 @@ def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
 
 
 # ---- the hook --------------------------------------------------------------
+#
+# TVM's lowering pass calls the global function tirx.f_op_dispatcher, whose
+# Python body imports `run_dispatch` from
+# tvm.tirx.operator.tile_primitive.dispatcher on every call.  The C++ side
+# may hold on to the global function it looked up first, so re-registering
+# the global would not take effect in a process that already compiled;
+# replacing the module's `run_dispatch` does, at once and for every caller.
 
 
 def _is_cuda(sctx: Any) -> bool:
@@ -229,11 +236,24 @@ def _is_cuda(sctx: Any) -> bool:
     return getattr(kind, "name", str(kind)) == "cuda"
 
 
-def _hook(op_call: Any, sctx: Any) -> Any:
+def _run_dispatch(op_call: Any, sctx: Any) -> Any:
     prev, reg = _previous, _registry
-    if op_call.op.name in _OPS and _is_cuda(sctx):
+    if prev is not None and op_call.op.name in _OPS and _is_cuda(sctx):
         return lower(op_call, sctx, reg)
+    if prev is None:  # uninstalled while a reference was held
+        from tvm.tirx.operator.tile_primitive import dispatcher
+
+        prev = dispatcher.run_dispatch
     return prev(op_call, sctx)
+
+
+def _dispatcher_module():
+    # Importing the CUDA backend registers TVM's own variants and its hook.
+    import tvm.backend.cuda.tile_primitive  # noqa: F401
+    import tvm.tirx.operator.tile_primitive.registry  # noqa: F401
+    from tvm.tirx.operator.tile_primitive import dispatcher
+
+    return dispatcher
 
 
 def installed() -> bool:
@@ -243,31 +263,24 @@ def installed() -> bool:
 
 def install(registry: _td.Registry | None = None) -> None:
     """Route TVM's sum / max / min dispatch on CUDA through tiledispatch
-    (with `registry`, or the built-in rules).  Installing twice replaces
-    the registry only."""
+    (with `registry`, or the built-in rules); everything else still goes to
+    TVM's dispatcher.  Installing again only replaces the registry."""
     global _previous, _registry
-    import tvm_ffi
-
-    # Importing the CUDA backend registers TVM's own variants and its hook.
-    import tvm.backend.cuda.tile_primitive  # noqa: F401
-    import tvm.tirx.operator.tile_primitive.registry  # noqa: F401
-
+    dispatcher = _dispatcher_module()
     with _lock:
         _registry = registry or _registry or _td.Registry()
         if _previous is None:
-            _previous = tvm_ffi.get_global_func(_HOOK)
-            tvm_ffi.register_global_func(_HOOK, _hook, override=True)
+            _previous = dispatcher.run_dispatch
+            dispatcher.run_dispatch = _run_dispatch
 
 
 def uninstall() -> None:
-    """Restore the dispatcher install() replaced.  A no-op when not
-    installed."""
+    """Restore TVM's own dispatcher.  A no-op when not installed."""
     global _previous, _registry
-    import tvm_ffi
-
+    dispatcher = _dispatcher_module()
     with _lock:
         if _previous is None:
             return
-        tvm_ffi.register_global_func(_HOOK, _previous, override=True)
+        dispatcher.run_dispatch = _previous
         _previous = None
         _registry = None
