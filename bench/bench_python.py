@@ -14,8 +14,9 @@ installed `tiledispatch` package:
     dispatch+emit       reg.dispatch(call).emit("cuda")
     Call.from_text      parsing the call file's text, for reference
 
-Each figure is the best of 5 rounds of N calls (the Python loop included),
-in two clocks: wall time, and the thread's CPU time (which a busy machine
+Each figure is the best of 7 rounds of N calls (the Python loop included),
+the C and Python rounds interleaved so that both see the machine alike; two
+clocks: wall time, and the thread's CPU time (which a busy machine
 preempting the process does not inflate).  `binding` is Python minus C:
 the argument check, releasing and taking the GIL, the result object.  The
 calls that match nothing raise DispatchError, which builds the explain
@@ -34,24 +35,27 @@ DEFAULT = ["examples/calls/seed_local_sum.yaml", "tests/cli/data/cta_local.yaml"
            "tests/golden/cases/sum_3d_axes_0_2.yaml"]
 
 
-def best(fn, arg, n, rounds=5):
-    """Best (wall, cpu) ns per call of fn(arg) over rounds of n calls."""
-    wall = cpu = float("inf")
-    for _ in range(rounds):
-        w0, c0 = time.perf_counter_ns(), time.thread_time_ns()
-        for _ in range(n):
-            fn(arg)
-        c1, w1 = time.thread_time_ns(), time.perf_counter_ns()
-        wall, cpu = min(wall, (w1 - w0) / n), min(cpu, (c1 - c0) / n)
-    return wall, cpu
+ROUNDS = 7
 
 
-def best_c(reg, call, n, rounds=5):
-    wall = cpu = float("inf")
-    for _ in range(rounds):
-        w, c = _core._bench_c_dispatch(reg, call, n)
-        wall, cpu = min(wall, w), min(cpu, c)
-    return wall, cpu
+def one_round(fn, arg, n):
+    """(wall, cpu) ns per call of fn(arg) over n calls."""
+    w0, c0 = time.perf_counter_ns(), time.thread_time_ns()
+    for _ in range(n):
+        fn(arg)
+    c1, w1 = time.thread_time_ns(), time.perf_counter_ns()
+    return (w1 - w0) / n, (c1 - c0) / n
+
+
+def interleaved(measures):
+    """Best (wall, cpu) of each measure (a no-argument function returning
+    one round's (wall, cpu)), the measures' rounds interleaved."""
+    best = [(float("inf"), float("inf"))] * len(measures)
+    for _ in range(ROUNDS):
+        for i, m in enumerate(measures):
+            w, c = m()
+            best[i] = (min(best[i][0], w), min(best[i][1], c))
+    return best
 
 
 def main():
@@ -75,7 +79,7 @@ def main():
         return reg.dispatch(call).emit("cuda")
 
     print(f"tiledispatch {td.__version__}, Python {sys.version.split()[0]}, "
-          f"N={n}, best of 5 rounds; ns per call (wall / thread CPU)")
+          f"N={n}, best of {ROUNDS} interleaved rounds; ns per call (wall / thread CPU)")
     print(f"{'call':<26} {'operation':<18} {'wall':>8} {'cpu':>8} {'binding wall':>13} {'binding cpu':>12}")
     for f in files:
         call = td.Call.from_yaml(f)
@@ -85,15 +89,21 @@ def main():
         except td.DispatchError:
             matched = False
         k = n if matched else max(n // 20, 1)
-        c = best_c(reg, call, n)
-        rows = [("C loop", c, None)]
-        rows.append(("reg.dispatch" if matched else "reg.dispatch (raises)",
-                     best(reg.dispatch if matched else catching(reg.dispatch), call, k), c))
-        rows.append(("reg.select" if matched else "reg.select (raises)",
-                     best(reg.select if matched else catching(reg.select), call, k), c))
-        if matched:
-            rows.append(("dispatch+emit cuda", best(dispatch_emit, call, max(n // 4, 1)), None))
-        rows.append(("Call.from_text", best(td.Call.from_text, f.read_text(), max(n // 10, 1)), None))
+        text = f.read_text()
+        names = ["C loop", "reg.dispatch", "reg.select", "dispatch+emit cuda", "Call.from_text"]
+        measures = [
+            lambda: _core._bench_c_dispatch(reg, call, n),
+            lambda: one_round(reg.dispatch if matched else catching(reg.dispatch), call, k),
+            lambda: one_round(reg.select if matched else catching(reg.select), call, k),
+            lambda: one_round(dispatch_emit, call, max(n // 4, 1)),
+            lambda: one_round(td.Call.from_text, text, max(n // 10, 1)),
+        ]
+        if not matched:
+            names = [nm + (" (raises)" if nm.startswith("reg.") else "") for nm in names]
+            del names[3], measures[3]
+        figs = interleaved(measures)
+        c = figs[0]
+        rows = [(nm, fig, c if nm.startswith("reg.") else None) for nm, fig in zip(names, figs)]
         for op, (w, cpu), base in rows:
             bw = f"{w - base[0]:13.0f}" if base else f"{'':13}"
             bc = f"{cpu - base[1]:12.0f}" if base else f"{'':12}"

@@ -66,6 +66,17 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     import tiledispatch.tvm as tdtvm
 
+    from tvm.tirx.operator.tile_primitive import dispatcher
+
+    def timed(fn, sink):
+        def run(op_call, sctx):
+            t = time.perf_counter()
+            try:
+                return fn(op_call, sctx)
+            finally:
+                sink.append(time.perf_counter() - t)
+        return run
+
     failures = 0
     for case in tc.CASES:
         line = [case.name]
@@ -74,6 +85,9 @@ def main():
                 tdtvm.install()
             else:
                 tdtvm.uninstall()
+            spent: list[float] = []
+            inner = dispatcher.run_dispatch
+            dispatcher.run_dispatch = timed(inner, spent)
             t0 = time.perf_counter()
             try:
                 src = tc.compile_cuda(case)
@@ -86,10 +100,13 @@ def main():
                 if mode == "bridge" or not case.released_tvm_fails:
                     failures += 1
                 continue
+            finally:
+                dispatcher.run_dispatch = inner
             ms = (time.perf_counter() - t0) * 1e3
             path = args.out / f"{case.name}.{mode}.cu"
             path.write_text(src + host_main(case))
-            status = f"{mode}: lowered ({ms:.0f} ms)"
+            status = (f"{mode}: lowered (dispatch {sum(spent) * 1e3:.2f} ms of "
+                      f"tvm.compile {ms:.0f} ms)")
             if args.nvcc or args.build:
                 cmd = ["nvcc", "-arch=sm_90a", "-o", str(path.with_suffix("")), str(path)]
                 if not args.build:
