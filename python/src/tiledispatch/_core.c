@@ -423,20 +423,20 @@ static PyObject *raise_no_match(RegistryObject *reg, CallObject *call)
     while (n > 0 && PyUnicode_ReadChar(text, n - 1) == '\n')
         n--;
     PyObject *msg = PyUnicode_Substring(text, 0, n);
-    PyObject *exc = msg ? PyObject_CallFunctionObjArgs(DispatchError_Type, msg, NULL) : NULL;
+    PyObject *exc =
+        msg ? PyObject_CallFunctionObjArgs(DispatchError_Type, msg, NULL) : NULL;
     Py_XDECREF(msg);
-    if (exc == NULL || set_attr_steal(exc, "rows", rows) < 0 ||
-        set_attr_steal(exc, "text", text) < 0 ||
-        set_attr_steal(exc, "reason", reason) < 0) {
-        Py_XDECREF(exc);
+    if (exc != NULL &&
+        (PyObject_SetAttrString(exc, "rows", rows) < 0 ||
+         PyObject_SetAttrString(exc, "text", text) < 0 ||
+         PyObject_SetAttrString(exc, "reason", reason) < 0 ||
+         PyObject_SetAttrString(exc, "call", (PyObject *)call) < 0))
+        Py_CLEAR(exc);
+    Py_DECREF(rows);
+    Py_DECREF(text);
+    Py_DECREF(reason);
+    if (exc == NULL)
         return NULL;
-    }
-    rows = text = reason = NULL;
-    Py_INCREF(call);
-    if (set_attr_steal(exc, "call", (PyObject *)call) < 0) {
-        Py_DECREF(exc);
-        return NULL;
-    }
     PyErr_SetObject(DispatchError_Type, exc);
     Py_DECREF(exc);
     return NULL;
