@@ -8,7 +8,11 @@
    every one of them, and nothing else: every exported symbol starts with
    td_ (never td__, the internal prefix) and is declared in a public header.
 
-usage: check_exports.py LIBTILEDISPATCH.so HEADER_OR_DIR...
+3. With --program EXE (the command line, linked statically with
+   --export-dynamic so that plugins can call back into it): EXE exports
+   every public function too, and no td__ symbol.
+
+usage: check_exports.py LIBTILEDISPATCH.so [--program EXE]... HEADER_OR_DIR...
 (a directory stands for every *.h in it)
 Exit 0 when both hold, 1 with one line per violation otherwise.
 """
@@ -89,9 +93,13 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    lib, headers = sys.argv[1], []
-    for arg in sys.argv[2:]:
-        if os.path.isdir(arg):
+    lib, headers, programs = sys.argv[1], [], []
+    args = sys.argv[2:]
+    while args:
+        arg = args.pop(0)
+        if arg == "--program" and args:
+            programs.append(args.pop(0))
+        elif os.path.isdir(arg):
             headers += sorted(glob.glob(os.path.join(arg, "*.h")))
         else:
             headers.append(arg)
@@ -114,6 +122,15 @@ def main():
         elif s not in declared:
             errors.append("%s exports %s, which no public header declares"
                           % (lib, s))
+    for exe in programs:
+        got = exported(exe)
+        for name in sorted(declared):
+            if name not in got:
+                errors.append("%s does not export %s: a plugin it loads "
+                              "cannot call it" % (exe, name))
+        for s_ in sorted(got):
+            if s_.startswith("td__"):
+                errors.append("%s exports the internal %s" % (exe, s_))
     for e in errors:
         print(e)
     if not errors:
