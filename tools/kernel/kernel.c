@@ -14,9 +14,15 @@
  *   - the emitted body runs, then every buffer is staged back: a register
  *     buffer writes every thread's every slot, so each replica of each
  *     element is checked on its own;
- *   - a host main fills the inputs deterministically, runs the kernel,
- *     computes the reference in double precision and prints one line,
- *     "PASS name max_err=E" or "FAIL name ...", exiting 0 or 1.
+ *   - a host main fills the inputs deterministically (--data exact: k/64,
+ *     exact in every dtype; --data random: normal values, float sums
+ *     checked against 2 n u sum|terms| + n tiny; --seed N), runs the
+ *     kernel, computes the reference in double precision and prints one
+ *     line, "PASS name max_err=E" or "FAIL name ...", exiting 0 or 1; with
+ *     no usable device (cudaGetDeviceCount fails or finds none, or a CUDA
+ *     call fails with a no-device / driver / no-kernel-image error) it
+ *     prints "SKIP name: no CUDA device (reason)" and exits 77; a bad
+ *     option exits 2.
  *
  * Scope instances.  Register calls: thread scope makes every thread an
  * instance, warp scope every 32 threads, warpgroup every 128, cta every
