@@ -16,6 +16,8 @@
 #include "tiledispatch.h"
 #include "codegen_internal.h"
 
+#include "../common/td_test_alloc.h"
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static void expect(const td_ir *ir, td_lang lang, int indent,
@@ -28,8 +30,8 @@ static void expect(const td_ir *ir, td_lang lang, int indent,
     assert_string_equal(b, body);
     if (prelude != NULL)
         assert_string_equal(p, prelude);
-    free(b);
-    free(p);
+    td_free(b);
+    td_free(p);
 }
 
 static int count(const char *hay, const char *needle)
@@ -98,7 +100,7 @@ static void test_seed(void **state)
     char *b = NULL;
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), 0);
     assert_non_null(b);
-    free(b);
+    td_free(b);
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, NULL, NULL), 0);
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, -1, &b, NULL), TD_EINVAL);
     assert_null(b);
@@ -790,8 +792,8 @@ static void test_intrinsics(void **state)
     assert_true(strstr(pre, "#include <cuda_bf16.h>") < strstr(pre, "td_max"));
     assert_true(strstr(pre, "td_max") < strstr(pre, "reduce_sum_32"));
     assert_true(strstr(pre, "reduce_sum_32") < strstr(pre, "reduce_max_8"));
-    free(body);
-    free(pre);
+    td_free(body);
+    td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
            "mask: T.uint32 = T.tvm_warp_activemask()\n"
            "tid: T.int32 = threadIdx.x\n"
@@ -857,8 +859,8 @@ static void test_warp_reduce_helpers(void **state)
             assert_true(strstr(pre, want) > last);
             last = strstr(pre, want);
         }
-    free(body);
-    free(pre);
+    td_free(body);
+    td_free(pre);
     td_ir_free(ir);
 
     static const int badw[] = {0, 1, 3, 64, -2};
@@ -933,8 +935,8 @@ static void test_packed_prelude(void **state)
     assert_true(strstr(pre, "max.f32 %0, %1, %2, %3;"));
     assert_true(strstr(pre, "mov.b64 {%0, %1}, %2;"));
     assert_int_equal(count(pre, "#include"), 0);
-    free(body);
-    free(pre);
+    td_free(body);
+    td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
            "p: T.uint64 = T.ptx.mov.b64.pack(A[0], A[1])\n"
            "q: T.uint64 = T.ptx.mov.b64.pack(A[2], A[3])\n"
@@ -1007,10 +1009,10 @@ static void test_sticky_errors(void **state)
         td_ir_end_for(ir);
     assert_int_equal(td_ir_print(ir, TD_LANG_TIRX, 0, &b, NULL), 0);
     assert_int_equal(count(b, "pass"), 1);
-    free(b);
+    td_free(b);
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), 0);
     assert_int_equal(count(b, "}"), TD__IR_MAX_DEPTH);
-    free(b);
+    td_free(b);
     td_ir_free(ir);
 }
 
@@ -1113,45 +1115,6 @@ static void test_null_operands(void **state)
 
 /* ---- allocation failures ----------------------------------------------- */
 
-typedef struct counting {
-    long budget;      /* allocations left; -1 = unlimited */
-    long outstanding; /* live blocks */
-} counting;
-
-static void *c_malloc(size_t n, void *user)
-{
-    counting *c = user;
-    if (c->budget == 0)
-        return NULL;
-    if (c->budget > 0)
-        c->budget--;
-    void *p = malloc(n);
-    if (p != NULL)
-        c->outstanding++;
-    return p;
-}
-
-static void *c_realloc(void *p, size_t n, void *user)
-{
-    counting *c = user;
-    if (c->budget == 0)
-        return NULL;
-    if (c->budget > 0)
-        c->budget--;
-    void *q = realloc(p, n);
-    if (q != NULL && p == NULL)
-        c->outstanding++;
-    return q;
-}
-
-static void c_free(void *p, void *user)
-{
-    counting *c = user;
-    if (p != NULL)
-        c->outstanding--;
-    free(p);
-}
-
 /* Builds an IR that needs several arena blocks and uses every feature;
  * returns its status (0 when everything succeeded). */
 static int build_big(td_ir **out)
@@ -1194,17 +1157,18 @@ static int build_big(td_ir **out)
     return td_ir_status(ir);
 }
 
+/* Fails the nth allocation (shared counting allocator), for every n until
+ * one run allocates without a failure: a failed allocation must come back
+ * as TD_ENOMEM from the builder or a printer, and leak nothing. */
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    counting c = {-1, 0};
-    td_allocator a = {c_malloc, c_realloc, c_free, &c};
-    td_set_allocator(&a);
+    alloc_install();
     bool done = false;
     long n;
-    for (n = 0; !done && n < 100000; n++) {
-        c.budget = n;
-        c.outstanding = 0;
+    for (n = 1; !done && n < 100000; n++) {
+        alloc_arm(n);
+        g_ca.live = 0;
         td_ir *ir;
         int st = build_big(&ir);
         char *b = NULL, *p = NULL, *b2 = NULL;
@@ -1224,16 +1188,18 @@ static void test_alloc_failures(void **state)
             assert_int_equal(e2, TD_ENOMEM);
             assert_null(b2);
         } else {
+            /* Everything succeeded: only when no failure was injected. */
+            assert_false(g_ca.failed);
             done = true;
             assert_true(strstr(b, "__float2half(-65504.0f)"));
             assert_true(strstr(p, "tvm_builtin_cuda_warp_reduce_min_16"));
             assert_true(strstr(b2, "T.min_value(\"float16\")"));
         }
-        free(b);
-        free(p);
-        free(b2);
+        td_free(b);
+        td_free(p);
+        td_free(b2);
         td_ir_free(ir);
-        assert_int_equal(c.outstanding, 0);
+        assert_int_equal(g_ca.live, 0);
     }
     td_set_allocator(NULL);
     assert_true(done);
