@@ -34,11 +34,10 @@
 #include "tiledispatch.h"
 
 /* Strings the library returns through char ** are released here, and only
- * here.  The library is moving to td_free() for these; switch this one
- * line when it lands. */
+ * here, with the library's td_free(). */
 static void td_release(void *p)
 {
-    free(p);
+    td_free(p);
 }
 
 /* ---- module-wide state --------------------------------------------------
