@@ -13,6 +13,7 @@ ROOT = Path(os.environ.get("TD_SOURCE_ROOT", Path(__file__).resolve().parents[2]
 SEED = ROOT / "examples" / "calls" / "seed_local_sum.yaml"
 CLI_DATA = ROOT / "tests" / "cli" / "data"
 GOLDEN = ROOT / "tests" / "golden" / "cases"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def cli_path():

@@ -2,7 +2,7 @@
 import pytest
 
 import tiledispatch as td
-from conftest import CLI_DATA, run_cli
+from conftest import CLI_DATA, DATA, run_cli
 
 
 def test_no_match_raises_dispatch_error(reg, cta_local):
@@ -75,7 +75,7 @@ def test_no_rules_at_all():
 
 
 def test_disabled_rows(tmp_path):
-    reg = td.Registry(rules=[CLI_DATA / "disable_local.yaml"])
+    reg = td.Registry(rules=[DATA / "disabled_local.yaml"], default_rules=False)
     call = td.Call.from_yaml(CLI_DATA / "sum32.yaml")
     with pytest.raises(td.DispatchError) as e:
         reg.dispatch(call)

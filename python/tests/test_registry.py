@@ -2,7 +2,7 @@
 import pytest
 
 import tiledispatch as td
-from conftest import CLI_DATA, ROOT, SEED, run_cli
+from conftest import CLI_DATA, DATA, ROOT, SEED, run_cli
 
 
 def test_default_rules(reg):
@@ -32,20 +32,39 @@ def test_default_rules_text():
     assert text == (ROOT / "rules" / "rules.yaml").read_text()
 
 
-def test_rules_files(seed):
-    # A rules file of its own: only `local`, so packed_add_sum is gone.
-    reg = td.Registry(rules=[CLI_DATA / "raise_shared.yaml"])
-    assert sorted({r.name for r in reg.rules()}) == ["local", "shared"]
+def test_rules_files_alone(seed):
+    # default_rules=False: the files make the whole table.
+    reg = td.Registry(rules=[DATA / "only_local.yaml"], default_rules=False)
+    assert sorted({r.name for r in reg.rules()}) == ["local"]
+    assert {r.op for r in reg.rules()} == {"sum", "max", "min"}
     assert reg.dispatch(seed).variant == "local"
-    assert reg.dispatch(seed.with_arch("sm_100a")).variant == "local"
-    assert td.Registry().dispatch(td.Call.from_yaml(CLI_DATA / "sum32.yaml")
-                                  .with_arch("sm_100a")).variant == "packed_add_sum"
+    sum32 = td.Call.from_yaml(CLI_DATA / "sum32.yaml").with_arch("sm_100a")
+    assert reg.dispatch(sum32).variant == "local"
+    assert td.Registry().dispatch(sum32).variant == "packed_add_sum"
+
+
+@pytest.mark.skipif(not td._core._RULES_LAYERED,
+                    reason="this library version loads rules files in place of the built-in rules")
+def test_rules_files_are_layers(seed):
+    reg = td.Registry(rules=[DATA / "raise_shared_overlay.yaml"])
+    shared = [r for r in reg.rules() if r.name == "shared"]
+    assert shared and all(r.priority == 30 for r in shared)
+    assert len(reg.rules()) == len(td.Registry().rules())
+    rows = reg.explain(td.Call.from_yaml(CLI_DATA / "cta_local.yaml"))
+    assert rows[0].variant == "shared"
+
+
+@pytest.mark.skipif(td._core._RULES_LAYERED,
+                    reason="this library version loads rules files as layers")
+def test_rules_files_replace(seed):
+    reg = td.Registry(rules=[DATA / "only_local.yaml"])
+    assert sorted({r.name for r in reg.rules()}) == ["local"]
 
 
 def test_bad_rules_file():
-    path = CLI_DATA / "bad_rules_pred.yaml"
+    path = DATA / "bad_pred.yaml"
     with pytest.raises(td.InputError) as e:
-        td.Registry(rules=[path])
+        td.Registry(rules=[path], default_rules=False)
     assert e.value.path == str(path)
     assert e.value.line == 8 and e.value.column is not None
     assert "no_such_predicate" in e.value.message
