@@ -66,7 +66,7 @@ def test_bad_rules_file():
     with pytest.raises(td.InputError) as e:
         td.Registry(rules=[path], default_rules=False)
     assert e.value.path == str(path)
-    assert e.value.line == 8 and e.value.column is not None
+    assert e.value.line == 9 and e.value.column is not None
     assert "no_such_predicate" in e.value.message
     r = run_cli("validate", path)
     assert r.returncode == 2 and r.stderr == str(e.value) + "\n"
