@@ -67,3 +67,47 @@ def test_registries_built_concurrently():
     for t in threads:
         t.join()
     assert len(regs) == 6 and all(len(r.rules()) == 3 for r in regs)
+
+
+def _main_thread_runs_during(work):
+    """Whether this thread gets to run Python while `work` runs in another
+    thread, with a switch interval so long that the interpreter never
+    takes the GIL from a thread that holds it: only a thread that releases
+    it (as C code does around blocking or long work) lets this one in."""
+    import sys
+    import time
+
+    state = {"done": False}
+
+    def worker():
+        work()
+        state["done"] = True
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        t = threading.Thread(target=worker)
+        t.start()
+        time.sleep(0.05)            # let the worker start; then ask for the GIL back
+        ran_during = not state["done"]
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    return ran_during
+
+
+def test_gil_is_released_while_dispatching(reg, seed):
+    import time
+
+    def pure_python():               # the control: holds the GIL throughout
+        end = time.perf_counter() + 0.5
+        while time.perf_counter() < end:
+            pass
+
+    def dispatching():
+        end = time.perf_counter() + 0.5
+        while time.perf_counter() < end:
+            reg.dispatch(seed)
+
+    assert not _main_thread_runs_during(pure_python)
+    assert _main_thread_runs_during(dispatching)
