@@ -45,3 +45,16 @@ def test_stubs_cover_the_module():
         stubbed = {f.name for f in classes[cls].body if isinstance(f, ast.FunctionDef)}
         real = {n for n in dir(getattr(td, cls)) if not n.startswith("_")}
         assert real <= stubbed, (cls, real - stubbed)
+
+
+def test_stubs_match_the_extension():
+    """mypy's stubtest: every name, signature and class flag of _core.pyi
+    agrees with the built extension."""
+    import subprocess
+    import sys
+
+    import pytest
+    pytest.importorskip("mypy", reason="mypy not installed (scripts/test-python installs it)")
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "tiledispatch._core"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]

@@ -1,6 +1,6 @@
 # Type stubs of the C extension tiledispatch._core.
 import os
-from typing import Any, Iterable, Literal, Mapping, NamedTuple, Sequence, Union
+from typing import Any, Iterable, Literal, Mapping, Sequence, Union, final
 
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _Lang = Literal["cuda", "tirx"]
@@ -18,7 +18,9 @@ class InputError(Error, ValueError):
     source_line: str | None
     code: str
 
+@final
 class PredicateOutcome(tuple[str, bool, str]):
+    __match_args__ = ("name", "ok", "reason")
     @property
     def name(self) -> str: ...
     @property
@@ -29,7 +31,9 @@ class PredicateOutcome(tuple[str, bool, str]):
     n_sequence_fields: int
     n_unnamed_fields: int
 
+@final
 class ExplainRow(tuple[str, int, str, tuple[str, ...]]):
+    __match_args__ = ("variant", "priority", "status", "reasons")
     @property
     def variant(self) -> str: ...
     @property
@@ -48,7 +52,10 @@ class ExplainRow(tuple[str, int, str, tuple[str, ...]]):
     n_sequence_fields: int
     n_unnamed_fields: int
 
+@final
 class Rule(tuple[str, str, str, str | None, int, bool, tuple[tuple[str, str], ...], str | None, int]):
+    __match_args__ = ("op", "target", "name", "impl", "priority", "enabled",
+                      "predicates", "file", "line")
     @property
     def op(self) -> str: ...
     @property
@@ -77,6 +84,7 @@ class DispatchError(Error):
     reason: str | None
     call: Call
 
+@final
 class Call:
     def __new__(
         cls,
@@ -130,6 +138,7 @@ class Call:
     @property
     def script(self) -> str: ...
 
+@final
 class Dispatch:
     @property
     def variant(self) -> str: ...
@@ -144,6 +153,7 @@ class Dispatch:
     def emit(self, lang: _Lang = "cuda", *, indent: int = 0, prelude: bool = True) -> str: ...
     def emit_parts(self, lang: _Lang = "cuda", *, indent: int = 0) -> tuple[str, str]: ...
 
+@final
 class Registry:
     def __new__(
         cls,

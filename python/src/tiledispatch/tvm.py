@@ -73,7 +73,7 @@ def _layout_text(layout: Any) -> str | None:
     return body
 
 
-def _buffer_entry(buf: Any) -> dict:
+def _buffer_entry(buf: Any) -> dict[str, Any]:
     entry = {
         "scope": str(buf.scope()),
         "dtype": str(buf.dtype),
@@ -101,10 +101,10 @@ _LAUNCH_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z",
                 "blockIdx.x", "blockIdx.y", "blockIdx.z")
 
 
-def _launch(sctx: Any) -> dict:
+def _launch(sctx: Any) -> dict[str, Any]:
     """The thread and block extents (TVM also lists derived ids such as
     warp_id_in_cta; a call file has the six launch tags only)."""
-    out = {}
+    out: dict[str, Any] = {}
     for tag, iv in dict(sctx.launch_params).items():
         if str(tag) not in _LAUNCH_TAGS:
             continue
@@ -116,8 +116,8 @@ def _launch(sctx: Any) -> dict:
     return out
 
 
-def _config(op: Any) -> dict:
-    out = {}
+def _config(op: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for k, v in dict(op.config or {}).items():
         if isinstance(v, (bool, int, str)):
             out[str(k)] = v
@@ -137,7 +137,7 @@ def _arch(sctx: Any) -> str | None:
     return str(arch) if arch else None
 
 
-def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict]:
+def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
     """The tiledispatch call for a TVM reduction call, and the TVM buffers
     by the names the call gives them."""
     from tvm.tirx.tile_primitive import TilePrimitiveCall
@@ -158,7 +158,7 @@ def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict]:
                 name = f"buf{len(buffers)}"
             buffers[name] = buf
         names.append(name)
-    fields = dict(
+    fields: dict[str, Any] = dict(
         op=op_name,
         target="cuda",
         arch=_arch(sctx),
@@ -175,12 +175,12 @@ def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict]:
     return _td.Call(**fields), buffers
 
 
-def _launch_vars(sctx: Any) -> dict:
+def _launch_vars(sctx: Any) -> dict[str, Any]:
     """`threadIdx` / `blockIdx` for the body: the printed `threadIdx.x`
     binds to the launch parameter's variable of the kernel being lowered."""
     from types import SimpleNamespace
 
-    groups: dict[str, dict] = {}
+    groups: dict[str, dict[str, Any]] = {}
     for tag, iv in dict(sctx.launch_params).items():
         tag = str(tag)
         if tag in _LAUNCH_TAGS and hasattr(iv, "var"):
@@ -189,7 +189,7 @@ def _launch_vars(sctx: Any) -> dict:
     return {base: SimpleNamespace(**axes) for base, axes in groups.items()}
 
 
-def _parse_body(tirx_body: str, buffers: dict, sctx: Any = None) -> Any:
+def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None) -> Any:
     """The PrimFunc of a TIRx body printed by tiledispatch, through TVM's
     TVMScript parser; the body's buffer names bind to the call's buffers
     and its thread indices to the kernel's launch variables."""
@@ -247,7 +247,7 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
     return prev(op_call, sctx)
 
 
-def _dispatcher_module():
+def _dispatcher_module() -> Any:
     # Importing the CUDA backend registers TVM's own variants and its hook.
     import tvm.backend.cuda.tile_primitive  # noqa: F401
     import tvm.tirx.operator.tile_primitive.registry  # noqa: F401
