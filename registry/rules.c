@@ -13,286 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
 #include "registry_internal.h"
-
-/* ---- the YAML tree ----------------------------------------------------- */
-
-typedef enum ynode_kind { Y_SCALAR, Y_SEQ, Y_MAP } ynode_kind;
-
-typedef struct ynode {
-    ynode_kind kind;
-    int line, col;      /* 1-based */
-    char *value;        /* Y_SCALAR: NUL-terminated */
-    size_t len;
-    bool plain;         /* unquoted and untagged: may be an int or a bool */
-    size_t n, cap;      /* children; a map stores key, value, key, ... */
-    struct ynode **kids;
-} ynode;
-
-static void ynode_free(ynode *n)
-{
-    if (n == NULL)
-        return;
-    for (size_t i = 0; i < n->n; i++)
-        ynode_free(n->kids[i]);
-    td__free(n->kids);
-    td__free(n->value);
-    td__free(n);
-}
-
-static int ynode_push(ynode *parent, ynode *kid)
-{
-    if (parent->n == parent->cap) {
-        size_t ncap = parent->cap ? parent->cap * 2 : 4;
-        ynode **k = td__realloc(parent->kids, ncap * sizeof *k);
-        if (k == NULL)
-            return TD_ENOMEM;
-        parent->kids = k;
-        parent->cap = ncap;
-    }
-    parent->kids[parent->n++] = kid;
-    return 0;
-}
+#include "td_yaml.h"
 
 /* The state of one file being loaded. */
 typedef struct loader {
     td_registry *reg;
     td__rules *rules;   /* the table being built */
     const char *file;
-    const char *text;
-    size_t len;
+    td_ydoc doc;
     td_diag *diag;
 } loader;
 
 #define ERR(ld, code, node_line, node_col, ...)                               \
-    td__diag((ld)->diag, (code), (ld)->file, (node_line), (node_col),          \
-             (ld)->text, (ld)->len, __VA_ARGS__)
-#define ERRN(ld, code, node, ...)                                             \
-    ERR(ld, code, (node)->line, (node)->col, __VA_ARGS__)
+    td__yerr_at(&(ld)->doc, (code), (node_line), (node_col), __VA_ARGS__)
+#define ERRN(ld, code, node, ...) td__yerr(&(ld)->doc, (code), (node), __VA_ARGS__)
 
-/* Line and column (1-based) of a byte offset, for reader errors that carry
- * only an offset. */
-static void offset_pos(const char *text, size_t len, size_t off, int *line,
-                       int *col)
+/* A name field (variant, impl, target, op, string argument). */
+static int check_name(loader *ld, const td_ynode *n, const char *what)
 {
-    int l = 1, c = 1;
-    for (size_t i = 0; i < off && i < len; i++) {
-        if (text[i] == '\n') {
-            l++;
-            c = 1;
-        } else if (((unsigned char)text[i] & 0xC0) != 0x80) {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
-
-static int parser_error(loader *ld, yaml_parser_t *p)
-{
-    int line, col;
-    if (p->error == YAML_MEMORY_ERROR)
-        return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-    if (p->error == YAML_READER_ERROR) {
-        offset_pos(ld->text, ld->len, p->problem_offset, &line, &col);
-    } else {
-        line = (int)p->problem_mark.line + 1;
-        col = (int)p->problem_mark.column + 1;
-    }
-    const char *problem = p->problem ? p->problem : "invalid YAML";
-    if (p->context != NULL)
-        return ERR(ld, TD_EPARSE, line, col, "%s (%s)", problem, p->context);
-    return ERR(ld, TD_EPARSE, line, col, "%s", problem);
-}
-
-static bool has_anchor(const yaml_event_t *ev)
-{
-    switch (ev->type) {
-    case YAML_SCALAR_EVENT: return ev->data.scalar.anchor != NULL;
-    case YAML_SEQUENCE_START_EVENT: return ev->data.sequence_start.anchor != NULL;
-    case YAML_MAPPING_START_EVENT: return ev->data.mapping_start.anchor != NULL;
-    default: return false;
-    }
-}
-
-/* Parses the whole text into *root (NULL for an empty stream). */
-static int parse_tree(loader *ld, ynode **root)
-{
-    yaml_parser_t p;
-    yaml_event_t ev;
-    ynode *stack[TD_RULES_DEPTH_MAX + 1];
-    int depth = 0;
-    int ndocs = 0;
-    int rc = 0;
-
-    *root = NULL;
-    if (!yaml_parser_initialize(&p))
-        return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-    yaml_parser_set_input_string(&p, (const unsigned char *)ld->text, ld->len);
-
-    for (;;) {
-        if (!yaml_parser_parse(&p, &ev)) {
-            rc = parser_error(ld, &p);
-            break;
-        }
-        int line = (int)ev.start_mark.line + 1;
-        int col = (int)ev.start_mark.column + 1;
-        yaml_event_type_t type = ev.type;
-
-        if (type == YAML_ALIAS_EVENT || has_anchor(&ev)) {
-            rc = ERR(ld, TD_ESCHEMA, line, col,
-                     "aliases and anchors are not allowed");
-        } else if (type == YAML_DOCUMENT_START_EVENT) {
-            if (++ndocs > 1)
-                rc = ERR(ld, TD_ESCHEMA, line, col,
-                         "a rules file holds one YAML document");
-        } else if (type == YAML_SCALAR_EVENT ||
-                   type == YAML_SEQUENCE_START_EVENT ||
-                   type == YAML_MAPPING_START_EVENT) {
-            ynode *n = td__calloc(1, sizeof *n);
-            if (n == NULL) {
-                rc = ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-            } else {
-                n->line = line;
-                n->col = col;
-                if (type == YAML_SCALAR_EVENT) {
-                    n->kind = Y_SCALAR;
-                    n->len = ev.data.scalar.length;
-                    n->value = td__strndup((const char *)ev.data.scalar.value,
-                                           n->len);
-                    n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                               ev.data.scalar.tag == NULL;
-                    if (n->value == NULL)
-                        rc = ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-                } else {
-                    n->kind = type == YAML_SEQUENCE_START_EVENT ? Y_SEQ : Y_MAP;
-                    if (depth >= TD_RULES_DEPTH_MAX)
-                        rc = ERR(ld, TD_ELIMIT, line, col,
-                                 "nesting deeper than %d levels",
-                                 TD_RULES_DEPTH_MAX);
-                }
-                /* Attach before anything else so that the tree owns it. */
-                if (depth == 0) {
-                    if (*root == NULL)
-                        *root = n;
-                    else
-                        ynode_free(n); /* unreachable: one document */
-                } else if (ynode_push(stack[depth - 1], n) != 0) {
-                    ynode_free(n);
-                    if (rc == 0)
-                        rc = ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-                }
-                if (rc == 0 && type != YAML_SCALAR_EVENT)
-                    stack[depth++] = n;
-            }
-        } else if (type == YAML_SEQUENCE_END_EVENT ||
-                   type == YAML_MAPPING_END_EVENT) {
-            if (depth > 0)
-                depth--;
-        }
-        yaml_event_delete(&ev);
-        if (rc != 0 || type == YAML_STREAM_END_EVENT)
-            break;
-    }
-    yaml_parser_delete(&p);
-    if (rc != 0) {
-        ynode_free(*root);
-        *root = NULL;
-    }
-    return rc;
-}
-
-/* ---- scalar typing ----------------------------------------------------- */
-
-static bool scalar_is_null(const ynode *n)
-{
-    return n->kind == Y_SCALAR && n->plain &&
-           (n->len == 0 || strcmp(n->value, "~") == 0 ||
-            strcmp(n->value, "null") == 0 || strcmp(n->value, "Null") == 0 ||
-            strcmp(n->value, "NULL") == 0);
-}
-
-/* A plain decimal integer (YAML core schema, decimal form only). */
-static bool scalar_int(const ynode *n, int64_t *out)
-{
-    if (n->kind != Y_SCALAR || !n->plain || n->len == 0)
-        return false;
-    const char *s = n->value;
-    size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-    if (i == n->len)
-        return false;
-    for (size_t k = i; k < n->len; k++)
-        if (s[k] < '0' || s[k] > '9')
-            return false;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = (int64_t)v;
-    return true;
-}
-
-static bool scalar_bool(const ynode *n, bool *out)
-{
-    if (n->kind != Y_SCALAR || !n->plain)
-        return false;
-    static const char *const t[] = {"true", "True", "TRUE"};
-    static const char *const f[] = {"false", "False", "FALSE"};
-    for (size_t i = 0; i < 3; i++) {
-        if (strcmp(n->value, t[i]) == 0) {
-            *out = true;
-            return true;
-        }
-        if (strcmp(n->value, f[i]) == 0) {
-            *out = false;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* A non-empty string scalar that fits a name; diagnoses otherwise.  `what`
- * names the field in messages. */
-static int check_name(loader *ld, const ynode *n, const char *what)
-{
-    if (n->kind != Y_SCALAR || scalar_is_null(n) || n->len == 0)
-        return ERRN(ld, TD_ESCHEMA, n, "%s must be a non-empty string", what);
-    /* Names end up in hash keys ("op\x1ftarget"), tables and JSON: keep
-     * control characters (and NULs from escapes) out of them. */
-    for (size_t i = 0; i < n->len; i++)
-        if ((unsigned char)n->value[i] < 0x20 || n->value[i] == 0x7f)
-            return ERRN(ld, TD_ESCHEMA, n,
-                        "%s must not contain control characters", what);
-    if (n->len >= TD_NAME_MAX)
-        return ERRN(ld, TD_ELIMIT, n, "%s is longer than %d bytes", what,
-                    TD_NAME_MAX - 1);
-    return 0;
-}
-
-/* Checks a mapping for duplicate and non-scalar keys. */
-static int check_map_keys(loader *ld, const ynode *m)
-{
-    for (size_t i = 0; i < m->n; i += 2) {
-        const ynode *k = m->kids[i];
-        if (k->kind != Y_SCALAR)
-            return ERRN(ld, TD_ESCHEMA, k, "mapping keys must be scalars");
-        for (size_t j = 0; j < i; j += 2)
-            if (strcmp(m->kids[j]->value, k->value) == 0)
-                return ERRN(ld, TD_ESCHEMA, k, "duplicate key '%s'", k->value);
-    }
-    return 0;
-}
-
-/* The value of key `name` in mapping m, NULL if absent. */
-static const ynode *map_get(const ynode *m, const char *name)
-{
-    for (size_t i = 0; i + 1 < m->n; i += 2)
-        if (strcmp(m->kids[i]->value, name) == 0)
-            return m->kids[i + 1];
-    return NULL;
+    return td__yname(&ld->doc, n, what, TD_NAME_MAX - 1);
 }
 
 /* ---- predicate arguments ----------------------------------------------- */
@@ -357,30 +97,33 @@ static int format_args(const td__pred_entry *pe, const td_args *a, char **out)
 
 /* Binds the argument mapping `m` (NULL: none given) of predicate `pe`
  * named at node `at`. */
-static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
-                     const ynode *m, td_args *out)
+static int bind_args(loader *ld, const td__pred_entry *pe, const td_ynode *at,
+                     const td_ynode *m, td_args *out)
 {
     const char *pname = pe->desc.name;
     size_t ngiven = m ? m->n / 2 : 0;
     int rc;
 
-    if (m != NULL && (rc = check_map_keys(ld, m)) != 0)
-        return rc;
-    /* Unknown names first: they are usually typos of a required one. */
+    /* Keys in document order; unknown names before missing ones: they
+     * are usually typos of a required one. */
     for (size_t i = 0; i < ngiven; i++) {
-        const ynode *k = m->kids[2 * i];
+        const td_ynode *k = TD_YKEY(m, i);
+        if ((rc = td__ykey(&ld->doc, k)) != 0)
+            return rc;
         bool known = false;
         for (size_t s = 0; s < pe->desc.nargs; s++)
-            if (strcmp(pe->desc.args[s].name, k->value) == 0)
+            if (strcmp(pe->desc.args[s].name, k->str) == 0)
                 known = true;
         if (!known)
             return ERRN(ld, TD_ESCHEMA, k,
                         "predicate '%s': unknown argument '%s'", pname,
-                        k->value);
+                        k->str);
+        if ((rc = td__ydup(&ld->doc, m, i)) != 0)
+            return rc;
     }
     for (size_t s = 0; s < pe->desc.nargs; s++)
         if (pe->desc.args[s].required &&
-            (m == NULL || map_get(m, pe->desc.args[s].name) == NULL))
+            (m == NULL || td__ymap_get(m, pe->desc.args[s].name) == NULL))
             return ERRN(ld, TD_ESCHEMA, at,
                         "predicate '%s': missing required argument '%s'",
                         pname, pe->desc.args[s].name);
@@ -391,30 +134,30 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
     if (out->v == NULL)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
     for (size_t i = 0; i < ngiven; i++) {
-        const ynode *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
+        const td_ynode *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
         const td_arg_spec *spec = NULL;
         for (size_t s = 0; s < pe->desc.nargs; s++)
-            if (strcmp(pe->desc.args[s].name, k->value) == 0)
+            if (strcmp(pe->desc.args[s].name, k->str) == 0)
                 spec = &pe->desc.args[s];
         td__arg *a = &out->v[out->n++];
         a->name = spec->name;
         a->type = spec->type;
-        bool ok = true;
+        bool ok = true, ovf = false;
         switch (spec->type) {
         case TD_ARG_INT:
-            ok = scalar_int(v, &a->i);
+            ok = td__yclass(v, &a->i, NULL, &ovf) == TD_YT_INT;
             break;
         case TD_ARG_BOOL:
-            ok = scalar_bool(v, &a->b);
+            ok = td__yclass(v, NULL, &a->b, NULL) == TD_YT_BOOL;
             break;
         case TD_ARG_STRING:
-            ok = v->kind == Y_SCALAR && !scalar_is_null(v);
+            ok = v->kind == TD_YSCALAR && !td__yis_null(v);
             break;
         case TD_ARG_STRING_LIST:
-            ok = v->kind == Y_SEQ;
+            ok = v->kind == TD_YSEQ;
             for (size_t j = 0; ok && j < v->n; j++)
-                ok = v->kids[j]->kind == Y_SCALAR &&
-                     !scalar_is_null(v->kids[j]);
+                ok = v->kids[j]->kind == TD_YSCALAR &&
+                     !td__yis_null(v->kids[j]);
             break;
         }
         if (!ok)
@@ -423,10 +166,15 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
                         spec->name,
                         spec->type == TD_ARG_INT ? "an" : "a",
                         td_arg_type_name(spec->type));
+        if (ovf)
+            return ERRN(ld, TD_ELIMIT, v,
+                        "predicate '%s': argument '%s' does not fit in 64 "
+                        "bits",
+                        pname, spec->name);
         if (spec->type == TD_ARG_STRING) {
             if ((rc = check_name(ld, v, "a string argument")) != 0)
                 return rc;
-            a->s = td__strdup(v->value);
+            a->s = td__strdup(v->str);
             if (a->s == NULL)
                 return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
         } else if (spec->type == TD_ARG_STRING_LIST) {
@@ -442,7 +190,7 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
             if (a->items == NULL)
                 return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
             for (size_t j = 0; j < v->n; j++) {
-                a->items[j] = td__strdup(v->kids[j]->value);
+                a->items[j] = td__strdup(v->kids[j]->str);
                 if (a->items[j] == NULL)
                     return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
                 a->nitems++;
@@ -453,25 +201,25 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
 }
 
 /* One item of a `when:` list. */
-static int load_pred(loader *ld, const ynode *item, td__rule_pred *rp)
+static int load_pred(loader *ld, const td_ynode *item, td__rule_pred *rp)
 {
-    const ynode *name_node, *args = NULL;
+    const td_ynode *name_node, *args = NULL;
     int rc;
 
-    if (item->kind == Y_SCALAR) {
+    if (item->kind == TD_YSCALAR) {
         name_node = item;
-    } else if (item->kind == Y_MAP && item->n == 2) {
+    } else if (item->kind == TD_YMAP && item->n == 2) {
         name_node = item->kids[0];
         args = item->kids[1];
-        if (name_node->kind != Y_SCALAR)
+        if (name_node->kind != TD_YSCALAR)
             return ERRN(ld, TD_ESCHEMA, name_node,
                         "mapping keys must be scalars");
-        if (scalar_is_null(args))
+        if (td__yis_null(args))
             args = NULL;
-        else if (args->kind != Y_MAP)
+        else if (args->kind != TD_YMAP)
             return ERRN(ld, TD_ESCHEMA, args,
                         "predicate '%s': arguments must be a mapping",
-                        name_node->value);
+                        name_node->str);
     } else {
         return ERRN(ld, TD_ESCHEMA, item,
                     "a predicate is a name or a one-key mapping "
@@ -479,10 +227,10 @@ static int load_pred(loader *ld, const ynode *item, td__rule_pred *rp)
     }
     if ((rc = check_name(ld, name_node, "a predicate name")) != 0)
         return rc;
-    const td__pred_entry *pe = td__registry_pred(ld->reg, name_node->value);
+    const td__pred_entry *pe = td__registry_pred(ld->reg, name_node->str);
     if (pe == NULL)
         return ERRN(ld, TD_ESCHEMA, name_node, "unknown predicate '%s'",
-                    name_node->value);
+                    name_node->str);
     rp->pred = pe;
     if ((rc = bind_args(ld, pe, name_node, args, &rp->args)) != 0)
         return rc;
@@ -496,7 +244,7 @@ static int load_pred(loader *ld, const ynode *item, td__rule_pred *rp)
 static const char *const entry_keys[] = {"name", "impl", "ops", "target",
                                          "priority", "when", "enabled"};
 
-static int add_to_key(loader *ld, const ynode *at, const td__op_entry *op,
+static int add_to_key(loader *ld, const td_ynode *at, const td__op_entry *op,
                       td__ventry *e)
 {
     td__rules *r = ld->rules;
@@ -558,86 +306,84 @@ static int add_to_key(loader *ld, const ynode *at, const td__op_entry *op,
 }
 
 /* Required key `name` of entry m, diagnosing its absence. */
-static int need(loader *ld, const ynode *m, const char *name,
-                const ynode **out)
+static int need(loader *ld, const td_ynode *m, const char *name,
+                const td_ynode **out)
 {
-    *out = map_get(m, name);
+    *out = td__ymap_get(m, name);
     if (*out == NULL)
         return ERRN(ld, TD_ESCHEMA, m, "variant entry is missing '%s'", name);
     return 0;
 }
 
-static int load_entry(loader *ld, const ynode *m)
+static int load_entry(loader *ld, const td_ynode *m)
 {
     td__rules *r = ld->rules;
-    const ynode *name, *impl, *ops, *target, *prio, *when, *enabled;
+    const td_ynode *name, *impl, *ops, *target, *prio, *when, *enabled;
     int rc;
 
-    if (m->kind != Y_MAP)
+    if (m->kind != TD_YMAP)
         return ERRN(ld, TD_ESCHEMA, m, "a variant entry must be a mapping");
     if (r->nentries >= TD_MAX_VARIANTS)
         return ERRN(ld, TD_ELIMIT, m, "more than %d variant entries",
                     TD_MAX_VARIANTS);
-    if ((rc = check_map_keys(ld, m)) != 0)
+    const td_ynode *unknown = NULL;
+    const td_ynode *vals[sizeof entry_keys / sizeof *entry_keys];
+    rc = td__ymap_read(&ld->doc, m, entry_keys,
+                       sizeof entry_keys / sizeof *entry_keys, vals, &unknown);
+    if (unknown != NULL)
+        return ERRN(ld, TD_ESCHEMA, unknown,
+                    "unknown key '%.64s' in variant entry", unknown->str);
+    if (rc != 0)
         return rc;
-    for (size_t i = 0; i < m->n; i += 2) {
-        bool known = false;
-        for (size_t k = 0; k < sizeof entry_keys / sizeof *entry_keys; k++)
-            if (strcmp(m->kids[i]->value, entry_keys[k]) == 0)
-                known = true;
-        if (!known)
-            return ERRN(ld, TD_ESCHEMA, m->kids[i],
-                        "unknown key '%s' in variant entry", m->kids[i]->value);
-    }
     if ((rc = need(ld, m, "name", &name)) != 0 ||
         (rc = check_name(ld, name, "name")) != 0)
         return rc;
-    impl = map_get(m, "impl");
+    impl = td__ymap_get(m, "impl");
     if ((rc = need(ld, m, "ops", &ops)) != 0 ||
         (rc = need(ld, m, "target", &target)) != 0 ||
         (rc = need(ld, m, "priority", &prio)) != 0)
         return rc;
-    when = map_get(m, "when");
-    enabled = map_get(m, "enabled");
+    when = td__ymap_get(m, "when");
+    enabled = td__ymap_get(m, "enabled");
 
     /* Check everything that needs no allocation first. */
-    const char *impl_name = name->value;
+    const char *impl_name = name->str;
     if (impl != NULL) {
         if ((rc = check_name(ld, impl, "impl")) != 0)
             return rc;
-        impl_name = impl->value;
+        impl_name = impl->str;
     }
     const td__impl_entry *ie = td__registry_impl(ld->reg, impl_name);
     if (ie == NULL)
         return ERRN(ld, TD_ESCHEMA, impl ? impl : name, "unknown impl '%s'",
                     impl_name);
-    if (ops->kind != Y_SEQ)
+    if (ops->kind != TD_YSEQ)
         return ERRN(ld, TD_ESCHEMA, ops, "ops must be a list of op names");
     if (ops->n == 0)
         return ERRN(ld, TD_ESCHEMA, ops, "ops must not be empty");
     for (size_t i = 0; i < ops->n; i++) {
-        const ynode *o = ops->kids[i];
+        const td_ynode *o = ops->kids[i];
         if ((rc = check_name(ld, o, "an op name")) != 0)
             return rc;
-        if (td_registry_op(ld->reg, o->value) == NULL)
-            return ERRN(ld, TD_ESCHEMA, o, "unknown op '%s'", o->value);
+        if (td_registry_op(ld->reg, o->str) == NULL)
+            return ERRN(ld, TD_ESCHEMA, o, "unknown op '%s'", o->str);
         for (size_t j = 0; j < i; j++)
-            if (strcmp(ops->kids[j]->value, o->value) == 0)
+            if (strcmp(ops->kids[j]->str, o->str) == 0)
                 return ERRN(ld, TD_ESCHEMA, o, "op '%s' is listed twice",
-                            o->value);
+                            o->str);
     }
     if ((rc = check_name(ld, target, "target")) != 0)
         return rc;
     int64_t pv;
-    if (!scalar_int(prio, &pv))
-        return ERRN(ld, TD_ESCHEMA, prio, "priority must be an integer");
-    if (pv < INT_MIN || pv > INT_MAX)
-        return ERRN(ld, TD_ELIMIT, prio, "priority is out of range");
+    if ((rc = td__yint(&ld->doc, prio, "priority", INT_MIN, INT_MAX, &pv)) !=
+        0)
+        return rc;
     bool en = true;
-    if (enabled != NULL && !scalar_bool(enabled, &en))
-        return ERRN(ld, TD_ESCHEMA, enabled, "enabled must be true or false");
-    if (when != NULL && !scalar_is_null(when)) {
-        if (when->kind != Y_SEQ)
+    if (enabled != NULL &&
+        (rc = td__ybool(&ld->doc, enabled, "enabled", &en)) != 0)
+        return rc;
+    if (when != NULL && !td__yis_null(when)) {
+        if (when->kind != TD_YSEQ)
             return ERRN(ld, TD_ESCHEMA, when,
                         "when must be a list of predicates");
         if (when->n > TD_MAX_PREDICATES)
@@ -668,9 +414,9 @@ static int load_entry(loader *ld, const ynode *m)
     e->priority = (int)pv;
     e->enabled = en;
     e->line = m->line;
-    e->name = td__strdup(name->value);
+    e->name = td__strdup(name->str);
     e->impl_name = td__strdup(impl_name);
-    e->target = td__strdup(target->value);
+    e->target = td__strdup(target->str);
     e->file = td__strdup(ld->file);
     if (!e->name || !e->impl_name || !e->target || !e->file)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
@@ -687,8 +433,8 @@ static int load_entry(loader *ld, const ynode *m)
     }
     for (size_t i = 0; i < ops->n; i++) {
         const td__op_entry *oe = NULL;
-        HASH_FIND(hh, ld->reg->ops, ops->kids[i]->value,
-                  strlen(ops->kids[i]->value), oe);
+        HASH_FIND(hh, ld->reg->ops, ops->kids[i]->str,
+                  strlen(ops->kids[i]->str), oe);
         if ((rc = add_to_key(ld, name, oe, e)) != 0)
             return rc;
     }
@@ -697,32 +443,28 @@ static int load_entry(loader *ld, const ynode *m)
 
 static const char *const top_keys[] = {"version", "variants"};
 
-static int load_tree(loader *ld, const ynode *root)
+static int load_tree(loader *ld, const td_ynode *root)
 {
+    const td_ynode *vals[2], *unknown = NULL;
     int rc;
-    if (root == NULL || scalar_is_null(root))
-        return ERR(ld, TD_ESCHEMA, 1, 1, "empty rules file");
-    if (root->kind != Y_MAP)
+    if (root->kind != TD_YMAP)
         return ERRN(ld, TD_ESCHEMA, root,
                     "a rules file is a mapping with 'version' and 'variants'");
-    if ((rc = check_map_keys(ld, root)) != 0)
+    rc = td__ymap_read(&ld->doc, root, top_keys, 2, vals, &unknown);
+    if (unknown != NULL)
+        return ERRN(ld, TD_ESCHEMA, unknown, "unknown top-level key '%.64s'",
+                    unknown->str);
+    if (rc != 0)
         return rc;
-    for (size_t i = 0; i < root->n; i += 2) {
-        const char *k = root->kids[i]->value;
-        if (strcmp(k, top_keys[0]) != 0 && strcmp(k, top_keys[1]) != 0)
-            return ERRN(ld, TD_ESCHEMA, root->kids[i],
-                        "unknown top-level key '%s'", k);
-    }
-    const ynode *version = map_get(root, "version");
-    const ynode *variants = map_get(root, "variants");
+    const td_ynode *version = vals[0], *variants = vals[1];
     int64_t v;
     if (version == NULL)
         return ERRN(ld, TD_ESCHEMA, root, "missing 'version'");
-    if (!scalar_int(version, &v) || v != 1)
+    if (td__yclass(version, &v, NULL, NULL) != TD_YT_INT || v != 1)
         return ERRN(ld, TD_ESCHEMA, version, "version must be 1");
     if (variants == NULL)
         return ERRN(ld, TD_ESCHEMA, root, "missing 'variants'");
-    if (variants->kind != Y_SEQ)
+    if (variants->kind != TD_YSEQ)
         return ERRN(ld, TD_ESCHEMA, variants,
                     "variants must be a list of variant entries");
     for (size_t i = 0; i < variants->n; i++)
@@ -731,20 +473,25 @@ static int load_tree(loader *ld, const ynode *root)
     return 0;
 }
 
+/* The limits of a rules file. */
+static const td_ylimits rules_limits = {TD_RULES_FILE_MAX, TD_RULES_DEPTH_MAX,
+                                        0};
+
 /* Loads one text into ld->rules. */
 static int load_text(td_registry *reg, td__rules *rules, const char *file,
                      const char *text, size_t len, td_diag *diag)
 {
-    loader ld = {reg, rules, file, text, len, diag};
-    if (len > TD_RULES_FILE_MAX)
-        return td__diag(diag, TD_ELIMIT, file, 1, 1, NULL, 0,
-                        "file is larger than the limit of %zu bytes",
-                        (size_t)TD_RULES_FILE_MAX);
-    ynode *root = NULL;
-    int rc = parse_tree(&ld, &root);
+    loader ld;
+    memset(&ld, 0, sizeof ld);
+    ld.reg = reg;
+    ld.rules = rules;
+    ld.file = file;
+    ld.diag = diag;
+    int rc = td__ydoc_load(&ld.doc, file, "rules file", text, len,
+                           &rules_limits, diag);
     if (rc == 0)
-        rc = load_tree(&ld, root);
-    ynode_free(root);
+        rc = load_tree(&ld, ld.doc.root);
+    td__ydoc_free(&ld.doc);
     return rc;
 }
 
