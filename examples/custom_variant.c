@@ -5,11 +5,11 @@
  *
  * It brings one new predicate, `src_len_at_most {limit: int}`, reuses the
  * built-in generic predicates in its rules entry, and builds IR with the
- * td_ir builder (emitters never print text).  The rules file
+ * td_ir builder (emitters never print text).  The rules overlay
  * examples/rules-with-pairwise.yaml adds it above `local` for short
- * vectors; nothing else changes.
+ * vectors, as a layer over the built-in rules; nothing else changes.
  *
- *   custom_variant RULES.yaml CALL.yaml [cuda|tirx]
+ *   custom_variant OVERLAY.yaml CALL.yaml [cuda|tirx]
  *
  * prints the chosen variant and the emitted code.
  */
@@ -105,7 +105,7 @@ static int fail(const td_diag *d)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s RULES.yaml CALL.yaml [cuda|tirx]\n",
+        fprintf(stderr, "usage: %s OVERLAY.yaml CALL.yaml [cuda|tirx]\n",
                 argv[0]);
         return 2;
     }
@@ -121,9 +121,10 @@ int main(int argc, char **argv)
      *    loader checks every name the rules use against what C registered. */
     if (td_registry_new(&reg) != 0 || td_register_impl(reg, &pairwise_impl))
         goto out;
-    /* 2. The rules that mention "pairwise". */
+    /* 2. The built-in rules, then the overlay that adds "pairwise". */
     const char *paths[] = {argv[1]};
-    if (td_registry_load_rules(reg, paths, 1, &d) != 0) {
+    if (td_registry_load_default_rules(reg, &d) != 0 ||
+        td_registry_add_rules(reg, paths, 1, &d) != 0) {
         rc = fail(&d);
         goto out;
     }
