@@ -231,6 +231,35 @@ static void test_limits(void **state)
     assert_int_equal(d.col, 3);
 }
 
+/* TD_YAML_NODES_MAX through both loaders: at the limit the document is
+ * read (and refused by the schema), one past it is refused by the limit. */
+static void test_node_limit(void **state)
+{
+    (void)state;
+    /* The root map, the key, the list: three nodes before the items. */
+    for (int extra = 0; extra <= 1; extra++) {
+        size_t items = TD_YAML_NODES_MAX - 3 + (size_t)extra;
+        td_buf b;
+        td__buf_init(&b);
+        td__buf_puts(&b, "op: [");
+        for (size_t i = 0; i < items; i++)
+            td__buf_puts(&b, i ? ",0" : "0");
+        td__buf_puts(&b, "]\n");
+        said c = as_call(b.data), r = as_rules(b.data);
+        if (extra == 0) {
+            assert_int_equal(c.rc, TD_ESCHEMA);
+            assert_string_equal(c.d.msg, "missing required key 'target'");
+            assert_int_equal(r.rc, TD_ESCHEMA);
+            assert_string_equal(r.d.msg, "unknown top-level key 'op'");
+        } else {
+            int col = 6 + 2 * (int)(items - 1);
+            expect(&c, TD_ELIMIT, 1, col, "more than 65536 YAML nodes");
+            expect(&r, TD_ELIMIT, 1, col, "more than 65536 YAML nodes");
+        }
+        td__buf_free(&b);
+    }
+}
+
 static void test_key_table(void **state)
 {
     (void)state;
@@ -367,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_key),
         cmocka_unit_test(test_documents),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_node_limit),
         cmocka_unit_test(test_key_table),
         cmocka_unit_test(test_scalars),
     };
