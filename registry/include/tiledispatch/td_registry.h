@@ -27,7 +27,7 @@ extern "C" {
 
 #define TD_RULES_FILE_MAX (1024 * 1024) /* bytes of one rules file */
 #define TD_RULES_DEPTH_MAX 16           /* YAML nesting depth */
-#define TD_MAX_VARIANTS 256             /* entries in one rules set */
+#define TD_MAX_VARIANTS 256             /* entries in all layers of a table */
 #define TD_MAX_PREDICATES 32            /* predicates in one `when:` list */
 
 /* ---- ops --------------------------------------------------------------- */
