@@ -1,13 +1,13 @@
 /*
  * The call file loader (contract section 3) and the call model's helpers.
  *
- * Loading runs in two steps.  libyaml's event parser feeds a small tree of
- * nodes that remember their positions (anchors, aliases and tags are refused
- * while the tree is built, so a hostile file cannot expand); then the schema
- * walk fills a td_call and reports the first problem with FILE:LINE:COL.
+ * Loading runs in two steps.  The YAML front-end (core/td_yaml.h) builds a
+ * tree of nodes that remember their positions, with the policy every file
+ * kind shares (tags, anchors and aliases refused, limits, one wording of
+ * libyaml's errors); then the schema walk fills a td_call and reports the
+ * first problem with FILE:LINE:COL.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,9 +31,10 @@ typedef struct cl {
 
 #define cl_err_at(c, code, line, col, ...)                                     \
     td__yerr_at(&(c)->doc, (code), (line), (col), __VA_ARGS__)
-#define cl_err(c, code, node, ...) td__yerr(&(c)->doc, (code), (node), __VA_ARGS__)
+#define cl_err(c, code, node, ...)                                             \
+    td__yerr(&(c)->doc, (code), (node), __VA_ARGS__)
 
-
+/* The core-schema type of a node. */
 static td_ytype yv_kind(const td_ynode *n)
 {
     return td__yclass(n, NULL, NULL, NULL);

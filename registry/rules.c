@@ -9,7 +9,6 @@
  * already loaded when it adds to them) and swaps it in only when every
  * layer was accepted.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -29,7 +28,8 @@ typedef struct loader {
 
 #define ERR(ld, code, node_line, node_col, ...)                               \
     td__yerr_at(&(ld)->doc, (code), (node_line), (node_col), __VA_ARGS__)
-#define ERRN(ld, code, node, ...) td__yerr(&(ld)->doc, (code), (node), __VA_ARGS__)
+#define ERRN(ld, code, node, ...)                                             \
+    td__yerr(&(ld)->doc, (code), (node), __VA_ARGS__)
 
 /* A name field (variant, impl, target, op, string argument). */
 static int check_name(loader *ld, const td_ynode *n, const char *what)
