@@ -171,6 +171,12 @@ int td__yint(const td_ydoc *doc, const td_ynode *n, const char *what,
 /* true or false: "WHAT must be true or false, not T". */
 int td__ybool(const td_ydoc *doc, const td_ynode *n, const char *what,
               bool *out);
+/* A string (a quoted scalar, or a plain one that is not null, a boolean or
+ * a number) without NUL bytes, of at most cap - 1 bytes, copied to out:
+ * "'WHAT' must be a string, not T", "'WHAT' contains a NUL byte",
+ * "'WHAT' is longer than N bytes" (TD_ELIMIT). */
+int td__ystr(const td_ydoc *doc, const td_ynode *n, const char *what,
+             char *out, size_t cap);
 /* A name: a non-null scalar, non-empty, without control characters, of at
  * most maxlen bytes ("WHAT must be a non-empty string", "WHAT must not
  * contain control characters", "WHAT is longer than N bytes"). */

@@ -447,6 +447,22 @@ int td__ybool(const td_ydoc *doc, const td_ynode *n, const char *what,
     return 0;
 }
 
+int td__ystr(const td_ydoc *doc, const td_ynode *n, const char *what,
+             char *out, size_t cap)
+{
+    td_ytype t = td__yclass(n, NULL, NULL, NULL);
+    if (t != TD_YT_STR)
+        return td__yerr(doc, TD_ESCHEMA, n, "'%s' must be a string, not %s",
+                        what, td__ytype_name(t));
+    if (strlen(n->str) != n->len)
+        return td__yerr(doc, TD_ESCHEMA, n, "'%s' contains a NUL byte", what);
+    if (cap == 0 || n->len >= cap)
+        return td__yerr(doc, TD_ELIMIT, n, "'%s' is longer than %zu bytes",
+                        what, cap ? cap - 1 : 0);
+    memcpy(out, n->str, n->len + 1);
+    return 0;
+}
+
 int td__yname(const td_ydoc *doc, const td_ynode *n, const char *what,
               size_t maxlen)
 {

@@ -56,17 +56,7 @@ static bool is_ident(const char *s, bool digit_start)
 static int cl_string(cl *c, const td_ynode *n, const char *what, char *out,
                      size_t cap)
 {
-    td_ytype t = yv_kind(n);
-    if (t != TD_YT_STR)
-        return cl_err(c, TD_ESCHEMA, n, "'%s' must be a string, not %s", what,
-                      td__ytype_name(t));
-    if (strlen(n->str) != n->len)
-        return cl_err(c, TD_ESCHEMA, n, "'%s' contains a NUL byte", what);
-    if (n->len >= cap)
-        return cl_err(c, TD_ELIMIT, n, "'%s' is longer than %zu bytes", what,
-                      cap - 1);
-    memcpy(out, n->str, n->len + 1);
-    return 0;
+    return td__ystr(&c->doc, n, what, out, cap);
 }
 
 /* Reads an identifier-like name (op, target, dispatch). */

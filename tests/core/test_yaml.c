@@ -363,16 +363,38 @@ static void test_scalars(void **state)
     td_diag_clear(&d);
     assert_int_equal(td__yname(&doc, k[4], "name", 2), TD_ELIMIT);
     assert_string_equal(d.msg, "name is longer than 2 bytes");
+    char str[4];
+    td_diag_clear(&d);
+    assert_int_equal(td__ystr(&doc, k[9], "s", str, sizeof str), 0);
+    assert_string_equal(str, "x");
+    assert_int_equal(td__ystr(&doc, k[8], "s", str, sizeof str), 0);
+    assert_string_equal(str, "3");
+    assert_int_equal(td__ystr(&doc, k[4], "s", str, sizeof str), TD_ESCHEMA);
+    assert_string_equal(d.msg, "'s' must be a string, not an integer");
+    td_diag_clear(&d);
+    assert_int_equal(td__ystr(&doc, k[4], "s", str, 2), TD_ESCHEMA);
     td_diag_clear(&d);
     assert_int_equal(td__ynames(&doc, k[10], "l", 4, 63), 0);
     assert_int_equal(td__ynames(&doc, doc.root, "l", 4, 63), TD_ESCHEMA);
     assert_string_equal(d.msg, "l must be a list of strings");
     td__ydoc_free(&doc);
 
-    load(&doc, &d, "[a, b, c]");
+    load(&doc, &d, "[a, b, c, abcd, \"a\\0b\"]");
+    td_diag_clear(&d);
+    assert_int_equal(td__ystr(&doc, doc.root->kids[3], "s", str, sizeof str),
+                     TD_ELIMIT);
+    assert_string_equal(d.msg, "'s' is longer than 3 bytes");
+    td_diag_clear(&d);
+    assert_int_equal(td__ystr(&doc, doc.root->kids[4], "s", str, sizeof str),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "'s' contains a NUL byte");
     td_diag_clear(&d);
     assert_int_equal(td__ynames(&doc, doc.root, "l", 2, 63), TD_ELIMIT);
     assert_string_equal(d.msg, "l has more than 2 items");
+    td_diag_clear(&d);
+    assert_int_equal(td__ynames(&doc, doc.root, "l", 8, 63), TD_ESCHEMA);
+    assert_string_equal(d.msg, "a list item must not contain control "
+                               "characters");
     td__ydoc_free(&doc);
 
     /* Columns inside a string count code points after the quote. */
