@@ -361,8 +361,9 @@ int td_registry_rule_pred_json(const td_registry *reg,
         return rc;
     if (name != NULL)
         *name = rp->pred->desc.name;
-    if (args_json != NULL && cap > 0)
-        td__strlcpy(args_json, rp->args_json, cap);
+    if (args_json != NULL && cap > 0 &&
+        td__strlcpy(args_json, rp->args_json, cap) >= cap)
+        return TD_ELIMIT;
     return 0;
 }
 

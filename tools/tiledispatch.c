@@ -476,12 +476,13 @@ static int cmd_rules(const td_registry *reg, bool json)
             }
             fputs("], \"when\": [", stdout);
             for (size_t k = 0; k < r->npreds; k++) {
-                if (td_registry_rule_pred_json(reg, r, k, &pname, args,
-                                               sizeof args) != 0)
-                    continue;
+                pname = "?";
+                int perr = td_registry_rule_pred_json(reg, r, k, &pname, args,
+                                                      sizeof args);
                 printf("%s{\"name\": ", k ? ", " : "");
                 json_str(pname);
-                printf(", \"args\": %s}", args);
+                /* Arguments too long to show stay valid JSON. */
+                printf(", \"args\": %s}", perr == 0 ? args : "null");
             }
             fputs("]}", stdout);
             continue;

@@ -422,6 +422,11 @@ static void test_json_args(void **state)
     assert_string_equal(buf, "{}");
     assert_int_equal(td_registry_rule_pred_json(reg, &info[1], 2, &name, buf,
                                                 sizeof buf), TD_EINVAL);
+    char small[8];
+    assert_int_equal(td_registry_rule_pred_json(reg, &info[0], 0, &name,
+                                                small, sizeof small),
+                     TD_ELIMIT);
+    assert_string_equal(small, "{\"value");
     td_registry_free(reg);
 }
 

@@ -81,6 +81,8 @@ const char *td_default_rules(size_t *len);
  * starts from an empty table); td_registry_add_* put the given layers ON
  * TOP of the ones already loaded.  The command line, for instance, does
  * td_registry_load_default_rules then td_registry_add_rules(--rules files).
+ * The table keeps the text of each layer; an add rebuilds the table from
+ * them beside the current one, so it costs a load of every layer.
  */
 /* Replaces the table by one layer per file, in order. */
 int td_registry_load_rules(td_registry *reg, const char *const *paths,
@@ -134,7 +136,7 @@ typedef struct td_rule_info {
     const char *file;     /* where it was declared */
     int line;
     size_t noverrides;    /* the overrides applied to it, in order */
-    const td_rule_origin *overrides;
+    const td_rule_origin *overrides; /* NULL when noverrides is 0 */
 } td_rule_info;
 
 /* Number of (op, target) keys, and the entries in try order.  Keys are
@@ -148,7 +150,8 @@ int td_registry_rule_pred(const td_registry *reg, const td_rule_info *rule,
                           size_t i, const char **name, char *args_text,
                           size_t cap);
 /* The same with the arguments as a JSON object, "{}" when none are bound
- * (e.g. {"expected_scope": ["local"]}). */
+ * (e.g. {"expected_scope": ["local"]}).  TD_ELIMIT when the text does not
+ * fit in cap (args_json then holds a truncated, invalid text). */
 int td_registry_rule_pred_json(const td_registry *reg,
                                const td_rule_info *rule, size_t i,
                                const char **name, char *args_json,
