@@ -77,7 +77,7 @@ static int op_explain(const td_registry *reg, const td_call *call)
     if (err != 0)
         return err;
     char *text = NULL;
-    err = td_explain_format(ex, false, &text);
+    err = td_explain_format(ex, TD_EXPLAIN_TEXT, &text);
     free(text);
     td_explain_free(ex);
     return err;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "td_internal.h"
 
@@ -259,6 +260,12 @@ int td__read_file(const char *path, size_t max, char **out, size_t *len,
     if (f == NULL)
         return td__diag(d, TD_EIO, path, 0, 0, NULL, 0, "cannot open: %s",
                         strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return td__diag(d, TD_EIO, path, 0, 0, NULL, 0,
+                        "is a directory, not a file");
+    }
     char *data = td__malloc(max + 2);
     if (data == NULL) {
         fclose(f);

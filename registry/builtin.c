@@ -23,7 +23,7 @@ static const td_impl_desc *const builtin_impls[] = {
 };
 #undef TD__MODULE_ENTRY
 
-int td__register_builtins(td_registry *reg)
+static int register_all(td_registry *reg)
 {
     int rc;
     for (size_t i = 0; i < sizeof builtin_ops / sizeof *builtin_ops; i++)
@@ -36,6 +36,15 @@ int td__register_builtins(td_registry *reg)
         if ((rc = td_register_impl(reg, builtin_impls[i])) != 0)
             return rc;
     return 0;
+}
+
+int td__register_builtins(td_registry *reg)
+{
+    const char *was = reg->origin;
+    reg->origin = "built-in";
+    int rc = register_all(reg);
+    reg->origin = was;
+    return rc;
 }
 
 int td_registry_new(td_registry **out)

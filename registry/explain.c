@@ -81,32 +81,6 @@ static char *call_script(const td_call *call)
     return s;
 }
 
-/* Evaluates every predicate of e into row r; returns the number failed, or
- * a negative code. */
-static int eval_all(const td__ventry *e, const td_call *call,
-                    td_explain_row *r)
-{
-    td_pred_outcome *po = td__calloc(e->npreds ? e->npreds : 1, sizeof *po);
-    if (po == NULL)
-        return TD_ENOMEM;
-    r->preds = po;
-    int failed = 0;
-    for (size_t i = 0; i < e->npreds; i++) {
-        const td__rule_pred *rp = &e->preds[i];
-        td_reason why;
-        why.text[0] = '\0';
-        po[i].name = rp->pred->desc.name;
-        po[i].ok = rp->pred->desc.fn(call, &rp->args, rp->pred->desc.user, &why);
-        /* A passing predicate has no reason worth showing. */
-        po[i].reason = td__strdup(po[i].ok ? "" : why.text);
-        r->npreds++;
-        if (po[i].reason == NULL)
-            return TD_ENOMEM;
-        failed += !po[i].ok;
-    }
-    return failed;
-}
-
 /* "rejected: a — r; rejected: b" for the failed predicates of r. */
 static void put_rejections(td_buf *b, const td_explain_row *r)
 {
@@ -123,36 +97,88 @@ static void put_rejections(td_buf *b, const td_explain_row *r)
     }
 }
 
-/* Runs the emitter of a candidate whose predicates all passed. */
-static int try_emit(const td__ventry *e, const td_call *call,
-                    const td_op_desc *op, td_explain_row *r, td_buf *msg)
+/* The observer of the selection loop that fills the rows. */
+typedef struct builder {
+    td_explain *ex;
+    size_t cap;
+    td_explain_row *cur;
+} builder;
+
+static int on_begin(void *ctx, const td__ventry *e)
 {
-    td_ir *ir = td_ir_new();
-    if (ir == NULL)
+    builder *b = ctx;
+    td_explain *ex = b->ex;
+    if (ex->nrows == b->cap)
+        return TD_EINTERNAL; /* more candidates than counted */
+    td_explain_row *r = &ex->rows[ex->nrows++];
+    b->cur = r;
+    r->priority = e->priority;
+    r->variant = td__strdup(e->name);
+    if (r->variant == NULL)
         return TD_ENOMEM;
-    td_reason why;
-    why.text[0] = '\0';
-    int rc = e->impl->desc.emit(call, op, ir, e->impl->desc.user, &why);
-    if (rc == 0)
-        rc = td_ir_status(ir);
-    td_ir_free(ir);
-    /* Running out of memory is not an answer about the call: report it
-     * like td_dispatch does instead of a table row that would differ from
-     * the unstressed run. */
-    if (rc == TD_ENOMEM)
-        return rc;
-    if (rc == 0) {
-        r->status = TD_CAND_SELECTED;
-    } else if (rc == TD_EDECLINED) {
-        r->status = TD_CAND_DECLINED;
-        td__buf_puts(msg, "declined");
-        if (why.text[0])
-            td__buf_printf(msg, " " EM_DASH " %s", why.text);
-    } else {
-        r->status = TD_CAND_FAILED;
-        td__buf_printf(msg, "failed " EM_DASH " %s: %s", td_err_name(rc),
-                       why.text[0] ? why.text : td_strerror(rc));
+    td_pred_outcome *po = td__calloc(e->npreds ? e->npreds : 1, sizeof *po);
+    if (po == NULL)
+        return TD_ENOMEM;
+    r->preds = po;
+    return 0;
+}
+
+static int on_pred(void *ctx, const td__ventry *e, size_t i, bool ok,
+                   const char *reason)
+{
+    builder *b = ctx;
+    td_pred_outcome *po = (td_pred_outcome *)b->cur->preds;
+    po[i].name = e->preds[i].pred->desc.name;
+    po[i].ok = ok;
+    /* A passing predicate has no reason worth showing. */
+    po[i].reason = td__strdup(ok ? "" : reason);
+    b->cur->npreds++;
+    return po[i].reason == NULL ? TD_ENOMEM : 0;
+}
+
+static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
+                   const char *reason)
+{
+    builder *b = ctx;
+    td_explain *ex = b->ex;
+    if (st == TD_CAND_DISABLED) {
+        /* Never evaluated: a row without predicate outcomes. */
+        int brc = on_begin(ctx, e);
+        if (brc != 0)
+            return brc;
     }
+    td_explain_row *r = b->cur;
+    r->file = e->file;
+    r->line = e->line;
+    r->status = st;
+    td_buf msg;
+    td__buf_init(&msg);
+    switch (st) {
+    case TD_CAND_SELECTED:
+        ex->selected = (long)(ex->nrows - 1);
+        break;
+    case TD_CAND_DECLINED:
+        td__buf_puts(&msg, "declined");
+        if (reason[0])
+            td__buf_printf(&msg, " " EM_DASH " %s", reason);
+        break;
+    case TD_CAND_FAILED:
+        td__buf_printf(&msg, "failed " EM_DASH " %s: %s", td_err_name(rc),
+                       reason[0] ? reason : td_strerror(rc));
+        break;
+    case TD_CAND_NOT_TRIED:
+        ex->failed_before[ex->nrows - 1] = rc != 0;
+        put_rejections(&msg, r);
+        break;
+    default:
+        put_rejections(&msg, r);
+        break;
+    }
+    char *m;
+    int trc = td__buf_take(&msg, &m);
+    if (trc != 0)
+        return trc;
+    r->message = m;
     return 0;
 }
 
@@ -161,62 +187,29 @@ static int build(td_explain *ex, const td_registry *reg, const td_call *call,
 {
     const td__rkey *key;
     char why_empty[TD_DIAG_MSG_MAX];
-    size_t n = td__call_candidates(reg, call, &key, why_empty,
-                                   sizeof why_empty);
-    ex->empty_reason = td__strdup(n == 0 ? why_empty : "");
+    size_t tried = td__call_candidates(reg, call, &key, why_empty,
+                                       sizeof why_empty);
+    ex->empty_reason = td__strdup(tried == 0 ? why_empty : "");
     if (ex->empty_reason == NULL)
         return TD_ENOMEM;
+    /* A row for every candidate the forced name keeps, disabled too. */
+    size_t n = 0;
+    for (size_t i = 0; key != NULL && i < key->n; i++)
+        n += td__cand_named(key->cands[i], call);
     if (n == 0)
         return 0;
     ex->rows = td__calloc(n, sizeof *ex->rows);
     ex->failed_before = td__calloc(n, sizeof *ex->failed_before);
     if (ex->rows == NULL || ex->failed_before == NULL)
         return TD_ENOMEM;
-
-    bool done = false, failed = false;
-    for (size_t i = 0; i < key->n; i++) {
-        const td__ventry *e = key->cands[i];
-        if (!td__cand_keep(e, call))
-            continue;
-        td_explain_row *r = &ex->rows[ex->nrows++];
-        r->priority = e->priority;
-        r->variant = td__strdup(e->name);
-        if (r->variant == NULL)
-            return TD_ENOMEM;
-        int nfailed = eval_all(e, call, r);
-        if (nfailed < 0)
-            return nfailed;
-
-        td_buf msg;
-        td__buf_init(&msg);
-        if (done) {
-            r->status = TD_CAND_NOT_TRIED;
-            ex->failed_before[ex->nrows - 1] = failed;
-            put_rejections(&msg, r);
-        } else if (nfailed > 0) {
-            r->status = TD_CAND_REJECTED;
-            put_rejections(&msg, r);
-        } else {
-            int rc = try_emit(e, call, op, r, &msg);
-            if (rc != 0) {
-                td__buf_free(&msg);
-                return rc;
-            }
-            if (r->status == TD_CAND_SELECTED) {
-                ex->selected = (long)(ex->nrows - 1);
-                done = true;
-            } else if (r->status == TD_CAND_FAILED) {
-                /* td_dispatch stops at a failing emitter; so do we. */
-                done = failed = true;
-            }
-        }
-        char *m;
-        int rc = td__buf_take(&msg, &m);
-        if (rc != 0)
-            return rc;
-        r->message = m;
-    }
-    return 0;
+    builder b = {.ex = ex, .cap = n};
+    td__sel_obs obs = {.all = true, .ctx = &b, .begin = on_begin,
+                       .pred = on_pred, .cand = on_cand};
+    td__sel_result sel;
+    int rc = td__select(key, call, op, &obs, &sel);
+    /* The winner's IR is not part of an explanation. */
+    td_ir_free(sel.ir);
+    return rc;
 }
 
 int td_explain_call(const td_registry *reg, const td_call *call,
@@ -357,7 +350,8 @@ static void border(td_buf *b, size_t vw, size_t ew)
     td__buf_puts(b, "+\n");
 }
 
-static void format_text(const td_explain *ex, td_buf *b)
+/* "dispatch: op=OP target=T selected=V" or "dispatch failed: ...". */
+static void put_header(const td_explain *ex, td_buf *b)
 {
     const td_explain_row *sel = td_explain_selected(ex);
     if (sel != NULL)
@@ -366,7 +360,17 @@ static void format_text(const td_explain *ex, td_buf *b)
     else
         td__buf_printf(b, "dispatch failed: op=%s target=%s\n", ex->op,
                        ex->target);
-    if (ex->nrows == 0) {
+}
+
+/* Upstream TVM's failure table, byte for byte (disabled rows are ours, not
+ * TVM's: they are left out). */
+static void format_tvm(const td_explain *ex, td_buf *b)
+{
+    put_header(ex, b);
+    size_t shown = 0;
+    for (size_t i = 0; i < ex->nrows; i++)
+        shown += ex->rows[i].status != TD_CAND_DISABLED;
+    if (shown == 0) {
         td__buf_printf(b, "%s\n", ex->empty_reason);
         return;
     }
@@ -380,6 +384,8 @@ static void format_text(const td_explain *ex, td_buf *b)
     td__buf_init(&tmp);
     size_t vw = strlen("Variant"), ew = strlen("Error");
     for (size_t i = 0; i < ex->nrows; i++) {
+        if (ex->rows[i].status == TD_CAND_DISABLED)
+            continue;
         snprintf(labels[i], sizeof labels[i], "%s (prio=%d)",
                  ex->rows[i].variant, ex->rows[i].priority);
         measure(&vw, labels[i], strlen(labels[i]));
@@ -389,6 +395,8 @@ static void format_text(const td_explain *ex, td_buf *b)
     content(b, vw, ew, "Variant", 7, "Error", 5);
     border(b, vw, ew);
     for (size_t i = 0; i < ex->nrows; i++) {
+        if (ex->rows[i].status == TD_CAND_DISABLED)
+            continue;
         emit_ctx c = {b, vw, ew, labels[i]};
         row_lines(ex, i, &tmp, emit_line, &c);
     }
@@ -397,6 +405,235 @@ static void format_text(const td_explain *ex, td_buf *b)
         b->err = tmp.err;
     td__buf_free(&tmp);
     td__free(labels);
+}
+
+/* ---- the default table ------------------------------------------------- */
+
+#define TABLE_WIDTH 100
+
+/* One cell line: a slice of some text. */
+typedef struct cell_line {
+    const char *s;
+    size_t n;
+} cell_line;
+
+/* Lines of the reasons cell: each reason is split into lines of at most
+ * `width` code points at spaces (continuations indented by two), words
+ * longer than a line are cut.  Returns the count written (at most cap). */
+static size_t wrap(const char *s, size_t width, cell_line *out, size_t cap,
+                   size_t k)
+{
+    bool first = true;
+    while (*s != '\0' && k < cap) {
+        size_t room = first ? width : width - 2;
+        /* bytes of the longest prefix of at most `room` code points */
+        size_t end = 0, cps = 0, last_space = 0;
+        while (s[end] != '\0' && cps < room) {
+            end++;
+            while (((unsigned char)s[end] & 0xC0) == 0x80)
+                end++;
+            cps++;
+            if (s[end] == ' ')
+                last_space = end;
+        }
+        if (s[end] != '\0' && last_space > 0)
+            end = last_space;
+        out[k++] = (cell_line){s, end};
+        s += end;
+        while (*s == ' ')
+            s++;
+        first = false;
+    }
+    return k;
+}
+
+static const char *status_text(const td_explain_row *r)
+{
+    switch (r->status) {
+    case TD_CAND_SELECTED: return "selected";
+    case TD_CAND_REJECTED: return "rejected";
+    case TD_CAND_DECLINED: return "declined by emitter";
+    case TD_CAND_FAILED: return "failed";
+    case TD_CAND_NOT_TRIED: return "not tried";
+    case TD_CAND_DISABLED: return "disabled";
+    }
+    return "?";
+}
+
+/* The reasons of row i, one per entry of *reasons (owned by tmp). */
+static size_t row_reasons(const td_explain *ex, size_t i, td_buf *tmp,
+                          size_t *starts, size_t cap)
+{
+    const td_explain_row *r = &ex->rows[i];
+    size_t n = 0;
+    tmp->len = 0;
+#define TD__REASON(...)                                                    \
+    do {                                                                   \
+        if (n < cap) {                                                     \
+            starts[n++] = tmp->len;                                        \
+            td__buf_printf(tmp, __VA_ARGS__);                              \
+            td__buf_append(tmp, "", 1);                                    \
+        }                                                                  \
+    } while (0)
+    switch (r->status) {
+    case TD_CAND_SELECTED:
+        if (r->npreds == 0)
+            TD__REASON("no predicates; the emitter accepted");
+        else
+            TD__REASON("%zu of %zu predicates passed; the emitter accepted",
+                       r->npreds, r->npreds);
+        break;
+    case TD_CAND_REJECTED:
+        for (size_t k = 0; k < r->npreds; k++) {
+            if (r->preds[k].ok)
+                continue;
+            if (r->preds[k].reason[0])
+                TD__REASON("%s: %s", r->preds[k].name, r->preds[k].reason);
+            else
+                TD__REASON("%s", r->preds[k].name);
+        }
+        break;
+    case TD_CAND_NOT_TRIED:
+        TD__REASON("%s", ex->failed_before[i] ? "an earlier candidate failed"
+                                              : "an earlier candidate won");
+        break;
+    case TD_CAND_DISABLED:
+        TD__REASON("enabled: false in the rules (%s:%d)", r->file, r->line);
+        break;
+    case TD_CAND_DECLINED:
+    case TD_CAND_FAILED: {
+        /* the message is "declined — reason" / "failed — CODE: reason" */
+        const char *m = r->message;
+        const char *dash = strstr(m, " " EM_DASH " ");
+        TD__REASON("%s", dash ? dash + strlen(" " EM_DASH " ")
+                              : "no reason given");
+        break;
+    }
+    }
+#undef TD__REASON
+    return n;
+}
+
+static void rule_line(td_buf *b, const size_t *w, size_t ncols)
+{
+    for (size_t c = 0; c < ncols; c++) {
+        td__buf_puts(b, "+");
+        for (size_t i = 0; i < w[c] + 2; i++)
+            td__buf_append(b, "-", 1);
+    }
+    td__buf_puts(b, "+\n");
+}
+
+static void cells(td_buf *b, const size_t *w, const cell_line *c, bool right1)
+{
+    for (size_t k = 0; k < 4; k++) {
+        td__buf_puts(b, "| ");
+        size_t pad_n = w[k] - width_n(c[k].s, c[k].n);
+        if (k == 1 && right1)
+            pad(b, pad_n);
+        td__buf_append(b, c[k].s, c[k].n);
+        if (!(k == 1 && right1))
+            pad(b, pad_n);
+        td__buf_puts(b, " ");
+    }
+    td__buf_puts(b, "|\n");
+}
+
+static void format_text(const td_explain *ex, td_buf *b)
+{
+    put_header(ex, b);
+    /* The call, once. */
+    const char *s = ex->script;
+    for (bool first = true;; first = false) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        td__buf_puts(b, first ? "call: " : "      ");
+        td__buf_append(b, s, n);
+        td__buf_puts(b, "\n");
+        if (nl == NULL)
+            break;
+        s = nl + 1;
+    }
+    if (ex->empty_reason[0] != '\0')
+        td__buf_printf(b, "%s\n", ex->empty_reason);
+    if (ex->nrows == 0)
+        return;
+
+    enum { MAXR = TD_MAX_PREDICATES + 2, MAXL = 4 * TD_REASON_MAX };
+    size_t w[4] = {strlen("variant"), strlen("prio"), strlen("status"), 0};
+    char prio[32];
+    for (size_t i = 0; i < ex->nrows; i++) {
+        size_t vn = width_n(ex->rows[i].variant, strlen(ex->rows[i].variant));
+        if (vn > w[0])
+            w[0] = vn;
+        int pn = snprintf(prio, sizeof prio, "%d", ex->rows[i].priority);
+        if ((size_t)pn > w[1])
+            w[1] = (size_t)pn;
+        size_t sn = strlen(status_text(&ex->rows[i]));
+        if (sn > w[2])
+            w[2] = sn;
+    }
+    /* "| v | p | s | r |": 13 columns of borders and padding. */
+    size_t fixed = w[0] + w[1] + w[2] + 13;
+    w[3] = fixed + 24 <= TABLE_WIDTH ? TABLE_WIDTH - fixed : 24;
+
+    td_buf tmp;
+    td__buf_init(&tmp);
+    size_t starts[MAXR];
+    cell_line *lines = td__calloc(MAXL, sizeof *lines);
+    if (lines == NULL) {
+        b->err = TD_ENOMEM;
+        return;
+    }
+    rule_line(b, w, 4);
+    cell_line head[4] = {{"variant", 7}, {"prio", 4}, {"status", 6},
+                         {"reasons", 7}};
+    cells(b, w, head, false);
+    rule_line(b, w, 4);
+    for (size_t i = 0; i < ex->nrows && !tmp.err; i++) {
+        const td_explain_row *r = &ex->rows[i];
+        size_t nr = row_reasons(ex, i, &tmp, starts, MAXR);
+        if (tmp.err)
+            break;
+        size_t nl = 0;
+        for (size_t k = 0; k < nr; k++)
+            nl = wrap(tmp.data + starts[k], w[3], lines, MAXL, nl);
+        int pn = snprintf(prio, sizeof prio, "%d", r->priority);
+        const char *st = status_text(r);
+        for (size_t l = 0; l < (nl ? nl : 1); l++) {
+            bool cont = l > 0 && lines[l].s != tmp.data + starts[0];
+            bool new_reason = false;
+            for (size_t k = 0; k < nr; k++)
+                new_reason |= lines[l].s == tmp.data + starts[k];
+            cell_line c[4] = {{"", 0}, {"", 0}, {"", 0}, {"", 0}};
+            if (l == 0) {
+                c[0] = (cell_line){r->variant, strlen(r->variant)};
+                c[1] = (cell_line){prio, (size_t)pn};
+                c[2] = (cell_line){st, strlen(st)};
+            }
+            if (nl > 0) {
+                if (cont && !new_reason) {
+                    /* a wrapped continuation: indent by two */
+                    char ind[4 * TD_REASON_MAX + 3];
+                    size_t n = lines[l].n < sizeof ind - 3 ? lines[l].n
+                                                           : sizeof ind - 3;
+                    ind[0] = ' ';
+                    ind[1] = ' ';
+                    memcpy(ind + 2, lines[l].s, n);
+                    c[3] = (cell_line){ind, n + 2};
+                    cells(b, w, c, true);
+                    continue;
+                }
+                c[3] = lines[l];
+            }
+            cells(b, w, c, true);
+        }
+    }
+    rule_line(b, w, 4);
+    if (tmp.err && !b->err)
+        b->err = tmp.err;
+    td__buf_free(&tmp);
+    td__free(lines);
 }
 
 static void format_json(const td_explain *ex, td_buf *b)
@@ -431,12 +668,15 @@ static void format_json(const td_explain *ex, td_buf *b)
             td__buf_json_str(b, r->preds[k].reason);
             td__buf_puts(b, "}");
         }
-        td__buf_puts(b, "]}");
+        td__buf_puts(b, "],\"file\":");
+        td__buf_json_str(b, r->file != NULL ? r->file : "");
+        td__buf_printf(b, ",\"line\":%d}", r->line);
     }
     td__buf_puts(b, "]}\n");
 }
 
-int td_explain_format(const td_explain *ex, bool json, char **out)
+int td_explain_format(const td_explain *ex, td_explain_style style,
+                      char **out)
 {
     if (out == NULL)
         return TD_EINVAL;
@@ -445,10 +685,20 @@ int td_explain_format(const td_explain *ex, bool json, char **out)
         return TD_EINVAL;
     td_buf b;
     td__buf_init(&b);
-    if (json)
-        format_json(ex, &b);
-    else
+    switch (style) {
+    case TD_EXPLAIN_TEXT:
         format_text(ex, &b);
+        break;
+    case TD_EXPLAIN_JSON:
+        format_json(ex, &b);
+        break;
+    case TD_EXPLAIN_TVM:
+        format_tvm(ex, &b);
+        break;
+    default:
+        td__buf_free(&b);
+        return TD_EINVAL;
+    }
     /* The caller frees the text with free() (td_registry.h), so it is
      * handed over in malloc() memory whatever allocator is installed. */
     int rc = b.err;

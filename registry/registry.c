@@ -4,6 +4,7 @@
  * Loading rules lives in rules.c, dispatch in dispatch.c, explain in
  * explain.c.
  */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ const char *td_cand_status_name(td_cand_status s)
     case TD_CAND_DECLINED: return "declined";
     case TD_CAND_FAILED: return "failed";
     case TD_CAND_NOT_TRIED: return "not_tried";
+    case TD_CAND_DISABLED: return "disabled";
     }
     return "?";
 }
@@ -55,10 +57,38 @@ void td_registry_free(td_registry *reg)
         td__free(im->name);
         td__free(im);
     }
+    td__plugins_close(reg->plugins);
     td__free(reg);
 }
 
+void td__plugins_close(td__plugin *p)
+{
+    while (p != NULL) {
+        td__plugin *next = p->next;
+        if (p->handle != NULL)
+            dlclose(p->handle);
+        td__free(p->path);
+        td__free(p);
+        p = next;
+    }
+}
+
 /* ---- registration ------------------------------------------------------ */
+
+static const char *origin_now(const td_registry *reg)
+{
+    return reg->origin != NULL ? reg->origin : "application";
+}
+
+/* Notes a refused name for the plugin loader's message; returns
+ * TD_EEXIST. */
+static int taken(td_registry *reg, const char *kind, const char *name,
+                 const char *by)
+{
+    snprintf(reg->conflict, sizeof reg->conflict,
+             "%s '%s' is already registered (by %s)", kind, name, by);
+    return TD_EEXIST;
+}
 
 static bool name_ok(const char *name)
 {
@@ -69,8 +99,10 @@ int td_register_op(td_registry *reg, const td_op_desc *op)
 {
     if (reg == NULL || op == NULL || !name_ok(op->name))
         return TD_EINVAL;
-    if (td_registry_op(reg, op->name) != NULL)
-        return TD_EEXIST;
+    td__op_entry *have = NULL;
+    HASH_FIND(hh, reg->ops, op->name, strlen(op->name), have);
+    if (have != NULL)
+        return taken(reg, "op", op->name, have->origin);
     td__op_entry *e = td__calloc(1, sizeof *e);
     if (e == NULL)
         return TD_ENOMEM;
@@ -81,6 +113,8 @@ int td_register_op(td_registry *reg, const td_op_desc *op)
     }
     e->desc = *op;
     e->desc.name = e->name;
+    e->origin = origin_now(reg);
+    e->stamp = reg->stamp;
     unsigned before = HASH_COUNT(reg->ops);
     HASH_ADD_KEYPTR(hh, reg->ops, e->name, strlen(e->name), e);
     if (HASH_COUNT(reg->ops) == before) {
@@ -131,13 +165,17 @@ static bool pred_desc_ok(const td_pred_desc *p)
     return true;
 }
 
-/* Adds a checked, not yet registered predicate. */
-static int add_pred(td_registry *reg, const td_pred_desc *pred)
+/* Adds a checked, not yet registered predicate (brought by impl, or NULL). */
+static int add_pred(td_registry *reg, const td_pred_desc *pred,
+                    const char *impl)
 {
     td__pred_entry *e = td__calloc(1, sizeof *e);
     if (e == NULL)
         return TD_ENOMEM;
     e->desc = *pred;
+    e->origin = origin_now(reg);
+    e->stamp = reg->stamp;
+    e->impl = impl;
     unsigned before = HASH_COUNT(reg->preds);
     HASH_ADD_KEYPTR(hh, reg->preds, e->desc.name, strlen(e->desc.name), e);
     if (HASH_COUNT(reg->preds) == before) {
@@ -151,9 +189,10 @@ int td_register_predicate(td_registry *reg, const td_pred_desc *pred)
 {
     if (reg == NULL || !pred_desc_ok(pred))
         return TD_EINVAL;
-    if (td__registry_pred(reg, pred->name) != NULL)
-        return TD_EEXIST;
-    return add_pred(reg, pred);
+    const td__pred_entry *have = td__registry_pred(reg, pred->name);
+    if (have != NULL)
+        return taken(reg, "predicate", pred->name, have->origin);
+    return add_pred(reg, pred, NULL);
 }
 
 static void remove_pred(td_registry *reg, const char *name)
@@ -171,15 +210,29 @@ int td_register_impl(td_registry *reg, const td_impl_desc *impl)
     if (reg == NULL || impl == NULL || !name_ok(impl->name) ||
         impl->emit == NULL || (impl->npreds > 0 && impl->preds == NULL))
         return TD_EINVAL;
+    if (impl->plan != NULL
+            ? impl->plan_size == 0 || impl->plan_size > TD_PLAN_MAX
+            : impl->plan_size != 0 || impl->plan_pred != NULL)
+        return TD_EINVAL;
+    if (impl->plan_pred != NULL) {
+        bool found = false;
+        for (size_t i = 0; i < impl->npreds; i++)
+            found |= impl->preds[i].name != NULL &&
+                     strcmp(impl->preds[i].name, impl->plan_pred) == 0;
+        if (!found)
+            return TD_EINVAL;
+    }
     /* Check everything first so that a refusal changes nothing. */
     for (size_t i = 0; i < impl->npreds; i++)
         if (!pred_desc_ok(&impl->preds[i]))
             return TD_EINVAL;
-    if (td__registry_impl(reg, impl->name) != NULL)
-        return TD_EEXIST;
+    const td__impl_entry *have = td__registry_impl(reg, impl->name);
+    if (have != NULL)
+        return taken(reg, "impl", impl->name, have->origin);
     for (size_t i = 0; i < impl->npreds; i++) {
-        if (td__registry_pred(reg, impl->preds[i].name) != NULL)
-            return TD_EEXIST;
+        const td__pred_entry *hp = td__registry_pred(reg, impl->preds[i].name);
+        if (hp != NULL)
+            return taken(reg, "predicate", impl->preds[i].name, hp->origin);
         for (size_t j = 0; j < i; j++)
             if (strcmp(impl->preds[i].name, impl->preds[j].name) == 0)
                 return TD_EEXIST;
@@ -196,12 +249,18 @@ int td_register_impl(td_registry *reg, const td_impl_desc *impl)
         goto fail;
     }
     for (; added < impl->npreds; added++) {
-        rc = add_pred(reg, &impl->preds[added]);
+        rc = add_pred(reg, &impl->preds[added], e->name);
         if (rc != 0)
             goto fail;
     }
     e->desc = *impl;
     e->desc.name = e->name;
+    e->origin = origin_now(reg);
+    e->stamp = reg->stamp;
+    if (impl->plan_pred != NULL) {
+        e->plan_pred = td__registry_pred(reg, impl->plan_pred);
+        e->desc.plan_pred = e->plan_pred->desc.name;
+    }
     unsigned before = HASH_COUNT(reg->impls);
     HASH_ADD_KEYPTR(hh, reg->impls, e->name, strlen(e->name), e);
     if (HASH_COUNT(reg->impls) == before) {
@@ -217,6 +276,86 @@ fail:
     td__free(e->name);
     td__free(e);
     return rc;
+}
+
+void td__registry_drop_stamp(td_registry *reg, unsigned stamp)
+{
+    td__op_entry *op, *otmp;
+    HASH_ITER(hh, reg->ops, op, otmp) {
+        if (op->stamp != stamp)
+            continue;
+        HASH_DEL(reg->ops, op);
+        td__free(op->name);
+        td__free(op);
+    }
+    td__pred_entry *p, *ptmp;
+    HASH_ITER(hh, reg->preds, p, ptmp) {
+        if (p->stamp != stamp)
+            continue;
+        HASH_DEL(reg->preds, p);
+        td__free(p);
+    }
+    td__impl_entry *im, *itmp;
+    HASH_ITER(hh, reg->impls, im, itmp) {
+        if (im->stamp != stamp)
+            continue;
+        HASH_DEL(reg->impls, im);
+        td__free(im->name);
+        td__free(im);
+    }
+}
+
+/* ---- what is registered ----------------------------------------------- */
+
+static int cmp_pred_info(const void *a, const void *b)
+{
+    return strcmp(((const td_pred_info *)a)->name,
+                  ((const td_pred_info *)b)->name);
+}
+
+size_t td_registry_predicates(const td_registry *reg, td_pred_info *infos,
+                              size_t cap)
+{
+    if (reg == NULL)
+        return 0;
+    size_t n = HASH_COUNT(reg->preds);
+    if (infos == NULL || cap < n)
+        return n;
+    size_t i = 0;
+    for (const td__pred_entry *p = reg->preds; p != NULL; p = p->hh.next)
+        infos[i++] = (td_pred_info){.name = p->desc.name,
+                                    .args = p->desc.args,
+                                    .nargs = p->desc.nargs,
+                                    .origin = p->origin,
+                                    .impl = p->impl};
+    qsort(infos, n, sizeof *infos, cmp_pred_info);
+    return n;
+}
+
+static int cmp_impl_info(const void *a, const void *b)
+{
+    return strcmp(((const td_impl_info *)a)->name,
+                  ((const td_impl_info *)b)->name);
+}
+
+size_t td_registry_impls(const td_registry *reg, td_impl_info *infos,
+                         size_t cap)
+{
+    if (reg == NULL)
+        return 0;
+    size_t n = HASH_COUNT(reg->impls);
+    if (infos == NULL || cap < n)
+        return n;
+    size_t i = 0;
+    for (const td__impl_entry *e = reg->impls; e != NULL; e = e->hh.next)
+        infos[i++] = (td_impl_info){.name = e->name,
+                                    .origin = e->origin,
+                                    .npreds = e->desc.npreds,
+                                    .preds = e->desc.preds,
+                                    .has_plan = e->desc.plan != NULL,
+                                    .plan_pred = e->desc.plan_pred};
+    qsort(infos, n, sizeof *infos, cmp_impl_info);
+    return n;
 }
 
 /* ---- the loaded table -------------------------------------------------- */

@@ -28,20 +28,35 @@
 
 /* ---- registered things ------------------------------------------------- */
 
+/* Every registered thing remembers where it came from: `origin` is
+ * "built-in", a plugin's path or "application" (strings the registry
+ * owns), and `stamp` the registration batch (a plugin load), so that a
+ * failed batch can be taken back whole. */
 typedef struct td__op_entry {
     td_op_desc desc;  /* desc.name points at name */
     char *name;       /* owned copy */
+    const char *origin;
+    unsigned stamp;
     UT_hash_handle hh;
 } td__op_entry;
 
 typedef struct td__pred_entry {
     td_pred_desc desc; /* strings and schema owned by the registrant */
+    const char *origin;
+    unsigned stamp;
+    const char *impl;  /* the impl that brought it (its entry's name), or
+                          NULL for a predicate registered on its own */
     UT_hash_handle hh;
 } td__pred_entry;
 
 typedef struct td__impl_entry {
     td_impl_desc desc; /* desc.name points at name */
     char *name;        /* owned copy */
+    /* The predicate entry of desc.plan_pred (registered with the impl),
+     * NULL when the module has none. */
+    const struct td__pred_entry *plan_pred;
+    const char *origin;
+    unsigned stamp;
     UT_hash_handle hh;
 } td__impl_entry;
 
@@ -108,12 +123,32 @@ typedef struct td__rules {
     size_t nrules;         /* (op, target, variant) triples */
 } td__rules;
 
+/* A loaded plugin (plugin.c): kept open while the registry lives, since
+ * its descriptors and code stay in use. */
+typedef struct td__plugin {
+    char *path;
+    void *handle;
+    struct td__plugin *next;
+} td__plugin;
+
 struct td_registry {
     td__op_entry *ops;
     td__pred_entry *preds;
     td__impl_entry *impls;
     td__rules *rules;      /* NULL before the first successful load */
+    const char *origin;    /* of registrations now: NULL = "application" */
+    unsigned stamp;        /* of registrations now */
+    td__plugin *plugins;   /* newest first */
+    unsigned last_stamp;   /* of the newest plugin batch */
+    /* "predicate 'x' is already registered (by ORIGIN)": the last name a
+     * td_register_* call refused as taken, for plugin messages. */
+    char conflict[TD_DIAG_MSG_MAX];
 };
+
+/* Takes back every op, predicate and impl of registration batch `stamp`. */
+void td__registry_drop_stamp(td_registry *reg, unsigned stamp);
+/* plugin.c: closes the plugins (after the entries are gone). */
+void td__plugins_close(td__plugin *p);
 
 /* registry.c */
 const td__pred_entry *td__registry_pred(const td_registry *reg,
@@ -139,6 +174,46 @@ int td__register_builtins(td_registry *reg);
 size_t td__call_candidates(const td_registry *reg, const td_call *call,
                            const td__rkey **key, char *why, size_t cap);
 bool td__cand_keep(const td__ventry *e, const td_call *call);
+/* Whether e passes the call's forced-name filter (enabled or not). */
+bool td__cand_named(const td__ventry *e, const td_call *call);
+
+/* select.c: the one selection loop (see there).  An observer sees each
+ * candidate; with `all`, every predicate of every candidate is evaluated
+ * and candidates after the winner are reported as not tried.  Callbacks
+ * return 0 or a negative code that stops the loop and is returned. */
+typedef struct td__sel_obs {
+    bool all;
+    void *ctx;
+    /* a candidate's predicates are about to run */
+    int (*begin)(void *ctx, const td__ventry *e);
+    /* predicate i of e answered (reason "" when ok) */
+    int (*pred)(void *ctx, const td__ventry *e, size_t i, bool ok,
+                const char *reason);
+    /* e's outcome: rc is the emitter's code (SELECTED, DECLINED, FAILED)
+     * or, for NOT_TRIED, 1 when an earlier emitter failed; reason is the
+     * emitter's or the plan's */
+    int (*cand)(void *ctx, const td__ventry *e, td_cand_status st, int rc,
+                const char *reason);
+} td__sel_obs;
+
+typedef struct td__sel_result {
+    const td__ventry *winner; /* NULL when nothing won */
+    td_ir *ir;                /* the winner's IR, owned by the caller */
+    const td__ventry *failed; /* the candidate whose emitter failed */
+    int rc;                   /* 0, TD_ENOMATCH or the failing code */
+    td_reason why;            /* the failing emitter's reason */
+} td__sel_result;
+
+/* A module's plan (when it has one) then its emitter, as the selection
+ * loop runs them, for callers that hold a descriptor rather than a rules
+ * entry (tests, tools): 0, TD_EDECLINED or an error with the reason. */
+int td__impl_emit(const td_impl_desc *d, const td_call *call,
+                  const td_op_desc *op, td_ir *ir, td_reason *why);
+
+/* Returns 0 (the outcome in *res) or a negative code (out of memory, or
+ * an observer's code); op must be the call's registered op. */
+int td__select(const td__rkey *key, const td_call *call, const td_op_desc *op,
+               const td__sel_obs *obs, td__sel_result *res);
 /* Copies a fixed-size call field that may lack its NUL. */
 void td__call_field(char *dst, const char *src);
 

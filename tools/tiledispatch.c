@@ -29,13 +29,17 @@ typedef struct options {
     int ninputs;
     const char *rules[MAX_RULE_FILES];
     int nrules;
+    const char *plugins[MAX_RULE_FILES];
+    int nplugins;
     const char *arch;
     const char *lang;
     const char *out;
+    const char *format;
     bool json;
     bool no_default_rules; /* --no-default-rules: start from an empty table */
     bool together;         /* validate --together: one combined load */
     char *env_rules; /* owned copy of TILEDISPATCH_RULES, split in place */
+    char *env_plugins; /* owned copy of TILEDISPATCH_PLUGINS */
 } options;
 
 static const char *const usage_text =
@@ -56,6 +60,11 @@ static const char *const usage_text =
     "                               check each rules file as a layer over the "
     "built-in\n"
     "                               rules (--together: one combined load)\n"
+    "  predicates [--json]          the registered predicates and their "
+    "arguments\n"
+    "  impls    [--json]            the registered variant modules and the "
+    "ops\n"
+    "                               the rules bind them to\n"
     "\n"
     "options:\n"
     "  --rules FILE    add FILE as a layer over the built-in rules "
@@ -67,11 +76,22 @@ static const char *const usage_text =
     "  --no-default-rules\n"
     "                  start from an empty table instead of the built-in "
     "rules\n"
+    "  --plugin PATH   load a variant-module plugin (a shared object) before "
+    "the\n"
+    "                  rules (repeatable); TILEDISPATCH_PLUGINS=a.so:b.so "
+    "adds more\n"
     "  --arch sm_NN    override the call's arch\n"
     "  --lang L        emit language: cuda (default) or tirx\n"
-    "  --json          machine-readable output (explain, rules)\n"
+    "  --json          machine-readable output (explain, rules, predicates, "
+    "impls)\n"
+    "  --format F      explain table: text (default), tvm (upstream TVM's "
+    "table)\n"
+    "                  or json; also for the table a failed dispatch prints\n"
     "  -o FILE         output file (kernel; default stdout)\n"
     "  -h, --help      this text;  --version  the version\n"
+    "  Options take their value as '--opt VALUE' or '--opt=VALUE'; a CALL.yaml "
+    "of\n"
+    "  '-' is read from standard input.\n"
     "\n"
     "exit codes: 0 ok, 1 no variant matched, 2 bad input or usage, 3 "
     "internal error\n";
@@ -148,54 +168,205 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
+static const char *const commands[] = {"dispatch", "explain",    "emit",
+                                       "kernel",   "rules",      "validate",
+                                       "predicates", "impls"};
+
+/* Edit distance of a and b (both short), for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 64;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static bool is_command(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(cmd, commands[i]) == 0)
+            return true;
+    return false;
+}
+
+static int unknown_command(const char *cmd)
+{
+    const char *best = NULL;
+    size_t bestd = 3; /* suggest within two edits */
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        size_t dist = edit_distance(cmd, commands[i]);
+        if (dist < bestd) {
+            bestd = dist;
+            best = commands[i];
+        }
+    }
+    fprintf(stderr, "tiledispatch: unknown command '%s'\n", cmd);
+    if (best != NULL)
+        fprintf(stderr, "Did you mean '%s'?\n", best);
+    fputs("Try 'tiledispatch --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* The options that take a value. */
+static const char *const valued[] = {"--rules", "--plugin", "--arch",
+                                     "--lang",  "--format", "-o"};
+
 /* Parses argv into opts; returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, options *opts)
 {
+    bool only_args = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (opts->cmd == NULL) {
+                opts->cmd = a;
+            } else {
+                if (opts->ninputs == MAX_RULE_FILES)
+                    return usage_error("too many arguments (limit %s)", "64");
+                opts->inputs[opts->ninputs++] = a;
+            }
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_args = true;
+            continue;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage_text, stdout);
             return EXIT_OK;
-        } else if (strcmp(a, "--version") == 0) {
+        }
+        if (strcmp(a, "--version") == 0) {
             printf("tiledispatch %s\n", TD_VERSION_STRING);
             return EXIT_OK;
-        } else if (strcmp(a, "--json") == 0) {
+        }
+        if (strcmp(a, "--json") == 0) {
             opts->json = true;
-        } else if (strcmp(a, "--no-default-rules") == 0) {
+            continue;
+        }
+        if (strcmp(a, "--no-default-rules") == 0) {
             opts->no_default_rules = true;
-        } else if (strcmp(a, "--together") == 0) {
+            continue;
+        }
+        if (strcmp(a, "--together") == 0) {
             opts->together = true;
-        } else if (strcmp(a, "--rules") == 0 || strcmp(a, "--arch") == 0 ||
-                   strcmp(a, "--lang") == 0 || strcmp(a, "-o") == 0) {
-            if (i + 1 >= argc)
-                return usage_error("option '%s' needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--rules") == 0) {
-                if (opts->nrules == MAX_RULE_FILES)
-                    return usage_error("too many --rules files (limit %s)",
-                                       "64");
-                opts->rules[opts->nrules++] = v;
-            } else if (strcmp(a, "--arch") == 0) {
-                opts->arch = v;
-            } else if (strcmp(a, "--lang") == 0) {
-                opts->lang = v;
-            } else {
-                opts->out = v;
+            continue;
+        }
+        /* --opt VALUE or --opt=VALUE */
+        const char *name = NULL, *value = NULL;
+        char head[16];
+        const char *eq = strchr(a, '=');
+        size_t nlen = eq != NULL ? (size_t)(eq - a) : strlen(a);
+        for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
+            if (strlen(valued[k]) == nlen && strncmp(a, valued[k], nlen) == 0)
+                name = valued[k];
+        if (name == NULL) {
+            if (eq != NULL && nlen < sizeof head) {
+                memcpy(head, a, nlen);
+                head[nlen] = '\0';
+                if (strcmp(head, "--json") == 0 || strcmp(head, "--help") == 0 ||
+                    strcmp(head, "--version") == 0 ||
+                    strcmp(head, "--together") == 0)
+                    return usage_error("option '%s' takes no value", head);
             }
-        } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option '%s'", a);
-        } else if (opts->cmd == NULL) {
-            opts->cmd = a;
+        }
+        if (eq != NULL) {
+            value = eq + 1;
         } else {
-            if (opts->ninputs == MAX_RULE_FILES)
-                return usage_error("too many arguments (limit %s)", "64");
-            opts->inputs[opts->ninputs++] = a;
+            if (i + 1 >= argc)
+                return usage_error("option '%s' needs a value", name);
+            value = argv[++i];
+        }
+        if (value[0] == '\0')
+            return usage_error("option '%s' needs a non-empty value", name);
+        if (strcmp(name, "--rules") == 0) {
+            if (opts->nrules == MAX_RULE_FILES)
+                return usage_error("too many --rules files (limit %s)", "64");
+            opts->rules[opts->nrules++] = value;
+        } else if (strcmp(name, "--plugin") == 0) {
+            if (opts->nplugins == MAX_RULE_FILES)
+                return usage_error("too many --plugin files (limit %s)", "64");
+            opts->plugins[opts->nplugins++] = value;
+        } else if (strcmp(name, "--arch") == 0) {
+            opts->arch = value;
+        } else if (strcmp(name, "--lang") == 0) {
+            opts->lang = value;
+        } else if (strcmp(name, "--format") == 0) {
+            opts->format = value;
+        } else {
+            opts->out = value;
         }
     }
     if (opts->cmd == NULL) {
         fputs(usage_text, stderr);
         return EXIT_USAGE;
     }
+    if (!is_command(opts->cmd))
+        return unknown_command(opts->cmd);
+    return -1;
+}
+
+/* A registry with the built-ins and the plugins of TILEDISPATCH_PLUGINS
+ * then --plugin, in order; no rules yet. */
+static int new_registry(options *opts, td_registry **out)
+{
+    *out = NULL;
+    td_registry *reg = NULL;
+    int err = td_registry_new(&reg);
+    if (err != 0) {
+        fprintf(stderr, "tiledispatch: error: cannot create registry: %s\n",
+                td_strerror(err));
+        return exit_code_for(err);
+    }
+    const char *env = getenv("TILEDISPATCH_PLUGINS");
+    if (env != NULL && env[0] != '\0' && opts->env_plugins == NULL) {
+        opts->env_plugins = strdup(env);
+        if (opts->env_plugins == NULL) {
+            td_registry_free(reg);
+            return EXIT_INTERNAL;
+        }
+    }
+    td_diag d;
+    td_diag_clear(&d);
+    if (opts->env_plugins != NULL) {
+        /* Split a copy: the command may build more than one registry. */
+        char *copy = strdup(opts->env_plugins);
+        if (copy == NULL) {
+            td_registry_free(reg);
+            return EXIT_INTERNAL;
+        }
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ":", &save); tok != NULL;
+             tok = strtok_r(NULL, ":", &save)) {
+            if ((err = td_registry_load_plugin(reg, tok, &d)) != 0)
+                break;
+        }
+        free(copy);
+    }
+    for (int i = 0; err == 0 && i < opts->nplugins; i++)
+        err = td_registry_load_plugin(reg, opts->plugins[i], &d);
+    if (err != 0) {
+        td_registry_free(reg);
+        return report(&d, err);
+    }
+    *out = reg;
     return -1;
 }
 
@@ -228,17 +399,15 @@ static int rule_layers(options *opts, const char **layers, int *nlayers)
 
 /* A registry with the built-ins registered and the built-in rules loaded,
  * unless --no-default-rules. */
-static int base_registry(const options *opts, td_registry **out)
+static int base_registry(options *opts, td_registry **out)
 {
     td_diag d;
     td_diag_clear(&d);
     td_registry *reg = NULL;
-    int err = td_registry_new(&reg);
-    if (err != 0) {
-        fprintf(stderr, "tiledispatch: error: cannot create registry: %s\n",
-                td_strerror(err));
-        return exit_code_for(err);
-    }
+    int err = 0;
+    int rc = new_registry(opts, &reg);
+    if (rc >= 0)
+        return rc;
     if (!opts->no_default_rules &&
         (err = td_registry_load_default_rules(reg, &d)) != 0) {
         td_registry_free(reg);
@@ -273,6 +442,43 @@ static int load_registry(options *opts, td_registry **out)
     return -1;
 }
 
+/* Reads all of standard input (at most 1 MiB, the call-file limit). */
+static int read_stdin(char **out, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (buf == NULL)
+        return -1;
+    for (;;) {
+        if (n == cap) {
+            if (cap >= ((size_t)1 << 20) + 1) {
+                free(buf);
+                errno = EFBIG;
+                return -1;
+            }
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (nb == NULL) {
+                free(buf);
+                return -1;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, stdin);
+        n += got;
+        if (got == 0) {
+            if (ferror(stdin)) {
+                free(buf);
+                return -1;
+            }
+            break;
+        }
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 /* Loads the one call file of dispatch/explain/emit/kernel. */
 static int load_call(const options *opts, td_call **out)
 {
@@ -280,7 +486,21 @@ static int load_call(const options *opts, td_call **out)
         return usage_error("'%s' takes exactly one CALL.yaml", opts->cmd);
     td_diag d;
     td_diag_clear(&d);
-    int err = td_call_load_file(opts->inputs[0], out, &d);
+    int err;
+    if (strcmp(opts->inputs[0], "-") == 0) {
+        char *text = NULL;
+        size_t len = 0;
+        if (read_stdin(&text, &len) != 0) {
+            fprintf(stderr, "tiledispatch: error: cannot read standard "
+                            "input: %s\n",
+                    strerror(errno));
+            return EXIT_USAGE;
+        }
+        err = td_call_parse("<stdin>", text, len, out, &d);
+        free(text);
+    } else {
+        err = td_call_load_file(opts->inputs[0], out, &d);
+    }
     if (err != 0)
         return report(&d, err);
     if (opts->arch != NULL) {
@@ -295,6 +515,9 @@ static int load_call(const options *opts, td_call **out)
     return -1;
 }
 
+/* The table style of --format (text unless tvm; --json wins). */
+static td_explain_style g_style = TD_EXPLAIN_TEXT;
+
 /* Prints the explanation of a failed dispatch on stderr. */
 static int print_failure_table(const td_registry *reg, const td_call *call,
                                FILE *to)
@@ -306,7 +529,7 @@ static int print_failure_table(const td_registry *reg, const td_call *call,
     if (err != 0)
         return report(&d, err);
     char *text = NULL;
-    err = td_explain_format(ex, false, &text);
+    err = td_explain_format(ex, g_style, &text);
     td_explain_free(ex);
     if (err != 0) {
         fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
@@ -353,7 +576,7 @@ static int cmd_explain(const td_registry *reg, const td_call *call,
     if (err != 0)
         return report(&d, err);
     char *text = NULL;
-    err = td_explain_format(ex, json, &text);
+    err = td_explain_format(ex, json ? TD_EXPLAIN_JSON : g_style, &text);
     bool matched = td_explain_selected(ex) != NULL;
     td_explain_free(ex);
     if (err != 0) {
@@ -515,6 +738,141 @@ static int cmd_rules(const td_registry *reg, bool json)
     return EXIT_OK;
 }
 
+static int cmd_predicates(const td_registry *reg, bool json)
+{
+    size_t n = td_registry_predicates(reg, NULL, 0);
+    td_pred_info *infos = calloc(n ? n : 1, sizeof *infos);
+    if (infos == NULL)
+        return EXIT_INTERNAL;
+    td_registry_predicates(reg, infos, n);
+    if (json)
+        fputs("[", stdout);
+    for (size_t i = 0; i < n; i++) {
+        const td_pred_info *p = &infos[i];
+        if (json) {
+            printf("%s\n  {\"name\": ", i ? "," : "");
+            json_str(p->name);
+            fputs(", \"origin\": ", stdout);
+            json_str(p->origin);
+            fputs(", \"impl\": ", stdout);
+            if (p->impl != NULL)
+                json_str(p->impl);
+            else
+                fputs("null", stdout);
+            fputs(", \"args\": [", stdout);
+            for (size_t k = 0; k < p->nargs; k++) {
+                printf("%s{\"name\": ", k ? ", " : "");
+                json_str(p->args[k].name);
+                fputs(", \"type\": ", stdout);
+                json_str(td_arg_type_name(p->args[k].type));
+                printf(", \"required\": %s}",
+                       p->args[k].required ? "true" : "false");
+            }
+            fputs("]}", stdout);
+            continue;
+        }
+        printf("%s", p->name);
+        if (p->nargs > 0) {
+            fputs(" {", stdout);
+            for (size_t k = 0; k < p->nargs; k++)
+                printf("%s%s: %s%s", k ? ", " : "", p->args[k].name,
+                       td_arg_type_name(p->args[k].type),
+                       p->args[k].required ? "" : " (optional)");
+            fputs("}", stdout);
+        }
+        if (p->impl != NULL)
+            printf("  [%s, module %s]\n", p->origin, p->impl);
+        else
+            printf("  [%s]\n", p->origin);
+    }
+    if (json)
+        fputs(n ? "\n]\n" : "]\n", stdout);
+    free(infos);
+    return EXIT_OK;
+}
+
+/* The (op, target) pairs of the rules entries that bind impl `name`, as
+ * "sum/cuda (variant local), ..." or JSON objects. */
+static void print_bindings(const td_rule_info *rules, size_t nrules,
+                           const char *name, bool json)
+{
+    bool any = false;
+    for (size_t i = 0; i < nrules; i++) {
+        const td_rule_info *r = &rules[i];
+        if (strcmp(r->impl, name) != 0)
+            continue;
+        if (json) {
+            fputs(any ? ", {\"op\": " : "{\"op\": ", stdout);
+            json_str(r->op);
+            fputs(", \"target\": ", stdout);
+            json_str(r->target);
+            fputs(", \"variant\": ", stdout);
+            json_str(r->name);
+            printf(", \"enabled\": %s}", r->enabled ? "true" : "false");
+        } else {
+            printf("%s%s/%s", any ? ", " : "      serves ", r->op, r->target);
+            if (strcmp(r->name, name) != 0)
+                printf(" (as %s)", r->name);
+            if (!r->enabled)
+                fputs(" (disabled)", stdout);
+        }
+        any = true;
+    }
+    if (!json)
+        fputs(any ? "\n" : "      bound by no rules entry\n", stdout);
+}
+
+static int cmd_impls(const td_registry *reg, bool json)
+{
+    size_t n = td_registry_impls(reg, NULL, 0);
+    size_t nr = td_registry_rules(reg, NULL, 0);
+    td_impl_info *infos = calloc(n ? n : 1, sizeof *infos);
+    td_rule_info *rules = calloc(nr ? nr : 1, sizeof *rules);
+    if (infos == NULL || rules == NULL) {
+        free(infos);
+        free(rules);
+        return EXIT_INTERNAL;
+    }
+    td_registry_impls(reg, infos, n);
+    td_registry_rules(reg, rules, nr);
+    if (json)
+        fputs("[", stdout);
+    for (size_t i = 0; i < n; i++) {
+        const td_impl_info *im = &infos[i];
+        if (json) {
+            printf("%s\n  {\"name\": ", i ? "," : "");
+            json_str(im->name);
+            fputs(", \"origin\": ", stdout);
+            json_str(im->origin);
+            fputs(", \"predicates\": [", stdout);
+            for (size_t k = 0; k < im->npreds; k++) {
+                if (k)
+                    fputs(", ", stdout);
+                json_str(im->preds[k].name);
+            }
+            printf("], \"plan\": %s, \"serves\": [",
+                   im->has_plan ? "true" : "false");
+            print_bindings(rules, nr, im->name, true);
+            fputs("]}", stdout);
+            continue;
+        }
+        printf("%s  [%s]%s\n", im->name, im->origin,
+               im->has_plan ? "  (plans once per dispatch)" : "");
+        if (im->npreds > 0) {
+            fputs("      brings", stdout);
+            for (size_t k = 0; k < im->npreds; k++)
+                printf("%s %s", k ? "," : "", im->preds[k].name);
+            fputs("\n", stdout);
+        }
+        print_bindings(rules, nr, im->name, false);
+    }
+    if (json)
+        fputs(n ? "\n]\n" : "]\n", stdout);
+    free(infos);
+    free(rules);
+    return EXIT_OK;
+}
+
 /* "FILE: ok, N entries" for one loaded layer. */
 static void print_layer_ok(const td_rules_layer *l)
 {
@@ -542,7 +900,7 @@ static int print_last_layers(const td_registry *reg, size_t n)
 
 /* Each file on its own layer over the built-in rules (or an empty table),
  * or with --together all of them in one load. */
-static int cmd_validate(const options *opts)
+static int cmd_validate(options *opts)
 {
     if (opts->ninputs == 0)
         return usage_error("'%s' needs at least one RULES.yaml", opts->cmd);
@@ -579,24 +937,37 @@ int main(int argc, char **argv)
     const char *cmd = opts.cmd;
     bool validate = strcmp(cmd, "validate") == 0;
     bool rules = strcmp(cmd, "rules") == 0;
-    if (!validate && !rules && strcmp(cmd, "dispatch") != 0 &&
-        strcmp(cmd, "explain") != 0 && strcmp(cmd, "emit") != 0 &&
-        strcmp(cmd, "kernel") != 0)
-        return usage_error("unknown command '%s'", cmd);
-    if (rules && opts.ninputs != 0)
+    bool listing = strcmp(cmd, "predicates") == 0 || strcmp(cmd, "impls") == 0;
+    if ((rules || listing) && opts.ninputs != 0)
         return usage_error("'%s' takes no file arguments (use --rules FILE)",
                            cmd);
     /* Options that mean nothing to a command are mistakes, not no-ops. */
-    if (opts.json && strcmp(cmd, "explain") != 0 && !rules)
-        return usage_error("--json applies to explain and rules, not '%s'",
+    if (opts.json && strcmp(cmd, "explain") != 0 && !rules && !listing)
+        return usage_error("--json applies to explain, rules, predicates and "
+                           "impls, not '%s'",
                            cmd);
+    if (opts.format != NULL) {
+        if (validate || rules || listing)
+            return usage_error("--format applies to explain and to the "
+                               "failure table of a call, not '%s'",
+                               cmd);
+        if (strcmp(opts.format, "text") == 0)
+            g_style = TD_EXPLAIN_TEXT;
+        else if (strcmp(opts.format, "tvm") == 0)
+            g_style = TD_EXPLAIN_TVM;
+        else if (strcmp(opts.format, "json") == 0)
+            g_style = TD_EXPLAIN_JSON;
+        else
+            return usage_error("--format '%s': expected text, tvm or json",
+                               opts.format);
+    }
     if (opts.lang != NULL && strcmp(cmd, "emit") != 0)
         return usage_error("--lang applies to emit, not '%s'", cmd);
     if (opts.out != NULL && strcmp(cmd, "kernel") != 0)
         return usage_error("-o applies to kernel, not '%s'", cmd);
     if (opts.together && !validate)
         return usage_error("--together applies to validate, not '%s'", cmd);
-    if (opts.arch != NULL && (validate || rules))
+    if (opts.arch != NULL && (validate || rules || listing))
         return usage_error("--arch applies to a call, not to '%s'", cmd);
     if (opts.nrules != 0 && validate)
         return usage_error("'%s' checks the files it is given; --rules does "
@@ -609,7 +980,7 @@ int main(int argc, char **argv)
         rc = cmd_validate(&opts);
     } else {
         rc = load_registry(&opts, &reg);
-        if (rc < 0 && !rules)
+        if (rc < 0 && !rules && !listing)
             rc = load_call(&opts, &call);
     }
     if (rc < 0) {
@@ -621,12 +992,17 @@ int main(int argc, char **argv)
             rc = cmd_emit(reg, call, opts.lang);
         else if (strcmp(cmd, "kernel") == 0)
             rc = cmd_kernel(reg, call, opts.out);
+        else if (strcmp(cmd, "predicates") == 0)
+            rc = cmd_predicates(reg, opts.json);
+        else if (strcmp(cmd, "impls") == 0)
+            rc = cmd_impls(reg, opts.json);
         else
             rc = cmd_rules(reg, opts.json);
     }
     td_call_free(call);
     td_registry_free(reg);
     free(opts.env_rules);
+    free(opts.env_plugins);
     /* A full disk or closed pipe must not pass for success. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "tiledispatch: error: cannot write the output: %s\n",

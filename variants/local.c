@@ -835,6 +835,15 @@ static int local_path(const td_call *call, lv_shuffle *sp, lv_view *v,
     return view_plan(call, &tmp, why) ? 'C' : 0;
 }
 
+/* What local_valid works out, handed to the emitter: the path ('A'
+ * thread-wise, 'B' warp shuffle, 'C' layout view) and its plan. */
+typedef struct local_plan {
+    int path;
+    td__red_shape sh; /* path A */
+    lv_shuffle sp;    /* path B */
+    lv_view v;        /* path C */
+} local_plan;
+
 /*
  * upstream validate_reduction_local, with these improvements: at thread
  * scope upstream accepts any axes and shapes (bad axes then crash the
@@ -842,11 +851,8 @@ static int local_path(const td_call *call, lv_shuffle *sp, lv_view *v,
  * element per spatial position, as upstream's documentation claims it
  * does; at warp and warpgroup scope see the header comment.
  */
-static bool local_valid(const td_call *call, const td_args *args, void *user,
-                        td_reason *why)
+static bool local_check(const td_call *call, local_plan *p, td_reason *why)
 {
-    (void)args;
-    (void)user;
     const td_buffer *dst = td__region_buffer(call, &call->dst);
     const td_buffer *src = td__region_buffer(call, &call->src);
     if (dst == NULL || src == NULL) {
@@ -868,20 +874,41 @@ static bool local_valid(const td_call *call, const td_args *args, void *user,
     case TD_SCOPE_THREAD: {
         /* The thread-wise loop indexes registers row-major and reads src
          * while it writes dst. */
-        td__red_shape sh;
-        return td__reduce_shape(call, &sh, why) &&
+        p->path = 'A';
+        return td__reduce_shape(call, &p->sh, why) &&
                td__row_major_storage(src, why) &&
                td__row_major_storage(dst, why) &&
                !td__regions_overlap(call, why);
     }
     case TD_SCOPE_WARP:
     case TD_SCOPE_WARPGROUP:
-        return local_path(call, NULL, NULL, why) != 0;
+        p->path = local_path(call, &p->sp, &p->v, why);
+        return p->path != 0;
     default:
         td_reason_set(why, "unsupported exec_scope %s for local reduction",
                       td_exec_scope_name(call->scope));
         return false;
     }
+}
+
+/* The plan function: local_valid's checks, keeping what they found. */
+static int local_plan_fn(const td_call *call, const td_op_desc *op,
+                         void *plan, void *user, td_reason *why)
+{
+    (void)op;
+    (void)user;
+    return local_check(call, plan, why) ? 0 : TD_EDECLINED;
+}
+
+/* The predicate rules files name.  About 13 KiB of plan on the stack:
+ * predicates do not allocate. */
+static bool local_valid(const td_call *call, const td_args *args, void *user,
+                        td_reason *why)
+{
+    (void)args;
+    (void)user;
+    local_plan tmp;
+    return local_check(call, &tmp, why);
 }
 
 static const td_pred_desc local_preds[] = {
@@ -1026,40 +1053,46 @@ static int emit_view(const td_call *call, td_combiner comb, const lv_view *v,
     return td_ir_status(ir);
 }
 
-static int local_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
-                      void *user, td_reason *why)
+static int local_emit(const td_call *call, const td_op_desc *op,
+                      const void *plan, td_ir *ir, void *user,
+                      td_reason *why)
 {
     (void)user;
-    /* Rules may bind the impl without its predicate; never emit for a call
-     * local_valid would reject. */
-    if (!local_valid(call, NULL, NULL, why))
-        return TD_EDECLINED;
+    /* The registry hands over the plan of local_valid's checks, also when
+     * the rules bind the impl without its predicate. */
+    const local_plan *p = plan;
+    if (p == NULL) {
+        td_reason_set(why, "local emitter called without its plan");
+        return TD_EINVAL;
+    }
     if (op == NULL || op->kind != TD_OP_KIND_REDUCTION ||
         (unsigned)op->combiner > TD_COMBINE_MIN) {
         td_reason_set(why, "op %s is not a reduction",
                       op != NULL && op->name != NULL ? op->name : "?");
         return TD_EDECLINED;
     }
-    if (call->scope == TD_SCOPE_THREAD)
-        return td__emit_thread_wise(call, op->combiner, ir, why);
-    lv_shuffle sp;
-    lv_view v;
-    int rc;
-    switch (local_path(call, &sp, &v, why)) {
-    case 'B':
-        rc = emit_shuffle(call, op->combiner, &sp, ir);
-        break;
-    case 'C':
-        rc = emit_view(call, op->combiner, &v, ir);
-        break;
-    default:
-        rc = TD_EDECLINED;
-        break;
+    switch (p->path) {
+    case 'A': {
+        int rc = td__reduce_limits(call, op->combiner, &p->sh, why);
+        return rc != 0 ? rc : td__emit_thread_wise(call, op->combiner, &p->sh,
+                                                   ir);
     }
-    return rc;
+    case 'B':
+        return emit_shuffle(call, op->combiner, &p->sp, ir);
+    case 'C':
+        return emit_view(call, op->combiner, &p->v, ir);
+    default:
+        td_reason_set(why, "local plan has no path");
+        return TD_EINVAL;
+    }
 }
 
 const td_impl_desc td__variant_local = {
-    "local", local_emit, NULL, local_preds,
-    sizeof(local_preds) / sizeof(local_preds[0]),
+    .name = "local",
+    .emit = local_emit,
+    .preds = local_preds,
+    .npreds = sizeof(local_preds) / sizeof(local_preds[0]),
+    .plan = local_plan_fn,
+    .plan_size = sizeof(local_plan),
+    .plan_pred = "local_valid",
 };

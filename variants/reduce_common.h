@@ -45,14 +45,13 @@ bool td__reduce_shape(const td_call *call, td__red_shape *out,
  *       for red in serial(R):
  *           dst[d] = comb(dst[d], src[unflatten(spa, red) + src start])
  *
- * It checks everything it relies on and declines (TD_EDECLINED with a
- * reason) rather than emit wrong code: malformed regions, mismatched
- * dtypes, bad axes, a dst of the wrong size, loops too long for 32-bit
- * indices.  It does not check scopes; the caller's predicates do.
- * Returns 0, TD_EDECLINED, or the IR's error (TD_ENOMEM).
+ * `sh` is the call's shape as td__reduce_check (or td__reduce_shape
+ * followed by td__reduce_limits) worked it out: the caller has made every
+ * check, so this only builds IR.  Returns 0 or the IR's error
+ * (TD_ENOMEM).
  */
-int td__emit_thread_wise(const td_call *call, td_combiner comb, td_ir *ir,
-                         td_reason *why);
+int td__emit_thread_wise(const td_call *call, td_combiner comb,
+                         const td__red_shape *sh, td_ir *ir);
 
 /*
  * True when buffer b's storage is its elements in row-major order, which is
@@ -78,6 +77,12 @@ bool td__regions_overlap(const td_call *call, td_reason *why);
  */
 int td__reduce_check(const td_call *call, td_combiner comb,
                      td__red_shape *sh, td_reason *why);
+
+/* The part of td__reduce_check that follows a successful
+ * td__reduce_shape (already in a plan): a known combiner, both regions
+ * inside their buffers, 32-bit indices.  0 or TD_EDECLINED. */
+int td__reduce_limits(const td_call *call, td_combiner comb,
+                      const td__red_shape *sh, td_reason *why);
 
 /* Source indices of (spa, red) (upstream build_src_indices: spa unflattened
  * over the spatial extents, red over the reduced ones, plus the region

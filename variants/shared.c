@@ -129,11 +129,9 @@ static bool barrier_ok(const td_call *call, td_reason *why)
 
 /* upstream shared_valid, checks 1-6 in upstream's order, with the extent
  * checks after the launch checks and the barrier id last. */
-static bool shared_valid(const td_call *call, const td_args *args, void *user,
+static bool shared_check(const td_call *call, td__red_shape *sh,
                          td_reason *why)
 {
-    (void)args;
-    (void)user;
     switch (call->scope) {
     case TD_SCOPE_CTA:
     case TD_SCOPE_WARPGROUP:
@@ -175,8 +173,7 @@ static bool shared_valid(const td_call *call, const td_args *args, void *user,
     }
     if (call->scope != TD_SCOPE_THREAD && !extent_ok(call, why))
         return false;
-    td__red_shape sh;
-    if (!td__reduce_shape(call, &sh, why))
+    if (!td__reduce_shape(call, sh, why))
         return false;
     /* The emitter indexes shared memory row-major and reads src while
      * other threads already write dst. */
@@ -184,6 +181,24 @@ static bool shared_valid(const td_call *call, const td_args *args, void *user,
         td__regions_overlap(call, why))
         return false;
     return barrier_ok(call, why);
+}
+
+/* The plan is the shape shared_valid's checks work out. */
+static int shared_plan(const td_call *call, const td_op_desc *op, void *plan,
+                       void *user, td_reason *why)
+{
+    (void)op;
+    (void)user;
+    return shared_check(call, plan, why) ? 0 : TD_EDECLINED;
+}
+
+static bool shared_valid(const td_call *call, const td_args *args, void *user,
+                         td_reason *why)
+{
+    (void)args;
+    (void)user;
+    td__red_shape sh;
+    return shared_check(call, &sh, why);
 }
 
 static const td_pred_desc shared_preds[] = {
@@ -352,29 +367,37 @@ static int emit_tree(const td_call *call, td_combiner comb,
     return td_ir_status(ir);
 }
 
-static int shared_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
-                       void *user, td_reason *why)
+static int shared_emit(const td_call *call, const td_op_desc *op,
+                       const void *plan, td_ir *ir, void *user,
+                       td_reason *why)
 {
     (void)user;
-    /* Rules may bind the impl without its predicate; never emit for a call
-     * shared_valid would reject. */
-    if (!shared_valid(call, NULL, NULL, why))
-        return TD_EDECLINED;
+    /* The registry hands over the plan of shared_valid's checks, also when
+     * the rules bind the impl without its predicate. */
+    const td__red_shape *sh = plan;
+    if (sh == NULL) {
+        td_reason_set(why, "shared emitter called without its plan");
+        return TD_EINVAL;
+    }
     if (op == NULL || op->kind != TD_OP_KIND_REDUCTION) {
         td_reason_set(why, "op %s is not a reduction",
                       op != NULL && op->name != NULL ? op->name : "?");
         return TD_EDECLINED;
     }
-    if (call->scope == TD_SCOPE_THREAD)
-        return td__emit_thread_wise(call, op->combiner, ir, why);
-    td__red_shape sh;
-    int rc = td__reduce_check(call, op->combiner, &sh, why);
+    int rc = td__reduce_limits(call, op->combiner, sh, why);
     if (rc != 0)
         return rc;
-    return emit_tree(call, op->combiner, &sh, ir, why);
+    if (call->scope == TD_SCOPE_THREAD)
+        return td__emit_thread_wise(call, op->combiner, sh, ir);
+    return emit_tree(call, op->combiner, sh, ir, why);
 }
 
 const td_impl_desc td__variant_shared = {
-    "shared", shared_emit, NULL, shared_preds,
-    sizeof(shared_preds) / sizeof(shared_preds[0]),
+    .name = "shared",
+    .emit = shared_emit,
+    .preds = shared_preds,
+    .npreds = sizeof(shared_preds) / sizeof(shared_preds[0]),
+    .plan = shared_plan,
+    .plan_size = sizeof(td__red_shape),
+    .plan_pred = "shared_valid",
 };

@@ -5,11 +5,11 @@
  * of their own; the rules bind the generic ones (exec_scope, local_scope,
  * dst_len, src_ndim, dtype, sm_version, reduction_len).
  *
- * Both read the source in chunks of eight from the region start; the
- * emitters repeat the gate's checks and decline a call outside it, so
- * rules that bind them without the gate never get Blackwell-only code for
- * a call it cannot handle (or out-of-bounds reads for fewer than eight
- * elements).
+ * Both read the source in chunks of eight from the region start.  Their
+ * plan function repeats the gate's checks, so a call outside it is
+ * declined, and rules that bind them without the gate never get
+ * Blackwell-only code for a call it cannot handle (or out-of-bounds reads
+ * for fewer than eight elements).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -87,16 +87,20 @@ typedef struct packed {
     int64_t full, rem; /* chunks of eight, elements left over */
 } packed;
 
-static int packed_setup(const td_call *call, const td_op_desc *op,
-                        td_combiner want1, td_combiner want2, td_ir *ir,
-                        packed *pk, td_reason *why)
+/* The plan: the gate passed and the call's shape is checked. */
+typedef struct packed_plan {
+    td__red_shape sh;
+} packed_plan;
+
+static int packed_plan_for(const td_call *call, const td_op_desc *op,
+                           td_combiner want1, td_combiner want2,
+                           packed_plan *p, td_reason *why)
 {
     if (!packed_gate(call, op, want1, want2, why))
         return TD_EDECLINED;
     /* Bounds, axes and the dst size: the same checks as every reduction
      * emitter. */
-    td__red_shape sh;
-    int rc = td__reduce_check(call, op->combiner, &sh, why);
+    int rc = td__reduce_check(call, op->combiner, &p->sh, why);
     if (rc != 0)
         return rc;
     const td_buffer *db = td__region_buffer(call, &call->dst);
@@ -104,6 +108,35 @@ static int packed_setup(const td_call *call, const td_op_desc *op,
     /* The accumulators load src[base + i]: registers in row-major order. */
     if (!td__row_major_storage(sb, why) || !td__row_major_storage(db, why))
         return TD_EDECLINED;
+    return 0;
+}
+
+static int add_sum_plan(const td_call *call, const td_op_desc *op,
+                        void *plan, void *user, td_reason *why)
+{
+    (void)user;
+    return packed_plan_for(call, op, TD_COMBINE_SUM, TD_COMBINE_SUM, plan,
+                           why);
+}
+
+static int maxmin_plan(const td_call *call, const td_op_desc *op, void *plan,
+                       void *user, td_reason *why)
+{
+    (void)user;
+    return packed_plan_for(call, op, TD_COMBINE_MAX, TD_COMBINE_MIN, plan,
+                           why);
+}
+
+/* The buffers and chunking of a planned call. */
+static int packed_setup(const td_call *call, const void *plan, td_ir *ir,
+                        packed *pk, td_reason *why)
+{
+    if (plan == NULL) {
+        td_reason_set(why, "packed emitter called without its plan");
+        return TD_EINVAL;
+    }
+    const td_buffer *db = td__region_buffer(call, &call->dst);
+    const td_buffer *sb = td__region_buffer(call, &call->src);
     pk->call = call;
     pk->dbuf = td_ir_buffer(ir, db->name, db->dtype, db->scope, db->ndim,
                             db->shape);
@@ -118,7 +151,6 @@ static int packed_setup(const td_call *call, const td_op_desc *op,
     return 0;
 }
 
-/* src[base + k] for a constant k. */
 static td_expr *src_at(td_ir *ir, const packed *pk, int64_t k)
 {
     return td_load1(ir, pk->sbuf, td_int(ir, pk->base + k));
@@ -213,12 +245,13 @@ static td_expr *pair_loop(td_ir *ir, const void *ctx, int which)
  *   (0,1) += (2,3); (4,5) += (6,7); (0,1) += (4,5); dst = acc8[0] + acc8[1]
  */
 static int packed_add_sum_emit(const td_call *call, const td_op_desc *op,
-                               td_ir *ir, void *user, td_reason *why)
+                               const void *plan, td_ir *ir, void *user,
+                               td_reason *why)
 {
     (void)user;
+    (void)op;
     packed pk;
-    int rc = packed_setup(call, op, TD_COMBINE_SUM, TD_COMBINE_SUM, ir, &pk,
-                          why);
+    int rc = packed_setup(call, plan, ir, &pk, why);
     if (rc != 0)
         return rc;
     td_ir_buf *acc = td_ir_scratch(ir, "acc8", TD_F32, 8);
@@ -278,13 +311,13 @@ static td_expr *op3(td_ir *ir, td_combiner c, td_expr *a, td_expr *b,
  *   for i in serial(rem): t[0] = op(t[0], src[8*full + i])
  *   dst = op(t[0], t[1]); dst = op3(dst, t[2], t[3])
  */
-static int maxmin_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
-                       void *user, td_reason *why)
+static int maxmin_emit(const td_call *call, const td_op_desc *op,
+                       const void *plan, td_ir *ir, void *user,
+                       td_reason *why)
 {
     (void)user;
     packed pk;
-    int rc = packed_setup(call, op, TD_COMBINE_MAX, TD_COMBINE_MIN, ir, &pk,
-                          why);
+    int rc = packed_setup(call, plan, ir, &pk, why);
     if (rc != 0)
         return rc;
     td_combiner c = op->combiner;
@@ -329,9 +362,15 @@ static int maxmin_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
 }
 
 const td_impl_desc td__variant_packed_add_sum = {
-    "packed_add_sum", packed_add_sum_emit, NULL, NULL, 0,
+    .name = "packed_add_sum",
+    .emit = packed_add_sum_emit,
+    .plan = add_sum_plan,
+    .plan_size = sizeof(packed_plan),
 };
 
 const td_impl_desc td__variant_3input_maxmin = {
-    "3input_maxmin", maxmin_emit, NULL, NULL, 0,
+    .name = "3input_maxmin",
+    .emit = maxmin_emit,
+    .plan = maxmin_plan,
+    .plan_size = sizeof(packed_plan),
 };

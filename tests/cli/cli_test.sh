@@ -10,29 +10,7 @@ rules="$root/rules/rules.yaml"
 unset TILEDISPATCH_RULES
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# expect CODE 'SUBSTRING-IN-STDOUT+STDERR' ARGS...
-expect() {
-  local want=$1 needle=$2
-  shift 2
-  "$td" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL: tiledispatch $* exited $got, expected $want"
-    sed 's/^/  | /' "$tmp/out" "$tmp/err"
-    fail=$((fail + 1))
-    return
-  fi
-  if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
-    echo "FAIL: tiledispatch $*: output lacks '$needle'"
-    sed 's/^/  | /' "$tmp/out" "$tmp/err"
-    fail=$((fail + 1))
-    return
-  fi
-  pass=$((pass + 1))
-}
+. "$(dirname "$0")/lib.sh"
 
 # The seed's example end to end.
 expect 0 "local" dispatch "$seed"
@@ -46,12 +24,32 @@ expect 0 '"selected":"local"' explain "$seed" --json
 
 # No variant matches: exit 1, the table on stderr (dispatch/emit) or stdout (explain).
 expect 1 "dispatch failed: op=sum target=cuda" dispatch "$data/cta_local.yaml"
-expect 1 "| packed_add_sum (prio=20)" explain "$data/cta_local.yaml"
-expect 1 "rejected: exec_scope — unsupported exec_scope cta" explain "$data/cta_local.yaml"
-expect 1 "rejected: local_valid — unsupported exec_scope cta for local reduction" explain "$data/cta_local.yaml"
-expect 1 "| shared (prio=10)" explain "$data/cta_local.yaml"
-expect 1 "opcall:" explain "$data/cta_local.yaml"
+expect 1 "| packed_add_sum (prio=20)" explain "$data/cta_local.yaml" --format tvm
+expect 1 "rejected: exec_scope — unsupported exec_scope cta" explain "$data/cta_local.yaml" --format tvm
+expect 1 "rejected: local_valid — unsupported exec_scope cta for local reduction" explain "$data/cta_local.yaml" --format tvm
+expect 1 "| shared (prio=10)" explain "$data/cta_local.yaml" --format tvm
+expect 1 "opcall:" explain "$data/cta_local.yaml" --format tvm
 expect 1 '"selected":null' explain "$data/cta_local.yaml" --json
+# The default table: the call once, one status per row, one reason per line,
+# at most 100 columns; disabled entries are rows too.
+expect 1 "call: Tx.cta.sum(B_local[0:1], A_local[0:16], axes=[-1], accum=False)" explain "$data/cta_local.yaml"
+expect 1 "| packed_add_sum |   20 | rejected | exec_scope: unsupported exec_scope cta" explain "$data/cta_local.yaml"
+expect 1 "|                |      |          | sm_version: sm_version 90 < 100" explain "$data/cta_local.yaml"
+expect 1 "|                |      |          |   expected [shared*]" explain "$data/cta_local.yaml"
+"$td" explain "$data/cta_local.yaml" >"$tmp/table" 2>&1
+if [ "$(grep -c 'opcall' "$tmp/table")" = 0 ] &&
+   [ "$(LC_ALL=C.UTF-8 awk '{ if (length($0) > w) w = length($0) } END { print w }' "$tmp/table")" -le 100 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: the explain table is wider than 100 columns or repeats the call"; fail=$((fail + 1))
+fi
+expect 1 "| local   |   10 | disabled | enabled: false in the rules" explain "$seed" --no-default-rules --rules "$data/disable_local.yaml"
+expect 1 "dispatch failed: op=sum target=cuda" dispatch "$seed" --no-default-rules --rules "$data/disable_local.yaml"
+expect 1 "| local   |   10 | disabled |" dispatch "$seed" --no-default-rules --rules "$data/disable_local.yaml"
+expect 1 "no enabled variants for this op/target (1 disabled)" dispatch "$seed" --no-default-rules --rules "$data/disable_local.yaml" --format tvm
+expect 0 "| shared         |   10 | not tried | an earlier candidate won" explain "$seed"
+expect 2 "--format 'html': expected text, tvm or json" explain "$seed" --format html
+expect 2 "--format applies to explain and to the failure table of a call, not 'rules'" rules --format tvm
 expect 1 "dispatch failed" emit "$data/cta_local.yaml"
 expect 1 "no variant named '__nonexistent__' is registered" dispatch "$data/forced_unknown.yaml"
 expect 1 "no registered variants for this op/target" dispatch "$data/no_target.yaml"
@@ -59,10 +57,10 @@ expect 0 "shared" dispatch "$data/forced_shared.yaml"
 expect 1 "variant 'shared' is disabled in the rules for op=sum target=cuda" dispatch "$data/forced_shared.yaml" --rules "$data/raise_shared.yaml"
 
 # Storage the emitters cannot index, and in-place overlap: refused with reasons.
-expect 1 "declined — layout of A is not row-major storage (S[8 : 2])" explain "$data/thread_gapped_layout.yaml"
-expect 1 "rejected: local_valid — layout of A is not row-major storage" explain "$data/thread_gapped_layout.yaml"
-expect 1 "rejected: local_valid — dst and src regions of A overlap" explain "$data/thread_inplace_overlap.yaml"
-expect 1 "rejected: shared_valid — layout of A is not row-major storage" explain "$data/shared_colmajor_layout.yaml"
+expect 1 "declined — layout of A is not row-major storage (S[8 : 2])" explain "$data/thread_gapped_layout.yaml" --format tvm
+expect 1 "rejected: local_valid — layout of A is not row-major storage" explain "$data/thread_gapped_layout.yaml" --format tvm
+expect 1 "rejected: local_valid — dst and src regions of A overlap" explain "$data/thread_inplace_overlap.yaml" --format tvm
+expect 1 "rejected: shared_valid — layout of A is not row-major storage" explain "$data/shared_colmajor_layout.yaml" --format tvm
 
 # --arch overrides the call's arch.
 expect 0 "local" dispatch "$data/sum32.yaml" --arch sm_90a
@@ -103,7 +101,7 @@ fi
 expect 2 "error: cannot write $tmp/no/such/dir/x.cu" kernel "$seed" -o "$tmp/no/such/dir/x.cu"
 
 # Usage errors: exit 2.
-expect 2 "--json applies to explain and rules, not 'dispatch'" dispatch "$seed" --json
+expect 2 "--json applies to explain, rules, predicates and impls, not 'dispatch'" dispatch "$seed" --json
 expect 2 "--lang applies to emit, not 'explain'" explain "$seed" --lang tirx
 expect 2 "-o applies to kernel, not 'emit'" emit "$seed" -o "$tmp/x"
 expect 2 "--rules does not apply" validate "$rules" --rules "$rules"

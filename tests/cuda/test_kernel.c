@@ -43,9 +43,11 @@ static td_registry *default_registry(void)
 
 /* A variant that accepts every call and emits only a comment, so the
  * harness can be tested for calls no built-in variant lowers yet. */
-static int fake_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
-                     void *user, td_reason *why)
+static int fake_emit(const td_call *call, const td_op_desc *op,
+                     const void *plan, td_ir *ir, void *user,
+                     td_reason *why)
 {
+    (void)plan;
     (void)call;
     (void)op;
     (void)user;
@@ -60,7 +62,7 @@ static td_registry *fake_registry(void)
     assert_int_equal(td_registry_new_empty(&reg), 0);
     td_op_desc sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
     assert_int_equal(td_register_op(reg, &sum), 0);
-    td_impl_desc impl = {"fake", fake_emit, NULL, NULL, 0};
+    td_impl_desc impl = {.name = "fake", .emit = fake_emit};
     assert_int_equal(td_register_impl(reg, &impl), 0);
     static const char rules[] = "version: 1\n"
                                 "variants:\n"

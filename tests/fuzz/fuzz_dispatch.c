@@ -5,7 +5,7 @@
  * default rules dispatch it, so the real emitters run on fuzzed calls.
  *
  * When both load: td_dispatch, and on a match both printers (TIRx and CUDA)
- * and td_kernel_program; td_explain_call and both td_explain_format forms
+ * and td_kernel_program; td_explain_call and every td_explain_format style
  * always.  Oracles: no crash, no leak, no hang; dispatch and explain agree on
  * whether something matched and on the variant; printing an accepted IR
  * succeeds; every error has a message.
@@ -79,9 +79,11 @@ static void run_call(const td_registry *reg, const td_call *call)
             FUZZ_CHECK(row->preds[k].name != NULL && row->preds[k].reason);
     }
     FUZZ_CHECK(td_explain_get(ex, n) == NULL);
-    for (int json = 0; json < 2; json++) {
+    const td_explain_style styles[] = {TD_EXPLAIN_TEXT, TD_EXPLAIN_JSON,
+                                       TD_EXPLAIN_TVM};
+    for (size_t k = 0; k < sizeof styles / sizeof *styles; k++) {
         char *text = NULL;
-        FUZZ_CHECK(td_explain_format(ex, json, &text) == 0);
+        FUZZ_CHECK(td_explain_format(ex, styles[k], &text) == 0);
         FUZZ_CHECK(text != NULL && text[0] != '\0');
         free(text);
     }

@@ -164,10 +164,10 @@ static const td_pred_desc fake_preds[] = {
 /* Emitters: their user pointer says what to do. */
 enum { E_ACCEPT, E_DECLINE, E_DECLINE_QUIET, E_FAIL };
 
-static int fake_emit(const td_call *c, const td_op_desc *op, td_ir *ir,
-                     void *user, td_reason *why)
+static int fake_emit(const td_call *c, const td_op_desc *op, const void *plan,
+                     td_ir *ir, void *user, td_reason *why)
 {
-    (void)c, (void)ir;
+    (void)c, (void)ir, (void)plan;
     assert_non_null(op);
     switch ((int)(intptr_t)user) {
     case E_DECLINE:
@@ -187,11 +187,14 @@ static const td_pred_desc local_preds[] = {
     {"local_valid", NULL, 0, p_local_valid, NULL}};
 
 static const td_impl_desc fake_impls[] = {
-    {"local", fake_emit, (void *)(intptr_t)E_ACCEPT, local_preds, 1},
-    {"shared", fake_emit, (void *)(intptr_t)E_ACCEPT, NULL, 0},
-    {"decliner", fake_emit, (void *)(intptr_t)E_DECLINE, NULL, 0},
-    {"quiet", fake_emit, (void *)(intptr_t)E_DECLINE_QUIET, NULL, 0},
-    {"failer", fake_emit, (void *)(intptr_t)E_FAIL, NULL, 0},
+    {.name = "local", .emit = fake_emit, .user = (void *)(intptr_t)E_ACCEPT,
+     .preds = local_preds, .npreds = 1},
+    {.name = "shared", .emit = fake_emit, .user = (void *)(intptr_t)E_ACCEPT},
+    {.name = "decliner", .emit = fake_emit,
+     .user = (void *)(intptr_t)E_DECLINE},
+    {.name = "quiet", .emit = fake_emit,
+     .user = (void *)(intptr_t)E_DECLINE_QUIET},
+    {.name = "failer", .emit = fake_emit, .user = (void *)(intptr_t)E_FAIL},
 };
 
 static const td_op_desc fake_ops[] = {

@@ -129,7 +129,7 @@ static void test_seed_dispatch(void **state)
     assert_int_equal(r->status, TD_CAND_REJECTED);
     assert_non_null(strstr(r->message, "rejected: local_valid"));
     char *text;
-    assert_int_equal(td_explain_format(ex, false, &text), 0);
+    assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TVM, &text), 0);
     assert_true(strncmp(text, "dispatch failed: op=sum target=cuda\n+", 37) == 0);
     free(text);
     td_explain_free(ex);

@@ -76,7 +76,7 @@ static char *explain_text(const td_registry *reg, const td_call *c, bool json)
     td_diag_clear(&d);
     assert_int_equal(td_explain_call(reg, c, &ex, &d), 0);
     char *out = NULL;
-    assert_int_equal(td_explain_format(ex, json, &out), 0);
+    assert_int_equal(td_explain_format(ex, json ? TD_EXPLAIN_JSON : TD_EXPLAIN_TVM, &out), 0);
     td_explain_free(ex);
     return out;
 }
@@ -174,17 +174,19 @@ static void test_explain_success(void **state)
         "{\"variant\":\"packed_add_sum\",\"priority\":20,\"status\":\"rejected\","
         "\"message\":\"rejected: sm_version " EM " sm_version 90 < 100\","
         "\"predicates\":[{\"name\":\"exec_scope\",\"ok\":true,\"reason\":\"\"},"
-        "{\"name\":\"sm_version\",\"ok\":false,\"reason\":\"sm_version 90 < 100\"}]},"
+        "{\"name\":\"sm_version\",\"ok\":false,\"reason\":\"sm_version 90 < 100\"}],"
+        "\"file\":\"t.yaml\",\"line\":3},"
         "{\"variant\":\"local\",\"priority\":10,\"status\":\"selected\","
         "\"message\":\"\",\"predicates\":[{\"name\":\"storage_scope\",\"ok\":true,"
-        "\"reason\":\"\"},{\"name\":\"local_valid\",\"ok\":true,\"reason\":\"\"}]},"
+        "\"reason\":\"\"},{\"name\":\"local_valid\",\"ok\":true,\"reason\":\"\"}],"
+        "\"file\":\"t.yaml\",\"line\":11},"
         "{\"variant\":\"shared\",\"priority\":10,\"status\":\"not_tried\","
         "\"message\":\"rejected: storage_scope " EM " storage scope local not in "
         "[shared*]; rejected: never " EM " never passes; rejected: silent\","
         "\"predicates\":[{\"name\":\"storage_scope\",\"ok\":false,\"reason\":"
         "\"storage scope local not in [shared*]\"},{\"name\":\"never\",\"ok\":"
         "false,\"reason\":\"never passes\"},{\"name\":\"silent\",\"ok\":false,"
-        "\"reason\":\"\"}]}]}\n");
+        "\"reason\":\"\"}],\"file\":\"t.yaml\",\"line\":18}]}\n");
     free(t);
 
     td_explain *ex;
@@ -321,11 +323,33 @@ static void test_disabled_declined_failed(void **state)
     td_explain *ex;
     td_diag_clear(&d);
     assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
-    assert_int_equal(td_explain_nrows(ex), 3); /* `off` is not a candidate */
-    assert_string_equal(td_explain_get(ex, 0)->message, "declined " EM " not today");
-    assert_int_equal(td_explain_get(ex, 0)->status, TD_CAND_DECLINED);
-    assert_string_equal(td_explain_get(ex, 1)->message, "declined");
-    assert_int_equal(td_explain_get(ex, 2)->status, TD_CAND_SELECTED);
+    /* `off` is never tried, but it is a row: disabled, where declared. */
+    assert_int_equal(td_explain_nrows(ex), 4);
+    assert_string_equal(td_explain_get(ex, 0)->variant, "off");
+    assert_int_equal(td_explain_get(ex, 0)->status, TD_CAND_DISABLED);
+    assert_int_equal(td_explain_get(ex, 0)->npreds, 0);
+    assert_int_equal(td_explain_get(ex, 0)->line, 3);
+    assert_string_equal(td_explain_get(ex, 1)->message, "declined " EM " not today");
+    assert_int_equal(td_explain_get(ex, 1)->status, TD_CAND_DECLINED);
+    assert_string_equal(td_explain_get(ex, 2)->message, "declined");
+    assert_int_equal(td_explain_get(ex, 3)->status, TD_CAND_SELECTED);
+    td_explain_free(ex);
+    char *tt = NULL;
+    td_diag_clear(&d);
+    assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
+    assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TEXT, &tt), 0);
+    assert_string_equal(tt,
+        "dispatch: op=sum target=cuda selected=ok\n"
+        "call: Tx.sum(B_local[0:1], A_local[0:4], axes=[-1], accum=False)\n"
+        "+---------+------+---------------------+-----------------------------------------------------------+\n"
+        "| variant | prio | status              | reasons                                                   |\n"
+        "+---------+------+---------------------+-----------------------------------------------------------+\n"
+        "| off     |   50 | disabled            | enabled: false in the rules (t.yaml:3)                    |\n"
+        "| d1      |   40 | declined by emitter | not today                                                 |\n"
+        "| d2      |   30 | declined by emitter | no reason given                                           |\n"
+        "| ok      |   10 | selected            | no predicates; the emitter accepted                       |\n"
+        "+---------+------+---------------------+-----------------------------------------------------------+\n");
+    free(tt);
     td_explain_free(ex);
 
     /* Forcing the disabled entry finds nothing, and says why. */
@@ -471,7 +495,7 @@ static void test_explain_alloc_failures(void **state)
         char *out = NULL;
         int rc = td_explain_call(reg, &c, &ex, &d);
         if (rc == 0)
-            rc = td_explain_format(ex, false, &out);
+            rc = td_explain_format(ex, TD_EXPLAIN_TVM, &out);
         td_set_allocator(NULL);
         if (rc == 0) {
             assert_string_equal(out, fail_table);

@@ -409,7 +409,8 @@ static void test_register(void **state)
     /* An impl whose second predicate is taken registers nothing. */
     static const td_pred_desc two[] = {{"brand_new", NULL, 0, p_dummy, NULL},
                                        {"always", NULL, 0, p_dummy, NULL}};
-    td_impl_desc im = {"newimpl", fake_emit, NULL, two, 2};
+    td_impl_desc im = {.name = "newimpl", .emit = fake_emit, .preds = two,
+                       .npreds = 2};
     assert_int_equal(td_register_impl(reg, &im), TD_EEXIST);
     static const char rules[] =
         "version: 1\nvariants:\n"
@@ -433,7 +434,7 @@ static void test_register(void **state)
     assert_int_equal(d.col, 13);
 
     /* Taken impl name; then the same impl with a free predicate works. */
-    td_impl_desc im2 = {"local", fake_emit, NULL, NULL, 0};
+    td_impl_desc im2 = {.name = "local", .emit = fake_emit};
     assert_int_equal(td_register_impl(reg, &im2), TD_EEXIST);
     im.npreds = 1;
     assert_int_equal(td_register_impl(reg, &im), 0);

@@ -152,10 +152,14 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
     rc = td_explain_call(reg, call, &ex, &d);
     if (rc != 0)
         return rc;
-    for (int json = 0; json < 2; json++) {
+    static const td_explain_style styles[] = {TD_EXPLAIN_TEXT,
+                                              TD_EXPLAIN_JSON, TD_EXPLAIN_TVM};
+    static const char *const names[] = {"explain text", "explain json",
+                                        "explain tvm"};
+    for (int k = 0; k < 3; k++) {
         char *text = NULL;
-        *step = json ? "explain json" : "explain text";
-        rc = td_explain_format(ex, json, &text);
+        *step = names[k];
+        rc = td_explain_format(ex, styles[k], &text);
         if (rc != 0) {
             td_explain_free(ex);
             return rc;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tiledispatch.h"
+#include "registry_internal.h"
 
 static const td_op_desc ec_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
 static const td_op_desc ec_max = {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX};
@@ -50,7 +51,7 @@ static inline ec_out ec_emit(const td_impl_desc *impl, const td_call *c)
     assert_non_null(ir);
     td_reason why;
     memset(&why, 0, sizeof why);
-    int rc = impl->emit(c, ec_op(c), ir, impl->user, &why);
+    int rc = td__impl_emit(impl, c, ec_op(c), ir, &why);
     if (rc != 0)
         fail_msg("%s emitter returned %d: %s", impl->name, rc, why.text);
     ec_out o = {NULL, NULL, NULL};
@@ -76,7 +77,7 @@ static inline void ec_declines(const td_impl_desc *impl, const td_call *c,
     assert_non_null(ir);
     td_reason why;
     memset(&why, 0, sizeof why);
-    assert_int_equal(impl->emit(c, op, ir, impl->user, &why), TD_EDECLINED);
+    assert_int_equal(td__impl_emit(impl, c, op, ir, &why), TD_EDECLINED);
     assert_string_equal(why.text, reason);
     td_ir_free(ir);
 }
@@ -146,7 +147,7 @@ static inline void ec_alloc_torture(const td_impl_desc *impl, const td_call *c)
         if (ir != NULL) {
             td_reason why;
             memset(&why, 0, sizeof why);
-            rc = impl->emit(c, ec_op(c), ir, impl->user, &why);
+            rc = td__impl_emit(impl, c, ec_op(c), ir, &why);
             td_ir_free(ir);
         }
         td_set_allocator(NULL);

@@ -14,6 +14,7 @@
 
 #include "fixture.h"
 #include "tiledispatch.h"
+#include "registry_internal.h"
 #include "variants.h"
 
 static const td_op_desc op_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
@@ -34,7 +35,7 @@ static out emit_ok(const td_impl_desc *impl, const td_call *c,
     assert_non_null(ir);
     td_reason why;
     memset(&why, 0, sizeof why);
-    int rc = impl->emit(c, op, ir, impl->user, &why);
+    int rc = td__impl_emit(impl, c, op, ir, &why);
     if (rc != 0)
         fail_msg("%s emitter returned %d: %s", impl->name, rc, why.text);
     out o = {NULL, NULL};
@@ -58,7 +59,7 @@ static void emit_declines(const td_impl_desc *impl, const td_call *c,
     assert_non_null(ir);
     td_reason why;
     memset(&why, 0, sizeof why);
-    assert_int_equal(impl->emit(c, op, ir, impl->user, &why), TD_EDECLINED);
+    assert_int_equal(td__impl_emit(impl, c, op, ir, &why), TD_EDECLINED);
     assert_string_equal(why.text, reason);
     td_ir_free(ir);
 }

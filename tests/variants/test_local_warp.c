@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
+#include "registry_internal.h"
 #include "variants.h"
 
 static const td_op_desc op_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
@@ -62,7 +63,7 @@ static void expect_fail(const td_call *c, const char *reason)
     td_ir *ir = td_ir_new();
     td_reason why;
     memset(&why, 0, sizeof why);
-    assert_int_equal(td__variant_local.emit(c, &op_sum, ir, NULL, &why),
+    assert_int_equal(td__impl_emit(&td__variant_local, c, &op_sum, ir, &why),
                      TD_EDECLINED);
     assert_string_equal(why.text, reason);
     td_ir_free(ir);
@@ -80,7 +81,7 @@ static out emit(const td_call *c, const td_op_desc *op)
     assert_non_null(ir);
     td_reason why;
     memset(&why, 0, sizeof why);
-    int rc = td__variant_local.emit(c, op, ir, NULL, &why);
+    int rc = td__impl_emit(&td__variant_local, c, op, ir, &why);
     if (rc != 0)
         fail_msg("emitter returned %d: %s", rc, why.text);
     out o = {NULL, NULL, NULL};

@@ -310,7 +310,7 @@ static void expect_skipped(const td_registry *reg, const td_call *c,
     assert_string_equal(r->message, message);
     assert_string_equal(td_explain_selected(ex)->variant, "local");
     char *text = NULL;
-    assert_int_equal(td_explain_format(ex, false, &text), 0);
+    assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TVM, &text), 0);
     ec_has(text, message);
     free(text);
     td_explain_free(ex);

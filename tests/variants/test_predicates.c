@@ -38,9 +38,11 @@ static bool run0(const td_pred_desc *p, const td_call *c, td_reason *why)
     return p->fn(c, NULL, p->user, why);
 }
 
-static int fake_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
-                     void *user, td_reason *why)
+static int fake_emit(const td_call *call, const td_op_desc *op,
+                     const void *plan, td_ir *ir, void *user,
+                     td_reason *why)
 {
+    (void)plan;
     (void)call;
     (void)op;
     (void)ir;
@@ -49,7 +51,7 @@ static int fake_emit(const td_call *call, const td_op_desc *op, td_ir *ir,
     return 0;
 }
 
-static const td_impl_desc fake_impl = {"fake", fake_emit, NULL, NULL, 0};
+static const td_impl_desc fake_impl = {.name = "fake", .emit = fake_emit};
 
 static td_registry *new_registry(void)
 {

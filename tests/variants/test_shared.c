@@ -291,7 +291,9 @@ static void test_thread_scope_shared_code(void **state)
     td_ir *ir = td_ir_new();
     td_reason why;
     memset(&why, 0, sizeof why);
-    assert_int_equal(td__emit_thread_wise(c, TD_COMBINE_MAX, ir, &why), 0);
+    td__red_shape sh;
+    assert_int_equal(td__reduce_check(c, TD_COMBINE_MAX, &sh, &why), 0);
+    assert_int_equal(td__emit_thread_wise(c, TD_COMBINE_MAX, &sh, ir), 0);
     char *cuda = NULL, *tirx = NULL;
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &cuda, NULL), 0);
     assert_int_equal(td_ir_print(ir, TD_LANG_TIRX, 0, &tirx, NULL), 0);

@@ -107,20 +107,47 @@ typedef struct td_pred_desc {
 /* ---- variant modules --------------------------------------------------- */
 
 /*
+ * A plan is what a module's checks work out about a call (shapes, axes,
+ * the lowering path, ...), computed once per dispatch and handed to the
+ * emitter, so the emitter neither repeats the checks nor lowers a call
+ * they did not pass.  A plan function fills `plan` (plan_size bytes,
+ * zeroed before the call) and returns 0; or TD_EDECLINED with a reason in
+ * *why when the call is outside what the module lowers; or another
+ * negative code for a real failure.  It must not allocate memory that the
+ * plan keeps (plans are discarded without a destructor), and must be safe
+ * to call from several threads at once.
+ */
+#define TD_PLAN_MAX 32768 /* bytes: the largest plan_size accepted */
+
+typedef int (*td_plan_fn)(const td_call *call, const td_op_desc *op,
+                          void *plan, void *user, td_reason *why);
+
+/*
  * An emitter lowers an accepted call into `ir` (`op` is the call's op as
- * registered: its combiner gives the arithmetic and the identity).  Returns 0; or TD_EDECLINED
- * with a reason in *why (dispatch goes on to the next candidate); or another
+ * registered: its combiner gives the arithmetic and the identity).  `plan`
+ * is the module's plan for this call when the module has a plan function
+ * (never NULL then), NULL otherwise.  Returns 0; or TD_EDECLINED with a
+ * reason in *why (dispatch goes on to the next candidate); or another
  * negative code for a real failure (TD_ENOMEM), which stops dispatch.
  */
 typedef int (*td_emit_fn)(const td_call *call, const td_op_desc *op,
-                          td_ir *ir, void *user, td_reason *why);
+                          const void *plan, td_ir *ir, void *user,
+                          td_reason *why);
 
 typedef struct td_impl_desc {
     const char *name;              /* the impl name rules bind to */
     td_emit_fn emit;
-    void *user;
+    void *user;                    /* passed to emit and plan */
     const td_pred_desc *preds;     /* predicates this module brings */
     size_t npreds;
+    /* Optional.  When plan is set, dispatch computes the plan once per
+     * candidate before emit (a plan that declines makes the candidate
+     * "declined", whatever the rules file listed).  When plan_pred names
+     * one of `preds` whose check is the plan's, a rules entry of this impl
+     * that lists that predicate computes the plan there, not twice. */
+    td_plan_fn plan;
+    size_t plan_size;              /* 1..TD_PLAN_MAX when plan is set */
+    const char *plan_pred;
 } td_impl_desc;
 
 #ifdef __cplusplus

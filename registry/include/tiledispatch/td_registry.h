@@ -49,6 +49,54 @@ int td_register_predicate(td_registry *reg, const td_pred_desc *pred);
  * registered if any name is taken (TD_EEXIST). */
 int td_register_impl(td_registry *reg, const td_impl_desc *impl);
 
+/* ---- what is registered ------------------------------------------------ */
+
+/* A registered predicate.  `origin` says who registered it: "built-in",
+ * the path of the plugin, or "application"; `impl` names the variant
+ * module that brought it (NULL for one registered on its own). */
+typedef struct td_pred_info {
+    const char *name;
+    const td_arg_spec *args; /* the argument schema */
+    size_t nargs;
+    const char *origin;
+    const char *impl;
+} td_pred_info;
+
+/* A registered variant module (emitter). */
+typedef struct td_impl_info {
+    const char *name;
+    const char *origin;
+    size_t npreds;             /* the predicates it brings */
+    const td_pred_desc *preds;
+    bool has_plan;
+    const char *plan_pred;     /* NULL when none */
+} td_impl_info;
+
+/* The registered predicates / impls sorted by name: returns the count and
+ * fills infos when cap is at least that count (pass NULL, 0 to ask).
+ * Pointers stay valid while nothing is registered or removed. */
+size_t td_registry_predicates(const td_registry *reg, td_pred_info *infos,
+                              size_t cap);
+size_t td_registry_impls(const td_registry *reg, td_impl_info *infos,
+                         size_t cap);
+
+/* ---- plugins ----------------------------------------------------------- */
+
+/*
+ * Loads a variant-module plugin: a shared object built against these
+ * headers that exports `td_plugin_abi_version` (TD_PLUGIN_ABI_VERSION at
+ * its build, see td_plugin.h) and `int td_plugin_init(td_registry *reg)`,
+ * which registers its ops, predicates and impls and returns 0 or a TD_E*
+ * code.  Returns 0; or TD_EIO (cannot be opened, or not a shared object),
+ * TD_ESCHEMA (a symbol is missing or the ABI version differs), or the
+ * code of a failing init (TD_EEXIST when it registers a taken name), with
+ * the path and the reason in diag.  On failure nothing of the plugin
+ * stays registered and it is closed.  A loaded plugin stays open until
+ * td_registry_free.  Load plugins before the rules that bind their names.
+ */
+int td_registry_load_plugin(td_registry *reg, const char *path,
+                            td_diag *diag);
+
 /* ---- the registry ------------------------------------------------------ */
 
 /* A registry with the built-in ops, predicates and variant modules and no
@@ -186,7 +234,8 @@ typedef enum td_cand_status {
     TD_CAND_REJECTED,   /* one or more predicates failed */
     TD_CAND_DECLINED,   /* predicates passed, emitter declined */
     TD_CAND_FAILED,     /* emitter failed with an error */
-    TD_CAND_NOT_TRIED   /* an earlier candidate won */
+    TD_CAND_NOT_TRIED,  /* an earlier candidate won */
+    TD_CAND_DISABLED    /* the rules disable it (enabled: false) */
 } td_cand_status;
 
 const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
@@ -205,6 +254,8 @@ typedef struct td_explain_row {
     const td_pred_outcome *preds; /* every predicate, evaluated */
     const char *message;          /* "rejected: a — r; rejected: b — r",
                                      "declined — r", or "" */
+    const char *file;             /* where the rules entry was declared */
+    int line;
 } td_explain_row;
 
 typedef struct td_explain td_explain;
@@ -223,17 +274,28 @@ size_t td_explain_nrows(const td_explain *ex);
 const td_explain_row *td_explain_get(const td_explain *ex, size_t i);
 /* The winning row, or NULL when nothing matched. */
 const td_explain_row *td_explain_selected(const td_explain *ex);
-/* Why there are no rows, "" otherwise: "no registered variants for this
- * op/target" or "no variant named 'X' is registered". */
+/* Why no candidate could be tried, "" otherwise: "no registered variants
+ * for this op/target", "no variant named 'X' is registered", or (with
+ * only disabled rows) "no enabled variants for this op/target (N
+ * disabled)" / "variant 'X' is disabled in the rules for ...". */
 const char *td_explain_empty_reason(const td_explain *ex);
 
-/*
- * Formats the explanation.  Text: the header
- * "dispatch failed: op=OP target=T" (or "dispatch: op=OP target=T
- * selected=V" on success) and the table of contract section 4, widths in
- * code points.  JSON: one object, keys in a fixed order.  *out is malloc'd.
- */
-int td_explain_format(const td_explain *ex, bool json, char **out);
+typedef enum td_explain_style {
+    /* The header "dispatch failed: op=OP target=T" (or "dispatch: op=OP
+     * target=T selected=V"), the call once, and a table of one row per
+     * candidate (disabled ones too) with one status each and one reason
+     * per line, wrapped to fit 100 columns (widths in code points). */
+    TD_EXPLAIN_TEXT = 0,
+    /* One JSON object, keys in a fixed order, every predicate outcome. */
+    TD_EXPLAIN_JSON = 1,
+    /* Upstream TVM's failure table ("Variant | Error", the opcall in every
+     * row, no disabled rows), for diffing against TVM's text. */
+    TD_EXPLAIN_TVM = 2
+} td_explain_style;
+
+/* Formats the explanation in `style`.  *out is malloc'd. */
+int td_explain_format(const td_explain *ex, td_explain_style style,
+                      char **out);
 
 #ifdef __cplusplus
 }
