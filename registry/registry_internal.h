@@ -97,6 +97,8 @@ typedef struct td__ventry {
     td__rule_pred *preds;
     char *file;                /* where it was declared */
     int line;
+    const char *enabled_file;  /* where `enabled` got its value: the */
+    int enabled_line;          /* declaration or the last override of it */
     size_t noverrides;
     td_rule_origin *overrides; /* files point at the table's layer names */
     size_t seq;       /* insertion order, for stable ties */

@@ -456,6 +456,8 @@ static int add_entry(loader *ld, const td_ynode *m, const char *name,
     e->file = td__strdup(ld->layer->file);
     if (!e->name || !e->impl_name || !e->target || !e->file)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
+    e->enabled_file = e->file;
+    e->enabled_line = e->line;
     ld->layer->nnew++;
     return 0;
 }
@@ -488,8 +490,11 @@ static int override_entry(loader *ld, const td_ynode *m, td__ventry *e,
     }
     if (f->has_priority)
         e->priority = f->priority;
-    if (f->has_enabled)
+    if (f->has_enabled) {
         e->enabled = f->enabled;
+        e->enabled_file = ld->layer->file;
+        e->enabled_line = m->line;
+    }
     if (f->has_when) {
         td__rule_preds_free(e->preds, e->npreds);
         e->preds = f->preds;
