@@ -42,6 +42,9 @@ expect 0 "  local (prio=10) disabled  [rules/rules.yaml:" rules --rules "$d/rais
 expect 0 "; overridden at $d/raise.yaml:8]" rules --rules "$d/raise.yaml"
 expect 0 "shared" dispatch "$root/tests/cli/data/forced_shared.yaml" --rules "$d/raise.yaml"
 expect 1 "dispatch failed: op=sum target=cuda" dispatch "$seed" --rules "$d/raise.yaml"
+# The disabled row says where it was disabled: the override, not the declaration.
+expect 1 '"status":"disabled","message":"","predicates":[],"file":"'"$d"'/raise.yaml","line":8}' explain "$seed" --rules "$d/raise.yaml" --json
+expect 1 "| disabled | enabled: false in the rules" explain "$seed" --no-default-rules --rules "$rules" --rules "$d/raise.yaml"
 # Layers apply in order: the last one wins, and both overrides are listed.
 expect 0 "  shared (prio=5)  [rules/rules.yaml:" rules --rules "$d/raise.yaml" --rules "$d/lower.yaml"
 expect 0 "overridden at $d/raise.yaml:4, $d/lower.yaml:3]" rules --rules "$d/raise.yaml" --rules "$d/lower.yaml"

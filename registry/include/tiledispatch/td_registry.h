@@ -254,7 +254,9 @@ typedef struct td_explain_row {
     const td_pred_outcome *preds; /* every predicate, evaluated */
     const char *message;          /* "rejected: a — r; rejected: b — r",
                                      "declined — r", or "" */
-    const char *file;             /* where the rules entry was declared */
+    const char *file;             /* where the rules entry was declared; for
+                                     a disabled row, where it was disabled
+                                     (an override may do that) */
     int line;
 } td_explain_row;
 
