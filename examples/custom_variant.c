@@ -9,7 +9,6 @@
  * prints the chosen variant and the emitted code.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "tiledispatch.h"
 
@@ -73,7 +72,7 @@ int main(int argc, char **argv)
         goto out;
     }
     printf("variant: %s\n%s", res.variant, body);
-    free(body);
+    td_free(body);
     rc = 0;
 out:
     td_call_free(call);
