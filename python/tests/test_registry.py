@@ -43,8 +43,6 @@ def test_rules_files_alone(seed):
     assert td.Registry().dispatch(sum32).variant == "packed_add_sum"
 
 
-@pytest.mark.skipif(not td._core._RULES_LAYERED,
-                    reason="this library version loads rules files in place of the built-in rules")
 def test_rules_files_are_layers(seed):
     reg = td.Registry(rules=[DATA / "raise_shared_overlay.yaml"])
     shared = [r for r in reg.rules() if r.name == "shared"]
@@ -52,13 +50,6 @@ def test_rules_files_are_layers(seed):
     assert len(reg.rules()) == len(td.Registry().rules())
     rows = reg.explain(td.Call.from_yaml(CLI_DATA / "cta_local.yaml"))
     assert rows[0].variant == "shared"
-
-
-@pytest.mark.skipif(td._core._RULES_LAYERED,
-                    reason="this library version loads rules files as layers")
-def test_rules_files_replace(seed):
-    reg = td.Registry(rules=[DATA / "only_local.yaml"])
-    assert sorted({r.name for r in reg.rules()}) == ["local"]
 
 
 def test_bad_rules_file():

@@ -1162,37 +1162,18 @@ static PyObject *fs_paths(PyObject *seq, const char *what)
     return out;
 }
 
-/* Loads the rules of a new registry: the built-in rules unless
- * default_rules is false, and the given files.  The one place that knows
- * how files combine with the built-in rules. */
-#ifdef TD_PY_RULES_LAYERED
-#define RULES_LAYERED 1
+/* Loads the rules of a new registry, like the command line: the built-in
+ * rules unless default_rules is false, then one layer per rules file. */
 static int load_rules(td_registry *reg, int default_rules,
                       const char *const *paths, size_t n, td_diag *d)
 {
-    /* Rules files are layers over the built-in rules (as --rules). */
     int err = 0;
     if (default_rules)
         err = td_registry_load_default_rules(reg, d);
     if (err == 0 && n > 0)
-        err = default_rules ? td_registry_add_rules(reg, paths, n, d)
-                            : td_registry_load_rules(reg, paths, n, d);
+        err = td_registry_add_rules(reg, paths, n, d);
     return err;
 }
-#else
-#define RULES_LAYERED 0
-static int load_rules(td_registry *reg, int default_rules,
-                      const char *const *paths, size_t n, td_diag *d)
-{
-    /* On this library version rules files replace the built-in rules
-     * (td_registry_load_rules); default_rules only matters without them. */
-    if (n > 0)
-        return td_registry_load_rules(reg, paths, n, d);
-    if (default_rules)
-        return td_registry_load_default_rules(reg, d);
-    return 0;
-}
-#endif
 
 static PyObject *Registry_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
@@ -1479,9 +1460,9 @@ PyDoc_STRVAR(Registry_doc,
 "plugins given (paths of shared objects, loaded in order), and the rules.\n\n"
 "rules: paths of rules files (see docs/contract.md), loaded in order, as\n"
 "layers over the built-in rules (rules/rules.yaml, compiled into the\n"
-"library), like the command line's --rules; with default_rules=False\n"
-"the files alone make the table.  (Before the library loaded rules in\n"
-"layers, files replaced the built-in rules.)\n\n"
+"library), like the command line's --rules (an entry with\n"
+"`override: true` changes a loaded one); with default_rules=False (the\n"
+"command line's --no-default-rules) the files alone make the table.\n\n"
 "A Registry is immutable once built: dispatch() and explain() may run\n"
 "from any number of threads at once.  Raises InputError (with .path,\n"
 ".line, .column) for a bad rules file or plugin.");
@@ -1679,8 +1660,7 @@ PyMODINIT_FUNC PyInit__core(void)
         add_type(m, "PredicateOutcome", (PyObject *)PredOutcome_Type) < 0 ||
         add_type(m, "Rule", (PyObject *)Rule_Type) < 0)
         goto fail;
-    if (PyModule_AddIntConstant(m, "_RULES_LAYERED", RULES_LAYERED) < 0 ||
-        PyModule_AddStringConstant(m, "__version__", TD_VERSION_STRING) < 0 ||
+    if (PyModule_AddStringConstant(m, "__version__", TD_VERSION_STRING) < 0 ||
         PyModule_AddStringConstant(m, "library_version", TD_VERSION_STRING) < 0)
         goto fail;
     return m;
