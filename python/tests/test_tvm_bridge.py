@@ -102,3 +102,16 @@ def test_layout_text():
     from tvm.tirx.layout import S, TileLayout, laneid
     assert tdtvm._layout_text(TileLayout(S[(32, 4):(1 @ laneid, 1)])) == "S[(32, 4) : (1@laneid, 1)]"
     assert tdtvm._layout_text(None) is None
+
+
+@pytest.mark.parametrize("name", ["warp_sum_f32_4_w4", "wg_sum_f32_x2", "view_wgmma_sum_f16_w4",
+                                  "warp_min_gapped_accum", "local_sum_3d_axes_0_2"])
+def test_bridge_lowers_conformance_case(name):
+    """Register (view / shuffle) paths through the bridge: the body indexes
+    per-thread storage, bound to Buffer.local() views."""
+    import differential as D
+    call = td.Call.from_yaml(Path(D.ROOT) / "tests" / "conformance" / f"{name}.yaml")
+    src = D.bridge_source(call, td.Registry())
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        assert D.nvcc_ok(src, "sm_90a") == "ok"

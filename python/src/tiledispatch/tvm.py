@@ -189,16 +189,23 @@ def _launch_vars(sctx: Any) -> dict[str, Any]:
     return {base: SimpleNamespace(**axes) for base, axes in groups.items()}
 
 
-def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None) -> Any:
+def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
+                storage_views: tuple[str, ...] = ()) -> Any:
     """The PrimFunc of a TIRx body printed by tiledispatch, through TVM's
     TVMScript parser; the body's buffer names bind to the call's buffers
-    and its thread indices to the kernel's launch variables."""
+    and its thread indices to the kernel's launch variables.  The buffers
+    named in `storage_views` are indexed by the body in per-thread storage
+    order (the warp / warpgroup register paths): there the name binds to
+    the buffer's local storage view (`Buffer.local()`), declared first."""
     import tvm.script
     from tvm.script import tirx as T
 
     lines = ["@T.prim_func(check_well_formed=False)", "def tiledispatch_impl():"]
+    for name in storage_views:
+        lines.append(f"    {name} = {name}__buffer.local()")
+    buffers = {(f"{n}__buffer" if n in storage_views else n): b for n, b in buffers.items()}
     lines += ["    " + line if line else "" for line in tirx_body.splitlines()]
-    if len(lines) == 2:
+    if len(lines) == 2 + len(storage_views):
         lines.append("    pass")
     source = "\n".join(lines) + "\n"
     extra = {"T": T, **(_launch_vars(sctx) if sctx is not None else {}), **buffers}
@@ -218,7 +225,11 @@ def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
         d = reg.dispatch(call)
     except _td.DispatchError as e:
         raise RuntimeError(f"tiledispatch: {e}") from e
-    return _parse_body(d.emit("tirx"), buffers, sctx)
+    views: tuple[str, ...] = ()
+    if call.scope in ("warp", "warpgroup"):
+        views = tuple(n for n, b in call.buffers.items()
+                      if b["scope"] == "local" and "layout" in b)
+    return _parse_body(d.emit("tirx"), buffers, sctx, views)
 
 
 # ---- the hook --------------------------------------------------------------
