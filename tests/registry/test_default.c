@@ -46,7 +46,7 @@ static void test_default_table(void **state)
         assert_string_equal(infos[i].name, want[i][2]);
         assert_string_equal(infos[i].impl, want[i][2]);
         assert_true(infos[i].enabled);
-        assert_string_equal(infos[i].file, "rules/rules.yaml");
+        assert_string_equal(infos[i].file, "<built-in rules>");
     }
     assert_int_equal(infos[6].priority, 20);
     assert_int_equal(infos[6].npreds, 7);
