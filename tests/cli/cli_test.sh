@@ -123,9 +123,9 @@ expect 0 "shared (prio=30) disabled" rules --rules "$data/raise_shared.yaml"
 expect 0 "local" dispatch "$seed" --rules "$data/raise_shared.yaml"
 TILEDISPATCH_RULES="$data/raise_shared.yaml" expect 0 "disabled" rules
 
-# Try order in `rules`: packed_add_sum, local, shared for sum.
+# Try order in `rules`: packed_add_sum, shared_rows, local, shared for sum.
 "$td" rules | awk '/op=sum target=cuda/{f=1;next} /^op=/{f=0} f && /prio=/{print $1}' >"$tmp/order"
-if [ "$(tr '\n' ' ' <"$tmp/order")" = "packed_add_sum local shared " ]; then
+if [ "$(tr '\n' ' ' <"$tmp/order")" = "packed_add_sum shared_rows local shared " ]; then
   pass=$((pass + 1))
 else
   echo "FAIL: try order for sum is: $(tr '\n' ' ' <"$tmp/order")"; fail=$((fail + 1))
