@@ -131,6 +131,22 @@ else
   echo "FAIL: try order for sum is: $(tr '\n' ' ' <"$tmp/order")"; fail=$((fail + 1))
 fi
 
+# shared_rows wins a CTA shared reduction; explain says why shared_rows
+# declines a partial warp; rules/upstream.yaml (the TVM-identical overlay)
+# hands the call back to shared.
+rows_call="$root/bench/gpu/calls/r32x32_t32_sum.yaml"
+expect 0 "shared_rows" dispatch "$rows_call"
+expect 0 "threadIdx.x extent 40 is not a multiple of 32 (shared_rows shuffles across whole warps)" \
+  explain "$root/tests/conformance/rows_t40_declined_sum.yaml" --json
+if "$td" validate "$root/rules/upstream.yaml" >/dev/null 2>&1; then
+  expect 0 "shared" dispatch "$rows_call" --rules "$rules" --rules "$root/rules/upstream.yaml"
+  "$td" dispatch "$rows_call" --rules "$rules" --rules "$root/rules/upstream.yaml" >"$tmp/v" 2>&1
+  [ "$(cat "$tmp/v")" = "shared" ] && pass=$((pass + 1)) ||
+    { echo "FAIL: upstream.yaml does not give shared: $(cat "$tmp/v")"; fail=$((fail + 1)); }
+else
+  echo "SKIP: rules/upstream.yaml needs the overlay format (override: true, issue 10)"
+fi
+
 # Deterministic output: same input, same bytes.
 "$td" emit "$seed" >"$tmp/a" && "$td" emit "$seed" >"$tmp/b" && cmp -s "$tmp/a" "$tmp/b" &&
   pass=$((pass + 1)) || { echo "FAIL: emit is not deterministic"; fail=$((fail + 1)); }
