@@ -9,8 +9,9 @@
  *
  *   - each row (output element) gets G threads, G a power of two chosen
  *     from the shape: enough groups to keep 4 warps (or the whole scope,
- *     if smaller) busy, at most 32 accesses per thread per row, at most
- *     one access per thread;
+ *     if smaller) busy, but no more than a warp unless a thread would
+ *     make over 32 accesses per row, and at most one access per thread;
+ *   - a warp with no row in a pass skips it (no shuffles of identities);
  *   - rows whose elements are consecutive in memory are read with vector
  *     accesses of 16, 8 or 4 bytes (float32, float16, bfloat16) when the
  *     row starts allow it, the few elements past the last whole vector
@@ -249,6 +250,11 @@ static void plan_groups(const td_call *call, const td_buffer *sb,
     int64_t g_acc = p2ceil(cdiv(per_row, ROWS_MAX_ACCESSES));
     if (g < g_acc)
         g = g_acc;
+    /* A row spread over several warps costs a scratch round trip and a
+     * second barrier: keep a row in one warp unless its accesses would
+     * pass the cap. */
+    if (g > 32 && g_acc <= 32)
+        g = 32;
     if (g > p2floor(per_row))
         g = p2floor(per_row);
     if (g > p2floor(p->T))
@@ -551,15 +557,37 @@ static int emit_rows(const td_call *call, td_combiner comb,
                       td_add(ir, td_mul(ir, index_of(ir, step),
                                         td_int(ir, NG)),
                              td_var_ref(ir, grp)));
+    /* A warp none of whose groups has a row in this pass skips the pass
+     * (it would only shuffle identities); the test is uniform across the
+     * warp.  Inside, lanes of a warp that holds rows and non-rows guard
+     * their loads and writes. */
     td_expr *has_row = row_guard(ir, p, e.row, grp);
+    td_expr *warp_live = NULL;
+    bool inner = false;
+    if (has_row != NULL && G >= 32) {
+        warp_live = has_row;
+    } else if (has_row != NULL) {
+        int64_t gpw = 32 / G;
+        warp_live = td_lt(ir,
+                          td_add(ir, td_mul(ir, index_of(ir, step),
+                                            td_int(ir, NG)),
+                                 td_mul(ir,
+                                        td_div(ir, td_var_ref(ir, e.tid),
+                                               td_int(ir, 32)),
+                                        td_int(ir, gpw))),
+                          td_int(ir, S));
+        inner = S % gpw != 0;
+    }
+    if (warp_live != NULL)
+        td_ir_if(ir, warp_live);
 
     td_var *acc0 = td_ir_let(ir, "acc0", e.dt, td_identity(ir, comb, e.dt));
     td_var *acc1 = K + (p->tail > 0) > 1
                        ? td_ir_let(ir, "acc1", e.dt,
                                    td_identity(ir, comb, e.dt))
                        : NULL;
-    if (has_row != NULL)
-        td_ir_if(ir, has_row);
+    if (inner)
+        td_ir_if(ir, row_guard(ir, p, e.row, grp));
     if (p->swz > 0)
         e.sw = td_ir_let(ir, "sw", TD_I32,
                          td_binary(ir, TD_OP_BITAND,
@@ -579,14 +607,15 @@ static int emit_rows(const td_call *call, td_combiner comb,
     if (K % 2 != 0)
         fold_access(&e, acc0, td_int(ir, K - 1));
     fold_tail(&e, acc1 != NULL ? acc1 : acc0);
-    if (has_row != NULL)
+    if (inner)
         td_ir_end_if(ir);
     if (acc1 != NULL)
         td_ir_assign(ir, acc0,
                      td_combine(ir, comb, td_var_ref(ir, acc0),
                                 td_var_ref(ir, acc1)));
 
-    /* Every lane reaches the shuffles: the mask is the whole warp. */
+    /* Every lane of a live warp reaches the shuffles: the mask is the
+     * whole warp. */
     for (int64_t m = (G > 32 ? 32 : G) / 2; m >= 1; m /= 2) {
         td_expr *a[] = {td_const_u(ir, TD_U32, 0xffffffffu),
                         td_var_ref(ir, acc0), td_int(ir, m), td_int(ir, 32)};
@@ -603,10 +632,10 @@ static int emit_rows(const td_call *call, td_combiner comb,
                                        td_int(ir, 32))
                               : td_var_ref(ir, e.lane),
                        td_int(ir, 0));
-    has_row = row_guard(ir, p, e.row, grp);
-    if (has_row != NULL)
-        writer = writer == NULL ? has_row
-                                : td_binary(ir, TD_OP_AND, writer, has_row);
+    if (inner) {
+        td_expr *h = row_guard(ir, p, e.row, grp);
+        writer = writer == NULL ? h : td_binary(ir, TD_OP_AND, writer, h);
+    }
     if (writer != NULL)
         td_ir_if(ir, writer);
     if (G <= 32) {
@@ -628,6 +657,8 @@ static int emit_rows(const td_call *call, td_combiner comb,
         td_ir_store1(ir, part, at, td_var_ref(ir, acc0));
     }
     if (writer != NULL)
+        td_ir_end_if(ir);
+    if (warp_live != NULL)
         td_ir_end_if(ir);
     end_loop(ir, step);
 

@@ -69,49 +69,70 @@ __host__ __device__ constexpr int cmin(int a, int b) { return a < b ? a : b; }
 __host__ __device__ constexpr int cmax(int a, int b) { return a > b ? a : b; }
 
 /*
- * The hand-tuned reference.  G threads per row (a power of two: enough
- * that every thread has a row, at most one 16-byte chunk per thread);
- * each thread reads its chunks lane, lane + G, ... with 16-byte loads,
- * XOR-swizzled by (row * G) & 7 when G < 8 so that the 8 lanes of one
- * shared-memory phase hit 8 different 16-byte bank groups; two
- * accumulators; XOR shuffles within the G lanes; when G > 32 each warp's
- * partial goes to a small shared scratch and one thread per row combines
- * them after one barrier.
+ * The hand-tuned reference.  G threads per row, a power of two: enough
+ * groups to keep 4 warps busy (one per SM sub-partition), at most 32
+ * accesses per thread per row, no more than a warp unless a thread would
+ * pass 32 accesses, at most one access per thread (the sweep,
+ * `bench_reduce --sweep`, times every G).  Each thread reads its accesses
+ * lane, lane + G, ... with VEC-element loads (16 bytes by default), XOR-
+ * swizzled by (row * G) mod NB when G < NB (NB accesses per 128-byte bank
+ * line), so that the lanes of one shared-memory phase hit different banks;
+ * two accumulators; XOR shuffles within the G lanes; when G > 32 each
+ * warp's partial goes to a small shared scratch and one thread per row
+ * combines them after one barrier.
  */
+__host__ __device__ constexpr int ref_g0(int R, int C, int T)
+{
+    return cmax(p2ceil(cdiv(cmin(T, 128), R)), p2ceil(cdiv(C / 4, 32)));
+}
 __host__ __device__ constexpr int ref_g(int R, int C, int T)
 {
-    return cmin(cmin(p2ceil(cdiv(T, R)), p2floor(T)), p2floor(C / 4));
+    /* no more than a warp unless a thread would pass 32 accesses */
+    return cmin(cmin(ref_g0(R, C, T) > 32 && p2ceil(cdiv(C / 4, 32)) <= 32
+                         ? 32 : ref_g0(R, C, T),
+                     p2floor(C / 4)),
+                p2floor(T));
 }
 
-template <int R, int C, int T, int OP, int G_ = ref_g(R, C, T)> struct Ref {
-    static constexpr int Q = C / 4;
+template <int R, int C, int T, int OP, int G_ = ref_g(R, C, T), int VEC = 4>
+struct Ref {
+    static constexpr int Q = C / VEC;
     static constexpr int G = G_;
     static constexpr int NG = T / G;
     static constexpr int K = cdiv(Q, G);
     static constexpr int RPG = cdiv(R, NG);
     static constexpr int W = G > 32 ? G / 32 : 1;
-    static_assert(C % 4 == 0, "reference needs C % 4 == 0");
+    static constexpr int NB = 32 / VEC;
+    static_assert(C % VEC == 0 && (VEC == 1 || VEC == 4), "VEC 1 or 4");
+
+    __device__ __forceinline__ static float load(const float *A, int row,
+                                                 int c)
+    {
+        if constexpr (VEC == 4) {
+            const float4 v = reinterpret_cast<const float4 *>(A)[row * Q + c];
+            return Op<OP>::f(Op<OP>::f(v.x, v.y), Op<OP>::f(v.z, v.w));
+        } else {
+            return A[row * Q + c];
+        }
+    }
 
     __device__ __forceinline__ static void run(float *A, float *B)
     {
         __shared__ float scratch[G > 32 ? R * W : 1];
         const int tid = threadIdx.x;
         const int lane = tid % G, grp = tid / G;
-        const float4 *A4 = reinterpret_cast<const float4 *>(A);
 #pragma unroll
         for (int i = 0; i < RPG; ++i) {
             const int row = i * NG + grp;
             float a0 = Op<OP>::id(), a1 = Op<OP>::id();
             if (grp < NG && row < R) {
-                const int sw = (G < 8 && Q % 8 == 0) ? (row * G) & 7 : 0;
-                const float4 *p = A4 + row * Q;
+                const int sw = (G < NB && Q % NB == 0) ? (row * G) & (NB - 1)
+                                                       : 0;
 #pragma unroll 16
                 for (int k = 0; k < K; ++k) {
                     const int c = lane + k * G;
                     if (K * G == Q || c < Q) {
-                        const float4 v = p[c ^ sw];
-                        const float t = Op<OP>::f(Op<OP>::f(v.x, v.y),
-                                                  Op<OP>::f(v.z, v.w));
+                        const float t = load(A, row, c ^ sw);
                         if (k & 1)
                             a1 = Op<OP>::f(a1, t);
                         else
@@ -119,6 +140,10 @@ template <int R, int C, int T, int OP, int G_ = ref_g(R, C, T)> struct Ref {
                     }
                 }
             }
+            /* a warp without rows skips the shuffles */
+            const int wfirst = G >= 32 ? row : i * NG + (tid / 32) * (32 / G);
+            if (G >= 32 ? !(grp < NG && row < R) : wfirst >= R)
+                continue;
             float a = Op<OP>::f(a0, a1);
 #pragma unroll
             for (int m = cmin(G, 32) / 2; m >= 1; m >>= 1)
@@ -406,6 +431,14 @@ static void sweep_g(const float *d_in, const std::vector<float> &h_in)
     printf("| [%d,%d] / %d | %d%s | %.1f | %.1f |%s\n", R, C, T, G,
            G == ref_g(R, C, T) ? " (ref)" : "", r.ns[0], r.ns[1],
            r.ok ? "" : " WRONG");
+    if constexpr (C >= 1024 && G >= 32) {
+        /* the same with 4-byte loads */
+        snprintf(lab, sizeof lab, "sweep [%d,%d]/%d G=%d scalar", R, C, T, G);
+        Result q = measure<Ref<R, C, T, OP_SUM, G, 1>, R, C, T>(d_in, h_in,
+                                                                OP_SUM, lab);
+        printf("| [%d,%d] / %d | %d, 4-byte loads | %.1f | %.1f |%s\n", R, C,
+               T, G, q.ns[0], q.ns[1], q.ok ? "" : " WRONG");
+    }
     if constexpr (G * 2 <= cmin(p2floor(T), p2floor(C / 4)))
         sweep_g<R, C, T, G * 2>(d_in, h_in);
 }

@@ -176,7 +176,8 @@ static void test_bench_32x32(void **state)
     free(c);
 }
 
-/* Group sizes from the shape: 4 busy warps, at most 32 accesses a row. */
+/* Group sizes from the shape: 4 busy warps, a row in one warp unless a
+ * thread would pass 32 accesses, then as many warps as that needs. */
 static void test_group_sizes(void **state)
 {
     (void)state;
@@ -189,7 +190,9 @@ static void test_group_sizes(void **state)
         {8, 1024, 256, "int lane = tid % 16;\n"},
         {16, 256, 512, "int lane = tid % 8;\n"},
         {4, 4096, 256, "int lane = tid % 32;\n"},
-        {1, 4096, 256, "int lane = tid % 128;\n"},
+        {1, 4096, 256, "int lane = tid % 32;\n"},
+        {1, 8192, 256, "int lane = tid % 128;\n"},
+        {1, 32768, 1024, "int lane = tid % 256;\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char launch[64];
@@ -214,11 +217,13 @@ static void test_cross_warp(void **state)
 {
     (void)state;
     td_call *c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 1,
-                           4096, "accum: true\n");
+                           8192, "accum: true\n");
     ec_out o = ec_emit(rows, c);
     ec_has(o.cuda, "__shared__ float red_part[4];\n");
-    ec_has(o.cuda, "if (lane % 32 == 0 && row < 1) {\n"
-                   "  red_part[row * 4 + lane / 32] = acc0;\n}\n"
+    /* Warps 4..7 have no row: they skip to the barrier. */
+    ec_has(o.cuda, "if (row < 1) {\n");
+    ec_has(o.cuda, "  if (lane % 32 == 0) {\n"
+                   "    red_part[row * 4 + lane / 32] = acc0;\n  }\n}\n"
                    "__syncthreads();\n");
     ec_has(o.cuda, "  B_ptr[0] = B_ptr[0] + total;\n}\n__syncthreads();\n");
     assert_int_equal(ec_count(o.cuda, "__syncthreads();"), 2);
@@ -229,7 +234,7 @@ static void test_cross_warp(void **state)
 
     /* Two warpgroups: each its own scratch half and barrier id. */
     c = rows_call("max", "warpgroup", "{threadIdx.x: 256}", "float32", 1,
-                  1024, NULL);
+                  8192, NULL);
     o = ec_emit(rows, c);
     ec_has(o.cuda, "__shared__ float red_part[8];\n");
     ec_has(o.cuda, "red_part[row * 4 + lane / 32 + (int)threadIdx.x / 128 * 4]");
@@ -411,7 +416,7 @@ static void test_alloc_failure(void **state)
 {
     (void)state;
     td_call *c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float16", 2,
-                           2048, "accum: true\n");
+                           16384, "accum: true\n");
     ec_alloc_torture(rows, c);
     free(c);
 }
