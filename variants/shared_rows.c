@@ -419,6 +419,72 @@ static void barrier(rows_emit *e)
     }
 }
 
+/* Accesses a batch issues before it combines any: ptxas keeps source
+ * order closely enough that loads written first are all in flight before
+ * the first add waits on one (interleaved, a row paid a load latency per
+ * few loads). */
+#define ROWS_BATCH 8
+
+/* Access k of this thread (number k * G + lane of the row), unguarded,
+ * into a new variable. */
+static td_var *load_access(rows_emit *e, td_expr *k)
+{
+    td_ir *ir = e->ir;
+    const rows_plan *p = e->p;
+    td_expr *c = td_mul(ir, k, td_int(ir, p->G));
+    if (e->lane != NULL)
+        c = td_add(ir, c, td_var_ref(ir, e->lane));
+    if (e->sw != NULL)
+        c = td_binary(ir, TD_OP_XOR, c, td_var_ref(ir, e->sw));
+    td_var *red = td_ir_let(ir, "red", TD_I32,
+                            td_mul(ir, c, td_int(ir, p->V)));
+    td_expr *idx[TD_MAX_RANK];
+    td__reduce_src_index(ir, &e->call->src, &p->sh, e->row, red, idx);
+    if (p->V > 1)
+        return td_ir_let_vector(ir, "v", e->src, e->call->src.ndim, idx,
+                                p->V);
+    return td_ir_let(ir, "x", e->dt,
+                     td_load(ir, e->src, e->call->src.ndim, idx));
+}
+
+/* The value of a loaded access: the pairwise tree over a vector's lanes. */
+static td_expr *access_value(rows_emit *e, const td_var *v)
+{
+    td_ir *ir = e->ir;
+    if (e->p->V == 1)
+        return td_var_ref(ir, v);
+    td_expr *t[16];
+    int n = e->p->V;
+    for (int i = 0; i < n; i++)
+        t[i] = td_vec_lane(ir, v, i);
+    while (n > 1) {
+        for (int i = 0; i < n / 2; i++)
+            t[i] = td_combine(ir, e->comb, t[2 * i], t[2 * i + 1]);
+        n /= 2;
+    }
+    return t[0];
+}
+
+/* Accesses kb * batch + first + u, u < n: all loads, then all combines,
+ * alternating between the accumulators. */
+static void fold_batch(rows_emit *e, td_var *acc0, td_var *acc1,
+                       const td_var *kb, int64_t batch, int64_t first,
+                       int64_t n)
+{
+    td_ir *ir = e->ir;
+    td_var *v[ROWS_BATCH];
+    for (int64_t u = 0; u < n; u++)
+        v[u] = load_access(e, td_add(ir, td_mul(ir, index_of(ir, kb),
+                                                td_int(ir, batch)),
+                                     td_int(ir, first + u)));
+    for (int64_t u = 0; u < n; u++) {
+        td_var *acc = (u & 1) && acc1 != NULL ? acc1 : acc0;
+        td_ir_assign(ir, acc,
+                     td_combine(ir, e->comb, td_var_ref(ir, acc),
+                                access_value(e, v[u])));
+    }
+}
+
 /* `acc = comb(acc, <access k of this thread>)`: access k is number
  * k * G + lane of the row (vector or scalar), guarded when the last
  * round is partial. */
@@ -594,8 +660,19 @@ static int emit_rows(const td_call *call, td_combiner comb,
                                    td_mul(ir, td_var_ref(ir, e.row),
                                           td_int(ir, G)),
                                    td_int(ir, p->swz - 1)));
-    /* Accesses 2k and 2k + 1 go to the two accumulators. */
-    if (K >= 2) {
+    if (p->Q % G == 0) {
+        /* Whole rounds: batches of loads, then their combines. */
+        int64_t batch = K < ROWS_BATCH ? K : ROWS_BATCH;
+        int64_t nb = K / batch, rest = K % batch;
+        td_var *kb = maybe_for(ir, "kb", nb,
+                               nb <= 8 ? TD_LOOP_UNROLL : TD_LOOP_SERIAL);
+        fold_batch(&e, acc0, acc1, kb, batch, 0, batch);
+        end_loop(ir, kb);
+        if (rest > 0)
+            fold_batch(&e, acc0, acc1, NULL, batch, nb * batch, rest);
+    } else if (K >= 2) {
+        /* Accesses 2k and 2k + 1 go to the two accumulators; the last
+         * round is guarded. */
         td_var *k = maybe_for(ir, "k", K / 2,
                               K / 2 <= 16 ? TD_LOOP_UNROLL : TD_LOOP_SERIAL);
         fold_access(&e, acc0, td_mul(ir, index_of(ir, k), td_int(ir, 2)));
@@ -604,7 +681,7 @@ static int emit_rows(const td_call *call, td_combiner comb,
                            td_int(ir, 1)));
         end_loop(ir, k);
     }
-    if (K % 2 != 0)
+    if (p->Q % G != 0 && K % 2 != 0)
         fold_access(&e, acc0, td_int(ir, K - 1));
     fold_tail(&e, acc1 != NULL ? acc1 : acc0);
     if (inner)

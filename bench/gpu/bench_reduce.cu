@@ -128,15 +128,24 @@ struct Ref {
             if (grp < NG && row < R) {
                 const int sw = (G < NB && Q % NB == 0) ? (row * G) & (NB - 1)
                                                        : 0;
-#pragma unroll 16
-                for (int k = 0; k < K; ++k) {
-                    const int c = lane + k * G;
-                    if (K * G == Q || c < Q) {
-                        const float t = load(A, row, c ^ sw);
-                        if (k & 1)
-                            a1 = Op<OP>::f(a1, t);
+                /* batches of 8: every load in flight before the first
+                 * add waits */
+                constexpr int BT = K < 8 ? K : 8;
+#pragma unroll
+                for (int k0 = 0; k0 < K; k0 += BT) {
+                    float t[BT];
+#pragma unroll
+                    for (int u = 0; u < BT; ++u) {
+                        const int c = lane + (k0 + u) * G;
+                        t[u] = (K * G == Q || c < Q) && k0 + u < K
+                                   ? load(A, row, c ^ sw) : Op<OP>::id();
+                    }
+#pragma unroll
+                    for (int u = 0; u < BT; ++u) {
+                        if (u & 1)
+                            a1 = Op<OP>::f(a1, t[u]);
                         else
-                            a0 = Op<OP>::f(a0, t);
+                            a0 = Op<OP>::f(a0, t[u]);
                     }
                 }
             }
