@@ -39,6 +39,7 @@
  * differ by rounding (another order).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "reduce_common.h"
@@ -426,8 +427,10 @@ static void barrier(rows_emit *e)
 #define ROWS_BATCH 8
 
 /* Access k of this thread (number k * G + lane of the row), unguarded,
- * into a new variable. */
-static td_var *load_access(rows_emit *e, td_expr *k)
+ * into a new variable; `slot` numbers the names (red0/v0, red1/v1, ...),
+ * which keeps them unique at the first try (the IR's uniquing scans every
+ * name per try). */
+static td_var *load_access(rows_emit *e, td_expr *k, int64_t slot)
 {
     td_ir *ir = e->ir;
     const rows_plan *p = e->p;
@@ -436,14 +439,16 @@ static td_var *load_access(rows_emit *e, td_expr *k)
         c = td_add(ir, c, td_var_ref(ir, e->lane));
     if (e->sw != NULL)
         c = td_binary(ir, TD_OP_XOR, c, td_var_ref(ir, e->sw));
-    td_var *red = td_ir_let(ir, "red", TD_I32,
-                            td_mul(ir, c, td_int(ir, p->V)));
+    char rn[32], vn[32];
+    snprintf(rn, sizeof rn, "red%" PRId64, slot);
+    snprintf(vn, sizeof vn, "%s%" PRId64, p->V > 1 ? "v" : "x", slot);
+    td_var *red = td_ir_let(ir, rn, TD_I32, td_mul(ir, c, td_int(ir, p->V)));
     td_expr *idx[TD_MAX_RANK];
     td__reduce_src_index(ir, &e->call->src, &p->sh, e->row, red, idx);
     if (p->V > 1)
-        return td_ir_let_vector(ir, "v", e->src, e->call->src.ndim, idx,
+        return td_ir_let_vector(ir, vn, e->src, e->call->src.ndim, idx,
                                 p->V);
-    return td_ir_let(ir, "x", e->dt,
+    return td_ir_let(ir, vn, e->dt,
                      td_load(ir, e->src, e->call->src.ndim, idx));
 }
 
@@ -474,9 +479,11 @@ static void fold_batch(rows_emit *e, td_var *acc0, td_var *acc1,
     td_ir *ir = e->ir;
     td_var *v[ROWS_BATCH];
     for (int64_t u = 0; u < n; u++)
-        v[u] = load_access(e, td_add(ir, td_mul(ir, index_of(ir, kb),
-                                                td_int(ir, batch)),
-                                     td_int(ir, first + u)));
+        v[u] = load_access(e,
+                           td_add(ir, td_mul(ir, index_of(ir, kb),
+                                             td_int(ir, batch)),
+                                  td_int(ir, first + u)),
+                           first + u);
     for (int64_t u = 0; u < n; u++) {
         td_var *acc = (u & 1) && acc1 != NULL ? acc1 : acc0;
         td_ir_assign(ir, acc,

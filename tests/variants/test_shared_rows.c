@@ -156,36 +156,36 @@ static void test_bench_32x32(void **state)
         "float acc0 = 0.000000e+00f;\n"
         "float acc1 = 0.000000e+00f;\n"
         "int sw = row & 7;\n"
-        "int red = sw * 4;\n"
-        "uint4 v = *(const uint4 *)&A_ptr[row * 32 + red];\n"
-        "int red_1 = (1 ^ sw) * 4;\n"
-        "uint4 v_1 = *(const uint4 *)&A_ptr[row * 32 + red_1];\n"
-        "int red_2 = (2 ^ sw) * 4;\n"
-        "uint4 v_2 = *(const uint4 *)&A_ptr[row * 32 + red_2];\n"
-        "int red_3 = (3 ^ sw) * 4;\n"
-        "uint4 v_3 = *(const uint4 *)&A_ptr[row * 32 + red_3];\n"
-        "int red_4 = (4 ^ sw) * 4;\n"
-        "uint4 v_4 = *(const uint4 *)&A_ptr[row * 32 + red_4];\n"
-        "int red_5 = (5 ^ sw) * 4;\n"
-        "uint4 v_5 = *(const uint4 *)&A_ptr[row * 32 + red_5];\n"
-        "int red_6 = (6 ^ sw) * 4;\n"
-        "uint4 v_6 = *(const uint4 *)&A_ptr[row * 32 + red_6];\n"
-        "int red_7 = (7 ^ sw) * 4;\n"
-        "uint4 v_7 = *(const uint4 *)&A_ptr[row * 32 + red_7];\n"
-        "acc0 = acc0 + (__uint_as_float(v.x) + __uint_as_float(v.y) + (__uint_as_float(v.z) + __uint_as_float(v.w)));\n"
-        "acc1 = acc1 + (__uint_as_float(v_1.x) + __uint_as_float(v_1.y) + (__uint_as_float(v_1.z) + __uint_as_float(v_1.w)));\n"
-        "acc0 = acc0 + (__uint_as_float(v_2.x) + __uint_as_float(v_2.y) + (__uint_as_float(v_2.z) + __uint_as_float(v_2.w)));\n"
-        "acc1 = acc1 + (__uint_as_float(v_3.x) + __uint_as_float(v_3.y) + (__uint_as_float(v_3.z) + __uint_as_float(v_3.w)));\n"
-        "acc0 = acc0 + (__uint_as_float(v_4.x) + __uint_as_float(v_4.y) + (__uint_as_float(v_4.z) + __uint_as_float(v_4.w)));\n"
-        "acc1 = acc1 + (__uint_as_float(v_5.x) + __uint_as_float(v_5.y) + (__uint_as_float(v_5.z) + __uint_as_float(v_5.w)));\n"
-        "acc0 = acc0 + (__uint_as_float(v_6.x) + __uint_as_float(v_6.y) + (__uint_as_float(v_6.z) + __uint_as_float(v_6.w)));\n"
-        "acc1 = acc1 + (__uint_as_float(v_7.x) + __uint_as_float(v_7.y) + (__uint_as_float(v_7.z) + __uint_as_float(v_7.w)));\n"
+        "int red0 = sw * 4;\n"
+        "uint4 v0 = *(const uint4 *)&A_ptr[row * 32 + red0];\n"
+        "int red1 = (1 ^ sw) * 4;\n"
+        "uint4 v1 = *(const uint4 *)&A_ptr[row * 32 + red1];\n"
+        "int red2 = (2 ^ sw) * 4;\n"
+        "uint4 v2 = *(const uint4 *)&A_ptr[row * 32 + red2];\n"
+        "int red3 = (3 ^ sw) * 4;\n"
+        "uint4 v3 = *(const uint4 *)&A_ptr[row * 32 + red3];\n"
+        "int red4 = (4 ^ sw) * 4;\n"
+        "uint4 v4 = *(const uint4 *)&A_ptr[row * 32 + red4];\n"
+        "int red5 = (5 ^ sw) * 4;\n"
+        "uint4 v5 = *(const uint4 *)&A_ptr[row * 32 + red5];\n"
+        "int red6 = (6 ^ sw) * 4;\n"
+        "uint4 v6 = *(const uint4 *)&A_ptr[row * 32 + red6];\n"
+        "int red7 = (7 ^ sw) * 4;\n"
+        "uint4 v7 = *(const uint4 *)&A_ptr[row * 32 + red7];\n"
+        "acc0 = acc0 + (__uint_as_float(v0.x) + __uint_as_float(v0.y) + (__uint_as_float(v0.z) + __uint_as_float(v0.w)));\n"
+        "acc1 = acc1 + (__uint_as_float(v1.x) + __uint_as_float(v1.y) + (__uint_as_float(v1.z) + __uint_as_float(v1.w)));\n"
+        "acc0 = acc0 + (__uint_as_float(v2.x) + __uint_as_float(v2.y) + (__uint_as_float(v2.z) + __uint_as_float(v2.w)));\n"
+        "acc1 = acc1 + (__uint_as_float(v3.x) + __uint_as_float(v3.y) + (__uint_as_float(v3.z) + __uint_as_float(v3.w)));\n"
+        "acc0 = acc0 + (__uint_as_float(v4.x) + __uint_as_float(v4.y) + (__uint_as_float(v4.z) + __uint_as_float(v4.w)));\n"
+        "acc1 = acc1 + (__uint_as_float(v5.x) + __uint_as_float(v5.y) + (__uint_as_float(v5.z) + __uint_as_float(v5.w)));\n"
+        "acc0 = acc0 + (__uint_as_float(v6.x) + __uint_as_float(v6.y) + (__uint_as_float(v6.z) + __uint_as_float(v6.w)));\n"
+        "acc1 = acc1 + (__uint_as_float(v7.x) + __uint_as_float(v7.y) + (__uint_as_float(v7.z) + __uint_as_float(v7.w)));\n"
         "acc0 = acc0 + acc1;\n"
         "B_ptr[row] = acc0;\n"
         "__syncthreads();\n");
-    ec_has(o.tirx, "v: T.float32x4 = A[row, red:red + 4]\n");
-    ec_has(o.tirx, "red_1: T.int32 = (1 ^ sw) * 4\n");
-    ec_has(o.tirx, "acc0 = acc0 + (v[0] + v[1] + (v[2] + v[3]))\n");
+    ec_has(o.tirx, "v0: T.float32x4 = A[row, red0:red0 + 4]\n");
+    ec_has(o.tirx, "red1: T.int32 = (1 ^ sw) * 4\n");
+    ec_has(o.tirx, "acc0 = acc0 + (v0[0] + v0[1] + (v0[2] + v0[3]))\n");
     ec_free(&o);
     free(c);
 }
@@ -219,7 +219,7 @@ static void test_group_sizes(void **state)
             ec_has(o.cuda, cases[i].lane);
         else
             ec_lacks(o.cuda, "lane");
-        ec_has(o.cuda, "uint4 v = ");
+        ec_has(o.cuda, "uint4 v0 = ");
         ec_free(&o);
         free(c);
     }
@@ -267,9 +267,9 @@ static void test_vectors(void **state)
     td_call *c = rows_call("sum", "cta", "{threadIdx.x: 128}", "float16", 16,
                            256, NULL);
     ec_out o = ec_emit(rows, c);
-    ec_has(o.cuda, "uint4 v = *(const uint4 *)&A_ptr[");
-    ec_has(o.cuda, "__ushort_as_half((unsigned short)(v.w >> 16))");
-    ec_has(o.tirx, "v: T.float16x8 = A[row, red:red + 8]");
+    ec_has(o.cuda, "uint4 v0 = *(const uint4 *)&A_ptr[");
+    ec_has(o.cuda, "__ushort_as_half((unsigned short)(v0.w >> 16))");
+    ec_has(o.tirx, "v0: T.float16x8 = A[row, red0:red0 + 8]");
     ec_free(&o);
     free(c);
 
@@ -284,7 +284,7 @@ static void test_vectors(void **state)
     c = rows_call("sum", "cta", "{threadIdx.x: 32}", "float32", 9, 7, NULL);
     o = ec_emit(rows, c);
     ec_lacks(o.cuda, "uint");
-    ec_has(o.cuda, "A_ptr[row * 7 + red]");
+    ec_has(o.cuda, "A_ptr[row * 7 + red0]");
     ec_free(&o);
     free(c);
 
