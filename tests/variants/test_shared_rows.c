@@ -284,7 +284,7 @@ static void test_vectors(void **state)
     c = rows_call("sum", "cta", "{threadIdx.x: 32}", "float32", 9, 7, NULL);
     o = ec_emit(rows, c);
     ec_lacks(o.cuda, "uint");
-    ec_has(o.cuda, "A_ptr[row * 7 + red0]");
+    ec_has(o.cuda, "A_ptr[row * 7 + red]");
     ec_free(&o);
     free(c);
 
