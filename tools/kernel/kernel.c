@@ -684,7 +684,7 @@ static const char kp_reference[] =
     "        }\n"
     "        want[de] = acc;\n"
     "        const double n = (double)(TD_RED_LEN + TD_ACCUM);\n"
-    "        if (TD_OP != 0 || !isfinite(mag))\n"
+    "        if (TD_OP != 0 || !std::isfinite(mag))\n"
     "            tol[de] = 0.0; /* exact: max / min, or a special value */\n"
     "        else if (td_data_random)\n"
     "            tol[de] = TD_TOL_SCALE * (2.0 * n * TD_UNIT_ROUNDOFF * mag +\n"
