@@ -20,7 +20,8 @@
  *     access c of a row is read at c ^ ((row * G) % NB) (NB accesses per
  *     128-byte bank line), which keeps each thread's share of the row and
  *     spreads the phase over all banks;
- *   - two accumulators per thread, a pairwise tree inside each vector;
+ *   - loads in batches of up to 8, all issued before their adds; two
+ *     accumulators per thread, a pairwise tree inside each vector;
  *   - XOR shuffles over min(G, 32) lanes, full-warp mask (the scope is
  *     made of whole warps and every lane reaches every shuffle);
  *   - G > 32: each warp's partial goes to a shared scratch the body
@@ -31,10 +32,10 @@
  *     the scope's barrier ends the call (__syncthreads, the warpgroup's
  *     named barrier, __syncwarp).
  *
- * Vector accesses assume that shared buffers start 16-byte aligned (as
- * CUDA aligns __shared__ arrays of 16-byte types, TVM's allocations and
- * `tiledispatch kernel` do); config `vector_bytes: 0` (or 4, 8) caps them
- * for a buffer that is not.  max and min use the same combiner, identity
+ * Vector accesses assume that every shared buffer starts 16-byte aligned,
+ * as dynamic shared memory and the programs of `tiledispatch kernel` do;
+ * a caller that cannot promise it sets config `vector_bytes: 0` (or 4, 8:
+ * the widest access allowed).  max and min use the same combiner, identity
  * and NaN rules as `shared`, so results match it exactly; sums may
  * differ by rounding (another order).
  */
