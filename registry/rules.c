@@ -852,6 +852,6 @@ int td_registry_load_default_rules(td_registry *reg, td_diag *diag)
 {
     size_t len = 0;
     const char *text = td_default_rules(&len);
-    return td_registry_load_rules_text(reg, "rules/rules.yaml", text, len,
+    return td_registry_load_rules_text(reg, "<built-in rules>", text, len,
                                        diag);
 }

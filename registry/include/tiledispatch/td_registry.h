@@ -142,7 +142,7 @@ TD_API int td_registry_load_rules_text(td_registry *reg, const char *name,
                                        const char *text, size_t len,
                                        td_diag *diag);
 /* Replaces the table by the built-in layer (td_default_rules, named
- * "rules/rules.yaml"). */
+ * "<built-in rules>", the text of rules/rules.yaml). */
 TD_API int td_registry_load_default_rules(td_registry *reg, td_diag *diag);
 /* Adds one layer per file, in order, over the loaded ones. */
 TD_API int td_registry_add_rules(td_registry *reg, const char *const *paths,
