@@ -9,12 +9,15 @@ from conftest import CLI_DATA, SEED, run_cli
 
 def test_explain_rows(reg, seed):
     rows = reg.explain(seed)
-    assert [tuple(r)[:3] for r in rows] == [
-        ("packed_add_sum", 20, "rejected"), ("local", 10, "selected"),
-        ("shared", 10, "not_tried")]
-    variant, priority, status, reasons = rows[1]
+    by_name = {r.variant: r for r in rows}
+    assert tuple(rows[0])[:3] == ("packed_add_sum", 20, "rejected")
+    assert tuple(by_name["local"])[:3] == ("local", 10, "selected")
+    assert tuple(by_name["shared"])[:3] == ("shared", 10, "not_tried")
+    assert [r.variant for r in rows] == [r.name for r in reg.rules()
+                                         if r.op == "sum" and r.target == "cuda"]
+    variant, priority, status, reasons = by_name["local"]
     assert reasons == ("2 of 2 predicates passed; the emitter accepted",)
-    assert rows[2].reasons == ("an earlier candidate won",)
+    assert by_name["shared"].reasons == ("an earlier candidate won",)
     preds = rows[0].predicates
     assert [p.name for p in preds][:2] == ["exec_scope", "local_scope"]
     assert all(isinstance(p.ok, bool) for p in preds)

@@ -12,7 +12,7 @@ def test_default_rules(reg):
     assert ("sum", "local") in names and ("sum", "packed_add_sum") in names
     r = next(r for r in rules if r.name == "local")
     assert r.target == "cuda" and r.impl == "local" and r.enabled is True
-    assert r.file == "rules/rules.yaml" and r.line > 0
+    assert r.file in ("rules/rules.yaml", "<built-in rules>") and r.line > 0
     assert r.predicates[0] == ("storage_scope", "{expected_scope: [local]}")
     op, target, name, impl, prio, enabled, preds, file, line = r
     assert (op, name, prio) == (r.op, "local", r.priority)

@@ -28,13 +28,27 @@ from typing import Any
 
 import tiledispatch as _td
 
-__all__ = ["install", "uninstall", "installed", "to_call", "lower", "BridgeError"]
+__all__ = ["install", "uninstall", "installed", "to_call", "lower", "default_registry",
+           "BridgeError"]
 
 _OPS = {"tirx.tile.sum": "sum", "tirx.tile.max": "max", "tirx.tile.min": "min"}
 
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
 _registry = None          # the tiledispatch.Registry in use
+
+
+def default_registry() -> _td.Registry:
+    """The registry the bridge uses unless given one: the built-in rules
+    with tvm_overlay.yaml on top, which disables the variants whose TIRx
+    body TVM's parser cannot read back yet (shared_rows).  On a library
+    without those variants, the built-in rules as they are."""
+    from pathlib import Path
+
+    try:
+        return _td.Registry(rules=[Path(__file__).with_name("tvm_overlay.yaml")])
+    except _td.InputError:
+        return _td.Registry()
 
 
 class BridgeError(_td.Error):
@@ -219,7 +233,7 @@ def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
     """Dispatch one TVM reduction call with tiledispatch and return the
     PrimFunc TVM inlines.  Raises RuntimeError with tiledispatch's table
     when no variant matches (as TVM's dispatcher does)."""
-    reg = registry or _registry or _td.Registry()
+    reg = registry or _registry or default_registry()
     call, buffers = to_call(op_call, sctx)
     try:
         d = reg.dispatch(call)
@@ -274,12 +288,12 @@ def installed() -> bool:
 
 def install(registry: _td.Registry | None = None) -> None:
     """Route TVM's sum / max / min dispatch on CUDA through tiledispatch
-    (with `registry`, or the built-in rules); everything else still goes to
+    (with `registry`, or default_registry()); everything else still goes to
     TVM's dispatcher.  Installing again only replaces the registry."""
     global _previous, _registry
     dispatcher = _dispatcher_module()
     with _lock:
-        _registry = registry or _registry or _td.Registry()
+        _registry = registry or _registry or default_registry()
         if _previous is None:
             _previous = dispatcher.run_dispatch
             dispatcher.run_dispatch = _run_dispatch
