@@ -72,6 +72,12 @@ NORUN = "norun"
 WILDCARD = "..."
 EXIT_RE = re.compile(r"\s#\s*exit(?:\s+code)?\s+(\d+)\s*$")
 FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
+TREE_DIRS = ("bench", "codegen", "core", "docs", "examples", "include",
+             "model", "predicates", "registry", "rules", "scripts", "tests",
+             "tools", "variants")
+PATH_SPAN_RE = re.compile(r"^(?:%s)/[a-z0-9_./-]*$" % "|".join(TREE_DIRS))
+SPAN_RE = re.compile(r"(`+)(.+?)\1")
+LINK_RE = re.compile(r"\]\(([^)\s]+)\)")
 SCRIPT_DIRS = ("scripts/", "build/", "tests/", "bench/", "examples/",
                "tools/")
 PASSED_ENV = ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
@@ -142,6 +148,35 @@ def parse_blocks(path, lines, problems):
         problems.append(f"{path}:{cur.fence_line}: code block is never "
                         f"closed")
     return blocks
+
+
+def check_paths(path, root, build, lines, blocks, problems):
+    """Source paths named in inline code (`registry/rules.c`) and relative
+    link targets must exist, so the prose cannot point at moved files.
+    Spans with capitals or wildcards (`tests/fuzz/corpus/TARGET/`) are
+    placeholders and are not checked; a path may also name something
+    built (`bench/bench_dispatch`)."""
+    in_block = set()
+    for b in blocks:
+        in_block.update(range(b.fence_line, b.fence_line + len(b.lines) + 2))
+    base = os.path.dirname(os.path.join(root, path))
+    for i, line in enumerate(lines, 1):
+        if i in in_block:
+            continue
+        for m in SPAN_RE.finditer(line):
+            span = m.group(2).strip()
+            if PATH_SPAN_RE.match(span) and not any(
+                    os.path.exists(os.path.join(d, span))
+                    for d in (root, build)):
+                problems.append(f"{path}:{i}: `{span}` does not exist in the "
+                                f"source tree or the build directory")
+        for m in LINK_RE.finditer(SPAN_RE.sub("", line)):
+            target = m.group(1).split("#")[0]
+            if not target or re.match(r"^[a-z]+:", target):
+                continue
+            if not os.path.exists(os.path.join(base, target)):
+                problems.append(f"{path}:{i}: link target '{target}' does "
+                                f"not exist")
 
 
 def is_cmd(text):
@@ -419,7 +454,9 @@ def main():
             print(f"check_docs: {f}: {e.strerror}", file=sys.stderr)
             return 2
         cmds = []
-        for b in parse_blocks(display, lines, problems):
+        blocks = parse_blocks(display, lines, problems)
+        check_paths(display, args.root, args.build, lines, blocks, problems)
+        for b in blocks:
             if not b.lang:
                 problems.append(
                     f"{display}:{b.fence_line}: code block without a "
