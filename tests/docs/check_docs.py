@@ -361,7 +361,7 @@ def report(c, got, rc, timeout):
     first = c.text.splitlines()[0]
     msg = [f"{c.path}:{c.lineno}: $ {first}"]
     if rc is None:
-        msg.append(f"  timed out after {timeout} s")
+        msg.append(f"  timed out after {timeout:g} s")
     elif not ok_rc:
         msg.append(f"  exit status: expected {c.exit}, got {rc}")
     if not ok_out:
