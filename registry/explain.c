@@ -350,9 +350,8 @@ static void border(td_buf *b, size_t vw, size_t ew)
     td__buf_puts(b, "+\n");
 }
 
-/* Upstream TVM's failure table, byte for byte (disabled rows are ours, not
- * TVM's: they are left out). */
-static void format_tvm(const td_explain *ex, td_buf *b)
+/* "dispatch: op=OP target=T selected=V" or "dispatch failed: ...". */
+static void put_header(const td_explain *ex, td_buf *b)
 {
     const td_explain_row *sel = td_explain_selected(ex);
     if (sel != NULL)
@@ -361,6 +360,13 @@ static void format_tvm(const td_explain *ex, td_buf *b)
     else
         td__buf_printf(b, "dispatch failed: op=%s target=%s\n", ex->op,
                        ex->target);
+}
+
+/* Upstream TVM's failure table, byte for byte (disabled rows are ours, not
+ * TVM's: they are left out). */
+static void format_tvm(const td_explain *ex, td_buf *b)
+{
+    put_header(ex, b);
     size_t shown = 0;
     for (size_t i = 0; i < ex->nrows; i++)
         shown += ex->rows[i].status != TD_CAND_DISABLED;
@@ -535,13 +541,7 @@ static void cells(td_buf *b, const size_t *w, const cell_line *c, bool right1)
 
 static void format_text(const td_explain *ex, td_buf *b)
 {
-    const td_explain_row *sel = td_explain_selected(ex);
-    if (sel != NULL)
-        td__buf_printf(b, "dispatch: op=%s target=%s selected=%s\n", ex->op,
-                       ex->target, sel->variant);
-    else
-        td__buf_printf(b, "dispatch failed: op=%s target=%s\n", ex->op,
-                       ex->target);
+    put_header(ex, b);
     /* The call, once. */
     const char *s = ex->script;
     for (bool first = true;; first = false) {

@@ -190,8 +190,11 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb,
 
 /* ---- shared with the shared-memory variant (issue 3) ------------------- */
 
-int td__reduce_check(const td_call *call, td_combiner comb,
-                     td__red_shape *sh, td_reason *why)
+/* td__reduce_check when `known` is NULL (the shape is worked out into
+ * *sh); td__reduce_limits when the shape is already known. */
+static int reduce_checks(const td_call *call, td_combiner comb,
+                         const td__red_shape *known, td__red_shape *sh,
+                         td_reason *why)
 {
     const td_buffer *db = td__region_buffer(call, &call->dst);
     const td_buffer *sb = td__region_buffer(call, &call->src);
@@ -205,45 +208,37 @@ int td__reduce_check(const td_call *call, td_combiner comb,
         td_reason_set(why, "unknown reduction combiner");
         return TD_EDECLINED;
     }
-    if (db->dtype != sb->dtype) {
+    if (known == NULL && db->dtype != sb->dtype) {
         td_reason_set(why, "dtype mismatch: src=%s dst=%s",
                       td_dtype_name(sb->dtype), td_dtype_name(db->dtype));
         return TD_EDECLINED;
     }
     if (!region_ok(&call->src, sb, "src", why) ||
-        !region_ok(&call->dst, db, "dst", why) ||
-        !td__reduce_shape(call, sh, why))
+        !region_ok(&call->dst, db, "dst", why))
         return TD_EDECLINED;
-    if (sh->spatial_len > TD__INDEX_MAX || sh->reduction_len > TD__INDEX_MAX) {
+    if (known == NULL) {
+        if (!td__reduce_shape(call, sh, why))
+            return TD_EDECLINED;
+        known = sh;
+    }
+    if (known->spatial_len > TD__INDEX_MAX ||
+        known->reduction_len > TD__INDEX_MAX) {
         td_reason_set(why, "reduction too large for 32-bit loop indices");
         return TD_EDECLINED;
     }
     return 0;
 }
 
+int td__reduce_check(const td_call *call, td_combiner comb,
+                     td__red_shape *sh, td_reason *why)
+{
+    return reduce_checks(call, comb, NULL, sh, why);
+}
+
 int td__reduce_limits(const td_call *call, td_combiner comb,
                       const td__red_shape *sh, td_reason *why)
 {
-    const td_buffer *db = td__region_buffer(call, &call->dst);
-    const td_buffer *sb = td__region_buffer(call, &call->src);
-    if (db == NULL || sb == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      db == NULL ? "dst" : "src");
-        return TD_EDECLINED;
-    }
-    if (comb != TD_COMBINE_SUM && comb != TD_COMBINE_MAX &&
-        comb != TD_COMBINE_MIN) {
-        td_reason_set(why, "unknown reduction combiner");
-        return TD_EDECLINED;
-    }
-    if (!region_ok(&call->src, sb, "src", why) ||
-        !region_ok(&call->dst, db, "dst", why))
-        return TD_EDECLINED;
-    if (sh->spatial_len > TD__INDEX_MAX || sh->reduction_len > TD__INDEX_MAX) {
-        td_reason_set(why, "reduction too large for 32-bit loop indices");
-        return TD_EDECLINED;
-    }
-    return 0;
+    return reduce_checks(call, comb, sh, NULL, why);
 }
 
 void td__reduce_src_index(td_ir *ir, const td_region *r,

@@ -10,29 +10,7 @@ rules="$root/rules/rules.yaml"
 unset TILEDISPATCH_RULES
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# expect CODE 'SUBSTRING-IN-STDOUT+STDERR' ARGS...
-expect() {
-  local want=$1 needle=$2
-  shift 2
-  "$td" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL: tiledispatch $* exited $got, expected $want"
-    sed 's/^/  | /' "$tmp/out" "$tmp/err"
-    fail=$((fail + 1))
-    return
-  fi
-  if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
-    echo "FAIL: tiledispatch $*: output lacks '$needle'"
-    sed 's/^/  | /' "$tmp/out" "$tmp/err"
-    fail=$((fail + 1))
-    return
-  fi
-  pass=$((pass + 1))
-}
+. "$(dirname "$0")/lib.sh"
 
 # The seed's example end to end.
 expect 0 "local" dispatch "$seed"

@@ -13,33 +13,7 @@ overlay="$root/examples/rules-with-pairwise.yaml"
 unset TILEDISPATCH_RULES TILEDISPATCH_PLUGINS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# expect CODE 'SUBSTRING-IN-STDOUT+STDERR' ARGS...
-expect() {
-  local want=$1 needle=$2
-  shift 2
-  "$td" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL: tiledispatch $* exited $got, expected $want"
-    sed 's/^/  | /' "$tmp/out" "$tmp/err"
-    fail=$((fail + 1))
-    return
-  fi
-  if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
-    echo "FAIL: tiledispatch $*: output lacks '$needle'"
-    sed 's/^/  | /' "$tmp/out" "$tmp/err"
-    fail=$((fail + 1))
-    return
-  fi
-  pass=$((pass + 1))
-}
-ok() {  # DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # Without the plugin its names are unknown; with it every command sees it.
 expect 2 "unknown impl 'pairwise'" validate "$overlay"
