@@ -61,6 +61,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -326,14 +327,18 @@ def clean_env(build, work):
 
 
 def run_command(cmd, cwd, env, timeout):
+    """Runs one command in its own process group, so that a timeout ends
+    its children too."""
+    p = subprocess.Popen(["bash", "--norc", "--noprofile", "-c", cmd.text],
+                         cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         start_new_session=True)
     try:
-        p = subprocess.run(["bash", "--norc", "--noprofile", "-c", cmd.text],
-                           cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout)
-        out, rc = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout or b""
+        out, _ = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
         rc = None
     return out.decode("utf-8", errors="replace").splitlines(), rc
 
