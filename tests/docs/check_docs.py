@@ -34,12 +34,13 @@ The convention, for fenced code blocks (``` or ~~~):
   `examples/...`, `tools/...`) must exist in the source tree or the build
   directory.
 
-How commands run: each documentation file gets its own temporary copy of
-the source tree (without .git, build directories and the fuzz corpora),
-with `build` there a symbolic link to the real build directory. The
-file's commands run in order in that copy, each in a fresh
-`bash --norc --noprofile -c`, so files a command writes are seen by the
-later commands of the same file and never touch the source tree. The
+How commands run: in one temporary copy of the source tree (without .git,
+build directories and the fuzz corpora), with `build` there a symbolic
+link to the real build directory. The files are taken in the order given
+(README.md, then docs/*.md by name), their commands in order, each in a
+fresh `bash --norc --noprofile -c`: a file a command writes is seen by the
+commands after it (use names of your own, as `my-rules.yaml`), and
+nothing touches the source tree. The
 environment is clean: PATH is the build directory (so `tiledispatch` is
 the built binary) then /usr/local/bin:/usr/bin:/bin; HOME and TMPDIR are
 inside the copy; LC_ALL=C.UTF-8; no TILEDISPATCH_* variable (the
@@ -65,7 +66,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
 SHELL_LANGS = {"sh", "bash", "shell", "console", "zsh", "shell-session",
                "sh-session"}
@@ -343,17 +343,17 @@ def run_command(cmd, cwd, env, timeout):
     return out.decode("utf-8", errors="replace").splitlines(), rc
 
 
-def check_file(path, cmds, args):
-    """Runs the commands of one file; returns (results, log lines)."""
-    results = []
+def run_all(jobs, args):
+    """Runs the commands of every file, file after file, in one temporary
+    copy of the tree; yields (file, lines, command, output, status)."""
     with tempfile.TemporaryDirectory(prefix="td-docs-") as tmp:
         work = os.path.join(tmp, "src")
         copy_tree(args.root, work, args.build)
         env = clean_env(args.build, tmp)
-        for c in cmds:
-            got, rc = run_command(c, work, env, args.timeout)
-            results.append((c, got, rc))
-    return results
+        for f, display, lines, cmds in jobs:
+            for c in cmds:
+                got, rc = run_command(c, work, env, args.timeout)
+                yield f, lines, c, got, rc
 
 
 def report(c, got, rc, timeout):
@@ -428,8 +428,6 @@ def main():
                          "commands print now")
     ap.add_argument("--list", action="store_true",
                     help="list the commands and whether they run; run nothing")
-    ap.add_argument("--jobs", type=int, default=4,
-                    help="files checked in parallel (default 4)")
     ap.add_argument("files", nargs="*", help="Markdown files (default: "
                     "README.md and docs/*.md)")
     args = ap.parse_args()
@@ -503,17 +501,13 @@ def main():
     failures_by_file = {}
     failed = 0
     ran = 0
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        futs = [(j, ex.submit(check_file, j[1], j[3], args)) for j in jobs]
-        for (f, display, lines, cmds), fut in futs:
-            for c, got, rc in fut.result():
-                ran += 1
-                msg = report(c, got, rc, args.timeout)
-                if msg is not None:
-                    failed += 1
-                    print(msg)
-                    failures_by_file.setdefault(f, (lines, []))[1].append(
-                        (c, got, rc))
+    for f, lines, c, got, rc in run_all(jobs, args) if jobs else ():
+        ran += 1
+        msg = report(c, got, rc, args.timeout)
+        if msg is not None:
+            failed += 1
+            print(msg, flush=True)
+            failures_by_file.setdefault(f, (lines, []))[1].append((c, got, rc))
     for p in problems:
         print(p)
     if args.update:
