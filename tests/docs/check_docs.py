@@ -34,8 +34,9 @@ The convention, for fenced code blocks (``` or ~~~):
   `examples/...`, `tools/...`) must exist in the source tree or the build
   directory.
 
-How commands run: in one temporary copy of the source tree (without .git,
-build directories and the fuzz corpora), with `build` there a symbolic
+How commands run: in one temporary copy of the source tree (without .git
+and other hidden top-level directories but .ci, build directories and the
+fuzz corpora), with `build` there a symbolic
 link to the real build directory. The files are taken in the order given
 (README.md, then docs/*.md by name), their commands in order, each in a
 fresh `bash --norc --noprofile -c`: a file a command writes is seen by the
@@ -293,6 +294,9 @@ def copy_tree(root, dest, build):
             p = os.path.join(d, n)
             if n == ".git" or (n == "corpus" and os.path.basename(d) == "fuzz"):
                 out.add(n)
+            elif (d == root and n.startswith(".") and n != ".ci"
+                  and os.path.isdir(p)):
+                out.add(n)  # tools' scratch directories
             elif os.path.isdir(p) and (
                     os.path.exists(os.path.join(p, "meson-private")) or
                     os.path.realpath(p) == build_real):
