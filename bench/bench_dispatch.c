@@ -62,8 +62,8 @@ static int op_dispatch_print(const td_registry *reg, const td_call *call)
         return err == TD_ENOMATCH ? 0 : err;
     char *body = NULL, *prelude = NULL;
     err = td_ir_print(res.ir, TD_LANG_CUDA, 0, &body, &prelude);
-    free(body);
-    free(prelude);
+    td_free(body);
+    td_free(prelude);
     td_ir_free(res.ir);
     return err;
 }
@@ -78,7 +78,7 @@ static int op_explain(const td_registry *reg, const td_call *call)
         return err;
     char *text = NULL;
     err = td_explain_format(ex, TD_EXPLAIN_TEXT, &text);
-    free(text);
+    td_free(text);
     td_explain_free(ex);
     return err;
 }

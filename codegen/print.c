@@ -2,7 +2,6 @@
  * td_ir_print: the printers' front door.  It checks the IR, sets up the
  * printer context and hands the tree to the TIRx or CUDA printer.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "codegen_internal.h"
@@ -13,22 +12,6 @@ const char *td_cuda_type_name(td_dtype t)
 }
 
 /* ---- printing ----------------------------------------------------------- */
-
-/* The two outputs are handed over as malloc() memory, as the public
- * header promises (free with free()), whatever allocator the library
- * uses internally. */
-static int hand_over(const td_buf *b, char **out)
-{
-    size_t n = b->data ? b->len : 0;
-    char *s = malloc(n + 1);
-    if (s == NULL)
-        return TD_ENOMEM;
-    if (n > 0)
-        memcpy(s, b->data, n);
-    s[n] = '\0';
-    *out = s;
-    return 0;
-}
 
 int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
                 char **prelude)
@@ -62,14 +45,16 @@ int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
     }
     if (err == 0 && (p.body.err || p.prelude.err))
         err = p.body.err ? p.body.err : p.prelude.err;
+    /* The texts are handed over in allocator-hook memory; the caller
+     * releases them with td_free (td_ir.h). */
     char *b = NULL, *pr = NULL;
     if (err == 0 && body != NULL)
-        err = hand_over(&p.body, &b);
+        err = td__buf_take(&p.body, &b);
     if (err == 0 && prelude != NULL)
-        err = hand_over(&p.prelude, &pr);
+        err = td__buf_take(&p.prelude, &pr);
     if (err != 0) {
-        free(b);
-        free(pr);
+        td__free(b);
+        td__free(pr);
     } else {
         if (body != NULL)
             *body = b;

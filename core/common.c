@@ -1,6 +1,6 @@
 /*
- * The bottom layer's plumbing: the allocator hooks, error names,
- * diagnostics, file reading and the text buffers.
+ * The bottom layer's plumbing: the version, the allocator hooks, error
+ * names, diagnostics, file reading and the text buffers.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -10,6 +10,19 @@
 #include <sys/stat.h>
 
 #include "td_internal.h"
+#include "tiledispatch/td_version.h"
+
+/* ---- version ------------------------------------------------------------ */
+
+const char *td_version(void)
+{
+    return TD_VERSION_STRING;
+}
+
+int td_version_number(void)
+{
+    return TD_VERSION_NUMBER;
+}
 
 /* ---- allocator ---------------------------------------------------------- */
 
@@ -70,6 +83,11 @@ void td__free(void *p)
 {
     if (p != NULL)
         g_alloc.free_fn(p, g_alloc.user);
+}
+
+void td_free(void *p)
+{
+    td__free(p);
 }
 
 char *td__strndup(const char *s, size_t n)

@@ -7,7 +7,6 @@
  * prints the chosen variant and the emitted code.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "tiledispatch.h"
 
@@ -70,7 +69,7 @@ int main(int argc, char **argv)
         goto out;
     }
     printf("variant: %s\n%s", res.variant, body);
-    free(body);
+    td_free(body);
     rc = 0;
 out:
     td_call_free(call);

@@ -699,21 +699,7 @@ int td_explain_format(const td_explain *ex, td_explain_style style,
         td__buf_free(&b);
         return TD_EINVAL;
     }
-    /* The caller frees the text with free() (td_registry.h), so it is
-     * handed over in malloc() memory whatever allocator is installed. */
-    int rc = b.err;
-    if (rc == 0) {
-        size_t n = b.data != NULL ? b.len : 0;
-        char *s = malloc(n + 1);
-        if (s == NULL) {
-            rc = TD_ENOMEM;
-        } else {
-            if (n > 0)
-                memcpy(s, b.data, n);
-            s[n] = '\0';
-            *out = s;
-        }
-    }
-    td__buf_free(&b);
-    return rc;
+    /* Handed over in allocator-hook memory; the caller releases it with
+     * td_free (td_registry.h). */
+    return td__buf_take(&b, out);
 }

@@ -243,7 +243,7 @@ static int parse_args(int argc, char **argv, options *opts)
             return EXIT_OK;
         }
         if (strcmp(a, "--version") == 0) {
-            printf("tiledispatch %s\n", TD_VERSION_STRING);
+            printf("tiledispatch %s\n", td_version());
             return EXIT_OK;
         }
         if (strcmp(a, "--json") == 0) {
@@ -489,7 +489,7 @@ static int print_failure_table(const td_registry *reg, const td_call *call,
         return EXIT_INTERNAL;
     }
     fputs(text, to);
-    free(text);
+    td_free(text);
     return EXIT_NOMATCH;
 }
 
@@ -537,7 +537,7 @@ static int cmd_explain(const td_registry *reg, const td_call *call,
         return EXIT_INTERNAL;
     }
     fputs(text, stdout);
-    free(text);
+    td_free(text);
     return matched ? EXIT_OK : EXIT_NOMATCH;
 }
 
@@ -566,8 +566,8 @@ static int cmd_emit(const td_registry *reg, const td_call *call,
     if (prelude != NULL && prelude[0] != '\0')
         printf("%s\n", prelude);
     fputs(body, stdout);
-    free(body);
-    free(prelude);
+    td_free(body);
+    td_free(prelude);
     return EXIT_OK;
 }
 
@@ -586,14 +586,14 @@ static int cmd_kernel(const td_registry *reg, const td_call *call,
     if (out_path != NULL) {
         f = fopen(out_path, "w");
         if (f == NULL) {
-            free(program);
+            td_free(program);
             fprintf(stderr, "tiledispatch: error: cannot write %s: %s\n",
                     out_path, strerror(errno));
             return EXIT_USAGE;
         }
     }
     fputs(program, f);
-    free(program);
+    td_free(program);
     if (f != stdout && fclose(f) != 0) {
         fprintf(stderr, "tiledispatch: error: cannot write %s: %s\n",
                 out_path, strerror(errno));

@@ -21,7 +21,7 @@
 /* ---- the predicate ------------------------------------------------------ */
 
 static const td_arg_spec src_len_args[] = {
-    {"limit", TD_ARG_INT, true},
+    {.name = "limit", .type = TD_ARG_INT, .required = true},
 };
 
 static bool src_len_at_most(const td_call *call, const td_args *args,
@@ -38,7 +38,12 @@ static bool src_len_at_most(const td_call *call, const td_args *args,
 }
 
 static const td_pred_desc pairwise_preds[] = {
-    {"src_len_at_most", src_len_args, 1, src_len_at_most, NULL},
+    {
+        .name = "src_len_at_most",
+        .args = src_len_args,
+        .nargs = sizeof src_len_args / sizeof src_len_args[0],
+        .fn = src_len_at_most,
+    },
 };
 
 /* ---- the emitter -------------------------------------------------------- */
@@ -94,7 +99,7 @@ const td_impl_desc pairwise_impl = {
     .name = "pairwise",
     .emit = emit_pairwise,
     .preds = pairwise_preds,
-    .npreds = 1,
+    .npreds = sizeof pairwise_preds / sizeof pairwise_preds[0],
 };
 
 /* ---- the plugin entry points --------------------------------------------- */

@@ -28,8 +28,8 @@ static void expect(const td_ir *ir, td_lang lang, int indent,
     assert_string_equal(b, body);
     if (prelude != NULL)
         assert_string_equal(p, prelude);
-    free(b);
-    free(p);
+    td_free(b);
+    td_free(p);
 }
 
 static int count(const char *hay, const char *needle)
@@ -98,7 +98,7 @@ static void test_seed(void **state)
     char *b = NULL;
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), 0);
     assert_non_null(b);
-    free(b);
+    td_free(b);
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, NULL, NULL), 0);
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, -1, &b, NULL), TD_EINVAL);
     assert_null(b);
@@ -790,8 +790,8 @@ static void test_intrinsics(void **state)
     assert_true(strstr(pre, "#include <cuda_bf16.h>") < strstr(pre, "td_max"));
     assert_true(strstr(pre, "td_max") < strstr(pre, "reduce_sum_32"));
     assert_true(strstr(pre, "reduce_sum_32") < strstr(pre, "reduce_max_8"));
-    free(body);
-    free(pre);
+    td_free(body);
+    td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
            "mask: T.uint32 = T.tvm_warp_activemask()\n"
            "tid: T.int32 = threadIdx.x\n"
@@ -857,8 +857,8 @@ static void test_warp_reduce_helpers(void **state)
             assert_true(strstr(pre, want) > last);
             last = strstr(pre, want);
         }
-    free(body);
-    free(pre);
+    td_free(body);
+    td_free(pre);
     td_ir_free(ir);
 
     static const int badw[] = {0, 1, 3, 64, -2};
@@ -933,8 +933,8 @@ static void test_packed_prelude(void **state)
     assert_true(strstr(pre, "max.f32 %0, %1, %2, %3;"));
     assert_true(strstr(pre, "mov.b64 {%0, %1}, %2;"));
     assert_int_equal(count(pre, "#include"), 0);
-    free(body);
-    free(pre);
+    td_free(body);
+    td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
            "p: T.uint64 = T.ptx.mov.b64.pack(A[0], A[1])\n"
            "q: T.uint64 = T.ptx.mov.b64.pack(A[2], A[3])\n"
@@ -1007,10 +1007,10 @@ static void test_sticky_errors(void **state)
         td_ir_end_for(ir);
     assert_int_equal(td_ir_print(ir, TD_LANG_TIRX, 0, &b, NULL), 0);
     assert_int_equal(count(b, "pass"), 1);
-    free(b);
+    td_free(b);
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, NULL), 0);
     assert_int_equal(count(b, "}"), TD__IR_MAX_DEPTH);
-    free(b);
+    td_free(b);
     td_ir_free(ir);
 }
 
@@ -1229,9 +1229,9 @@ static void test_alloc_failures(void **state)
             assert_true(strstr(p, "tvm_builtin_cuda_warp_reduce_min_16"));
             assert_true(strstr(b2, "T.min_value(\"float16\")"));
         }
-        free(b);
-        free(p);
-        free(b2);
+        td_free(b);
+        td_free(p);
+        td_free(b2);
         td_ir_free(ir);
         assert_int_equal(c.outstanding, 0);
     }

@@ -165,8 +165,8 @@ int main(int argc, char **argv)
             fprintf(f, "  out[%d] = (float)%s_ptr[0];\n", t, bufs[t]->name);
     fputs("}\n", f);
     fclose(f);
-    free(body);
-    free(prelude);
+    td_free(body);
+    td_free(prelude);
     td_ir_free(ir);
 
     char cmd[3 * 4096];

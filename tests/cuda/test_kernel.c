@@ -128,8 +128,8 @@ static void test_seed_program(void **state)
     /* Deterministic: the same call gives the same bytes. */
     assert_int_equal(td_kernel_program(reg, c, &again, &d), 0);
     assert_string_equal(prog, again);
-    free(prog);
-    free(again);
+    td_free(prog);
+    td_free(again);
     td_call_free(c);
     td_registry_free(reg);
 }
@@ -164,7 +164,7 @@ static void test_instances_and_half(void **state)
     assert_contains(prog, "#define TD_ATOL 0.10000000000000001\n");
     assert_contains(prog, "dim3(3, 1, 1), dim3(64, 1, 1)");
     assert_contains(prog, "const long long td_nin_A = 3072LL");
-    free(prog);
+    td_free(prog);
     td_call_free(c);
     td_registry_free(reg);
 }
@@ -189,7 +189,7 @@ static void test_int_ranges(void **state)
     assert_contains(prog, "h_in_A[i] = td_from_double<int8_t>(td_rand_int(-3LL, "
                           "3LL));\n");
     assert_contains(prog, "#define TD_ATOL 0\n");
-    free(prog);
+    td_free(prog);
     td_call_free(c);
     td_registry_free(reg);
 }
@@ -256,7 +256,7 @@ static void test_layout_tables(void **state)
     assert_contains(prog, "// fake body");
     /* warp scope: shuffle tolerance */
     assert_contains(prog, "#define TD_ATOL 0.0001\n");
-    free(prog);
+    td_free(prog);
     td_call_free(c);
     td_registry_free(reg);
 }
@@ -307,7 +307,7 @@ static void test_shared_staging(void **state)
     assert_contains(prog, "td_nin_B = 64LL, td_nout_B = 64LL;");
     assert_contains(prog, "td_kernel<<<dim3(2, 1, 1), dim3(128, 1, 1)>>>");
     assert_contains(prog, "#define TD_BCAST 0\n");
-    free(prog);
+    td_free(prog);
     td_call_free(c);
     td_registry_free(reg);
 }
@@ -350,7 +350,7 @@ static void test_shared_instances(void **state)
         assert_contains(prog, "    __shared__ float A_all[TD_IPB * 32];\n"
                               "    float *const A_ptr = A_all + "
                               "(td_tid / TD_TPI) * 32;\n");
-        free(prog);
+        td_free(prog);
         td_call_free(c);
     }
     td_registry_free(reg);
@@ -483,7 +483,7 @@ static void test_alloc_failures(void **state)
         int err = td_kernel_program(reg, c, &prog, &d);
         if (err == 0) {
             ok = 1;
-            free(prog);
+            td_free(prog);
         } else {
             assert_int_equal(err, TD_ENOMEM);
             assert_null(prog);

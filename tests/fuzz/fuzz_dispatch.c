@@ -40,8 +40,8 @@ static void run_call(const td_registry *reg, const td_call *call)
             FUZZ_CHECK(prc == 0 || prc == TD_ELIMIT);
             if (prc == 0)
                 FUZZ_CHECK(body != NULL && prelude != NULL);
-            free(body);
-            free(prelude);
+            td_free(body);
+            td_free(prelude);
         }
         td_ir_free(res.ir);
         char *program = NULL;
@@ -51,7 +51,7 @@ static void run_call(const td_registry *reg, const td_call *call)
             FUZZ_CHECK(program != NULL && strstr(program, "__global__"));
         else
             FUZZ_CHECK(program == NULL && d.msg[0] != '\0');
-        free(program);
+        td_free(program);
     } else {
         FUZZ_CHECK(rc < 0 && d.msg[0] != '\0');
     }
@@ -85,7 +85,7 @@ static void run_call(const td_registry *reg, const td_call *call)
         char *text = NULL;
         FUZZ_CHECK(td_explain_format(ex, styles[k], &text) == 0);
         FUZZ_CHECK(text != NULL && text[0] != '\0');
-        free(text);
+        td_free(text);
     }
     td_explain_free(ex);
 }

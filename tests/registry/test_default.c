@@ -131,7 +131,7 @@ static void test_seed_dispatch(void **state)
     char *text;
     assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TVM, &text), 0);
     assert_true(strncmp(text, "dispatch failed: op=sum target=cuda\n+", 37) == 0);
-    free(text);
+    td_free(text);
     td_explain_free(ex);
 
     /* Without the forced name: three rows in try order. */

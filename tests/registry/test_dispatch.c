@@ -132,7 +132,7 @@ static void test_failure_table(void **state)
 
     char *t = explain_text(reg, &c, false);
     assert_string_equal(t, fail_table);
-    free(t);
+    td_free(t);
 
     td_explain *ex;
     td_diag_clear(&d);
@@ -165,7 +165,7 @@ static void test_explain_success(void **state)
 
     char *t = explain_text(reg, &c, false);
     assert_string_equal(t, ok_table);
-    free(t);
+    td_free(t);
 
     t = explain_text(reg, &c, true);
     assert_string_equal(t,
@@ -187,7 +187,7 @@ static void test_explain_success(void **state)
         "\"storage scope local not in [shared*]\"},{\"name\":\"never\",\"ok\":"
         "false,\"reason\":\"never passes\"},{\"name\":\"silent\",\"ok\":false,"
         "\"reason\":\"\"}],\"file\":\"t.yaml\",\"line\":18}]}\n");
-    free(t);
+    td_free(t);
 
     td_explain *ex;
     td_diag_clear(&d);
@@ -259,13 +259,13 @@ static void test_forced_and_empty(void **state)
     assert_string_equal(t, "dispatch failed: op=sum target=cuda\n"
                            "no variant named '__nonexistent__' is registered "
                            "for op=sum target=cuda\n");
-    free(t);
+    td_free(t);
     t = explain_text(reg, &c, true);
     assert_string_equal(t, "{\"op\":\"sum\",\"target\":\"cuda\",\"selected\":"
                            "null,\"empty_reason\":\"no variant named "
                            "'__nonexistent__' is registered for op=sum "
                            "target=cuda\",\"candidates\":[]}\n");
-    free(t);
+    td_free(t);
 
     /* No entries for the target. */
     c.dispatch[0] = '\0';
@@ -277,7 +277,7 @@ static void test_forced_and_empty(void **state)
     t = explain_text(reg, &c, false);
     assert_string_equal(t, "dispatch failed: op=sum target=trn\n"
                            "no registered variants for this op/target\n");
-    free(t);
+    td_free(t);
 
     /* An op nobody registered. */
     strcpy(c.op, "prod");
@@ -350,7 +350,7 @@ static void test_disabled_declined_failed(void **state)
         "| d2      |   30 | declined by emitter | no reason given                                           |\n"
         "| ok      |   20 | selected            | no predicates; the emitter accepted                       |\n"
         "+---------+------+---------------------+-----------------------------------------------------------+\n");
-    free(tt);
+    td_free(tt);
     td_explain_free(ex);
 
     /* Forcing the disabled entry finds nothing, and says why. */
@@ -378,7 +378,7 @@ static void test_disabled_declined_failed(void **state)
         "|              | opcall:                                                    |\n"
         "|              | Tx.max(B_local[0:1], A_local[0:4], axes=[-1], accum=False) |\n"
         "+--------------+------------------------------------------------------------+\n");
-    free(t);
+    td_free(t);
     td_registry_free(reg);
 }
 
@@ -401,7 +401,7 @@ static void test_fast_path_stops(void **state)
     char *t = explain_text(reg, &c, false);
     assert_int_equal(fake_count, 3);
     assert_non_null(strstr(t, "| a (prio=1) | rejected: never " EM " never passes  "));
-    free(t);
+    td_free(t);
     td_registry_free(reg);
 }
 
@@ -505,7 +505,7 @@ static void test_explain_alloc_failures(void **state)
             assert_int_equal(rc, TD_ENOMEM);
             assert_null(out);
         }
-        free(out);
+        td_free(out);
         td_explain_free(ex);
     }
     assert_true(ok);

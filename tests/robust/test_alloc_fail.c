@@ -8,8 +8,8 @@
  *   - after cleanup no block is left (the allocator's live count is back to
  *     where it was; ASan and valgrind check the C library side);
  *   - a registry that existed before a failed rules load has the same table.
- * Texts the public API returns are malloc() memory by contract (freed with
- * free()), so they are outside the count.
+ * Texts the public API returns come from the same allocator (released with
+ * td_free()), so they are in the count like everything else.
  * Operations: a new registry + the default rules; loading rules files over
  * an existing registry; and for every example call and golden case:
  * loading the call, dispatching, printing both languages, the kernel
@@ -219,7 +219,7 @@ static int call_everything(const td_registry *reg, const char *path,
         assert_int_equal(d.code, rc);
         return rc;
     }
-    rc = run_everything(reg, call, out, free, step);
+    rc = run_everything(reg, call, out, td_free, step);
     td_call_free(call);
     return rc;
 }

@@ -48,7 +48,7 @@ static char *one(const td_registry *reg, const char *path, int *err,
     if (*err != 0)
         return NULL;
     tstr t = {0};
-    *err = run_everything(reg, call, &t, free, step);
+    *err = run_everything(reg, call, &t, td_free, step);
     td_call_free(call);
     if (*err != 0) {
         free(t.s);

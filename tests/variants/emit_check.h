@@ -64,9 +64,9 @@ static inline ec_out ec_emit(const td_impl_desc *impl, const td_call *c)
 
 static inline void ec_free(ec_out *o)
 {
-    free(o->cuda);
-    free(o->tirx);
-    free(o->prelude);
+    td_free(o->cuda);
+    td_free(o->tirx);
+    td_free(o->prelude);
 }
 
 /* Asserts that the emitter declines c with exactly `reason`. */

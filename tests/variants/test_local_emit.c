@@ -47,8 +47,8 @@ static out emit_ok(const td_impl_desc *impl, const td_call *c,
 
 static void out_free(out *o)
 {
-    free(o->cuda);
-    free(o->tirx);
+    td_free(o->cuda);
+    td_free(o->tirx);
 }
 
 /* Asserts that the emitter declines c with exactly `reason`. */

@@ -93,9 +93,9 @@ static out emit(const td_call *c, const td_op_desc *op)
 
 static void out_free(out *o)
 {
-    free(o->cuda);
-    free(o->prelude);
-    free(o->tirx);
+    td_free(o->cuda);
+    td_free(o->prelude);
+    td_free(o->tirx);
 }
 
 static void has(const char *text, const char *needle)

@@ -312,7 +312,7 @@ static void expect_skipped(const td_registry *reg, const td_call *c,
     char *text = NULL;
     assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TVM, &text), 0);
     ec_has(text, message);
-    free(text);
+    td_free(text);
     td_explain_free(ex);
 }
 

@@ -301,8 +301,8 @@ static void test_thread_scope_shared_code(void **state)
     assert_string_equal(o.tirx, tirx);
     ec_has(o.cuda, "for (int red = 0; red < 8; ++red)");
     ec_lacks(o.cuda, "sync");
-    free(cuda);
-    free(tirx);
+    td_free(cuda);
+    td_free(tirx);
     td_ir_free(ir);
     ec_free(&o);
     free(c);

@@ -1127,28 +1127,18 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     if (err == 0) {
         err = kp_write(&o, p, body != NULL ? body : "",
                        prelude != NULL ? prelude : "");
-        if (err == 0) {
-            /* The public API hands out text the caller frees with free()
-             * (td_kernel.h), so the copy comes from malloc itself. */
-            size_t n = o.data != NULL ? o.len : 0;
-            char *s = malloc(n + 1);
-            if (s == NULL) {
-                err = TD_ENOMEM;
-            } else {
-                if (n > 0)
-                    memcpy(s, o.data, n);
-                s[n] = '\0';
-                *out = s;
-            }
-        }
+        /* Handed over in allocator-hook memory; the caller releases it
+         * with td_free (td_kernel.h). */
+        if (err == 0)
+            err = td__buf_take(&o, out);
         if (err != 0)
             err = td__diag(diag, err, call->file, 0, 0, NULL, 0,
                            "kernel: writing the program failed: %s",
                            td_strerror(err));
     }
     td__buf_free(&o);
-    free(body);
-    free(prelude);
+    td_free(body);
+    td_free(prelude);
     for (int i = 0; i < p->nbufs; i++)
         td__free(p->bufs[i].map);
     td__free(p);

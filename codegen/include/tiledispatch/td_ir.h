@@ -53,10 +53,10 @@ typedef enum td_combiner {
     TD_COMBINE_MIN
 } td_combiner;
 
-const char *td_combiner_name(td_combiner c); /* "sum", "max", "min" */
+TD_API const char *td_combiner_name(td_combiner c); /* "sum", "max", "min" */
 /* The CUDA C spelling of a value dtype ("float", "__half", "int8_t", ...)
  * as the CUDA printer writes it; NULL for an unknown dtype. */
-const char *td_cuda_type_name(td_dtype t);
+TD_API const char *td_cuda_type_name(td_dtype t);
 
 /* Built-in intrinsics; each printer spells them in its language and
  * requests the preludes they need. */
@@ -90,12 +90,12 @@ typedef enum td_lang {
 /* ---- life cycle ------------------------------------------------------ */
 
 /* A new, empty body; NULL on allocation failure. */
-td_ir *td_ir_new(void);
-void td_ir_free(td_ir *ir); /* accepts NULL */
+TD_API td_ir *td_ir_new(void);
+TD_API void td_ir_free(td_ir *ir); /* accepts NULL */
 
 /* 0, or the first error any builder hit (TD_ENOMEM, TD_EINVAL for misuse
  * such as an unbalanced loop_end). */
-int td_ir_status(const td_ir *ir);
+TD_API int td_ir_status(const td_ir *ir);
 
 /* ---- buffers --------------------------------------------------------- */
 
@@ -104,44 +104,46 @@ int td_ir_status(const td_ir *ir);
  * name; the CUDA printer spells it NAME_ptr and flattens indices row-major
  * over `shape`, the TIRx printer keeps the indices.
  */
-td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
-                        const char *scope, int ndim, const int64_t *shape);
+TD_API td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
+                               const char *scope, int ndim,
+                               const int64_t *shape);
 
 /* Declares a local scratch array of `size` elements (a register buffer the
  * body allocates itself); the printers declare it where the body starts. */
-td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
-                         int64_t size);
+TD_API td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
+                                int64_t size);
 
-td_dtype td_ir_buf_dtype(const td_ir_buf *b);
+TD_API td_dtype td_ir_buf_dtype(const td_ir_buf *b);
 /* The element count the IR declares for the (non-scratch) buffer `name`,
  * saturating at INT64_MAX; 0 when the IR does not declare it. */
-int64_t td_ir_buffer_elems(const td_ir *ir, const char *name);
+TD_API int64_t td_ir_buffer_elems(const td_ir *ir, const char *name);
 
 /* ---- expressions ----------------------------------------------------- */
 
-td_expr *td_int(td_ir *ir, int64_t v);            /* int32 index constant */
-td_expr *td_const_f(td_ir *ir, td_dtype t, double v);
-td_expr *td_const_i(td_ir *ir, td_dtype t, int64_t v);
-td_expr *td_const_u(td_ir *ir, td_dtype t, uint64_t v);
+TD_API td_expr *td_int(td_ir *ir, int64_t v); /* int32 index constant */
+TD_API td_expr *td_const_f(td_ir *ir, td_dtype t, double v);
+TD_API td_expr *td_const_i(td_ir *ir, td_dtype t, int64_t v);
+TD_API td_expr *td_const_u(td_ir *ir, td_dtype t, uint64_t v);
 /* The identity of combiner c for dtype t (sum 0; max the lowest finite
  * value; min the highest). */
-td_expr *td_identity(td_ir *ir, td_combiner c, td_dtype t);
-td_expr *td_var_ref(td_ir *ir, const td_var *v);
-td_expr *td_binary(td_ir *ir, td_binop op, td_expr *a, td_expr *b);
+TD_API td_expr *td_identity(td_ir *ir, td_combiner c, td_dtype t);
+TD_API td_expr *td_var_ref(td_ir *ir, const td_var *v);
+TD_API td_expr *td_binary(td_ir *ir, td_binop op, td_expr *a, td_expr *b);
 /* op(a, b) for a reduction combiner, in a's dtype. */
-td_expr *td_combine(td_ir *ir, td_combiner c, td_expr *a, td_expr *b);
-td_expr *td_load(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx);
-td_expr *td_load1(td_ir *ir, const td_ir_buf *b, td_expr *idx);
+TD_API td_expr *td_combine(td_ir *ir, td_combiner c, td_expr *a, td_expr *b);
+TD_API td_expr *td_load(td_ir *ir, const td_ir_buf *b, int n,
+                        td_expr *const *idx);
+TD_API td_expr *td_load1(td_ir *ir, const td_ir_buf *b, td_expr *idx);
 /* A built-in intrinsic.  `dtype` is the result type; for WARP_REDUCE,
  * `combiner` and `width` select the helper (ignored otherwise). */
-td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
-                      td_expr *const *args);
-td_expr *td_warp_reduce(td_ir *ir, td_combiner c, int width, td_expr *value,
-                        td_dtype dtype);
+TD_API td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
+                             td_expr *const *args);
+TD_API td_expr *td_warp_reduce(td_ir *ir, td_combiner c, int width,
+                               td_expr *value, td_dtype dtype);
 /* A call to a function the user provides, printed as NAME(args...) in both
  * languages. */
-td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
-                        int nargs, td_expr *const *args);
+TD_API td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
+                               int nargs, td_expr *const *args);
 
 /* Convenience for index arithmetic (folded when constant). */
 #define td_add(ir, a, b) td_binary((ir), TD_OP_ADD, (a), (b))
@@ -155,24 +157,25 @@ td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
 /* ---- statements (appended to the innermost open block) --------------- */
 
 /* Opens `for (int name = 0; name < extent; ++name)`; returns its variable. */
-td_var *td_ir_for(td_ir *ir, const char *name, td_expr *extent,
-                  td_loop_kind kind);
-void td_ir_end_for(td_ir *ir);
-void td_ir_if(td_ir *ir, td_expr *cond);
-void td_ir_else(td_ir *ir);
-void td_ir_end_if(td_ir *ir);
-void td_ir_store(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx,
-                 td_expr *value);
-void td_ir_store1(td_ir *ir, const td_ir_buf *b, td_expr *idx,
-                  td_expr *value);
+TD_API td_var *td_ir_for(td_ir *ir, const char *name, td_expr *extent,
+                         td_loop_kind kind);
+TD_API void td_ir_end_for(td_ir *ir);
+TD_API void td_ir_if(td_ir *ir, td_expr *cond);
+TD_API void td_ir_else(td_ir *ir);
+TD_API void td_ir_end_if(td_ir *ir);
+TD_API void td_ir_store(td_ir *ir, const td_ir_buf *b, int n,
+                        td_expr *const *idx, td_expr *value);
+TD_API void td_ir_store1(td_ir *ir, const td_ir_buf *b, td_expr *idx,
+                         td_expr *value);
 /* Evaluates an expression for its effect (barriers, sync calls). */
-void td_ir_eval(td_ir *ir, td_expr *e);
+TD_API void td_ir_eval(td_ir *ir, td_expr *e);
 /* Declares a scalar local `name` of dtype t, initialised to init; returns
  * a variable to read (td_var_ref) and assign (td_ir_assign). */
-td_var *td_ir_let(td_ir *ir, const char *name, td_dtype t, td_expr *init);
-void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value);
+TD_API td_var *td_ir_let(td_ir *ir, const char *name, td_dtype t,
+                         td_expr *init);
+TD_API void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value);
 /* A comment line, printed in both languages. */
-void td_ir_comment(td_ir *ir, const char *text);
+TD_API void td_ir_comment(td_ir *ir, const char *text);
 
 /* ---- printing -------------------------------------------------------- */
 
@@ -181,12 +184,13 @@ void td_ir_comment(td_ir *ir, const char *text);
  * folded; in CUDA, loops of extent 1 dropped).  The CUDA prelude (includes,
  * helper functions the body requested, each once, in a fixed order) is
  * returned separately so a program can put it at file scope.  *body and
- * *prelude (either may be NULL when not wanted) are malloc'd, NUL-terminated;
- * free them with free().  *prelude is "" when nothing is needed.
+ * *prelude (either may be NULL when not wanted) are NUL-terminated and
+ * allocated through the allocator hook; release them with td_free().
+ * *prelude is "" when nothing is needed.
  * `indent` is the starting indentation level of the body (2 spaces each).
  */
-int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
-                char **prelude);
+TD_API int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
+                       char **prelude);
 
 #ifdef __cplusplus
 }

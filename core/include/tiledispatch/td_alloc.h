@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "tiledispatch/td_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,8 +23,17 @@ typedef struct td_allocator {
     void *user;
 } td_allocator;
 
-/* Installs `a` (copied); NULL restores the default. */
-void td_set_allocator(const td_allocator *a);
+/* Installs `a` (copied); NULL restores the default.  Memory is released
+ * through whichever allocator is installed at the time of the release, so
+ * objects and strings made under one allocator must be freed before
+ * another one is installed. */
+TD_API void td_set_allocator(const td_allocator *a);
+
+/* Releases a string (or other block) the library handed out through a
+ * char ** parameter (td_ir_print, td_explain_format, ...), through the
+ * installed allocator's free function.  Accepts NULL.  Objects with their
+ * own *_free function are released with that one instead. */
+TD_API void td_free(void *p);
 
 #ifdef __cplusplus
 }

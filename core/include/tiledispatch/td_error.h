@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "tiledispatch/td_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,9 +39,9 @@ typedef enum td_errno {
 } td_errno;
 
 /* A description of err ("out of memory"); never NULL. */
-const char *td_strerror(int err);
+TD_API const char *td_strerror(int err);
 /* The symbolic name of err ("TD_ENOMEM"); never NULL. */
-const char *td_err_name(int err);
+TD_API const char *td_err_name(int err);
 
 #define TD_DIAG_FILE_MAX 256
 #define TD_DIAG_MSG_MAX 512
@@ -60,7 +62,7 @@ typedef struct td_diag {
 } td_diag;
 
 /* Resets a diagnostic to "no error". */
-void td_diag_clear(td_diag *d);
+TD_API void td_diag_clear(td_diag *d);
 
 /*
  * Formats d as
@@ -70,7 +72,7 @@ void td_diag_clear(td_diag *d);
  * (position and source lines only where known).  Writes at most cap bytes,
  * always NUL-terminated when cap > 0; returns the length the full text needs.
  */
-size_t td_diag_format(const td_diag *d, char *buf, size_t cap);
+TD_API size_t td_diag_format(const td_diag *d, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -53,11 +53,11 @@ typedef enum td_dtype {
     TD_DTYPE_COUNT
 } td_dtype;
 
-const char *td_dtype_name(td_dtype t);           /* "float32" */
-int td_dtype_parse(const char *s, td_dtype *out); /* 0 or TD_ENOENT */
-int td_dtype_bits(td_dtype t);
-bool td_dtype_is_float(td_dtype t);
-bool td_dtype_is_signed(td_dtype t);             /* floats are signed */
+TD_API const char *td_dtype_name(td_dtype t);            /* "float32" */
+TD_API int td_dtype_parse(const char *s, td_dtype *out); /* 0 or TD_ENOENT */
+TD_API int td_dtype_bits(td_dtype t);
+TD_API bool td_dtype_is_float(td_dtype t);
+TD_API bool td_dtype_is_signed(td_dtype t);             /* floats are signed */
 
 /* ---- execution scopes ------------------------------------------------ */
 
@@ -70,8 +70,8 @@ typedef enum td_exec_scope {
     TD_SCOPE_COUNT
 } td_exec_scope;
 
-const char *td_exec_scope_name(td_exec_scope s); /* "warpgroup" */
-int td_exec_scope_parse(const char *s, td_exec_scope *out);
+TD_API const char *td_exec_scope_name(td_exec_scope s); /* "warpgroup" */
+TD_API int td_exec_scope_parse(const char *s, td_exec_scope *out);
 
 /* ---- TileLayout ------------------------------------------------------ */
 
@@ -99,9 +99,9 @@ typedef enum td_axis {
     TD_AXIS_COUNT
 } td_axis;
 
-const char *td_axis_name(td_axis a);
-int td_axis_parse(const char *s, td_axis *out);
-bool td_axis_is_thread(td_axis a);
+TD_API const char *td_axis_name(td_axis a);
+TD_API int td_axis_parse(const char *s, td_axis *out);
+TD_API bool td_axis_is_thread(td_axis a);
 
 /* One iter: `extent` values, each step moving `stride` along `axis`. */
 typedef struct td_iter {
@@ -132,10 +132,10 @@ typedef struct td_layout {
  * On error returns TD_EPARSE and fills diag (col is 1-based within text;
  * line is 0 and the caller adds its own position).
  */
-int td_layout_parse(const char *text, td_layout *out, td_diag *diag);
+TD_API int td_layout_parse(const char *text, td_layout *out, td_diag *diag);
 
 /* Writes the canonical notation of l; returns the length needed. */
-size_t td_layout_format(const td_layout *l, char *buf, size_t cap);
+TD_API size_t td_layout_format(const td_layout *l, char *buf, size_t cap);
 
 /* ---- buffers, regions, the call -------------------------------------- */
 
@@ -183,7 +183,7 @@ typedef enum td_launch_tag {
     TD_LAUNCH_COUNT
 } td_launch_tag;
 
-const char *td_launch_tag_name(td_launch_tag t); /* "threadIdx.x" */
+TD_API const char *td_launch_tag_name(td_launch_tag t); /* "threadIdx.x" */
 
 typedef struct td_launch_param {
     bool present;
@@ -226,25 +226,28 @@ typedef struct td_call {
  * td_call_free).  On failure *out is NULL, the return value is negative and
  * diag holds FILE:LINE:COL and the message.
  */
-int td_call_load_file(const char *path, td_call **out, td_diag *diag);
+TD_API int td_call_load_file(const char *path, td_call **out, td_diag *diag);
 
 /* Same, from memory; `name` is used as the file name in messages. */
-int td_call_parse(const char *name, const char *text, size_t len,
-                  td_call **out, td_diag *diag);
+TD_API int td_call_parse(const char *name, const char *text, size_t len,
+                         td_call **out, td_diag *diag);
 
-void td_call_free(td_call *call); /* accepts NULL */
+TD_API void td_call_free(td_call *call); /* accepts NULL */
 
 /* Sets call->arch and call->sm_version from "sm_NN..."; TD_EINVAL if the
  * text has no sm_(\d+). */
-int td_call_set_arch(td_call *call, const char *arch);
+TD_API int td_call_set_arch(td_call *call, const char *arch);
 
-const td_buffer *td_call_dst_buffer(const td_call *call);
-const td_buffer *td_call_src_buffer(const td_call *call);
+TD_API const td_buffer *td_call_dst_buffer(const td_call *call);
+TD_API const td_buffer *td_call_src_buffer(const td_call *call);
 
 /* Finds a config entry by key, NULL if absent. */
-const td_config_entry *td_call_config(const td_call *call, const char *key);
-bool td_call_config_bool(const td_call *call, const char *key, bool dflt);
-int64_t td_call_config_int(const td_call *call, const char *key, int64_t dflt);
+TD_API const td_config_entry *td_call_config(const td_call *call,
+                                             const char *key);
+TD_API bool td_call_config_bool(const td_call *call, const char *key,
+                                bool dflt);
+TD_API int64_t td_call_config_int(const td_call *call, const char *key,
+                                  int64_t dflt);
 
 /*
  * Normalises the reduce axes against the source rank (upstream's
@@ -252,17 +255,18 @@ int64_t td_call_config_int(const td_call *call, const char *key, int64_t dflt);
  * both lists ascend.  Fails with TD_EINVAL and a reason
  * "reduce axis A out of range for ndim=N" in why.
  */
-int td_call_axes(const td_call *call, int *reduce, int *nreduce, int *spatial,
-                 int *nspatial, char *why, size_t whylen);
+TD_API int td_call_axes(const td_call *call, int *reduce, int *nreduce,
+                        int *spatial, int *nspatial, char *why,
+                        size_t whylen);
 
 /* Product of the region's extents. */
-int64_t td_region_size(const td_region *r);
+TD_API int64_t td_region_size(const td_region *r);
 
 /*
  * The call as one line of TVMScript-like text, e.g.
  * "Tx.cta.sum(B_local[0:1], A_local[0:4], axes=[-1], accum=False)".
  */
-size_t td_call_format_script(const td_call *call, char *buf, size_t cap);
+TD_API size_t td_call_format_script(const td_call *call, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,7 @@ typedef struct td_reason {
 } td_reason;
 
 /* printf into why->text (truncating); accepts NULL why. */
-void td_reason_set(td_reason *why, const char *fmt, ...)
+TD_API void td_reason_set(td_reason *why, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -63,7 +63,8 @@ typedef enum td_arg_type {
     TD_ARG_STRING_LIST
 } td_arg_type;
 
-const char *td_arg_type_name(td_arg_type t); /* "int", "list of strings" */
+/* "int", "list of strings" */
+TD_API const char *td_arg_type_name(td_arg_type t);
 
 /* One declared argument of a predicate. */
 typedef struct td_arg_spec {
@@ -76,17 +77,17 @@ typedef struct td_arg_spec {
  * An argument that was not given (optional) reads as `dflt`. */
 typedef struct td_args td_args;
 
-bool td_args_has(const td_args *a, const char *name);
-int64_t td_args_int(const td_args *a, const char *name, int64_t dflt);
-bool td_args_bool(const td_args *a, const char *name, bool dflt);
-const char *td_args_string(const td_args *a, const char *name,
-                           const char *dflt);
+TD_API bool td_args_has(const td_args *a, const char *name);
+TD_API int64_t td_args_int(const td_args *a, const char *name, int64_t dflt);
+TD_API bool td_args_bool(const td_args *a, const char *name, bool dflt);
+TD_API const char *td_args_string(const td_args *a, const char *name,
+                                  const char *dflt);
 /* Number of items of a list argument (0 when absent); items via *items. */
-size_t td_args_list(const td_args *a, const char *name,
-                    const char *const **items);
+TD_API size_t td_args_list(const td_args *a, const char *name,
+                           const char *const **items);
 /* Formats a list argument as "[a, b]" into buf; returns buf. */
-const char *td_args_list_text(const td_args *a, const char *name, char *buf,
-                              size_t cap);
+TD_API const char *td_args_list_text(const td_args *a, const char *name,
+                                     char *buf, size_t cap);
 
 /*
  * A predicate answers true (pass) or false with a one-line reason in *why.

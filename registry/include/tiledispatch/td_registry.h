@@ -33,21 +33,22 @@ extern "C" {
 /* ---- ops --------------------------------------------------------------- */
 
 /* Registers an op (copied).  TD_EEXIST if the name is taken. */
-int td_register_op(td_registry *reg, const td_op_desc *op);
+TD_API int td_register_op(td_registry *reg, const td_op_desc *op);
 /* The op named `name`, NULL if none. */
-const td_op_desc *td_registry_op(const td_registry *reg, const char *name);
+TD_API const td_op_desc *td_registry_op(const td_registry *reg,
+                                        const char *name);
 
 /* ---- predicates -------------------------------------------------------- */
 
 /* Registers a predicate (the descriptor is copied; the strings and the
  * schema array must outlive the registry).  TD_EEXIST if taken. */
-int td_register_predicate(td_registry *reg, const td_pred_desc *pred);
+TD_API int td_register_predicate(td_registry *reg, const td_pred_desc *pred);
 
 /* ---- variant modules --------------------------------------------------- */
 
 /* Registers a variant module: its predicates, then its impl.  Nothing is
  * registered if any name is taken (TD_EEXIST). */
-int td_register_impl(td_registry *reg, const td_impl_desc *impl);
+TD_API int td_register_impl(td_registry *reg, const td_impl_desc *impl);
 
 /* ---- what is registered ------------------------------------------------ */
 
@@ -75,10 +76,10 @@ typedef struct td_impl_info {
 /* The registered predicates / impls sorted by name: returns the count and
  * fills infos when cap is at least that count (pass NULL, 0 to ask).
  * Pointers stay valid while nothing is registered or removed. */
-size_t td_registry_predicates(const td_registry *reg, td_pred_info *infos,
-                              size_t cap);
-size_t td_registry_impls(const td_registry *reg, td_impl_info *infos,
-                         size_t cap);
+TD_API size_t td_registry_predicates(const td_registry *reg,
+                                     td_pred_info *infos, size_t cap);
+TD_API size_t td_registry_impls(const td_registry *reg, td_impl_info *infos,
+                                size_t cap);
 
 /* ---- plugins ----------------------------------------------------------- */
 
@@ -94,20 +95,20 @@ size_t td_registry_impls(const td_registry *reg, td_impl_info *infos,
  * stays registered and it is closed.  A loaded plugin stays open until
  * td_registry_free.  Load plugins before the rules that bind their names.
  */
-int td_registry_load_plugin(td_registry *reg, const char *path,
-                            td_diag *diag);
+TD_API int td_registry_load_plugin(td_registry *reg, const char *path,
+                                   td_diag *diag);
 
 /* ---- the registry ------------------------------------------------------ */
 
 /* A registry with the built-in ops, predicates and variant modules and no
  * rules yet.  *out is NULL on failure. */
-int td_registry_new(td_registry **out);
+TD_API int td_registry_new(td_registry **out);
 /* A registry with nothing registered at all. */
-int td_registry_new_empty(td_registry **out);
-void td_registry_free(td_registry *reg); /* accepts NULL */
+TD_API int td_registry_new_empty(td_registry **out);
+TD_API void td_registry_free(td_registry *reg); /* accepts NULL */
 
 /* The default rules text compiled into the library (rules/rules.yaml). */
-const char *td_default_rules(size_t *len);
+TD_API const char *td_default_rules(size_t *len);
 
 /*
  * Replaces the registry's rules with those of the given files, read in
@@ -116,13 +117,14 @@ const char *td_default_rules(size_t *len);
  * changes: on failure the registry keeps its previous rules and diag holds
  * FILE:LINE:COL and the message.
  */
-int td_registry_load_rules(td_registry *reg, const char *const *paths,
-                           size_t npaths, td_diag *diag);
+TD_API int td_registry_load_rules(td_registry *reg, const char *const *paths,
+                                  size_t npaths, td_diag *diag);
 /* Same, from one text in memory; `name` is used in messages. */
-int td_registry_load_rules_text(td_registry *reg, const char *name,
-                                const char *text, size_t len, td_diag *diag);
+TD_API int td_registry_load_rules_text(td_registry *reg, const char *name,
+                                       const char *text, size_t len,
+                                       td_diag *diag);
 /* Loads the compiled-in default rules. */
-int td_registry_load_default_rules(td_registry *reg, td_diag *diag);
+TD_API int td_registry_load_default_rules(td_registry *reg, td_diag *diag);
 
 /* ---- the loaded table -------------------------------------------------- */
 
@@ -141,13 +143,14 @@ typedef struct td_rule_info {
 
 /* Number of (op, target) keys, and the entries in try order.  Keys are
  * sorted by op then target.  Returns the count; fills up to cap infos. */
-size_t td_registry_rules(const td_registry *reg, td_rule_info *infos,
-                         size_t cap);
+TD_API size_t td_registry_rules(const td_registry *reg, td_rule_info *infos,
+                                size_t cap);
 /* The name and bound-argument text of predicate i of an entry
  * (e.g. "storage_scope" and "{expected_scope: [local]}"). */
-int td_registry_rule_pred(const td_registry *reg, const td_rule_info *rule,
-                          size_t i, const char **name, char *args_text,
-                          size_t cap);
+TD_API int td_registry_rule_pred(const td_registry *reg,
+                                 const td_rule_info *rule, size_t i,
+                                 const char **name, char *args_text,
+                                 size_t cap);
 
 /* ---- dispatch ---------------------------------------------------------- */
 
@@ -168,8 +171,8 @@ typedef struct td_dispatch_result {
  * named 'X' is registered, or no candidate accepted); other codes for
  * real failures.  Use td_explain for the table of reasons.
  */
-int td_dispatch(const td_registry *reg, const td_call *call,
-                td_dispatch_result *res, td_diag *diag);
+TD_API int td_dispatch(const td_registry *reg, const td_call *call,
+                       td_dispatch_result *res, td_diag *diag);
 
 /* ---- explain ----------------------------------------------------------- */
 
@@ -182,7 +185,7 @@ typedef enum td_cand_status {
     TD_CAND_DISABLED    /* the rules disable it (enabled: false) */
 } td_cand_status;
 
-const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
+TD_API const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
 
 typedef struct td_pred_outcome {
     const char *name;
@@ -210,19 +213,19 @@ typedef struct td_explain td_explain;
  * discarded.  Returns 0 (whether or not something matched; see
  * td_explain_selected) or a negative code; *out is NULL on failure.
  */
-int td_explain_call(const td_registry *reg, const td_call *call,
-                    td_explain **out, td_diag *diag);
-void td_explain_free(td_explain *ex); /* accepts NULL */
+TD_API int td_explain_call(const td_registry *reg, const td_call *call,
+                           td_explain **out, td_diag *diag);
+TD_API void td_explain_free(td_explain *ex); /* accepts NULL */
 
-size_t td_explain_nrows(const td_explain *ex);
-const td_explain_row *td_explain_get(const td_explain *ex, size_t i);
+TD_API size_t td_explain_nrows(const td_explain *ex);
+TD_API const td_explain_row *td_explain_get(const td_explain *ex, size_t i);
 /* The winning row, or NULL when nothing matched. */
-const td_explain_row *td_explain_selected(const td_explain *ex);
+TD_API const td_explain_row *td_explain_selected(const td_explain *ex);
 /* Why no candidate could be tried, "" otherwise: "no registered variants
  * for this op/target", "no variant named 'X' is registered", or (with
  * only disabled rows) "no enabled variants for this op/target (N
  * disabled)" / "variant 'X' is disabled in the rules for ...". */
-const char *td_explain_empty_reason(const td_explain *ex);
+TD_API const char *td_explain_empty_reason(const td_explain *ex);
 
 typedef enum td_explain_style {
     /* The header "dispatch failed: op=OP target=T" (or "dispatch: op=OP
@@ -237,9 +240,10 @@ typedef enum td_explain_style {
     TD_EXPLAIN_TVM = 2
 } td_explain_style;
 
-/* Formats the explanation in `style`.  *out is malloc'd. */
-int td_explain_format(const td_explain *ex, td_explain_style style,
-                      char **out);
+/* Formats the explanation in `style`.  *out is allocated through the
+ * allocator hook; release it with td_free(). */
+TD_API int td_explain_format(const td_explain *ex, td_explain_style style,
+                             char **out);
 
 #ifdef __cplusplus
 }

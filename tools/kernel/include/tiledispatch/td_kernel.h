@@ -18,7 +18,8 @@ extern "C" {
  * buffers (following their layouts), runs the emitted body and stages the
  * results back, and a host main that computes the reference on the CPU in
  * double precision and prints "PASS name max_err=..." or "FAIL name ..."
- * (exit 0 / 1).  *out is malloc'd (free with free()).  Returns
+ * (exit 0 / 1).  *out is allocated through the allocator hook (release it
+ * with td_free()).  Returns
  * TD_ENOMATCH when no variant matched (use td_explain_call for why).
  */
 int td_kernel_program(const td_registry *reg, const td_call *call,
