@@ -244,9 +244,15 @@ size_t td_diag_format(const td_diag *d, char *buf, size_t cap)
     td__buf_printf(&b, "error: %s\n", d->msg);
     if (d->source_line[0] && d->line > 0) {
         td__buf_printf(&b, "  %s\n  ", d->source_line);
-        /* The caret goes under column col; tabs are kept so it lines up. */
-        for (int i = 1; i < d->col && d->source_line[i - 1]; i++)
-            td__buf_append(&b, d->source_line[i - 1] == '\t' ? "\t" : " ", 1);
+        /* The caret goes under column col, counted in code points like
+         * every column; tabs are kept so it lines up. */
+        const char *s = d->source_line;
+        for (int i = 1; i < d->col && *s; i++) {
+            td__buf_append(&b, *s == '\t' ? "\t" : " ", 1);
+            s++;
+            while (((unsigned char)*s & 0xC0) == 0x80)
+                s++;
+        }
         td__buf_puts(&b, "^\n");
     }
     size_t need = b.len;

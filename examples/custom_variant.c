@@ -1,8 +1,10 @@
 /*
  * An application that registers a variant module in C before it loads the
  * rules: the `pairwise` module of examples/plugins/pairwise.c, linked in.
+ * It loads the built-in rules, then the overlay examples/rules-with-
+ * pairwise.yaml, which adds `pairwise` above `local` for short vectors.
  *
- *   custom_variant RULES.yaml CALL.yaml [cuda|tirx]
+ *   custom_variant OVERLAY.yaml CALL.yaml [cuda|tirx]
  *
  * prints the chosen variant and the emitted code.
  */
@@ -26,7 +28,7 @@ static int fail(const td_diag *d)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s RULES.yaml CALL.yaml [cuda|tirx]\n",
+        fprintf(stderr, "usage: %s OVERLAY.yaml CALL.yaml [cuda|tirx]\n",
                 argv[0]);
         return 2;
     }
@@ -42,9 +44,10 @@ int main(int argc, char **argv)
      *    loader checks every name the rules use against what C registered. */
     if (td_registry_new(&reg) != 0 || td_register_impl(reg, &pairwise_impl))
         goto out;
-    /* 2. The rules that mention "pairwise". */
+    /* 2. The built-in rules, then the overlay that adds "pairwise". */
     const char *paths[] = {argv[1]};
-    if (td_registry_load_rules(reg, paths, 1, &d) != 0) {
+    if (td_registry_load_default_rules(reg, &d) != 0 ||
+        td_registry_add_rules(reg, paths, 1, &d) != 0) {
         rc = fail(&d);
         goto out;
     }

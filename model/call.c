@@ -1,352 +1,43 @@
 /*
  * The call file loader (contract section 3) and the call model's helpers.
  *
- * Loading runs in two steps.  libyaml's event parser feeds a small tree of
- * nodes that remember their positions (anchors, aliases and tags are refused
- * while the tree is built, so a hostile file cannot expand); then the schema
- * walk fills a td_call and reports the first problem with FILE:LINE:COL.
+ * Loading runs in two steps.  The YAML front-end (core/td_yaml.h) builds a
+ * tree of nodes that remember their positions, with the policy every file
+ * kind shares (tags, anchors and aliases refused, limits, one wording of
+ * libyaml's errors); then the schema walk fills a td_call and reports the
+ * first problem with FILE:LINE:COL.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
 #include "layout.h"
 #include "model.h"
+#include "td_yaml.h"
 
-#define YN_MAX_DEPTH TD_CALL_DEPTH_MAX
 /* The largest element count of one buffer (2^40): larger buffers cannot be
  * staged by any kernel and products beyond it could overflow later. */
 #define CALL_MAX_ELEMS TD_MAX_ELEMENTS
 
-/* ---- the node tree ------------------------------------------------------ */
-
-typedef enum yn_kind { YN_SCALAR, YN_SEQ, YN_MAP } yn_kind;
-
-typedef struct ynode {
-    yn_kind kind;
-    int line, col;          /* 1-based position of the node's start */
-    bool plain;             /* a plain (unquoted) scalar */
-    int text_col;           /* columns from col to the scalar's first char */
-    char *str;              /* scalar text, NUL-terminated */
-    size_t len;
-    struct ynode **kids;    /* sequence items, or key, value, key, value... */
-    size_t n, cap;
-} ynode;
-
-static void yn_free(ynode *n)
-{
-    if (n == NULL)
-        return;
-    for (size_t i = 0; i < n->n; i++)
-        yn_free(n->kids[i]);
-    td__free(n->kids);
-    td__free(n->str);
-    td__free(n);
-}
-
-static int yn_append(ynode *parent, ynode *kid)
-{
-    if (parent->n == parent->cap) {
-        size_t cap = parent->cap ? parent->cap * 2 : 8;
-        ynode **k = td__realloc(parent->kids, cap * sizeof *k);
-        if (k == NULL)
-            return TD_ENOMEM;
-        parent->kids = k;
-        parent->cap = cap;
-    }
-    parent->kids[parent->n++] = kid;
-    return 0;
-}
-
-/* The loader's state: where messages go and what the source text is. */
+/* The loader's state: the document (file, text, where messages go) and the
+ * call being filled. */
 typedef struct cl {
-    const char *file;
-    const char *src;
-    size_t srclen;
-    td_diag *diag;
+    td_ydoc doc;
     td_call *call;
 } cl;
 
-static int cl_err_at(cl *c, int code, int line, int col, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-static int cl_err_at(cl *c, int code, int line, int col, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    td__vdiag(c->diag, code, c->file, line, col, c->src, c->srclen, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
+#define cl_err_at(c, code, line, col, ...)                                     \
+    td__yerr_at(&(c)->doc, (code), (line), (col), __VA_ARGS__)
 #define cl_err(c, code, node, ...)                                             \
-    cl_err_at((c), (code), (node)->line, (node)->col, __VA_ARGS__)
+    td__yerr(&(c)->doc, (code), (node), __VA_ARGS__)
 
-/* Turns a byte offset into a 1-based line and column (for reader errors,
- * which libyaml reports by offset only). */
-static void cl_offset_pos(const cl *c, size_t off, int *line, int *col)
+/* The core-schema type of a node. */
+static td_ytype yv_kind(const td_ynode *n)
 {
-    int l = 1, k = 1;
-    for (size_t i = 0; i < off && i < c->srclen; i++) {
-        if (c->src[i] == '\n') {
-            l++;
-            k = 1;
-        } else {
-            k++;
-        }
-    }
-    *line = l;
-    *col = k;
-}
-
-static int cl_yaml_error(cl *c, yaml_parser_t *p)
-{
-    if (p->error == YAML_MEMORY_ERROR)
-        return cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
-    const char *problem = p->problem ? p->problem : "unknown error";
-    if (p->error == YAML_READER_ERROR) {
-        int line, col;
-        cl_offset_pos(c, p->problem_offset, &line, &col);
-        return cl_err_at(c, TD_EPARSE, line, col, "not valid YAML: %s",
-                         problem);
-    }
-    int line = (int)p->problem_mark.line + 1;
-    int col = (int)p->problem_mark.column + 1;
-    if (p->context != NULL)
-        return cl_err_at(c, TD_EPARSE, line, col, "not valid YAML: %s %s",
-                         p->context, problem);
-    return cl_err_at(c, TD_EPARSE, line, col, "not valid YAML: %s", problem);
-}
-
-/* Builds the node tree of the (single) document.  *root stays NULL for an
- * empty stream. */
-static int yn_build(cl *c, ynode **root)
-{
-    yaml_parser_t parser;
-    yaml_event_t ev;
-    ynode *stack[YN_MAX_DEPTH];
-    int depth = 0;
-    int ndocs = 0;
-    int rc = 0;
-    bool done = false;
-
-    *root = NULL;
-    if (!yaml_parser_initialize(&parser))
-        return cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
-    yaml_parser_set_input_string(&parser, (const unsigned char *)c->src,
-                                 c->srclen);
-    while (!done && rc == 0) {
-        if (!yaml_parser_parse(&parser, &ev)) {
-            rc = cl_yaml_error(c, &parser);
-            break;
-        }
-        int line = (int)ev.start_mark.line + 1;
-        int col = (int)ev.start_mark.column + 1;
-        ynode *n = NULL;
-        const yaml_char_t *anchor = NULL, *tag = NULL;
-
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-            done = true;
-            break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (++ndocs > 1)
-                rc = cl_err_at(c, TD_ESCHEMA, line, col,
-                               "a call file holds exactly one YAML document");
-            break;
-        case YAML_ALIAS_EVENT:
-            rc = cl_err_at(c, TD_ESCHEMA, line, col,
-                           "YAML aliases are not allowed in a call file");
-            break;
-        case YAML_SCALAR_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_MAPPING_START_EVENT:
-            if (ev.type == YAML_SCALAR_EVENT) {
-                anchor = ev.data.scalar.anchor;
-                tag = ev.data.scalar.tag;
-            } else if (ev.type == YAML_SEQUENCE_START_EVENT) {
-                anchor = ev.data.sequence_start.anchor;
-                tag = ev.data.sequence_start.tag;
-            } else {
-                anchor = ev.data.mapping_start.anchor;
-                tag = ev.data.mapping_start.tag;
-            }
-            if (anchor != NULL) {
-                rc = cl_err_at(c, TD_ESCHEMA, line, col,
-                               "YAML anchors are not allowed in a call file");
-                break;
-            }
-            if (tag != NULL) {
-                rc = cl_err_at(c, TD_ESCHEMA, line, col,
-                               "YAML tags are not allowed in a call file");
-                break;
-            }
-            n = td__calloc(1, sizeof *n);
-            if (n == NULL) {
-                rc = cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
-                break;
-            }
-            n->line = line;
-            n->col = col;
-            if (ev.type == YAML_SCALAR_EVENT) {
-                n->kind = YN_SCALAR;
-                n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-                n->text_col =
-                    (ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                     ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
-                        ? 1
-                        : 0;
-                n->len = ev.data.scalar.length;
-                n->str = td__strndup((const char *)ev.data.scalar.value,
-                                     n->len);
-                if (n->str == NULL) {
-                    td__free(n);
-                    rc = cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
-                    break;
-                }
-            } else {
-                n->kind = ev.type == YAML_SEQUENCE_START_EVENT ? YN_SEQ
-                                                                : YN_MAP;
-            }
-            if (depth > 0) {
-                if (yn_append(stack[depth - 1], n) != 0) {
-                    yn_free(n);
-                    rc = cl_err_at(c, TD_ENOMEM, 0, 0, "out of memory");
-                    break;
-                }
-            } else {
-                *root = n;
-            }
-            if (n->kind != YN_SCALAR) {
-                if (depth == YN_MAX_DEPTH) {
-                    rc = cl_err_at(c, TD_ELIMIT, line, col,
-                                   "nesting deeper than %d levels",
-                                   YN_MAX_DEPTH);
-                    break;
-                }
-                stack[depth++] = n;
-            }
-            break;
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-            if (depth > 0)
-                depth--;
-            break;
-        default:
-            break;
-        }
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&parser);
-    if (rc != 0) {
-        yn_free(*root);
-        *root = NULL;
-    }
-    return rc;
-}
-
-/* ---- scalar types ------------------------------------------------------- */
-
-typedef enum yv_type {
-    YV_NULL,
-    YV_BOOL,
-    YV_INT,
-    YV_FLOAT,
-    YV_STR,
-    YV_SEQ,
-    YV_MAP
-} yv_type;
-
-static const char *yv_name(yv_type t)
-{
-    switch (t) {
-    case YV_NULL: return "null";
-    case YV_BOOL: return "a boolean";
-    case YV_INT: return "an integer";
-    case YV_FLOAT: return "a number";
-    case YV_STR: return "a string";
-    case YV_SEQ: return "a list";
-    case YV_MAP: return "a mapping";
-    }
-    return "?";
-}
-
-/* YAML core-schema resolution of a node.  Integers that do not fit int64
- * resolve to YV_INT with *overflow set. */
-static yv_type yv_type_of(const ynode *n, int64_t *iv, bool *bv,
-                          bool *overflow)
-{
-    if (overflow)
-        *overflow = false;
-    if (n->kind == YN_SEQ)
-        return YV_SEQ;
-    if (n->kind == YN_MAP)
-        return YV_MAP;
-    if (!n->plain)
-        return YV_STR;
-    const char *s = n->str;
-    if (s[0] == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
-        strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0)
-        return YV_NULL;
-    if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 ||
-        strcmp(s, "TRUE") == 0) {
-        if (bv)
-            *bv = true;
-        return YV_BOOL;
-    }
-    if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 ||
-        strcmp(s, "FALSE") == 0) {
-        if (bv)
-            *bv = false;
-        return YV_BOOL;
-    }
-    const char *p = s;
-    bool neg = false;
-    if (*p == '-' || *p == '+')
-        neg = *p++ == '-';
-    if (isdigit((unsigned char)*p)) {
-        const char *q = p;
-        uint64_t v = 0;
-        bool ovf = false;
-        while (isdigit((unsigned char)*q)) {
-            unsigned d = (unsigned)(*q - '0');
-            if (v > (UINT64_MAX - d) / 10)
-                ovf = true;
-            else
-                v = v * 10 + d;
-            q++;
-        }
-        if (*q == '\0') {
-            if (!ovf && v > (uint64_t)INT64_MAX + (neg ? 1u : 0u))
-                ovf = true;
-            if (overflow)
-                *overflow = ovf;
-            if (iv)
-                *iv = ovf ? 0
-                          : (neg ? (int64_t)(0 - v) : (int64_t)v);
-            return YV_INT;
-        }
-    }
-    char *end = NULL;
-    errno = 0;
-    (void)strtod(s, &end);
-    if (end != s && end != NULL && *end == '\0')
-        return YV_FLOAT;
-    return YV_STR;
-}
-
-static yv_type yv_kind(const ynode *n)
-{
-    return yv_type_of(n, NULL, NULL, NULL);
+    return td__yclass(n, NULL, NULL, NULL);
 }
 
 static bool is_ident(const char *s, bool digit_start)
@@ -362,24 +53,14 @@ static bool is_ident(const char *s, bool digit_start)
 }
 
 /* Reads a string value into out[cap]; `what` names it in messages. */
-static int cl_string(cl *c, const ynode *n, const char *what, char *out,
+static int cl_string(cl *c, const td_ynode *n, const char *what, char *out,
                      size_t cap)
 {
-    yv_type t = yv_kind(n);
-    if (t != YV_STR)
-        return cl_err(c, TD_ESCHEMA, n, "'%s' must be a string, not %s", what,
-                      yv_name(t));
-    if (strlen(n->str) != n->len)
-        return cl_err(c, TD_ESCHEMA, n, "'%s' contains a NUL byte", what);
-    if (n->len >= cap)
-        return cl_err(c, TD_ELIMIT, n, "'%s' is longer than %zu bytes", what,
-                      cap - 1);
-    memcpy(out, n->str, n->len + 1);
-    return 0;
+    return td__ystr(&c->doc, n, what, out, cap);
 }
 
 /* Reads an identifier-like name (op, target, dispatch). */
-static int cl_name(cl *c, const ynode *n, const char *what, char *out,
+static int cl_name(cl *c, const td_ynode *n, const char *what, char *out,
                    bool digit_start)
 {
     int rc = cl_string(c, n, what, out, TD_NAME_MAX);
@@ -391,32 +72,12 @@ static int cl_name(cl *c, const ynode *n, const char *what, char *out,
     return 0;
 }
 
-/* Checks a mapping key: a scalar without NUL bytes. */
-static int cl_key(cl *c, const ynode *k)
-{
-    if (k->kind != YN_SCALAR)
-        return cl_err(c, TD_ESCHEMA, k, "mapping keys must be scalars");
-    if (strlen(k->str) != k->len)
-        return cl_err(c, TD_ESCHEMA, k, "mapping key contains a NUL byte");
-    return 0;
-}
-
-/* Reports a duplicate of key i among the keys before it.  Callers check the
- * key against a bounded set first, so this scan stays short. */
-static int cl_dup(cl *c, const ynode *map, size_t i)
-{
-    const ynode *k = map->kids[2 * i];
-    for (size_t j = 0; j < i; j++)
-        if (strcmp(map->kids[2 * j]->str, k->str) == 0)
-            return cl_err(c, TD_ESCHEMA, k, "duplicate key '%.64s'", k->str);
-    return 0;
-}
 
 /* ---- regions ------------------------------------------------------------ */
 
 typedef struct rp {
     cl *c;
-    const ynode *n;
+    const td_ynode *n;
     const char *s;
     size_t pos;
 } rp;
@@ -431,9 +92,8 @@ static int rp_err(rp *r, int code, size_t at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    td__vdiag(r->c->diag, code, r->c->file, r->n->line,
-              r->n->col + r->n->text_col + (int)at, r->c->src, r->c->srclen,
-              fmt, ap);
+    td__vdiag(r->c->doc.diag, code, r->c->doc.file, r->n->line,
+              td__ycol_in(r->n, at), r->c->doc.text, r->c->doc.len, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -481,12 +141,12 @@ static int rp_index(rp *r, int64_t *v, bool *present)
 }
 
 /* Parses "NAME" or "NAME[slices]" against the call's buffers. */
-static int cl_region(cl *c, const ynode *n, const char *what, td_region *out)
+static int cl_region(cl *c, const td_ynode *n, const char *what, td_region *out)
 {
-    yv_type t = yv_kind(n);
-    if (t != YV_STR)
+    td_ytype t = yv_kind(n);
+    if (t != TD_YT_STR)
         return cl_err(c, TD_ESCHEMA, n, "'%s' must be a string, not %s", what,
-                      yv_name(t));
+                      td__ytype_name(t));
     if (strlen(n->str) != n->len)
         return cl_err(c, TD_ESCHEMA, n, "'%s' contains a NUL byte", what);
     rp r = {c, n, n->str, 0};
@@ -601,9 +261,9 @@ static int cl_region(cl *c, const ynode *n, const char *what, td_region *out)
 static const char *const g_storage_scopes[] = {"local", "shared", "shared.dyn",
                                                "global"};
 
-static int cl_shape(cl *c, const ynode *n, td_buffer *b)
+static int cl_shape(cl *c, const td_ynode *n, td_buffer *b)
 {
-    if (n->kind != YN_SEQ || n->n == 0)
+    if (n->kind != TD_YSEQ || n->n == 0)
         return cl_err(c, TD_ESCHEMA, n,
                       "shape must be a non-empty list of positive integers");
     if (n->n > TD_MAX_RANK)
@@ -611,14 +271,14 @@ static int cl_shape(cl *c, const ynode *n, td_buffer *b)
                       n->n, TD_MAX_RANK);
     int64_t prod = 1;
     for (size_t i = 0; i < n->n; i++) {
-        const ynode *e = n->kids[i];
+        const td_ynode *e = n->kids[i];
         int64_t v = 0;
         bool ovf;
-        yv_type t = yv_type_of(e, &v, NULL, &ovf);
-        if (t != YV_INT)
+        td_ytype t = td__yclass(e, &v, NULL, &ovf);
+        if (t != TD_YT_INT)
             return cl_err(c, TD_ESCHEMA, e,
                           "shape extent must be a positive integer, not %s",
-                          yv_name(t));
+                          td__ytype_name(t));
         if (ovf || v > TD_MAX_EXTENT)
             return cl_err(c, TD_ELIMIT, e,
                           "shape extent %s exceeds the limit of %lld", e->str,
@@ -637,7 +297,7 @@ static int cl_shape(cl *c, const ynode *n, td_buffer *b)
     return 0;
 }
 
-static int cl_layout(cl *c, const ynode *n, td_buffer *b, int64_t elems)
+static int cl_layout(cl *c, const td_ynode *n, td_buffer *b, int64_t elems)
 {
     int rc = cl_string(c, n, "layout", b->layout_text, sizeof b->layout_text);
     if (rc)
@@ -646,7 +306,7 @@ static int cl_layout(cl *c, const ynode *n, td_buffer *b, int64_t elems)
     td_diag_clear(&ld);
     rc = td_layout_parse(b->layout_text, &b->layout, &ld);
     if (rc)
-        return cl_err_at(c, rc, n->line, n->col + n->text_col + ld.col - 1,
+        return cl_err_at(c, rc, n->line, td__ycol_in(n, (size_t)(ld.col - 1)),
                          "%s", ld.msg);
     b->has_layout = true;
     if (b->layout.nshard == 0)
@@ -673,7 +333,7 @@ static int cl_layout(cl *c, const ynode *n, td_buffer *b, int64_t elems)
     return 0;
 }
 
-static int cl_buffer(cl *c, const ynode *key, const ynode *val, td_buffer *b)
+static int cl_buffer(cl *c, const td_ynode *key, const td_ynode *val, td_buffer *b)
 {
     if (!is_ident(key->str, false))
         return cl_err(c, TD_ESCHEMA, key,
@@ -683,15 +343,15 @@ static int cl_buffer(cl *c, const ynode *key, const ynode *val, td_buffer *b)
                       "buffer name '%.64s...' is longer than %d bytes",
                       key->str, TD_NAME_MAX - 1);
     memcpy(b->name, key->str, key->len + 1);
-    if (val->kind != YN_MAP)
+    if (val->kind != TD_YMAP)
         return cl_err(c, TD_ESCHEMA, val, "buffer '%s' must be a mapping, not %s",
-                      b->name, yv_name(yv_kind(val)));
+                      b->name, td__ytype_name(yv_kind(val)));
 
     static const char *const keys[] = {"scope", "dtype", "shape", "layout"};
-    const ynode *slot[4] = {NULL, NULL, NULL, NULL};
+    const td_ynode *slot[4] = {NULL, NULL, NULL, NULL};
     for (size_t i = 0; i < val->n / 2; i++) {
-        const ynode *k = val->kids[2 * i];
-        int rc = cl_key(c, k);
+        const td_ynode *k = val->kids[2 * i];
+        int rc = td__ykey(&c->doc, k);
         if (rc)
             return rc;
         int which = -1;
@@ -747,23 +407,23 @@ static int cl_buffer(cl *c, const ynode *key, const ynode *val, td_buffer *b)
     return 0;
 }
 
-static int cl_buffers(cl *c, const ynode *n)
+static int cl_buffers(cl *c, const td_ynode *n)
 {
-    if (n->kind != YN_MAP)
+    if (n->kind != TD_YMAP)
         return cl_err(c, TD_ESCHEMA, n, "'buffers' must be a mapping, not %s",
-                      yv_name(yv_kind(n)));
+                      td__ytype_name(yv_kind(n)));
     if (n->n == 0)
         return cl_err(c, TD_ESCHEMA, n,
                       "'buffers' must declare at least one buffer");
     for (size_t i = 0; i < n->n / 2; i++) {
-        const ynode *k = n->kids[2 * i];
-        int rc = cl_key(c, k);
+        const td_ynode *k = n->kids[2 * i];
+        int rc = td__ykey(&c->doc, k);
         if (rc)
             return rc;
         if (i >= TD_MAX_BUFFERS)
             return cl_err(c, TD_ELIMIT, k, "too many buffers (max %d)",
                           TD_MAX_BUFFERS);
-        rc = cl_dup(c, n, i);
+        rc = td__ydup(&c->doc, n, i);
         if (rc)
             return rc;
         rc = cl_buffer(c, k, n->kids[2 * i + 1], &c->call->buffers[i]);
@@ -776,14 +436,14 @@ static int cl_buffers(cl *c, const ynode *n)
 
 /* ---- the other sections ------------------------------------------------- */
 
-static int cl_launch(cl *c, const ynode *n)
+static int cl_launch(cl *c, const td_ynode *n)
 {
-    if (n->kind != YN_MAP)
+    if (n->kind != TD_YMAP)
         return cl_err(c, TD_ESCHEMA, n, "'launch' must be a mapping, not %s",
-                      yv_name(yv_kind(n)));
+                      td__ytype_name(yv_kind(n)));
     for (size_t i = 0; i < n->n / 2; i++) {
-        const ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
-        int rc = cl_key(c, k);
+        const td_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = td__ykey(&c->doc, k);
         if (rc)
             return rc;
         int tag = -1;
@@ -795,14 +455,14 @@ static int cl_launch(cl *c, const ynode *n)
                           "unknown launch tag '%.64s' (expected threadIdx.x/y/z "
                           "or blockIdx.x/y/z)",
                           k->str);
-        rc = cl_dup(c, n, i);
+        rc = td__ydup(&c->doc, n, i);
         if (rc)
             return rc;
         td_launch_param *lp = &c->call->launch[tag];
         int64_t x = 0;
         bool ovf;
-        yv_type t = yv_type_of(v, &x, NULL, &ovf);
-        if (t == YV_INT) {
+        td_ytype t = td__yclass(v, &x, NULL, &ovf);
+        if (t == TD_YT_INT) {
             if (ovf || x > INT32_MAX)
                 return cl_err(c, TD_ELIMIT, v,
                               "launch extent %s for %s exceeds the limit of %d",
@@ -812,7 +472,7 @@ static int cl_launch(cl *c, const ynode *n)
                               "launch extent for %s must be positive, got %lld",
                               k->str, (long long)x);
             lp->extent = x;
-        } else if (t == YV_STR && is_ident(v->str, false)) {
+        } else if (t == TD_YT_STR && is_ident(v->str, false)) {
             if (v->len >= TD_NAME_MAX)
                 return cl_err(c, TD_ELIMIT, v,
                               "launch symbol is longer than %d bytes",
@@ -823,19 +483,19 @@ static int cl_launch(cl *c, const ynode *n)
             return cl_err(c, TD_ESCHEMA, v,
                           "launch extent for %s must be a positive integer or "
                           "a name, not %s",
-                          k->str, yv_name(t));
+                          k->str, td__ytype_name(t));
         }
         lp->present = true;
     }
     return 0;
 }
 
-static int cl_axes(cl *c, const ynode *n)
+static int cl_axes(cl *c, const td_ynode *n)
 {
     td_call *call = c->call;
-    const ynode *items[TD_MAX_AXES];
+    const td_ynode *items[TD_MAX_AXES];
     size_t count;
-    if (n->kind == YN_SEQ) {
+    if (n->kind == TD_YSEQ) {
         if (n->n == 0)
             return cl_err(c, TD_ESCHEMA, n, "'axes' must not be empty");
         if (n->n > TD_MAX_AXES)
@@ -851,13 +511,13 @@ static int cl_axes(cl *c, const ynode *n)
     int ndim = call->src.ndim;
     bool seen[TD_MAX_RANK] = {false};
     for (size_t i = 0; i < count; i++) {
-        const ynode *e = items[i];
+        const td_ynode *e = items[i];
         int64_t ax = 0;
         bool ovf;
-        yv_type t = yv_type_of(e, &ax, NULL, &ovf);
-        if (t != YV_INT)
+        td_ytype t = td__yclass(e, &ax, NULL, &ovf);
+        if (t != TD_YT_INT)
             return cl_err(c, TD_ESCHEMA, e,
-                          "reduce axis must be an integer, not %s", yv_name(t));
+                          "reduce axis must be an integer, not %s", td__ytype_name(t));
         if (ovf)
             return cl_err(c, TD_ESCHEMA, e,
                           "reduce axis %s out of range for ndim=%d", e->str,
@@ -877,20 +537,20 @@ static int cl_axes(cl *c, const ynode *n)
     return 0;
 }
 
-static int cl_config(cl *c, const ynode *n)
+static int cl_config(cl *c, const td_ynode *n)
 {
-    if (n->kind != YN_MAP)
+    if (n->kind != TD_YMAP)
         return cl_err(c, TD_ESCHEMA, n, "'config' must be a mapping, not %s",
-                      yv_name(yv_kind(n)));
+                      td__ytype_name(yv_kind(n)));
     for (size_t i = 0; i < n->n / 2; i++) {
-        const ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
-        int rc = cl_key(c, k);
+        const td_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = td__ykey(&c->doc, k);
         if (rc)
             return rc;
         if (i >= TD_MAX_CONFIG)
             return cl_err(c, TD_ELIMIT, k, "too many config entries (max %d)",
                           TD_MAX_CONFIG);
-        rc = cl_dup(c, n, i);
+        rc = td__ydup(&c->doc, n, i);
         if (rc)
             return rc;
         if (!is_ident(k->str, false))
@@ -903,16 +563,16 @@ static int cl_config(cl *c, const ynode *n)
         td_config_entry *ce = &c->call->config[i];
         memcpy(ce->key, k->str, k->len + 1);
         bool ovf;
-        yv_type t = yv_type_of(v, &ce->i, &ce->b, &ovf);
-        if (t == YV_INT) {
+        td_ytype t = td__yclass(v, &ce->i, &ce->b, &ovf);
+        if (t == TD_YT_INT) {
             if (ovf)
                 return cl_err(c, TD_ELIMIT, v,
                               "config value %.64s does not fit in 64 bits",
                               v->str);
             ce->kind = TD_VALUE_INT;
-        } else if (t == YV_BOOL) {
+        } else if (t == TD_YT_BOOL) {
             ce->kind = TD_VALUE_BOOL;
-        } else if (t == YV_STR) {
+        } else if (t == TD_YT_STR) {
             rc = cl_string(c, v, ce->key, ce->s, sizeof ce->s);
             if (rc)
                 return rc;
@@ -921,7 +581,7 @@ static int cl_config(cl *c, const ynode *n)
             return cl_err(c, TD_ESCHEMA, v,
                           "config value '%s' must be an integer, a boolean or "
                           "a string, not %s",
-                          ce->key, yv_name(t));
+                          ce->key, td__ytype_name(t));
         }
         c->call->nconfig = (int)i + 1;
     }
@@ -950,25 +610,25 @@ static const char *const g_keys[K_COUNT] = {
     "op",  "target", "arch", "scope",  "launch", "buffers",
     "dst", "src",    "axes", "accum", "config", "dispatch"};
 
-static void set_pos(td_pos *p, const ynode *n)
+static void set_pos(td_pos *p, const td_ynode *n)
 {
     p->line = n->line;
     p->col = n->col;
 }
 
-static int cl_call(cl *c, const ynode *root)
+static int cl_call(cl *c, const td_ynode *root)
 {
     td_call *call = c->call;
-    const ynode *v[K_COUNT] = {NULL};
+    const td_ynode *v[K_COUNT] = {NULL};
     int rc;
 
-    if (root->kind != YN_MAP)
+    if (root->kind != TD_YMAP)
         return cl_err(c, TD_ESCHEMA, root,
                       "a call file must be a mapping, not %s",
-                      yv_name(yv_kind(root)));
+                      td__ytype_name(yv_kind(root)));
     for (size_t i = 0; i < root->n / 2; i++) {
-        const ynode *k = root->kids[2 * i];
-        rc = cl_key(c, k);
+        const td_ynode *k = root->kids[2 * i];
+        rc = td__ykey(&c->doc, k);
         if (rc)
             return rc;
         int which = -1;
@@ -1032,10 +692,10 @@ static int cl_call(cl *c, const ynode *root)
         call->axes[0] = -1;
     }
     if (v[K_ACCUM] != NULL) {
-        yv_type t = yv_type_of(v[K_ACCUM], NULL, &call->accum, NULL);
-        if (t != YV_BOOL)
+        td_ytype t = td__yclass(v[K_ACCUM], NULL, &call->accum, NULL);
+        if (t != TD_YT_BOOL)
             return cl_err(c, TD_ESCHEMA, v[K_ACCUM],
-                          "'accum' must be a boolean, not %s", yv_name(t));
+                          "'accum' must be a boolean, not %s", td__ytype_name(t));
     }
     if (v[K_CONFIG] != NULL && (rc = cl_config(c, v[K_CONFIG])) != 0)
         return rc;
@@ -1048,35 +708,31 @@ static int cl_call(cl *c, const ynode *root)
     return 0;
 }
 
+/* The limits of a call file. */
+static const td_ylimits call_limits = {TD_CALL_FILE_MAX, TD_CALL_DEPTH_MAX, 0};
+
 int td_call_parse(const char *name, const char *text, size_t len,
                   td_call **out, td_diag *diag)
 {
-    cl c = {name ? name : "", text, len, diag, NULL};
+    cl c;
+    memset(&c, 0, sizeof c);
     *out = NULL;
     if (text == NULL)
-        return td__diag(diag, TD_EINVAL, c.file, 0, 0, NULL, 0,
+        return td__diag(diag, TD_EINVAL, name ? name : "", 0, 0, NULL, 0,
                         "no call text given");
-    if (len > TD_CALL_FILE_MAX)
-        return td__diag(diag, TD_ELIMIT, c.file, 1, 1, NULL, 0,
-                        "file is larger than the limit of %zu bytes",
-                        (size_t)TD_CALL_FILE_MAX);
-    ynode *root = NULL;
-    int rc = yn_build(&c, &root);
+    int rc = td__ydoc_load(&c.doc, name, "call file", text, len, &call_limits,
+                           diag);
     if (rc)
         return rc;
-    if (root == NULL || (root->kind == YN_SCALAR && root->plain &&
-                         yv_kind(root) == YV_NULL)) {
-        yn_free(root);
-        return cl_err_at(&c, TD_ESCHEMA, 1, 1, "empty call file");
-    }
     c.call = td__calloc(1, sizeof *c.call);
     if (c.call == NULL) {
-        yn_free(root);
-        return cl_err_at(&c, TD_ENOMEM, 0, 0, "out of memory");
+        rc = cl_err_at(&c, TD_ENOMEM, 0, 0, "out of memory");
+        td__ydoc_free(&c.doc);
+        return rc;
     }
-    td__strlcpy(c.call->file, c.file, sizeof c.call->file);
-    rc = cl_call(&c, root);
-    yn_free(root);
+    td__strlcpy(c.call->file, c.doc.file, sizeof c.call->file);
+    rc = cl_call(&c, c.doc.root);
+    td__ydoc_free(&c.doc);
     if (rc) {
         td__free(c.call);
         return rc;

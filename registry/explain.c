@@ -148,8 +148,10 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
             return brc;
     }
     td_explain_row *r = b->cur;
-    r->file = e->file;
-    r->line = e->line;
+    /* A disabled row points at where it was disabled (the declaration or
+     * the override that set enabled: false). */
+    r->file = st == TD_CAND_DISABLED ? e->enabled_file : e->file;
+    r->line = st == TD_CAND_DISABLED ? e->enabled_line : e->line;
     r->status = st;
     td_buf msg;
     td__buf_init(&msg);

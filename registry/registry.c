@@ -360,7 +360,17 @@ size_t td_registry_impls(const td_registry *reg, td_impl_info *infos,
 
 /* ---- the loaded table -------------------------------------------------- */
 
-static void ventry_free(td__ventry *e)
+void td__rule_preds_free(td__rule_pred *preds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        td__args_clear(&preds[i].args);
+        td__free(preds[i].args_text);
+        td__free(preds[i].args_json);
+    }
+    td__free(preds);
+}
+
+void td__ventry_free(td__ventry *e)
 {
     if (e == NULL)
         return;
@@ -368,11 +378,9 @@ static void ventry_free(td__ventry *e)
     td__free(e->impl_name);
     td__free(e->target);
     td__free(e->file);
-    for (size_t i = 0; i < e->npreds; i++) {
-        td__args_clear(&e->preds[i].args);
-        td__free(e->preds[i].args_text);
-    }
-    td__free(e->preds);
+    td__free(e->ops);
+    td__free(e->overrides);
+    td__rule_preds_free(e->preds, e->npreds);
     td__free(e);
 }
 
@@ -388,8 +396,13 @@ void td__rules_free(td__rules *r)
         td__free(k);
     }
     for (size_t i = 0; i < r->nentries; i++)
-        ventry_free(r->entries[i]);
+        td__ventry_free(r->entries[i]);
     td__free(r->entries);
+    for (size_t i = 0; i < r->nlayers; i++) {
+        td__free(r->layers[i].file);
+        td__free(r->layers[i].text);
+    }
+    td__free(r->layers);
     td__free(r->sorted);
     td__free(r);
 }
@@ -433,14 +446,16 @@ size_t td_registry_rules(const td_registry *reg, td_rule_info *infos,
             ri->npreds = e->npreds;
             ri->file = e->file;
             ri->line = e->line;
+            ri->noverrides = e->noverrides;
+            ri->overrides = e->overrides;
         }
     }
     return n;
 }
 
-int td_registry_rule_pred(const td_registry *reg, const td_rule_info *rule,
-                          size_t i, const char **name, char *args_text,
-                          size_t cap)
+/* Predicate i of the entry a td_rule_info describes. */
+static int rule_pred(const td_registry *reg, const td_rule_info *rule,
+                     size_t i, const td__rule_pred **out)
 {
     if (reg == NULL || rule == NULL || rule->op == NULL ||
         rule->target == NULL || rule->name == NULL)
@@ -454,11 +469,61 @@ int td_registry_rule_pred(const td_registry *reg, const td_rule_info *rule,
             continue;
         if (i >= e->npreds)
             return TD_EINVAL;
-        if (name != NULL)
-            *name = e->preds[i].pred->desc.name;
-        if (args_text != NULL && cap > 0)
-            td__strlcpy(args_text, e->preds[i].args_text, cap);
+        *out = &e->preds[i];
         return 0;
     }
     return TD_ENOENT;
+}
+
+int td_registry_rule_pred(const td_registry *reg, const td_rule_info *rule,
+                          size_t i, const char **name, char *args_text,
+                          size_t cap)
+{
+    const td__rule_pred *rp = NULL;
+    int rc = rule_pred(reg, rule, i, &rp);
+    if (rc != 0)
+        return rc;
+    if (name != NULL)
+        *name = rp->pred->desc.name;
+    if (args_text != NULL && cap > 0)
+        td__strlcpy(args_text, rp->args_text, cap);
+    return 0;
+}
+
+int td_registry_rule_pred_json(const td_registry *reg,
+                               const td_rule_info *rule, size_t i,
+                               const char **name, char *args_json, size_t cap)
+{
+    const td__rule_pred *rp = NULL;
+    int rc = rule_pred(reg, rule, i, &rp);
+    if (rc != 0)
+        return rc;
+    if (name != NULL)
+        *name = rp->pred->desc.name;
+    if (args_json != NULL && cap > 0 &&
+        td__strlcpy(args_json, rp->args_json, cap) >= cap)
+        return TD_ELIMIT;
+    return 0;
+}
+
+size_t td_registry_rules_layers(const td_registry *reg, td_rules_layer *out,
+                                size_t cap)
+{
+    if (reg == NULL || reg->rules == NULL)
+        return 0;
+    const td__rules *r = reg->rules;
+    for (size_t i = 0; out != NULL && i < r->nlayers && i < cap; i++) {
+        out[i].file = r->layers[i].file;
+        out[i].nentries = r->layers[i].nnew + r->layers[i].noverride;
+        out[i].noverrides = r->layers[i].noverride;
+    }
+    return r->nlayers;
+}
+
+void td_registry_clear_rules(td_registry *reg)
+{
+    if (reg == NULL)
+        return;
+    td__rules_free(reg->rules);
+    reg->rules = NULL;
 }

@@ -67,10 +67,23 @@ typedef struct td__rule_pred {
     const td__pred_entry *pred;
     td_args args;
     char *args_text;  /* "{expected_scope: [local]}" or "" */
+    char *args_json;  /* {"expected_scope": ["local"]} or {} */
 } td__rule_pred;
 
-/* One variant entry of a rules file; an entry serving several ops is shared
- * by the candidate lists of each (op, target) key. */
+/* One layer of the table: a rules file (or text) as it was loaded.  The
+ * table keeps the text, so that adding a layer can rebuild the whole table
+ * beside the current one (td_registry_add_rules stays atomic). */
+typedef struct td__layer {
+    char *file;
+    char *text;
+    size_t len;
+    size_t nnew;       /* entries the layer declared */
+    size_t noverride;  /* entries the layer overrode */
+} td__layer;
+
+/* One variant entry, identified by (name, target); an entry serving several
+ * ops is shared by the candidate lists of each (op, target) key.  Later
+ * layers change it in place with `override: true`. */
 typedef struct td__ventry {
     char *name;
     char *impl_name;
@@ -78,10 +91,16 @@ typedef struct td__ventry {
     char *target;
     int priority;
     bool enabled;
+    size_t nops;
+    const td__op_entry **ops;  /* in the order the entry lists them */
     size_t npreds;
     td__rule_pred *preds;
-    char *file;
+    char *file;                /* where it was declared */
     int line;
+    const char *enabled_file;  /* where `enabled` got its value: the */
+    int enabled_line;          /* declaration or the last override of it */
+    size_t noverrides;
+    td_rule_origin *overrides; /* files point at the table's layer names */
     size_t seq;       /* insertion order, for stable ties */
 } td__ventry;
 
@@ -96,6 +115,8 @@ typedef struct td__rkey {
 } td__rkey;
 
 typedef struct td__rules {
+    size_t nlayers, caplayers;
+    td__layer *layers;     /* owned, in load order */
     size_t nentries, capentries;
     td__ventry **entries;  /* owned, insertion order */
     td__rkey *keys;        /* the hash */
@@ -140,6 +161,9 @@ const td__impl_entry *td__registry_impl(const td_registry *reg,
 const td__rkey *td__rules_find(const td_registry *reg, const char *op,
                                const char *target);
 void td__rules_free(td__rules *r);
+void td__ventry_free(td__ventry *e);
+/* Frees n bound predicates and the array. */
+void td__rule_preds_free(td__rule_pred *preds, size_t n);
 
 /* builtin.c: registers the built-in ops, predicates and variant modules. */
 int td__register_builtins(td_registry *reg);

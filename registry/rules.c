@@ -1,298 +1,40 @@
 /*
- * Loading rules files (contract section 2).
+ * Loading rules files (contract section 2) in layers.
  *
- * The YAML is read with libyaml's event API into a small tree of our own:
- * events let us refuse aliases and anchors, excessive nesting and extra
- * documents before anything is built from them.  The tree is then checked
- * against the schema and against what C registered, producing a new rules
- * table that replaces the registry's only when every file was accepted.
+ * Each file is parsed by the YAML front-end (core/td_yaml.h) and checked
+ * against the schema and against what C registered.  A layer's entries are
+ * new (name, target) pairs or overrides of earlier ones; the candidate
+ * lists per (op, target) are built once every layer is applied.  A load
+ * builds a complete new table beside the registry's (replaying the layers
+ * already loaded when it adds to them) and swaps it in only when every
+ * layer was accepted.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
 #include "registry_internal.h"
-
-/* ---- the YAML tree ----------------------------------------------------- */
-
-typedef enum ynode_kind { Y_SCALAR, Y_SEQ, Y_MAP } ynode_kind;
-
-typedef struct ynode {
-    ynode_kind kind;
-    int line, col;      /* 1-based */
-    char *value;        /* Y_SCALAR: NUL-terminated */
-    size_t len;
-    bool plain;         /* unquoted and untagged: may be an int or a bool */
-    size_t n, cap;      /* children; a map stores key, value, key, ... */
-    struct ynode **kids;
-} ynode;
-
-static void ynode_free(ynode *n)
-{
-    if (n == NULL)
-        return;
-    for (size_t i = 0; i < n->n; i++)
-        ynode_free(n->kids[i]);
-    td__free(n->kids);
-    td__free(n->value);
-    td__free(n);
-}
-
-static int ynode_push(ynode *parent, ynode *kid)
-{
-    if (parent->n == parent->cap) {
-        size_t ncap = parent->cap ? parent->cap * 2 : 4;
-        ynode **k = td__realloc(parent->kids, ncap * sizeof *k);
-        if (k == NULL)
-            return TD_ENOMEM;
-        parent->kids = k;
-        parent->cap = ncap;
-    }
-    parent->kids[parent->n++] = kid;
-    return 0;
-}
+#include "td_yaml.h"
 
 /* The state of one file being loaded. */
 typedef struct loader {
     td_registry *reg;
     td__rules *rules;   /* the table being built */
-    const char *file;
-    const char *text;
-    size_t len;
+    td__layer *layer;   /* the layer being applied (in rules->layers) */
+    td_ydoc doc;
     td_diag *diag;
 } loader;
 
 #define ERR(ld, code, node_line, node_col, ...)                               \
-    td__diag((ld)->diag, (code), (ld)->file, (node_line), (node_col),          \
-             (ld)->text, (ld)->len, __VA_ARGS__)
+    td__yerr_at(&(ld)->doc, (code), (node_line), (node_col), __VA_ARGS__)
 #define ERRN(ld, code, node, ...)                                             \
-    ERR(ld, code, (node)->line, (node)->col, __VA_ARGS__)
+    td__yerr(&(ld)->doc, (code), (node), __VA_ARGS__)
 
-/* Line and column (1-based) of a byte offset, for reader errors that carry
- * only an offset. */
-static void offset_pos(const char *text, size_t len, size_t off, int *line,
-                       int *col)
+/* A name field (variant, impl, target, op, string argument). */
+static int check_name(loader *ld, const td_ynode *n, const char *what)
 {
-    int l = 1, c = 1;
-    for (size_t i = 0; i < off && i < len; i++) {
-        if (text[i] == '\n') {
-            l++;
-            c = 1;
-        } else if (((unsigned char)text[i] & 0xC0) != 0x80) {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
-
-static int parser_error(loader *ld, yaml_parser_t *p)
-{
-    int line, col;
-    if (p->error == YAML_MEMORY_ERROR)
-        return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-    if (p->error == YAML_READER_ERROR) {
-        offset_pos(ld->text, ld->len, p->problem_offset, &line, &col);
-    } else {
-        line = (int)p->problem_mark.line + 1;
-        col = (int)p->problem_mark.column + 1;
-    }
-    const char *problem = p->problem ? p->problem : "invalid YAML";
-    if (p->context != NULL)
-        return ERR(ld, TD_EPARSE, line, col, "%s (%s)", problem, p->context);
-    return ERR(ld, TD_EPARSE, line, col, "%s", problem);
-}
-
-static bool has_anchor(const yaml_event_t *ev)
-{
-    switch (ev->type) {
-    case YAML_SCALAR_EVENT: return ev->data.scalar.anchor != NULL;
-    case YAML_SEQUENCE_START_EVENT: return ev->data.sequence_start.anchor != NULL;
-    case YAML_MAPPING_START_EVENT: return ev->data.mapping_start.anchor != NULL;
-    default: return false;
-    }
-}
-
-/* Parses the whole text into *root (NULL for an empty stream). */
-static int parse_tree(loader *ld, ynode **root)
-{
-    yaml_parser_t p;
-    yaml_event_t ev;
-    ynode *stack[TD_RULES_DEPTH_MAX + 1];
-    int depth = 0;
-    int ndocs = 0;
-    int rc = 0;
-
-    *root = NULL;
-    if (!yaml_parser_initialize(&p))
-        return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-    yaml_parser_set_input_string(&p, (const unsigned char *)ld->text, ld->len);
-
-    for (;;) {
-        if (!yaml_parser_parse(&p, &ev)) {
-            rc = parser_error(ld, &p);
-            break;
-        }
-        int line = (int)ev.start_mark.line + 1;
-        int col = (int)ev.start_mark.column + 1;
-        yaml_event_type_t type = ev.type;
-
-        if (type == YAML_ALIAS_EVENT || has_anchor(&ev)) {
-            rc = ERR(ld, TD_ESCHEMA, line, col,
-                     "aliases and anchors are not allowed");
-        } else if (type == YAML_DOCUMENT_START_EVENT) {
-            if (++ndocs > 1)
-                rc = ERR(ld, TD_ESCHEMA, line, col,
-                         "a rules file holds one YAML document");
-        } else if (type == YAML_SCALAR_EVENT ||
-                   type == YAML_SEQUENCE_START_EVENT ||
-                   type == YAML_MAPPING_START_EVENT) {
-            ynode *n = td__calloc(1, sizeof *n);
-            if (n == NULL) {
-                rc = ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-            } else {
-                n->line = line;
-                n->col = col;
-                if (type == YAML_SCALAR_EVENT) {
-                    n->kind = Y_SCALAR;
-                    n->len = ev.data.scalar.length;
-                    n->value = td__strndup((const char *)ev.data.scalar.value,
-                                           n->len);
-                    n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                               ev.data.scalar.tag == NULL;
-                    if (n->value == NULL)
-                        rc = ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-                } else {
-                    n->kind = type == YAML_SEQUENCE_START_EVENT ? Y_SEQ : Y_MAP;
-                    if (depth >= TD_RULES_DEPTH_MAX)
-                        rc = ERR(ld, TD_ELIMIT, line, col,
-                                 "nesting deeper than %d levels",
-                                 TD_RULES_DEPTH_MAX);
-                }
-                /* Attach before anything else so that the tree owns it. */
-                if (depth == 0) {
-                    if (*root == NULL)
-                        *root = n;
-                    else
-                        ynode_free(n); /* unreachable: one document */
-                } else if (ynode_push(stack[depth - 1], n) != 0) {
-                    ynode_free(n);
-                    if (rc == 0)
-                        rc = ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-                }
-                if (rc == 0 && type != YAML_SCALAR_EVENT)
-                    stack[depth++] = n;
-            }
-        } else if (type == YAML_SEQUENCE_END_EVENT ||
-                   type == YAML_MAPPING_END_EVENT) {
-            if (depth > 0)
-                depth--;
-        }
-        yaml_event_delete(&ev);
-        if (rc != 0 || type == YAML_STREAM_END_EVENT)
-            break;
-    }
-    yaml_parser_delete(&p);
-    if (rc != 0) {
-        ynode_free(*root);
-        *root = NULL;
-    }
-    return rc;
-}
-
-/* ---- scalar typing ----------------------------------------------------- */
-
-static bool scalar_is_null(const ynode *n)
-{
-    return n->kind == Y_SCALAR && n->plain &&
-           (n->len == 0 || strcmp(n->value, "~") == 0 ||
-            strcmp(n->value, "null") == 0 || strcmp(n->value, "Null") == 0 ||
-            strcmp(n->value, "NULL") == 0);
-}
-
-/* A plain decimal integer (YAML core schema, decimal form only). */
-static bool scalar_int(const ynode *n, int64_t *out)
-{
-    if (n->kind != Y_SCALAR || !n->plain || n->len == 0)
-        return false;
-    const char *s = n->value;
-    size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-    if (i == n->len)
-        return false;
-    for (size_t k = i; k < n->len; k++)
-        if (s[k] < '0' || s[k] > '9')
-            return false;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = (int64_t)v;
-    return true;
-}
-
-static bool scalar_bool(const ynode *n, bool *out)
-{
-    if (n->kind != Y_SCALAR || !n->plain)
-        return false;
-    static const char *const t[] = {"true", "True", "TRUE"};
-    static const char *const f[] = {"false", "False", "FALSE"};
-    for (size_t i = 0; i < 3; i++) {
-        if (strcmp(n->value, t[i]) == 0) {
-            *out = true;
-            return true;
-        }
-        if (strcmp(n->value, f[i]) == 0) {
-            *out = false;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* A non-empty string scalar that fits a name; diagnoses otherwise.  `what`
- * names the field in messages. */
-static int check_name(loader *ld, const ynode *n, const char *what)
-{
-    if (n->kind != Y_SCALAR || scalar_is_null(n) || n->len == 0)
-        return ERRN(ld, TD_ESCHEMA, n, "%s must be a non-empty string", what);
-    /* Names end up in hash keys ("op\x1ftarget"), tables and JSON: keep
-     * control characters (and NULs from escapes) out of them. */
-    for (size_t i = 0; i < n->len; i++)
-        if ((unsigned char)n->value[i] < 0x20 || n->value[i] == 0x7f)
-            return ERRN(ld, TD_ESCHEMA, n,
-                        "%s must not contain control characters", what);
-    if (n->len >= TD_NAME_MAX)
-        return ERRN(ld, TD_ELIMIT, n, "%s is longer than %d bytes", what,
-                    TD_NAME_MAX - 1);
-    return 0;
-}
-
-/* Checks a mapping for duplicate and non-scalar keys. */
-static int check_map_keys(loader *ld, const ynode *m)
-{
-    for (size_t i = 0; i < m->n; i += 2) {
-        const ynode *k = m->kids[i];
-        if (k->kind != Y_SCALAR)
-            return ERRN(ld, TD_ESCHEMA, k, "mapping keys must be scalars");
-        for (size_t j = 0; j < i; j += 2)
-            if (strcmp(m->kids[j]->value, k->value) == 0)
-                return ERRN(ld, TD_ESCHEMA, k, "duplicate key '%s'", k->value);
-    }
-    return 0;
-}
-
-/* The value of key `name` in mapping m, NULL if absent. */
-static const ynode *map_get(const ynode *m, const char *name)
-{
-    for (size_t i = 0; i + 1 < m->n; i += 2)
-        if (strcmp(m->kids[i]->value, name) == 0)
-            return m->kids[i + 1];
-    return NULL;
+    return td__yname(&ld->doc, n, what, TD_NAME_MAX - 1);
 }
 
 /* ---- predicate arguments ----------------------------------------------- */
@@ -355,32 +97,73 @@ static int format_args(const td__pred_entry *pe, const td_args *a, char **out)
     return td__buf_take(&b, out);
 }
 
+/* {"a": 1, "b": ["x", "y"]} in schema order; {} when nothing is bound. */
+static int format_args_json(const td__pred_entry *pe, const td_args *a,
+                            char **out)
+{
+    td_buf b;
+    td__buf_init(&b);
+    size_t shown = 0;
+    td__buf_puts(&b, "{");
+    for (size_t s = 0; s < pe->desc.nargs; s++) {
+        const td__arg *v = NULL;
+        for (size_t i = 0; i < a->n; i++)
+            if (strcmp(a->v[i].name, pe->desc.args[s].name) == 0)
+                v = &a->v[i];
+        if (v == NULL)
+            continue;
+        if (shown++)
+            td__buf_puts(&b, ", ");
+        td__buf_json_str(&b, v->name);
+        td__buf_puts(&b, ": ");
+        switch (v->type) {
+        case TD_ARG_INT: td__buf_printf(&b, "%" PRId64, v->i); break;
+        case TD_ARG_BOOL: td__buf_puts(&b, v->b ? "true" : "false"); break;
+        case TD_ARG_STRING: td__buf_json_str(&b, v->s); break;
+        case TD_ARG_STRING_LIST:
+            td__buf_puts(&b, "[");
+            for (size_t k = 0; k < v->nitems; k++) {
+                if (k > 0)
+                    td__buf_puts(&b, ", ");
+                td__buf_json_str(&b, v->items[k]);
+            }
+            td__buf_puts(&b, "]");
+            break;
+        }
+    }
+    td__buf_puts(&b, "}");
+    return td__buf_take(&b, out);
+}
+
 /* Binds the argument mapping `m` (NULL: none given) of predicate `pe`
  * named at node `at`. */
-static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
-                     const ynode *m, td_args *out)
+static int bind_args(loader *ld, const td__pred_entry *pe, const td_ynode *at,
+                     const td_ynode *m, td_args *out)
 {
     const char *pname = pe->desc.name;
     size_t ngiven = m ? m->n / 2 : 0;
     int rc;
 
-    if (m != NULL && (rc = check_map_keys(ld, m)) != 0)
-        return rc;
-    /* Unknown names first: they are usually typos of a required one. */
+    /* Keys in document order; unknown names before missing ones: they
+     * are usually typos of a required one. */
     for (size_t i = 0; i < ngiven; i++) {
-        const ynode *k = m->kids[2 * i];
+        const td_ynode *k = TD_YKEY(m, i);
+        if ((rc = td__ykey(&ld->doc, k)) != 0)
+            return rc;
         bool known = false;
         for (size_t s = 0; s < pe->desc.nargs; s++)
-            if (strcmp(pe->desc.args[s].name, k->value) == 0)
+            if (strcmp(pe->desc.args[s].name, k->str) == 0)
                 known = true;
         if (!known)
             return ERRN(ld, TD_ESCHEMA, k,
                         "predicate '%s': unknown argument '%s'", pname,
-                        k->value);
+                        k->str);
+        if ((rc = td__ydup(&ld->doc, m, i)) != 0)
+            return rc;
     }
     for (size_t s = 0; s < pe->desc.nargs; s++)
         if (pe->desc.args[s].required &&
-            (m == NULL || map_get(m, pe->desc.args[s].name) == NULL))
+            (m == NULL || td__ymap_get(m, pe->desc.args[s].name) == NULL))
             return ERRN(ld, TD_ESCHEMA, at,
                         "predicate '%s': missing required argument '%s'",
                         pname, pe->desc.args[s].name);
@@ -391,30 +174,30 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
     if (out->v == NULL)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
     for (size_t i = 0; i < ngiven; i++) {
-        const ynode *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
+        const td_ynode *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
         const td_arg_spec *spec = NULL;
         for (size_t s = 0; s < pe->desc.nargs; s++)
-            if (strcmp(pe->desc.args[s].name, k->value) == 0)
+            if (strcmp(pe->desc.args[s].name, k->str) == 0)
                 spec = &pe->desc.args[s];
         td__arg *a = &out->v[out->n++];
         a->name = spec->name;
         a->type = spec->type;
-        bool ok = true;
+        bool ok = true, ovf = false;
         switch (spec->type) {
         case TD_ARG_INT:
-            ok = scalar_int(v, &a->i);
+            ok = td__yclass(v, &a->i, NULL, &ovf) == TD_YT_INT;
             break;
         case TD_ARG_BOOL:
-            ok = scalar_bool(v, &a->b);
+            ok = td__yclass(v, NULL, &a->b, NULL) == TD_YT_BOOL;
             break;
         case TD_ARG_STRING:
-            ok = v->kind == Y_SCALAR && !scalar_is_null(v);
+            ok = v->kind == TD_YSCALAR && !td__yis_null(v);
             break;
         case TD_ARG_STRING_LIST:
-            ok = v->kind == Y_SEQ;
+            ok = v->kind == TD_YSEQ;
             for (size_t j = 0; ok && j < v->n; j++)
-                ok = v->kids[j]->kind == Y_SCALAR &&
-                     !scalar_is_null(v->kids[j]);
+                ok = v->kids[j]->kind == TD_YSCALAR &&
+                     !td__yis_null(v->kids[j]);
             break;
         }
         if (!ok)
@@ -423,10 +206,15 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
                         spec->name,
                         spec->type == TD_ARG_INT ? "an" : "a",
                         td_arg_type_name(spec->type));
+        if (ovf)
+            return ERRN(ld, TD_ELIMIT, v,
+                        "predicate '%s': argument '%s' does not fit in 64 "
+                        "bits",
+                        pname, spec->name);
         if (spec->type == TD_ARG_STRING) {
             if ((rc = check_name(ld, v, "a string argument")) != 0)
                 return rc;
-            a->s = td__strdup(v->value);
+            a->s = td__strdup(v->str);
             if (a->s == NULL)
                 return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
         } else if (spec->type == TD_ARG_STRING_LIST) {
@@ -442,7 +230,7 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
             if (a->items == NULL)
                 return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
             for (size_t j = 0; j < v->n; j++) {
-                a->items[j] = td__strdup(v->kids[j]->value);
+                a->items[j] = td__strdup(v->kids[j]->str);
                 if (a->items[j] == NULL)
                     return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
                 a->nitems++;
@@ -453,25 +241,25 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const ynode *at,
 }
 
 /* One item of a `when:` list. */
-static int load_pred(loader *ld, const ynode *item, td__rule_pred *rp)
+static int load_pred(loader *ld, const td_ynode *item, td__rule_pred *rp)
 {
-    const ynode *name_node, *args = NULL;
+    const td_ynode *name_node, *args = NULL;
     int rc;
 
-    if (item->kind == Y_SCALAR) {
+    if (item->kind == TD_YSCALAR) {
         name_node = item;
-    } else if (item->kind == Y_MAP && item->n == 2) {
+    } else if (item->kind == TD_YMAP && item->n == 2) {
         name_node = item->kids[0];
         args = item->kids[1];
-        if (name_node->kind != Y_SCALAR)
+        if (name_node->kind != TD_YSCALAR)
             return ERRN(ld, TD_ESCHEMA, name_node,
                         "mapping keys must be scalars");
-        if (scalar_is_null(args))
+        if (td__yis_null(args))
             args = NULL;
-        else if (args->kind != Y_MAP)
+        else if (args->kind != TD_YMAP)
             return ERRN(ld, TD_ESCHEMA, args,
                         "predicate '%s': arguments must be a mapping",
-                        name_node->value);
+                        name_node->str);
     } else {
         return ERRN(ld, TD_ESCHEMA, item,
                     "a predicate is a name or a one-key mapping "
@@ -479,176 +267,163 @@ static int load_pred(loader *ld, const ynode *item, td__rule_pred *rp)
     }
     if ((rc = check_name(ld, name_node, "a predicate name")) != 0)
         return rc;
-    const td__pred_entry *pe = td__registry_pred(ld->reg, name_node->value);
+    const td__pred_entry *pe = td__registry_pred(ld->reg, name_node->str);
     if (pe == NULL)
         return ERRN(ld, TD_ESCHEMA, name_node, "unknown predicate '%s'",
-                    name_node->value);
+                    name_node->str);
     rp->pred = pe;
     if ((rc = bind_args(ld, pe, name_node, args, &rp->args)) != 0)
         return rc;
-    if (format_args(pe, &rp->args, &rp->args_text) != 0)
+    if (format_args(pe, &rp->args, &rp->args_text) != 0 ||
+        format_args_json(pe, &rp->args, &rp->args_json) != 0)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
     return 0;
 }
 
-/* ---- the rules table under construction -------------------------------- */
+/* ---- entries ------------------------------------------------------------ */
 
-static const char *const entry_keys[] = {"name", "impl", "ops", "target",
-                                         "priority", "when", "enabled"};
+enum {
+    E_NAME,
+    E_IMPL,
+    E_OPS,
+    E_TARGET,
+    E_PRIORITY,
+    E_WHEN,
+    E_ENABLED,
+    E_OVERRIDE,
+    E_COUNT
+};
 
-static int add_to_key(loader *ld, const ynode *at, const td__op_entry *op,
-                      td__ventry *e)
+static const char *const entry_keys[E_COUNT] = {
+    "name", "impl", "ops", "target", "priority", "when", "enabled", "override"};
+
+/* The fields an entry gives, checked and bound; what is absent stays
+ * unset (an override keeps the entry's value). */
+typedef struct fields {
+    const td__impl_entry *impl; /* NULL: not given */
+    const char *impl_name;
+    const td__op_entry **ops;   /* owned until moved into an entry */
+    size_t nops;
+    bool has_priority, has_enabled, has_when;
+    int priority;
+    bool enabled;
+    td__rule_pred *preds;       /* owned until moved into an entry */
+    size_t npreds;
+} fields;
+
+static void fields_free(fields *f)
 {
-    td__rules *r = ld->rules;
-    size_t lo = strlen(op->name), lt = strlen(e->target);
-    char kbuf[2 * TD_NAME_MAX + 2];
-    memcpy(kbuf, op->name, lo);
-    kbuf[lo] = '\x1f';
-    memcpy(kbuf + lo + 1, e->target, lt);
-    kbuf[lo + 1 + lt] = '\0';
-
-    td__rkey *k = NULL;
-    HASH_FIND(hh, r->keys, kbuf, lo + 1 + lt, k);
-    if (k != NULL) {
-        for (size_t i = 0; i < k->n; i++) {
-            const td__ventry *o = k->cands[i];
-            if (strcmp(o->name, e->name) != 0)
-                continue;
-            if (strcmp(o->file, e->file) == 0)
-                return ERRN(ld, TD_ESCHEMA, at,
-                            "duplicate variant '%s' for op '%s' target '%s' "
-                            "(first declared at line %d)",
-                            e->name, op->name, e->target, o->line);
-            return ERRN(ld, TD_ESCHEMA, at,
-                        "duplicate variant '%s' for op '%s' target '%s' "
-                        "(first declared at %s:%d)",
-                        e->name, op->name, e->target, o->file, o->line);
-        }
-    } else {
-        k = td__calloc(1, sizeof *k);
-        if (k == NULL)
-            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-        k->key = td__strndup(kbuf, lo + 1 + lt);
-        if (k->key == NULL) {
-            td__free(k);
-            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-        }
-        k->op = op;
-        k->target = k->key + lo + 1;
-        unsigned before = HASH_COUNT(r->keys);
-        HASH_ADD_KEYPTR(hh, r->keys, k->key, lo + 1 + lt, k);
-        if (HASH_COUNT(r->keys) == before) {
-            td__free(k->key);
-            td__free(k);
-            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-        }
-        r->nkeys++;
-    }
-    if (k->n == k->cap) {
-        size_t ncap = k->cap ? k->cap * 2 : 4;
-        td__ventry **c = td__realloc(k->cands, ncap * sizeof *c);
-        if (c == NULL)
-            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-        k->cands = c;
-        k->cap = ncap;
-    }
-    k->cands[k->n++] = e;
-    r->nrules++;
-    return 0;
+    td__free(f->ops);
+    td__rule_preds_free(f->preds, f->npreds);
+    memset(f, 0, sizeof *f);
 }
 
-/* Required key `name` of entry m, diagnosing its absence. */
-static int need(loader *ld, const ynode *m, const char *name,
-                const ynode **out)
+static td__ventry *find_entry(const td__rules *r, const char *name,
+                              const char *target)
 {
-    *out = map_get(m, name);
-    if (*out == NULL)
-        return ERRN(ld, TD_ESCHEMA, m, "variant entry is missing '%s'", name);
-    return 0;
+    for (size_t i = 0; i < r->nentries; i++)
+        if (strcmp(r->entries[i]->name, name) == 0 &&
+            strcmp(r->entries[i]->target, target) == 0)
+            return r->entries[i];
+    return NULL;
 }
 
-static int load_entry(loader *ld, const ynode *m)
+/* Checks and binds impl, ops, priority, enabled and when.  `name` is the
+ * entry's name node when the impl defaults to it (a new entry), NULL for an
+ * override. */
+static int read_fields(loader *ld, const td_ynode *const *v,
+                       const td_ynode *name, fields *f)
 {
-    td__rules *r = ld->rules;
-    const ynode *name, *impl, *ops, *target, *prio, *when, *enabled;
+    const td_ynode *impl = v[E_IMPL], *ops = v[E_OPS], *when = v[E_WHEN];
     int rc;
 
-    if (m->kind != Y_MAP)
-        return ERRN(ld, TD_ESCHEMA, m, "a variant entry must be a mapping");
-    if (r->nentries >= TD_MAX_VARIANTS)
-        return ERRN(ld, TD_ELIMIT, m, "more than %d variant entries",
-                    TD_MAX_VARIANTS);
-    if ((rc = check_map_keys(ld, m)) != 0)
-        return rc;
-    for (size_t i = 0; i < m->n; i += 2) {
-        bool known = false;
-        for (size_t k = 0; k < sizeof entry_keys / sizeof *entry_keys; k++)
-            if (strcmp(m->kids[i]->value, entry_keys[k]) == 0)
-                known = true;
-        if (!known)
-            return ERRN(ld, TD_ESCHEMA, m->kids[i],
-                        "unknown key '%s' in variant entry", m->kids[i]->value);
-    }
-    if ((rc = need(ld, m, "name", &name)) != 0 ||
-        (rc = check_name(ld, name, "name")) != 0)
-        return rc;
-    impl = map_get(m, "impl");
-    if ((rc = need(ld, m, "ops", &ops)) != 0 ||
-        (rc = need(ld, m, "target", &target)) != 0 ||
-        (rc = need(ld, m, "priority", &prio)) != 0)
-        return rc;
-    when = map_get(m, "when");
-    enabled = map_get(m, "enabled");
-
-    /* Check everything that needs no allocation first. */
-    const char *impl_name = name->value;
-    if (impl != NULL) {
-        if ((rc = check_name(ld, impl, "impl")) != 0)
+    if (impl != NULL || name != NULL) {
+        const td_ynode *at = impl ? impl : name;
+        if (impl != NULL && (rc = check_name(ld, impl, "impl")) != 0)
             return rc;
-        impl_name = impl->value;
+        f->impl_name = at->str;
+        f->impl = td__registry_impl(ld->reg, at->str);
+        if (f->impl == NULL)
+            return ERRN(ld, TD_ESCHEMA, at, "unknown impl '%s'", at->str);
     }
-    const td__impl_entry *ie = td__registry_impl(ld->reg, impl_name);
-    if (ie == NULL)
-        return ERRN(ld, TD_ESCHEMA, impl ? impl : name, "unknown impl '%s'",
-                    impl_name);
-    if (ops->kind != Y_SEQ)
-        return ERRN(ld, TD_ESCHEMA, ops, "ops must be a list of op names");
-    if (ops->n == 0)
-        return ERRN(ld, TD_ESCHEMA, ops, "ops must not be empty");
-    for (size_t i = 0; i < ops->n; i++) {
-        const ynode *o = ops->kids[i];
-        if ((rc = check_name(ld, o, "an op name")) != 0)
+    if (ops != NULL) {
+        if (ops->kind != TD_YSEQ)
+            return ERRN(ld, TD_ESCHEMA, ops, "ops must be a list of op names");
+        if (ops->n == 0)
+            return ERRN(ld, TD_ESCHEMA, ops, "ops must not be empty");
+        f->ops = td__calloc(ops->n, sizeof *f->ops);
+        if (f->ops == NULL)
+            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
+        for (size_t i = 0; i < ops->n; i++) {
+            const td_ynode *o = ops->kids[i];
+            if ((rc = check_name(ld, o, "an op name")) != 0)
+                return rc;
+            const td__op_entry *oe = NULL;
+            HASH_FIND(hh, ld->reg->ops, o->str, strlen(o->str), oe);
+            if (oe == NULL)
+                return ERRN(ld, TD_ESCHEMA, o, "unknown op '%s'", o->str);
+            for (size_t j = 0; j < i; j++)
+                if (f->ops[j] == oe)
+                    return ERRN(ld, TD_ESCHEMA, o, "op '%s' is listed twice",
+                                o->str);
+            f->ops[f->nops++] = oe;
+        }
+    }
+    if (v[E_PRIORITY] != NULL) {
+        int64_t pv;
+        if ((rc = td__yint(&ld->doc, v[E_PRIORITY], "priority", INT_MIN,
+                           INT_MAX, &pv)) != 0)
             return rc;
-        if (td_registry_op(ld->reg, o->value) == NULL)
-            return ERRN(ld, TD_ESCHEMA, o, "unknown op '%s'", o->value);
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(ops->kids[j]->value, o->value) == 0)
-                return ERRN(ld, TD_ESCHEMA, o, "op '%s' is listed twice",
-                            o->value);
+        f->priority = (int)pv;
+        f->has_priority = true;
     }
-    if ((rc = check_name(ld, target, "target")) != 0)
-        return rc;
-    int64_t pv;
-    if (!scalar_int(prio, &pv))
-        return ERRN(ld, TD_ESCHEMA, prio, "priority must be an integer");
-    if (pv < INT_MIN || pv > INT_MAX)
-        return ERRN(ld, TD_ELIMIT, prio, "priority is out of range");
-    bool en = true;
-    if (enabled != NULL && !scalar_bool(enabled, &en))
-        return ERRN(ld, TD_ESCHEMA, enabled, "enabled must be true or false");
-    if (when != NULL && !scalar_is_null(when)) {
-        if (when->kind != Y_SEQ)
+    if (v[E_ENABLED] != NULL) {
+        if ((rc = td__ybool(&ld->doc, v[E_ENABLED], "enabled", &f->enabled)) !=
+            0)
+            return rc;
+        f->has_enabled = true;
+    }
+    if (when != NULL) {
+        f->has_when = true;
+        if (td__yis_null(when))
+            return 0;
+        if (when->kind != TD_YSEQ)
             return ERRN(ld, TD_ESCHEMA, when,
                         "when must be a list of predicates");
         if (when->n > TD_MAX_PREDICATES)
             return ERRN(ld, TD_ELIMIT, when->kids[TD_MAX_PREDICATES],
                         "more than %d predicates in one when list",
                         TD_MAX_PREDICATES);
-    } else {
-        when = NULL;
+        if (when->n == 0)
+            return 0;
+        f->preds = td__calloc(when->n, sizeof *f->preds);
+        if (f->preds == NULL)
+            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
+        for (size_t i = 0; i < when->n; i++) {
+            /* Count it first so that a failure frees what was bound. */
+            f->npreds++;
+            if ((rc = load_pred(ld, when->kids[i], &f->preds[i])) != 0)
+                return rc;
+        }
     }
+    return 0;
+}
 
-    /* Build the entry; it belongs to the table as soon as it is listed. */
+/* Required key k of entry m, diagnosing its absence. */
+static int need(loader *ld, const td_ynode *m, const td_ynode *const *v,
+                int k)
+{
+    if (v[k] == NULL)
+        return ERRN(ld, TD_ESCHEMA, m, "variant entry is missing '%s'",
+                    entry_keys[k]);
+    return 0;
+}
+
+/* A new entry from checked fields; the table owns it once listed. */
+static int add_entry(loader *ld, const td_ynode *m, const char *name,
+                     const char *target, fields *f)
+{
+    td__rules *r = ld->rules;
     td__ventry *e = td__calloc(1, sizeof *e);
     if (e == NULL)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
@@ -664,65 +439,162 @@ static int load_entry(loader *ld, const ynode *m)
     }
     r->entries[r->nentries] = e;
     e->seq = r->nentries++;
-    e->impl = ie;
-    e->priority = (int)pv;
-    e->enabled = en;
+    e->impl = f->impl;
+    e->priority = f->priority;
+    e->enabled = f->has_enabled ? f->enabled : true;
     e->line = m->line;
-    e->name = td__strdup(name->value);
-    e->impl_name = td__strdup(impl_name);
-    e->target = td__strdup(target->value);
-    e->file = td__strdup(ld->file);
+    e->ops = f->ops;
+    e->nops = f->nops;
+    e->preds = f->preds;
+    e->npreds = f->npreds;
+    f->ops = NULL;
+    f->preds = NULL;
+    f->npreds = 0;
+    e->name = td__strdup(name);
+    e->impl_name = td__strdup(f->impl_name);
+    e->target = td__strdup(target);
+    e->file = td__strdup(ld->layer->file);
     if (!e->name || !e->impl_name || !e->target || !e->file)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-    if (when != NULL && when->n > 0) {
-        e->preds = td__calloc(when->n, sizeof *e->preds);
-        if (e->preds == NULL)
-            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
-        for (size_t i = 0; i < when->n; i++) {
-            /* Count it first so that a failure frees what was bound. */
-            e->npreds++;
-            if ((rc = load_pred(ld, when->kids[i], &e->preds[i])) != 0)
-                return rc;
-        }
-    }
-    for (size_t i = 0; i < ops->n; i++) {
-        const td__op_entry *oe = NULL;
-        HASH_FIND(hh, ld->reg->ops, ops->kids[i]->value,
-                  strlen(ops->kids[i]->value), oe);
-        if ((rc = add_to_key(ld, name, oe, e)) != 0)
-            return rc;
-    }
+    e->enabled_file = e->file;
+    e->enabled_line = e->line;
+    ld->layer->nnew++;
     return 0;
+}
+
+/* Changes entry e by the fields given; records where. */
+static int override_entry(loader *ld, const td_ynode *m, td__ventry *e,
+                          fields *f)
+{
+    td_rule_origin *o =
+        td__realloc(e->overrides, (e->noverrides + 1) * sizeof *o);
+    if (o == NULL)
+        return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
+    e->overrides = o;
+    o[e->noverrides].file = ld->layer->file;
+    o[e->noverrides].line = m->line;
+    e->noverrides++;
+    if (f->impl != NULL) {
+        char *s = td__strdup(f->impl_name);
+        if (s == NULL)
+            return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
+        td__free(e->impl_name);
+        e->impl_name = s;
+        e->impl = f->impl;
+    }
+    if (f->ops != NULL) {
+        td__free(e->ops);
+        e->ops = f->ops;
+        e->nops = f->nops;
+        f->ops = NULL;
+    }
+    if (f->has_priority)
+        e->priority = f->priority;
+    if (f->has_enabled) {
+        e->enabled = f->enabled;
+        e->enabled_file = ld->layer->file;
+        e->enabled_line = m->line;
+    }
+    if (f->has_when) {
+        td__rule_preds_free(e->preds, e->npreds);
+        e->preds = f->preds;
+        e->npreds = f->npreds;
+        f->preds = NULL;
+        f->npreds = 0;
+    }
+    ld->layer->noverride++;
+    return 0;
+}
+
+static int load_entry(loader *ld, const td_ynode *m)
+{
+    td__rules *r = ld->rules;
+    const td_ynode *v[E_COUNT], *unknown = NULL;
+    int rc;
+
+    if (m->kind != TD_YMAP)
+        return ERRN(ld, TD_ESCHEMA, m, "a variant entry must be a mapping");
+    rc = td__ymap_read(&ld->doc, m, entry_keys, E_COUNT, v, &unknown);
+    if (unknown != NULL)
+        return ERRN(ld, TD_ESCHEMA, unknown,
+                    "unknown key '%.64s' in variant entry", unknown->str);
+    if (rc != 0)
+        return rc;
+    bool over = false;
+    if ((rc = need(ld, m, v, E_NAME)) != 0 ||
+        (rc = check_name(ld, v[E_NAME], "name")) != 0)
+        return rc;
+    if (v[E_OVERRIDE] != NULL &&
+        (rc = td__ybool(&ld->doc, v[E_OVERRIDE], "override", &over)) != 0)
+        return rc;
+    if ((!over && ((rc = need(ld, m, v, E_OPS)) != 0 ||
+                   (rc = need(ld, m, v, E_TARGET)) != 0 ||
+                   (rc = need(ld, m, v, E_PRIORITY)) != 0)) ||
+        (over && (rc = need(ld, m, v, E_TARGET)) != 0))
+        return rc;
+    if ((rc = check_name(ld, v[E_TARGET], "target")) != 0)
+        return rc;
+
+    const char *name = v[E_NAME]->str, *target = v[E_TARGET]->str;
+    td__ventry *old = find_entry(r, name, target);
+    if (over && old == NULL) {
+        for (size_t i = 0; i < r->nentries; i++) {
+            const td__ventry *o = r->entries[i];
+            if (strcmp(o->name, name) == 0)
+                return ERRN(ld, TD_ESCHEMA, v[E_NAME],
+                            "override of variant '%s' for target '%s' "
+                            "matches no earlier entry (variant '%s' is "
+                            "declared for target '%s' at %s:%d)",
+                            name, target, name, o->target, o->file, o->line);
+        }
+        return ERRN(ld, TD_ESCHEMA, v[E_NAME],
+                    "override of variant '%s' for target '%s' matches no "
+                    "earlier entry",
+                    name, target);
+    }
+    if (!over && old != NULL)
+        return ERRN(ld, TD_ESCHEMA, v[E_NAME],
+                    "duplicate variant '%s' for target '%s' (first declared "
+                    "at %s:%d); to change it, add 'override: true'",
+                    name, target, old->file, old->line);
+    if (!over && r->nentries >= TD_MAX_VARIANTS)
+        return ERRN(ld, TD_ELIMIT, m, "more than %d variant entries",
+                    TD_MAX_VARIANTS);
+
+    fields f;
+    memset(&f, 0, sizeof f);
+    rc = read_fields(ld, v, over ? NULL : v[E_NAME], &f);
+    if (rc == 0)
+        rc = over ? override_entry(ld, m, old, &f)
+                  : add_entry(ld, m, name, target, &f);
+    fields_free(&f);
+    return rc;
 }
 
 static const char *const top_keys[] = {"version", "variants"};
 
-static int load_tree(loader *ld, const ynode *root)
+static int load_tree(loader *ld, const td_ynode *root)
 {
+    const td_ynode *vals[2], *unknown = NULL;
     int rc;
-    if (root == NULL || scalar_is_null(root))
-        return ERR(ld, TD_ESCHEMA, 1, 1, "empty rules file");
-    if (root->kind != Y_MAP)
+    if (root->kind != TD_YMAP)
         return ERRN(ld, TD_ESCHEMA, root,
                     "a rules file is a mapping with 'version' and 'variants'");
-    if ((rc = check_map_keys(ld, root)) != 0)
+    rc = td__ymap_read(&ld->doc, root, top_keys, 2, vals, &unknown);
+    if (unknown != NULL)
+        return ERRN(ld, TD_ESCHEMA, unknown, "unknown top-level key '%.64s'",
+                    unknown->str);
+    if (rc != 0)
         return rc;
-    for (size_t i = 0; i < root->n; i += 2) {
-        const char *k = root->kids[i]->value;
-        if (strcmp(k, top_keys[0]) != 0 && strcmp(k, top_keys[1]) != 0)
-            return ERRN(ld, TD_ESCHEMA, root->kids[i],
-                        "unknown top-level key '%s'", k);
-    }
-    const ynode *version = map_get(root, "version");
-    const ynode *variants = map_get(root, "variants");
+    const td_ynode *version = vals[0], *variants = vals[1];
     int64_t v;
     if (version == NULL)
         return ERRN(ld, TD_ESCHEMA, root, "missing 'version'");
-    if (!scalar_int(version, &v) || v != 1)
+    if (td__yclass(version, &v, NULL, NULL) != TD_YT_INT || v != 1)
         return ERRN(ld, TD_ESCHEMA, version, "version must be 1");
     if (variants == NULL)
         return ERRN(ld, TD_ESCHEMA, root, "missing 'variants'");
-    if (variants->kind != Y_SEQ)
+    if (variants->kind != TD_YSEQ)
         return ERRN(ld, TD_ESCHEMA, variants,
                     "variants must be a list of variant entries");
     for (size_t i = 0; i < variants->n; i++)
@@ -731,24 +603,128 @@ static int load_tree(loader *ld, const ynode *root)
     return 0;
 }
 
-/* Loads one text into ld->rules. */
-static int load_text(td_registry *reg, td__rules *rules, const char *file,
-                     const char *text, size_t len, td_diag *diag)
+/* ---- layers ------------------------------------------------------------- */
+
+/* The limits of a rules file. */
+static const td_ylimits rules_limits = {TD_RULES_FILE_MAX, TD_RULES_DEPTH_MAX,
+                                        0};
+
+/* Appends a layer record; takes `text` (td__malloc'd) in every case. */
+static int push_layer(td__rules *r, const char *file, char *text, size_t len,
+                      td_diag *diag)
 {
-    loader ld = {reg, rules, file, text, len, diag};
+    char *name = td__strdup(file);
+    if (name == NULL || r->nlayers == SIZE_MAX / sizeof *r->layers)
+        goto oom;
+    if (r->nlayers == r->caplayers) {
+        size_t ncap = r->caplayers ? r->caplayers * 2 : 4;
+        td__layer *l = td__realloc(r->layers, ncap * sizeof *l);
+        if (l == NULL)
+            goto oom;
+        r->layers = l;
+        r->caplayers = ncap;
+    }
+    td__layer *l = &r->layers[r->nlayers++];
+    memset(l, 0, sizeof *l);
+    l->file = name;
+    l->text = text;
+    l->len = len;
+    return 0;
+oom:
+    td__free(name);
+    td__free(text);
+    return td__diag(diag, TD_ENOMEM, file, 0, 0, NULL, 0, "out of memory");
+}
+
+/* Applies the last layer of r. */
+static int apply_layer(td_registry *reg, td__rules *r, td_diag *diag)
+{
+    loader ld;
+    memset(&ld, 0, sizeof ld);
+    ld.reg = reg;
+    ld.rules = r;
+    ld.layer = &r->layers[r->nlayers - 1];
+    ld.diag = diag;
+    int rc = td__ydoc_load(&ld.doc, ld.layer->file, "rules file",
+                           ld.layer->text, ld.layer->len, &rules_limits, diag);
+    if (rc == 0)
+        rc = load_tree(&ld, ld.doc.root);
+    td__ydoc_free(&ld.doc);
+    return rc;
+}
+
+/* One layer from a text in memory (copied). */
+static int text_layer(td_registry *reg, td__rules *r, const char *file,
+                      const char *text, size_t len, td_diag *diag)
+{
     if (len > TD_RULES_FILE_MAX)
         return td__diag(diag, TD_ELIMIT, file, 1, 1, NULL, 0,
                         "file is larger than the limit of %zu bytes",
                         (size_t)TD_RULES_FILE_MAX);
-    ynode *root = NULL;
-    int rc = parse_tree(&ld, &root);
-    if (rc == 0)
-        rc = load_tree(&ld, root);
-    ynode_free(root);
-    return rc;
+    char *copy = td__strndup(text, len);
+    if (copy == NULL)
+        return td__diag(diag, TD_ENOMEM, file, 0, 0, NULL, 0, "out of memory");
+    int rc = push_layer(r, file, copy, len, diag);
+    return rc != 0 ? rc : apply_layer(reg, r, diag);
 }
 
-/* ---- sorting and swapping ---------------------------------------------- */
+/* One layer from a file. */
+static int file_layer(td_registry *reg, td__rules *r, const char *path,
+                      td_diag *diag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = td__read_file(path, TD_RULES_FILE_MAX, &text, &len, diag);
+    if (rc == 0)
+        rc = push_layer(r, path, text, len, diag);
+    return rc != 0 ? rc : apply_layer(reg, r, diag);
+}
+
+/* ---- building the candidate lists and swapping --------------------------- */
+
+static int add_to_key(td__rules *r, const td__op_entry *op, td__ventry *e)
+{
+    size_t lo = strlen(op->name), lt = strlen(e->target);
+    char kbuf[2 * TD_NAME_MAX + 2];
+    memcpy(kbuf, op->name, lo);
+    kbuf[lo] = '\x1f';
+    memcpy(kbuf + lo + 1, e->target, lt);
+    kbuf[lo + 1 + lt] = '\0';
+
+    td__rkey *k = NULL;
+    HASH_FIND(hh, r->keys, kbuf, lo + 1 + lt, k);
+    if (k == NULL) {
+        k = td__calloc(1, sizeof *k);
+        if (k == NULL)
+            return TD_ENOMEM;
+        k->key = td__strndup(kbuf, lo + 1 + lt);
+        if (k->key == NULL) {
+            td__free(k);
+            return TD_ENOMEM;
+        }
+        k->op = op;
+        k->target = k->key + lo + 1;
+        unsigned before = HASH_COUNT(r->keys);
+        HASH_ADD_KEYPTR(hh, r->keys, k->key, lo + 1 + lt, k);
+        if (HASH_COUNT(r->keys) == before) {
+            td__free(k->key);
+            td__free(k);
+            return TD_ENOMEM;
+        }
+        r->nkeys++;
+    }
+    if (k->n == k->cap) {
+        size_t ncap = k->cap ? k->cap * 2 : 4;
+        td__ventry **c = td__realloc(k->cands, ncap * sizeof *c);
+        if (c == NULL)
+            return TD_ENOMEM;
+        k->cands = c;
+        k->cap = ncap;
+    }
+    k->cands[k->n++] = e;
+    r->nrules++;
+    return 0;
+}
 
 static int cmp_cand(const void *a, const void *b)
 {
@@ -770,8 +746,17 @@ static int cmp_key(const void *a, const void *b)
     return c != 0 ? c : strcmp(x->target, y->target);
 }
 
+/* The candidate lists of every (op, target), in try order. */
 static int finish(td__rules *r)
 {
+    for (size_t i = 0; i < r->nentries; i++) {
+        td__ventry *e = r->entries[i];
+        for (size_t j = 0; j < e->nops; j++) {
+            int rc = add_to_key(r, e->ops[j], e);
+            if (rc != 0)
+                return rc;
+        }
+    }
     r->sorted = td__calloc(r->nkeys ? r->nkeys : 1, sizeof *r->sorted);
     if (r->sorted == NULL)
         return TD_ENOMEM;
@@ -797,25 +782,52 @@ static int commit(td_registry *reg, td__rules *r, int rc, td_diag *diag)
     return 0;
 }
 
+/* A new table: the registry's layers first when `over`, then the given
+ * files (paths) or the one text. */
+static int load(td_registry *reg, bool over, const char *const *paths,
+                size_t npaths, const char *name, const char *text,
+                size_t len, td_diag *diag)
+{
+    td__rules *r = td__calloc(1, sizeof *r);
+    if (r == NULL)
+        return td__diag(diag, TD_ENOMEM, NULL, 0, 0, NULL, 0, "out of memory");
+    int rc = 0;
+    const td__rules *old = over ? reg->rules : NULL;
+    /* The layers loaded before were accepted then; replaying them can only
+     * fail for memory. */
+    for (size_t i = 0; old != NULL && i < old->nlayers && rc == 0; i++)
+        rc = text_layer(reg, r, old->layers[i].file, old->layers[i].text,
+                        old->layers[i].len, diag);
+    if (paths != NULL) {
+        for (size_t i = 0; i < npaths && rc == 0; i++)
+            rc = file_layer(reg, r, paths[i], diag);
+    } else if (rc == 0) {
+        rc = text_layer(reg, r, name ? name : "<rules>", text ? text : "",
+                        len, diag);
+    }
+    return commit(reg, r, rc, diag);
+}
+
 int td_registry_load_rules(td_registry *reg, const char *const *paths,
                            size_t npaths, td_diag *diag)
 {
     if (reg == NULL || (npaths > 0 && paths == NULL))
         return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
                         "invalid argument");
-    td__rules *r = td__calloc(1, sizeof *r);
-    if (r == NULL)
-        return td__diag(diag, TD_ENOMEM, NULL, 0, 0, NULL, 0, "out of memory");
-    int rc = 0;
-    for (size_t i = 0; i < npaths && rc == 0; i++) {
-        char *text = NULL;
-        size_t len = 0;
-        rc = td__read_file(paths[i], TD_RULES_FILE_MAX, &text, &len, diag);
-        if (rc == 0)
-            rc = load_text(reg, r, paths[i], text, len, diag);
-        td__free(text);
-    }
-    return commit(reg, r, rc, diag);
+    static const char *const none[1] = {NULL};
+    return load(reg, false, npaths ? paths : none, npaths, NULL, NULL, 0,
+                diag);
+}
+
+int td_registry_add_rules(td_registry *reg, const char *const *paths,
+                          size_t npaths, td_diag *diag)
+{
+    if (reg == NULL || (npaths > 0 && paths == NULL))
+        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
+                        "invalid argument");
+    static const char *const none[1] = {NULL};
+    return load(reg, true, npaths ? paths : none, npaths, NULL, NULL, 0,
+                diag);
 }
 
 int td_registry_load_rules_text(td_registry *reg, const char *name,
@@ -824,18 +836,22 @@ int td_registry_load_rules_text(td_registry *reg, const char *name,
     if (reg == NULL || (text == NULL && len > 0))
         return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
                         "invalid argument");
-    td__rules *r = td__calloc(1, sizeof *r);
-    if (r == NULL)
-        return td__diag(diag, TD_ENOMEM, NULL, 0, 0, NULL, 0, "out of memory");
-    int rc = load_text(reg, r, name ? name : "<rules>", text ? text : "", len,
-                       diag);
-    return commit(reg, r, rc, diag);
+    return load(reg, false, NULL, 0, name, text, len, diag);
+}
+
+int td_registry_add_rules_text(td_registry *reg, const char *name,
+                               const char *text, size_t len, td_diag *diag)
+{
+    if (reg == NULL || (text == NULL && len > 0))
+        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
+                        "invalid argument");
+    return load(reg, true, NULL, 0, name, text, len, diag);
 }
 
 int td_registry_load_default_rules(td_registry *reg, td_diag *diag)
 {
     size_t len = 0;
     const char *text = td_default_rules(&len);
-    return td_registry_load_rules_text(reg, "rules/rules.yaml", text, len,
+    return td_registry_load_rules_text(reg, "<built-in rules>", text, len,
                                        diag);
 }

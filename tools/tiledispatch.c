@@ -36,6 +36,8 @@ typedef struct options {
     const char *out;
     const char *format;
     bool json;
+    bool no_default_rules; /* --no-default-rules: start from an empty table */
+    bool together;         /* validate --together: one combined load */
     char *env_rules; /* owned copy of TILEDISPATCH_RULES, split in place */
     char *env_plugins; /* owned copy of TILEDISPATCH_PLUGINS */
 } options;
@@ -54,7 +56,10 @@ static const char *const usage_text =
     "call\n"
     "  rules    [--json]            print the loaded dispatch table in try "
     "order\n"
-    "  validate RULES.yaml...       load and check rule files, nothing else\n"
+    "  validate RULES.yaml... [--together]\n"
+    "                               check each rules file as a layer over the "
+    "built-in\n"
+    "                               rules (--together: one combined load)\n"
     "  predicates [--json]          the registered predicates and their "
     "arguments\n"
     "  impls    [--json]            the registered variant modules and the "
@@ -62,10 +67,15 @@ static const char *const usage_text =
     "                               the rules bind them to\n"
     "\n"
     "options:\n"
-    "  --rules FILE    use FILE instead of the built-in rules (repeatable; "
-    "files\n"
-    "                  load in order); TILEDISPATCH_RULES=a.yaml:b.yaml does "
-    "the same\n"
+    "  --rules FILE    add FILE as a layer over the built-in rules "
+    "(repeatable; layers\n"
+    "                  load in order, after those of "
+    "TILEDISPATCH_RULES=a.yaml:b.yaml);\n"
+    "                  an entry with 'override: true' changes an earlier "
+    "one\n"
+    "  --no-default-rules\n"
+    "                  start from an empty table instead of the built-in "
+    "rules\n"
     "  --plugin PATH   load a variant-module plugin (a shared object) before "
     "the\n"
     "                  rules (repeatable); TILEDISPATCH_PLUGINS=a.so:b.so "
@@ -250,6 +260,14 @@ static int parse_args(int argc, char **argv, options *opts)
             opts->json = true;
             continue;
         }
+        if (strcmp(a, "--no-default-rules") == 0) {
+            opts->no_default_rules = true;
+            continue;
+        }
+        if (strcmp(a, "--together") == 0) {
+            opts->together = true;
+            continue;
+        }
         /* --opt VALUE or --opt=VALUE */
         const char *name = NULL, *value = NULL;
         char head[16];
@@ -263,7 +281,8 @@ static int parse_args(int argc, char **argv, options *opts)
                 memcpy(head, a, nlen);
                 head[nlen] = '\0';
                 if (strcmp(head, "--json") == 0 || strcmp(head, "--help") == 0 ||
-                    strcmp(head, "--version") == 0)
+                    strcmp(head, "--version") == 0 ||
+                    strcmp(head, "--together") == 0)
                     return usage_error("option '%s' takes no value", head);
             }
             return usage_error("unknown option '%s'", a);
@@ -351,9 +370,36 @@ static int new_registry(options *opts, td_registry **out)
     return -1;
 }
 
-/* Loads the rules the options ask for: --rules files, else
- * TILEDISPATCH_RULES, else the built-in default. */
-static int load_registry(options *opts, td_registry **out)
+/* The rules layers the options ask for: the entries of TILEDISPATCH_RULES,
+ * then the --rules files, in order. */
+static int rule_layers(options *opts, const char **layers, int *nlayers)
+{
+    *nlayers = 0;
+    const char *env = getenv("TILEDISPATCH_RULES");
+    if (env != NULL && env[0] != '\0') {
+        opts->env_rules = strdup(env);
+        if (opts->env_rules == NULL)
+            return EXIT_INTERNAL;
+        for (char *tok = strtok(opts->env_rules, ":"); tok != NULL;
+             tok = strtok(NULL, ":")) {
+            if (*nlayers == MAX_RULE_FILES)
+                return usage_error("TILEDISPATCH_RULES names more than %s "
+                                   "files",
+                                   "64");
+            layers[(*nlayers)++] = tok;
+        }
+    }
+    for (int i = 0; i < opts->nrules; i++) {
+        if (*nlayers == MAX_RULE_FILES)
+            return usage_error("more than %s rules files", "64");
+        layers[(*nlayers)++] = opts->rules[i];
+    }
+    return -1;
+}
+
+/* A registry with the built-ins registered and the built-in rules loaded,
+ * unless --no-default-rules. */
+static int base_registry(options *opts, td_registry **out)
 {
     td_diag d;
     td_diag_clear(&d);
@@ -362,31 +408,32 @@ static int load_registry(options *opts, td_registry **out)
     int rc = new_registry(opts, &reg);
     if (rc >= 0)
         return rc;
-    if (opts->nrules == 0) {
-        const char *env = getenv("TILEDISPATCH_RULES");
-        if (env != NULL && env[0] != '\0') {
-            opts->env_rules = strdup(env);
-            if (opts->env_rules == NULL) {
-                td_registry_free(reg);
-                return EXIT_INTERNAL;
-            }
-            for (char *tok = strtok(opts->env_rules, ":"); tok != NULL;
-                 tok = strtok(NULL, ":")) {
-                if (opts->nrules == MAX_RULE_FILES) {
-                    td_registry_free(reg);
-                    return usage_error("TILEDISPATCH_RULES names more than %s "
-                                       "files",
-                                       "64");
-                }
-                opts->rules[opts->nrules++] = tok;
-            }
-        }
+    if (!opts->no_default_rules &&
+        (err = td_registry_load_default_rules(reg, &d)) != 0) {
+        td_registry_free(reg);
+        return report(&d, err);
     }
-    if (opts->nrules > 0)
-        err = td_registry_load_rules(reg, opts->rules, (size_t)opts->nrules,
-                                     &d);
-    else
-        err = td_registry_load_default_rules(reg, &d);
+    *out = reg;
+    return -1;
+}
+
+/* Loads the rules the options ask for: the built-in layer (unless
+ * --no-default-rules), then the TILEDISPATCH_RULES and --rules layers. */
+static int load_registry(options *opts, td_registry **out)
+{
+    const char *layers[MAX_RULE_FILES];
+    int nlayers = 0;
+    int rc = rule_layers(opts, layers, &nlayers);
+    if (rc >= 0)
+        return rc;
+    td_registry *reg = NULL;
+    if ((rc = base_registry(opts, &reg)) >= 0)
+        return rc;
+    td_diag d;
+    td_diag_clear(&d);
+    int err = 0;
+    if (nlayers > 0)
+        err = td_registry_add_rules(reg, layers, (size_t)nlayers, &d);
     if (err != 0) {
         td_registry_free(reg);
         return report(&d, err);
@@ -625,7 +672,7 @@ static int cmd_rules(const td_registry *reg, bool json)
     if (infos == NULL)
         return EXIT_INTERNAL;
     td_registry_rules(reg, infos, n);
-    char args[1024];
+    static char args[65536]; /* one predicate's arguments */
     const char *pname = NULL;
     if (json)
         fputs("[", stdout);
@@ -644,16 +691,21 @@ static int cmd_rules(const td_registry *reg, bool json)
             printf(", \"priority\": %d, \"enabled\": %s, \"file\": ",
                    r->priority, r->enabled ? "true" : "false");
             json_str(r->file);
-            printf(", \"line\": %d, \"when\": [", r->line);
+            printf(", \"line\": %d, \"overrides\": [", r->line);
+            for (size_t k = 0; k < r->noverrides; k++) {
+                fputs(k ? ", {\"file\": " : "{\"file\": ", stdout);
+                json_str(r->overrides[k].file);
+                printf(", \"line\": %d}", r->overrides[k].line);
+            }
+            fputs("], \"when\": [", stdout);
             for (size_t k = 0; k < r->npreds; k++) {
-                if (td_registry_rule_pred(reg, r, k, &pname, args,
-                                          sizeof args) != 0)
-                    continue;
+                pname = "?";
+                int perr = td_registry_rule_pred_json(reg, r, k, &pname, args,
+                                                      sizeof args);
                 printf("%s{\"name\": ", k ? ", " : "");
                 json_str(pname);
-                fputs(", \"args\": ", stdout);
-                json_str(args);
-                fputs("}", stdout);
+                /* Arguments too long to show stay valid JSON. */
+                printf(", \"args\": %s}", perr == 0 ? args : "null");
             }
             fputs("]}", stdout);
             continue;
@@ -665,10 +717,14 @@ static int cmd_rules(const td_registry *reg, bool json)
             prev_op = r->op;
             prev_target = r->target;
         }
-        printf("  %s (prio=%d)%s%s%s  [%s:%d]\n", r->name, r->priority,
+        printf("  %s (prio=%d)%s%s%s  [%s:%d", r->name, r->priority,
                strcmp(r->impl, r->name) ? " impl=" : "",
                strcmp(r->impl, r->name) ? r->impl : "",
                r->enabled ? "" : " disabled", r->file, r->line);
+        for (size_t k = 0; k < r->noverrides; k++)
+            printf("%s%s:%d", k ? ", " : "; overridden at ",
+                   r->overrides[k].file, r->overrides[k].line);
+        fputs("]\n", stdout);
         for (size_t k = 0; k < r->npreds; k++) {
             if (td_registry_rule_pred(reg, r, k, &pname, args, sizeof args) !=
                 0)
@@ -817,26 +873,57 @@ static int cmd_impls(const td_registry *reg, bool json)
     return EXIT_OK;
 }
 
+/* "FILE: ok, N entries" for one loaded layer. */
+static void print_layer_ok(const td_rules_layer *l)
+{
+    printf("%s: ok, %zu entr%s", l->file, l->nentries,
+           l->nentries == 1 ? "y" : "ies");
+    if (l->noverrides > 0)
+        printf(" (%zu override%s)", l->noverrides,
+               l->noverrides == 1 ? "" : "s");
+    putchar('\n');
+}
+
+/* The last n layers of reg, one line each. */
+static int print_last_layers(const td_registry *reg, size_t n)
+{
+    size_t total = td_registry_rules_layers(reg, NULL, 0);
+    td_rules_layer *layers = calloc(total ? total : 1, sizeof *layers);
+    if (layers == NULL)
+        return EXIT_INTERNAL;
+    td_registry_rules_layers(reg, layers, total);
+    for (size_t i = total - n; i < total; i++)
+        print_layer_ok(&layers[i]);
+    free(layers);
+    return EXIT_OK;
+}
+
+/* Each file on its own layer over the built-in rules (or an empty table),
+ * or with --together all of them in one load. */
 static int cmd_validate(options *opts)
 {
     if (opts->ninputs == 0)
         return usage_error("'%s' needs at least one RULES.yaml", opts->cmd);
-    td_registry *reg = NULL;
-    int rc = new_registry(opts, &reg);
-    if (rc >= 0)
-        return rc;
-    td_diag d;
-    td_diag_clear(&d);
-    int err = td_registry_load_rules(reg, opts->inputs, (size_t)opts->ninputs,
-                                 &d);
-    if (err == 0) {
-        size_t n = td_registry_rules(reg, NULL, 0);
-        for (int i = 0; i < opts->ninputs; i++)
-            printf("%s: ok\n", opts->inputs[i]);
-        printf("%zu rule entr%s loaded\n", n, n == 1 ? "y" : "ies");
+    int rc = EXIT_OK;
+    size_t nfiles = opts->together ? 1 : (size_t)opts->ninputs;
+    for (size_t i = 0; i < nfiles; i++) {
+        td_registry *reg = NULL;
+        int brc = base_registry(opts, &reg);
+        if (brc >= 0)
+            return brc;
+        const char *const *paths = opts->together ? opts->inputs
+                                                  : &opts->inputs[i];
+        size_t npaths = opts->together ? (size_t)opts->ninputs : 1;
+        td_diag d;
+        td_diag_clear(&d);
+        int err = td_registry_add_rules(reg, paths, npaths, &d);
+        int frc = err == 0 ? print_last_layers(reg, npaths) : report(&d, err);
+        td_registry_free(reg);
+        /* The worst outcome wins: internal errors over bad input. */
+        if (frc > rc)
+            rc = frc;
     }
-    td_registry_free(reg);
-    return err == 0 ? EXIT_OK : report(&d, err);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -878,6 +965,8 @@ int main(int argc, char **argv)
         return usage_error("--lang applies to emit, not '%s'", cmd);
     if (opts.out != NULL && strcmp(cmd, "kernel") != 0)
         return usage_error("-o applies to kernel, not '%s'", cmd);
+    if (opts.together && !validate)
+        return usage_error("--together applies to validate, not '%s'", cmd);
     if (opts.arch != NULL && (validate || rules || listing))
         return usage_error("--arch applies to a call, not to '%s'", cmd);
     if (opts.nrules != 0 && validate)

@@ -43,10 +43,10 @@ if [ "$(grep -c 'opcall' "$tmp/table")" = 0 ] &&
 else
   echo "FAIL: the explain table is wider than 100 columns or repeats the call"; fail=$((fail + 1))
 fi
-expect 1 "| local   |   10 | disabled | enabled: false in the rules" explain "$seed" --rules "$data/disable_local.yaml"
-expect 1 "dispatch failed: op=sum target=cuda" dispatch "$seed" --rules "$data/disable_local.yaml"
-expect 1 "| local   |   10 | disabled |" dispatch "$seed" --rules "$data/disable_local.yaml"
-expect 1 "no enabled variants for this op/target (1 disabled)" dispatch "$seed" --rules "$data/disable_local.yaml" --format tvm
+expect 1 "| local   |   10 | disabled | enabled: false in the rules" explain "$seed" --no-default-rules --rules "$data/disable_local.yaml"
+expect 1 "dispatch failed: op=sum target=cuda" dispatch "$seed" --no-default-rules --rules "$data/disable_local.yaml"
+expect 1 "| local   |   10 | disabled |" dispatch "$seed" --no-default-rules --rules "$data/disable_local.yaml"
+expect 1 "no enabled variants for this op/target (1 disabled)" dispatch "$seed" --no-default-rules --rules "$data/disable_local.yaml" --format tvm
 expect 0 "| shared         |   10 | not tried | an earlier candidate won" explain "$seed"
 expect 2 "--format 'html': expected text, tvm or json" explain "$seed" --format html
 expect 2 "--format applies to explain and to the failure table of a call, not 'rules'" rules --format tvm
@@ -115,7 +115,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "ok" validate "$rules"
+expect 0 "rules.yaml: ok, 4 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json

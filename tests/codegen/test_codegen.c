@@ -16,6 +16,8 @@
 #include "tiledispatch.h"
 #include "codegen_internal.h"
 
+#include "../common/td_test_alloc.h"
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static void expect(const td_ir *ir, td_lang lang, int indent,
@@ -1113,45 +1115,6 @@ static void test_null_operands(void **state)
 
 /* ---- allocation failures ----------------------------------------------- */
 
-typedef struct counting {
-    long budget;      /* allocations left; -1 = unlimited */
-    long outstanding; /* live blocks */
-} counting;
-
-static void *c_malloc(size_t n, void *user)
-{
-    counting *c = user;
-    if (c->budget == 0)
-        return NULL;
-    if (c->budget > 0)
-        c->budget--;
-    void *p = malloc(n);
-    if (p != NULL)
-        c->outstanding++;
-    return p;
-}
-
-static void *c_realloc(void *p, size_t n, void *user)
-{
-    counting *c = user;
-    if (c->budget == 0)
-        return NULL;
-    if (c->budget > 0)
-        c->budget--;
-    void *q = realloc(p, n);
-    if (q != NULL && p == NULL)
-        c->outstanding++;
-    return q;
-}
-
-static void c_free(void *p, void *user)
-{
-    counting *c = user;
-    if (p != NULL)
-        c->outstanding--;
-    free(p);
-}
-
 /* Builds an IR that needs several arena blocks and uses every feature;
  * returns its status (0 when everything succeeded). */
 static int build_big(td_ir **out)
@@ -1194,17 +1157,18 @@ static int build_big(td_ir **out)
     return td_ir_status(ir);
 }
 
+/* Fails the nth allocation (shared counting allocator), for every n until
+ * one run allocates without a failure: a failed allocation must come back
+ * as TD_ENOMEM from the builder or a printer, and leak nothing. */
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    counting c = {-1, 0};
-    td_allocator a = {c_malloc, c_realloc, c_free, &c};
-    td_set_allocator(&a);
+    alloc_install();
     bool done = false;
     long n;
-    for (n = 0; !done && n < 100000; n++) {
-        c.budget = n;
-        c.outstanding = 0;
+    for (n = 1; !done && n < 100000; n++) {
+        alloc_arm(n);
+        g_ca.live = 0;
         td_ir *ir;
         int st = build_big(&ir);
         char *b = NULL, *p = NULL, *b2 = NULL;
@@ -1224,6 +1188,8 @@ static void test_alloc_failures(void **state)
             assert_int_equal(e2, TD_ENOMEM);
             assert_null(b2);
         } else {
+            /* Everything succeeded: only when no failure was injected. */
+            assert_false(g_ca.failed);
             done = true;
             assert_true(strstr(b, "__float2half(-65504.0f)"));
             assert_true(strstr(p, "tvm_builtin_cuda_warp_reduce_min_16"));
@@ -1233,7 +1199,7 @@ static void test_alloc_failures(void **state)
         td_free(p);
         td_free(b2);
         td_ir_free(ir);
-        assert_int_equal(c.outstanding, 0);
+        assert_int_equal(g_ca.live, 0);
     }
     td_set_allocator(NULL);
     assert_true(done);

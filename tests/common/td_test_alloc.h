@@ -1,8 +1,9 @@
 /*
  * The one counting td_allocator of the test suites (robust, registry, call,
- * cuda): it counts allocations
- * (malloc and realloc calls), fails the Nth one when asked, and tracks live
- * blocks so a test can assert that everything was given back.
+ * codegen, variants, cuda): it counts allocations (malloc and realloc
+ * calls), fails the Nth one when asked, and tracks live blocks so a test can
+ * assert that everything was given back.  The functions are static inline:
+ * a test includes the header and uses what it needs.
  */
 #ifndef TD_TEST_ALLOC_H
 #define TD_TEST_ALLOC_H
@@ -21,7 +22,7 @@ typedef struct counting_alloc {
 
 static counting_alloc g_ca;
 
-static bool ca_should_fail(void)
+static inline bool ca_should_fail(void)
 {
     g_ca.calls++;
     if (g_ca.fail_at > 0 && g_ca.calls == g_ca.fail_at) {
@@ -31,7 +32,7 @@ static bool ca_should_fail(void)
     return false;
 }
 
-static void *ca_malloc(size_t n, void *user)
+static inline void *ca_malloc(size_t n, void *user)
 {
     (void)user;
     if (ca_should_fail())
@@ -42,7 +43,7 @@ static void *ca_malloc(size_t n, void *user)
     return p;
 }
 
-static void *ca_realloc(void *p, size_t n, void *user)
+static inline void *ca_realloc(void *p, size_t n, void *user)
 {
     (void)user;
     if (ca_should_fail())
@@ -53,7 +54,7 @@ static void *ca_realloc(void *p, size_t n, void *user)
     return q;
 }
 
-static void ca_free(void *p, void *user)
+static inline void ca_free(void *p, void *user)
 {
     (void)user;
     if (p != NULL)
@@ -62,7 +63,7 @@ static void ca_free(void *p, void *user)
 }
 
 /* Installs the counting allocator (no failure armed). */
-static void alloc_install(void)
+static inline void alloc_install(void)
 {
     static const td_allocator a = {ca_malloc, ca_realloc, ca_free, NULL};
     g_ca.calls = 0;
@@ -73,7 +74,7 @@ static void alloc_install(void)
 }
 
 /* Arms a failure of the nth allocation from now (0 = none). */
-static void alloc_arm(long nth)
+static inline void alloc_arm(long nth)
 {
     g_ca.calls = 0;
     g_ca.fail_at = nth;

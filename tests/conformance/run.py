@@ -12,23 +12,39 @@ their expected variant is the `== variant` section of NAME.expected.
 
 usage:
   run.py TILEDISPATCH [--cases DIR]... [--golden DIR] [--out DIR]
-         [--compile] [--nvcc PATH] [-j N] [NAME...]
+         [--compile] [--nvcc PATH] [-j N] [--sample]
+         [--data exact|random|both] [NAME...]
 
 For every case: `tiledispatch dispatch` must print the expected variant,
 `tiledispatch kernel` must write the program (to --out DIR/NAME.cu, else a
 temporary directory), and with --compile `nvcc -arch=ARCH -c` must compile
-it.  With --out, DIR/manifest.tsv lists `name<TAB>variant<TAB>arch` for
-scripts/gpu-check.  Exit status: 0 all good, 1 a failure, 77 when
---compile is given and nvcc cannot be found (meson's "skipped").
+it (N jobs at a time; a progress line every 10 programs).  With --out,
+DIR/manifest.tsv lists `name<TAB>variant<TAB>arch<TAB>data<TAB>class` for
+scripts/gpu-check and tests/cuda/emu.py: data is the comma-separated --data
+modes the programs are to be run in (default exact), class the case's
+stratum (below).
+
+--sample keeps a stratified sample: every case is dispatched, then one case
+per class (variant, exec scope, dtype classes) is kept, and one more for
+each (variant, op) pair no kept case covers yet.  The dtype classes are
+float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
+name has the smallest SHA-1 is taken: deterministic, and not biased to the
+first name in sort order.  The full set is the cuda-full suite's.
+
+Exit status: 0 all good, 1 a failure, 77 when --compile is given and nvcc
+cannot be found (meson's "skipped").
 """
 import argparse
 import concurrent.futures
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
 DEFAULT_ARCH = "sm_90a"
@@ -63,6 +79,58 @@ def golden_variant(path):
     return None
 
 
+def dtype_class(dtype):
+    """float32, float16, bfloat16 and float64 are classes of their own; the
+    integer types make two, int and uint (the programs differ only in the
+    type's name and value range)."""
+    if re.fullmatch(r"int\d+", dtype):
+        return "int"
+    if re.fullmatch(r"uint\d+", dtype):
+        return "uint"
+    return dtype
+
+
+def case_class(path, variant):
+    """The stratum of a case: variant, exec scope, dtype classes and op,
+    read from the call file (top-level `scope:` and `op:`, every
+    `dtype:`)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    scope = re.search(r"^scope:\s*([\w.]+)", text, re.M)
+    op = re.search(r"^op:\s*(\w+)", text, re.M)
+    dtypes = sorted(set(dtype_class(t) for t in
+                        re.findall(r"\bdtype:\s*(\w+)", text)))
+    return {"variant": variant or "?", "scope": scope.group(1) if scope else "?",
+            "dtype": "+".join(dtypes) or "?", "op": op.group(1) if op else "?"}
+
+
+def class_name(k):
+    return f"{k['variant']}/{k['scope']}/{k['dtype']}/{k['op']}"
+
+
+def stratified(items, name_of, class_of, keys, extra_keys=()):
+    """One item per distinct value of `keys` of class_of(item), then one
+    more for each value of every tuple in extra_keys not covered yet; within
+    a stratum, the item whose name has the smallest SHA-1.  Returns the kept
+    items in their original order."""
+    def h(it):
+        return hashlib.sha1(name_of(it).encode()).hexdigest()
+
+    kept = {}
+    for group in (keys,) + tuple(extra_keys):
+        covered = {tuple(class_of(kept[n])[k] for k in group) for n in kept}
+        best = {}
+        for it in items:
+            key = tuple(class_of(it)[k] for k in group)
+            if key in covered:
+                continue
+            if key not in best or h(it) < h(best[key]):
+                best[key] = it
+        for it in best.values():
+            kept[name_of(it)] = it
+    return [it for it in items if name_of(it) in kept]
+
+
 def collect(args):
     cases = []
     for d in args.cases:
@@ -88,15 +156,25 @@ def collect(args):
     return cases
 
 
-def run_case(c, args, outdir):
+def dispatch_case(c, args):
+    """Dispatches a case: sets c["variant"] and c["class"]; returns an error
+    message, or None."""
     env = dict(os.environ, TILEDISPATCH_RULES="")
     p = subprocess.run([args.exe, "dispatch", c["path"]], capture_output=True,
                        text=True, env=env)
+    c["variant"] = p.stdout.strip() if p.returncode == 0 else None
+    c["class"] = case_class(c["path"], c["variant"])
     if p.returncode != 0:
-        return False, f"dispatch exited {p.returncode}: " + \
+        return f"dispatch exited {p.returncode}: " + \
             (p.stderr.strip().splitlines() or [""])[0]
-    variant = p.stdout.strip()
-    c["variant"] = variant
+    return None
+
+
+def run_case(c, args, outdir):
+    env = dict(os.environ, TILEDISPATCH_RULES="")
+    if c.get("dispatch_error"):
+        return False, c["dispatch_error"]
+    variant = c["variant"]
     if c["expect"] is None and c["kind"] == "conformance":
         return False, "no '# expect: VARIANT' line"
     if c["expect"] is not None and variant != c["expect"]:
@@ -131,6 +209,9 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--nvcc")
     ap.add_argument("-j", type=int, default=min(4, os.cpu_count() or 1))
+    ap.add_argument("--sample", action="store_true")
+    ap.add_argument("--data", choices=["exact", "random", "both"],
+                    default="exact")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if not args.cases:
@@ -157,7 +238,36 @@ def main():
         tmp = tempfile.TemporaryDirectory()
         outdir = tmp.name
     with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
-        results = list(ex.map(lambda c: run_case(c, args, outdir), cases))
+        for c, err in zip(cases, ex.map(lambda c: dispatch_case(c, args),
+                                        cases)):
+            c["dispatch_error"] = err
+    total = len(cases)
+    if args.sample:
+        cases = stratified(cases, lambda c: c["name"], lambda c: c["class"],
+                           ("variant", "scope", "dtype"),
+                           (("variant", "op"),))
+        print(f"sample: {len(cases)} of {total} cases, one per "
+              "(variant, scope, dtype class) and per (variant, op)",
+              flush=True)
+    modes = "exact,random" if args.data == "both" else args.data
+    what = "compiled" if args.compile else "written"
+    start = time.monotonic()
+    done = nfail = 0
+    lock = threading.Lock()
+
+    def work(c):
+        nonlocal done, nfail
+        r = run_case(c, args, outdir)
+        with lock:
+            done += 1
+            nfail += not r[0]
+            if done % 10 == 0 or done == len(cases):
+                print(f"progress: {done}/{len(cases)} {what}, {nfail} failed, "
+                      f"{time.monotonic() - start:.0f} s", flush=True)
+        return r
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
+        results = list(ex.map(work, cases))
     failed = 0
     for c, (ok, msg) in zip(cases, results):
         print(f"{'ok  ' if ok else 'FAIL'} {c['name']}: {msg}")
@@ -167,8 +277,10 @@ def main():
             for c, (ok, _) in zip(cases, results):
                 if ok:
                     f.write(f"{c['name']}\t{c['variant']}\t"
-                            f"{c['compile_arch']}\n")
+                            f"{c['compile_arch']}\t{modes}\t"
+                            f"{class_name(c['class'])}\n")
     print(f"{len(cases) - failed}/{len(cases)} cases ok"
+          + (f" (a sample of {total})" if args.sample else "")
           + (" (compiled with nvcc)" if args.compile else ""))
     if tmp is not None:
         tmp.cleanup()

@@ -1,94 +1,357 @@
 #!/usr/bin/env python3
 """Runs the self-checking programs on the CPU.
 
-usage: emu.py PROGDIR [NAME...]
-       emu.py --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]
+usage: emu.py [-j N] [--sample] PROGDIR [NAME...]
+       emu.py [-j N] [--sample] --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]
+       emu.py --paths TILEDISPATCH CALL.yaml
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
 program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
 with g++ against tests/cuda/emu/cuda_runtime.h (one host thread per CUDA
-thread; barriers and shuffles emulated) and run; it must print PASS.  This
-checks the harness (staging, reference, comparison) without a GPU; the GPU
-run (scripts/gpu-check) is the real verification.
+thread; barriers and shuffles emulated; the header is precompiled once) and
+run once per data mode of its manifest line (`--data exact`, `--data
+random`); every run must print PASS.  When a random-data run took place, at
+least one must report max_err > 0 (else the inexact inputs are not
+inexact).  This checks the harness (staging, reference, tolerance,
+comparison) without a GPU; the GPU run (scripts/gpu-check) is the real
+verification.  -j N compiles and runs N programs at a time (default: the
+number of CPUs); a progress line comes every 10 programs.
+
+--gen first writes the programs of every case (tests/conformance/run.py
+--out, both data modes).  --sample keeps one emulated program per (variant,
+exec scope, dtype class) and one more per (variant, exec scope, op) not yet
+covered (run.py's stratified choice); the cuda suite runs the sample,
+cuda-full everything.
+
+--paths checks one float32 sum call's program on the paths a full run never
+takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
+with a no-device error) must print `SKIP NAME: no CUDA device (...)` and
+exit 77; a launch failing otherwise must FAIL (exit 1); a bad option exits
+2; built with -DTD_TOL_SCALE=0, exact data must still pass (its sums are
+exact) and random data must FAIL (its sums are not).
 """
+import argparse
+import concurrent.futures
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP = re.compile(r"__half|__nv_bfloat16|\basm\b(?! volatile\(\"bar\.sync)")
+RUN_PY = os.path.join(HERE, "..", "conformance", "run.py")
+NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|\basm\b(?! volatile\(\"bar\.sync)")
 # The id may be an expression (one named barrier per warpgroup:
 # "8 + (int)threadIdx.x / 128").
 BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((.+?)\), '
                  r'"r"\((\d+)\) : "memory"\);')
+CXXFLAGS = ["-std=c++17", "-O1", "-w", "-pthread"]
+
+
+def load_run_py():
+    spec = importlib.util.spec_from_file_location("td_conformance_run",
+                                                  RUN_PY)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def to_host(src):
+    """The program's source made host C++ against the stand-in runtime."""
+    src = re.sub(r"td_kernel<<<(dim3\([^)]*\)), (dim3\([^)]*\))>>>"
+                 r"\((.*)\);",
+                 r"td_emu_launch(\1, \2, [&] { td_kernel(\3); });", src)
+    src = BAR.sub(r"td_emu_bar(\1, \2);", src)
+    # The precompiled header must come first.
+    return "#include <cuda_runtime.h>\n" + src
+
+
+def precompile(tmp):
+    """Copies the stand-in header into tmp and precompiles it there; returns
+    the include directory to use (falls back to the source directory)."""
+    inc = os.path.join(tmp, "include")
+    os.makedirs(inc)
+    hdr = os.path.join(inc, "cuda_runtime.h")
+    shutil.copy(os.path.join(HERE, "emu", "cuda_runtime.h"), hdr)
+    p = subprocess.run(["g++"] + CXXFLAGS + ["-x", "c++-header", hdr, "-o",
+                                             hdr + ".gch"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print("note: precompiling the stand-in header failed; going on "
+              "without:\n" + p.stderr[:1000])
+        return os.path.join(HERE, "emu")
+    return inc
+
+
+def compile_program(src_text, name, tmp, inc, extra=()):
+    cpp = os.path.join(tmp, name + ".cpp")
+    with open(cpp, "w") as f:
+        f.write(to_host(src_text))
+    exe = os.path.join(tmp, name)
+    p = subprocess.run(["g++"] + CXXFLAGS + list(extra) + ["-I", inc, cpp,
+                                                           "-o", exe],
+                       capture_output=True, text=True)
+    return exe if p.returncode == 0 else None, p.stderr
+
+
+def run_program(exe, args=(), env=None):
+    """(exit status, stdout first line, stderr); status None on timeout."""
+    try:
+        p = subprocess.run([exe] + list(args), capture_output=True, text=True,
+                           timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+    return p.returncode, (p.stdout.strip().splitlines() or [""])[0], p.stderr
+
+
+def max_err(line):
+    m = re.search(r"max_err=(\S+)", line)
+    return float(m.group(1)) if m else None
+
+
+def read_manifest(d):
+    rows = []
+    with open(os.path.join(d, "manifest.tsv")) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            cols = line.rstrip("\n").split("\t")
+            modes = cols[3].split(",") if len(cols) > 3 and cols[3] else \
+                ["exact"]
+            cls = cols[4] if len(cols) > 4 else "?/?/?/?"
+            v, sc, dt, op = (cls.split("/") + ["?"] * 4)[:4]
+            rows.append({"name": cols[0], "modes": modes,
+                         "class": {"variant": v, "scope": sc, "dtype": dt,
+                                   "op": op}})
+    return rows
+
+
+def check(d, only, jobs, sample):
+    rows = read_manifest(d)
+    if only:
+        rows = [r for r in rows if r["name"] in only]
+    emulated, skipped = [], 0
+    for r in rows:
+        with open(os.path.join(d, r["name"] + ".cu")) as f:
+            r["src"] = f.read()
+        if NOT_EMULATED.search(r["src"]):
+            skipped += 1
+        else:
+            emulated.append(r)
+    total = len(emulated)
+    if sample:
+        emulated = load_run_py().stratified(
+            emulated, lambda r: r["name"], lambda r: r["class"],
+            ("variant", "scope", "dtype"), (("variant", "scope", "op"),))
+        print(f"sample: {len(emulated)} of {total} emulated programs, one "
+              "per (variant, scope, dtype class) and per (variant, scope, "
+              "op)", flush=True)
+    lock = threading.Lock()
+    state = {"done": 0, "failed": 0, "runs": 0, "random": 0,
+             "random_inexact": 0}
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        inc = precompile(tmp)
+
+        def work(r):
+            n = r["name"]
+            m = re.search(r'TD_NAME\[\] = "([^"]*)"', r["src"])
+            pname = m.group(1) if m else n
+            out = []
+            ok = True
+            exe, err = compile_program(r["src"], n, tmp, inc)
+            if exe is None:
+                out.append(f"FAIL {n}: g++:\n{err[:2000]}")
+                ok = False
+            else:
+                for mode in r["modes"]:
+                    rc, line, _ = run_program(exe, ["--data", mode])
+                    good = rc == 0 and line.startswith(f"PASS {pname} ")
+                    if rc is None:
+                        line = (f"FAIL {n}: timeout (emulated barrier or "
+                                "shuffle never completed)")
+                    elif not line:
+                        line = f"FAIL {n}: exit {rc}"
+                    elif not good and not line.startswith("FAIL"):
+                        line = f"FAIL {n}: exit {rc}: {line}"
+                    out.append(line)
+                    ok = ok and good
+                    with lock:
+                        state["runs"] += 1
+                        if mode == "random" and good:
+                            state["random"] += 1
+                            if (max_err(line) or 0.0) > 0.0:
+                                state["random_inexact"] += 1
+            with lock:
+                state["done"] += 1
+                state["failed"] += not ok
+                if state["done"] % 10 == 0 or state["done"] == len(emulated):
+                    print(f"progress: {state['done']}/{len(emulated)} "
+                          f"programs, {state['failed']} failed, "
+                          f"{time.monotonic() - start:.0f} s", flush=True)
+            return out
+
+        with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as ex:
+            results = list(ex.map(work, emulated))
+    for out in results:
+        for line in out:
+            print(line)
+    failed = state["failed"]
+    print(f"emu: {len(emulated) - failed}/{len(emulated)} programs passed "
+          f"({state['runs']} runs), {skipped} not emulated (16-bit floats, "
+          "inline PTX other than bar.sync)"
+          + (f", a sample of {total}" if sample else ""))
+    if state["random"]:
+        print(f"emu: {state['random_inexact']} of {state['random']} "
+              "random-data runs had max_err > 0")
+        if state["random_inexact"] == 0:
+            print("FAIL: no random-data run had a rounding error: the "
+                  "inexact mode is not exercised")
+            failed += 1
+    if not emulated:
+        print("FAIL: no program was emulated")
+        failed += 1
+    return 1 if failed else 0
+
+
+def gen(exe, cases, golden, outdir, jobs):
+    cmd = [sys.executable, RUN_PY, exe, "--cases", cases, "--out", outdir,
+           "--data", "both", "-j", str(jobs)]
+    if golden:
+        cmd += ["--golden", golden]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if not os.path.exists(os.path.join(outdir, "manifest.tsv")):
+        print(p.stdout + p.stderr)
+        return False
+    # Cases that did not dispatch as expected fail in cuda-compile; here
+    # the programs that were written are run.
+    for line in p.stdout.splitlines():
+        if line.startswith("FAIL"):
+            print("not generated: " + line[5:])
+    return True
+
+
+def paths(exe, call):
+    """The SKIP, FAIL, usage and tolerance paths of one program."""
+    failed = 0
+
+    def expect(what, ok, detail):
+        nonlocal failed
+        print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else
+                                                       f": {detail}"))
+        failed += not ok
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = os.path.join(tmp, "prog.cu")
+        p = subprocess.run([exe, "kernel", call, "-o", cu],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, TILEDISPATCH_RULES=""))
+        if p.returncode != 0:
+            print(f"FAIL tiledispatch kernel exited {p.returncode}: "
+                  + p.stderr)
+            return 1
+        with open(cu) as f:
+            src = f.read()
+        name = re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
+        if NOT_EMULATED.search(src) or "#define TD_OP 0 " not in src or \
+                "float *" not in src:
+            print(f"FAIL {call}: not an emulated float32 sum")
+            return 1
+        inc = precompile(tmp)
+        prog, err = compile_program(src, "prog", tmp, inc)
+        strict, err2 = compile_program(src, "strict", tmp, inc,
+                                       ["-DTD_TOL_SCALE=0"])
+        if prog is None or strict is None:
+            print("FAIL g++:\n" + (err or err2)[:2000])
+            return 1
+
+        def env(**kw):
+            e = {k: v for k, v in os.environ.items()
+                 if not k.startswith("TD_EMU_")}
+            e.update(kw)
+            return e
+
+        rc, line, _ = run_program(prog, [], env())
+        expect("exact data passes", rc == 0 and line.startswith(
+            f"PASS {name} max_err="), f"exit {rc}: {line}")
+        for var, val, reason in (
+                ("TD_EMU_DEVICES", "0", "cudaGetDeviceCount found none"),
+                ("TD_EMU_DEVICE_ERROR", "cudaErrorInsufficientDriver",
+                 "cudaErrorInsufficientDriver: CUDA driver version is "
+                 "insufficient for CUDA runtime version"),
+                ("TD_EMU_DEVICE_ERROR", "cudaErrorNoDevice",
+                 "cudaErrorNoDevice: no CUDA-capable device is detected"),
+                ("TD_EMU_LAUNCH_ERROR", "cudaErrorNoKernelImageForDevice",
+                 "cudaErrorNoKernelImageForDevice: no kernel image is "
+                 "available for execution on the device"),
+                ("TD_EMU_LAUNCH_ERROR", "cudaErrorInsufficientDriver",
+                 "cudaErrorInsufficientDriver: CUDA driver version is "
+                 "insufficient for CUDA runtime version")):
+            rc, line, _ = run_program(prog, [], env(**{var: val}))
+            expect(f"{var}={val}: SKIP, exit 77",
+                   rc == 77 and line == f"SKIP {name}: no CUDA device "
+                   f"({reason})", f"exit {rc}: {line}")
+        rc, line, _ = run_program(prog, [], env(
+            TD_EMU_LAUNCH_ERROR="cudaErrorLaunchFailure"))
+        expect("a launch failure that is not about the device: FAIL, exit 1",
+               rc == 1 and line.startswith(f"FAIL {name} CUDA error "
+                                           "cudaErrorLaunchFailure"),
+               f"exit {rc}: {line}")
+        for bad in (["--data", "fuzzy"], ["--seed", "x"], ["--seed"],
+                    ["--frobnicate"]):
+            rc, line, err = run_program(prog, bad, env())
+            expect(f"{' '.join(bad)}: usage, exit 2",
+                   rc == 2 and line == "" and "usage:" in err,
+                   f"exit {rc}: {line} {err}")
+        rc, line, _ = run_program(prog, ["--data", "random"], env())
+        e1 = max_err(line)
+        expect("random data passes with a rounding error",
+               rc == 0 and line.startswith(f"PASS {name} max_err=")
+               and " data=random seed=0x9e3779b97f4a7c15 " in line
+               and e1 is not None and e1 > 0, f"exit {rc}: {line}")
+        rc, line2, _ = run_program(prog, ["--data=random", "--seed=7"], env())
+        expect("--data=random --seed=7: another input, seed printed",
+               rc == 0 and " data=random seed=0x7 " in line2
+               and line2.split(" data=")[0] != line.split(" data=")[0],
+               f"exit {rc}: {line2}")
+        rc, line, _ = run_program(strict, ["--data", "exact"], env())
+        expect("zero tolerance, exact data: passes (the sums are exact)",
+               rc == 0 and line == f"PASS {name} max_err=0",
+               f"exit {rc}: {line}")
+        rc, line, _ = run_program(strict, ["--data", "random"], env())
+        expect("zero tolerance, random data: FAIL, exit 1",
+               rc == 1 and line.startswith(f"FAIL {name} instance=")
+               and line.endswith("data=random seed=0x9e3779b97f4a7c15"),
+               f"exit {rc}: {line}")
+    return 1 if failed else 0
 
 
 def main():
-    if sys.argv[1] == "--gen":
-        # Generate the programs first (tests/conformance/run.py --out).
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--sample", action="store_true")
+    ap.add_argument("--gen", action="store_true")
+    ap.add_argument("--paths", action="store_true")
+    ap.add_argument("rest", nargs="+")
+    args = ap.parse_args()
+    if args.paths:
+        if len(args.rest) != 2:
+            ap.error("--paths TILEDISPATCH CALL.yaml")
+        return paths(args.rest[0], args.rest[1])
+    if args.gen:
+        if len(args.rest) not in (2, 3):
+            ap.error("--gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]")
         with tempfile.TemporaryDirectory() as d:
-            cmd = [sys.executable,
-                   os.path.join(HERE, "..", "conformance", "run.py"),
-                   sys.argv[2], "--cases", sys.argv[3], "--out", d]
-            if len(sys.argv) > 4:
-                cmd += ["--golden", sys.argv[4]]
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            if not os.path.exists(os.path.join(d, "manifest.tsv")):
-                print(p.stdout + p.stderr)
+            if not gen(args.rest[0], args.rest[1],
+                       args.rest[2] if len(args.rest) > 2 else None, d,
+                       args.j):
                 return 1
-            # Cases that did not dispatch as expected fail in cuda-compile;
-            # here the programs that were written are run.
-            for line in p.stdout.splitlines():
-                if line.startswith("FAIL"):
-                    print("not generated: " + line[5:])
-            return check(d, [])
-    return check(sys.argv[1], sys.argv[2:])
-
-
-def check(d, only):
-    names = [l.split("\t")[0] for l in open(os.path.join(d, "manifest.tsv"))
-             if l.strip()]
-    if only:
-        names = [n for n in names if n in only]
-    ran = failed = skipped = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in names:
-            src = open(os.path.join(d, n + ".cu")).read()
-            if SKIP.search(src):
-                skipped += 1
-                continue
-            src = re.sub(r"td_kernel<<<(dim3\([^)]*\)), (dim3\([^)]*\))>>>"
-                         r"\((.*)\);",
-                         r"td_emu_launch(\1, \2, [&] { td_kernel(\3); });", src)
-            src = BAR.sub(r"td_emu_bar(\1, \2);", src)
-            cpp = os.path.join(tmp, n + ".cpp")
-            open(cpp, "w").write(src)
-            exe = os.path.join(tmp, n)
-            p = subprocess.run(["g++", "-std=c++17", "-O1", "-w", "-pthread", "-I",
-                                os.path.join(HERE, "emu"), cpp, "-o", exe],
-                               capture_output=True, text=True)
-            ran += 1
-            if p.returncode != 0:
-                print(f"FAIL {n}: g++:\n{p.stderr[:2000]}")
-                failed += 1
-                continue
-            try:
-                p = subprocess.run([exe], capture_output=True, text=True,
-                                   timeout=60)
-            except subprocess.TimeoutExpired:
-                print(f"FAIL {n}: timeout (emulated barrier or shuffle "
-                      "never completed)")
-                failed += 1
-                continue
-            line = p.stdout.strip()
-            ok = p.returncode == 0 and line.startswith("PASS ")
-            print(line if line else f"FAIL {n}: exit {p.returncode}")
-            failed += not ok
-    print(f"emu: {ran - failed}/{ran} passed, {skipped} skipped "
-          "(16-bit floats, inline PTX other than bar.sync)")
-    return 1 if failed else 0
+            return check(d, [], args.j, args.sample)
+    return check(args.rest[0], args.rest[1:], args.j, args.sample)
 
 
 if __name__ == "__main__":

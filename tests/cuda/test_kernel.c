@@ -125,6 +125,24 @@ static void test_seed_program(void **state)
     assert_contains(prog, "printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, "
                           "td_max_err);\n");
     assert_null(strstr(prog, "cuda_fp16.h"));
+    /* No usable device: SKIP with exit 77, checked before anything else
+     * and on every CUDA call. */
+    assert_contains(prog, "#define TD_EXIT_SKIP 77\n");
+    assert_contains(prog, "int main(int argc, char **argv)\n{\n"
+                          "    if (!td_options(argc, argv)) {\n");
+    assert_contains(prog, "cudaGetDeviceCount(&td_ndev);\n");
+    assert_contains(prog, "printf(\"SKIP %s: no CUDA device (%s: %s)\\n\", "
+                          "TD_NAME,\n");
+    assert_contains(prog, "    case cudaErrorInsufficientDriver:\n");
+    assert_contains(prog, "    case cudaErrorNoDevice:\n");
+    assert_true(strstr(prog, "cudaGetDeviceCount(&td_ndev)") <
+                strstr(prog, "TD_CHECK(cudaMalloc("));
+    /* --data random: normal inputs for floats, the float32 tolerance. */
+    assert_contains(prog, "h_in_A_local[i] = td_from_double<float>("
+                          "td_data_random ? td_rand_normal() : "
+                          "td_rand_float());\n");
+    assert_contains(prog, "#define TD_UNIT_ROUNDOFF 5.9604644775390625e-08\n"
+                          "#define TD_TINY 1.1754943508222875e-38\n");
     /* Deterministic: the same call gives the same bytes. */
     assert_int_equal(td_kernel_program(reg, c, &again, &d), 0);
     assert_string_equal(prog, again);
@@ -162,6 +180,8 @@ static void test_instances_and_half(void **state)
     assert_contains(prog, "#define TD_OP 1 ");
     assert_contains(prog, "#define TD_BCAST 1\n");
     assert_contains(prog, "#define TD_ATOL 0.10000000000000001\n");
+    assert_contains(prog, "#define TD_UNIT_ROUNDOFF 0.00048828125\n"
+                          "#define TD_TINY 6.103515625e-05\n");
     assert_contains(prog, "dim3(3, 1, 1), dim3(64, 1, 1)");
     assert_contains(prog, "const long long td_nin_A = 3072LL");
     td_free(prog);
@@ -189,6 +209,9 @@ static void test_int_ranges(void **state)
     assert_contains(prog, "h_in_A[i] = td_from_double<int8_t>(td_rand_int(-3LL, "
                           "3LL));\n");
     assert_contains(prog, "#define TD_ATOL 0\n");
+    /* Integers: the same generator in both modes, tolerance 0. */
+    assert_null(strstr(prog, "td_from_double<int8_t>(td_data_random"));
+    assert_contains(prog, "#define TD_UNIT_ROUNDOFF 0\n#define TD_TINY 0\n");
     td_free(prog);
     td_call_free(c);
     td_registry_free(reg);
@@ -306,6 +329,9 @@ static void test_shared_staging(void **state)
     assert_contains(prog, "td_nin_A = 2048LL, td_nout_A = 2048LL;");
     assert_contains(prog, "td_nin_B = 64LL, td_nout_B = 64LL;");
     assert_contains(prog, "td_kernel<<<dim3(2, 1, 1), dim3(128, 1, 1)>>>");
+    /* bfloat16: 8 significand bits, float32's exponent range. */
+    assert_contains(prog, "#define TD_UNIT_ROUNDOFF 0.00390625\n"
+                          "#define TD_TINY 1.1754943508222875e-38\n");
     assert_contains(prog, "#define TD_BCAST 0\n");
     td_free(prog);
     td_call_free(c);

@@ -17,8 +17,9 @@ The convention, for fenced code blocks (``` or ~~~):
   `norun` (```sh norun): the first word is still the language, so it
   renders as shell. A runnable block is a transcript: a line starting with
   `$ ` is a command; a command line ending in `\\` continues on the next
-  line; the lines after it, up to the next `$ ` line or the end of the
-  block, are its expected output (stdout and stderr merged), compared
+  line, and a here-document (`<<'EOF'`) takes the lines up to its
+  terminator; the lines after the command, up to the next `$ ` line or the
+  end of the block, are its expected output (stdout and stderr merged), compared
   exactly after stripping trailing spaces from each line and trailing
   blank lines from the whole. A runnable block with text before its first
   `$ ` line, or with no command at all, is an error.
@@ -73,6 +74,7 @@ SHELL_LANGS = {"sh", "bash", "shell", "console", "zsh", "shell-session",
 NORUN = "norun"
 WILDCARD = "..."
 EXIT_RE = re.compile(r"\s#\s*exit(?:\s+code)?\s+(\d+)\s*$")
+HEREDOC_RE = re.compile(r"(?<!<)<<(?!<)(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 TREE_DIRS = ("bench", "codegen", "core", "docs", "examples", "include",
              "model", "predicates", "registry", "rules", "scripts", "tests",
@@ -115,9 +117,8 @@ class Command:
         self.out_end = out_end      # output lines in the file
         self.expected = expected    # expected output lines
         self.block = block
-        m = EXIT_RE.search(text.splitlines()[-1])
-        self.exit = int(m.group(1)) if m else 0
-        self.cmd_last_line = lineno - 1  # 0-based, set by the parser
+        self.exit = 0
+        self.cmd_last_line = lineno - 1  # 0-based line of the exit comment
 
 
 def parse_blocks(path, lines, problems):
@@ -213,6 +214,21 @@ def commands_of(block, problems):
         while parts[-1].endswith("\\") and i + 1 < len(lines):
             i += 1
             parts.append(lines[i][1])
+        exit_line = lines[i][0]
+        m = EXIT_RE.search(parts[-1])
+        # Here-documents: the lines up to each terminator belong to the
+        # command.
+        for hm in HEREDOC_RE.finditer("\n".join(parts)):
+            dash, word = hm.group(1), hm.group(3)
+            while i + 1 < len(lines):
+                i += 1
+                parts.append(lines[i][1])
+                end = lines[i][1].lstrip("\t") if dash else lines[i][1]
+                if end == word:
+                    break
+            else:
+                problems.append(f"{block.path}:{lineno}: here-document "
+                                f"'{word}' is not terminated in its block")
         cmd_text = "\n".join(parts)
         last_cmd_line = lines[i][0]
         i += 1
@@ -226,7 +242,8 @@ def commands_of(block, problems):
         out_end = lines[i][0] - 1 if i < len(lines) else lines[-1][0]
         c = Command(block.path, lineno, cmd_text, out_start, out_end,
                     expected, block)
-        c.cmd_last_line = last_cmd_line - 1
+        c.cmd_last_line = exit_line - 1
+        c.exit = int(m.group(1)) if m else 0
         if not cmd_text.strip():
             problems.append(f"{block.path}:{lineno}: empty '$' command")
         else:

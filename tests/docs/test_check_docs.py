@@ -102,8 +102,8 @@ def main():
     env = dict(os.environ, TILEDISPATCH_RULES="/nonexistent/rules.yaml")
     rc, out = run(base + [os.path.join(FIXTURES, "pass.md")], env)
     check(rc == 0, f"pass.md must pass (exit {rc}):\n{out}")
-    check("docs: 12 commands run in 1 of 1 files, 0 failed" in out,
-          f"pass.md: expected 12 commands run:\n{out}")
+    check("docs: 14 commands run in 1 of 1 files, 0 failed" in out,
+          f"pass.md: expected 14 commands run:\n{out}")
     check(not os.path.exists(os.path.join(src, "fixture-copy.yaml")),
           "pass.md's commands wrote into the source tree")
 

@@ -5,7 +5,8 @@
  * exactly as it was (td_registry_rules before and after); a successful load
  * gives a table whose every entry and predicate can be read back.  After a
  * successful load the default rules are loaded again, so every input starts
- * from the same state.
+ * from the same state.  Each input is then added as an overlay over the
+ * default rules, with the same oracles.
  */
 #include <string.h>
 
@@ -85,6 +86,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(strcmp(after, g_default_dump) == 0);
         td__free(after);
     } else {
+        td__free(dump(g_reg));
+        td_diag_clear(&d);
+        FUZZ_CHECK(td_registry_load_default_rules(g_reg, &d) == 0);
+    }
+    /* The same text as an overlay over the default rules: the same oracles,
+     * and a successful add keeps the default layer under it. */
+    td_diag_clear(&d);
+    rc = td_registry_add_rules_text(g_reg, "fuzz.yaml", text, size, &d);
+    if (rc != 0) {
+        FUZZ_CHECK(rc < 0 && d.code == rc && d.msg[0] != '\0');
+        FUZZ_CHECK(d.line >= 0 && d.col >= 0);
+        char *after = dump(g_reg);
+        FUZZ_CHECK(strcmp(after, g_default_dump) == 0);
+        td__free(after);
+    } else {
+        FUZZ_CHECK(td_registry_rules_layers(g_reg, NULL, 0) == 2);
         td__free(dump(g_reg));
         td_diag_clear(&d);
         FUZZ_CHECK(td_registry_load_default_rules(g_reg, &d) == 0);

@@ -13,7 +13,8 @@ output in NAME.expected:
 
 usage: check.py TILEDISPATCH CASES_DIR [--update] [NAME...]
 --update rewrites the .expected files from the current output (review the
-diff before committing).
+diff before committing).  An orphaned NAME.expected (no NAME.yaml uses it)
+is a failure: delete it, or restore its call file.
 """
 import difflib
 import os
@@ -41,13 +42,20 @@ def main():
     exe, cases = sys.argv[1], sys.argv[2]
     update = "--update" in sys.argv[3:]
     only = [a for a in sys.argv[3:] if not a.startswith("--")]
-    names = sorted(f[:-5] for f in os.listdir(cases) if f.endswith(".yaml"))
+    files = os.listdir(cases)
+    names = sorted(f[:-5] for f in files if f.endswith(".yaml"))
+    orphans = sorted(f for f in files if f.endswith(".expected")
+                     and f[:-len(".expected")] not in names)
     if only:
         names = [n for n in names if n in only]
     if not names:
         print("no golden cases found", file=sys.stderr)
         return 1
     failed = 0
+    for f in orphans:
+        print(f"FAIL {f}: orphaned (no {f[:-len('.expected')]}.yaml uses it; "
+              "delete it or restore the call file)")
+        failed += 1
     for name in names:
         call = os.path.join(cases, name + ".yaml")
         exp_path = os.path.join(cases, name + ".expected")
@@ -77,7 +85,8 @@ def main():
                 exp_path, "actual"))
         else:
             print(f"ok   {name}")
-    print(f"{len(names) - failed} passed, {failed} failed")
+    print(f"{len(names) + len(orphans) - failed} passed, {failed} failed"
+          + (f" ({len(orphans)} orphaned .expected)" if orphans else ""))
     return 1 if failed else 0
 
 

@@ -150,7 +150,7 @@ fi
 got=$("$bindir/tiledispatch" --version)
 [ "$got" = "tiledispatch $version" ] && ok "tiledispatch --version: $got" ||
   fail "tiledispatch --version printed '$got'"
-got=$("$bindir/tiledispatch" dispatch "$call" --rules "$rulesfile")
+got=$("$bindir/tiledispatch" dispatch "$call" --no-default-rules --rules "$rulesfile")
 [ "$got" = local ] && ok "installed CLI with the installed rules -> local" ||
   fail "installed CLI chose '$got'"
 

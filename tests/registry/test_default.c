@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
+#include "../common/td_test_alloc.h"
 
 static td_registry *default_registry(void)
 {
@@ -45,7 +46,7 @@ static void test_default_table(void **state)
         assert_string_equal(infos[i].name, want[i][2]);
         assert_string_equal(infos[i].impl, want[i][2]);
         assert_true(infos[i].enabled);
-        assert_string_equal(infos[i].file, "rules/rules.yaml");
+        assert_string_equal(infos[i].file, "<built-in rules>");
     }
     assert_int_equal(infos[6].priority, 20);
     assert_int_equal(infos[6].npreds, 7);
@@ -149,28 +150,6 @@ static void test_seed_dispatch(void **state)
 
 /* ---- the fast path allocates nothing ----------------------------------- */
 
-static long n_allocs;
-
-static void *count_malloc(size_t n, void *u)
-{
-    (void)u;
-    n_allocs++;
-    return malloc(n);
-}
-
-static void *count_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    n_allocs++;
-    return realloc(p, n);
-}
-
-static void count_free(void *p, void *u)
-{
-    (void)u;
-    free(p);
-}
-
 /* Evaluating predicates never allocates: a call every candidate rejects
  * (cta-scope registers: packed, local and shared all say no) is dispatched
  * with zero allocations; a call that matches allocates only for its IR,
@@ -184,24 +163,23 @@ static void test_fast_path_allocates_nothing(void **state)
     td_dispatch_result res;
     td_diag d;
     td_diag_clear(&d);
-    td_allocator a = {count_malloc, count_realloc, count_free, NULL};
-    td_set_allocator(&a);
-    n_allocs = 0;
+    alloc_install();
     int rc = td_dispatch(reg, &c, &res, &d);
-    long rejected_allocs = n_allocs;
+    long rejected_allocs = g_ca.calls;
 
     seed_call(&c, TD_SCOPE_THREAD);
-    n_allocs = 0;
+    alloc_arm(0);
     int rc2 = td_dispatch(reg, &c, &res, &d);
-    long matched_allocs = n_allocs;
+    long matched_allocs = g_ca.calls;
     if (rc2 == 0)
         td_ir_free(res.ir);
 
     td_explain *ex = NULL;
-    n_allocs = 0;
+    alloc_arm(0);
     int rc3 = td_explain_call(reg, &c, &ex, &d);
-    long explain_allocs = n_allocs;
+    long explain_allocs = g_ca.calls;
     td_explain_free(ex);
+    long live = g_ca.live;
     td_set_allocator(NULL);
 
     assert_int_equal(rc, TD_ENOMATCH);
@@ -210,6 +188,7 @@ static void test_fast_path_allocates_nothing(void **state)
     assert_true(matched_allocs > 0);
     assert_int_equal(rc3, 0);
     assert_true(explain_allocs > matched_allocs);
+    assert_int_equal(live, 0); /* the IR and the table were given back */
     td_registry_free(reg);
 }
 

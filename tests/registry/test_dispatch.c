@@ -311,10 +311,9 @@ static void test_disabled_declined_failed(void **state)
         "     enabled: false}\n"
         "  - {name: d1, impl: decliner, ops: [sum], target: cuda, priority: 40}\n"
         "  - {name: d2, impl: quiet, ops: [sum], target: cuda, priority: 30}\n"
-        "  - {name: ok, impl: shared, ops: [sum], target: cuda, priority: 20,\n"
-        "     enabled: true}\n"
-        "  - {name: f, impl: failer, ops: [max], target: cuda, priority: 20}\n"
-        "  - {name: ok, impl: shared, ops: [max], target: cuda, priority: 10}\n";
+        "  - {name: ok, impl: shared, ops: [sum, max], target: cuda,\n"
+        "     priority: 10, enabled: true}\n"
+        "  - {name: f, impl: failer, ops: [max], target: cuda, priority: 20}\n";
     td_registry *reg = setup(text);
     td_call c;
     td_diag d;
@@ -348,7 +347,7 @@ static void test_disabled_declined_failed(void **state)
         "| off     |   50 | disabled            | enabled: false in the rules (t.yaml:3)                    |\n"
         "| d1      |   40 | declined by emitter | not today                                                 |\n"
         "| d2      |   30 | declined by emitter | no reason given                                           |\n"
-        "| ok      |   20 | selected            | no predicates; the emitter accepted                       |\n"
+        "| ok      |   10 | selected            | no predicates; the emitter accepted                       |\n"
         "+---------+------+---------------------+-----------------------------------------------------------+\n");
     td_free(tt);
     td_explain_free(ex);

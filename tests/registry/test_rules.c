@@ -125,9 +125,10 @@ static void test_duplicate_across_files(void **state)
     assert_string_equal(d.file, paths[1]);
     assert_int_equal(d.line, 3);
     assert_int_equal(d.col, 11);
-    assert_string_equal(d.msg, "duplicate variant 'shared' for op 'max' "
-                               "target 'cuda' (first declared at " DATA_DIR
-                               "/good/base.yaml:12)");
+    assert_string_equal(d.msg, "duplicate variant 'shared' for target "
+                               "'cuda' (first declared at " DATA_DIR
+                               "/good/base.yaml:12); to change it, add "
+                               "'override: true'");
     assert_string_equal(d.source_line, "  - name: shared");
     assert_int_equal(td_registry_rules(reg, NULL, 0), 0);
     td_registry_free(reg);
@@ -300,8 +301,16 @@ static void test_failed_multi_load_keeps_table(void **state)
     char *before = dump(reg);
     const char *paths[] = {DATA_DIR "/good/base.yaml",
                            DATA_DIR "/bad_rules/unknown_op.yaml"};
-    assert_int_equal(td_registry_load_rules(reg, paths, 2, &d), TD_ESCHEMA);
+    assert_int_equal(td_registry_load_rules(reg, paths + 1, 1, &d),
+                     TD_ESCHEMA);
     assert_string_equal(d.msg, "unknown op 'prod'");
+    /* Over base.yaml, the same file repeats base's `local` first. */
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_load_rules(reg, paths, 2, &d), TD_ESCHEMA);
+    assert_string_equal(d.file, paths[1]);
+    assert_non_null(strstr(d.msg, "duplicate variant 'local' for target "
+                                  "'cuda' (first declared at " DATA_DIR
+                                  "/good/base.yaml:4)"));
     char *after = dump(reg);
     assert_string_equal(after, before);
     free(before);

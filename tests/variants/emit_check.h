@@ -13,6 +13,8 @@
 #include "tiledispatch.h"
 #include "registry_internal.h"
 
+#include "../common/td_test_alloc.h"
+
 static const td_op_desc ec_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
 static const td_op_desc ec_max = {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX};
 static const td_op_desc ec_min = {"min", TD_OP_KIND_REDUCTION, TD_COMBINE_MIN};
@@ -105,43 +107,17 @@ static inline size_t ec_count(const char *text, const char *needle)
 
 /* ---- allocation failure injection ------------------------------------ */
 
-static long ec_fail_at = -1; /* fail the Nth allocation (0-based); -1 never */
-static long ec_nallocs;
-
-static inline void *ec_malloc(size_t n, void *user)
-{
-    (void)user;
-    if (ec_fail_at >= 0 && ec_nallocs++ == ec_fail_at)
-        return NULL;
-    return malloc(n);
-}
-
-static inline void *ec_realloc(void *p, size_t n, void *user)
-{
-    (void)user;
-    if (ec_fail_at >= 0 && ec_nallocs++ == ec_fail_at)
-        return NULL;
-    return realloc(p, n);
-}
-
-static inline void ec_dealloc(void *p, void *user)
-{
-    (void)user;
-    free(p);
-}
-
 /*
  * Emits c with impl while failing the Nth allocation, for every N until
  * the emit succeeds: each failure must come back as TD_ENOMEM (or a NULL
- * IR) and leak nothing (the sanitizer build checks).
+ * IR) and leak nothing (the shared counting allocator,
+ * tests/common/td_test_alloc.h, counts live blocks).
  */
 static inline void ec_alloc_torture(const td_impl_desc *impl, const td_call *c)
 {
-    td_allocator a = {ec_malloc, ec_realloc, ec_dealloc, NULL};
-    for (long n = 0; n < 100000; n++) {
-        ec_fail_at = n;
-        ec_nallocs = 0;
-        td_set_allocator(&a);
+    for (long n = 1; n < 100000; n++) {
+        alloc_install();
+        alloc_arm(n);
         td_ir *ir = td_ir_new();
         int rc = TD_ENOMEM;
         if (ir != NULL) {
@@ -151,7 +127,10 @@ static inline void ec_alloc_torture(const td_impl_desc *impl, const td_call *c)
             td_ir_free(ir);
         }
         td_set_allocator(NULL);
-        if (rc == 0 && ec_nallocs <= n)
+        if (g_ca.live != 0)
+            fail_msg("allocation %ld failed: %ld block(s) leaked", n,
+                     g_ca.live);
+        if (rc == 0 && !g_ca.failed)
             return; /* no allocation failed: done */
         if (rc != TD_ENOMEM)
             fail_msg("allocation %ld failed: emit returned %d", n, rc);

@@ -14,9 +14,15 @@
  *   - the emitted body runs, then every buffer is staged back: a register
  *     buffer writes every thread's every slot, so each replica of each
  *     element is checked on its own;
- *   - a host main fills the inputs deterministically, runs the kernel,
- *     computes the reference in double precision and prints one line,
- *     "PASS name max_err=E" or "FAIL name ...", exiting 0 or 1.
+ *   - a host main fills the inputs deterministically (--data exact: k/64,
+ *     exact in every dtype; --data random: normal values, float sums
+ *     checked against 2 n u sum|terms| + n tiny; --seed N), runs the
+ *     kernel, computes the reference in double precision and prints one
+ *     line, "PASS name max_err=E" or "FAIL name ...", exiting 0 or 1; with
+ *     no usable device (cudaGetDeviceCount fails or finds none, or a CUDA
+ *     call fails with a no-device / driver / no-kernel-image error) it
+ *     prints "SKIP name: no CUDA device (reason)" and exits 77; a bad
+ *     option exits 2.
  *
  * Scope instances.  Register calls: thread scope makes every thread an
  * instance, warp scope every 32 threads, warpgroup every 128, cta every
@@ -501,24 +507,51 @@ static void kp_int_list(td_buf *o, const int *v, int n)
 }
 
 static const char kp_helpers[] =
-    "#define TD_CHECK(expr)                                                  "
-    "   \\\n"
-    "    do {                                                                "
-    "   \\\n"
-    "        cudaError_t td_err_ = (expr);                                   "
-    "   \\\n"
-    "        if (td_err_ != cudaSuccess) {                                   "
-    "   \\\n"
-    "            printf(\"FAIL %s CUDA error %s at line %d (%s): %s\\n\", "
-    "TD_NAME,     \\\n"
-    "                   cudaGetErrorName(td_err_), __LINE__, #expr,          "
-    "   \\\n"
-    "                   cudaGetErrorString(td_err_));                        "
-    "   \\\n"
-    "            return 1;                                                   "
-    "   \\\n"
-    "        }                                                               "
-    "   \\\n"
+    "/* Exit codes: 0 PASS, 1 FAIL, 2 usage error, 77 SKIP (no usable CUDA\n"
+    " * device: the automake / meson skip code). */\n"
+    "#define TD_EXIT_PASS 0\n"
+    "#define TD_EXIT_FAIL 1\n"
+    "#define TD_EXIT_USAGE 2\n"
+    "#define TD_EXIT_SKIP 77\n"
+    "\n"
+    "/* Errors that say there is no usable device (no GPU, no driver or one\n"
+    " * too old, no kernel image or PTX this device can run): the program\n"
+    " * skips, it does not fail. */\n"
+    "static inline bool td_no_device(cudaError_t e)\n"
+    "{\n"
+    "    switch (e) {\n"
+    "    case cudaErrorInitializationError:\n"
+    "    case cudaErrorStubLibrary:\n"
+    "    case cudaErrorInsufficientDriver:\n"
+    "    case cudaErrorCallRequiresNewerDriver:\n"
+    "    case cudaErrorDevicesUnavailable:\n"
+    "    case cudaErrorNoDevice:\n"
+    "    case cudaErrorNoKernelImageForDevice:\n"
+    "    case cudaErrorUnsupportedPtxVersion:\n"
+    "    case cudaErrorSystemNotReady:\n"
+    "    case cudaErrorSystemDriverMismatch:\n"
+    "    case cudaErrorCompatNotSupportedOnDevice:\n"
+    "        return true;\n"
+    "    default:\n"
+    "        return false;\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "#define TD_CHECK(expr)                                                     \\\n"
+    "    do {                                                                   \\\n"
+    "        cudaError_t td_err_ = (expr);                                      \\\n"
+    "        if (td_err_ != cudaSuccess) {                                      \\\n"
+    "            if (td_no_device(td_err_)) {                                   \\\n"
+    "                printf(\"SKIP %s: no CUDA device (%s: %s)\\n\", TD_NAME,     \\\n"
+    "                       cudaGetErrorName(td_err_),                          \\\n"
+    "                       cudaGetErrorString(td_err_));                       \\\n"
+    "                return TD_EXIT_SKIP;                                       \\\n"
+    "            }                                                              \\\n"
+    "            printf(\"FAIL %s CUDA error %s at line %d (%s): %s\\n\", TD_NAME, \\\n"
+    "                   cudaGetErrorName(td_err_), __LINE__, #expr,             \\\n"
+    "                   cudaGetErrorString(td_err_));                           \\\n"
+    "            return TD_EXIT_FAIL;                                           \\\n"
+    "        }                                                                  \\\n"
     "    } while (0)\n"
     "\n"
     "template <typename T> static inline double td_to_double(T v) { return (double)v; }\n"
@@ -560,8 +593,17 @@ static const char kp_reference[] =
     " * reduction of its source elements, in double precision.  tol[e] is the\n"
     " * allowed |got - want|: atol * max(1, sum of |terms|) for float sums,\n"
     " * 0 for max / min (the result is one of the inputs), integers and\n"
-    " * untouched elements.\n"
+    " * untouched elements.  With --data random, float sums are allowed\n"
+    " * 2 n u sum|terms| + n tiny instead (n terms including the accumulated\n"
+    " * dst value, u the unit roundoff and tiny the smallest normal of the\n"
+    " * narrower dtype): twice the worst-case error of any summation order\n"
+    " * (Higham), plus one flushed subnormal per term.  TD_TOL_SCALE (default\n"
+    " * 1) scales the float-sum tolerance of both modes (tests build with 0).\n"
     " */\n"
+    "#ifndef TD_TOL_SCALE\n"
+    "#define TD_TOL_SCALE 1.0\n"
+    "#endif\n"
+    "static bool td_data_random = false; /* --data random */\n"
     "static inline void td_reference(const double *src, const double *init,\n"
     "                         double *want, double *tol)\n"
     "{\n"
@@ -620,11 +662,19 @@ static const char kp_reference[] =
     "            have = true;\n"
     "        }\n"
     "        want[de] = acc;\n"
-    "        tol[de] = TD_OP == 0 ? TD_ATOL * (mag > 1.0 ? mag : 1.0) : 0.0;\n"
+    "        const double n = (double)(TD_RED_LEN + TD_ACCUM);\n"
+    "        if (TD_OP != 0)\n"
+    "            tol[de] = 0.0;\n"
+    "        else if (td_data_random)\n"
+    "            tol[de] = TD_TOL_SCALE * (2.0 * n * TD_UNIT_ROUNDOFF * mag +\n"
+    "                                      n * TD_TINY);\n"
+    "        else\n"
+    "            tol[de] = TD_TOL_SCALE * TD_ATOL * (mag > 1.0 ? mag : 1.0);\n"
     "    }\n"
     "}\n"
     "\n"
     "static double td_max_err = 0.0;\n"
+    "static double td_max_ratio = 0.0; /* largest err / tol where tol > 0 */\n"
     "static long long td_mismatches = 0;\n"
     "static char td_first[512];\n"
     "\n"
@@ -637,6 +687,8 @@ static const char kp_reference[] =
     "    if (err <= tol) {\n"
     "        if (err > td_max_err)\n"
     "            td_max_err = err;\n"
+    "        if (tol > 0.0 && err / tol > td_max_ratio)\n"
+    "            td_max_ratio = err / tol;\n"
     "        return;\n"
     "    }\n"
     "    if (td_mismatches++ == 0) {\n"
@@ -653,7 +705,8 @@ static const char kp_reference[] =
     "    }\n"
     "}\n"
     "\n"
-    "/* A deterministic 64-bit LCG (Knuth's MMIX constants). */\n"
+    "/* A deterministic 64-bit LCG (Knuth's MMIX constants); --seed N\n"
+    " * replaces the initial state. */\n"
     "static unsigned long long td_rng_state = 0x9E3779B97F4A7C15ULL;\n"
     "static inline unsigned long long td_rng(void)\n"
     "{\n"
@@ -661,17 +714,66 @@ static const char kp_reference[] =
     "                   1442695040888963407ULL;\n"
     "    return td_rng_state >> 33;\n"
     "}\n"
-    "/* A float that every dtype here holds exactly: k/64, k in [-128, 128].\n"
-    " * Each program uses one of the two generators. */\n"
+    "/* --data exact: a float that every dtype here holds exactly: k/64,\n"
+    " * k in [-128, 128].  Each buffer uses one of the generators. */\n"
     "__attribute__((unused)) static inline double td_rand_float(void)\n"
     "{\n"
     "    return (double)((long long)(td_rng() % 257) - 128) / 64.0;\n"
+    "}\n"
+    "/* --data random: a standard normal value (Box-Muller over two 53-bit\n"
+    " * uniforms in (0, 1)); rounded to the buffer's dtype when staged. */\n"
+    "__attribute__((unused)) static inline double td_rand_u01(void)\n"
+    "{\n"
+    "    const unsigned long long hi = td_rng(), lo = td_rng();\n"
+    "    return ((double)((hi << 22) ^ lo) + 0.5) / 9007199254740992.0;\n"
+    "}\n"
+    "__attribute__((unused)) static inline double td_rand_normal(void)\n"
+    "{\n"
+    "    const double u1 = td_rand_u01(), u2 = td_rand_u01();\n"
+    "    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);\n"
     "}\n"
     "__attribute__((unused)) static inline double td_rand_int(long long lo,\n"
     "                                                         long long hi)\n"
     "{\n"
     "    return (double)(lo + (long long)(td_rng() %\n"
     "                                     (unsigned long long)(hi - lo + 1)));\n"
+    "}\n"
+    "\n"
+    "/* The options: --data exact|random, --seed N (also --data=..., --seed=...). */\n"
+    "static inline const char *td_opt(int argc, char **argv, int *i,\n"
+    "                                 const char *name)\n"
+    "{\n"
+    "    const size_t n = strlen(name);\n"
+    "    if (strncmp(argv[*i], name, n) != 0)\n"
+    "        return NULL;\n"
+    "    if (argv[*i][n] == '=')\n"
+    "        return argv[*i] + n + 1;\n"
+    "    if (argv[*i][n] != '\\0' || *i + 1 >= argc)\n"
+    "        return NULL;\n"
+    "    return argv[++*i];\n"
+    "}\n"
+    "static inline bool td_options(int argc, char **argv)\n"
+    "{\n"
+    "    for (int i = 1; i < argc; ++i) {\n"
+    "        const char *v;\n"
+    "        char *end;\n"
+    "        if ((v = td_opt(argc, argv, &i, \"--data\")) != NULL) {\n"
+    "            if (strcmp(v, \"exact\") == 0)\n"
+    "                td_data_random = false;\n"
+    "            else if (strcmp(v, \"random\") == 0)\n"
+    "                td_data_random = true;\n"
+    "            else\n"
+    "                return false;\n"
+    "        } else if ((v = td_opt(argc, argv, &i, \"--seed\")) != NULL) {\n"
+    "            errno = 0;\n"
+    "            td_rng_state = strtoull(v, &end, 0);\n"
+    "            if (errno != 0 || end == v || *end != '\\0' || v[0] == '-')\n"
+    "                return false;\n"
+    "        } else {\n"
+    "            return false;\n"
+    "        }\n"
+    "    }\n"
+    "    return true;\n"
     "}\n";
 
 /* Value range of the random integers of dtype t: small enough that no
@@ -700,12 +802,25 @@ static void kp_int_range(const kp_plan *p, td_dtype t, int64_t *lo,
 static void kp_gen_expr(td_buf *o, const kp_plan *p, td_dtype t)
 {
     if (td_dtype_is_float(t)) {
-        td__buf_puts(o, "td_rand_float()");
+        td__buf_puts(o, "td_data_random ? td_rand_normal() : td_rand_float()");
         return;
     }
     int64_t lo, hi;
     kp_int_range(p, t, &lo, &hi);
     td__buf_printf(o, "td_rand_int(%" PRId64 "LL, %" PRId64 "LL)", lo, hi);
+}
+
+/* The unit roundoff (2^-p, p the significand bits) and the smallest normal
+ * of a float dtype; 0 for the others. */
+static void kp_float_limits(td_dtype t, double *u, double *tiny)
+{
+    switch (t) {
+    case TD_F64: *u = 0x1p-53; *tiny = 0x1p-1022; break;
+    case TD_F32: *u = 0x1p-24; *tiny = 0x1p-126; break;
+    case TD_F16: *u = 0x1p-11; *tiny = 0x1p-14; break;
+    case TD_BF16: *u = 0x1p-8; *tiny = 0x1p-126; break;
+    default: *u = 0.0; *tiny = 0.0; break;
+    }
 }
 
 static void kp_write_tables(td_buf *o, const kp_plan *p)
@@ -728,6 +843,12 @@ static void kp_write_tables(td_buf *o, const kp_plan *p)
                    p->comb == TD_COMBINE_SUM ? 0
                    : p->comb == TD_COMBINE_MAX ? 1 : 2);
     td__buf_printf(o, "#define TD_ATOL %.17g\n", p->atol);
+    /* --data random: the rounding of the narrower of src and dst. */
+    double us, ts, ud, tdn;
+    kp_float_limits(sb->dtype, &us, &ts);
+    kp_float_limits(db->dtype, &ud, &tdn);
+    td__buf_printf(o, "#define TD_UNIT_ROUNDOFF %.17g\n#define TD_TINY %.17g\n",
+                   us > ud ? us : ud, ts > tdn ? ts : tdn);
     td__buf_puts(o, "static const long long td_src_shape[] = ");
     kp_i64_list(o, sb->shape, sb->ndim);
     td__buf_puts(o, ";\nstatic const long long td_src_start[] = ");
@@ -869,7 +990,25 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
 static void kp_write_main(td_buf *o, const kp_plan *p)
 {
     const td_call *c = p->call;
-    td__buf_puts(o, "int main(void)\n{\n");
+    td__buf_puts(o,
+                 "int main(int argc, char **argv)\n{\n"
+                 "    if (!td_options(argc, argv)) {\n"
+                 "        fprintf(stderr, \"usage: %s [--data exact|random] "
+                 "[--seed N]\\n\", argv[0]);\n"
+                 "        return TD_EXIT_USAGE;\n    }\n"
+                 "    const unsigned long long td_seed = td_rng_state;\n"
+                 "    /* No usable device: SKIP (exit 77), never FAIL. */\n"
+                 "    int td_ndev = 0;\n"
+                 "    const cudaError_t td_dev_err = cudaGetDeviceCount(&td_ndev);\n"
+                 "    if (td_dev_err != cudaSuccess) {\n"
+                 "        printf(\"SKIP %s: no CUDA device (%s: %s)\\n\", TD_NAME,\n"
+                 "               cudaGetErrorName(td_dev_err), "
+                 "cudaGetErrorString(td_dev_err));\n"
+                 "        return TD_EXIT_SKIP;\n    }\n"
+                 "    if (td_ndev < 1) {\n"
+                 "        printf(\"SKIP %s: no CUDA device (cudaGetDeviceCount "
+                 "found none)\\n\", TD_NAME);\n"
+                 "        return TD_EXIT_SKIP;\n    }\n");
     /* Host arrays: inputs (device type and exact double copies) and the
      * staged-back outputs. */
     for (int i = 0; i < p->nbufs; i++) {
@@ -943,7 +1082,7 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                    "TD_DST_ELEMS);\n"
                    "    if (td_want == NULL || td_tol == NULL) {\n"
                    "        printf(\"FAIL %%s host out of memory\\n\", TD_NAME);\n"
-                   "        return 1;\n    }\n"
+                   "        return TD_EXIT_FAIL;\n    }\n"
                    "    for (long long inst = 0; inst < TD_INSTANCES; ++inst) {\n"
                    "        td_reference(v_in_%s + inst * %" PRId64 "LL, "
                    "v_in_%s + inst * %" PRId64 "LL, td_want, td_tol);\n",
@@ -1004,12 +1143,20 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     (void)c;
     td__buf_puts(o,
                  "    free(td_want);\n    free(td_tol);\n"
+                 "    char td_data[64] = \"\";\n"
+                 "    if (td_data_random)\n"
+                 "        snprintf(td_data, sizeof td_data, \" data=random "
+                 "seed=0x%llx\", td_seed);\n"
                  "    if (td_mismatches != 0) {\n"
-                 "        printf(\"FAIL %s %s (%lld mismatches)\\n\", TD_NAME, "
-                 "td_first, td_mismatches);\n"
-                 "        return 1;\n    }\n"
-                 "    printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, td_max_err);\n"
-                 "    return 0;\n}\n");
+                 "        printf(\"FAIL %s %s (%lld mismatches)%s\\n\", TD_NAME, "
+                 "td_first, td_mismatches, td_data);\n"
+                 "        return TD_EXIT_FAIL;\n    }\n"
+                 "    if (td_data_random)\n"
+                 "        printf(\"PASS %s max_err=%.3g%s max_err/tol=%.3g\\n\", "
+                 "TD_NAME, td_max_err, td_data, td_max_ratio);\n"
+                 "    else\n"
+                 "        printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, td_max_err);\n"
+                 "    return TD_EXIT_PASS;\n}\n");
 }
 
 static int kp_write(td_buf *o, const kp_plan *p, const char *body,
@@ -1032,14 +1179,16 @@ static int kp_write(td_buf *o, const kp_plan *p, const char *body,
                    "), block (%" PRId64 ", %" PRId64 ", %" PRId64 ");\n"
                    " *          %" PRId64 " scope instance(s) of %" PRId64
                    " thread(s), each with its own data\n"
-                   " * Prints \"PASS %s max_err=E\" or \"FAIL %s ...\"; exit "
-                   "0 / 1.\n"
+                   " * Options: --data exact|random (default exact), --seed N.\n"
+                   " * Prints \"PASS %s max_err=E\", \"FAIL %s ...\" or \"SKIP %s: "
+                   "no CUDA device (...)\";\n"
+                   " * exit 0 / 1 / 77 (2: bad option).\n"
                    " */\n",
                    p->name, script, p->variant, p->grid[0], p->grid[1],
                    p->grid[2], p->block[0], p->block[1], p->block[2],
-                   p->instances, p->tpi, p->name, p->name);
-    td__buf_puts(o, "#include <cfloat>\n#include <climits>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
-                    "#include <cstdlib>\n#include <cuda_runtime.h>\n");
+                   p->instances, p->tpi, p->name, p->name, p->name);
+    td__buf_puts(o, "#include <cerrno>\n#include <cfloat>\n#include <climits>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
+                    "#include <cstdlib>\n#include <cstring>\n#include <cuda_runtime.h>\n");
     if (p->half)
         td__buf_puts(o, "#include <cuda_fp16.h>\n");
     if (p->bf16)

@@ -27,7 +27,7 @@ extern "C" {
 
 #define TD_RULES_FILE_MAX (1024 * 1024) /* bytes of one rules file */
 #define TD_RULES_DEPTH_MAX 16           /* YAML nesting depth */
-#define TD_MAX_VARIANTS 256             /* entries in one rules set */
+#define TD_MAX_VARIANTS 256             /* entries in all layers of a table */
 #define TD_MAX_PREDICATES 32            /* predicates in one `when:` list */
 
 /* ---- ops --------------------------------------------------------------- */
@@ -111,24 +111,71 @@ TD_API void td_registry_free(td_registry *reg); /* accepts NULL */
 TD_API const char *td_default_rules(size_t *len);
 
 /*
- * Replaces the registry's rules with those of the given files, read in
- * order (entries of later files add to earlier ones; a duplicate
- * (op, target, name) is an error).  Everything is checked before anything
- * changes: on failure the registry keeps its previous rules and diag holds
+ * Rules load in layers.  A layer is one rules file (or text); the table is
+ * what its layers declare, applied in order.  In a layer, an entry is
+ * either new, or changes an entry of (name, target) loaded before it:
+ *
+ *   - name: shared
+ *     target: cuda
+ *     override: true     # only the fields given change: priority,
+ *     priority: 30       # enabled, when, ops, impl
+ *
+ * A new entry that repeats the (name, target) of an earlier one, or an
+ * override that matches none, is an error (TD_ESCHEMA) naming both places.
+ * Every load is atomic: it is checked completely beside the current table,
+ * and on failure the registry keeps the rules it had and diag holds
  * FILE:LINE:COL and the message.
+ *
+ * td_registry_load_* REPLACE the table by the given layers (the first one
+ * starts from an empty table); td_registry_add_* put the given layers ON
+ * TOP of the ones already loaded.  The command line, for instance, does
+ * td_registry_load_default_rules then td_registry_add_rules(--rules files).
+ * The table keeps the text of each layer; an add rebuilds the table from
+ * them beside the current one, so it costs a load of every layer.
  */
+/* Replaces the table by one layer per file, in order. */
 TD_API int td_registry_load_rules(td_registry *reg, const char *const *paths,
                                   size_t npaths, td_diag *diag);
-/* Same, from one text in memory; `name` is used in messages. */
+/* Replaces the table by one layer from a text in memory; `name` is used in
+ * messages and provenance. */
 TD_API int td_registry_load_rules_text(td_registry *reg, const char *name,
                                        const char *text, size_t len,
                                        td_diag *diag);
-/* Loads the compiled-in default rules. */
+/* Replaces the table by the built-in layer (td_default_rules, named
+ * "<built-in rules>", the text of rules/rules.yaml). */
 TD_API int td_registry_load_default_rules(td_registry *reg, td_diag *diag);
+/* Adds one layer per file, in order, over the loaded ones. */
+TD_API int td_registry_add_rules(td_registry *reg, const char *const *paths,
+                                 size_t npaths, td_diag *diag);
+/* Adds one layer from a text in memory over the loaded ones. */
+TD_API int td_registry_add_rules_text(td_registry *reg, const char *name,
+                                      const char *text, size_t len,
+                                      td_diag *diag);
+/* Drops every layer: the table is empty. */
+TD_API void td_registry_clear_rules(td_registry *reg);
+
+/* One layer of the loaded table. */
+typedef struct td_rules_layer {
+    const char *file;
+    size_t nentries;   /* entries of the file: new ones and overrides */
+    size_t noverrides; /* of which overrides */
+} td_rules_layer;
+
+/* The layers in load order.  Returns the count; fills up to cap. */
+TD_API size_t td_registry_rules_layers(const td_registry *reg,
+                                       td_rules_layer *out, size_t cap);
 
 /* ---- the loaded table -------------------------------------------------- */
 
-/* One rules entry, as loaded. */
+/* A place in a rules file. */
+typedef struct td_rule_origin {
+    const char *file;
+    int line;
+} td_rule_origin;
+
+/* One rules entry, as loaded (with every override applied).  The strings
+ * and the overrides array belong to the registry and stay valid until its
+ * rules change. */
 typedef struct td_rule_info {
     const char *op;
     const char *target;
@@ -139,10 +186,13 @@ typedef struct td_rule_info {
     size_t npreds;
     const char *file;     /* where it was declared */
     int line;
+    size_t noverrides;    /* the overrides applied to it, in order */
+    const td_rule_origin *overrides; /* NULL when noverrides is 0 */
 } td_rule_info;
 
 /* Number of (op, target) keys, and the entries in try order.  Keys are
- * sorted by op then target.  Returns the count; fills up to cap infos. */
+ * sorted by op then target.  Returns the count; fills up to cap infos.
+ * Disabled entries are listed too. */
 TD_API size_t td_registry_rules(const td_registry *reg, td_rule_info *infos,
                                 size_t cap);
 /* The name and bound-argument text of predicate i of an entry
@@ -151,6 +201,13 @@ TD_API int td_registry_rule_pred(const td_registry *reg,
                                  const td_rule_info *rule, size_t i,
                                  const char **name, char *args_text,
                                  size_t cap);
+/* The same with the arguments as a JSON object, "{}" when none are bound
+ * (e.g. {"expected_scope": ["local"]}).  TD_ELIMIT when the text does not
+ * fit in cap (args_json then holds a truncated, invalid text). */
+TD_API int td_registry_rule_pred_json(const td_registry *reg,
+                                      const td_rule_info *rule, size_t i,
+                                      const char **name, char *args_json,
+                                      size_t cap);
 
 /* ---- dispatch ---------------------------------------------------------- */
 
@@ -201,7 +258,9 @@ typedef struct td_explain_row {
     const td_pred_outcome *preds; /* every predicate, evaluated */
     const char *message;          /* "rejected: a — r; rejected: b — r",
                                      "declined — r", or "" */
-    const char *file;             /* where the rules entry was declared */
+    const char *file;             /* where the rules entry was declared; for
+                                     a disabled row, where it was disabled
+                                     (an override may do that) */
     int line;
 } td_explain_row;
 

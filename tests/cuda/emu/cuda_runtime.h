@@ -5,12 +5,21 @@
  * (bar.sync id, n: released every n arrivals, as the hardware does) and
  * __shfl_xor_sync (each lane waits for its partner's value) are emulated; blocks run one after another, so `__shared__` is a function
  * static.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
+ *
+ * The no-device path of the programs can be tested with environment
+ * variables (tests/cuda/emu.py --paths):
+ *   TD_EMU_DEVICES=N             cudaGetDeviceCount reports N devices (default 1);
+ *   TD_EMU_DEVICE_ERROR=NAME     cudaGetDeviceCount fails with error NAME;
+ *   TD_EMU_LAUNCH_ERROR=NAME     the kernel launch fails with error NAME (the
+ *                                kernel does not run; cudaGetLastError says so).
+ * NAME is one of the cudaError_t names below (e.g. cudaErrorInsufficientDriver).
  */
 #ifndef TD_EMU_CUDA_RUNTIME_H
 #define TD_EMU_CUDA_RUNTIME_H
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -33,10 +42,73 @@ typedef dim3 uint3;
 static thread_local dim3 threadIdx, blockIdx;
 static dim3 blockDim, gridDim;
 
-typedef enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 } cudaError_t;
+/* The errors the programs tell apart (values as in CUDA's driver_types.h). */
+#define TD_EMU_ERRORS(X)                                                      \
+    X(cudaSuccess, 0, "no error")                                             \
+    X(cudaErrorMemoryAllocation, 2, "out of memory")                          \
+    X(cudaErrorInitializationError, 3, "initialization error")                \
+    X(cudaErrorStubLibrary, 34, "CUDA driver is a stub library")              \
+    X(cudaErrorInsufficientDriver, 35,                                        \
+      "CUDA driver version is insufficient for CUDA runtime version")         \
+    X(cudaErrorCallRequiresNewerDriver, 36,                                   \
+      "API call is not supported in the installed CUDA driver")               \
+    X(cudaErrorDevicesUnavailable, 46, "CUDA-capable device(s) is/are busy "  \
+      "or unavailable")                                                       \
+    X(cudaErrorNoDevice, 100, "no CUDA-capable device is detected")           \
+    X(cudaErrorNoKernelImageForDevice, 209,                                   \
+      "no kernel image is available for execution on the device")             \
+    X(cudaErrorUnsupportedPtxVersion, 222,                                    \
+      "the provided PTX was compiled with an unsupported toolchain.")         \
+    X(cudaErrorLaunchFailure, 719, "unspecified launch failure")              \
+    X(cudaErrorSystemNotReady, 802, "system not yet initialized")             \
+    X(cudaErrorSystemDriverMismatch, 803,                                     \
+      "system has unsupported display driver / cuda driver combination")      \
+    X(cudaErrorCompatNotSupportedOnDevice, 804,                               \
+      "forward compatibility was attempted on non supported HW")
+
+#define TD_EMU_ENUM(n, v, s) n = v,
+typedef enum { TD_EMU_ERRORS(TD_EMU_ENUM) } cudaError_t;
+#undef TD_EMU_ENUM
 enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost };
-static inline const char *cudaGetErrorName(cudaError_t) { return "emu"; }
-static inline const char *cudaGetErrorString(cudaError_t) { return "emu"; }
+static inline const char *cudaGetErrorName(cudaError_t e)
+{
+#define TD_EMU_NAME(n, v, s) if (e == n) return #n;
+    TD_EMU_ERRORS(TD_EMU_NAME)
+#undef TD_EMU_NAME
+    return "cudaErrorUnknown";
+}
+static inline const char *cudaGetErrorString(cudaError_t e)
+{
+#define TD_EMU_STR(n, v, s) if (e == n) return s;
+    TD_EMU_ERRORS(TD_EMU_STR)
+#undef TD_EMU_STR
+    return "unknown error";
+}
+/* The error named by environment variable `var`; cudaSuccess when unset.
+ * An unknown name aborts: a test that mistypes it must not pass. */
+static inline cudaError_t td_emu_env_error(const char *var)
+{
+    const char *v = getenv(var);
+    if (v == NULL || v[0] == '\0')
+        return cudaSuccess;
+#define TD_EMU_PARSE(n, v_, s) if (strcmp(v, #n) == 0) return n;
+    TD_EMU_ERRORS(TD_EMU_PARSE)
+#undef TD_EMU_PARSE
+    fprintf(stderr, "emu: %s=%s is not a known cudaError_t name\n", var, v);
+    abort();
+}
+static inline cudaError_t cudaGetDeviceCount(int *n)
+{
+    cudaError_t e = td_emu_env_error("TD_EMU_DEVICE_ERROR");
+    if (e != cudaSuccess) {
+        *n = 0;
+        return e;
+    }
+    const char *v = getenv("TD_EMU_DEVICES");
+    *n = v != NULL && v[0] != '\0' ? atoi(v) : 1;
+    return cudaSuccess;
+}
+static cudaError_t td_emu_last_error = cudaSuccess;
 static inline cudaError_t cudaMalloc(void **p, size_t n)
 {
     *p = malloc(n);
@@ -54,7 +126,12 @@ static inline cudaError_t cudaMemset(void *d, int v, size_t n)
     memset(d, v, n);
     return cudaSuccess;
 }
-static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+static inline cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = td_emu_last_error;
+    td_emu_last_error = cudaSuccess;
+    return e;
+}
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
 /* Releases every n arrivals (hardware barrier semantics). */
@@ -154,6 +231,9 @@ static T __shfl_xor_sync(unsigned, T v, int lane_mask, int width = 32)
 
 template <typename F> static void td_emu_launch(dim3 g, dim3 b, F f)
 {
+    td_emu_last_error = td_emu_env_error("TD_EMU_LAUNCH_ERROR");
+    if (td_emu_last_error != cudaSuccess)
+        return;
     gridDim = g;
     blockDim = b;
     unsigned n = b.x * b.y * b.z;
