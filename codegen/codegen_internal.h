@@ -44,7 +44,8 @@ typedef enum td__ekind {
     TD__E_COMBINE,
     TD__E_LOAD,
     TD__E_INTRIN,
-    TD__E_CALL
+    TD__E_CALL,
+    TD__E_LANE     /* lane i of a vector variable: var, i */
 } td__ekind;
 
 /* What a typed constant stands for, so printers can spell identities. */
@@ -60,6 +61,7 @@ struct td_var {
     const char *name;   /* unique within the IR */
     td_dtype dtype;
     bool is_loop;
+    int lanes;          /* > 1: a vector variable (td_ir_let_vector) */
     int id;             /* 0..nvars-1 */
 };
 
@@ -91,8 +93,9 @@ struct td_expr {
     td_binop op;
     td_combiner comb;
     const td_expr *a, *b;
-    /* TD__E_LOAD */
+    /* TD__E_LOAD (lanes > 1: a vector load) */
     const td_ir_buf *buf;
+    int lanes;
     /* TD__E_LOAD (indices), TD__E_INTRIN and TD__E_CALL (arguments) */
     int nargs;
     const td_expr *const *args;

@@ -287,6 +287,15 @@ td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
     return b;
 }
 
+td_ir_buf *td_ir_shared_scratch(td_ir *ir, const char *name, td_dtype dtype,
+                                int64_t size)
+{
+    td_ir_buf *b = td_ir_scratch(ir, name, dtype, size);
+    if (b != NULL)
+        b->scope = "shared";
+    return b;
+}
+
 td_dtype td_ir_buf_dtype(const td_ir_buf *b)
 {
     return b != NULL ? b->dtype : TD_DTYPE_COUNT;
@@ -450,7 +459,7 @@ td_expr *td_var_ref(td_ir *ir, const td_var *v)
 {
     if (!live(ir) || v == NULL)
         return NULL;
-    if (v->owner != ir) {
+    if (v->owner != ir || v->lanes > 1) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -464,7 +473,7 @@ td_expr *td_binary(td_ir *ir, td_binop op, td_expr *a, td_expr *b)
 {
     if (!live(ir) || !operand(ir, a) || !operand(ir, b))
         return NULL;
-    if ((unsigned)op > TD_OP_BITAND) {
+    if ((unsigned)op > TD_OP_XOR) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -818,7 +827,7 @@ void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value)
 {
     if (!live(ir))
         return;
-    if (v == NULL || v->owner != ir || v->is_loop) {
+    if (v == NULL || v->owner != ir || v->is_loop || v->lanes > 1) {
         fail(ir, TD_EINVAL);
         return;
     }
@@ -830,6 +839,49 @@ void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value)
     s->var = (td_var *)v;
     s->value = value;
     append(ir, s);
+}
+
+td_var *td_ir_let_vector(td_ir *ir, const char *name, const td_ir_buf *b,
+                         int n, td_expr *const *idx, int lanes)
+{
+    if (!live(ir))
+        return NULL;
+    int bytes = b != NULL ? lanes * (td_dtype_bits(b->dtype) / 8) : 0;
+    if (b == NULL ||
+        (b->dtype != TD_F32 && b->dtype != TD_F16 && b->dtype != TD_BF16) ||
+        lanes < 2 || (bytes != 4 && bytes != 8 && bytes != 16)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = td_load(ir, b, n, idx);
+    if (e == NULL)
+        return NULL;
+    e->lanes = lanes;
+    td__stmt *s = new_stmt(ir, TD__S_LET);
+    td_var *v = s ? new_var(ir, name, b->dtype, false) : NULL;
+    if (v == NULL)
+        return NULL;
+    v->lanes = lanes;
+    s->var = v;
+    s->value = e;
+    append(ir, s);
+    return v;
+}
+
+td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane)
+{
+    if (!live(ir) || v == NULL)
+        return NULL;
+    if (v->owner != ir || v->lanes < 2 || lane < 0 || lane >= v->lanes) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = new_expr(ir, TD__E_LANE, v->dtype);
+    if (e != NULL) {
+        e->var = v;
+        e->i = lane;
+    }
+    return e;
 }
 
 void td_ir_comment(td_ir *ir, const char *text)

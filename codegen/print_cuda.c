@@ -30,6 +30,7 @@ enum {
     P_LOWEST = 0,
     P_OR = 4,
     P_AND = 5,
+    P_XOR = 7,
     P_BITAND = 8,
     P_EQ = 9,
     P_REL = 10,
@@ -51,7 +52,7 @@ static const struct {
     [TD_OP_LE] = {"<=", P_REL},     [TD_OP_EQ] = {"==", P_EQ},
     [TD_OP_NE] = {"!=", P_EQ},      [TD_OP_AND] = {"&&", P_AND},
     [TD_OP_OR] = {"||", P_OR},      [TD_OP_SHL] = {"<<", P_SHIFT},
-    [TD_OP_BITAND] = {"&", P_BITAND}};
+    [TD_OP_BITAND] = {"&", P_BITAND}, [TD_OP_XOR] = {"^", P_XOR}};
 
 const char *td__cuda_type(td_dtype t)
 {
@@ -231,6 +232,8 @@ static int prec(cuda *c, const td_expr *e)
         return e->comb == TD_COMBINE_SUM ? P_ADD : P_PRIMARY;
     case TD__E_INTRIN:
         return e->intrin == TD_INTRIN_THREAD_IDX_X ? P_UNARY : P_PRIMARY;
+    case TD__E_LOAD:
+        return e->lanes > 1 ? P_UNARY : P_PRIMARY;
     default:
         return P_PRIMARY;
     }
@@ -362,6 +365,38 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
     }
 }
 
+/* The unsigned type of a vector variable: 4, 8 or 16 bytes. */
+static const char *vec_type(td_dtype t, int lanes)
+{
+    switch (lanes * td_dtype_bits(t) / 8) {
+    case 4: return "unsigned int";
+    case 8: return "uint2";
+    default: return "uint4";
+    }
+}
+
+/* Lane i of a vector variable: its 32-bit word, reinterpreted (float32)
+ * or halved (float16, bfloat16). */
+static void lane(cuda *c, td_buf *o, const td_expr *e)
+{
+    static const char *const field[] = {".x", ".y", ".z", ".w"};
+    const td_var *v = e->var;
+    if (!c->p->live[v->id])
+        fail(c, TD_EINVAL); /* used outside its scope */
+    int bits = td_dtype_bits(v->dtype);
+    int word = (int)e->i * bits / 32;
+    const char *f = v->lanes * bits == 32 ? "" : field[word & 3];
+    if (bits == 32) {
+        td__buf_printf(o, "__uint_as_float(%s%s)", v->name, f);
+        return;
+    }
+    bool hi = (e->i * bits) % 32 != 0;
+    td__buf_printf(o, "%s((unsigned short)(%s%s%s))",
+                   v->dtype == TD_F16 ? "__ushort_as_half"
+                                      : "__ushort_as_bfloat16",
+                   v->name, f, hi ? " >> 16" : "");
+}
+
 static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
 {
     bool paren = prec(c, e) < minprec;
@@ -393,7 +428,15 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
             td__buf_puts(o, ")");
             break;
         }
-        /* Comparisons and shifts do not chain: both sides bind tighter. */
+        /* Comparisons and shifts do not chain: both sides bind tighter.
+         * An xor groups its operands whatever they are, for the reader
+         * (C's ^ binds looser than arithmetic, which few remember). */
+        if (e->op == TD_OP_XOR) {
+            expr(c, o, e->a, P_UNARY);
+            td__buf_puts(o, " ^ ");
+            expr(c, o, e->b, P_UNARY);
+            break;
+        }
         bool chain = p == P_REL || p == P_EQ || p == P_SHIFT;
         expr(c, o, e->a, chain ? p + 1 : p);
         td__buf_printf(o, " %s ", binops[e->op].text);
@@ -404,6 +447,9 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
         combine(c, o, e);
         break;
     case TD__E_LOAD:
+        if (e->lanes > 1)
+            td__buf_printf(o, "*(const %s *)&",
+                           vec_type(e->dtype, e->lanes));
         access(c, o, e->buf, e->nargs, e->args);
         break;
     case TD__E_INTRIN:
@@ -412,6 +458,9 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
     case TD__E_CALL:
         td__buf_puts(o, e->name);
         args(c, o, e);
+        break;
+    case TD__E_LANE:
+        lane(c, o, e);
         break;
     }
     if (paren)
@@ -507,7 +556,10 @@ static void stmt(cuda *c, const td__stmt *s)
         break;
     case TD__S_LET:
         need_type(c, s->var->dtype);
-        td__buf_printf(&c->line, "%s %s = ", td__cuda_type(s->var->dtype),
+        td__buf_printf(&c->line, "%s %s = ",
+                       s->var->lanes > 1
+                           ? vec_type(s->var->dtype, s->var->lanes)
+                           : td__cuda_type(s->var->dtype),
                        s->var->name);
         top_expr(c, s->value);
         p->live[s->var->id] = 1;
@@ -671,8 +723,10 @@ int td__print_cuda(td__pctx *p)
     for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
         if (b->scratch) {
             need_type(&c, b->dtype);
-            td__w_line(&p->w, "%s %s[%lld];", td__cuda_type(b->dtype),
-                       b->name, (long long)b->shape[0]);
+            td__w_line(&p->w, "%s%s %s[%lld];",
+                       strcmp(b->scope, "shared") == 0 ? "__shared__ " : "",
+                       td__cuda_type(b->dtype), b->name,
+                       (long long)b->shape[0]);
         }
     block(&c, p->ir->root);
     int err = td__w_finish(&p->w);

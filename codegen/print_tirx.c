@@ -21,7 +21,8 @@ enum {
     P_LOWEST = 0,
     P_OR = 4,
     P_AND = 5,
-    P_CMP = 9,
+    P_CMP = 8,
+    P_XOR = 9,
     P_BITAND = 10,
     P_SHIFT = 11,
     P_ADD = 12,
@@ -41,7 +42,7 @@ static const struct {
     [TD_OP_LE] = {"<=", P_CMP},       [TD_OP_EQ] = {"==", P_CMP},
     [TD_OP_NE] = {"!=", P_CMP},       [TD_OP_AND] = {"and", P_AND},
     [TD_OP_OR] = {"or", P_OR},        [TD_OP_SHL] = {"<<", P_SHIFT},
-    [TD_OP_BITAND] = {"&", P_BITAND}};
+    [TD_OP_BITAND] = {"&", P_BITAND}, [TD_OP_XOR] = {"^", P_XOR}};
 
 static void fail(tirx *x, int code)
 {
@@ -123,9 +124,10 @@ static void arglist(tirx *x, td_buf *o, int n, const td_expr *const *a)
     }
 }
 
-/* NAME[i, j] with each index folded. */
+/* NAME[i, j] with each index folded; a vector access (lanes > 1) spells
+ * its last index as the slice j:j + lanes. */
 static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
-                   const td_expr *const *idx)
+                   const td_expr *const *idx, int lanes)
 {
     td__buf_puts(o, b->name);
     td__buf_puts(o, "[");
@@ -137,7 +139,12 @@ static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
         }
         if (i > 0)
             td__buf_puts(o, ", ");
-        expr(x, o, f, P_LOWEST);
+        expr(x, o, f, lanes > 1 && i == n - 1 ? P_ADD : P_LOWEST);
+        if (lanes > 1 && i == n - 1) {
+            td__buf_puts(o, ":");
+            expr(x, o, f, P_ADD);
+            td__buf_printf(o, " + %d", lanes);
+        }
     }
     td__buf_puts(o, "]");
 }
@@ -239,7 +246,12 @@ static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
         }
         break;
     case TD__E_LOAD:
-        access(x, o, e->buf, e->nargs, e->args);
+        access(x, o, e->buf, e->nargs, e->args, e->lanes);
+        break;
+    case TD__E_LANE:
+        if (!x->p->live[e->var->id])
+            fail(x, TD_EINVAL); /* used outside its scope */
+        td__buf_printf(o, "%s[%lld]", e->var->name, (long long)e->i);
         break;
     case TD__E_INTRIN:
         intrin(x, o, e);
@@ -300,7 +312,7 @@ static void stmt(tirx *x, const td__stmt *s)
         td__w_close(w);
         return;
     case TD__S_STORE:
-        access(x, &x->line, s->buf, s->nidx, s->idx);
+        access(x, &x->line, s->buf, s->nidx, s->idx, 1);
         td__buf_puts(&x->line, " = ");
         top_expr(x, s->value, P_LOWEST);
         break;
@@ -308,8 +320,11 @@ static void stmt(tirx *x, const td__stmt *s)
         top_expr(x, s->value, P_LOWEST);
         break;
     case TD__S_LET:
-        td__buf_printf(&x->line, "%s: T.%s = ", s->var->name,
+        td__buf_printf(&x->line, "%s: T.%s", s->var->name,
                        td_dtype_name(s->var->dtype));
+        if (s->var->lanes > 1)
+            td__buf_printf(&x->line, "x%d", s->var->lanes);
+        td__buf_puts(&x->line, " = ");
         top_expr(x, s->value, P_LOWEST);
         p->live[s->var->id] = 1;
         break;
@@ -345,9 +360,9 @@ int td__print_tirx(td__pctx *p)
     for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
         if (b->scratch)
             td__w_line(&p->w,
-                       "%s = T.alloc_buffer((%lld,), \"%s\", scope=\"local\")",
+                       "%s = T.alloc_buffer((%lld,), \"%s\", scope=\"%s\")",
                        b->name, (long long)b->shape[0],
-                       td_dtype_name(b->dtype));
+                       td_dtype_name(b->dtype), b->scope);
     block(&x, p->ir->root);
     int err = td__w_finish(&p->w);
     if (p->err == 0 && x.line.err)

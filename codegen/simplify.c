@@ -80,6 +80,11 @@ static bool eval(td_binop op, int64_t x, int64_t y, int64_t *r)
         *r = x << y;
         return true;
     case TD_OP_BITAND: *r = x & y; return true;
+    case TD_OP_XOR:
+        if (x < 0 || y < 0)
+            return false;
+        *r = x ^ y;
+        return true;
     }
     return false;
 }
@@ -190,6 +195,12 @@ static const td_expr *fold_bin(td__arena *a, const td_expr *e,
             if (cy && vy == 1 && !x->impure)
                 return td__mk_int(a, 0);
             break;
+        case TD_OP_XOR:
+            if (cy && vy == 0)
+                return x;
+            if (cx && vx == 0)
+                return y;
+            break;
         default:
             break;
         }
@@ -233,6 +244,7 @@ const td_expr *td__fold(td__arena *a, const td_expr *e,
     switch (e->kind) {
     case TD__E_INT:
     case TD__E_CONST:
+    case TD__E_LANE:
         return e;
     case TD__E_VAR:
         if (zero != NULL && zero[e->var->id])

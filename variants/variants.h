@@ -14,6 +14,7 @@
 #define TD_BUILTIN_MODULES(X)                                              \
     X(td__variant_local)          /* register reductions; local_valid */   \
     X(td__variant_shared)         /* shared-memory trees; shared_valid */  \
+    X(td__variant_shared_rows)    /* fast shared rows; shared_rows_valid */\
     X(td__variant_packed_add_sum) /* Blackwell packed sum */               \
     X(td__variant_3input_maxmin)  /* Blackwell 3-input max/min */
 

@@ -115,7 +115,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "rules.yaml: ok, 4 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 5 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json
@@ -123,13 +123,26 @@ expect 0 "shared (prio=30) disabled" rules --rules "$data/raise_shared.yaml"
 expect 0 "local" dispatch "$seed" --rules "$data/raise_shared.yaml"
 TILEDISPATCH_RULES="$data/raise_shared.yaml" expect 0 "disabled" rules
 
-# Try order in `rules`: packed_add_sum, local, shared for sum.
+# Try order in `rules`: packed_add_sum, shared_rows, local, shared for sum.
 "$td" rules | awk '/op=sum target=cuda/{f=1;next} /^op=/{f=0} f && /prio=/{print $1}' >"$tmp/order"
-if [ "$(tr '\n' ' ' <"$tmp/order")" = "packed_add_sum local shared " ]; then
+if [ "$(tr '\n' ' ' <"$tmp/order")" = "packed_add_sum shared_rows local shared " ]; then
   pass=$((pass + 1))
 else
   echo "FAIL: try order for sum is: $(tr '\n' ' ' <"$tmp/order")"; fail=$((fail + 1))
 fi
+
+# shared_rows wins a CTA shared reduction; explain says why shared_rows
+# declines a partial warp; rules/upstream.yaml (the TVM-identical overlay)
+# hands the call back to shared.
+rows_call="$root/bench/gpu/calls/r32x32_t32_sum.yaml"
+expect 0 "shared_rows" dispatch "$rows_call"
+expect 0 "threadIdx.x extent 40 is not a multiple of 32 (shared_rows shuffles across whole warps)" \
+  explain "$root/tests/conformance/rows_t40_declined_sum.yaml" --json
+expect 0 "rules/upstream.yaml: ok, 1 entry (1 override)" validate "$root/rules/upstream.yaml"
+expect 0 "shared" dispatch "$rows_call" --rules "$root/rules/upstream.yaml"
+"$td" dispatch "$rows_call" --rules "$root/rules/upstream.yaml" >"$tmp/v" 2>&1
+[ "$(cat "$tmp/v")" = shared ] && pass=$((pass + 1)) ||
+  { echo "FAIL: upstream.yaml does not give shared: $(cat "$tmp/v")"; fail=$((fail + 1)); }
 
 # Deterministic output: same input, same bytes.
 "$td" emit "$seed" >"$tmp/a" && "$td" emit "$seed" >"$tmp/b" && cmp -s "$tmp/a" "$tmp/b" &&

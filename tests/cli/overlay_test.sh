@@ -36,8 +36,8 @@ check_eq() {  # WHAT GOT WANT
 }
 
 # An overlay changes only what it names; everything else stays.
-check_eq "built-in order" "$(sum_order)" "packed_add_sum local shared "
-check_eq "overlay order" "$(sum_order --rules "$d/raise.yaml")" "shared packed_add_sum local "
+check_eq "built-in order" "$(sum_order)" "packed_add_sum shared_rows local shared "
+check_eq "overlay order" "$(sum_order --rules "$d/raise.yaml")" "shared packed_add_sum shared_rows local "
 expect 0 "  local (prio=10) disabled  [<built-in rules>:" rules --rules "$d/raise.yaml"
 expect 0 "; overridden at $d/raise.yaml:8]" rules --rules "$d/raise.yaml"
 expect 0 "shared" dispatch "$root/tests/cli/data/forced_shared.yaml" --rules "$d/raise.yaml"
@@ -48,10 +48,10 @@ expect 1 "| disabled | enabled: false in the rules" explain "$seed" --no-default
 # Layers apply in order: the last one wins, and both overrides are listed.
 expect 0 "  shared (prio=5)  [<built-in rules>:" rules --rules "$d/raise.yaml" --rules "$d/lower.yaml"
 expect 0 "overridden at $d/raise.yaml:4, $d/lower.yaml:3]" rules --rules "$d/raise.yaml" --rules "$d/lower.yaml"
-check_eq "raise then lower" "$(sum_order --rules "$d/raise.yaml" --rules "$d/lower.yaml")" "packed_add_sum local shared "
-check_eq "lower then raise" "$(sum_order --rules "$d/lower.yaml" --rules "$d/raise.yaml")" "shared packed_add_sum local "
+check_eq "raise then lower" "$(sum_order --rules "$d/raise.yaml" --rules "$d/lower.yaml")" "packed_add_sum shared_rows local shared "
+check_eq "lower then raise" "$(sum_order --rules "$d/lower.yaml" --rules "$d/raise.yaml")" "shared packed_add_sum shared_rows local "
 # New entries next to overrides.
-check_eq "new entry" "$(sum_order --rules "$d/new_entry.yaml")" "packed_add_sum local2 local shared "
+check_eq "new entry" "$(sum_order --rules "$d/new_entry.yaml")" "packed_add_sum shared_rows local2 local shared "
 expect 0 "local2" dispatch "$seed" --rules "$d/new_entry.yaml"
 expect 0 "  shared (prio=10) disabled" rules --rules "$d/new_entry.yaml"
 
@@ -77,7 +77,7 @@ expect 2 "  - name: ghost" rules --rules "$d/ghost.yaml"
 # A whole copy of the rules repeats every entry over the built-ins...
 expect 2 "duplicate variant 'packed_add_sum'" rules --rules "$rules"
 # ...and is a table of its own with --no-default-rules.
-check_eq "--no-default-rules" "$(sum_order --no-default-rules --rules "$rules")" "packed_add_sum local shared "
+check_eq "--no-default-rules" "$(sum_order --no-default-rules --rules "$rules")" "packed_add_sum shared_rows local shared "
 expect 0 "local" dispatch "$seed" --no-default-rules --rules "$rules"
 expect 1 "no registered variants for this op/target" dispatch "$seed" --no-default-rules
 lacks "op=" rules --no-default-rules
@@ -120,7 +120,7 @@ $d/new_entry.yaml: ok, 2 entries (1 override)"
 printf 'version: 1\nvariants:\n  - {name: local2, target: cuda, override: true, priority: 1}\n' >"$tmp/o2.yaml"
 expect 2 "override of variant 'local2'" validate "$d/new_entry.yaml" "$tmp/o2.yaml"
 expect 0 "$tmp/o2.yaml: ok, 1 entry (1 override)" validate --together "$d/new_entry.yaml" "$tmp/o2.yaml"
-expect 0 "rules.yaml: ok, 4 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 5 entries" validate --no-default-rules "$rules"
 expect 2 "duplicate variant" validate "$rules"
 expect 2 "--together applies to validate, not 'rules'" rules --together
 expect 2 "cannot open" validate "$tmp/missing.yaml"

@@ -243,9 +243,17 @@ def main():
             c["dispatch_error"] = err
     total = len(cases)
     if args.sample:
-        cases = stratified(cases, lambda c: c["name"], lambda c: c["class"],
-                           ("variant", "scope", "dtype"),
-                           (("variant", "op"),))
+        strata = (("variant", "scope", "dtype"), ("variant", "op"))
+        kept = stratified(cases, lambda c: c["name"], lambda c: c["class"],
+                          strata[0], strata[1:])
+        for keys in strata:
+            def cover(cs):
+                return {tuple(c["class"][k] for k in keys) for c in cs}
+            missing = cover(cases) - cover(kept)
+            if missing:
+                print(f"FAIL sample: no case for {sorted(missing)}")
+                return 1
+        cases = kept
         print(f"sample: {len(cases)} of {total} cases, one per "
               "(variant, scope, dtype class) and per (variant, op)",
               flush=True)

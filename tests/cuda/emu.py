@@ -62,9 +62,16 @@ def load_run_py():
 
 def to_host(src):
     """The program's source made host C++ against the stand-in runtime."""
-    src = re.sub(r"td_kernel<<<(dim3\([^)]*\)), (dim3\([^)]*\))>>>"
-                 r"\((.*)\);",
-                 r"td_emu_launch(\1, \2, [&] { td_kernel(\3); });", src)
+    src = re.sub(r"td_kernel<<<(dim3\([^)]*\)), (dim3\([^)]*\))"
+                 r"(?:, (\d+))?>>>\((.*)\);",
+                 lambda m: "td_emu_launch(%s, %s, %s, [&] { td_kernel(%s); });"
+                 % (m.group(1), m.group(2), m.group(3) or "0", m.group(4)),
+                 src)
+    # Dynamic shared memory: the launch's buffer (blocks run one after
+    # another, so one buffer serves them all).
+    src = src.replace("extern __shared__ __align__(16) unsigned char "
+                      "td_smem[];",
+                      "unsigned char *const td_smem = td_emu_dyn_smem;")
     src = BAR.sub(r"td_emu_bar(\1, \2);", src)
     # The precompiled header must come first.
     return "#include <cuda_runtime.h>\n" + src

@@ -118,7 +118,7 @@ static void test_seed_program(void **state)
     assert_contains(prog, "B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];");
     assert_contains(prog, "#define TD_ATOL 1.0000000000000001e-05\n");
     assert_contains(prog, "#define TD_OP 0 ");
-    assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(1, 1, 1)>>>(d_in_A_local, "
+    assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(1, 1, 1), 0>>>(d_in_A_local, "
                           "d_out_A_local, d_in_B_local, d_out_B_local);\n");
     assert_contains(prog, "TD_CHECK(cudaGetLastError());\n"
                           "    TD_CHECK(cudaDeviceSynchronize());\n");
@@ -308,16 +308,19 @@ static void test_shared_staging(void **state)
     assert_contains(prog, "#define TD_TPI 32 ");
     assert_contains(prog, "#define TD_IPB 4 ");
     assert_contains(prog, "#define TD_INSTANCES 8LL\n");
+    /* Copies live in dynamic shared memory, each 16-byte aligned: A's
+     * four copies of 512 bytes, then B's of 16. */
     assert_contains(prog,
-                    "    __shared__ __nv_bfloat16 A_all[TD_IPB * 256];\n"
-                    "    __nv_bfloat16 *const A_ptr = A_all + (td_tid / TD_TPI)"
-                    " * 256;\n"
+                    "    extern __shared__ __align__(16) unsigned char "
+                    "td_smem[];\n");
+    assert_contains(prog,
+                    "    __nv_bfloat16 *const A_ptr = (__nv_bfloat16 *)(td_smem"
+                    " + 0LL + (td_tid / TD_TPI) * 512LL);\n"
                     "    for (int i = td_t; i < 256; i += TD_TPI)\n"
                     "        A_ptr[i] = td_in_A[td_inst * 256LL + i];\n");
     assert_contains(prog,
-                    "    __shared__ __nv_bfloat16 B_all[TD_IPB * 8];\n"
-                    "    __nv_bfloat16 *const B_ptr = B_all + (td_tid / TD_TPI)"
-                    " * 8;\n");
+                    "    __nv_bfloat16 *const B_ptr = (__nv_bfloat16 *)(td_smem"
+                    " + 2048LL + (td_tid / TD_TPI) * 16LL);\n");
     assert_contains(prog, "    __syncthreads();\n    /* The emitted body");
     assert_contains(prog, "    }\n    __syncthreads();\n"
                           "    for (int i = td_t; i < 256; i += TD_TPI)\n"
@@ -328,7 +331,9 @@ static void test_shared_staging(void **state)
     /* The host holds and checks every instance's copy. */
     assert_contains(prog, "td_nin_A = 2048LL, td_nout_A = 2048LL;");
     assert_contains(prog, "td_nin_B = 64LL, td_nout_B = 64LL;");
-    assert_contains(prog, "td_kernel<<<dim3(2, 1, 1), dim3(128, 1, 1)>>>");
+    assert_contains(prog, "td_kernel<<<dim3(2, 1, 1), dim3(128, 1, 1), 2112>>>");
+    /* Under 48 KB: no opt-in. */
+    assert_null(strstr(prog, "cudaFuncSetAttribute"));
     /* bfloat16: 8 significand bits, float32's exponent range. */
     assert_contains(prog, "#define TD_UNIT_ROUNDOFF 0.00390625\n"
                           "#define TD_TINY 1.1754943508222875e-38\n");
@@ -373,12 +378,40 @@ static void test_shared_instances(void **state)
         assert_contains(prog, cases[i].tpi);
         assert_contains(prog, cases[i].ipb);
         assert_contains(prog, cases[i].inst);
-        assert_contains(prog, "    __shared__ float A_all[TD_IPB * 32];\n"
-                              "    float *const A_ptr = A_all + "
-                              "(td_tid / TD_TPI) * 32;\n");
+        assert_contains(prog, "    float *const A_ptr = (float *)(td_smem + "
+                              "0LL + (td_tid / TD_TPI) * 128LL);\n");
         td_free(prog);
         td_call_free(c);
     }
+    td_registry_free(reg);
+}
+
+/* A tile beyond 48 KB: dynamic shared memory, the kernel opts in after
+ * checking the device's limit. */
+static void test_shared_large(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    td_call *c = parse("large.yaml",
+                       "op: sum\ntarget: cuda\nscope: cta\n"
+                       "launch: {threadIdx.x: 256}\n"
+                       "buffers:\n"
+                       "  A: {scope: shared, dtype: float32, shape: [4, 4096]}\n"
+                       "  B: {scope: shared, dtype: float32, shape: [4]}\n"
+                       "dst: B\nsrc: A\n");
+    char *prog = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+    assert_contains(prog, "cudaDevAttrMaxSharedMemoryPerBlockOptin");
+    assert_contains(prog, "    if (td_optin < 65552) {\n");
+    assert_contains(prog, "cudaFuncSetAttribute(td_kernel, "
+                          "cudaFuncAttributeMaxDynamicSharedMemorySize, "
+                          "65552));\n");
+    assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(256, 1, 1), "
+                          "65552>>>");
+    td_free(prog);
+    td_call_free(c);
     td_registry_free(reg);
 }
 
@@ -457,28 +490,50 @@ static void test_errors(void **state)
                  TD_EINVAL,
                  "kernel: the layout of A spans 32 threads, more than one "
                  "scope instance (1)");
-    /* Shared memory holds one copy per instance: 32 warps of 2080 bytes
-     * do not fit, one block-wide copy of 49156 bytes neither. */
+    /* Shared memory holds one copy per instance, each padded to 16
+     * bytes, in dynamic shared memory of at most 227 KB: 32 warps of
+     * 8224 bytes do not fit, one block-wide copy of 232464 bytes
+     * neither. */
     expect_error(reg,
                  "op: sum\ntarget: cuda\nscope: warp\n"
                  "launch: {threadIdx.x: 1024}\n"
                  "buffers:\n"
-                 "  A: {scope: shared, dtype: float32, shape: [8, 64]}\n"
+                 "  A: {scope: shared, dtype: float32, shape: [8, 256]}\n"
                  "  B: {scope: shared, dtype: float32, shape: [8]}\n"
                  "dst: B\nsrc: A\n",
                  TD_ELIMIT,
-                 "kernel: shared buffers need 66560 bytes per block (32 "
-                 "instance copies; at most 49152)");
+                 "kernel: shared buffers need 263168 bytes per block (32 "
+                 "instance copies; at most 232448)");
     expect_error(reg,
                  "op: sum\ntarget: cuda\nscope: cta\n"
                  "launch: {threadIdx.x: 32}\n"
                  "buffers:\n"
-                 "  A: {scope: shared, dtype: float32, shape: [12288]}\n"
+                 "  A: {scope: shared, dtype: float32, shape: [58112]}\n"
                  "  B: {scope: shared, dtype: float32, shape: [1]}\n"
                  "dst: B\nsrc: A\n",
                  TD_ELIMIT,
-                 "kernel: shared buffers need 49156 bytes per block (1 "
-                 "instance copy; at most 49152)");
+                 "kernel: shared buffers need 232464 bytes per block (1 "
+                 "instance copy; at most 232448)");
+    /* kernel_specials needs a boolean and a float dtype. */
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\nscope: cta\n"
+                 "launch: {threadIdx.x: 32}\n"
+                 "buffers:\n"
+                 "  A: {scope: shared, dtype: int32, shape: [4, 8]}\n"
+                 "  B: {scope: shared, dtype: int32, shape: [4]}\n"
+                 "dst: B\nsrc: A\nconfig: {kernel_specials: true}\n",
+                 TD_EINVAL,
+                 "kernel: config kernel_specials needs a float dtype, not "
+                 "int32");
+    expect_error(reg,
+                 "op: sum\ntarget: cuda\nscope: cta\n"
+                 "launch: {threadIdx.x: 32}\n"
+                 "buffers:\n"
+                 "  A: {scope: shared, dtype: float32, shape: [4, 8]}\n"
+                 "  B: {scope: shared, dtype: float32, shape: [4]}\n"
+                 "dst: B\nsrc: A\nconfig: {kernel_specials: 3}\n",
+                 TD_EINVAL,
+                 "kernel: config kernel_specials must be true or false");
     /* The dst region cannot be matched to the spatial positions. */
     expect_error(reg,
                  "op: sum\ntarget: cuda\n"
@@ -531,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_layout_tables),
         cmocka_unit_test(test_shared_staging),
         cmocka_unit_test(test_shared_instances),
+        cmocka_unit_test(test_shared_large),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_alloc_failures),
     };

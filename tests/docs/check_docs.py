@@ -262,8 +262,8 @@ def norun_paths(block, root, build, problems):
             if not words:
                 continue
             w = words[0]
-            if not w.startswith(SCRIPT_DIRS):
-                continue
+            if not w.startswith(SCRIPT_DIRS) or re.search(r"[$*?\[{]", w):
+                continue  # not a script path, or one built by the shell
             if w.startswith("build/"):
                 ok = os.path.exists(os.path.join(build, w[len("build/"):]))
             else:

@@ -79,6 +79,9 @@ stray=$(find "$includedir/tiledispatch" -type f ! -name '*.h')
   fail "td_kernel.h (the program generator, not in the library) is installed"
 cmp -s "$rulesfile" "$src/rules/rules.yaml" && ok "rules at $rulesfile" ||
   fail "the installed rules ($rulesfile) differ from rules/rules.yaml"
+cmp -s "$(dirname "$rulesfile")/upstream.yaml" "$src/rules/upstream.yaml" &&
+  ok "the TVM-identical overlay beside them" ||
+  fail "rules/upstream.yaml is not installed beside $rulesfile"
 man=$prefix/share/man/man1/tiledispatch.1
 if [ -f "$man" ]; then
   grep -q '@[A-Z]*@' "$man" && fail "unsubstituted @VAR@ in the man page"

@@ -33,14 +33,15 @@ static void test_default_table(void **state)
     (void)state;
     td_registry *reg = default_registry();
     td_rule_info infos[16];
-    assert_int_equal(td_registry_rules(reg, infos, 16), 9);
-    static const char *const want[9][3] = {
-        {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "local"},
-        {"max", "cuda", "shared"},        {"min", "cuda", "3input_maxmin"},
+    assert_int_equal(td_registry_rules(reg, infos, 16), 12);
+    static const char *const want[12][3] = {
+        {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},
+        {"max", "cuda", "local"},         {"max", "cuda", "shared"},
+        {"min", "cuda", "3input_maxmin"}, {"min", "cuda", "shared_rows"},
         {"min", "cuda", "local"},         {"min", "cuda", "shared"},
-        {"sum", "cuda", "packed_add_sum"}, {"sum", "cuda", "local"},
-        {"sum", "cuda", "shared"}};
-    for (int i = 0; i < 9; i++) {
+        {"sum", "cuda", "packed_add_sum"}, {"sum", "cuda", "shared_rows"},
+        {"sum", "cuda", "local"},         {"sum", "cuda", "shared"}};
+    for (int i = 0; i < 12; i++) {
         assert_string_equal(infos[i].op, want[i][0]);
         assert_string_equal(infos[i].target, want[i][1]);
         assert_string_equal(infos[i].name, want[i][2]);
@@ -48,24 +49,31 @@ static void test_default_table(void **state)
         assert_true(infos[i].enabled);
         assert_string_equal(infos[i].file, "<built-in rules>");
     }
-    assert_int_equal(infos[6].priority, 20);
-    assert_int_equal(infos[6].npreds, 7);
-    assert_int_equal(infos[7].priority, 10);
+    /* sum: packed_add_sum, shared_rows, local, shared */
+    assert_int_equal(infos[8].priority, 20);
+    assert_int_equal(infos[8].npreds, 7);
+    assert_int_equal(infos[9].priority, 15);
+    assert_int_equal(infos[9].npreds, 3);
+    assert_int_equal(infos[10].priority, 10);
     const char *name;
     char args[128];
-    assert_int_equal(td_registry_rule_pred(reg, &infos[6], 0, &name, args,
+    assert_int_equal(td_registry_rule_pred(reg, &infos[8], 0, &name, args,
                                            sizeof args), 0);
     assert_string_equal(name, "exec_scope");
     assert_string_equal(args, "{expected_scopes: [thread]}");
-    assert_int_equal(td_registry_rule_pred(reg, &infos[7], 0, &name, args,
+    assert_int_equal(td_registry_rule_pred(reg, &infos[9], 2, &name, args,
+                                           sizeof args), 0);
+    assert_string_equal(name, "shared_rows_valid");
+    assert_string_equal(args, "");
+    assert_int_equal(td_registry_rule_pred(reg, &infos[10], 0, &name, args,
                                            sizeof args), 0);
     assert_string_equal(name, "storage_scope");
     assert_string_equal(args, "{expected_scope: [local]}");
-    assert_int_equal(td_registry_rule_pred(reg, &infos[7], 1, &name, args,
+    assert_int_equal(td_registry_rule_pred(reg, &infos[10], 1, &name, args,
                                            sizeof args), 0);
     assert_string_equal(name, "local_valid");
     assert_string_equal(args, "");
-    assert_int_equal(td_registry_rule_pred(reg, &infos[8], 0, &name, args,
+    assert_int_equal(td_registry_rule_pred(reg, &infos[11], 0, &name, args,
                                            sizeof args), 0);
     assert_string_equal(args, "{expected_scope: [\"shared*\"]}");
     assert_non_null(td_registry_op(reg, "sum"));
@@ -135,15 +143,16 @@ static void test_seed_dispatch(void **state)
     td_free(text);
     td_explain_free(ex);
 
-    /* Without the forced name: three rows in try order. */
+    /* Without the forced name: four rows in try order. */
     c.dispatch[0] = '\0';
     assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
-    assert_int_equal(td_explain_nrows(ex), 3);
+    assert_int_equal(td_explain_nrows(ex), 4);
     assert_string_equal(td_explain_get(ex, 0)->variant, "packed_add_sum");
     assert_non_null(strstr(td_explain_get(ex, 0)->message,
                            "rejected: exec_scope"));
-    assert_string_equal(td_explain_get(ex, 1)->variant, "local");
-    assert_string_equal(td_explain_get(ex, 2)->variant, "shared");
+    assert_string_equal(td_explain_get(ex, 1)->variant, "shared_rows");
+    assert_string_equal(td_explain_get(ex, 2)->variant, "local");
+    assert_string_equal(td_explain_get(ex, 3)->variant, "shared");
     td_explain_free(ex);
     td_registry_free(reg);
 }

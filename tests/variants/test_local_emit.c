@@ -293,6 +293,9 @@ static void test_dispatch_default(void **state)
     assert_string_equal(row->variant, "packed_add_sum");
     assert_int_equal(row->status, TD_CAND_SELECTED);
     row = td_explain_get(ex, 1);
+    assert_string_equal(row->variant, "shared_rows");
+    assert_int_equal(row->status, TD_CAND_NOT_TRIED);
+    row = td_explain_get(ex, 2);
     assert_string_equal(row->variant, "local");
     assert_int_equal(row->status, TD_CAND_NOT_TRIED);
     td_explain_free(ex);

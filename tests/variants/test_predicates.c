@@ -522,7 +522,7 @@ static void test_default_rules_cta(void **state)
     td_explain *ex = NULL;
     assert_int_equal(td_explain_call(reg, c, &ex, &diag), 0);
     assert_null(td_explain_selected(ex));
-    assert_int_equal(td_explain_nrows(ex), 3);
+    assert_int_equal(td_explain_nrows(ex), 4);
 
     const td_explain_row *row = td_explain_get(ex, 0);
     assert_string_equal(row->variant, "packed_add_sum");
@@ -536,12 +536,21 @@ static void test_default_rules_cta(void **state)
     expect_pred(row, 6, "reduction_len", "reduction_len 4 < 8");
 
     row = td_explain_get(ex, 1);
+    assert_string_equal(row->variant, "shared_rows");
+    expect_pred(row, 0, "storage_scope",
+                "storage scope mismatch: dst local, src local; "
+                "expected [shared*]");
+    expect_pred(row, 1, "exec_scope", NULL);
+    expect_pred(row, 2, "shared_rows_valid",
+                "expected shared scope for both src and dst");
+
+    row = td_explain_get(ex, 2);
     assert_string_equal(row->variant, "local");
     expect_pred(row, 0, "storage_scope", NULL);
     expect_pred(row, 1, "local_valid",
                 "unsupported exec_scope cta for local reduction");
 
-    row = td_explain_get(ex, 2);
+    row = td_explain_get(ex, 3);
     assert_string_equal(row->variant, "shared");
     expect_pred(row, 0, "storage_scope",
                 "storage scope mismatch: dst local, src local; "

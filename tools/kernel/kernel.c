@@ -56,7 +56,11 @@
 #define KP_MAX_ELEMS ((int64_t)1 << 24)   /* elements of one global array */
 #define KP_MAX_TABLE ((int64_t)1 << 18)   /* entries of one layout table */
 #define KP_MAX_SLOTS ((int64_t)1 << 14)   /* register slots per thread */
-#define KP_MAX_SHARED ((int64_t)48 * 1024) /* static shared bytes per block */
+/* Dynamic shared bytes per block: the opt-in limit of sm_90 and sm_100
+ * (227 KB).  Above 48 KB the program raises the kernel's limit with
+ * cudaFuncSetAttribute and checks the device's own limit first. */
+#define KP_MAX_SHARED ((int64_t)227 * 1024)
+#define KP_SHARED_DEFAULT ((int64_t)48 * 1024)
 
 /* One buffer the program stages. */
 typedef struct kp_buf {
@@ -90,9 +94,20 @@ typedef struct kp_plan {
     bool bcast;         /* dst keeps the src rank: reduced dims broadcast */
     double atol;
     td_combiner comb;
+    int64_t smem;       /* dynamic shared bytes per block */
+    bool specials;      /* NaN and infinities among the source values */
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
 } kp_plan;
+
+/* Bytes of one instance's copy of a shared buffer in the block's dynamic
+ * shared memory: rounded up to 16, so that every copy starts 16-byte
+ * aligned (vector accesses of the emitted code rely on it). */
+static int64_t kp_pitch(const kp_buf *kb)
+{
+    int64_t bytes = td__mul_sat(kb->elems, td_dtype_bits(kb->b->dtype) / 8);
+    return bytes > INT64_MAX - 15 ? INT64_MAX : (bytes + 15) / 16 * 16;
+}
 
 /* The CUDA spelling of a dtype for the program's own declarations: the
  * printer's, so that the body's helpers and overloads see the types they
@@ -390,8 +405,9 @@ static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
          * shared memory is ipb copies. */
         int64_t bytes = 0;
         for (int i = 0; i < p->nbufs; i++)
-            bytes += p->bufs[i].elems * (td_dtype_bits(p->bufs[i].b->dtype) / 8);
+            bytes += kp_pitch(&p->bufs[i]);
         bytes = td__mul_sat(bytes, p->ipb);
+        p->smem = bytes;
         if (bytes > KP_MAX_SHARED)
             return kp_fail(diag, c, TD_ELIMIT,
                            "shared buffers need %" PRId64
@@ -641,6 +657,9 @@ static const char kp_reference[] =
     "            acc = init[de];\n"
     "            mag = fabs(acc);\n"
     "            have = true;\n"
+    "        } else if (TD_SPECIALS && TD_OP != 0) {\n"
+    "            acc = TD_OP == 1 ? -TD_FINITE_MAX : TD_FINITE_MAX;\n"
+    "            have = true;\n"
     "        }\n"
     "        for (long long red = 0; red < TD_RED_LEN; ++red) {\n"
     "            long long q = red;\n"
@@ -655,16 +674,18 @@ static const char kp_reference[] =
     "                acc = TD_OP == 0 ? 0.0 + v : v;\n"
     "            else if (TD_OP == 0)\n"
     "                acc += v;\n"
+    "            else if (v != v)\n"
+    "                ; /* max / min skip NaN (fmaxf, __hmax) */\n"
     "            else if (TD_OP == 1)\n"
-    "                acc = v > acc ? v : acc;\n"
+    "                acc = acc != acc || v > acc ? v : acc;\n"
     "            else\n"
-    "                acc = v < acc ? v : acc;\n"
+    "                acc = acc != acc || v < acc ? v : acc;\n"
     "            have = true;\n"
     "        }\n"
     "        want[de] = acc;\n"
     "        const double n = (double)(TD_RED_LEN + TD_ACCUM);\n"
-    "        if (TD_OP != 0)\n"
-    "            tol[de] = 0.0;\n"
+    "        if (TD_OP != 0 || !std::isfinite(mag))\n"
+    "            tol[de] = 0.0; /* exact: max / min, or a special value */\n"
     "        else if (td_data_random)\n"
     "            tol[de] = TD_TOL_SCALE * (2.0 * n * TD_UNIT_ROUNDOFF * mag +\n"
     "                                      n * TD_TINY);\n"
@@ -683,7 +704,9 @@ static const char kp_reference[] =
     "                     long long thread, long long slot, double got,\n"
     "                     double want, double tol)\n"
     "{\n"
-    "    const double err = fabs(got - want);\n"
+    "    /* Equal infinities and two NaNs match too. */\n"
+    "    const double err = got == want || (got != got && want != want)\n"
+    "                           ? 0.0 : fabs(got - want);\n"
     "    if (err <= tol) {\n"
     "        if (err > td_max_err)\n"
     "            td_max_err = err;\n"
@@ -713,6 +736,12 @@ static const char kp_reference[] =
     "    td_rng_state = td_rng_state * 6364136223846793005ULL +\n"
     "                   1442695040888963407ULL;\n"
     "    return td_rng_state >> 33;\n"
+    "}\n"
+    "/* With TD_SPECIALS, about 1 source value in 64 each is NaN, +inf, -inf. */\n"
+    "__attribute__((unused)) static inline double td_special(double v)\n"
+    "{\n"
+    "    const unsigned long long r = td_rng() % 64;\n"
+    "    return r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY : v;\n"
     "}\n"
     "/* --data exact: a float that every dtype here holds exactly: k/64,\n"
     " * k in [-128, 128].  Each buffer uses one of the generators. */\n"
@@ -849,6 +878,15 @@ static void kp_write_tables(td_buf *o, const kp_plan *p)
     kp_float_limits(db->dtype, &ud, &tdn);
     td__buf_printf(o, "#define TD_UNIT_ROUNDOFF %.17g\n#define TD_TINY %.17g\n",
                    us > ud ? us : ud, ts > tdn ? ts : tdn);
+    /* With specials, max / min start from the identity, the lowest
+     * (highest) finite value, as the emitted code does (TVM's
+     * min_value / max_value), and skip NaN as fmaxf / __hmax do. */
+    double lowest = db->dtype == TD_F16    ? 65504.0
+                    : db->dtype == TD_BF16 ? 3.3895313892515355e+38
+                    : db->dtype == TD_F64  ? 1.7976931348623157e+308
+                                           : 3.4028234663852886e+38;
+    td__buf_printf(o, "#define TD_SPECIALS %d\n#define TD_FINITE_MAX %.17g\n",
+                   p->specials ? 1 : 0, lowest);
     td__buf_puts(o, "static const long long td_src_shape[] = ");
     kp_i64_list(o, sb->shape, sb->ndim);
     td__buf_puts(o, ";\nstatic const long long td_src_start[] = ");
@@ -917,25 +955,32 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                  "TD_TPI;\n"
                  "    (void)td_t;\n"
                  "    (void)td_inst;\n");
+    if (any_shared)
+        td__buf_puts(o, "    extern __shared__ __align__(16) unsigned char "
+                        "td_smem[];\n");
+    int64_t smem_off = 0;
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
         const char *t = kp_ctype(kb->b->dtype);
         if (kb->shared) {
-            /* One copy per instance; the body indexes NAME_ptr, which
-             * points at this thread's instance's copy. */
+            /* One copy per instance in dynamic shared memory, each
+             * 16-byte aligned; the body indexes NAME_ptr, which points at
+             * this thread's instance's copy. */
+            int64_t pitch = kp_pitch(kb);
             td__buf_printf(o,
-                           "    /* %s: shared, one copy per scope instance, "
-                           "staged by the instance's threads. */\n"
-                           "    __shared__ %s %s_all[TD_IPB * %" PRId64 "];\n"
-                           "    %s *const %s_ptr = %s_all + (td_tid / TD_TPI) * %"
-                           PRId64 ";\n"
+                           "    /* %s: shared, one copy per scope instance "
+                           "(%" PRId64 " bytes each), staged by the "
+                           "instance's threads. */\n"
+                           "    %s *const %s_ptr = (%s *)(td_smem + %" PRId64
+                           "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n"
                            "    for (int i = td_t; i < %" PRId64
                            "; i += TD_TPI)\n"
                            "        %s_ptr[i] = td_in_%s[td_inst * %" PRId64
                            "LL + i];\n",
-                           n, t, n, kb->elems, t, n, n, kb->elems, kb->elems,
-                           n, n, kb->elems);
+                           n, pitch, t, n, t, smem_off, pitch, kb->elems, n,
+                           n, kb->elems);
+            smem_off += pitch * p->ipb;
             continue;
         }
         td__buf_printf(o, "    /* %s: registers, %" PRId64 " slot(s) per "
@@ -1033,10 +1078,13 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         td__buf_printf(o, "    for (long long i = 0; i < td_nin_%s; ++i) {\n"
                           "        h_in_%s[i] = td_from_double<%s>(",
                        n, n, t);
+        bool special = p->specials && kb->is_src;
+        if (special)
+            td__buf_puts(o, "td_special(");
         kp_gen_expr(o, p, kb->b->dtype);
-        td__buf_printf(o, ");\n        v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
+        td__buf_printf(o, "%s);\n        v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
                           "    }\n",
-                       n, n);
+                       special ? ")" : "", n, n);
     }
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
@@ -1054,10 +1102,27 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "td_nout_%s));\n",
                        t, n, n, n, t, n, n, t, n, n, n, t, n, n, t, n);
     }
+    if (p->smem > KP_SHARED_DEFAULT)
+        td__buf_printf(o,
+                       "    /* %" PRId64 " bytes of dynamic shared memory: "
+                       "above the default 48 KB, so the kernel opts in. */\n"
+                       "    int td_optin = 0;\n"
+                       "    TD_CHECK(cudaDeviceGetAttribute(&td_optin, "
+                       "cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));\n"
+                       "    if (td_optin < %" PRId64 ") {\n"
+                       "        printf(\"FAIL %%s needs %" PRId64 " bytes of "
+                       "shared memory per block, the device allows %%d\\n\", "
+                       "TD_NAME, td_optin);\n"
+                       "        return 1;\n    }\n"
+                       "    TD_CHECK(cudaFuncSetAttribute(td_kernel, "
+                       "cudaFuncAttributeMaxDynamicSharedMemorySize, %" PRId64
+                       "));\n",
+                       p->smem, p->smem, p->smem, p->smem);
     td__buf_printf(o, "    td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
-                      "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 ")>>>(",
+                      "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 "), %"
+                      PRId64 ">>>(",
                    p->grid[0], p->grid[1], p->grid[2], p->block[0],
-                   p->block[1], p->block[2]);
+                   p->block[1], p->block[2], p->smem);
     for (int i = 0; i < p->nbufs; i++)
         td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
                        p->bufs[i].b->name, p->bufs[i].b->name);
@@ -1267,6 +1332,19 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     if (err == 0) {
         const td_buffer *db = td__region_buffer(call, &call->dst);
         p->atol = kp_atol(p, db->dtype);
+        /* config kernel_specials: the source gets NaN and infinities. */
+        const td_config_entry *sp = td_call_config(call, "kernel_specials");
+        if (sp != NULL && sp->kind != TD_VALUE_BOOL)
+            err = td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
+                           "kernel: config kernel_specials must be true or "
+                           "false");
+        else if (sp != NULL && sp->b && !td_dtype_is_float(db->dtype))
+            err = td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
+                           "kernel: config kernel_specials needs a float "
+                           "dtype, not %s", td_dtype_name(db->dtype));
+        p->specials = sp != NULL && sp->kind == TD_VALUE_BOOL && sp->b;
+    }
+    if (err == 0) {
         err = td_ir_print(res.ir, TD_LANG_CUDA, 4, &body, &prelude);
         if (err != 0)
             err = td__diag(diag, err, call->file, 0, 0, NULL, 0,

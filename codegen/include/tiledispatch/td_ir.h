@@ -43,7 +43,8 @@ typedef enum td_binop {
     TD_OP_AND,
     TD_OP_OR,
     TD_OP_SHL,
-    TD_OP_BITAND
+    TD_OP_BITAND,
+    TD_OP_XOR    /* bitwise xor of non-negative indices */
 } td_binop;
 
 /* The combiner of a reduction op. */
@@ -113,6 +114,14 @@ TD_API td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
 TD_API td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
                                 int64_t size);
 
+/* Declares a shared-memory scratch array of `size` elements that the body
+ * allocates itself (e.g. per-warp partials of a cross-warp combine); the
+ * printers declare it where the body starts (CUDA `__shared__`, TIRx
+ * alloc_buffer with scope "shared").  Every thread of the block sees the
+ * same array: the emitter indexes it per scope instance. */
+TD_API td_ir_buf *td_ir_shared_scratch(td_ir *ir, const char *name,
+                                       td_dtype dtype, int64_t size);
+
 TD_API td_dtype td_ir_buf_dtype(const td_ir_buf *b);
 /* The element count the IR declares for the (non-scratch) buffer `name`,
  * saturating at INT64_MAX; 0 when the IR does not declare it. */
@@ -174,6 +183,21 @@ TD_API void td_ir_eval(td_ir *ir, td_expr *e);
 TD_API td_var *td_ir_let(td_ir *ir, const char *name, td_dtype t,
                          td_expr *init);
 TD_API void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value);
+/*
+ * Declares `name` holding `lanes` consecutive elements of buffer b, read
+ * with one vector access that starts at idx and runs along b's last
+ * dimension.  The dtype must be float32, float16 or bfloat16 and
+ * lanes * element size 4, 8 or 16 bytes; the caller guarantees that the
+ * address is aligned to that size and that the lanes stay inside the last
+ * dimension.  The variable is read only through td_vec_lane.
+ * CUDA: `uint4 name = *(const uint4 *)&B_ptr[flat];`; TIRx:
+ * `name: T.float32x4 = B[i, j:j + 4]`.
+ */
+TD_API td_var *td_ir_let_vector(td_ir *ir, const char *name,
+                                const td_ir_buf *b, int n,
+                                td_expr *const *idx, int lanes);
+/* Lane `lane` (0-based) of a vector variable, in the buffer's dtype. */
+TD_API td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane);
 /* A comment line, printed in both languages. */
 TD_API void td_ir_comment(td_ir *ir, const char *text);
 

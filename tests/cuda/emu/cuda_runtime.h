@@ -4,7 +4,7 @@
  * thread per CUDA thread; __syncthreads, __syncwarp, named barriers
  * (bar.sync id, n: released every n arrivals, as the hardware does) and
  * __shfl_xor_sync (each lane waits for its partner's value) are emulated; blocks run one after another, so `__shared__` is a function
- * static.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
+ * static and dynamic shared memory one buffer per launch.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
  *
  * The no-device path of the programs can be tested with environment
  * variables (tests/cuda/emu.py --paths):
@@ -20,6 +20,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -229,11 +230,18 @@ static T __shfl_xor_sync(unsigned, T v, int lane_mask, int width = 32)
     return r;
 }
 
-template <typename F> static void td_emu_launch(dim3 g, dim3 b, F f)
+/* The launch's dynamic shared memory (16-byte aligned, poisoned). */
+static unsigned char *td_emu_dyn_smem;
+
+template <typename F>
+static void td_emu_launch(dim3 g, dim3 b, size_t smem, F f)
 {
     td_emu_last_error = td_emu_env_error("TD_EMU_LAUNCH_ERROR");
     if (td_emu_last_error != cudaSuccess)
         return;
+    std::unique_ptr<unsigned char[]> dyn(new unsigned char[smem + 16]);
+    memset(dyn.get(), 0xff, smem + 16);
+    td_emu_dyn_smem = dyn.get() + (16 - (uintptr_t)dyn.get() % 16) % 16;
     gridDim = g;
     blockDim = b;
     unsigned n = b.x * b.y * b.z;
@@ -259,6 +267,35 @@ template <typename F> static void td_emu_launch(dim3 g, dim3 b, F f)
                 for (auto &t : ts)
                     t.join();
             }
+}
+
+/* The vector types and reinterpretations vector loads use. */
+struct uint2 {
+    unsigned x, y;
+};
+struct uint4 {
+    unsigned x, y, z, w;
+};
+static inline float __uint_as_float(unsigned u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Above 48 KB of dynamic shared memory the programs opt in. */
+enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr,
+                                                 int)
+{
+    *v = 227 * 1024;
+    return cudaSuccess;
+}
+template <typename K>
+static inline cudaError_t cudaFuncSetAttribute(K, cudaFuncAttribute, int)
+{
+    return cudaSuccess;
 }
 
 using std::max;

@@ -18,7 +18,10 @@ extern "C" {
  * buffers (following their layouts), runs the emitted body and stages the
  * results back, and a host main that computes the reference on the CPU in
  * double precision and prints "PASS name max_err=..." or "FAIL name ..."
- * (exit 0 / 1).  *out is allocated through the allocator hook (release it
+ * (exit 0 / 1), or "SKIP name: no CUDA device (reason)" (exit 77) where no
+ * usable device is found.  The program takes --data exact|random (exact
+ * k/64 inputs, or normal ones with float sums checked against a documented
+ * tolerance) and --seed N; contract section 6.  *out is allocated through the allocator hook (release it
  * with td_free()).  Returns
  * TD_ENOMATCH when no variant matched (use td_explain_call for why).
  */

@@ -1,0 +1,39 @@
+#!/bin/sh
+# The GPU reduction benchmark in one command (see bench_reduce.cu):
+#
+#   bench/gpu/run.sh [WORKDIR]
+#
+# 1. unless WORKDIR already holds bench_gen.cuh and TILEDISPATCH is not
+#    executable: WORKDIR/bench_gen.cuh <- gen.py (the tool's emitted code for
+#    calls/*.yaml; TILEDISPATCH defaults to build/tiledispatch);
+# 2. nvcc -O3 -arch=sm_90 WORKDIR/bench_reduce (NVCC_ARCH overrides);
+# 3. runs it: the tables on stdout, per-run lines on stderr,
+#    WORKDIR/bench.csv.
+# WORKDIR defaults to build/bench-gpu.  On a machine without the tool's
+# build (the GPU machine), run `bench/gpu/run.sh --gen-only DIR` where it is
+# built, copy DIR and bench/gpu over, and run `bench/gpu/run.sh DIR` there.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+gen_only=0
+if [ "${1:-}" = "--gen-only" ]; then gen_only=1; shift; fi
+work=${1:-$root/build/bench-gpu}
+tool=${TILEDISPATCH:-$root/build/tiledispatch}
+mkdir -p "$work"
+if [ -x "$tool" ]; then
+    python3 "$here/gen.py" "$tool" "$here/calls" "$work/bench_gen.cuh"
+    echo "generated $work/bench_gen.cuh with $tool" >&2
+elif [ -f "$work/bench_gen.cuh" ]; then
+    echo "using $work/bench_gen.cuh ($tool not built)" >&2
+else
+    echo "run.sh: error: $tool is not built and $work/bench_gen.cuh is absent" >&2
+    exit 2
+fi
+[ $gen_only = 1 ] && exit 0
+arch=${NVCC_ARCH:-sm_90}
+nvcc -O3 -std=c++17 -arch="$arch" -lineinfo -I"$work" -Xptxas -v \
+    -o "$work/bench_reduce" "$here/bench_reduce.cu" 2>"$work/ptxas.log" || {
+    cat "$work/ptxas.log" >&2
+    exit 2
+}
+"$work/bench_reduce" "$work/bench.csv"

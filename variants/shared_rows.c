@@ -1,0 +1,815 @@
+/*
+ * The `shared_rows` variant module: shared-memory reductions at cta,
+ * warpgroup and warp scope, written for speed (issue 12).
+ *
+ * `shared` (TVM's algorithm) gives every output element a group of up to
+ * 32 lanes that reads one element per lane per step and ends with a
+ * 5-step shuffle tree; with many short rows each row is a long dependent
+ * chain and most lanes idle.  Here:
+ *
+ *   - each row (output element) gets G threads, G a power of two chosen
+ *     from the shape: enough groups to keep 4 warps (or the whole scope,
+ *     if smaller) busy, but no more than a warp unless a thread would
+ *     make over 32 accesses per row, and at most one access per thread;
+ *   - a warp with no row in a pass skips it (no shuffles of identities);
+ *   - rows whose elements are consecutive in memory are read with vector
+ *     accesses of 16, 8 or 4 bytes (float32, float16, bfloat16) when the
+ *     row starts allow it, the few elements past the last whole vector
+ *     one by one; everything else is read one element at a time;
+ *   - when rows of a shared-memory phase would start in the same bank,
+ *     access c of a row is read at c ^ ((row * G) % NB) (NB accesses per
+ *     128-byte bank line), which keeps each thread's share of the row and
+ *     spreads the phase over all banks;
+ *   - loads in batches of up to 8, all issued before their adds; two
+ *     accumulators per thread, a pairwise tree inside each vector;
+ *   - XOR shuffles over min(G, 32) lanes, full-warp mask (the scope is
+ *     made of whole warps and every lane reaches every shuffle);
+ *   - G > 32: each warp's partial goes to a shared scratch the body
+ *     declares itself (one per scope instance), one barrier, then one
+ *     thread per row combines the partials;
+ *   - lane 0 of a group (or the combining thread) writes the row's dst
+ *     element, exactly once, combined with the old value when `accum`;
+ *     the scope's barrier ends the call (__syncthreads, the warpgroup's
+ *     named barrier, __syncwarp).
+ *
+ * Vector accesses assume that every shared buffer starts 16-byte aligned,
+ * as dynamic shared memory and the programs of `tiledispatch kernel` do;
+ * a caller that cannot promise it sets config `vector_bytes: 0` (or 4, 8:
+ * the widest access allowed).  max and min use the same combiner, identity
+ * and NaN rules as `shared`, so results match it exactly; sums may
+ * differ by rounding (another order).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reduce_common.h"
+#include "variants.h"
+
+#define ROWS_MAX_THREADS 1024
+#define ROWS_DEFAULT_BARRIER 8
+#define ROWS_MAX_BARRIER 15
+/* Threads the group size aims to keep busy: one warp per SM sub-partition. */
+#define ROWS_BUSY_THREADS 128
+/* Most vector (or scalar) accesses one thread makes per row. */
+#define ROWS_MAX_ACCESSES 32
+
+typedef struct rows_plan {
+    td__red_shape sh;
+    int64_t T;        /* threads of one scope instance */
+    int64_t S;        /* rows: output elements */
+    int64_t R;        /* row length */
+    int V;            /* elements per access (1: scalar) */
+    int64_t Q;        /* whole accesses per row: R / V */
+    int64_t tail;     /* elements after the last whole vector: R % V */
+    int64_t G;        /* threads per row */
+    int64_t NG;       /* row groups of one instance: T / G */
+    int64_t swz;      /* accesses per bank line when swizzling, else 0 */
+    bool contig;      /* each row's elements consecutive in memory */
+    int64_t nwg;      /* warpgroups per block (warpgroup scope) */
+} rows_plan;
+
+static int64_t p2ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x && p < ((int64_t)1 << 40))
+        p <<= 1;
+    return p;
+}
+
+static int64_t p2floor(int64_t x)
+{
+    int64_t p = 1;
+    while (p * 2 <= x && p < ((int64_t)1 << 40))
+        p <<= 1;
+    return p;
+}
+
+static int64_t cdiv(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* Threads of one scope instance, after the launch checks. */
+static int64_t instance_threads(const td_call *call)
+{
+    switch (call->scope) {
+    case TD_SCOPE_WARP:
+        return 32;
+    case TD_SCOPE_WARPGROUP:
+        return 128;
+    default:
+        return call->launch[TD_LAUNCH_TX].extent;
+    }
+}
+
+static bool launch_ok(const td_call *call, td_reason *why)
+{
+    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
+    if (!tx->present) {
+        td_reason_set(why, "threadIdx.x not in launch_params");
+        return false;
+    }
+    if (call->launch[TD_LAUNCH_TY].present ||
+        call->launch[TD_LAUNCH_TZ].present) {
+        td_reason_set(why, "multi-dimensional thread binding not supported "
+                           "for shared_rows");
+        return false;
+    }
+    if (tx->symbolic) {
+        /* Warp code is the same for any number of warps; cta code splits
+         * the block's threads and warpgroup code numbers its barriers. */
+        if (call->scope == TD_SCOPE_WARP)
+            return true;
+        td_reason_set(why,
+                      "threadIdx.x extent is symbolic (%.*s); shared_rows "
+                      "needs a constant at %s scope",
+                      TD__FIELD(tx->symbol), td_exec_scope_name(call->scope));
+        return false;
+    }
+    if (tx->extent < 1 || tx->extent > ROWS_MAX_THREADS) {
+        td_reason_set(why, "threadIdx.x extent %" PRId64 " out of range [1, %d]",
+                      tx->extent, ROWS_MAX_THREADS);
+        return false;
+    }
+    /* Every lane of a warp takes part in the full-mask shuffles. */
+    int64_t unit = call->scope == TD_SCOPE_WARPGROUP ? 128 : 32;
+    if (tx->extent % unit != 0) {
+        td_reason_set(why,
+                      "threadIdx.x extent %" PRId64 " is not a multiple of %"
+                      PRId64 " (shared_rows shuffles across whole %s)",
+                      tx->extent, unit,
+                      unit == 128 ? "warpgroups" : "warps");
+        return false;
+    }
+    return true;
+}
+
+/* The warpgroup barrier ids barrier_id .. barrier_id + nwg - 1. */
+static bool barrier_ok(const td_call *call, int64_t nwg, td_reason *why)
+{
+    const td_config_entry *e = td_call_config(call, "barrier_id");
+    if (e == NULL)
+        return true;
+    if (e->kind != TD_VALUE_INT) {
+        td_reason_set(why, "barrier_id must be an integer");
+        return false;
+    }
+    if (e->i < 0 || e->i + nwg - 1 > ROWS_MAX_BARRIER) {
+        td_reason_set(why,
+                      "barrier ids %" PRId64 "..%" PRId64 " for %" PRId64
+                      " warpgroup(s) outside [0, %d]",
+                      e->i, e->i + nwg - 1, nwg, ROWS_MAX_BARRIER);
+        return false;
+    }
+    return true;
+}
+
+/* The cap on vector accesses: config vector_bytes, 16 when absent. */
+static bool vector_cap(const td_call *call, int64_t *bytes, td_reason *why)
+{
+    const td_config_entry *e = td_call_config(call, "vector_bytes");
+    *bytes = 16;
+    if (e == NULL)
+        return true;
+    if (e->kind != TD_VALUE_INT ||
+        (e->i != 0 && e->i != 4 && e->i != 8 && e->i != 16)) {
+        td_reason_set(why, "vector_bytes must be 0, 4, 8 or 16");
+        return false;
+    }
+    *bytes = e->i;
+    return true;
+}
+
+/* Row-major element strides of a buffer. */
+static void strides(const td_buffer *b, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        st[d] = s;
+        s = s > INT64_MAX / (b->shape[d] > 0 ? b->shape[d] : 1)
+                ? INT64_MAX
+                : s * b->shape[d];
+    }
+}
+
+/*
+ * Contiguity and the vector width.  Rows are contiguous when the reduced
+ * dims are the trailing ones and all but the first cover their whole
+ * buffer extent.  V lanes per access need: a float dtype of 2 or 4 bytes,
+ * V * size within the cap, the region's first element and every spatial
+ * step a multiple of V elements (16-byte aligned buffers then give aligned
+ * accesses), and, with several reduced dims, an innermost extent that is
+ * a multiple of V (an access never straddles a dimension).
+ */
+static void plan_access(const td_call *call, const td_buffer *sb,
+                        int64_t cap, rows_plan *p)
+{
+    const td_region *r = &call->src;
+    const td__red_shape *sh = &p->sh;
+    int nd = r->ndim;
+    p->contig = sh->nreduce >= 1;
+    for (int i = 0; i < sh->nreduce; i++) {
+        if (sh->reduce[i] != nd - sh->nreduce + i)
+            p->contig = false;
+        else if (i > 0 && r->extent[sh->reduce[i]] != sb->shape[sh->reduce[i]])
+            p->contig = false;
+    }
+    p->V = 1;
+    int esize = td_dtype_bits(sb->dtype) / 8;
+    bool vec_dtype = sb->dtype == TD_F32 || sb->dtype == TD_F16 ||
+                     sb->dtype == TD_BF16;
+    if (!p->contig || !vec_dtype)
+        return;
+    int64_t st[TD_MAX_RANK], base = 0;
+    strides(sb, st);
+    for (int d = 0; d < nd; d++)
+        base += r->start[d] * st[d];
+    int64_t inner = r->extent[nd - 1];
+    for (int64_t v = cap / esize; v >= 2; v /= 2) {
+        if (v * esize != 4 && v * esize != 8 && v * esize != 16)
+            continue;
+        bool ok = base % v == 0 && p->R >= v;
+        for (int i = 0; i < sh->nspatial && ok; i++)
+            if (r->extent[sh->spatial[i]] > 1 && st[sh->spatial[i]] % v != 0)
+                ok = false;
+        if (sh->nreduce > 1 && inner % v != 0)
+            ok = false;
+        if (ok) {
+            p->V = (int)v;
+            break;
+        }
+    }
+}
+
+/* Group size and swizzle (see the file comment). */
+static void plan_groups(const td_call *call, const td_buffer *sb,
+                        rows_plan *p)
+{
+    int64_t busy = p->T < ROWS_BUSY_THREADS ? p->T : ROWS_BUSY_THREADS;
+    int64_t per_row = p->Q + (p->tail > 0);
+    int64_t g = p2ceil(cdiv(busy, p->S));
+    int64_t g_acc = p2ceil(cdiv(per_row, ROWS_MAX_ACCESSES));
+    if (g < g_acc)
+        g = g_acc;
+    /* A row spread over several warps costs a scratch round trip and a
+     * second barrier: keep a row in one warp unless its accesses would
+     * pass the cap. */
+    if (g > 32 && g_acc <= 32)
+        g = 32;
+    if (g > p2floor(per_row))
+        g = p2floor(per_row);
+    if (g > p2floor(p->T))
+        g = p2floor(p->T);
+    p->G = g;
+    p->NG = p->T / g;
+
+    /* Swizzle when rows start in the same bank: whole bank lines per row
+     * and per spatial step, and a group narrower than a phase. */
+    p->swz = 0;
+    int64_t abytes = p->V * (td_dtype_bits(sb->dtype) / 8);
+    if (!p->contig || abytes < 4 || p->S < 2)
+        return;
+    int64_t nb = 128 / abytes;
+    if (p->G >= nb || p->Q % nb != 0)
+        return;
+    int64_t st[TD_MAX_RANK];
+    strides(sb, st);
+    for (int i = 0; i < p->sh.nspatial; i++) {
+        int d = p->sh.spatial[i];
+        if (call->src.extent[d] > 1 && st[d] % (nb * p->V) != 0)
+            return;
+    }
+    p->swz = nb;
+}
+
+static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
+{
+    switch (call->scope) {
+    case TD_SCOPE_CTA:
+    case TD_SCOPE_WARPGROUP:
+    case TD_SCOPE_WARP:
+        break;
+    default:
+        td_reason_set(why,
+                      "unsupported exec_scope %s (shared_rows serves cta, "
+                      "warpgroup and warp)",
+                      td_exec_scope_name(call->scope));
+        return false;
+    }
+    const td_buffer *dst = td__region_buffer(call, &call->dst);
+    const td_buffer *src = td__region_buffer(call, &call->src);
+    if (dst == NULL || src == NULL) {
+        td_reason_set(why, "malformed call: %s region does not name a buffer",
+                      dst == NULL ? "dst" : "src");
+        return false;
+    }
+    if (strncmp(dst->scope, "shared", 6) != 0 ||
+        strncmp(src->scope, "shared", 6) != 0) {
+        td_reason_set(why, "expected shared scope for both src and dst");
+        return false;
+    }
+    if (!launch_ok(call, why))
+        return false;
+    /* The combiner does not change the checks: sum stands in. */
+    if (td__reduce_check(call, TD_COMBINE_SUM, &p->sh, why) != 0)
+        return false;
+    if (!td__row_major_storage(src, why) || !td__row_major_storage(dst, why) ||
+        td__regions_overlap(call, why))
+        return false;
+    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
+    p->nwg = call->scope == TD_SCOPE_WARPGROUP ? tx->extent / 128 : 1;
+    if (!barrier_ok(call, p->nwg, why))
+        return false;
+    int64_t cap;
+    if (!vector_cap(call, &cap, why))
+        return false;
+    p->T = instance_threads(call);
+    p->S = p->sh.spatial_len;
+    p->R = p->sh.reduction_len;
+    if (p->S < 1 || p->R < 1) {
+        td_reason_set(why, "empty reduction (%" PRId64 " rows of %" PRId64
+                           " elements)", p->S, p->R);
+        return false;
+    }
+    plan_access(call, src, cap, p);
+    p->Q = p->R / p->V;
+    p->tail = p->R % p->V;
+    plan_groups(call, src, p);
+    return true;
+}
+
+static int rows_plan_fn(const td_call *call, const td_op_desc *op,
+                        void *plan, void *user, td_reason *why)
+{
+    (void)op;
+    (void)user;
+    return rows_check(call, plan, why) ? 0 : TD_EDECLINED;
+}
+
+static bool shared_rows_valid(const td_call *call, const td_args *args,
+                              void *user, td_reason *why)
+{
+    (void)args;
+    (void)user;
+    rows_plan p;
+    memset(&p, 0, sizeof p);
+    return rows_check(call, &p, why);
+}
+
+static const td_pred_desc rows_preds[] = {
+    {"shared_rows_valid", NULL, 0, shared_rows_valid, NULL},
+};
+
+/* ---- emitter ------------------------------------------------------------ */
+
+typedef struct rows_emit {
+    const td_call *call;
+    const rows_plan *p;
+    td_combiner comb;
+    td_dtype dt;
+    td_ir *ir;
+    td_ir_buf *src, *dst;
+    td_var *tid, *lane, *row, *sw;
+} rows_emit;
+
+/* A loop of n iterations, or nothing when n is 1 (TIRx prints every loop;
+ * one of extent 1 only clutters).  Close with end_loop; read the index
+ * with index_of (0 without a loop). */
+static td_var *maybe_for(td_ir *ir, const char *name, int64_t n,
+                         td_loop_kind kind)
+{
+    return n == 1 ? NULL : td_ir_for(ir, name, td_int(ir, n), kind);
+}
+
+static void end_loop(td_ir *ir, const td_var *v)
+{
+    if (v != NULL)
+        td_ir_end_for(ir);
+}
+
+static td_expr *index_of(td_ir *ir, const td_var *v)
+{
+    return v != NULL ? td_var_ref(ir, v) : td_int(ir, 0);
+}
+
+/* The scope's barrier. */
+static void barrier(rows_emit *e)
+{
+    td_ir *ir = e->ir;
+    switch (e->call->scope) {
+    case TD_SCOPE_CTA:
+        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0,
+                                    NULL));
+        break;
+    case TD_SCOPE_WARPGROUP: {
+        td_expr *id = td_int(ir, td_call_config_int(e->call, "barrier_id",
+                                                    ROWS_DEFAULT_BARRIER));
+        if (e->p->nwg > 1)
+            id = td_add(ir, id,
+                        td_div(ir,
+                               td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
+                                            TD_I32, 0, NULL),
+                               td_int(ir, 128)));
+        td_expr *a[] = {id, td_int(ir, 128)};
+        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2, a));
+        break;
+    }
+    default:
+        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
+        break;
+    }
+}
+
+/* Accesses a batch issues before it combines any: ptxas keeps source
+ * order closely enough that loads written first are all in flight before
+ * the first add waits on one (interleaved, a row paid a load latency per
+ * few loads). */
+#define ROWS_BATCH 8
+
+/* Access k of this thread (number k * G + lane of the row), unguarded,
+ * into a new variable; `slot` numbers the names (red0/v0, red1/v1, ...),
+ * which keeps them unique at the first try (the IR's uniquing scans every
+ * name per try). */
+static td_var *load_access(rows_emit *e, td_expr *k, int64_t slot)
+{
+    td_ir *ir = e->ir;
+    const rows_plan *p = e->p;
+    td_expr *c = td_mul(ir, k, td_int(ir, p->G));
+    if (e->lane != NULL)
+        c = td_add(ir, c, td_var_ref(ir, e->lane));
+    if (e->sw != NULL)
+        c = td_binary(ir, TD_OP_XOR, c, td_var_ref(ir, e->sw));
+    char rn[32], vn[32];
+    snprintf(rn, sizeof rn, "red%" PRId64, slot);
+    snprintf(vn, sizeof vn, "%s%" PRId64, p->V > 1 ? "v" : "x", slot);
+    td_var *red = td_ir_let(ir, rn, TD_I32, td_mul(ir, c, td_int(ir, p->V)));
+    td_expr *idx[TD_MAX_RANK];
+    td__reduce_src_index(ir, &e->call->src, &p->sh, e->row, red, idx);
+    if (p->V > 1)
+        return td_ir_let_vector(ir, vn, e->src, e->call->src.ndim, idx,
+                                p->V);
+    return td_ir_let(ir, vn, e->dt,
+                     td_load(ir, e->src, e->call->src.ndim, idx));
+}
+
+/* The value of a loaded access: the pairwise tree over a vector's lanes. */
+static td_expr *access_value(rows_emit *e, const td_var *v)
+{
+    td_ir *ir = e->ir;
+    if (e->p->V == 1)
+        return td_var_ref(ir, v);
+    td_expr *t[16];
+    int n = e->p->V;
+    for (int i = 0; i < n; i++)
+        t[i] = td_vec_lane(ir, v, i);
+    while (n > 1) {
+        for (int i = 0; i < n / 2; i++)
+            t[i] = td_combine(ir, e->comb, t[2 * i], t[2 * i + 1]);
+        n /= 2;
+    }
+    return t[0];
+}
+
+/* Accesses kb * batch + first + u, u < n: all loads, then all combines,
+ * alternating between the accumulators. */
+static void fold_batch(rows_emit *e, td_var *acc0, td_var *acc1,
+                       const td_var *kb, int64_t batch, int64_t first,
+                       int64_t n)
+{
+    td_ir *ir = e->ir;
+    td_var *v[ROWS_BATCH];
+    for (int64_t u = 0; u < n; u++)
+        v[u] = load_access(e,
+                           td_add(ir, td_mul(ir, index_of(ir, kb),
+                                             td_int(ir, batch)),
+                                  td_int(ir, first + u)),
+                           first + u);
+    for (int64_t u = 0; u < n; u++) {
+        td_var *acc = (u & 1) && acc1 != NULL ? acc1 : acc0;
+        td_ir_assign(ir, acc,
+                     td_combine(ir, e->comb, td_var_ref(ir, acc),
+                                access_value(e, v[u])));
+    }
+}
+
+/* `acc = comb(acc, <access k of this thread>)`: access k is number
+ * k * G + lane of the row (vector or scalar), guarded when the last
+ * round is partial. */
+static void fold_access(rows_emit *e, td_var *acc, td_expr *k)
+{
+    td_ir *ir = e->ir;
+    const rows_plan *p = e->p;
+    td_expr *c = td_mul(ir, k, td_int(ir, p->G));
+    if (e->lane != NULL)
+        c = td_add(ir, c, td_var_ref(ir, e->lane));
+    bool guard = p->Q % p->G != 0;
+    if (guard) {
+        td_var *cv = td_ir_let(ir, "c", TD_I32, c);
+        td_ir_if(ir, td_lt(ir, td_var_ref(ir, cv), td_int(ir, p->Q)));
+        c = td_var_ref(ir, cv);
+    }
+    if (e->sw != NULL)
+        c = td_binary(ir, TD_OP_XOR, c, td_var_ref(ir, e->sw));
+    td_var *red = td_ir_let(ir, "red", TD_I32,
+                            td_mul(ir, c, td_int(ir, p->V)));
+    td_expr *idx[TD_MAX_RANK];
+    td__reduce_src_index(ir, &e->call->src, &p->sh, e->row, red, idx);
+    td_expr *v;
+    if (p->V > 1) {
+        td_var *vec = td_ir_let_vector(ir, "v", e->src, e->call->src.ndim, idx,
+                                       p->V);
+        /* Pairwise tree over the lanes. */
+        td_expr *t[16];
+        int n = p->V;
+        for (int i = 0; i < n; i++)
+            t[i] = td_vec_lane(ir, vec, i);
+        while (n > 1) {
+            for (int i = 0; i < n / 2; i++)
+                t[i] = td_combine(ir, e->comb, t[2 * i], t[2 * i + 1]);
+            n /= 2;
+        }
+        v = t[0];
+    } else {
+        v = td_load(ir, e->src, e->call->src.ndim, idx);
+    }
+    td_ir_assign(ir, acc, td_combine(ir, e->comb, td_var_ref(ir, acc), v));
+    if (guard)
+        td_ir_end_if(ir);
+}
+
+/* The elements past the last whole vector, one per lane. */
+static void fold_tail(rows_emit *e, td_var *acc)
+{
+    td_ir *ir = e->ir;
+    const rows_plan *p = e->p;
+    if (p->tail == 0)
+        return;
+    td_var *j = maybe_for(ir, "j", cdiv(p->tail, p->G), TD_LOOP_SERIAL);
+    td_expr *off = td_mul(ir, index_of(ir, j), td_int(ir, p->G));
+    if (e->lane != NULL)
+        off = td_add(ir, off, td_var_ref(ir, e->lane));
+    td_var *t = td_ir_let(ir, "t", TD_I32, off);
+    td_ir_if(ir, td_lt(ir, td_var_ref(ir, t), td_int(ir, p->tail)));
+    td_var *red = td_ir_let(ir, "red", TD_I32,
+                            td_add(ir, td_var_ref(ir, t),
+                                   td_int(ir, p->Q * p->V)));
+    td_expr *idx[TD_MAX_RANK];
+    td__reduce_src_index(ir, &e->call->src, &p->sh, e->row, red, idx);
+    td_ir_assign(ir, acc,
+                 td_combine(ir, e->comb, td_var_ref(ir, acc),
+                            td_load(ir, e->src, e->call->src.ndim, idx)));
+    td_ir_end_if(ir);
+    end_loop(ir, j);
+}
+
+/* dst[row] = value (combined with the old value when accum). */
+static void store_dst(rows_emit *e, const td_var *row, td_expr *value)
+{
+    td_ir *ir = e->ir;
+    td_expr *didx[TD_MAX_RANK], *lidx[TD_MAX_RANK];
+    td__reduce_dst_index(ir, &e->call->dst, row, didx);
+    if (e->call->accum) {
+        td__reduce_dst_index(ir, &e->call->dst, row, lidx);
+        value = td_combine(ir, e->comb,
+                           td_load(ir, e->dst, e->call->dst.ndim, lidx),
+                           value);
+    }
+    td_ir_store(ir, e->dst, e->call->dst.ndim, didx, value);
+}
+
+/* Whether this thread's group has a row in this pass: NULL when every
+ * one has (S a multiple of the groups, T of G).  A thread past the last
+ * whole group has none. */
+static td_expr *row_guard(td_ir *ir, const rows_plan *p, const td_var *row,
+                          const td_var *grp)
+{
+    td_expr *has = NULL;
+    if (p->S % p->NG != 0)
+        has = td_lt(ir, td_var_ref(ir, row), td_int(ir, p->S));
+    if (p->T % p->G != 0) {
+        td_expr *g = td_lt(ir, td_var_ref(ir, grp), td_int(ir, p->NG));
+        has = has == NULL ? g : td_binary(ir, TD_OP_AND, has, g);
+    }
+    return has;
+}
+
+static int emit_rows(const td_call *call, td_combiner comb,
+                     const rows_plan *p, td_ir *ir)
+{
+    const td_buffer *db = td__region_buffer(call, &call->dst);
+    const td_buffer *sb = td__region_buffer(call, &call->src);
+    rows_emit e = {call, p, comb, db->dtype, ir, NULL, NULL,
+                   NULL, NULL, NULL, NULL};
+    e.dst = td_ir_buffer(ir, db->name, db->dtype, db->scope, db->ndim,
+                         db->shape);
+    e.src = td_ir_buffer(ir, sb->name, sb->dtype, sb->scope, sb->ndim,
+                         sb->shape);
+    int64_t G = p->G, NG = p->NG, S = p->S, T = p->T;
+    int64_t W = G > 32 ? G / 32 : 1;
+    int64_t passes = cdiv(S, NG);
+    int64_t K = cdiv(p->Q, G);
+
+    td_ir_buf *part = NULL;
+    if (G > 32)
+        part = td_ir_shared_scratch(ir, "red_part", e.dt, p->nwg * S * W);
+
+    td_expr *tx = td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32, 0, NULL);
+    if (call->scope != TD_SCOPE_CTA)
+        tx = td_mod(ir, tx, td_int(ir, T));
+    e.tid = td_ir_let(ir, "tid", TD_I32, tx);
+    td_var *grp = e.tid;
+    if (G > 1) {
+        e.lane = td_ir_let(ir, "lane", TD_I32,
+                           td_mod(ir, td_var_ref(ir, e.tid), td_int(ir, G)));
+        grp = td_ir_let(ir, "grp", TD_I32,
+                        td_div(ir, td_var_ref(ir, e.tid), td_int(ir, G)));
+    }
+
+    td_var *step = maybe_for(ir, "step", passes, TD_LOOP_SERIAL);
+    e.row = td_ir_let(ir, "row", TD_I32,
+                      td_add(ir, td_mul(ir, index_of(ir, step),
+                                        td_int(ir, NG)),
+                             td_var_ref(ir, grp)));
+    /* A warp none of whose groups has a row in this pass skips the pass
+     * (it would only shuffle identities); the test is uniform across the
+     * warp.  Inside, lanes of a warp that holds rows and non-rows guard
+     * their loads and writes. */
+    td_expr *has_row = row_guard(ir, p, e.row, grp);
+    td_expr *warp_live = NULL;
+    bool inner = false;
+    if (has_row != NULL && G >= 32) {
+        warp_live = has_row;
+    } else if (has_row != NULL) {
+        int64_t gpw = 32 / G;
+        warp_live = td_lt(ir,
+                          td_add(ir, td_mul(ir, index_of(ir, step),
+                                            td_int(ir, NG)),
+                                 td_mul(ir,
+                                        td_div(ir, td_var_ref(ir, e.tid),
+                                               td_int(ir, 32)),
+                                        td_int(ir, gpw))),
+                          td_int(ir, S));
+        inner = S % gpw != 0;
+    }
+    if (warp_live != NULL)
+        td_ir_if(ir, warp_live);
+
+    td_var *acc0 = td_ir_let(ir, "acc0", e.dt, td_identity(ir, comb, e.dt));
+    td_var *acc1 = K + (p->tail > 0) > 1
+                       ? td_ir_let(ir, "acc1", e.dt,
+                                   td_identity(ir, comb, e.dt))
+                       : NULL;
+    if (inner)
+        td_ir_if(ir, row_guard(ir, p, e.row, grp));
+    if (p->swz > 0)
+        e.sw = td_ir_let(ir, "sw", TD_I32,
+                         td_binary(ir, TD_OP_BITAND,
+                                   td_mul(ir, td_var_ref(ir, e.row),
+                                          td_int(ir, G)),
+                                   td_int(ir, p->swz - 1)));
+    if (p->Q % G == 0) {
+        /* Whole rounds: batches of loads, then their combines. */
+        int64_t batch = K < ROWS_BATCH ? K : ROWS_BATCH;
+        int64_t nb = K / batch, rest = K % batch;
+        td_var *kb = maybe_for(ir, "kb", nb,
+                               nb <= 8 ? TD_LOOP_UNROLL : TD_LOOP_SERIAL);
+        fold_batch(&e, acc0, acc1, kb, batch, 0, batch);
+        end_loop(ir, kb);
+        if (rest > 0)
+            fold_batch(&e, acc0, acc1, NULL, batch, nb * batch, rest);
+    } else if (K >= 2) {
+        /* Accesses 2k and 2k + 1 go to the two accumulators; the last
+         * round is guarded. */
+        td_var *k = maybe_for(ir, "k", K / 2,
+                              K / 2 <= 16 ? TD_LOOP_UNROLL : TD_LOOP_SERIAL);
+        fold_access(&e, acc0, td_mul(ir, index_of(ir, k), td_int(ir, 2)));
+        fold_access(&e, acc1,
+                    td_add(ir, td_mul(ir, index_of(ir, k), td_int(ir, 2)),
+                           td_int(ir, 1)));
+        end_loop(ir, k);
+    }
+    if (p->Q % G != 0 && K % 2 != 0)
+        fold_access(&e, acc0, td_int(ir, K - 1));
+    fold_tail(&e, acc1 != NULL ? acc1 : acc0);
+    if (inner)
+        td_ir_end_if(ir);
+    if (acc1 != NULL)
+        td_ir_assign(ir, acc0,
+                     td_combine(ir, comb, td_var_ref(ir, acc0),
+                                td_var_ref(ir, acc1)));
+
+    /* Every lane of a live warp reaches the shuffles: the mask is the
+     * whole warp. */
+    for (int64_t m = (G > 32 ? 32 : G) / 2; m >= 1; m /= 2) {
+        td_expr *a[] = {td_const_u(ir, TD_U32, 0xffffffffu),
+                        td_var_ref(ir, acc0), td_int(ir, m), td_int(ir, 32)};
+        td_ir_assign(ir, acc0,
+                     td_combine(ir, comb, td_var_ref(ir, acc0),
+                                td_intrinsic(ir, TD_INTRIN_SHFL_XOR, e.dt, 4,
+                                             a)));
+    }
+
+    td_expr *writer = NULL;
+    if (G > 1)
+        writer = td_eq(ir,
+                       G > 32 ? td_mod(ir, td_var_ref(ir, e.lane),
+                                       td_int(ir, 32))
+                              : td_var_ref(ir, e.lane),
+                       td_int(ir, 0));
+    if (inner) {
+        td_expr *h = row_guard(ir, p, e.row, grp);
+        writer = writer == NULL ? h : td_binary(ir, TD_OP_AND, writer, h);
+    }
+    if (writer != NULL)
+        td_ir_if(ir, writer);
+    if (G <= 32) {
+        store_dst(&e, e.row, td_var_ref(ir, acc0));
+    } else {
+        /* partial of warp lane / 32 of the group, per instance */
+        td_expr *at = td_add(ir,
+                             td_mul(ir, td_var_ref(ir, e.row), td_int(ir, W)),
+                             td_div(ir, td_var_ref(ir, e.lane),
+                                    td_int(ir, 32)));
+        if (p->nwg > 1)
+            at = td_add(ir, at,
+                        td_mul(ir,
+                               td_div(ir,
+                                      td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
+                                                   TD_I32, 0, NULL),
+                                      td_int(ir, 128)),
+                               td_int(ir, S * W)));
+        td_ir_store1(ir, part, at, td_var_ref(ir, acc0));
+    }
+    if (writer != NULL)
+        td_ir_end_if(ir);
+    if (warp_live != NULL)
+        td_ir_end_if(ir);
+    end_loop(ir, step);
+
+    if (G > 32) {
+        /* The partials of each row, combined by one thread. */
+        barrier(&e);
+        td_var *j = maybe_for(ir, "j", cdiv(S, T), TD_LOOP_SERIAL);
+        td_var *r = td_ir_let(ir, "r",
+                              TD_I32,
+                              td_add(ir, td_mul(ir, index_of(ir, j),
+                                                td_int(ir, T)),
+                                     td_var_ref(ir, e.tid)));
+        if (S % T != 0)
+            td_ir_if(ir, td_lt(ir, td_var_ref(ir, r), td_int(ir, S)));
+        td_expr *base = td_mul(ir, td_var_ref(ir, r), td_int(ir, W));
+        if (p->nwg > 1)
+            base = td_add(ir, base,
+                          td_mul(ir,
+                                 td_div(ir,
+                                        td_intrinsic(ir,
+                                                     TD_INTRIN_THREAD_IDX_X,
+                                                     TD_I32, 0, NULL),
+                                        td_int(ir, 128)),
+                                 td_int(ir, S * W)));
+        td_var *bv = td_ir_let(ir, "base", TD_I32, base);
+        td_var *tot = td_ir_let(ir, "total", e.dt,
+                                td_load1(ir, part, td_var_ref(ir, bv)));
+        for (int64_t w = 1; w < W; w++)
+            td_ir_assign(ir, tot,
+                         td_combine(ir, comb, td_var_ref(ir, tot),
+                                    td_load1(ir, part,
+                                             td_add(ir, td_var_ref(ir, bv),
+                                                    td_int(ir, w)))));
+        store_dst(&e, r, td_var_ref(ir, tot));
+        if (S % T != 0)
+            td_ir_end_if(ir);
+        end_loop(ir, j);
+    }
+    barrier(&e);
+    return td_ir_status(ir);
+}
+
+static int rows_emit_fn(const td_call *call, const td_op_desc *op,
+                        const void *plan, td_ir *ir, void *user,
+                        td_reason *why)
+{
+    (void)user;
+    const rows_plan *p = plan;
+    if (p == NULL) {
+        td_reason_set(why, "shared_rows emitter called without its plan");
+        return TD_EDECLINED;
+    }
+    if (op == NULL || op->kind != TD_OP_KIND_REDUCTION) {
+        td_reason_set(why, "op %s is not a reduction",
+                      op != NULL && op->name != NULL ? op->name : "?");
+        return TD_EDECLINED;
+    }
+    return emit_rows(call, op->combiner, p, ir);
+}
+
+const td_impl_desc td__variant_shared_rows = {
+    .name = "shared_rows",
+    .emit = rows_emit_fn,
+    .preds = rows_preds,
+    .npreds = sizeof(rows_preds) / sizeof(rows_preds[0]),
+    .plan = rows_plan_fn,
+    .plan_size = sizeof(rows_plan),
+    .plan_pred = "shared_rows_valid",
+};
