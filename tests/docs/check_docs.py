@@ -48,7 +48,7 @@ the built binary) then /usr/local/bin:/usr/bin:/bin; HOME and TMPDIR are
 inside the copy; LC_ALL=C.UTF-8; no TILEDISPATCH_* variable (the
 sanitizer option variables ASAN_OPTIONS, UBSAN_OPTIONS, LSAN_OPTIONS and
 TSAN_OPTIONS are passed through). Standard input is empty. Each command
-has a timeout (--timeout, default 30 s).
+has a timeout (--timeout, default 120 s).
 
 --update rewrites, in place, the expected output and the `# exit N`
 comment of every command that does not match (a maintainer's convenience
@@ -442,8 +442,8 @@ def main():
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(here)),
                     help="the source tree (default: this script's)")
     ap.add_argument("--build", help="the build directory (default: ROOT/build)")
-    ap.add_argument("--timeout", type=float, default=30.0,
-                    help="seconds per command (default 30)")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds per command (default 120)")
     ap.add_argument("--update", action="store_true",
                     help="rewrite the outputs shown in the files to what the "
                          "commands print now")
