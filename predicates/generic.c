@@ -2,7 +2,8 @@
  * The generic predicates: named checks over a call that rules files bind
  * with arguments (upstream's storage_scope, exec_scope and the packed
  * variants' checks).  Each one answers pass, or fail with a one-line reason
- * whose wording follows upstream TIRx (reference/tirx-reduction.md §2).
+ * whose wording follows upstream TIRx's reduction predicates, so that
+ * explain tables read like upstream's.
  *
  * Predicates run on the dispatch fast path from several threads at once:
  * they allocate nothing, keep no state and format reasons into the
