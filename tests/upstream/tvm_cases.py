@@ -42,7 +42,7 @@ class Case:
 
 CASES = [
     Case("seed_local_sum", "sum", "thread", 1, (4,), (1,), storage="local",
-         notes="the seed's doc program (reference/seed-reduction-local.rst)"),
+         notes="the project's first example (examples/calls/seed_local_sum.yaml)"),
     Case("local_max_8", "max", "thread", 1, (8,), (1,), storage="local"),
     Case("local_min_2x4_accum", "min", "thread", 1, (2, 4), (2,), storage="local", accum=True),
     Case("shared_cta_sum_4x8", "sum", "cta", 32, (4, 8), (4,), released_tvm_fails=True,
