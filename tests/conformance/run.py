@@ -12,7 +12,7 @@ their expected variant is the `== variant` section of NAME.expected.
 
 usage:
   run.py TILEDISPATCH [--cases DIR]... [--golden DIR] [--out DIR]
-         [--compile] [--nvcc PATH] [-j N] [--sample]
+         [--compile] [--nvcc PATH] [-j N] [--sample] [--sass-only]
          [--data exact|random|both] [NAME...]
 
 For every case: `tiledispatch dispatch` must print the expected variant,
@@ -30,6 +30,11 @@ each (variant, op) pair no kept case covers yet.  The dtype classes are
 float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
 name has the smallest SHA-1 is taken: deterministic, and not biased to the
 first name in sort order.  The full set is the cuda-full suite's.
+
+--sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa`, the
+arch's SASS only: one device compilation where -arch=sm_NNa does two (it
+also embeds PTX for the generic compute_NN).  The cuda suite's sample uses
+it; cuda-full and scripts/gpu-check keep -arch.
 
 Exit status: 0 all good, 1 a failure, 77 when --compile is given and nvcc
 cannot be found (meson's "skipped").
@@ -188,10 +193,17 @@ def run_case(c, args, outdir):
         return False, f"kernel exited {p.returncode}: " + p.stderr.strip()
     if args.compile:
         obj = os.path.join(outdir, c["name"] + ".o")
-        p = subprocess.run([args.nvcc, "-arch=" + arch, "-c", cu, "-o", obj],
+        if args.sass_only:
+            # Only the SASS of the arch: one device compilation instead of
+            # -arch's two (it also embeds PTX of the generic compute_NN).
+            flags = ["-gencode",
+                     f"arch={arch.replace('sm_', 'compute_')},code={arch}"]
+        else:
+            flags = ["-arch=" + arch]
+        p = subprocess.run([args.nvcc] + flags + ["-c", cu, "-o", obj],
                            capture_output=True, text=True)
         if p.returncode != 0:
-            return False, f"nvcc -arch={arch} failed:\n" + \
+            return False, f"nvcc {' '.join(flags)} failed:\n" + \
                 "\n".join(p.stderr.strip().splitlines()[:20])
         try:
             os.remove(obj)
@@ -210,6 +222,7 @@ def main():
     ap.add_argument("--nvcc")
     ap.add_argument("-j", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--sample", action="store_true")
+    ap.add_argument("--sass-only", action="store_true")
     ap.add_argument("--data", choices=["exact", "random", "both"],
                     default="exact")
     ap.add_argument("names", nargs="*")

@@ -19,9 +19,9 @@ number of CPUs); a progress line comes every 10 programs.
 
 --gen first writes the programs of every case (tests/conformance/run.py
 --out, both data modes).  --sample keeps one emulated program per (variant,
-exec scope, dtype class) and one more per (variant, exec scope, op) not yet
-covered (run.py's stratified choice); the cuda suite runs the sample,
-cuda-full everything.
+exec scope, dtype class) and one more per (variant, op) not yet covered
+(run.py's stratified choice, as cuda-compile's sample); the cuda suite runs
+the sample, cuda-full everything.
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -153,10 +153,10 @@ def check(d, only, jobs, sample):
     if sample:
         emulated = load_run_py().stratified(
             emulated, lambda r: r["name"], lambda r: r["class"],
-            ("variant", "scope", "dtype"), (("variant", "scope", "op"),))
+            ("variant", "scope", "dtype"), (("variant", "op"),))
         print(f"sample: {len(emulated)} of {total} emulated programs, one "
-              "per (variant, scope, dtype class) and per (variant, scope, "
-              "op)", flush=True)
+              "per (variant, scope, dtype class) and per (variant, op)",
+              flush=True)
     lock = threading.Lock()
     state = {"done": 0, "failed": 0, "runs": 0, "random": 0,
              "random_inexact": 0}
