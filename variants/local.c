@@ -1061,16 +1061,9 @@ static int local_emit(const td_call *call, const td_op_desc *op,
     /* The registry hands over the plan of local_valid's checks, also when
      * the rules bind the impl without its predicate. */
     const local_plan *p = plan;
-    if (p == NULL) {
-        td_reason_set(why, "local emitter called without its plan");
-        return TD_EINVAL;
-    }
-    if (op == NULL || op->kind != TD_OP_KIND_REDUCTION ||
-        (unsigned)op->combiner > TD_COMBINE_MIN) {
-        td_reason_set(why, "op %s is not a reduction",
-                      op != NULL && op->name != NULL ? op->name : "?");
-        return TD_EDECLINED;
-    }
+    int rc = td__reduce_emit_start("local", plan, op, why);
+    if (rc != 0)
+        return rc;
     switch (p->path) {
     case 'A': {
         int rc = td__reduce_limits(call, op->combiner, &p->sh, why);

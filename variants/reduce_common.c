@@ -190,6 +190,22 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb,
 
 /* ---- shared with the shared-memory variant (issue 3) ------------------- */
 
+int td__reduce_emit_start(const char *module, const void *plan,
+                          const td_op_desc *op, td_reason *why)
+{
+    if (plan == NULL) {
+        td_reason_set(why, "%s emitter called without its plan", module);
+        return TD_EINVAL;
+    }
+    if (op == NULL || op->kind != TD_OP_KIND_REDUCTION ||
+        (unsigned)op->combiner > TD_COMBINE_MIN) {
+        td_reason_set(why, "op %s is not a reduction",
+                      op != NULL && op->name != NULL ? op->name : "?");
+        return TD_EDECLINED;
+    }
+    return 0;
+}
+
 /* td__reduce_check when `known` is NULL (the shape is worked out into
  * *sh); td__reduce_limits when the shape is already known. */
 static int reduce_checks(const td_call *call, td_combiner comb,

@@ -78,6 +78,15 @@ bool td__regions_overlap(const td_call *call, td_reason *why);
 int td__reduce_check(const td_call *call, td_combiner comb,
                      td__red_shape *sh, td_reason *why);
 
+/*
+ * What every reduction emitter checks first: that the registry handed it
+ * its plan (TD_EINVAL otherwise: a misuse of the module, "MODULE emitter
+ * called without its plan") and that the op is a reduction with a known
+ * combiner (TD_EDECLINED, "op NAME is not a reduction").  0 when both hold.
+ */
+int td__reduce_emit_start(const char *module, const void *plan,
+                          const td_op_desc *op, td_reason *why);
+
 /* The part of td__reduce_check that follows a successful
  * td__reduce_shape (already in a plan): a known combiner, both regions
  * inside their buffers, 32-bit indices.  0 or TD_EDECLINED. */

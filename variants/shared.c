@@ -375,16 +375,9 @@ static int shared_emit(const td_call *call, const td_op_desc *op,
     /* The registry hands over the plan of shared_valid's checks, also when
      * the rules bind the impl without its predicate. */
     const td__red_shape *sh = plan;
-    if (sh == NULL) {
-        td_reason_set(why, "shared emitter called without its plan");
-        return TD_EINVAL;
-    }
-    if (op == NULL || op->kind != TD_OP_KIND_REDUCTION) {
-        td_reason_set(why, "op %s is not a reduction",
-                      op != NULL && op->name != NULL ? op->name : "?");
-        return TD_EDECLINED;
-    }
-    int rc = td__reduce_limits(call, op->combiner, sh, why);
+    int rc = td__reduce_emit_start("shared", plan, op, why);
+    if (rc == 0)
+        rc = td__reduce_limits(call, op->combiner, sh, why);
     if (rc != 0)
         return rc;
     if (call->scope == TD_SCOPE_THREAD)

@@ -792,16 +792,8 @@ static int rows_emit_fn(const td_call *call, const td_op_desc *op,
 {
     (void)user;
     const rows_plan *p = plan;
-    if (p == NULL) {
-        td_reason_set(why, "shared_rows emitter called without its plan");
-        return TD_EDECLINED;
-    }
-    if (op == NULL || op->kind != TD_OP_KIND_REDUCTION) {
-        td_reason_set(why, "op %s is not a reduction",
-                      op != NULL && op->name != NULL ? op->name : "?");
-        return TD_EDECLINED;
-    }
-    return emit_rows(call, op->combiner, p, ir);
+    int rc = td__reduce_emit_start("shared_rows", plan, op, why);
+    return rc != 0 ? rc : emit_rows(call, op->combiner, p, ir);
 }
 
 const td_impl_desc td__variant_shared_rows = {
