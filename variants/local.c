@@ -897,7 +897,11 @@ static int local_plan_fn(const td_call *call, const td_op_desc *op,
 {
     (void)op;
     (void)user;
-    return local_check(call, plan, why) ? 0 : TD_EDECLINED;
+    /* The path's own plan (sh, sp or v) is filled by the check that picks
+     * it; the rest is not read. */
+    local_plan *p = plan;
+    p->path = 0;
+    return local_check(call, p, why) ? 0 : TD_EDECLINED;
 }
 
 /* The predicate rules files name.  About 13 KiB of plan on the stack:

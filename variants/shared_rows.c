@@ -344,6 +344,7 @@ static int rows_plan_fn(const td_call *call, const td_op_desc *op,
 {
     (void)op;
     (void)user;
+    memset(plan, 0, sizeof(rows_plan)); /* rows_check fills it from zero */
     return rows_check(call, plan, why) ? 0 : TD_EDECLINED;
 }
 

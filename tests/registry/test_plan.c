@@ -25,8 +25,7 @@ static int c_plan(const td_call *call, const td_op_desc *op, void *plan,
 {
     (void)op, (void)user;
     g_plans++;
-    counted_plan *p = plan;
-    assert_int_equal(p->magic, 0); /* zeroed before each plan */
+    counted_plan *p = plan; /* not cleared: every field is written */
     p->src_len = td_region_size(&call->src);
     p->magic = 42;
     if (p->src_len > 8) {

@@ -111,8 +111,9 @@ typedef struct td_pred_desc {
  * A plan is what a module's checks work out about a call (shapes, axes,
  * the lowering path, ...), computed once per dispatch and handed to the
  * emitter, so the emitter neither repeats the checks nor lowers a call
- * they did not pass.  A plan function fills `plan` (plan_size bytes,
- * zeroed before the call) and returns 0; or TD_EDECLINED with a reason in
+ * they did not pass.  A plan function fills `plan` (plan_size bytes, NOT
+ * cleared before the call: write every field the emitter reads) and
+ * returns 0; or TD_EDECLINED with a reason in
  * *why when the call is outside what the module lowers; or another
  * negative code for a real failure.  It must not allocate memory that the
  * plan keeps (plans are discarded without a destructor), and must be safe
