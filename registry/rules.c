@@ -62,12 +62,18 @@ static void put_str(td_buf *b, const char *s)
         td__buf_puts(b, s);
 }
 
-/* "{a: 1, b: [x, y]}" in schema order; "" when nothing is bound. */
-static int format_args(const td__pred_entry *pe, const td_args *a, char **out)
+/* The bound arguments in schema order: as YAML flow text ("{a: 1, b:
+ * [x, y]}", "" when nothing is bound) or as JSON ({"a": 1, "b": ["x",
+ * "y"]}, {} when nothing is bound). */
+static int format_args(const td__pred_entry *pe, const td_args *a, bool json,
+                       char **out)
 {
+    void (*str)(td_buf *, const char *) = json ? td__buf_json_str : put_str;
     td_buf b;
     td__buf_init(&b);
     size_t shown = 0;
+    if (json)
+        td__buf_puts(&b, "{");
     for (size_t s = 0; s < pe->desc.nargs; s++) {
         const td__arg *v = NULL;
         for (size_t i = 0; i < a->n; i++)
@@ -75,63 +81,29 @@ static int format_args(const td__pred_entry *pe, const td_args *a, char **out)
                 v = &a->v[i];
         if (v == NULL)
             continue;
-        td__buf_puts(&b, shown++ ? ", " : "{");
-        td__buf_printf(&b, "%s: ", v->name);
-        switch (v->type) {
-        case TD_ARG_INT: td__buf_printf(&b, "%" PRId64, v->i); break;
-        case TD_ARG_BOOL: td__buf_puts(&b, v->b ? "true" : "false"); break;
-        case TD_ARG_STRING: put_str(&b, v->s); break;
-        case TD_ARG_STRING_LIST:
-            td__buf_puts(&b, "[");
-            for (size_t k = 0; k < v->nitems; k++) {
-                if (k > 0)
-                    td__buf_puts(&b, ", ");
-                put_str(&b, v->items[k]);
-            }
-            td__buf_puts(&b, "]");
-            break;
-        }
-    }
-    if (shown)
-        td__buf_puts(&b, "}");
-    return td__buf_take(&b, out);
-}
-
-/* {"a": 1, "b": ["x", "y"]} in schema order; {} when nothing is bound. */
-static int format_args_json(const td__pred_entry *pe, const td_args *a,
-                            char **out)
-{
-    td_buf b;
-    td__buf_init(&b);
-    size_t shown = 0;
-    td__buf_puts(&b, "{");
-    for (size_t s = 0; s < pe->desc.nargs; s++) {
-        const td__arg *v = NULL;
-        for (size_t i = 0; i < a->n; i++)
-            if (strcmp(a->v[i].name, pe->desc.args[s].name) == 0)
-                v = &a->v[i];
-        if (v == NULL)
-            continue;
-        if (shown++)
-            td__buf_puts(&b, ", ");
-        td__buf_json_str(&b, v->name);
+        td__buf_puts(&b, shown++ ? ", " : json ? "" : "{");
+        if (json)
+            td__buf_json_str(&b, v->name);
+        else
+            td__buf_puts(&b, v->name);
         td__buf_puts(&b, ": ");
         switch (v->type) {
         case TD_ARG_INT: td__buf_printf(&b, "%" PRId64, v->i); break;
         case TD_ARG_BOOL: td__buf_puts(&b, v->b ? "true" : "false"); break;
-        case TD_ARG_STRING: td__buf_json_str(&b, v->s); break;
+        case TD_ARG_STRING: str(&b, v->s); break;
         case TD_ARG_STRING_LIST:
             td__buf_puts(&b, "[");
             for (size_t k = 0; k < v->nitems; k++) {
                 if (k > 0)
                     td__buf_puts(&b, ", ");
-                td__buf_json_str(&b, v->items[k]);
+                str(&b, v->items[k]);
             }
             td__buf_puts(&b, "]");
             break;
         }
     }
-    td__buf_puts(&b, "}");
+    if (shown || json)
+        td__buf_puts(&b, "}");
     return td__buf_take(&b, out);
 }
 
@@ -274,8 +246,8 @@ static int load_pred(loader *ld, const td_ynode *item, td__rule_pred *rp)
     rp->pred = pe;
     if ((rc = bind_args(ld, pe, name_node, args, &rp->args)) != 0)
         return rc;
-    if (format_args(pe, &rp->args, &rp->args_text) != 0 ||
-        format_args_json(pe, &rp->args, &rp->args_json) != 0)
+    if (format_args(pe, &rp->args, false, &rp->args_text) != 0 ||
+        format_args(pe, &rp->args, true, &rp->args_json) != 0)
         return ERR(ld, TD_ENOMEM, 0, 0, "out of memory");
     return 0;
 }

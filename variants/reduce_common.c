@@ -190,6 +190,18 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb,
 
 /* ---- shared with the shared-memory variant (issue 3) ------------------- */
 
+int64_t td__scope_threads(const td_call *call)
+{
+    switch (call->scope) {
+    case TD_SCOPE_WARP:
+        return 32;
+    case TD_SCOPE_WARPGROUP:
+        return 128;
+    default:
+        return call->launch[TD_LAUNCH_TX].extent;
+    }
+}
+
 int td__reduce_emit_start(const char *module, const void *plan,
                           const td_op_desc *op, td_reason *why)
 {

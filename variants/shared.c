@@ -31,20 +31,6 @@
 /* CUDA's limit on threads per block; larger extents cannot launch. */
 #define SHARED_MAX_THREADS 1024
 
-/* The threads one scope instance has: the threadIdx.x extent at cta scope,
- * a warpgroup, a warp. */
-static int64_t scope_threads(const td_call *call)
-{
-    switch (call->scope) {
-    case TD_SCOPE_WARP:
-        return 32;
-    case TD_SCOPE_WARPGROUP:
-        return 128;
-    default:
-        return call->launch[TD_LAUNCH_TX].extent;
-    }
-}
-
 /* Checks the thread extent against what the scope's code relies on. */
 static bool extent_ok(const td_call *call, td_reason *why)
 {
@@ -240,7 +226,7 @@ static int emit_tree(const td_call *call, td_combiner comb,
 {
     const td_buffer *db = td__region_buffer(call, &call->dst);
     const td_buffer *sb = td__region_buffer(call, &call->src);
-    int64_t T = scope_threads(call);
+    int64_t T = td__scope_threads(call);
     if (T < 1 || T > SHARED_MAX_THREADS) {
         td_reason_set(why, "threadIdx.x extent %" PRId64 " out of range [1, %d]",
                       T, SHARED_MAX_THREADS);

@@ -90,19 +90,6 @@ static int64_t cdiv(int64_t a, int64_t b)
     return a / b + (a % b != 0);
 }
 
-/* Threads of one scope instance, after the launch checks. */
-static int64_t instance_threads(const td_call *call)
-{
-    switch (call->scope) {
-    case TD_SCOPE_WARP:
-        return 32;
-    case TD_SCOPE_WARPGROUP:
-        return 128;
-    default:
-        return call->launch[TD_LAUNCH_TX].extent;
-    }
-}
-
 static bool launch_ok(const td_call *call, td_reason *why)
 {
     const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
@@ -324,7 +311,7 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     int64_t cap;
     if (!vector_cap(call, &cap, why))
         return false;
-    p->T = instance_threads(call);
+    p->T = td__scope_threads(call);
     p->S = p->sh.spatial_len;
     p->R = p->sh.reduction_len;
     if (p->S < 1 || p->R < 1) {
