@@ -11,9 +11,9 @@
 #include "variants.h"
 
 static const td_op_desc builtin_ops[] = {
-    {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM},
-    {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX},
-    {"min", TD_OP_KIND_REDUCTION, TD_COMBINE_MIN},
+    {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM},
+    {.name = "max", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MAX},
+    {.name = "min", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MIN},
 };
 
 /* Registration order does not matter: rules bind impls by name. */

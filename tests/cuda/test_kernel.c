@@ -60,7 +60,7 @@ static td_registry *fake_registry(void)
 {
     td_registry *reg = NULL;
     assert_int_equal(td_registry_new_empty(&reg), 0);
-    td_op_desc sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
+    td_op_desc sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM};
     assert_int_equal(td_register_op(reg, &sum), 0);
     td_impl_desc impl = {.name = "fake", .emit = fake_emit};
     assert_int_equal(td_register_impl(reg, &impl), 0);

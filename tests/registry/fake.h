@@ -198,9 +198,9 @@ static const td_impl_desc fake_impls[] = {
 };
 
 static const td_op_desc fake_ops[] = {
-    {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM},
-    {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX},
-    {"min", TD_OP_KIND_REDUCTION, TD_COMBINE_MIN},
+    {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM},
+    {.name = "max", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MAX},
+    {.name = "min", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MIN},
 };
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))

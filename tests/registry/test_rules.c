@@ -391,16 +391,16 @@ static void test_register(void **state)
     td_registry *reg = fake_registry();
     assert_non_null(reg);
 
-    td_op_desc sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
+    td_op_desc sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM};
     assert_int_equal(td_register_op(reg, &sum), TD_EEXIST);
-    td_op_desc prod = {"prod", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
+    td_op_desc prod = {.name = "prod", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM};
     assert_int_equal(td_register_op(reg, &prod), 0);
     const td_op_desc *o = td_registry_op(reg, "prod");
     assert_non_null(o);
     assert_string_equal(o->name, "prod");
     assert_ptr_not_equal(o->name, prod.name); /* copied */
     assert_null(td_registry_op(reg, "nope"));
-    td_op_desc empty = {"", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
+    td_op_desc empty = {.name = "", .kind = TD_OP_KIND_REDUCTION};
     assert_int_equal(td_register_op(reg, &empty), TD_EINVAL);
 
     td_pred_desc dup = {"never", NULL, 0, p_dummy, NULL};

@@ -15,9 +15,9 @@
 
 #include "../common/td_test_alloc.h"
 
-static const td_op_desc ec_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
-static const td_op_desc ec_max = {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX};
-static const td_op_desc ec_min = {"min", TD_OP_KIND_REDUCTION, TD_COMBINE_MIN};
+static const td_op_desc ec_sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM};
+static const td_op_desc ec_max = {.name = "max", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MAX};
+static const td_op_desc ec_min = {.name = "min", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MIN};
 
 static inline const td_op_desc *ec_op(const td_call *c)
 {

@@ -17,9 +17,9 @@
 #include "registry_internal.h"
 #include "variants.h"
 
-static const td_op_desc op_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
-static const td_op_desc op_max = {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX};
-static const td_op_desc op_min = {"min", TD_OP_KIND_REDUCTION, TD_COMBINE_MIN};
+static const td_op_desc op_sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM};
+static const td_op_desc op_max = {.name = "max", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MAX};
+static const td_op_desc op_min = {.name = "min", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MIN};
 
 typedef struct out {
     char *cuda;

@@ -16,8 +16,8 @@
 #include "registry_internal.h"
 #include "variants.h"
 
-static const td_op_desc op_sum = {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM};
-static const td_op_desc op_max = {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX};
+static const td_op_desc op_sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM};
+static const td_op_desc op_max = {.name = "max", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MAX};
 
 /* A call file: header, then the A and B buffers and the tail. */
 static td_call *load(const char *scope, const char *a, const char *b,

@@ -58,8 +58,8 @@ static td_registry *new_registry(void)
     td_registry *reg = NULL;
     assert_int_equal(td_registry_new_empty(&reg), 0);
     static const td_op_desc ops[] = {
-        {"sum", TD_OP_KIND_REDUCTION, TD_COMBINE_SUM},
-        {"max", TD_OP_KIND_REDUCTION, TD_COMBINE_MAX},
+        {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM},
+        {.name = "max", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MAX},
     };
     for (size_t i = 0; i < 2; i++)
         assert_int_equal(td_register_op(reg, &ops[i]), 0);

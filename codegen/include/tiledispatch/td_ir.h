@@ -154,6 +154,49 @@ TD_API td_expr *td_warp_reduce(td_ir *ir, td_combiner c, int width,
 TD_API td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
                                int nargs, td_expr *const *args);
 
+/* ---- value arithmetic (elementwise ops) ------------------------------ */
+
+/* Arithmetic on values of one dtype (the result has it): float32,
+ * float16, bfloat16, float64 or an integer dtype.  DIV is true division
+ * (`/` in both languages), MAX/MIN the dtype's maximum/minimum (NaN
+ * handling as CUDA's fmaxf / __hmax). */
+typedef enum td_valop {
+    TD_VAL_ADD,
+    TD_VAL_SUB,
+    TD_VAL_MUL,
+    TD_VAL_DIV,
+    TD_VAL_MAX,
+    TD_VAL_MIN
+} td_valop;
+TD_API td_expr *td_value_op(td_ir *ir, td_valop op, td_expr *a, td_expr *b);
+
+/* Math functions of a floating value, in its dtype (CUDA: expf / hexp
+ * ...; TIRx: T.exp ...). */
+typedef enum td_mathfn {
+    TD_MATH_EXP,
+    TD_MATH_EXP2,
+    TD_MATH_LOG2,
+    TD_MATH_SQRT
+} td_mathfn;
+TD_API td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a);
+
+/* a converted to dtype t (round to nearest even for narrowing floats);
+ * a itself when it already has dtype t. */
+TD_API td_expr *td_cast(td_ir *ir, td_dtype t, td_expr *a);
+
+/* A scalar the generated code receives from its caller (a kernel
+ * parameter), printed as its name in both languages. */
+TD_API td_expr *td_param(td_ir *ir, const char *name, td_dtype t);
+
+/*
+ * Blackwell (sm_100+) packed float32 pairs: `OP.RND.ftz.f32x2` on 64-bit
+ * operands packed with TD_INTRIN_PTX_PACK_F32X2 (unpack the result with
+ * TD_INTRIN_PTX_UNPACK_LO/HI).  op is "add", "sub", "mul" (2 args) or
+ * "fma" (3 args: a*b+c); rnd is "rn", "rz", "rm" or "rp".  Result: uint64.
+ */
+TD_API td_expr *td_ptx_f32x2(td_ir *ir, const char *op, const char *rnd,
+                             int nargs, td_expr *const *args);
+
 /* Convenience for index arithmetic (folded when constant). */
 #define td_add(ir, a, b) td_binary((ir), TD_OP_ADD, (a), (b))
 #define td_sub(ir, a, b) td_binary((ir), TD_OP_SUB, (a), (b))
@@ -198,6 +241,17 @@ TD_API td_var *td_ir_let_vector(td_ir *ir, const char *name,
                                 td_expr *const *idx, int lanes);
 /* Lane `lane` (0-based) of a vector variable, in the buffer's dtype. */
 TD_API td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane);
+/*
+ * Converts two consecutive elements of src (starting at sidx, along its
+ * last dimension) into two consecutive elements of dst with one paired
+ * conversion: float32 <-> float16 and float32 <-> bfloat16 (CUDA
+ * __float22half2_rn, __half22float2, __float22bfloat162_rn,
+ * __bfloat1622float2).  The caller guarantees alignment to the pair's size
+ * on both sides.  TD_EINVAL for other dtype pairs.
+ */
+TD_API void td_ir_cast_pair(td_ir *ir, const td_ir_buf *dst, int dn,
+                            td_expr *const *didx, const td_ir_buf *src,
+                            int sn, td_expr *const *sidx);
 /* A comment line, printed in both languages. */
 TD_API void td_ir_comment(td_ir *ir, const char *text);
 

@@ -24,6 +24,7 @@ extern "C" {
 #define TD_MAX_LAYOUT_ITERS 16  /* shard or replica iters of one layout */
 #define TD_MAX_CONFIG 16        /* config entries of one call */
 #define TD_MAX_AXES TD_MAX_RANK /* reduce axes as written */
+#define TD_MAX_SRCS 4           /* source operands of one call */
 #define TD_MAX_EXTENT ((int64_t)1 << 31) /* largest shape extent */
 #define TD_CALL_FILE_MAX (256 * 1024)    /* bytes of a call file */
 #define TD_CALL_DEPTH_MAX 32              /* YAML nesting depth of a call file */
@@ -150,6 +151,12 @@ typedef struct td_buffer {
     char layout_text[256];        /* as written, for messages */
 } td_buffer;
 
+/* A position in the call file (1-based; 0 when unknown). */
+typedef struct td_pos {
+    int line;
+    int col;
+} td_pos;
+
 /* A half-open box of a buffer: [start, start + extent) per dimension. */
 typedef struct td_region {
     int buffer;                   /* index into td_call.buffers */
@@ -157,6 +164,29 @@ typedef struct td_region {
     int64_t start[TD_MAX_RANK];
     int64_t extent[TD_MAX_RANK];
 } td_region;
+
+/*
+ * One operand of a call: a region of a declared buffer, a literal constant,
+ * or a named scalar (a value the generated code receives as a parameter).
+ * Elementwise ops take several; reductions take one region.
+ */
+typedef enum td_operand_kind {
+    TD_OPERAND_NONE,    /* absent (an extra that was not given) */
+    TD_OPERAND_REGION,  /* `region` of buffers[region.buffer] */
+    TD_OPERAND_LITERAL, /* a constant of `dtype`: `value` (floats) or
+                           `ivalue` (integer dtypes; `value` holds it too) */
+    TD_OPERAND_SCALAR   /* a scalar variable `name` of `dtype` */
+} td_operand_kind;
+
+typedef struct td_operand {
+    td_operand_kind kind;
+    td_dtype dtype;               /* REGION: the buffer's dtype */
+    td_region region;             /* REGION */
+    double value;                 /* LITERAL */
+    int64_t ivalue;               /* LITERAL of an integer dtype */
+    char name[TD_NAME_MAX];       /* SCALAR */
+    td_pos pos;                   /* where it was written (0 if unknown) */
+} td_operand;
 
 typedef enum td_value_kind {
     TD_VALUE_INT,
@@ -192,12 +222,6 @@ typedef struct td_launch_param {
     char symbol[TD_NAME_MAX];
 } td_launch_param;
 
-/* A position in the call file (1-based; 0 when unknown). */
-typedef struct td_pos {
-    int line;
-    int col;
-} td_pos;
-
 typedef struct td_call {
     char file[256];               /* where it was loaded from ("" if none) */
     td_pos pos_op;                /* positions of values, for messages that */
@@ -212,7 +236,19 @@ typedef struct td_call {
     int nbuffers;
     td_buffer buffers[TD_MAX_BUFFERS];
     td_region dst;
-    td_region src;
+    td_region src;                /* == srcs[0].region when that is a region
+                                     (reductions); buffer -1 otherwise */
+    /* Source operands, in order: `src: R` gives one, `srcs: [...]` any
+     * number up to TD_MAX_SRCS (0 for ops such as `zero`). */
+    int nsrcs;
+    td_operand srcs[TD_MAX_SRCS];
+    td_pos pos_srcs;              /* the `src`/`srcs` value */
+    /* Op extras (`extras:` in the call file; kind NONE when absent):
+     * `bias` (a region or a scalar) and `scale` (a scalar) of the unary
+     * elementwise ops. */
+    td_operand bias;
+    td_operand scale;
+    td_pos pos_extras;
     int naxes;
     int axes[TD_MAX_AXES];        /* as written (may be negative) */
     bool accum;

@@ -45,14 +45,34 @@ TD_API void td_reason_set(td_reason *why, const char *fmt, ...)
 /* ---- ops --------------------------------------------------------------- */
 
 typedef enum td_op_kind {
-    TD_OP_KIND_REDUCTION
+    TD_OP_KIND_REDUCTION,
+    TD_OP_KIND_ELEMENTWISE
 } td_op_kind;
 
-typedef struct td_op_desc {
+typedef struct td_op_desc td_op_desc;
+
+/*
+ * Checks that a call's operands fit the op (how many sources, which may be
+ * scalars, which extras) before any variant is tried.  Returns true, or
+ * false with a one-line reason in *why and, in *where, the position of the
+ * offending operand in the call file (left as is: the op's position).  A
+ * failed check fails dispatch with TD_ESCHEMA and a positioned message.
+ */
+typedef bool (*td_op_check_fn)(const td_call *call, const td_op_desc *op,
+                               td_pos *where, td_reason *why);
+
+struct td_op_desc {
     const char *name;      /* "sum" */
     td_op_kind kind;
-    td_combiner combiner;  /* the identity follows from the combiner */
-} td_op_desc;
+    td_combiner combiner;  /* reductions: the identity follows from it */
+    /* Optional operand check (above).  When NULL, a REDUCTION op takes
+     * exactly one region source and no extras; an ELEMENTWISE op is not
+     * checked. */
+    td_op_check_fn check;
+    /* Module data, opaque to the registry (the elementwise family points
+     * it at its own description of the op). */
+    const void *data;
+};
 
 /* ---- predicates -------------------------------------------------------- */
 
