@@ -7,6 +7,10 @@ must dispatch to and, optionally, the arch its program needs:
     # expect: local
     # arch: sm_100a
 
+`# expect: none` says that no variant may match: `tiledispatch dispatch`
+must exit 1 (the failure table), and no program is written for the case
+(it is left out of the manifest).
+
 Golden cases (tests/golden/cases/NAME.yaml) can be added with --golden DIR;
 their expected variant is the `== variant` section of NAME.expected.
 
@@ -169,6 +173,13 @@ def dispatch_case(c, args):
                        text=True, env=env)
     c["variant"] = p.stdout.strip() if p.returncode == 0 else None
     c["class"] = case_class(c["path"], c["variant"])
+    if c["expect"] == "none":
+        if p.returncode == 1:
+            return None
+        if p.returncode == 0:
+            return f"dispatched to {c['variant']}, expected no match"
+        return f"dispatch exited {p.returncode}, expected no match (exit 1): " + \
+            (p.stderr.strip().splitlines() or [""])[0]
     if p.returncode != 0:
         return f"dispatch exited {p.returncode}: " + \
             (p.stderr.strip().splitlines() or [""])[0]
@@ -182,6 +193,9 @@ def run_case(c, args, outdir):
     variant = c["variant"]
     if c["expect"] is None and c["kind"] == "conformance":
         return False, "no '# expect: VARIANT' line"
+    if c["expect"] == "none":
+        c["compile_arch"] = None
+        return True, "no match, as expected"
     if c["expect"] is not None and variant != c["expect"]:
         return False, f"dispatched to {variant}, expected {c['expect']}"
     arch = c["arch"] or ("sm_100a" if variant in PACKED else DEFAULT_ARCH)
@@ -296,7 +310,7 @@ def main():
     if args.out:
         with open(os.path.join(outdir, "manifest.tsv"), "w") as f:
             for c, (ok, _) in zip(cases, results):
-                if ok:
+                if ok and c["expect"] != "none":
                     f.write(f"{c['name']}\t{c['variant']}\t"
                             f"{c['compile_arch']}\t{modes}\t"
                             f"{class_name(c['class'])}\n")
