@@ -49,6 +49,7 @@ from pathlib import Path
 import tiledispatch as td
 
 ROOT = Path(__file__).resolve().parents[2]
+TVM_PIN = "0.27.0.post1"
 
 # Deliberate or known deviations: (predicate on the case, reason).
 DEVIATIONS = [
@@ -492,10 +493,14 @@ def main() -> int:
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     try:
-        import tvm  # noqa: F401
+        import tvm
     except ImportError:
         print("SKIP upstream: apache-tvm is not installed (pip install apache-tvm==0.27.0.post1)")
         return 77
+    if getattr(tvm, "__version__", "?") != TVM_PIN:
+        print(f"FAIL upstream: apache-tvm {getattr(tvm, '__version__', '?')} is installed; "
+              f"the differential and its expectations are pinned to {TVM_PIN}")
+        return 1
     files = sorted(args.cases.glob("*.yaml"))
     if args.names:
         files = [f for f in files if f.stem in args.names]
