@@ -81,6 +81,16 @@ EWISE_OPS = EWISE_UNARY | EWISE_BINARY | {"fill", "cast", "fma"}
 # Deliberate or known deviations of elementwise cases, by case name (the
 # file's stem): reason.
 EWISE_DEVIATIONS: dict[str, str] = {
+    "ewise_tvm_exp_int32_local":
+        "exp of int32 registers: TVM selects reg and emits exp() of an int (C++ "
+        "promotes it to double and the store truncates); tiledispatch's math ops "
+        "want a floating-point compute dtype and reject the call",
+    "ewise_tvm_reciprocal_scale_ignored_upstream":
+        "reciprocal with a scale: TVM's reciprocal accepts bias and scale and "
+        "ignores them; tiledispatch refuses extras on ops that do not apply them",
+    "ewise_tvm_silu_extras_ignored_upstream":
+        "silu with bias and scale: TVM accepts and ignores them (its legacy "
+        "behaviour); tiledispatch refuses extras on ops that do not apply them",
 }
 
 
@@ -236,10 +246,14 @@ def ewise_source(spec: dict) -> str:
     return "\n".join(ln) + "\n"
 
 
+LAST_REASONS: dict = {}   # variant -> TVM's reason, of the last no-match
+
+
 def _tvm_reasons(e: Exception) -> str:
-    """`reg: REASON; smem: REASON` from TVM's dispatch failure table, or
-    the first line of any other error."""
+    """`reg: REASON; smem: REASON` from TVM's dispatch failure table (also
+    left in LAST_REASONS), or the first line of any other error."""
     text = str(e)
+    LAST_REASONS.clear()
     if "dispatch failed" not in text:
         return "TVM refuses the call: " + _first_line(e)
     out: dict = {}
@@ -262,6 +276,7 @@ def _tvm_reasons(e: Exception) -> str:
     for v, lines in out.items():
         r = " ".join(lines)
         r = re.sub(r"^rejected: \S+ \u2014 ", "", r)
+        LAST_REASONS[v] = r
         parts.append(f"{v}: {r}")
     return "; ".join(parts)
 
@@ -304,6 +319,23 @@ def tvm_select_ewise(spec: dict):
     finally:
         D.run_dispatch = inner
     return got, why, sum(spent)
+
+
+def same_reasons(reg: td.Registry, call, ours: str) -> bool | None:
+    """Where TVM's variants all rejected the call: does tiledispatch give
+    TVM's reason, word for word, for each of them (among the reasons of
+    that variant's row in `explain`, or as the message of its operand
+    check)?  None where there is nothing to compare."""
+    if not LAST_REASONS:
+        return None
+    if ours.startswith("input error"):
+        msg = ours.split(": ", 2)[-1]
+        return all(r == msg for r in LAST_REASONS.values())
+    if call is None or ours != "no match":
+        return None
+    rows = {row.variant: [x.split(": ", 1)[-1] for x in row.reasons]
+            for row in reg.explain(call)}
+    return all(r in rows.get(v, []) for v, r in LAST_REASONS.items())
 
 
 def set_expect(path: Path, variant: str) -> bool:
@@ -510,6 +542,7 @@ def main() -> int:
     rows, counts, unexplained = [], {}, 0
     op_counts: dict = {}
     ew_names: list = []
+    reasons = [0, 0]   # no-match cases with TVM's reasons; with the same reasons here
     for f in files:
         m = re.search(r"^# expect: (\S+)", f.read_text(), re.M)
         expect = m.group(1) if m else "?"
@@ -519,10 +552,19 @@ def main() -> int:
             call, load_err = _load_call(f)
             ours = _select(reg, call) if call is not None else load_err
             td_us = _time_select(reg, call)
+            LAST_REASONS.clear()
             try:
                 theirs, why, secs = tvm_select_ewise(read_spec(f))
             except Unsupported as e:
                 theirs, why, secs = f"not run ({e})", "", 0.0
+            if theirs == "no match":
+                sr = same_reasons(reg, call, ours)
+                if sr is not None:
+                    reasons[0] += 1
+                    reasons[1] += sr
+                    if not sr:
+                        print(f"reasons differ: {f.stem}: TVM {LAST_REASONS}; tiledispatch {ours}",
+                              file=sys.stderr)
             roundtrip = None
             agree = theirs == ours or (
                 # `# expect: error`: refused by the op's operand check
@@ -603,6 +645,9 @@ def main() -> int:
         print("elementwise op | cases | TVM agrees | listed deviation | not run")
         for k, (n, a, d, nr) in sorted(op_counts.items()):
             print(f"{k} | {n} | {a} | {d} | {nr}")
+    if reasons[0]:
+        print(f"rejected by every TVM variant: {reasons[0]} cases; tiledispatch gives TVM's "
+              f"reasons word for word in {reasons[1]}")
     if nv:
         print(f"lowered by TVM: {nv[0]} cases; nvcc compiles TVM's CUDA: {nv[1]}, "
               f"the bridge's CUDA: {nv[2]} (known bridge limits: "
