@@ -95,6 +95,11 @@ struct td_expr {
     td_dtype dtype;
     bool is_void;        /* a statement-only intrinsic (barriers) */
     bool impure;         /* contains an extern call: never dropped */
+    /* TD__E_VALOP: valop (a td_valop), a, b.  TD__E_MATH: math (a
+     * td_mathfn), a.  TD__E_CAST: a.  TD__E_F32X2: xop, xrnd (indices into
+     * td__f32x2_ops / td__f32x2_rnds), args.  Bytes, to keep the node as
+     * small as the reductions had it. */
+    uint8_t valop, math, xop, xrnd;
     /* TD__E_INT: i.  TD__E_CONST: one of f / i / u by dtype, ident. */
     int64_t i;
     uint64_t u;
@@ -117,11 +122,6 @@ struct td_expr {
     int width;
     /* TD__E_CALL, TD__E_PARAM */
     const char *name;
-    /* TD__E_VALOP: valop, a, b.  TD__E_MATH: math, a.  TD__E_CAST: a. */
-    td_valop valop;
-    td_mathfn math;
-    /* TD__E_F32X2: indices into td__f32x2_ops / td__f32x2_rnds */
-    int xop, xrnd;
 };
 
 typedef enum td__skind {
@@ -154,10 +154,8 @@ struct td__stmt {
     const td_expr *value;
     /* COMMENT */
     const char *text;
-    /* CAST_PAIR: buf, nidx, idx (the destination) and src, nsidx, sidx */
-    const td_ir_buf *src;
-    int nsidx;
-    const td_expr *const *sidx;
+    /* CAST_PAIR: buf, nidx, idx (the destination pair) and value: the
+     * source pair as a load (lanes 2) that no printer spells as one. */
 };
 
 /* A name the IR handed out, to keep names unique. */

@@ -654,7 +654,7 @@ td_expr *td_value_op(td_ir *ir, td_valop op, td_expr *a, td_expr *b)
     }
     td_expr *e = new_expr(ir, TD__E_VALOP, a->dtype);
     if (e != NULL) {
-        e->valop = op;
+        e->valop = (uint8_t)op;
         e->a = a;
         e->b = b;
         e->impure = a->impure || b->impure;
@@ -678,7 +678,7 @@ td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a)
     }
     td_expr *e = new_expr(ir, TD__E_MATH, a->dtype);
     if (e != NULL) {
-        e->math = f;
+        e->math = (uint8_t)f;
         e->a = a;
         e->impure = a->impure;
     }
@@ -783,8 +783,8 @@ td_expr *td_ptx_f32x2(td_ir *ir, const char *op, const char *rnd, int nargs,
         return NULL;
     td_expr *e = new_expr(ir, TD__E_F32X2, TD_U64);
     if (e != NULL) {
-        e->xop = xop;
-        e->xrnd = xrnd;
+        e->xop = (uint8_t)xop;
+        e->xrnd = (uint8_t)xrnd;
         e->nargs = nargs;
         e->args = a;
         e->impure = impure;
@@ -1079,16 +1079,15 @@ void td_ir_cast_pair(td_ir *ir, const td_ir_buf *dst, int dn,
     }
     bool impure;
     const td_expr *const *di = copy_args(ir, dn, didx, &impure);
-    const td_expr *const *si = di ? copy_args(ir, sn, sidx, &impure) : NULL;
-    td__stmt *st = si ? new_stmt(ir, TD__S_CAST_PAIR) : NULL;
+    td_expr *from = di ? td_load(ir, src, sn, sidx) : NULL;
+    td__stmt *st = from ? new_stmt(ir, TD__S_CAST_PAIR) : NULL;
     if (st == NULL)
         return;
+    from->lanes = 2;
     st->buf = dst;
     st->nidx = dn;
     st->idx = di;
-    st->src = src;
-    st->nsidx = sn;
-    st->sidx = si;
+    st->value = from;
     append(ir, st);
 }
 

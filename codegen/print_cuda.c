@@ -652,20 +652,21 @@ static const char *pair_type(td_dtype t)
 static void cast_pair(cuda *c, const td__stmt *s)
 {
     const td_expr *di[TD_MAX_RANK], *si[TD_MAX_RANK];
-    td_dtype d = s->buf->dtype, f = s->src->dtype;
+    const td_expr *from = s->value;
+    td_dtype d = s->buf->dtype, f = from->dtype;
     const char *fn = d == TD_F16    ? "__float22half2_rn"
                      : d == TD_BF16 ? "__float22bfloat162_rn"
                      : f == TD_F16  ? "__half22float2"
                                     : "__bfloat1622float2";
     if (!fold_idx(c, s->nidx, s->idx, di) ||
-        !fold_idx(c, s->nsidx, s->sidx, si))
+        !fold_idx(c, from->nargs, from->args, si))
         return;
     need_type(c, d);
     need_type(c, f);
     td__buf_printf(&c->line, "*(%s *)&", pair_type(d));
     access(c, &c->line, s->buf, s->nidx, di);
     td__buf_printf(&c->line, " = %s(*(const %s *)&", fn, pair_type(f));
-    access(c, &c->line, s->src, s->nsidx, si);
+    access(c, &c->line, from->buf, from->nargs, si);
     td__buf_puts(&c->line, ")");
 }
 

@@ -420,11 +420,12 @@ static void stmt(tirx *x, const td__stmt *s)
         td__buf_printf(&x->line,
                        "T.cuda.func_call(\"tvm_builtin_cast_%sx2_%sx2\", "
                        "T.address_of(",
-                       td_dtype_name(s->src->dtype),
+                       td_dtype_name(s->value->dtype),
                        td_dtype_name(s->buf->dtype));
         access(x, &x->line, s->buf, s->nidx, s->idx, 1);
         td__buf_puts(&x->line, "), T.address_of(");
-        access(x, &x->line, s->src, s->nsidx, s->sidx, 1);
+        access(x, &x->line, s->value->buf, s->value->nargs, s->value->args,
+               1);
         td__buf_puts(&x->line, "))");
         break;
     }
