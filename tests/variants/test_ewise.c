@@ -652,10 +652,12 @@ static void test_dispatch(void **state)
     td_dispatch_result res;
     assert_int_equal(td_dispatch(reg, c, &res, &d), 0);
     assert_string_equal(res.variant, "smem");
+    td_ir_free(res.ir);
     free(c);
     c = reg_warp("sqrt");
     assert_int_equal(td_dispatch(reg, c, &res, &d), 0);
     assert_string_equal(res.variant, "reg");
+    td_ir_free(res.ir);
     free(c);
     td_registry_free(reg);
 }
