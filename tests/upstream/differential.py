@@ -86,11 +86,13 @@ EWISE_DEVIATIONS: dict[str, str] = {
         "promotes it to double and the store truncates); tiledispatch's math ops "
         "want a floating-point compute dtype and reject the call",
     "ewise_tvm_reciprocal_scale_ignored_upstream":
-        "reciprocal with a scale: TVM's reciprocal accepts bias and scale and "
-        "ignores them; tiledispatch refuses extras on ops that do not apply them",
+        "reciprocal with a scale: TVM's front end has no scale argument, the "
+        "keyword lands in the call's config, which nothing reads, and reg lowers "
+        "the call without it; tiledispatch refuses extras on ops that do not "
+        "apply them",
     "ewise_tvm_silu_extras_ignored_upstream":
-        "silu with bias and scale: TVM accepts and ignores them (its legacy "
-        "behaviour); tiledispatch refuses extras on ops that do not apply them",
+        "silu with bias and scale: as for reciprocal (TVM: config entries nobody "
+        "reads; tiledispatch: refused by the op check)",
 }
 
 
@@ -633,7 +635,7 @@ def main() -> int:
         for name, expect, ours, theirs, rt, secs, agree, dev, td_us in rows:
             mark = "" if agree else (" (deviation)" if dev else " **(differs)**")
             theirs = theirs.replace("|", "/")
-            print(f"| {name} | {expect} | {ours} | {theirs}{mark} | {rt} | "
+            print(f"| {name} | {expect} | {ours} | {theirs}{mark} | {rt or '-'} | "
                   f"{secs * 1e3:.1f} | {td_us:.1f} |")
     else:
         for name, expect, ours, theirs, rt, secs, agree, dev, td_us in rows:
