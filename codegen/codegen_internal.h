@@ -49,8 +49,21 @@ typedef enum td__ekind {
     TD__E_LOAD,
     TD__E_INTRIN,
     TD__E_CALL,
-    TD__E_LANE     /* lane i of a vector variable: var, i */
+    TD__E_LANE,    /* lane i of a vector variable: var, i */
+    TD__E_VALOP,   /* value arithmetic (td_value_op): valop, a, b */
+    TD__E_MATH,    /* math function (td_math): math, a */
+    TD__E_CAST,    /* a converted to dtype (td_cast): a */
+    TD__E_PARAM,   /* a named scalar parameter (td_param): name */
+    TD__E_F32X2    /* packed f32x2 PTX (td_ptx_f32x2): xop, xrnd, args */
 } td__ekind;
+
+/* The op and rounding names td_ptx_f32x2 accepts, indexed by xop / xrnd;
+ * the fma (3 operands) is the last op. */
+#define TD__F32X2_NOPS 4
+#define TD__F32X2_NRNDS 4
+#define TD__F32X2_FMA 3
+extern const char *const td__f32x2_ops[TD__F32X2_NOPS];
+extern const char *const td__f32x2_rnds[TD__F32X2_NRNDS];
 
 /* What a typed constant stands for, so printers can spell identities. */
 typedef enum td__ident {
@@ -86,6 +99,11 @@ struct td_expr {
     td_dtype dtype;
     bool is_void;        /* a statement-only intrinsic (barriers) */
     bool impure;         /* contains an extern call: never dropped */
+    /* TD__E_VALOP: valop (a td_valop), a, b.  TD__E_MATH: math (a
+     * td_mathfn), a.  TD__E_CAST: a.  TD__E_F32X2: xop, xrnd (indices into
+     * td__f32x2_ops / td__f32x2_rnds), args.  Bytes, to keep the node as
+     * small as the reductions had it. */
+    uint8_t valop, math, xop, xrnd;
     /* TD__E_INT: i.  TD__E_CONST: one of f / i / u by dtype, ident. */
     int64_t i;
     uint64_t u;
@@ -106,7 +124,7 @@ struct td_expr {
     /* TD__E_INTRIN: intrin (and comb + width for warp reduce) */
     td_intrin intrin;
     int width;
-    /* TD__E_CALL */
+    /* TD__E_CALL, TD__E_PARAM */
     const char *name;
 };
 
@@ -117,7 +135,8 @@ typedef enum td__skind {
     TD__S_EVAL,
     TD__S_LET,
     TD__S_ASSIGN,
-    TD__S_COMMENT
+    TD__S_COMMENT,
+    TD__S_CAST_PAIR
 } td__skind;
 
 typedef struct td__stmt td__stmt;
@@ -139,6 +158,8 @@ struct td__stmt {
     const td_expr *value;
     /* COMMENT */
     const char *text;
+    /* CAST_PAIR: buf, nidx, idx (the destination pair) and value: the
+     * source pair as a load (lanes 2) that no printer spells as one. */
 };
 
 /* A name the IR handed out, to keep names unique. */
@@ -157,6 +178,14 @@ struct td__name {
 extern const char *const td__ir_reserved[];
 extern const size_t td__ir_nreserved;
 
+/* A scalar parameter the IR refers to (td_param): its name is taken. */
+typedef struct td__param td__param;
+struct td__param {
+    const char *name;
+    td_dtype dtype;
+    td__param *next;
+};
+
 /* One open block of the builder. */
 typedef struct td__frame {
     td__stmt *owner;     /* NULL for the root */
@@ -172,6 +201,7 @@ struct td_ir {
     td_ir_buf *bufs;     /* declaration order */
     td_ir_buf **bufs_tail;
     td__name *names[TD__IR_NAME_BUCKETS];
+    td__param *params;
     int nvars;
     /* td_ir_new clears what precedes `stack`; a frame above the root is
      * written when its block opens. */
@@ -180,6 +210,13 @@ struct td_ir {
      * costs one malloc. */
     max_align_t first_block[TD__IR_FIRST_BLOCK / sizeof(max_align_t)];
 };
+
+/* The paired conversion of td_ir_cast_pair from dtype `from` to `to`
+ * ("__float22half2_rn", ...) and the CUDA pair type of float32, float16
+ * and bfloat16 ("float2", "__half2", "__nv_bfloat162"): what both
+ * printers spell (ir.c). */
+const char *td__pair_fn(td_dtype from, td_dtype to);
+const char *td__pair_type(td_dtype t);
 
 /* ---- simplifier (simplify.c) ------------------------------------------ */
 
