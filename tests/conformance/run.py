@@ -7,6 +7,11 @@ must dispatch to and, optionally, the arch its program needs:
     # expect: local
     # arch: sm_100a
 
+Without `# arch:`, the packed variants need sm_100a, and so does any
+program whose text uses the Blackwell-only `.f32x2` instructions (the
+packed float32-pair paths of the elementwise variants); everything else
+is built for sm_90a.
+
 Golden cases (tests/golden/cases/NAME.yaml) can be added with --golden DIR;
 their expected variant is the `== variant` section of NAME.expected.
 
@@ -52,6 +57,8 @@ import threading
 import time
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
+# Instructions that exist only on sm_100 and later (f32x2 pairs).
+SM100_ONLY = re.compile(r"\.f32x2\b")
 DEFAULT_ARCH = "sm_90a"
 
 
@@ -185,12 +192,18 @@ def run_case(c, args, outdir):
     if c["expect"] is not None and variant != c["expect"]:
         return False, f"dispatched to {variant}, expected {c['expect']}"
     arch = c["arch"] or ("sm_100a" if variant in PACKED else DEFAULT_ARCH)
-    c["compile_arch"] = arch
     cu = os.path.join(outdir, c["name"] + ".cu")
     p = subprocess.run([args.exe, "kernel", c["path"], "-o", cu],
                        capture_output=True, text=True, env=env)
     if p.returncode != 0:
         return False, f"kernel exited {p.returncode}: " + p.stderr.strip()
+    if not c["arch"]:
+        # Blackwell-only PTX in a program of another variant (the packed
+        # float32-pair paths of the elementwise variants): sm_100a.
+        with open(cu, encoding="utf-8") as f:
+            if SM100_ONLY.search(f.read()):
+                arch = "sm_100a"
+    c["compile_arch"] = arch
     if args.compile:
         obj = os.path.join(outdir, c["name"] + ".o")
         if args.sass_only:

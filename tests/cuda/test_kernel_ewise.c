@@ -230,7 +230,8 @@ static void test_binary(void **state)
                           "td_in_A, float *td_out_A,\n");
     assert_contains(prog, "h_in_A[i] = td_from_double<float>(td_data_random ? "
                           "td_rand_normal() : td_ew_grid(8, -16, 16));\n");
-    assert_contains(prog, "h_in_C[i] = td_from_double<float>(-1984.0);\n");
+    assert_contains(prog, "h_in_C[i] = td_from_double<float>(TD_EW_SENTINEL);\n");
+    assert_contains(prog, "#define TD_EW_SENTINEL -1984 ");
     assert_contains(prog, "    {1, 1, {8}, {3}, {1}, 0.0, 0}, /* B */\n");
     assert_contains(prog, "r = a + b;");
     /* float32 add of float32 operands: correctly rounded, exact. */
@@ -252,7 +253,7 @@ static void test_binary(void **state)
     prog = program(reg, c);
     assert_contains(prog, "#define TD_C_P 11 ");
     assert_contains(prog, "#define TD_EW_ULPS(r) 1\n");
-    assert_contains(prog, "h_in_C[i] = td_from_double<__half>(-1984.0);\n");
+    assert_contains(prog, "h_in_C[i] = td_from_double<__half>(TD_EW_SENTINEL);\n");
     /* The literal as float32 holds it. */
     assert_contains(prog, "    {-1, 0, {0}, {0}, {0}, 0.10000000149011612, 1}, "
                           "/* literal */\n");
@@ -311,12 +312,14 @@ static void test_in_place_and_zero(void **state)
     /* One buffer, staged once with data (not the sentinel). */
     assert_contains(prog, "__global__ void td_kernel(const float *__restrict__ "
                           "td_in_C, float *td_out_C)\n");
-    assert_null(strstr(prog, "-1984.0"));
+    assert_contains(prog, "#define TD_EW_SENTINEL NAN ");
+    assert_null(strstr(prog, "td_from_double<float>(TD_EW_SENTINEL)"));
     td_free(prog);
     td_call_free(c);
     c = ewise_call("ew_zero.yaml", "zero", "int8");
     prog = program(reg, c);
-    assert_contains(prog, "h_in_C[i] = td_from_double<int8_t>(127);\n");
+    assert_contains(prog, "h_in_C[i] = td_from_double<int8_t>(TD_EW_SENTINEL);\n");
+    assert_contains(prog, "#define TD_EW_SENTINEL 127 ");
     assert_contains(prog, "#define TD_DST_P 0 ");
     assert_contains(prog, "#define TD_EW_ULPS(r) 0\n");
     td_free(prog);
