@@ -33,8 +33,8 @@
 typedef enum ew_class {
     EW_ZERO,   /* no source */
     EW_FILL,   /* one source: a value or a region, copied (broadcast) */
-    EW_UNARY,  /* f(x * scale + bias) */
-    EW_SILU,   /* f(x); extras ignored */
+    EW_UNARY,  /* f(x * scale + bias); x = dst when no source is given */
+    EW_SILU,   /* f(x) */
     EW_CAST,   /* x converted to the dst dtype */
     EW_BINARY, /* f(a, b) */
     EW_FMA     /* a * b + c */
@@ -66,31 +66,33 @@ typedef struct ew_op {
      * compute; for exp and silu float32 adds ceil(1.2 |t|) */
     double ulps32, ulps16;
     const char *f;      /* C of the reference: r, and d = |f'(t)| */
+    bool extras;        /* applies bias and scale (upstream: sqrt, exp,
+                           exp2, log2; the others ignore them) */
 } ew_op;
 
 static const ew_op ew_ops[] = {
-    {"zero", EW_ZERO, ROLE_ANY, ROLE_ANY, 0, 0, "r = 0.0; d = 0.0;"},
-    {"fill", EW_FILL, ROLE_ANY, ROLE_ANY, 0, 0, "r = t; d = 1.0;"},
-    {"cast", EW_CAST, ROLE_ANY, ROLE_ANY, 0, 0, "r = t; d = 1.0;"},
+    {"zero", EW_ZERO, ROLE_ANY, ROLE_ANY, 0, 0, "r = 0.0; d = 0.0;", false},
+    {"fill", EW_FILL, ROLE_ANY, ROLE_ANY, 0, 0, "r = t; d = 1.0;", false},
+    {"cast", EW_CAST, ROLE_ANY, ROLE_ANY, 0, 0, "r = t; d = 1.0;", false},
     {"reciprocal", EW_UNARY, ROLE_POS, ROLE_ANY, 1, 1,
-     "r = 1.0 / t; d = 1.0 / (t * t);"},
+     "r = 1.0 / t; d = 1.0 / (t * t);", false},
     {"sqrt", EW_UNARY, ROLE_SQRT, ROLE_ANY, 1, 1,
-     "r = sqrt(t); d = t > 0.0 ? 0.5 / sqrt(t) : 0.0;"},
-    {"exp", EW_UNARY, ROLE_EXP, ROLE_ANY, 2, 2, "r = exp(t); d = r;"},
+     "r = sqrt(t); d = t > 0.0 ? 0.5 / sqrt(t) : 0.0;", true},
+    {"exp", EW_UNARY, ROLE_EXP, ROLE_ANY, 2, 2, "r = exp(t); d = r;", true},
     {"exp2", EW_UNARY, ROLE_EXP2, ROLE_ANY, 4, 2,
-     "r = exp2(t); d = 0.6931471805599453 * r;"},
+     "r = exp2(t); d = 0.6931471805599453 * r;", true},
     {"log2", EW_UNARY, ROLE_POS, ROLE_ANY, 2, 2,
-     "r = log2(t); d = 1.0 / (fabs(t) * 0.6931471805599453);"},
+     "r = log2(t); d = 1.0 / (fabs(t) * 0.6931471805599453);", true},
     {"silu", EW_SILU, ROLE_SILU, ROLE_ANY, 4, 4,
      "{ const double sg = 1.0 / (1.0 + exp(-t)); r = t * sg;"
-     " d = fabs(sg * (1.0 + t * (1.0 - sg))); }"},
-    {"add", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 1, "r = a + b;"},
-    {"sub", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 1, "r = a - b;"},
-    {"mul", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 1, "r = a * b;"},
-    {"fdiv", EW_BINARY, ROLE_ANY, ROLE_DIVISOR, 2, 1, "r = a / b;"},
+     " d = fabs(sg * (1.0 + t * (1.0 - sg))); }", false},
+    {"add", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 1, "r = a + b;", false},
+    {"sub", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 1, "r = a - b;", false},
+    {"mul", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 1, "r = a * b;", false},
+    {"fdiv", EW_BINARY, ROLE_ANY, ROLE_DIVISOR, 2, 1, "r = a / b;", false},
     {"maximum", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 0,
-     "r = a != a ? b : b != b ? a : (a > b ? a : b);"},
-    {"fma", EW_FMA, ROLE_FMA, ROLE_FMA, 1, 1, "r = a * b + c;"},
+     "r = a != a ? b : b != b ? a : (a > b ? a : b);", false},
+    {"fma", EW_FMA, ROLE_FMA, ROLE_FMA, 1, 1, "r = a * b + c;", false},
 };
 
 static const ew_op *ew_find(const char *name)
@@ -175,6 +177,8 @@ typedef struct ew_plan {
     int n;                 /* operands: sources, then bias, scale */
     ew_opnd o[TD_MAX_SRCS + 2];
     int bias, scale;       /* index into o, or -1 */
+    int nsrc;              /* o[0..nsrc) are the op's sources */
+    bool int_compute;      /* upstream's compute dtype is an integer */
     td_dtype cdt;          /* compute dtype: narrowest float involved */
     bool cfloat;           /* some float is involved */
 } ew_plan;
@@ -321,13 +325,16 @@ static int ew_operand(kp_plan *p, ew_plan *e, const td_operand *od,
 
 static void ew_gen_expr(td_buf *o, const kp_plan *p, const kp_buf *kb);
 
-static int ew_arity(const ew_op *op)
+/* Sources the op takes: [lo, hi].  zero may name one (ignored); the
+ * other unary math ops without one work in place on the dst. */
+static void ew_arity(const ew_op *op, int *lo, int *hi)
 {
     switch (op->cls) {
-    case EW_ZERO: return 0;
-    case EW_BINARY: return 2;
-    case EW_FMA: return 3;
-    default: return 1;
+    case EW_ZERO: *lo = 0; *hi = 1; break;
+    case EW_UNARY: *lo = 0; *hi = 1; break;
+    case EW_BINARY: *lo = *hi = 2; break;
+    case EW_FMA: *lo = *hi = 3; break;
+    default: *lo = *hi = 1; break;
     }
 }
 
@@ -358,39 +365,77 @@ int td__kp_ewise_plan(kp_plan *p, const td_op_desc *opd, const td_ir *ir,
         e->cdt = db->dtype;
         e->cfloat = true;
     }
-    int want = ew_arity(op);
-    if (c->nsrcs != want)
+    int lo, hi;
+    ew_arity(op, &lo, &hi);
+    if (c->nsrcs < lo || c->nsrcs > hi)
         return td__kp_fail(diag, c, TD_EINVAL,
-                           "%s takes %d source operand%s, the call has %d",
-                           op->name, want, want == 1 ? "" : "s", c->nsrcs);
+                           "%s takes %d%s source operand%s, the call has %d",
+                           op->name, hi, lo == hi ? "" : " or fewer",
+                           hi == 1 ? "" : "s", c->nsrcs);
     const td_config_entry *sp = td_call_config(c, "kernel_specials");
     if (sp != NULL && sp->kind == TD_VALUE_BOOL && sp->b)
         return td__kp_fail(diag, c, TD_EINVAL,
                            "config kernel_specials applies to reductions "
                            "only");
     p->nbufs = 0;
-    for (int i = 0; i < c->nsrcs; i++) {
+    /* In place: x is the dst region. */
+    td_operand self;
+    memset(&self, 0, sizeof self);
+    self.kind = TD_OPERAND_REGION;
+    self.region = c->dst;
+    self.dtype = db->dtype;
+    int nsrcs = op->cls == EW_ZERO ? 0 : c->nsrcs;
+    const td_operand *srcs = c->srcs;
+    if (op->cls == EW_UNARY && c->nsrcs == 0) {
+        nsrcs = 1;
+        srcs = &self;
+    }
+    if (op->cls == EW_ZERO && c->nsrcs == 1 &&
+        c->srcs[0].kind == TD_OPERAND_REGION) {
+        /* zero reads no source; a named one must come back unchanged */
+        const td_buffer *b = td__region_buffer(c, &c->srcs[0].region);
+        if (b == NULL)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "source 0 region does not name a buffer");
+        kp_buf *kb = td__kp_add_buf(p, b, true, false);
+        if (kb == NULL)
+            return td__kp_fail(diag, c, TD_ELIMIT, "too many buffers");
+        kb->role = ROLE_ANY;
+    }
+    /* upstream's compute dtype: the widest of the dst and the sources,
+     * the dst winning ties; an integer one converts every source. */
+    td_dtype cu = db->dtype;
+    for (int i = 0; i < nsrcs; i++) {
+        td_dtype t = srcs[i].kind == TD_OPERAND_REGION &&
+                             srcs[i].region.buffer >= 0 &&
+                             srcs[i].region.buffer < c->nbuffers
+                         ? c->buffers[srcs[i].region.buffer].dtype
+                         : srcs[i].dtype;
+        if (td_dtype_bits(t) > td_dtype_bits(cu))
+            cu = t;
+    }
+    e->int_compute = !td_dtype_is_float(cu);
+    for (int i = 0; i < nsrcs; i++) {
         ew_role role = i == 0 ? op->x : op->y;
-        if (op->cls == EW_CAST || op->cls == EW_FILL) {
-            if (!td_dtype_is_float(db->dtype) &&
-                td_dtype_is_float(c->srcs[i].kind == TD_OPERAND_REGION
-                                      ? c->buffers[c->srcs[i].region.buffer]
-                                            .dtype
-                                      : c->srcs[i].dtype))
-                role = ROLE_TOINT;
-        }
         char what[32];
         snprintf(what, sizeof what, "source %d", i);
-        if (c->srcs[i].kind == TD_OPERAND_REGION &&
-            (c->srcs[i].region.buffer < 0 ||
-             c->srcs[i].region.buffer >= c->nbuffers))
+        if (srcs[i].kind == TD_OPERAND_REGION &&
+            (srcs[i].region.buffer < 0 ||
+             srcs[i].region.buffer >= c->nbuffers))
             return td__kp_fail(diag, c, TD_EINVAL,
                                "%s region does not name a buffer", what);
-        int err = ew_operand(p, e, &c->srcs[i], role, i, false, what, diag);
+        if ((op->cls == EW_CAST || op->cls == EW_FILL || e->int_compute) &&
+            !td_dtype_is_float(cu) &&
+            td_dtype_is_float(srcs[i].kind == TD_OPERAND_REGION
+                                  ? c->buffers[srcs[i].region.buffer].dtype
+                                  : srcs[i].dtype))
+            role = ROLE_TOINT;
+        int err = ew_operand(p, e, &srcs[i], role, i, false, what, diag);
         if (err != 0)
             return err;
     }
-    bool extras = op->cls == EW_UNARY;
+    e->nsrc = e->n;
+    bool extras = op->cls == EW_UNARY && op->extras;
     if (c->bias.kind != TD_OPERAND_NONE && extras) {
         e->bias = e->n;
         bool pos = op->x == ROLE_POS || op->x == ROLE_SQRT;
@@ -454,6 +499,14 @@ static void ew_gen_expr(td_buf *o, const kp_plan *p, const kp_buf *kb)
         if (kb->role == ROLE_DIVISOR || kb->role == ROLE_POS ||
             kb->role == ROLE_SQRT)
             lo = 1;
+        /* Math functions of integers: results that fit an int8. */
+        if (kb->role == ROLE_EXP || kb->role == ROLE_SILU) {
+            lo = td_dtype_is_signed(t) ? -4 : 0;
+            a = 4;
+        } else if (kb->role == ROLE_EXP2) {
+            lo = td_dtype_is_signed(t) ? -2 : 0;
+            a = 6;
+        }
         td__buf_printf(o, "td_rand_int(%" PRId64 "LL, %" PRId64 "LL)", lo, a);
         return;
     }
@@ -648,6 +701,8 @@ static const char ew_reference[] =
     "        }\n"
     "        for (int i = 0; i < TD_EW_NOPND; ++i)\n"
     "            v[i] = td_ew_operand(i, bufs, cd);\n"
+    "        for (int i = 0; TD_EW_INT_COMPUTE && i < TD_EW_NSRC; ++i)\n"
+    "            v[i] = trunc(v[i]);\n"
     "        double r = 0.0, dt = 0.0;\n"
     "        td_ew_f(v, &r, &dt);\n"
     "        const long long de = td_flat(TD_DST_NDIM, td_dst_shape, td_dst_start, cd);\n"
@@ -656,7 +711,8 @@ static const char ew_reference[] =
     "        /* A rounded argument moves the reference's own rounding too:\n"
     "         * one more ulp where dt > 0. */\n"
     "        tol[de] = TD_TOL_SCALE * ((TD_EW_ULPS(r) + (dt > 0.0 ? 1.0 : 0.0)) *\n"
-    "                                  td_ulp_c(want[de]) + dt + TD_EW_TINY);\n"
+    "                                  td_ulp_c(want[de]) + dt + TD_EW_TINY) +\n"
+    "                  TD_EW_INT_TOL;\n"
     "    }\n"
     "}\n";
 
@@ -769,6 +825,24 @@ void td__kp_ewise_tables(td_buf *o, const kp_plan *p)
     else if ((op->cls == EW_CAST || op->cls == EW_FILL) && e->n == 1 &&
              e->o[0].dtype == TD_F64 && dp < 24)
         ulps = 1; /* float64 -> 16 bits may go through float32 */
+    /* config rounding_mode rz / rm / rp (the packed paths): one more. */
+    const td_config_entry *rm = td_call_config(c, "rounding_mode");
+    if (ulps > 0 || (op->cls == EW_BINARY || op->cls == EW_FMA))
+        if (rm != NULL && rm->kind == TD_VALUE_STRING &&
+            strcmp(rm->s, "rn") != 0 && td_dtype_is_float(db->dtype))
+            ulps += 1;
+    td__buf_printf(o,
+                   "#define TD_EW_NSRC %d /* operands that are sources */\n"
+                   "#define TD_EW_INT_COMPUTE %d /* upstream's compute dtype is "
+                   "an integer: sources convert (truncate) first */\n"
+                   "/* An integer dst of a math function: the float result "
+                   "truncates, so one off near an integer. */\n"
+                   "#define TD_EW_INT_TOL %d\n",
+                   e->nsrc, e->int_compute ? 1 : 0,
+                   !td_dtype_is_float(db->dtype) &&
+                           (op->cls == EW_UNARY || op->cls == EW_SILU)
+                       ? 1
+                       : 0);
     td__buf_puts(o,
                  "/* The op in double: r, and dt = the error the rounding of its\n"
                  " * argument can carry into the result. */\n"
