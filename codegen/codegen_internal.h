@@ -45,8 +45,21 @@ typedef enum td__ekind {
     TD__E_LOAD,
     TD__E_INTRIN,
     TD__E_CALL,
-    TD__E_LANE     /* lane i of a vector variable: var, i */
+    TD__E_LANE,    /* lane i of a vector variable: var, i */
+    TD__E_VALOP,   /* value arithmetic (td_value_op): valop, a, b */
+    TD__E_MATH,    /* math function (td_math): math, a */
+    TD__E_CAST,    /* a converted to dtype (td_cast): a */
+    TD__E_PARAM,   /* a named scalar parameter (td_param): name */
+    TD__E_F32X2    /* packed f32x2 PTX (td_ptx_f32x2): xop, xrnd, args */
 } td__ekind;
+
+/* The op and rounding names td_ptx_f32x2 accepts, indexed by xop / xrnd;
+ * the fma (3 operands) is the last op. */
+#define TD__F32X2_NOPS 4
+#define TD__F32X2_NRNDS 4
+#define TD__F32X2_FMA 3
+extern const char *const td__f32x2_ops[TD__F32X2_NOPS];
+extern const char *const td__f32x2_rnds[TD__F32X2_NRNDS];
 
 /* What a typed constant stands for, so printers can spell identities. */
 typedef enum td__ident {
@@ -82,6 +95,11 @@ struct td_expr {
     td_dtype dtype;
     bool is_void;        /* a statement-only intrinsic (barriers) */
     bool impure;         /* contains an extern call: never dropped */
+    /* TD__E_VALOP: valop (a td_valop), a, b.  TD__E_MATH: math (a
+     * td_mathfn), a.  TD__E_CAST: a.  TD__E_F32X2: xop, xrnd (indices into
+     * td__f32x2_ops / td__f32x2_rnds), args.  Bytes, to keep the node as
+     * small as the reductions had it. */
+    uint8_t valop, math, xop, xrnd;
     /* TD__E_INT: i.  TD__E_CONST: one of f / i / u by dtype, ident. */
     int64_t i;
     uint64_t u;
@@ -102,7 +120,7 @@ struct td_expr {
     /* TD__E_INTRIN: intrin (and comb + width for warp reduce) */
     td_intrin intrin;
     int width;
-    /* TD__E_CALL */
+    /* TD__E_CALL, TD__E_PARAM */
     const char *name;
 };
 
@@ -113,7 +131,8 @@ typedef enum td__skind {
     TD__S_EVAL,
     TD__S_LET,
     TD__S_ASSIGN,
-    TD__S_COMMENT
+    TD__S_COMMENT,
+    TD__S_CAST_PAIR
 } td__skind;
 
 typedef struct td__stmt td__stmt;
@@ -135,6 +154,8 @@ struct td__stmt {
     const td_expr *value;
     /* COMMENT */
     const char *text;
+    /* CAST_PAIR: buf, nidx, idx (the destination pair) and value: the
+     * source pair as a load (lanes 2) that no printer spells as one. */
 };
 
 /* A name the IR handed out, to keep names unique. */
@@ -142,6 +163,14 @@ typedef struct td__name td__name;
 struct td__name {
     const char *s;
     td__name *next;
+};
+
+/* A scalar parameter the IR refers to (td_param): its name is taken. */
+typedef struct td__param td__param;
+struct td__param {
+    const char *name;
+    td_dtype dtype;
+    td__param *next;
 };
 
 /* One open block of the builder. */
@@ -160,6 +189,7 @@ struct td_ir {
     td_ir_buf *bufs;     /* declaration order */
     td_ir_buf **bufs_tail;
     td__name *names;
+    td__param *params;
     int nvars;
 };
 

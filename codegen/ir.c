@@ -94,7 +94,10 @@ static const char *const reserved[] = {
     "raise", "register", "return", "short", "signed", "sizeof", "static",
     "struct", "switch", "threadIdx", "true", "try", "typedef", "union",
     "unsigned", "void", "volatile", "while", "with", "yield", "None", "True",
-    "False"};
+    "False",
+    /* the math functions of the value ops (td_math) */
+    "exp", "exp2", "expf", "exp2f", "hexp", "hexp2", "hlog2", "hsqrt", "log2",
+    "log2f", "sqrt", "sqrtf"};
 
 static bool name_taken(const td_ir *ir, const char *s)
 {
@@ -633,6 +636,162 @@ td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
     return e;
 }
 
+/* ---- value arithmetic (elementwise ops) ---------------------------------- */
+
+td_expr *td_value_op(td_ir *ir, td_valop op, td_expr *a, td_expr *b)
+{
+    if (!live(ir))
+        return NULL;
+    if ((unsigned)op > TD_VAL_MIN) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    if (!operand(ir, a) || !operand(ir, b))
+        return NULL;
+    if (a->dtype != b->dtype || !valid_dtype(a->dtype)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = new_expr(ir, TD__E_VALOP, a->dtype);
+    if (e != NULL) {
+        e->valop = (uint8_t)op;
+        e->a = a;
+        e->b = b;
+        e->impure = a->impure || b->impure;
+    }
+    return e;
+}
+
+td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a)
+{
+    if (!live(ir))
+        return NULL;
+    if ((unsigned)f > TD_MATH_SQRT) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    if (!operand(ir, a))
+        return NULL;
+    if (!td_dtype_is_float(a->dtype)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    td_expr *e = new_expr(ir, TD__E_MATH, a->dtype);
+    if (e != NULL) {
+        e->math = (uint8_t)f;
+        e->a = a;
+        e->impure = a->impure;
+    }
+    return e;
+}
+
+td_expr *td_cast(td_ir *ir, td_dtype t, td_expr *a)
+{
+    if (!live(ir))
+        return NULL;
+    if (!valid_dtype(t)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    if (!operand(ir, a))
+        return NULL;
+    if (a->dtype == t)
+        return a;
+    td_expr *e = new_expr(ir, TD__E_CAST, t);
+    if (e != NULL) {
+        e->a = a;
+        e->impure = a->impure;
+    }
+    return e;
+}
+
+td_expr *td_param(td_ir *ir, const char *name, td_dtype t)
+{
+    if (!live(ir))
+        return NULL;
+    if (!is_ident(name) || !valid_dtype(t)) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    /* The same parameter may be referred to any number of times; its name
+     * is taken for good, so no buffer or variable can shadow it. */
+    const td__param *p = ir->params;
+    while (p != NULL && strcmp(p->name, name) != 0)
+        p = p->next;
+    if (p != NULL && p->dtype != t) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    if (p == NULL) {
+        if (name_taken(ir, name)) {
+            fail(ir, TD_EINVAL);
+            return NULL;
+        }
+        td__param *n = alloc(ir, sizeof *n);
+        const char *s = n != NULL ? add_name(ir, name) : NULL;
+        if (s == NULL)
+            return NULL;
+        n->name = s;
+        n->dtype = t;
+        n->next = ir->params;
+        ir->params = n;
+        p = n;
+    }
+    td_expr *e = new_expr(ir, TD__E_PARAM, t);
+    if (e != NULL)
+        e->name = p->name;
+    return e;
+}
+
+const char *const td__f32x2_ops[TD__F32X2_NOPS] = {"add", "sub", "mul",
+                                                   "fma"};
+const char *const td__f32x2_rnds[TD__F32X2_NRNDS] = {"rn", "rz", "rm", "rp"};
+
+static int find_word(const char *const *words, int n, const char *s)
+{
+    for (int i = 0; s != NULL && i < n; i++)
+        if (strcmp(words[i], s) == 0)
+            return i;
+    return -1;
+}
+
+td_expr *td_ptx_f32x2(td_ir *ir, const char *op, const char *rnd, int nargs,
+                      td_expr *const *args)
+{
+    if (!live(ir))
+        return NULL;
+    int xop = find_word(td__f32x2_ops, TD__F32X2_NOPS, op);
+    int xrnd = find_word(td__f32x2_rnds, TD__F32X2_NRNDS, rnd);
+    if (xop < 0 || xrnd < 0 ||
+        nargs != (xop == TD__F32X2_FMA ? 3 : 2) || args == NULL) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    /* NULL operands pass through; present ones are 64-bit integers (the
+     * packed pairs). */
+    for (int i = 0; i < nargs; i++) {
+        if (!operand(ir, args[i]))
+            return NULL;
+        if (args[i]->dtype != TD_U64 && args[i]->dtype != TD_I64) {
+            fail(ir, TD_EINVAL);
+            return NULL;
+        }
+    }
+    bool impure;
+    const td_expr *const *a = copy_args(ir, nargs, args, &impure);
+    if (a == NULL)
+        return NULL;
+    td_expr *e = new_expr(ir, TD__E_F32X2, TD_U64);
+    if (e != NULL) {
+        e->xop = (uint8_t)xop;
+        e->xrnd = (uint8_t)xrnd;
+        e->nargs = nargs;
+        e->args = a;
+        e->impure = impure;
+    }
+    return e;
+}
+
 /* ---- statements --------------------------------------------------------- */
 
 static td__stmt *new_stmt(td_ir *ir, td__skind kind)
@@ -882,6 +1041,54 @@ td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane)
         e->i = lane;
     }
     return e;
+}
+
+/* A pair access: b indexed with its rank, two elements along the last
+ * dimension (a constant last index must leave room for the second). */
+static bool pair_access(td_ir *ir, const td_ir_buf *b, int n,
+                        td_expr *const *idx)
+{
+    if (!buf_access(ir, b, n, idx))
+        return false;
+    for (int i = 0; i < n; i++)
+        if (!stmt_operand(ir, idx[i]))
+            return false;
+    const td_expr *last = idx[n - 1];
+    if (b->shape[n - 1] < 2 ||
+        (last->kind == TD__E_INT &&
+         (last->i < 0 || last->i > b->shape[n - 1] - 2))) {
+        fail(ir, TD_EINVAL);
+        return false;
+    }
+    return true;
+}
+
+void td_ir_cast_pair(td_ir *ir, const td_ir_buf *dst, int dn,
+                     td_expr *const *didx, const td_ir_buf *src, int sn,
+                     td_expr *const *sidx)
+{
+    if (!live(ir) || !pair_access(ir, dst, dn, didx) ||
+        !pair_access(ir, src, sn, sidx))
+        return;
+    td_dtype d = dst->dtype, s = src->dtype;
+    bool ok = (s == TD_F32 && (d == TD_F16 || d == TD_BF16)) ||
+              (d == TD_F32 && (s == TD_F16 || s == TD_BF16));
+    if (!ok) {
+        fail(ir, TD_EINVAL);
+        return;
+    }
+    bool impure;
+    const td_expr *const *di = copy_args(ir, dn, didx, &impure);
+    td_expr *from = di ? td_load(ir, src, sn, sidx) : NULL;
+    td__stmt *st = from ? new_stmt(ir, TD__S_CAST_PAIR) : NULL;
+    if (st == NULL)
+        return;
+    from->lanes = 2;
+    st->buf = dst;
+    st->nidx = dn;
+    st->idx = di;
+    st->value = from;
+    append(ir, st);
 }
 
 void td_ir_comment(td_ir *ir, const char *text)

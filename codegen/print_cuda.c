@@ -23,6 +23,7 @@ typedef struct cuda {
     bool maxmin;                  /* td_max / td_min overloads */
     unsigned warp[3];             /* per combiner: bit log2(width) */
     bool intrin[TD_INTRIN_COUNT];
+    unsigned f32x2[TD__F32X2_NOPS]; /* per op: bit rounding index */
 } cuda;
 
 /* C precedence levels (higher binds tighter). */
@@ -213,6 +214,45 @@ static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
 
 /* ---- expressions -------------------------------------------------------- */
 
+static bool half_like(td_dtype t)
+{
+    return t == TD_F16 || t == TD_BF16;
+}
+
+/*
+ * How a cast from `from` to `to` is written: the conversion function
+ * (NULL for a C cast `(T)x`), and whether the operand goes through
+ * float32 first (*via).  Narrowing to float16 / bfloat16 rounds to nearest
+ * even once: from float32 and float64 with CUDA's _rn / double
+ * conversions, from the other 16-bit float and from the integers through
+ * float32 (exact there, or beyond float16's range either way), from the
+ * 32- and 64-bit integers to bfloat16 with CUDA's integer conversions.
+ * Everything else is a C cast: to float32 (a 16-bit float converts
+ * exactly), to float64 (16-bit floats through float32), to integers (C's
+ * truncation toward zero, 16-bit floats through float32; CUDA's cvt.rzi
+ * saturates values out of range and gives 0 for NaN).
+ */
+static const char *cast_form(td_dtype from, td_dtype to, bool *via)
+{
+    const char *fn = NULL;
+    if (to == TD_F16) {
+        fn = from == TD_F64 ? "__double2half" : "__float2half_rn";
+    } else if (to == TD_BF16) {
+        switch (from) {
+        case TD_F64: fn = "__double2bfloat16"; break;
+        case TD_I32: fn = "__int2bfloat16_rn"; break;
+        case TD_U32: fn = "__uint2bfloat16_rn"; break;
+        case TD_I64: fn = "__ll2bfloat16_rn"; break;
+        case TD_U64: fn = "__ull2bfloat16_rn"; break;
+        default: fn = "__float2bfloat16_rn"; break;
+        }
+    }
+    *via = (half_like(from) && to != TD_F32) ||
+           (fn != NULL && from != TD_F32 && from != TD_F64 &&
+            strstr(fn, "__float2") == fn);
+    return fn;
+}
+
 static int prec(cuda *c, const td_expr *e)
 {
     char b[SPELL_MAX];
@@ -234,6 +274,21 @@ static int prec(cuda *c, const td_expr *e)
         return e->intrin == TD_INTRIN_THREAD_IDX_X ? P_UNARY : P_PRIMARY;
     case TD__E_LOAD:
         return e->lanes > 1 ? P_UNARY : P_PRIMARY;
+    case TD__E_VALOP:
+        if (small_int(e->dtype))
+            return P_UNARY;
+        switch (e->valop) {
+        case TD_VAL_ADD:
+        case TD_VAL_SUB: return P_ADD;
+        case TD_VAL_MUL:
+        case TD_VAL_DIV: return P_MUL;
+        default: return P_PRIMARY;
+        }
+    case TD__E_CAST:
+    {
+        bool via;
+        return cast_form(e->a->dtype, e->dtype, &via) ? P_PRIMARY : P_UNARY;
+    }
     default:
         return P_PRIMARY;
     }
@@ -317,6 +372,66 @@ static void combine(cuda *c, td_buf *o, const td_expr *e)
     td__buf_puts(o, ")");
 }
 
+/* Value arithmetic: max / min as the combiners spell them; + - * / as
+ * operators (cuda_fp16.h / cuda_bf16.h define them for the 16-bit
+ * floats), narrowed back to the dtype for the integers C promotes. */
+static void valop(cuda *c, td_buf *o, const td_expr *e)
+{
+    static const char *const text[] = {
+        [TD_VAL_ADD] = "+", [TD_VAL_SUB] = "-", [TD_VAL_MUL] = "*",
+        [TD_VAL_DIV] = "/"};
+    if (e->valop == TD_VAL_MAX || e->valop == TD_VAL_MIN) {
+        td_expr m = *e;
+        m.kind = TD__E_COMBINE;
+        m.comb = e->valop == TD_VAL_MAX ? TD_COMBINE_MAX : TD_COMBINE_MIN;
+        combine(c, o, &m);
+        return;
+    }
+    int p = e->valop == TD_VAL_ADD || e->valop == TD_VAL_SUB ? P_ADD : P_MUL;
+    if (small_int(e->dtype))
+        td__buf_printf(o, "(%s)(", td__cuda_type(e->dtype));
+    expr(c, o, e->a, p);
+    td__buf_printf(o, " %s ", text[e->valop]);
+    expr(c, o, e->b, p + 1);
+    if (small_int(e->dtype))
+        td__buf_puts(o, ")");
+}
+
+static void math(cuda *c, td_buf *o, const td_expr *e)
+{
+    static const char *const names[3][4] = {
+        {"expf", "exp2f", "log2f", "sqrtf"},  /* float32 */
+        {"exp", "exp2", "log2", "sqrt"},      /* float64 */
+        {"hexp", "hexp2", "hlog2", "hsqrt"}}; /* float16, bfloat16 */
+    int k = e->dtype == TD_F32 ? 0 : e->dtype == TD_F64 ? 1 : 2;
+    td__buf_printf(o, "%s(", names[k][e->math]);
+    expr(c, o, e->a, P_LOWEST);
+    td__buf_puts(o, ")");
+}
+
+static void cast(cuda *c, td_buf *o, const td_expr *e)
+{
+    bool via;
+    const char *fn = cast_form(e->a->dtype, e->dtype, &via);
+    if (fn != NULL)
+        td__buf_printf(o, "%s(", fn);
+    else
+        td__buf_printf(o, "(%s)", td__cuda_type(e->dtype));
+    if (via)
+        td__buf_puts(o, "(float)");
+    expr(c, o, e->a, fn != NULL && !via ? P_LOWEST : P_UNARY);
+    if (fn != NULL)
+        td__buf_puts(o, ")");
+}
+
+/* The packed f32x2 helper of op / rnd: add.rn is the one the reductions
+ * use (TD_INTRIN_PTX_ADD_F32X2). */
+static void f32x2_name(td_buf *o, int op, int rnd)
+{
+    td__buf_printf(o, "tvm_builtin_ptx_%s_%s_ftz_f32x2", td__f32x2_ops[op],
+                   td__f32x2_rnds[rnd]);
+}
+
 static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_THREAD_IDX_X] = "(int)threadIdx.x",
     [TD_INTRIN_ACTIVEMASK] = "__activemask",
@@ -335,6 +450,8 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
     c->intrin[e->intrin] = true;
+    if (e->intrin == TD_INTRIN_PTX_ADD_F32X2)
+        c->f32x2[0] |= 1u; /* add.rn */
     switch (e->intrin) {
     case TD_INTRIN_THREAD_IDX_X:
         td__buf_puts(o, intrin_names[e->intrin]);
@@ -462,6 +579,23 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
     case TD__E_LANE:
         lane(c, o, e);
         break;
+    case TD__E_VALOP:
+        valop(c, o, e);
+        break;
+    case TD__E_MATH:
+        math(c, o, e);
+        break;
+    case TD__E_CAST:
+        cast(c, o, e);
+        break;
+    case TD__E_PARAM:
+        td__buf_puts(o, e->name);
+        break;
+    case TD__E_F32X2:
+        c->f32x2[e->xop] |= 1u << e->xrnd;
+        f32x2_name(o, e->xop, e->xrnd);
+        args(c, o, e);
+        break;
     }
     if (paren)
         td__buf_puts(o, ")");
@@ -493,6 +627,48 @@ static const char *line_text(cuda *c)
 }
 
 static void block(cuda *c, const td__stmt *s);
+
+/* Folds n indices into out; false (and ENOMEM) when the arena fails. */
+static bool fold_idx(cuda *c, int n, const td_expr *const *idx,
+                     const td_expr **out)
+{
+    for (int k = 0; k < n; k++) {
+        out[k] = td__fold(&c->p->arena, idx[k], c->p->zero);
+        if (out[k] == NULL) {
+            fail(c, TD_ENOMEM);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The CUDA pair type of float32 / float16 / bfloat16. */
+static const char *pair_type(td_dtype t)
+{
+    return t == TD_F32 ? "float2" : t == TD_F16 ? "__half2" : "__nv_bfloat162";
+}
+
+/* *(__half2 *)&D_ptr[i] = __float22half2_rn(*(const float2 *)&S_ptr[j]) */
+static void cast_pair(cuda *c, const td__stmt *s)
+{
+    const td_expr *di[TD_MAX_RANK], *si[TD_MAX_RANK];
+    const td_expr *from = s->value;
+    td_dtype d = s->buf->dtype, f = from->dtype;
+    const char *fn = d == TD_F16    ? "__float22half2_rn"
+                     : d == TD_BF16 ? "__float22bfloat162_rn"
+                     : f == TD_F16  ? "__half22float2"
+                                    : "__bfloat1622float2";
+    if (!fold_idx(c, s->nidx, s->idx, di) ||
+        !fold_idx(c, from->nargs, from->args, si))
+        return;
+    need_type(c, d);
+    need_type(c, f);
+    td__buf_printf(&c->line, "*(%s *)&", pair_type(d));
+    access(c, &c->line, s->buf, s->nidx, di);
+    td__buf_printf(&c->line, " = %s(*(const %s *)&", fn, pair_type(f));
+    access(c, &c->line, from->buf, from->nargs, si);
+    td__buf_puts(&c->line, ")");
+}
 
 static void stmt(cuda *c, const td__stmt *s)
 {
@@ -539,13 +715,8 @@ static void stmt(cuda *c, const td__stmt *s)
         return;
     case TD__S_STORE: {
         const td_expr *idx[TD_MAX_RANK];
-        for (int k = 0; k < s->nidx; k++) {
-            idx[k] = td__fold(&p->arena, s->idx[k], p->zero);
-            if (idx[k] == NULL) {
-                fail(c, TD_ENOMEM);
-                return;
-            }
-        }
+        if (!fold_idx(c, s->nidx, s->idx, idx))
+            return;
         access(c, &c->line, s->buf, s->nidx, idx);
         td__buf_puts(&c->line, " = ");
         top_expr(c, s->value);
@@ -573,6 +744,9 @@ static void stmt(cuda *c, const td__stmt *s)
     case TD__S_COMMENT:
         td__w_line(w, "//%s%s", s->text[0] ? " " : "", s->text);
         return;
+    case TD__S_CAST_PAIR:
+        cast_pair(c, s);
+        break;
     }
     td__w_line(w, "%s;", line_text(c));
 }
@@ -643,15 +817,6 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
         "\"l\"(p));\n"
         "  return r[1];\n"
         "}\n",
-    [TD_INTRIN_PTX_ADD_F32X2] =
-        "__forceinline__ __device__ unsigned long long "
-        "tvm_builtin_ptx_add_rn_ftz_f32x2(unsigned long long a, "
-        "unsigned long long b) {\n"
-        "  unsigned long long d;\n"
-        "  asm(\"add.rn.ftz.f32x2 %0, %1, %2;\" : \"=l\"(d) : \"l\"(a), "
-        "\"l\"(b));\n"
-        "  return d;\n"
-        "}\n",
     [TD_INTRIN_PTX_MAX3_F32] =
         "__forceinline__ __device__ float tvm_builtin_ptx_max3_f32(float a, "
         "float b, float c) {\n"
@@ -669,6 +834,26 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
         "  return d;\n"
         "}\n",
 };
+
+/* The helper of a packed f32x2 op (TD_INTRIN_PTX_ADD_F32X2 is add.rn). */
+static void f32x2_helper(td_buf *o, int op, int rnd)
+{
+    bool fma = op == TD__F32X2_FMA;
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, "__forceinline__ __device__ unsigned long long ");
+    f32x2_name(o, op, rnd);
+    td__buf_printf(o,
+                   "(unsigned long long a, unsigned long long b%s) {\n"
+                   "  unsigned long long d;\n"
+                   "  asm(\"%s.%s.ftz.f32x2 %%0, %%1, %%2%s;\" : \"=l\"(d) : "
+                   "\"l\"(a), \"l\"(b)%s);\n"
+                   "  return d;\n"
+                   "}\n",
+                   fma ? ", unsigned long long c" : "", td__f32x2_ops[op],
+                   td__f32x2_rnds[rnd], fma ? ", %3" : "",
+                   fma ? ", \"l\"(c)" : "");
+}
 
 static void warp_helper(td_buf *o, td_combiner comb, int width)
 {
@@ -708,9 +893,17 @@ static void prelude(cuda *c)
         for (int lg = 1; lg <= 5; lg++)
             if (c->warp[comb] & (1u << lg))
                 warp_helper(o, (td_combiner)comb, 1 << lg);
-    for (int k = 0; k < TD_INTRIN_COUNT; k++)
-        if (c->intrin[k] && ptx_helpers[k] != NULL)
+    for (int k = 0; k < TD_INTRIN_COUNT; k++) {
+        if (k == TD_INTRIN_PTX_ADD_F32X2) {
+            /* Every packed f32x2 helper, in (op, rounding) order. */
+            for (int op = 0; op < TD__F32X2_NOPS; op++)
+                for (int rnd = 0; rnd < TD__F32X2_NRNDS; rnd++)
+                    if (c->f32x2[op] & (1u << rnd))
+                        f32x2_helper(o, op, rnd);
+        } else if (c->intrin[k] && ptx_helpers[k] != NULL) {
             helper(o, ptx_helpers[k]);
+        }
+    }
 }
 
 int td__print_cuda(td__pctx *p)

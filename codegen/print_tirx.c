@@ -108,6 +108,15 @@ static int prec(const td_expr *e)
         return binops[e->op].prec;
     case TD__E_COMBINE:
         return e->comb == TD_COMBINE_SUM ? P_ADD : P_PRIMARY;
+    case TD__E_VALOP:
+        switch (e->valop) {
+        case TD_VAL_ADD:
+        case TD_VAL_SUB: return P_ADD;
+        case TD_VAL_MUL: return P_MUL;
+        case TD_VAL_DIV:
+            return td_dtype_is_float(e->dtype) ? P_MUL : P_PRIMARY;
+        default: return P_PRIMARY;
+        }
     default:
         return P_PRIMARY;
     }
@@ -196,6 +205,47 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
     }
 }
 
+/* NAME(a, b) */
+static void call2(tirx *x, td_buf *o, const char *name, const td_expr *a,
+                  const td_expr *b)
+{
+    td__buf_printf(o, "%s(", name);
+    expr(x, o, a, P_LOWEST);
+    td__buf_puts(o, ", ");
+    expr(x, o, b, P_LOWEST);
+    td__buf_puts(o, ")");
+}
+
+/* Value arithmetic: a + b, a - b, a * b, a / b (T.Div(a, b) for integers,
+ * C's truncating division, which TVMScript does not spell with `/`),
+ * T.max(a, b), T.min(a, b). */
+static void valop(tirx *x, td_buf *o, const td_expr *e)
+{
+    static const char *const text[] = {
+        [TD_VAL_ADD] = "+", [TD_VAL_SUB] = "-", [TD_VAL_MUL] = "*",
+        [TD_VAL_DIV] = "/"};
+    switch (e->valop) {
+    case TD_VAL_MAX:
+        call2(x, o, "T.max", e->a, e->b);
+        return;
+    case TD_VAL_MIN:
+        call2(x, o, "T.min", e->a, e->b);
+        return;
+    case TD_VAL_DIV:
+        if (!td_dtype_is_float(e->dtype)) {
+            call2(x, o, "T.Div", e->a, e->b);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    int p = prec(e);
+    expr(x, o, e->a, p);
+    td__buf_printf(o, " %s ", text[e->valop]);
+    expr(x, o, e->b, p + 1);
+}
+
 static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
 {
     bool paren = prec(e) < minprec;
@@ -258,6 +308,32 @@ static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
         break;
     case TD__E_CALL:
         td__buf_printf(o, "%s(", e->name);
+        arglist(x, o, e->nargs, e->args);
+        td__buf_puts(o, ")");
+        break;
+    case TD__E_VALOP:
+        valop(x, o, e);
+        break;
+    case TD__E_MATH: {
+        static const char *const names[] = {
+            [TD_MATH_EXP] = "T.exp", [TD_MATH_EXP2] = "T.exp2",
+            [TD_MATH_LOG2] = "T.log2", [TD_MATH_SQRT] = "T.sqrt"};
+        td__buf_printf(o, "%s(", names[e->math]);
+        expr(x, o, e->a, P_LOWEST);
+        td__buf_puts(o, ")");
+        break;
+    }
+    case TD__E_CAST:
+        td__buf_printf(o, "T.Cast(\"%s\", ", td_dtype_name(e->dtype));
+        expr(x, o, e->a, P_LOWEST);
+        td__buf_puts(o, ")");
+        break;
+    case TD__E_PARAM:
+        td__buf_puts(o, e->name);
+        break;
+    case TD__E_F32X2:
+        td__buf_printf(o, "T.ptx.%s.%s.ftz.f32x2(", td__f32x2_ops[e->xop],
+                       td__f32x2_rnds[e->xrnd]);
         arglist(x, o, e->nargs, e->args);
         td__buf_puts(o, ")");
         break;
@@ -337,6 +413,21 @@ static void stmt(tirx *x, const td__stmt *s)
     case TD__S_COMMENT:
         td__w_line(w, "#%s%s", s->text[0] ? " " : "", s->text);
         return;
+    case TD__S_CAST_PAIR:
+        /* As TVM's elementwise cast writes the pair conversion: a call of
+         * a helper named by the two pair types, on the addresses of the
+         * first elements (the helper's source_code argument is left out). */
+        td__buf_printf(&x->line,
+                       "T.cuda.func_call(\"tvm_builtin_cast_%sx2_%sx2\", "
+                       "T.address_of(",
+                       td_dtype_name(s->value->dtype),
+                       td_dtype_name(s->buf->dtype));
+        access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+        td__buf_puts(&x->line, "), T.address_of(");
+        access(x, &x->line, s->value->buf, s->value->nargs, s->value->args,
+               1);
+        td__buf_puts(&x->line, "))");
+        break;
     }
     td__w_line(w, "%s", line_text(x));
 }

@@ -245,13 +245,15 @@ const td_expr *td__fold(td__arena *a, const td_expr *e,
     case TD__E_INT:
     case TD__E_CONST:
     case TD__E_LANE:
+    case TD__E_PARAM:
         return e;
     case TD__E_VAR:
         if (zero != NULL && zero[e->var->id])
             return td__mk_int(a, 0);
         return e;
     case TD__E_BIN:
-    case TD__E_COMBINE: {
+    case TD__E_COMBINE:
+    case TD__E_VALOP: {
         const td_expr *x = td__fold(a, e->a, zero);
         const td_expr *y = x ? td__fold(a, e->b, zero) : NULL;
         if (y == NULL)
@@ -262,9 +264,17 @@ const td_expr *td__fold(td__arena *a, const td_expr *e,
             return e;
         return copy_with(a, e, x, y);
     }
+    case TD__E_MATH:
+    case TD__E_CAST: {
+        const td_expr *x = td__fold(a, e->a, zero);
+        if (x == NULL)
+            return NULL;
+        return x == e->a ? e : copy_with(a, e, x, NULL);
+    }
     case TD__E_LOAD:
     case TD__E_INTRIN:
     case TD__E_CALL:
+    case TD__E_F32X2:
         return fold_args(a, e, zero);
     }
     return e;

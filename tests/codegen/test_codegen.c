@@ -1113,6 +1113,698 @@ static void test_null_operands(void **state)
     }
 }
 
+/* ---- elementwise IR: value ops, math, casts, params, f32x2, pairs ------ */
+
+/* A[i, 0..3] over the six value ops, a nested expression and (floats)
+ * the four math functions of A[i, 0] * alpha, in one dtype. */
+static td_ir *value_body(td_dtype t)
+{
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {2, 4};
+    td_ir_buf *A = td_ir_buffer(ir, "A", t, "local", 2, s);
+    td_var *i = td_ir_for(ir, "i", td_int(ir, 2), TD_LOOP_SERIAL);
+#define AT(j) td_load(ir, A, 2, (td_expr *[]){td_var_ref(ir, i), (j)})
+#define TO(j, v) td_ir_store(ir, A, 2, (td_expr *[]){td_var_ref(ir, i), \
+                                                     td_int(ir, j)}, (v))
+    /* A[i, 1 + 0]: the index inside the value op is folded. */
+    td_expr *a = AT(td_int(ir, 0));
+    td_expr *b = AT(td_add(ir, td_int(ir, 1), td_int(ir, 0)));
+    for (int op = TD_VAL_ADD; op <= TD_VAL_MIN; op++)
+        TO(op % 4, td_value_op(ir, (td_valop)op, a, b));
+    TO(0, td_value_op(ir, TD_VAL_SUB, a,
+                      td_value_op(ir, TD_VAL_SUB, b,
+                                  td_value_op(ir, TD_VAL_MUL, a,
+                                              td_value_op(ir, TD_VAL_ADD, a,
+                                                          b)))));
+    if (td_dtype_is_float(t))
+        for (int f = TD_MATH_EXP; f <= TD_MATH_SQRT; f++)
+            TO(f, td_math(ir, (td_mathfn)f,
+                          td_value_op(ir, TD_VAL_MUL, a,
+                                      td_param(ir, "alpha", t))));
+#undef AT
+#undef TO
+    td_ir_end_for(ir);
+    assert_int_equal(td_ir_status(ir), 0);
+    return ir;
+}
+
+static void test_value_ops_float(void **state)
+{
+    (void)state;
+    static const struct {
+        td_dtype t;
+        const char *fn[6]; /* max min exp exp2 log2 sqrt */
+        const char *prelude;
+    } cases[] = {
+        {TD_F32, {"fmaxf", "fminf", "expf", "exp2f", "log2f", "sqrtf"}, ""},
+        {TD_F64, {"fmax", "fmin", "exp", "exp2", "log2", "sqrt"}, ""},
+        {TD_F16, {"__hmax", "__hmin", "hexp", "hexp2", "hlog2", "hsqrt"},
+         "#include <cuda_fp16.h>\n"},
+        {TD_BF16, {"__hmax", "__hmin", "hexp", "hexp2", "hlog2", "hsqrt"},
+         "#include <cuda_bf16.h>\n"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *const *fn = cases[k].fn;
+        char want[2048];
+        snprintf(want, sizeof want,
+                 "for (int i = 0; i < 2; ++i) {\n"
+                 "  A_ptr[i * 4] = A_ptr[i * 4] + A_ptr[i * 4 + 1];\n"
+                 "  A_ptr[i * 4 + 1] = A_ptr[i * 4] - A_ptr[i * 4 + 1];\n"
+                 "  A_ptr[i * 4 + 2] = A_ptr[i * 4] * A_ptr[i * 4 + 1];\n"
+                 "  A_ptr[i * 4 + 3] = A_ptr[i * 4] / A_ptr[i * 4 + 1];\n"
+                 "  A_ptr[i * 4] = %s(A_ptr[i * 4], A_ptr[i * 4 + 1]);\n"
+                 "  A_ptr[i * 4 + 1] = %s(A_ptr[i * 4], A_ptr[i * 4 + 1]);\n"
+                 "  A_ptr[i * 4] = A_ptr[i * 4] - (A_ptr[i * 4 + 1] - "
+                 "A_ptr[i * 4] * (A_ptr[i * 4] + A_ptr[i * 4 + 1]));\n"
+                 "  A_ptr[i * 4] = %s(A_ptr[i * 4] * alpha);\n"
+                 "  A_ptr[i * 4 + 1] = %s(A_ptr[i * 4] * alpha);\n"
+                 "  A_ptr[i * 4 + 2] = %s(A_ptr[i * 4] * alpha);\n"
+                 "  A_ptr[i * 4 + 3] = %s(A_ptr[i * 4] * alpha);\n"
+                 "}\n",
+                 fn[0], fn[1], fn[2], fn[3], fn[4], fn[5]);
+        td_ir *ir = value_body(cases[k].t);
+        expect(ir, TD_LANG_CUDA, 0, want, cases[k].prelude);
+        expect(ir, TD_LANG_TIRX, 0,
+               "for i in T.serial(2):\n"
+               "    A[i, 0] = A[i, 0] + A[i, 1]\n"
+               "    A[i, 1] = A[i, 0] - A[i, 1]\n"
+               "    A[i, 2] = A[i, 0] * A[i, 1]\n"
+               "    A[i, 3] = A[i, 0] / A[i, 1]\n"
+               "    A[i, 0] = T.max(A[i, 0], A[i, 1])\n"
+               "    A[i, 1] = T.min(A[i, 0], A[i, 1])\n"
+               "    A[i, 0] = A[i, 0] - (A[i, 1] - A[i, 0] * (A[i, 0] + "
+               "A[i, 1]))\n"
+               "    A[i, 0] = T.exp(A[i, 0] * alpha)\n"
+               "    A[i, 1] = T.exp2(A[i, 0] * alpha)\n"
+               "    A[i, 2] = T.log2(A[i, 0] * alpha)\n"
+               "    A[i, 3] = T.sqrt(A[i, 0] * alpha)\n",
+               "");
+        td_ir_free(ir);
+    }
+}
+
+static void test_value_ops_int(void **state)
+{
+    (void)state;
+    static const char tirx[] =
+        "for i in T.serial(2):\n"
+        "    A[i, 0] = A[i, 0] + A[i, 1]\n"
+        "    A[i, 1] = A[i, 0] - A[i, 1]\n"
+        "    A[i, 2] = A[i, 0] * A[i, 1]\n"
+        "    A[i, 3] = T.Div(A[i, 0], A[i, 1])\n"
+        "    A[i, 0] = T.max(A[i, 0], A[i, 1])\n"
+        "    A[i, 1] = T.min(A[i, 0], A[i, 1])\n"
+        "    A[i, 0] = A[i, 0] - (A[i, 1] - A[i, 0] * (A[i, 0] + A[i, 1]))\n";
+    static const char wide[] =
+        "for (int i = 0; i < 2; ++i) {\n"
+        "  A_ptr[i * 4] = A_ptr[i * 4] + A_ptr[i * 4 + 1];\n"
+        "  A_ptr[i * 4 + 1] = A_ptr[i * 4] - A_ptr[i * 4 + 1];\n"
+        "  A_ptr[i * 4 + 2] = A_ptr[i * 4] * A_ptr[i * 4 + 1];\n"
+        "  A_ptr[i * 4 + 3] = A_ptr[i * 4] / A_ptr[i * 4 + 1];\n"
+        "  A_ptr[i * 4] = max(A_ptr[i * 4], A_ptr[i * 4 + 1]);\n"
+        "  A_ptr[i * 4 + 1] = min(A_ptr[i * 4], A_ptr[i * 4 + 1]);\n"
+        "  A_ptr[i * 4] = A_ptr[i * 4] - (A_ptr[i * 4 + 1] - A_ptr[i * 4] * "
+        "(A_ptr[i * 4] + A_ptr[i * 4 + 1]));\n"
+        "}\n";
+    static const td_dtype wides[] = {TD_I32, TD_U32, TD_I64, TD_U64};
+    for (size_t k = 0; k < sizeof wides / sizeof wides[0]; k++) {
+        td_ir *ir = value_body(wides[k]);
+        expect(ir, TD_LANG_CUDA, 0, wide, "");
+        expect(ir, TD_LANG_TIRX, 0, tirx, "");
+        td_ir_free(ir);
+    }
+    /* C promotes the narrow integers: each result is narrowed back. */
+    td_ir *ir = value_body(TD_I8);
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int i = 0; i < 2; ++i) {\n"
+           "  A_ptr[i * 4] = (int8_t)(A_ptr[i * 4] + A_ptr[i * 4 + 1]);\n"
+           "  A_ptr[i * 4 + 1] = (int8_t)(A_ptr[i * 4] - A_ptr[i * 4 + 1]);\n"
+           "  A_ptr[i * 4 + 2] = (int8_t)(A_ptr[i * 4] * A_ptr[i * 4 + 1]);\n"
+           "  A_ptr[i * 4 + 3] = (int8_t)(A_ptr[i * 4] / A_ptr[i * 4 + 1]);\n"
+           "  A_ptr[i * 4] = (int8_t)max((int)A_ptr[i * 4], "
+           "(int)A_ptr[i * 4 + 1]);\n"
+           "  A_ptr[i * 4 + 1] = (int8_t)min((int)A_ptr[i * 4], "
+           "(int)A_ptr[i * 4 + 1]);\n"
+           "  A_ptr[i * 4] = (int8_t)(A_ptr[i * 4] - (int8_t)(A_ptr[i * 4 + 1] "
+           "- (int8_t)(A_ptr[i * 4] * (int8_t)(A_ptr[i * 4] + "
+           "A_ptr[i * 4 + 1]))));\n"
+           "}\n",
+           "#include <cstdint>\n");
+    expect(ir, TD_LANG_TIRX, 0, tirx, "");
+    td_ir_free(ir);
+
+    /* Index constants are int32 values too; a value op does not fold. */
+    ir = td_ir_new();
+    int64_t s[] = {1};
+    td_ir_buf *B = td_ir_buffer(ir, "B", TD_I32, "local", 1, s);
+    td_ir_store1(ir, B, td_int(ir, 0),
+                 td_value_op(ir, TD_VAL_MUL, td_int(ir, 2), td_int(ir, 3)));
+    expect(ir, TD_LANG_CUDA, 0, "B_ptr[0] = 2 * 3;\n", "");
+    expect(ir, TD_LANG_TIRX, 0, "B[0] = 2 * 3\n", "");
+    td_ir_free(ir);
+}
+
+/* One cast: its CUDA and TIRx spelling of load X[0] (X of dtype from). */
+static void expect_cast(td_dtype from, td_dtype to, const char *cuda,
+                        const char *tirx)
+{
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {2};
+    td_ir_buf *X = td_ir_buffer(ir, "X", from, "local", 1, s);
+    td_ir_buf *Y = td_ir_buffer(ir, "Y", to, "local", 1, s);
+    td_ir_store1(ir, Y, td_int(ir, 0),
+                 td_cast(ir, to, td_load1(ir, X, td_int(ir, 0))));
+    assert_int_equal(td_ir_status(ir), 0);
+    char want[256];
+    snprintf(want, sizeof want, "Y_ptr[0] = %s;\n", cuda);
+    expect(ir, TD_LANG_CUDA, 0, want, NULL);
+    snprintf(want, sizeof want, "Y[0] = %s\n", tirx);
+    expect(ir, TD_LANG_TIRX, 0, want, "");
+    td_ir_free(ir);
+}
+
+static void test_casts(void **state)
+{
+    (void)state;
+    static const struct {
+        td_dtype from, to;
+        const char *cuda;
+    } cases[] = {
+        /* to the 16-bit floats: one rounding to nearest even */
+        {TD_F32, TD_F16, "__float2half_rn(X_ptr[0])"},
+        {TD_F32, TD_BF16, "__float2bfloat16_rn(X_ptr[0])"},
+        {TD_F64, TD_F16, "__double2half(X_ptr[0])"},
+        {TD_F64, TD_BF16, "__double2bfloat16(X_ptr[0])"},
+        {TD_BF16, TD_F16, "__float2half_rn((float)X_ptr[0])"},
+        {TD_F16, TD_BF16, "__float2bfloat16_rn((float)X_ptr[0])"},
+        {TD_I32, TD_F16, "__float2half_rn((float)X_ptr[0])"},
+        {TD_U64, TD_F16, "__float2half_rn((float)X_ptr[0])"},
+        {TD_I8, TD_BF16, "__float2bfloat16_rn((float)X_ptr[0])"},
+        {TD_U16, TD_BF16, "__float2bfloat16_rn((float)X_ptr[0])"},
+        {TD_I32, TD_BF16, "__int2bfloat16_rn(X_ptr[0])"},
+        {TD_U32, TD_BF16, "__uint2bfloat16_rn(X_ptr[0])"},
+        {TD_I64, TD_BF16, "__ll2bfloat16_rn(X_ptr[0])"},
+        {TD_U64, TD_BF16, "__ull2bfloat16_rn(X_ptr[0])"},
+        /* C casts; 16-bit floats through float32 */
+        {TD_F16, TD_F32, "(float)X_ptr[0]"},
+        {TD_BF16, TD_F32, "(float)X_ptr[0]"},
+        {TD_F64, TD_F32, "(float)X_ptr[0]"},
+        {TD_U8, TD_F32, "(float)X_ptr[0]"},
+        {TD_F16, TD_F64, "(double)(float)X_ptr[0]"},
+        {TD_BF16, TD_I32, "(int)(float)X_ptr[0]"},
+        {TD_F16, TD_U8, "(uint8_t)(float)X_ptr[0]"},
+        {TD_F32, TD_I32, "(int)X_ptr[0]"},
+        {TD_F64, TD_I64, "(long long)X_ptr[0]"},
+        {TD_F32, TD_U32, "(unsigned int)X_ptr[0]"},
+        {TD_I64, TD_I32, "(int)X_ptr[0]"},
+        {TD_I32, TD_F64, "(double)X_ptr[0]"},
+        {TD_I16, TD_U64, "(unsigned long long)X_ptr[0]"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char tirx[64];
+        snprintf(tirx, sizeof tirx, "T.Cast(\"%s\", X[0])",
+                 td_dtype_name(cases[k].to));
+        expect_cast(cases[k].from, cases[k].to, cases[k].cuda, tirx);
+    }
+
+    /* A cast to the dtype an expression has is the expression. */
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {4};
+    td_ir_buf *F = td_ir_buffer(ir, "F", TD_F32, "local", 1, s);
+    td_ir_buf *H = td_ir_buffer(ir, "H", TD_F16, "local", 1, s);
+    td_expr *f0 = td_load1(ir, F, td_int(ir, 0));
+    assert_ptr_equal(td_cast(ir, TD_F32, f0), f0);
+    td_expr *one = td_int(ir, 1);
+    assert_ptr_equal(td_cast(ir, TD_I32, one), one);
+    /* Operands group: a sum under a C cast and a cast under a sum. */
+    td_expr *h01 = td_value_op(ir, TD_VAL_ADD, td_load1(ir, H, td_int(ir, 0)),
+                               td_load1(ir, H, td_int(ir, 1)));
+    td_ir_store1(ir, F, td_int(ir, 1), td_cast(ir, TD_F32, h01));
+    td_ir_store1(ir, F, td_int(ir, 2),
+                 td_value_op(ir, TD_VAL_MUL,
+                             td_cast(ir, TD_F32,
+                                     td_load1(ir, H, td_int(ir, 2))),
+                             f0));
+    td_ir_store1(ir, H, td_int(ir, 3),
+                 td_cast(ir, TD_F16, td_value_op(ir, TD_VAL_ADD, f0, f0)));
+    td_ir_store1(ir, F, td_int(ir, 3),
+                 td_cast(ir, TD_F32, td_cast(ir, TD_I32, td_int(ir, 7))));
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "F_ptr[1] = (float)(H_ptr[0] + H_ptr[1]);\n"
+           "F_ptr[2] = (float)H_ptr[2] * F_ptr[0];\n"
+           "H_ptr[3] = __float2half_rn(F_ptr[0] + F_ptr[0]);\n"
+           "F_ptr[3] = (float)7;\n",
+           "#include <cuda_fp16.h>\n");
+    expect(ir, TD_LANG_TIRX, 0,
+           "F[1] = T.Cast(\"float32\", H[0] + H[1])\n"
+           "F[2] = T.Cast(\"float32\", H[2]) * F[0]\n"
+           "H[3] = T.Cast(\"float16\", F[0] + F[0])\n"
+           "F[3] = T.Cast(\"float32\", 7)\n",
+           "");
+    td_ir_free(ir);
+
+    /* A 16-bit float that only a cast mentions still brings its header. */
+    ir = td_ir_new();
+    F = td_ir_buffer(ir, "F", TD_F32, "local", 1, s);
+    f0 = td_load1(ir, F, td_int(ir, 0));
+    td_ir_store1(ir, F, td_int(ir, 1),
+                 td_cast(ir, TD_F32, td_cast(ir, TD_BF16, f0)));
+    td_ir_store1(ir, F, td_int(ir, 2),
+                 td_cast(ir, TD_F32, td_cast(ir, TD_F16, f0)));
+    expect(ir, TD_LANG_CUDA, 0,
+           "F_ptr[1] = (float)__float2bfloat16_rn(F_ptr[0]);\n"
+           "F_ptr[2] = (float)__float2half_rn(F_ptr[0]);\n",
+           "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n");
+    expect(ir, TD_LANG_TIRX, 0,
+           "F[1] = T.Cast(\"float32\", T.Cast(\"bfloat16\", F[0]))\n"
+           "F[2] = T.Cast(\"float32\", T.Cast(\"float16\", F[0]))\n",
+           "");
+    td_ir_free(ir);
+}
+
+/* Literal 16-bit floats in both languages. */
+static void test_half_constants(void **state)
+{
+    (void)state;
+    static const double v[] = {1.0, 0.5, 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0,
+                               -0.0, 65504.0};
+    static const char *const cuda[] = {
+        "1.000000e+00f", "5.000000e-01f", "__int_as_float(0x7f800000)",
+        "__int_as_float((int)0xff800000u)", "__int_as_float(0x7fffffff)",
+        "-0.000000e+00f", "6.550400e+04f"};
+    static const char *const tirx[] = {"1", "0.5", "\"inf\"", "\"-inf\"",
+                                       "\"nan\"", "-0.0", "65504"};
+    static const struct {
+        td_dtype t;
+        const char *conv;
+        const char *header;
+    } types[] = {{TD_F16, "__float2half", "#include <cuda_fp16.h>\n"},
+                 {TD_BF16, "__float2bfloat16", "#include <cuda_bf16.h>\n"}};
+    for (int k = 0; k < 2; k++) {
+        td_ir *ir = td_ir_new();
+        int64_t s[] = {8};
+        td_ir_buf *H = td_ir_buffer(ir, "H", types[k].t, "local", 1, s);
+        char want_c[1024] = "", want_t[1024] = "", line[128];
+        for (int i = 0; i < 7; i++) {
+            td_ir_store1(ir, H, td_int(ir, i),
+                         td_const_f(ir, types[k].t, v[i]));
+            snprintf(line, sizeof line, "H_ptr[%d] = %s(%s);\n", i,
+                     types[k].conv, cuda[i]);
+            strcat(want_c, line);
+            snprintf(line, sizeof line, "H[%d] = T.%s(%s)\n", i,
+                     td_dtype_name(types[k].t), tirx[i]);
+            strcat(want_t, line);
+        }
+        assert_int_equal(td_ir_status(ir), 0);
+        expect(ir, TD_LANG_CUDA, 0, want_c, types[k].header);
+        expect(ir, TD_LANG_TIRX, 0, want_t, "");
+        td_ir_free(ir);
+    }
+}
+
+static void test_params(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {2};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F16, "local", 1, s);
+    td_expr *alpha = td_param(ir, "alpha", TD_F16);
+    /* The same parameter again; its name is taken for variables. */
+    td_expr *again = td_param(ir, "alpha", TD_F16);
+    assert_non_null(alpha);
+    assert_non_null(again);
+    td_var *v = td_ir_let(ir, "alpha", TD_F16,
+                          td_value_op(ir, TD_VAL_MUL, alpha, again));
+    assert_string_equal(v->name, "alpha_1");
+    td_ir_store1(ir, A, td_int(ir, 0),
+                 td_value_op(ir, TD_VAL_MAX, td_var_ref(ir, v),
+                             td_load1(ir, A, td_int(ir, 1))));
+    td_ir_store1(ir, A, td_int(ir, 1),
+                 td_cast(ir, TD_F16, td_param(ir, "n", TD_I32)));
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "__half alpha_1 = alpha * alpha;\n"
+           "A_ptr[0] = __hmax(alpha_1, A_ptr[1]);\n"
+           "A_ptr[1] = __float2half_rn((float)n);\n",
+           "#include <cuda_fp16.h>\n");
+    expect(ir, TD_LANG_TIRX, 0,
+           "alpha_1: T.float16 = alpha * alpha\n"
+           "A[0] = T.max(alpha_1, A[1])\n"
+           "A[1] = T.Cast(\"float16\", n)\n",
+           "");
+    td_ir_free(ir);
+
+    /* Misuse: another dtype for a name, a name taken by a buffer (or its
+     * _ptr spelling) or a keyword, not an identifier, a bad dtype. */
+    for (int k = 0; k < 8; k++) {
+        ir = td_ir_new();
+        td_ir_buffer(ir, "A", TD_F32, "local", 1, s);
+        td_param(ir, "beta", TD_F32);
+        assert_int_equal(td_ir_status(ir), 0);
+        td_expr *e = NULL;
+        switch (k) {
+        case 0: e = td_param(ir, "beta", TD_F64); break;
+        case 1: e = td_param(ir, "A", TD_F32); break;
+        case 2: e = td_param(ir, "A_ptr", TD_F32); break;
+        case 3: e = td_param(ir, "for", TD_F32); break;
+        case 4: e = td_param(ir, "expf", TD_F32); break;
+        case 5: e = td_param(ir, "2x", TD_F32); break;
+        case 6: e = td_param(ir, NULL, TD_F32); break;
+        case 7: e = td_param(ir, "gamma", TD_DTYPE_COUNT); break;
+        }
+        assert_null(e);
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+    /* A buffer cannot take a parameter's name either. */
+    ir = td_ir_new();
+    td_param(ir, "B", TD_F32);
+    assert_null(td_ir_buffer(ir, "B", TD_F32, "local", 1, s));
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+}
+
+static const char f32x2_fma_rz[] =
+    "__forceinline__ __device__ unsigned long long "
+    "tvm_builtin_ptx_fma_rz_ftz_f32x2(unsigned long long a, unsigned long "
+    "long b, unsigned long long c) {\n"
+    "  unsigned long long d;\n"
+    "  asm(\"fma.rz.ftz.f32x2 %0, %1, %2, %3;\" : \"=l\"(d) : \"l\"(a), "
+    "\"l\"(b), \"l\"(c));\n"
+    "  return d;\n"
+    "}\n";
+
+static void test_ptx_f32x2(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {4};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F32, "local", 1, s);
+    td_var *p = td_ir_let(
+        ir, "p", TD_U64,
+        td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64, 2,
+                     (td_expr *[]){td_load1(ir, A, td_int(ir, 0)),
+                                   td_param(ir, "alpha", TD_F32)}));
+    td_expr *pp[] = {td_var_ref(ir, p), td_var_ref(ir, p), td_var_ref(ir, p)};
+    /* Printed in the order used; helpers in (op, rounding) order, once,
+     * where the reductions' add.rn helper always was. */
+    td_ir_assign(ir, p, td_ptx_f32x2(ir, "fma", "rz", 3, pp));
+    td_ir_assign(ir, p, td_ptx_f32x2(ir, "sub", "rm", 2, pp));
+    td_ir_assign(ir, p, td_ptx_f32x2(ir, "add", "rn", 2, pp));
+    td_ir_assign(ir, p, td_intrinsic(ir, TD_INTRIN_PTX_ADD_F32X2, TD_U64, 2,
+                                     pp));
+    td_ir_assign(ir, p, td_ptx_f32x2(ir, "mul", "rp", 2, pp));
+    td_ir_assign(ir, p, td_ptx_f32x2(ir, "fma", "rz", 3, pp));
+    td_ir_store1(ir, A, td_int(ir, 1),
+                 td_intrinsic(ir, TD_INTRIN_PTX_UNPACK_HI, TD_F32, 1, pp));
+    assert_int_equal(td_ir_status(ir), 0);
+    char *body, *pre;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &body, &pre), 0);
+    assert_string_equal(
+        body,
+        "unsigned long long p = tvm_builtin_ptx_mov_b64_pack(A_ptr[0], "
+        "alpha);\n"
+        "p = tvm_builtin_ptx_fma_rz_ftz_f32x2(p, p, p);\n"
+        "p = tvm_builtin_ptx_sub_rm_ftz_f32x2(p, p);\n"
+        "p = tvm_builtin_ptx_add_rn_ftz_f32x2(p, p);\n"
+        "p = tvm_builtin_ptx_add_rn_ftz_f32x2(p, p);\n"
+        "p = tvm_builtin_ptx_mul_rp_ftz_f32x2(p, p);\n"
+        "p = tvm_builtin_ptx_fma_rz_ftz_f32x2(p, p, p);\n"
+        "A_ptr[1] = tvm_builtin_ptx_mov_b64_unpack_hi(p);\n");
+    static const char *const order[] = {
+        "tvm_builtin_ptx_mov_b64_pack(float",
+        "tvm_builtin_ptx_mov_b64_unpack_hi(unsigned",
+        "tvm_builtin_ptx_add_rn_ftz_f32x2(unsigned",
+        "tvm_builtin_ptx_sub_rm_ftz_f32x2(unsigned",
+        "tvm_builtin_ptx_mul_rp_ftz_f32x2(unsigned",
+        "tvm_builtin_ptx_fma_rz_ftz_f32x2(unsigned"};
+    const char *last = pre;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        assert_int_equal(count(pre, order[k]), 1);
+        assert_true(strstr(pre, order[k]) > last);
+        last = strstr(pre, order[k]);
+    }
+    assert_true(strstr(pre, f32x2_fma_rz));
+    assert_true(strstr(pre, "asm(\"sub.rm.ftz.f32x2 %0, %1, %2;\" : "
+                            "\"=l\"(d) : \"l\"(a), \"l\"(b));\n"));
+    assert_int_equal(count(pre, "#include"), 0);
+    td_free(body);
+    td_free(pre);
+    expect(ir, TD_LANG_TIRX, 0,
+           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], alpha)\n"
+           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
+           "p = T.ptx.sub.rm.ftz.f32x2(p, p)\n"
+           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
+           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
+           "p = T.ptx.mul.rp.ftz.f32x2(p, p)\n"
+           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
+           "A[1] = T.ptx.mov.b64.unpack_hi(p)\n",
+           "");
+    td_ir_free(ir);
+
+    /* Misuse: unknown op or rounding, the wrong arity, no arguments,
+     * operands that are not 64-bit integers, a statement-only operand. */
+    for (int k = 0; k < 11; k++) {
+        ir = td_ir_new();
+        td_expr *u = td_const_u(ir, TD_U64, 1);
+        td_expr *args[] = {u, u, u};
+        td_expr *e = NULL;
+        switch (k) {
+        case 0: e = td_ptx_f32x2(ir, "div", "rn", 2, args); break;
+        case 1: e = td_ptx_f32x2(ir, "add", "rna", 2, args); break;
+        case 2: e = td_ptx_f32x2(ir, NULL, "rn", 2, args); break;
+        case 3: e = td_ptx_f32x2(ir, "add", NULL, 2, args); break;
+        case 4: e = td_ptx_f32x2(ir, "fma", "rn", 2, args); break;
+        case 5: e = td_ptx_f32x2(ir, "mul", "rz", 3, args); break;
+        case 6: e = td_ptx_f32x2(ir, "add", "rn", 2, NULL); break;
+        case 7:
+            args[1] = td_const_f(ir, TD_F32, 1);
+            e = td_ptx_f32x2(ir, "add", "rn", 2, args);
+            break;
+        case 8:
+            args[0] = td_const_u(ir, TD_U32, 1);
+            e = td_ptx_f32x2(ir, "sub", "rp", 2, args);
+            break;
+        case 9:
+            args[2] = td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL);
+            e = td_ptx_f32x2(ir, "fma", "rm", 3, args);
+            break;
+        case 10: e = td_ptx_f32x2(ir, "ADD", "rn", 2, args); break;
+        }
+        assert_null(e);
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+    /* A signed 64-bit operand is a pair too. */
+    ir = td_ir_new();
+    td_expr *i64 = td_const_i(ir, TD_I64, 0);
+    assert_non_null(td_ptx_f32x2(ir, "add", "rz", 2, (td_expr *[]){i64, i64}));
+    assert_int_equal(td_ir_status(ir), 0);
+    td_ir_free(ir);
+}
+
+static void test_cast_pair(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s2[] = {2, 8}, s1[] = {8};
+    td_ir_buf *F = td_ir_buffer(ir, "F", TD_F32, "local", 2, s2);
+    td_ir_buf *H = td_ir_buffer(ir, "H", TD_F16, "shared", 2, s2);
+    td_ir_buf *B = td_ir_buffer(ir, "B", TD_BF16, "shared", 1, s1);
+    td_ir_buf *t = td_ir_scratch(ir, "t", TD_F32, 4);
+    td_var *i = td_ir_for(ir, "i", td_int(ir, 2), TD_LOOP_SERIAL);
+    td_var *o = td_ir_for(ir, "o", td_int(ir, 1), TD_LOOP_SERIAL);
+    td_expr *j = td_add(ir, td_mul(ir, td_var_ref(ir, o), td_int(ir, 4)),
+                        td_int(ir, 2));
+    td_ir_cast_pair(ir, H, 2, (td_expr *[]){td_var_ref(ir, i), j}, F, 2,
+                    (td_expr *[]){td_var_ref(ir, i), td_int(ir, 0)});
+    td_ir_cast_pair(ir, F, 2, (td_expr *[]){td_var_ref(ir, i), td_int(ir, 6)},
+                    H, 2, (td_expr *[]){td_var_ref(ir, i), td_int(ir, 4)});
+    td_ir_cast_pair(ir, B, 1,
+                    (td_expr *[]){td_mul(ir, td_var_ref(ir, i),
+                                         td_int(ir, 4))},
+                    F, 2, (td_expr *[]){td_var_ref(ir, i), td_int(ir, 0)});
+    td_ir_cast_pair(ir, t, 1, (td_expr *[]){td_int(ir, 2)}, B, 1,
+                    (td_expr *[]){td_add(ir, td_int(ir, 6), td_int(ir, 0))});
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "float t[4];\n"
+           "for (int i = 0; i < 2; ++i) {\n"
+           "  *(__half2 *)&H_ptr[i * 8 + 2] = "
+           "__float22half2_rn(*(const float2 *)&F_ptr[i * 8]);\n"
+           "  *(float2 *)&F_ptr[i * 8 + 6] = "
+           "__half22float2(*(const __half2 *)&H_ptr[i * 8 + 4]);\n"
+           "  *(__nv_bfloat162 *)&B_ptr[i * 4] = "
+           "__float22bfloat162_rn(*(const float2 *)&F_ptr[i * 8]);\n"
+           "  *(float2 *)&t[2] = "
+           "__bfloat1622float2(*(const __nv_bfloat162 *)&B_ptr[6]);\n"
+           "}\n",
+           "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n");
+    expect(ir, TD_LANG_TIRX, 0,
+           "t = T.alloc_buffer((4,), \"float32\", scope=\"local\")\n"
+           "for i in T.serial(2):\n"
+           "    for o in T.serial(1):\n"
+           "        T.cuda.func_call(\"tvm_builtin_cast_float32x2_float16x2\", "
+           "T.address_of(H[i, o * 4 + 2]), T.address_of(F[i, 0]))\n"
+           "        T.cuda.func_call(\"tvm_builtin_cast_float16x2_float32x2\", "
+           "T.address_of(F[i, 6]), T.address_of(H[i, 4]))\n"
+           "        T.cuda.func_call(\"tvm_builtin_cast_float32x2_bfloat16x2\", "
+           "T.address_of(B[i * 4]), T.address_of(F[i, 0]))\n"
+           "        T.cuda.func_call(\"tvm_builtin_cast_bfloat16x2_float32x2\", "
+           "T.address_of(t[2]), T.address_of(B[6]))\n",
+           "");
+    td_ir_free(ir);
+
+    /* Misuse: pairs other than float32 <-> float16 / bfloat16, the wrong
+     * rank, missing buffers or indices, a last dimension of one, a
+     * constant index without room for the second element, a buffer of
+     * another IR. */
+    td_ir *other = td_ir_new();
+    td_ir_buf *foreign = td_ir_buffer(other, "G", TD_F32, "local", 1, s1);
+    for (int k = 0; k < 13; k++) {
+        ir = td_ir_new();
+        int64_t s3[] = {8, 1};
+        F = td_ir_buffer(ir, "F", TD_F32, "local", 1, s1);
+        H = td_ir_buffer(ir, "H", TD_F16, "local", 1, s1);
+        B = td_ir_buffer(ir, "B", TD_BF16, "local", 1, s1);
+        td_ir_buf *D = td_ir_buffer(ir, "D", TD_F64, "local", 1, s1);
+        td_ir_buf *N = td_ir_buffer(ir, "N", TD_F16, "local", 2, s3);
+        td_expr *z[] = {td_int(ir, 0), td_int(ir, 0)};
+        td_expr *seven[] = {td_int(ir, 7)}, *neg[] = {td_int(ir, -2)};
+        td_expr *none[] = {NULL};
+        switch (k) {
+        case 0: td_ir_cast_pair(ir, H, 1, z, B, 1, z); break;
+        case 1: td_ir_cast_pair(ir, F, 1, z, F, 1, z); break;
+        case 2: td_ir_cast_pair(ir, F, 1, z, D, 1, z); break;
+        case 3: td_ir_cast_pair(ir, H, 2, z, F, 1, z); break;
+        case 4: td_ir_cast_pair(ir, NULL, 1, z, F, 1, z); break;
+        case 5: td_ir_cast_pair(ir, H, 1, z, NULL, 1, z); break;
+        case 6: td_ir_cast_pair(ir, H, 1, NULL, F, 1, z); break;
+        case 7: td_ir_cast_pair(ir, H, 1, z, F, 1, none); break;
+        case 8: td_ir_cast_pair(ir, N, 2, z, F, 1, z); break;
+        case 9: td_ir_cast_pair(ir, H, 1, seven, F, 1, z); break;
+        case 10: td_ir_cast_pair(ir, H, 1, z, F, 1, neg); break;
+        case 11: td_ir_cast_pair(ir, H, 1, z, foreign, 1, z); break;
+        case 12: td_ir_cast_pair(ir, H, 0, z, F, 1, z); break;
+        }
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+    td_ir_free(other);
+}
+
+/* Misuse of the value builders; NULL operands pass through. */
+static void test_value_errors(void **state)
+{
+    (void)state;
+    int64_t s[] = {4};
+    for (int k = 0; k < 10; k++) {
+        td_ir *ir = td_ir_new();
+        td_ir_buf *F = td_ir_buffer(ir, "F", TD_F32, "local", 1, s);
+        td_ir_buf *H = td_ir_buffer(ir, "H", TD_F16, "local", 1, s);
+        td_ir_buf *I = td_ir_buffer(ir, "I", TD_I32, "local", 1, s);
+        td_expr *f = td_load1(ir, F, td_int(ir, 0));
+        td_expr *h = td_load1(ir, H, td_int(ir, 0));
+        td_expr *i = td_load1(ir, I, td_int(ir, 0));
+        td_expr *sync = td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0,
+                                     NULL);
+        td_expr *e = NULL;
+        switch (k) {
+        case 0: e = td_value_op(ir, TD_VAL_ADD, f, h); break;
+        case 1: e = td_value_op(ir, TD_VAL_MAX, i, f); break;
+        case 2: e = td_value_op(ir, (td_valop)6, f, f); break;
+        case 3: e = td_value_op(ir, TD_VAL_MUL, sync, sync); break;
+        case 4: e = td_math(ir, TD_MATH_EXP, i); break;
+        case 5: e = td_math(ir, (td_mathfn)4, f); break;
+        case 6: e = td_math(ir, TD_MATH_SQRT, td_int(ir, 4)); break;
+        case 7: e = td_cast(ir, TD_DTYPE_COUNT, f); break;
+        case 8: e = td_cast(ir, TD_F32, sync); break;
+        case 9: e = td_math(ir, TD_MATH_LOG2, sync); break;
+        }
+        assert_null(e);
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        /* The error sticks: every value builder is a no-op now. */
+        assert_null(td_value_op(ir, TD_VAL_ADD, f, f));
+        assert_null(td_math(ir, TD_MATH_EXP, f));
+        assert_null(td_cast(ir, TD_F16, f));
+        assert_null(td_param(ir, "x", TD_F32));
+        assert_null(td_ptx_f32x2(ir, "add", "rn", 2,
+                                 (td_expr *[]){f, f}));
+        td_ir_cast_pair(ir, H, 1, (td_expr *[]){td_int(ir, 0)}, F, 1,
+                        (td_expr *[]){td_int(ir, 0)});
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+
+    td_ir *ir = td_ir_new();
+    td_expr *one = td_const_f(ir, TD_F32, 1);
+    td_expr *u = td_const_u(ir, TD_U64, 1);
+    assert_null(td_value_op(ir, TD_VAL_SUB, NULL, one));
+    assert_null(td_value_op(ir, TD_VAL_SUB, one, NULL));
+    assert_null(td_math(ir, TD_MATH_EXP2, NULL));
+    assert_null(td_cast(ir, TD_F16, NULL));
+    assert_null(td_ptx_f32x2(ir, "fma", "rn", 3, (td_expr *[]){u, NULL, u}));
+    assert_int_equal(td_ir_status(ir), 0);
+    /* A NULL IR is harmless. */
+    assert_null(td_value_op(NULL, TD_VAL_ADD, one, one));
+    assert_null(td_math(NULL, TD_MATH_EXP, one));
+    assert_null(td_cast(NULL, TD_F16, one));
+    assert_null(td_param(NULL, "x", TD_F32));
+    assert_null(td_ptx_f32x2(NULL, "add", "rn", 2, (td_expr *[]){u, u}));
+    td_ir_cast_pair(NULL, NULL, 1, NULL, NULL, 1, NULL);
+    td_ir_free(ir);
+}
+
+/* The simplifier reaches into the new nodes: loads inside value ops,
+ * math, casts and packed ops get their indices folded, and the variable
+ * of a dropped CUDA loop becomes 0 there. */
+static void test_value_folding(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t s[] = {4, 4};
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F32, "local", 2, s);
+    td_ir_buf *P = td_ir_buffer(ir, "P", TD_U64, "local", 2, s);
+    td_ir_buf *H = td_ir_buffer(ir, "H", TD_F16, "local", 2, s);
+    td_var *o = td_ir_for(ir, "o", td_int(ir, 1), TD_LOOP_SERIAL);
+    td_expr *r = td_add(ir, td_mul(ir, td_var_ref(ir, o), td_int(ir, 1)),
+                        td_mul(ir, td_int(ir, 2), td_int(ir, 1)));
+    td_expr *a = td_load(ir, A, 2, (td_expr *[]){r, td_var_ref(ir, o)});
+    td_expr *p = td_load(ir, P, 2, (td_expr *[]){r, td_int(ir, 3)});
+    td_ir_store(ir, A, 2, (td_expr *[]){td_var_ref(ir, o), r},
+                td_value_op(ir, TD_VAL_DIV,
+                            td_math(ir, TD_MATH_SQRT, a),
+                            td_cast(ir, TD_F32,
+                                    td_cast(ir, TD_I32, a))));
+    td_ir_store(ir, P, 2, (td_expr *[]){td_var_ref(ir, o), r},
+                td_ptx_f32x2(ir, "mul", "rn", 2, (td_expr *[]){p, p}));
+    td_ir_cast_pair(ir, H, 2, (td_expr *[]){r, td_add(ir, td_var_ref(ir, o),
+                                                      td_int(ir, 0))},
+                    A, 2, (td_expr *[]){td_var_ref(ir, o), r});
+    td_ir_end_for(ir);
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "A_ptr[2] = sqrtf(A_ptr[8]) / (float)(int)A_ptr[8];\n"
+           "P_ptr[2] = tvm_builtin_ptx_mul_rn_ftz_f32x2(P_ptr[11], "
+           "P_ptr[11]);\n"
+           "*(__half2 *)&H_ptr[8] = "
+           "__float22half2_rn(*(const float2 *)&A_ptr[2]);\n",
+           NULL);
+    expect(ir, TD_LANG_TIRX, 0,
+           "for o in T.serial(1):\n"
+           "    A[o, o + 2] = T.sqrt(A[o + 2, o]) / "
+           "T.Cast(\"float32\", T.Cast(\"int32\", A[o + 2, o]))\n"
+           "    P[o, o + 2] = T.ptx.mul.rn.ftz.f32x2(P[o + 2, 3], "
+           "P[o + 2, 3])\n"
+           "    T.cuda.func_call(\"tvm_builtin_cast_float32x2_float16x2\", "
+           "T.address_of(H[o + 2, o]), T.address_of(A[o, o + 2]))\n",
+           "");
+    td_ir_free(ir);
+}
+
 /* ---- allocation failures ----------------------------------------------- */
 
 /* Builds an IR that needs several arena blocks and uses every feature;
@@ -1153,6 +1845,24 @@ static int build_big(td_ir **out)
                               (td_expr *[]){td_const_f(ir, TD_F32, 1),
                                             td_const_f(ir, TD_F32, 2),
                                             td_const_f(ir, TD_F32, 3)}));
+    /* The elementwise builders. */
+    td_expr *h = td_load1(ir, B, td_var_ref(ir, spa));
+    td_ir_store1(ir, acc, td_int(ir, 1),
+                 td_value_op(ir, TD_VAL_MAX,
+                             td_cast(ir, TD_F32,
+                                     td_math(ir, TD_MATH_EXP2,
+                                             td_value_op(ir, TD_VAL_MUL, h,
+                                                         td_param(ir, "scale",
+                                                                  TD_F16)))),
+                             td_load1(ir, acc, td_int(ir, 2))));
+    td_expr *u = td_const_u(ir, TD_U64, 7);
+    td_ir_store1(ir, acc, td_int(ir, 3),
+                 td_intrinsic(ir, TD_INTRIN_PTX_UNPACK_LO, TD_F32, 1,
+                              (td_expr *[]){td_ptx_f32x2(
+                                  ir, "fma", "rm", 3,
+                                  (td_expr *[]){u, u, u})}));
+    td_expr *ia[] = {td_var_ref(ir, spa), td_int(ir, 2)};
+    td_ir_cast_pair(ir, acc, 1, (td_expr *[]){td_int(ir, 4)}, A, 2, ia);
     td_ir_end_for(ir);
     return td_ir_status(ir);
 }
@@ -1194,6 +1904,11 @@ static void test_alloc_failures(void **state)
             assert_true(strstr(b, "__float2half(-65504.0f)"));
             assert_true(strstr(p, "tvm_builtin_cuda_warp_reduce_min_16"));
             assert_true(strstr(b2, "T.min_value(\"float16\")"));
+            assert_true(strstr(b, "fmaxf((float)hexp2(B_local_ptr[spa] * "
+                                  "scale), acc[2])"));
+            assert_true(strstr(p, "fma.rm.ftz.f32x2"));
+            assert_true(strstr(b, "*(float2 *)&acc[4] = __half22float2("));
+            assert_true(strstr(b2, "T.ptx.fma.rm.ftz.f32x2(T.uint64(7)"));
         }
         td_free(b);
         td_free(p);
@@ -1228,6 +1943,15 @@ int main(void)
         cmocka_unit_test(test_sticky_errors),
         cmocka_unit_test(test_scope_errors),
         cmocka_unit_test(test_null_operands),
+        cmocka_unit_test(test_value_ops_float),
+        cmocka_unit_test(test_value_ops_int),
+        cmocka_unit_test(test_casts),
+        cmocka_unit_test(test_half_constants),
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_ptx_f32x2),
+        cmocka_unit_test(test_cast_pair),
+        cmocka_unit_test(test_value_errors),
+        cmocka_unit_test(test_value_folding),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,10 @@
 /*
  * Compiles printed CUDA with nvcc: the prelude plus a __global__ kernel
  * around a body.  Mode sm_90a uses every intrinsic but the packed PTX ones
- * and every dtype's identities, combiners, lets and warp reductions; mode
- * sm_100a uses the packed PTX helpers (add.rn.ftz.f32x2 and the 3-input
+ * and every dtype's identities, combiners, lets and warp reductions, value
+ * ops, math functions, casts (every pair of dtypes), parameters and the
+ * paired casts; mode sm_100a uses the packed PTX helpers (the f32x2 ops of
+ * td_ptx_f32x2 with every rounding, add.rn.ftz.f32x2 and the 3-input
  * max/min exist only there).
  *
  * Usage: test_codegen_nvcc NVCC ARCH OUTDIR.  An empty NVCC means nvcc
@@ -20,10 +22,60 @@
 
 static td_ir_buf *bufs[NBUF];
 
+/* The next free element of each buffer of build_all: each value op
+ * stores to its own element, so that no store is dead and nvcc compiles
+ * every one. */
+static int next_slot[NBUF];
+
+static td_expr *slot(td_ir *ir, int t)
+{
+    return td_int(ir, next_slot[t]++);
+}
+
+/* The elementwise builders over the buffers of build_all: every value op
+ * of every dtype, the math functions of the floats (on a product with a
+ * parameter), every cast between two dtypes and the four paired casts. */
+static void add_value_ops(td_ir *ir)
+{
+    for (int t = 0; t < NBUF; t++)
+        next_slot[t] = 2;
+    for (int t = 0; t < NBUF; t++) {
+        td_ir_buf *P = bufs[t];
+        td_expr *p0 = td_load1(ir, P, td_int(ir, 0));
+        td_expr *p1 = td_load1(ir, P, td_int(ir, 1));
+        for (int op = TD_VAL_ADD; op <= TD_VAL_MIN; op++)
+            td_ir_store1(ir, P, slot(ir, t),
+                         td_value_op(ir, (td_valop)op, p0, p1));
+        if (!td_dtype_is_float((td_dtype)t))
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "s_%s", td_dtype_name((td_dtype)t));
+        td_expr *x = td_value_op(ir, TD_VAL_MUL, p0,
+                                 td_param(ir, name, (td_dtype)t));
+        for (int f = TD_MATH_EXP; f <= TD_MATH_SQRT; f++)
+            td_ir_store1(ir, P, slot(ir, t), td_math(ir, (td_mathfn)f, x));
+    }
+    for (int from = 0; from < NBUF; from++)
+        for (int to = 0; to < NBUF; to++)
+            td_ir_store1(ir, bufs[to], slot(ir, to),
+                         td_cast(ir, (td_dtype)to,
+                                 td_load1(ir, bufs[from], td_int(ir, 1))));
+    /* The pairs start at even elements (aligned to the pair's size). */
+    static const td_dtype pairs[][2] = {{TD_F16, TD_F32}, {TD_F32, TD_F16},
+                                        {TD_BF16, TD_F32}, {TD_F32, TD_BF16}};
+    for (int k = 0; k < 4; k++) {
+        int d = pairs[k][0], f = pairs[k][1];
+        next_slot[d] += next_slot[d] & 1;
+        td_expr *di = slot(ir, d), *si = td_int(ir, 0);
+        next_slot[d]++;
+        td_ir_cast_pair(ir, bufs[d], 1, &di, bufs[f], 1, &si);
+    }
+}
+
 static td_ir *build_all(void)
 {
     td_ir *ir = td_ir_new();
-    int64_t s2[] = {2};
+    int64_t s2[] = {64};
     td_var *tid = td_ir_let(ir, "tid", TD_I32,
                             td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32,
                                          0, NULL));
@@ -73,6 +125,7 @@ static td_ir *build_all(void)
     td_ir_store1(ir, acc, td_var_ref(ir, i), td_const_f(ir, TD_F32, 1e-30));
     td_ir_end_if(ir);
     td_ir_end_for(ir);
+    add_value_ops(ir);
     td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0, NULL));
     td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
     td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2,
@@ -116,6 +169,25 @@ static td_ir *build_packed(void)
     td_ir_store1(ir, A, td_int(ir, 3),
                  td_intrinsic(ir, TD_INTRIN_PTX_MIN3_F32, TD_F32, 3,
                               (td_expr *[]){l[4], l[5], l[7]}));
+    /* td_ptx_f32x2: every op with every rounding, on a pair packed with
+     * a parameter. */
+    td_var *r = td_ir_let(ir, "r", TD_U64,
+                          td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64,
+                                       2, (td_expr *[]){l[6],
+                                                        td_param(ir, "alpha",
+                                                                 TD_F32)}));
+    static const char *const ops[] = {"add", "sub", "mul", "fma"};
+    static const char *const rnds[] = {"rn", "rz", "rm", "rp"};
+    for (int op = 0; op < 4; op++)
+        for (int k = 0; k < 4; k++)
+            td_ir_assign(ir, r,
+                         td_ptx_f32x2(ir, ops[op], rnds[k], op == 3 ? 3 : 2,
+                                      (td_expr *[]){td_var_ref(ir, r),
+                                                    td_var_ref(ir, p),
+                                                    td_var_ref(ir, q)}));
+    td_ir_store1(ir, A, td_int(ir, 4),
+                 td_intrinsic(ir, TD_INTRIN_PTX_UNPACK_HI, TD_F32, 1,
+                              (td_expr *[]){td_var_ref(ir, r)}));
     return ir;
 }
 
@@ -152,13 +224,18 @@ int main(int argc, char **argv)
     }
     fputs(prelude, f);
     fputs("\n__device__ float user_fn(float x) { return x * 2.0f; }\n\n"
-          "extern \"C\" __global__ void td_test_kernel(float *out) {\n",
+          "extern \"C\" __global__ void td_test_kernel(float *out",
           f);
+    /* The buffers are global memory and the parameters the body refers to
+     * (td_param) are the kernel's: every store is kept, so ptxas sees
+     * every instruction the body uses. */
     for (int t = 0; t < NBUF; t++)
         if (bufs[t] != NULL)
-            fprintf(f, "  %s %s_ptr[%lld] = {};\n",
-                    td__cuda_type((td_dtype)t), bufs[t]->name,
-                    (long long)bufs[t]->shape[0]);
+            fprintf(f, ", %s *%s_ptr", td__cuda_type((td_dtype)t),
+                    bufs[t]->name);
+    for (const td__param *prm = ir->params; prm != NULL; prm = prm->next)
+        fprintf(f, ", %s %s", td__cuda_type(prm->dtype), prm->name);
+    fputs(") {\n", f);
     fputs(body, f);
     for (int t = 0; t < NBUF; t++)
         if (bufs[t] != NULL)
@@ -167,7 +244,6 @@ int main(int argc, char **argv)
     fclose(f);
     td_free(body);
     td_free(prelude);
-    td_ir_free(ir);
 
     char cmd[3 * 4096];
     snprintf(cmd, sizeof cmd, "'%s' -arch=%s -c '%s' -o '%s'", argv[1],
@@ -177,8 +253,10 @@ int main(int argc, char **argv)
     int rc = system(cmd);
     if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
         fprintf(stderr, "nvcc failed on %s\n", path);
+        td_ir_free(ir);
         return 1;
     }
+    td_ir_free(ir);
     printf("PASS: %s compiles for %s\n", path, argv[2]);
     return 0;
 }

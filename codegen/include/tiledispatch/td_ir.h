@@ -158,8 +158,10 @@ TD_API td_expr *td_extern_call(td_ir *ir, const char *name, td_dtype dtype,
 
 /* Arithmetic on values of one dtype (the result has it): float32,
  * float16, bfloat16, float64 or an integer dtype.  DIV is true division
- * (`/` in both languages), MAX/MIN the dtype's maximum/minimum (NaN
- * handling as CUDA's fmaxf / __hmax). */
+ * (`/` in both languages; integers divide as C does, truncating, which
+ * TIRx spells T.Div(a, b)), MAX/MIN the dtype's maximum/minimum (NaN
+ * handling as CUDA's fmaxf / __hmax).  Operands of different dtypes are
+ * misuse (TD_EINVAL): convert one with td_cast. */
 typedef enum td_valop {
     TD_VAL_ADD,
     TD_VAL_SUB,
@@ -180,12 +182,16 @@ typedef enum td_mathfn {
 } td_mathfn;
 TD_API td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a);
 
-/* a converted to dtype t (round to nearest even for narrowing floats);
- * a itself when it already has dtype t. */
+/* a converted to dtype t (round to nearest even for narrowing floats;
+ * toward zero from a float to an integer, as a C cast); a itself when it
+ * already has dtype t.  TIRx: T.Cast("float16", a). */
 TD_API td_expr *td_cast(td_ir *ir, td_dtype t, td_expr *a);
 
 /* A scalar the generated code receives from its caller (a kernel
- * parameter), printed as its name in both languages. */
+ * parameter), printed as its name in both languages.  The name is an
+ * identifier that no buffer, variable or keyword of the IR uses; asking
+ * for it again with the same dtype refers to the same parameter, with
+ * another dtype is misuse (TD_EINVAL). */
 TD_API td_expr *td_param(td_ir *ir, const char *name, td_dtype t);
 
 /*
