@@ -50,10 +50,10 @@ static td_expr *operand(td_ir *ir, const td_call *c, const td_operand *o,
     }
     case TD_OPERAND_LITERAL:
         return td_const_f(ir, o->dtype, o->value);
+    case TD_OPERAND_SCALAR:
+        return td_param(ir, o->name, o->dtype);
     default:
-        /* Named scalars need td_param (codegen); the text tests only
-         * check the kernel parameter. */
-        return td_const_f(ir, o->dtype, 0.0);
+        return td_const_f(ir, TD_F32, 0.0); /* absent: refused later */
     }
 }
 
@@ -71,7 +71,7 @@ static int fake_emit(const td_call *call, const td_op_desc *op,
     td_var *i = td_ir_for(ir, "i", td_int(ir, call->dst.extent[0]),
                           TD_LOOP_SERIAL);
     td_expr *v;
-    if (strcmp(call->op, "zero") == 0) {
+    if (strcmp(call->op, "zero") == 0 || call->nsrcs == 0) {
         v = td_const_f(ir, db->dtype, 0.0);
     } else if (strcmp(call->op, "add") == 0) {
         v = td_binary(ir, TD_OP_ADD, operand(ir, call, &call->srcs[0], i),
@@ -266,14 +266,13 @@ static void test_unary_extras_scalars(void **state)
 {
     (void)state;
     td_registry *reg = fake_registry();
-    td_call *c = ewise_call("text_exp.yaml", "exp", "float32");
+    td_call *c = ewise_call("ew_exp_scalar.yaml", "exp", "float32");
     c->nsrcs = 1;
     c->srcs[0] = region(c, "A", 0, 8);
     c->scale = scalar("alpha", TD_F32);
     c->bias = region(c, "B", 0, 8);
     char *prog = program(reg, c);
     assert_contains(prog, " * scalar:  alpha = 0.5 (float32), a kernel parameter\n");
-    /* (The fake body does not read alpha: this program is for reading.) */
     assert_contains(prog, "float *td_out_C,\n                          const float alpha)\n");
     assert_contains(prog, "    const float td_sv_alpha = td_from_double<float>(0.5);\n");
     assert_contains(prog, "d_out_C, td_sv_alpha);\n");
