@@ -368,7 +368,18 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         int64_t bytes = 0;
         for (int i = 0; i < p->nbufs; i++)
             bytes += kp_pitch(&p->bufs[i]);
+        int64_t per = bytes;
         bytes = td__mul_sat(bytes, p->ipb);
+        if (bytes > KP_MAX_SHARED && c->scope == TD_SCOPE_THREAD &&
+            per <= KP_MAX_SHARED && p->block[1] == 1 && p->block[2] == 1) {
+            /* Thread scope: every thread is an instance with its own
+             * copy, and the body does not depend on the thread, so the
+             * program launches as many threads as copies fit. */
+            p->threads_asked = p->nthreads;
+            p->block[0] = p->nthreads = p->ipb = KP_MAX_SHARED / per;
+            p->instances = p->ipb * p->nblocks;
+            bytes = per * p->ipb;
+        }
         p->smem = bytes;
         if (bytes > KP_MAX_SHARED)
             return td__kp_fail(diag, c, TD_ELIMIT,
@@ -1243,6 +1254,19 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
                    p->name, script, p->variant, p->grid[0], p->grid[1],
                    p->grid[2], p->block[0], p->block[1], p->block[2],
                    p->instances, p->tpi, p->name, p->name, p->name);
+    if (p->threads_asked != 0) {
+        /* Before the closing line. */
+        if (o->err == 0 && o->len >= 4) {
+            o->len -= 4;
+            o->data[o->len] = '\0';
+        }
+        td__buf_printf(o,
+                       " * The call launches %" PRId64 " threads a block; "
+                       "their shared copies do not fit,\n"
+                       " * so the program launches %" PRId64 " (thread scope: "
+                       "the body does not depend on it).\n */\n",
+                       p->threads_asked, p->nthreads);
+    }
     if (p->ewise) {
         /* Replaces the closing line: what an elementwise program adds. */
         if (o->err == 0 && o->len >= 4) {

@@ -57,6 +57,8 @@ struct kp_plan {
     int64_t tpi;        /* threads per instance */
     int64_t ipb;        /* instances per block */
     int64_t instances;
+    int64_t threads_asked; /* thread-scope shared calls launched with fewer
+                              threads than the call's (0: as the call) */
     int nbufs;
     kp_buf bufs[TD_MAX_BUFFERS];
     int nscalars;
