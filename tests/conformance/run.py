@@ -31,7 +31,9 @@ stratum (below).
 
 --sample keeps a stratified sample: every case is dispatched, then one case
 per class (variant, exec scope, dtype classes) is kept, and one more for
-each (variant, op) pair no kept case covers yet.  The dtype classes are
+each (variant, op) pair no kept case covers yet.  The elementwise ops are
+sampled more coarsely: one case per (variant, exec scope), then one more
+per op and per (variant, dtype classes) not covered yet.  The dtype classes are
 float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
 name has the smallest SHA-1 is taken: deterministic, and not biased to the
 first name in sort order.  The full set is the cuda-full suite's.
@@ -141,6 +143,35 @@ def stratified(items, name_of, class_of, keys, extra_keys=()):
         for it in best.values():
             kept[name_of(it)] = it
     return [it for it in items if name_of(it) in kept]
+
+
+# The elementwise ops (15 ops x 2 variants x 4 scopes x many dtype mixes):
+# sampled more coarsely than the reductions, so that the sample stays small.
+EWISE_OPS = {"zero", "fill", "reciprocal", "sqrt", "exp", "exp2", "log2",
+             "silu", "add", "sub", "mul", "fdiv", "maximum", "cast", "fma"}
+STRATA = {
+    "reduction": (("variant", "scope", "dtype"), ("variant", "op")),
+    "elementwise": (("variant", "scope"), ("op",), ("variant", "dtype")),
+}
+
+
+def family(cls):
+    return "elementwise" if cls["op"] in EWISE_OPS else "reduction"
+
+
+def sample(items, name_of, class_of):
+    """The sample of --sample (and of emu.py): per family, stratified() over
+    its STRATA.  Returns (kept items in their order, missing strata)."""
+    kept, missing = set(), []
+    for fam, strata in STRATA.items():
+        sub = [it for it in items if family(class_of(it)) == fam]
+        got = stratified(sub, name_of, class_of, strata[0], strata[1:])
+        kept.update(name_of(it) for it in got)
+        for keys in strata:
+            def cover(cs):
+                return {tuple(class_of(c)[k] for k in keys) for c in cs}
+            missing += sorted(cover(sub) - cover(got))
+    return [it for it in items if name_of(it) in kept], missing
 
 
 def collect(args):
@@ -269,20 +300,15 @@ def main():
             c["dispatch_error"] = err
     total = len(cases)
     if args.sample:
-        strata = (("variant", "scope", "dtype"), ("variant", "op"))
-        kept = stratified(cases, lambda c: c["name"], lambda c: c["class"],
-                          strata[0], strata[1:])
-        for keys in strata:
-            def cover(cs):
-                return {tuple(c["class"][k] for k in keys) for c in cs}
-            missing = cover(cases) - cover(kept)
-            if missing:
-                print(f"FAIL sample: no case for {sorted(missing)}")
-                return 1
+        kept, missing = sample(cases, lambda c: c["name"], lambda c: c["class"])
+        if missing:
+            print(f"FAIL sample: no case for {missing}")
+            return 1
         cases = kept
-        print(f"sample: {len(cases)} of {total} cases, one per "
-              "(variant, scope, dtype class) and per (variant, op)",
-              flush=True)
+        print(f"sample: {len(cases)} of {total} cases; reductions one per "
+              "(variant, scope, dtype class) and per (variant, op), "
+              "elementwise ops one per (variant, scope), op and "
+              "(variant, dtype class)", flush=True)
     modes = "exact,random" if args.data == "both" else args.data
     what = "compiled" if args.compile else "written"
     start = time.monotonic()

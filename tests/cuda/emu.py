@@ -18,9 +18,11 @@ verification.  -j N compiles and runs N programs at a time (default: the
 number of CPUs); a progress line comes every 10 programs.
 
 --gen first writes the programs of every case (tests/conformance/run.py
---out, both data modes).  --sample keeps one emulated program per (variant,
-exec scope, dtype class) and one more per (variant, op) not yet covered
-(run.py's stratified choice, as cuda-compile's sample); the cuda suite runs
+--out, both data modes).  --sample keeps the emulated programs by
+run.py's strata (run.py --sample: for reductions one per (variant, exec
+scope, dtype class) and one more per (variant, op) not yet covered; for
+elementwise ops one per (variant, exec scope), op and (variant, dtype
+class)), as cuda-compile's sample does; the cuda suite runs
 the sample, cuda-full everything.
 
 --paths checks one float32 sum call's program on the paths a full run never
@@ -151,12 +153,10 @@ def check(d, only, jobs, sample):
             emulated.append(r)
     total = len(emulated)
     if sample:
-        emulated = load_run_py().stratified(
-            emulated, lambda r: r["name"], lambda r: r["class"],
-            ("variant", "scope", "dtype"), (("variant", "op"),))
-        print(f"sample: {len(emulated)} of {total} emulated programs, one "
-              "per (variant, scope, dtype class) and per (variant, op)",
-              flush=True)
+        emulated, _ = load_run_py().sample(
+            emulated, lambda r: r["name"], lambda r: r["class"])
+        print(f"sample: {len(emulated)} of {total} emulated programs "
+              "(run.py's strata)", flush=True)
     lock = threading.Lock()
     state = {"done": 0, "failed": 0, "runs": 0, "random": 0,
              "random_inexact": 0}
