@@ -33,14 +33,15 @@ stratum (below).
 per class (variant, exec scope, dtype classes) is kept, and one more for
 each (variant, op) pair no kept case covers yet.  The elementwise ops are
 sampled more coarsely: one case per (variant, exec scope), then one more
-per op and per (variant, dtype classes) not covered yet.  The dtype classes are
+per op and per dtype classes not covered yet.  The dtype classes are
 float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
 name has the smallest SHA-1 is taken: deterministic, and not biased to the
 first name in sort order.  The full set is the cuda-full suite's.
 
---sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa`, the
-arch's SASS only: one device compilation where -arch=sm_NNa does two (it
-also embeds PTX for the generic compute_NN).  The cuda suite's sample uses
+--sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa -cubin`,
+the arch's SASS only: one device compilation where -arch=sm_NNa does two
+(it also embeds PTX for the generic compute_NN), and no host compilation
+(nvcc's front end still parses the host code; cuda-full compiles it).  The cuda suite's sample uses
 it; cuda-full and scripts/gpu-check keep -arch.
 
 Exit status: 0 all good, 1 a failure, 77 when --compile is given and nvcc
@@ -151,7 +152,7 @@ EWISE_OPS = {"zero", "fill", "reciprocal", "sqrt", "exp", "exp2", "log2",
              "silu", "add", "sub", "mul", "fdiv", "maximum", "cast", "fma"}
 STRATA = {
     "reduction": (("variant", "scope", "dtype"), ("variant", "op")),
-    "elementwise": (("variant", "scope"), ("op",), ("variant", "dtype")),
+    "elementwise": (("variant", "scope"), ("op",), ("dtype",)),
 }
 
 
@@ -239,12 +240,15 @@ def run_case(c, args, outdir):
         obj = os.path.join(outdir, c["name"] + ".o")
         if args.sass_only:
             # Only the SASS of the arch: one device compilation instead of
-            # -arch's two (it also embeds PTX of the generic compute_NN).
+            # -arch's two (it also embeds PTX of the generic compute_NN),
+            # and no host compilation (-cubin: the front end still parses
+            # the host code; cuda-full compiles it).
             flags = ["-gencode",
-                     f"arch={arch.replace('sm_', 'compute_')},code={arch}"]
+                     f"arch={arch.replace('sm_', 'compute_')},code={arch}",
+                     "-cubin"]
         else:
-            flags = ["-arch=" + arch]
-        p = subprocess.run([args.nvcc] + flags + ["-c", cu, "-o", obj],
+            flags = ["-arch=" + arch, "-c"]
+        p = subprocess.run([args.nvcc] + flags + [cu, "-o", obj],
                            capture_output=True, text=True)
         if p.returncode != 0:
             return False, f"nvcc {' '.join(flags)} failed:\n" + \
@@ -308,7 +312,7 @@ def main():
         print(f"sample: {len(cases)} of {total} cases; reductions one per "
               "(variant, scope, dtype class) and per (variant, op), "
               "elementwise ops one per (variant, scope), op and "
-              "(variant, dtype class)", flush=True)
+              "dtype class", flush=True)
     modes = "exact,random" if args.data == "both" else args.data
     what = "compiled" if args.compile else "written"
     start = time.monotonic()

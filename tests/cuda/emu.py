@@ -21,8 +21,8 @@ number of CPUs); a progress line comes every 10 programs.
 --out, both data modes).  --sample keeps the emulated programs by
 run.py's strata (run.py --sample: for reductions one per (variant, exec
 scope, dtype class) and one more per (variant, op) not yet covered; for
-elementwise ops one per (variant, exec scope), op and (variant, dtype
-class)), as cuda-compile's sample does; the cuda suite runs
+elementwise ops one per (variant, exec scope), op and dtype class), as
+cuda-compile's sample does; the cuda suite runs
 the sample, cuda-full everything.
 
 --paths checks one float32 sum call's program on the paths a full run never
