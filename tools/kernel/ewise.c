@@ -849,9 +849,11 @@ void td__kp_ewise_tables(td_buf *o, const kp_plan *p)
                  "static inline void td_ew_f(const double *v, double *rp, double *dtp)\n"
                  "{\n"
                  "    const double u = TD_C_P > 0 ? ldexp(1.0, -TD_C_P) : 0.0;\n"
-                 "    double r = 0.0, d = 0.0, dt = 0.0;\n"
-                 "    (void)u;\n"
-                 "    (void)d;\n");
+                 "    double r = 0.0, dt = 0.0;\n"
+                 "    (void)u;\n");
+    if (op->cls != EW_BINARY && op->cls != EW_FMA)
+        td__buf_puts(o, "    double d = 0.0; /* |f'(t)| */\n"
+                        "    (void)d;\n");
     switch (op->cls) {
     case EW_ZERO:
         td__buf_printf(o, "    (void)v;\n    %s\n", op->f);
