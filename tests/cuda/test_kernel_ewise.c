@@ -326,6 +326,38 @@ static void test_in_place_and_zero(void **state)
     td_registry_free(reg);
 }
 
+/* Thread scope, shared buffers: 64 threads' copies of 8 KiB do not fit in
+ * 227 KiB; the program launches 28 threads. */
+static void test_thread_shared_fewer_threads(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    td_call *c = parse("text_sh.yaml",
+                       "op: sum\n"
+                       "target: cuda\n"
+                       "scope: thread\n"
+                       "launch: {threadIdx.x: 64}\n"
+                       "buffers:\n"
+                       "  A: {scope: shared, dtype: float16, shape: [2048]}\n"
+                       "  B: {scope: shared, dtype: float16, shape: [2048]}\n"
+                       "dst: A\n"
+                       "src: B\n");
+    snprintf(c->op, sizeof c->op, "add");
+    c->nsrcs = 2;
+    c->srcs[0] = region(c, "A", 0, 2048);
+    c->srcs[1] = region(c, "B", 0, 2048);
+    char *prog = program(reg, c);
+    assert_contains(prog, " * The call launches 64 threads a block; their "
+                          "shared copies do not fit,\n"
+                          " * so the program launches 28 (thread scope: the "
+                          "body does not depend on it).\n");
+    assert_contains(prog, "#define TD_IPB 28 ");
+    assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(28, 1, 1), 229376>>>");
+    td_free(prog);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
 static void expect_refusal(const td_registry *reg, td_call *c,
                            const char *msg)
 {
@@ -377,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_unary_extras_scalars),
         cmocka_unit_test(test_in_place_and_zero),
+        cmocka_unit_test(test_thread_shared_fewer_threads),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
