@@ -83,7 +83,7 @@ static const ew_op ew_ops[] = {
      "r = exp2(t); d = 0.6931471805599453 * r;", true},
     {"log2", EW_UNARY, ROLE_POS, ROLE_ANY, 2, 2,
      "r = log2(t); d = 1.0 / (fabs(t) * 0.6931471805599453);", true},
-    {"silu", EW_SILU, ROLE_SILU, ROLE_ANY, 4, 4,
+    {"silu", EW_SILU, ROLE_SILU, ROLE_ANY, 4, 6,
      "{ const double sg = 1.0 / (1.0 + exp(-t)); r = t * sg;"
      " d = fabs(sg * (1.0 + t * (1.0 - sg))); }", false},
     {"add", EW_BINARY, ROLE_ANY, ROLE_ANY, 0, 1, "r = a + b;", false},
