@@ -193,6 +193,13 @@ struct td_ir {
     int nvars;
 };
 
+/* The paired conversion of td_ir_cast_pair from dtype `from` to `to`
+ * ("__float22half2_rn", ...) and the CUDA pair type of float32, float16
+ * and bfloat16 ("float2", "__half2", "__nv_bfloat162"): what both
+ * printers spell (ir.c). */
+const char *td__pair_fn(td_dtype from, td_dtype to);
+const char *td__pair_type(td_dtype t);
+
 /* ---- simplifier (simplify.c) ------------------------------------------ */
 
 /* Node constructors in an arena (used at print time for flattened

@@ -1043,6 +1043,18 @@ td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane)
     return e;
 }
 
+const char *td__pair_fn(td_dtype from, td_dtype to)
+{
+    if (from == TD_F32)
+        return to == TD_F16 ? "__float22half2_rn" : "__float22bfloat162_rn";
+    return from == TD_F16 ? "__half22float2" : "__bfloat1622float2";
+}
+
+const char *td__pair_type(td_dtype t)
+{
+    return t == TD_F32 ? "float2" : t == TD_F16 ? "__half2" : "__nv_bfloat162";
+}
+
 /* A pair access: b indexed with its rank, two elements along the last
  * dimension (a constant last index must leave room for the second). */
 static bool pair_access(td_ir *ir, const td_ir_buf *b, int n,

@@ -642,30 +642,21 @@ static bool fold_idx(cuda *c, int n, const td_expr *const *idx,
     return true;
 }
 
-/* The CUDA pair type of float32 / float16 / bfloat16. */
-static const char *pair_type(td_dtype t)
-{
-    return t == TD_F32 ? "float2" : t == TD_F16 ? "__half2" : "__nv_bfloat162";
-}
-
 /* *(__half2 *)&D_ptr[i] = __float22half2_rn(*(const float2 *)&S_ptr[j]) */
 static void cast_pair(cuda *c, const td__stmt *s)
 {
     const td_expr *di[TD_MAX_RANK], *si[TD_MAX_RANK];
     const td_expr *from = s->value;
     td_dtype d = s->buf->dtype, f = from->dtype;
-    const char *fn = d == TD_F16    ? "__float22half2_rn"
-                     : d == TD_BF16 ? "__float22bfloat162_rn"
-                     : f == TD_F16  ? "__half22float2"
-                                    : "__bfloat1622float2";
+    const char *fn = td__pair_fn(f, d);
     if (!fold_idx(c, s->nidx, s->idx, di) ||
         !fold_idx(c, from->nargs, from->args, si))
         return;
     need_type(c, d);
     need_type(c, f);
-    td__buf_printf(&c->line, "*(%s *)&", pair_type(d));
+    td__buf_printf(&c->line, "*(%s *)&", td__pair_type(d));
     access(c, &c->line, s->buf, s->nidx, di);
-    td__buf_printf(&c->line, " = %s(*(const %s *)&", fn, pair_type(f));
+    td__buf_printf(&c->line, " = %s(*(const %s *)&", fn, td__pair_type(f));
     access(c, &c->line, from->buf, from->nargs, si);
     td__buf_puts(&c->line, ")");
 }

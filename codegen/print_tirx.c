@@ -413,21 +413,29 @@ static void stmt(tirx *x, const td__stmt *s)
     case TD__S_COMMENT:
         td__w_line(w, "#%s%s", s->text[0] ? " " : "", s->text);
         return;
-    case TD__S_CAST_PAIR:
+    case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of
-         * a helper named by the two pair types, on the addresses of the
-         * first elements (the helper's source_code argument is left out). */
-        td__buf_printf(&x->line,
-                       "T.cuda.func_call(\"tvm_builtin_cast_%sx2_%sx2\", "
-                       "T.address_of(",
-                       td_dtype_name(s->value->dtype),
-                       td_dtype_name(s->buf->dtype));
+         * a helper named by the two pair types on the addresses of the
+         * first elements, with the helper's CUDA source (TVM puts it in
+         * the prelude; the string ends with an escaped newline). */
+        td_dtype d = s->buf->dtype, f = s->value->dtype;
+        char fn[64];
+        snprintf(fn, sizeof fn, "tvm_builtin_cast_%sx2_%sx2",
+                 td_dtype_name(f), td_dtype_name(d));
+        td__buf_printf(&x->line, "T.cuda.func_call(\"%s\", T.address_of(",
+                       fn);
         access(x, &x->line, s->buf, s->nidx, s->idx, 1);
         td__buf_puts(&x->line, "), T.address_of(");
         access(x, &x->line, s->value->buf, s->value->nargs, s->value->args,
                1);
-        td__buf_puts(&x->line, "))");
+        td__buf_printf(&x->line,
+                       "), source_code=\"__forceinline__ __device__ void "
+                       "%s(void *dst, void *src) { *(%s *)dst = "
+                       "%s(*(const %s *)src); }\\n\")",
+                       fn, td__pair_type(d), td__pair_fn(f, d),
+                       td__pair_type(f));
         break;
+    }
     }
     td__w_line(w, "%s", line_text(x));
 }

@@ -22,6 +22,16 @@
  */
 const td_buffer *td__region_buffer(const td_call *call, const td_region *r);
 
+/*
+ * The reason a check gives when the dst or the src region of `call` names
+ * no buffer (td__region_buffer is NULL): "malformed call: dst region does
+ * not name a buffer"; for the source, "the call has no source region" (no
+ * source given, as for `zero`), "the call's first source is a literal, not
+ * a region" (or "a named scalar"), or "malformed call: src region does not
+ * name a buffer" (a hand-built call).  Never NULL.
+ */
+const char *td__regions_missing(const td_call *call);
+
 /* Product of the region's extents, saturating at INT64_MAX (and 0 if any
  * extent is not positive), so that hostile shapes cannot overflow. */
 int64_t td__region_elems(const td_region *r);

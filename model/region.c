@@ -24,6 +24,21 @@ const td_buffer *td__region_buffer(const td_call *call, const td_region *r)
     return b;
 }
 
+const char *td__regions_missing(const td_call *call)
+{
+    if (call == NULL || td__region_buffer(call, &call->dst) == NULL)
+        return "malformed call: dst region does not name a buffer";
+    if (call->src.buffer < 0 && call->nsrcs == 0)
+        return "the call has no source region";
+    if (call->src.buffer < 0 && call->nsrcs > 0 && call->nsrcs <= TD_MAX_SRCS) {
+        if (call->srcs[0].kind == TD_OPERAND_LITERAL)
+            return "the call's first source is a literal, not a region";
+        if (call->srcs[0].kind == TD_OPERAND_SCALAR)
+            return "the call's first source is a named scalar, not a region";
+    }
+    return "malformed call: src region does not name a buffer";
+}
+
 int64_t td__mul_sat(int64_t a, int64_t b)
 {
     if (a <= 0 || b <= 0)

@@ -22,8 +22,7 @@ static bool operands(const td_call *call, const td_buffer **dst,
     *dst = td__region_buffer(call, &call->dst);
     *src = td__region_buffer(call, &call->src);
     if (*dst == NULL || *src == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      *dst == NULL ? "dst" : "src");
+        td_reason_set(why, "%s", td__regions_missing(call));
         return false;
     }
     return true;

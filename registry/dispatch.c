@@ -29,6 +29,9 @@ int td_dispatch(const td_registry *reg, const td_call *call,
     if (op == NULL)
         return td__diag(diag, TD_ENOENT, file, call->pos_op.line,
                         call->pos_op.col, NULL, 0, "unknown op '%s'", op_name);
+    int rc = td__op_check(call, op, file, diag);
+    if (rc != 0)
+        return rc;
 
     const td__rkey *key;
     char why_empty[TD_DIAG_MSG_MAX];
@@ -40,7 +43,7 @@ int td_dispatch(const td_registry *reg, const td_call *call,
     }
 
     td__sel_result sel;
-    int rc = td__select(key, call, op, NULL, &sel);
+    rc = td__select(key, call, op, NULL, &sel);
     if (rc != 0)
         return td__diag(diag, rc, file, 0, 0, NULL, 0, "%s", td_strerror(rc));
     if (sel.winner != NULL) {

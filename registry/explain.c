@@ -68,16 +68,21 @@ const char *td_explain_empty_reason(const td_explain *ex)
     return ex ? ex->empty_reason : "";
 }
 
-/* The call's script line, as the call module writes it. */
-static char *call_script(const td_call *call)
+/* The call's script line, as the call module writes it, in the form of
+ * the op's kind (a reduction's axes and accum; an elementwise op's
+ * operands). */
+static char *call_script(const td_call *call, const td_op_desc *op)
 {
+    td_script_form form = op->kind == TD_OP_KIND_REDUCTION
+                              ? TD_SCRIPT_REDUCTION
+                              : TD_SCRIPT_OPERANDS;
     char small[256];
-    size_t need = td_call_format_script(call, small, sizeof small);
+    size_t need = td_call_format_script_as(call, form, small, sizeof small);
     if (need < sizeof small)
         return td__strdup(small);
     char *s = td__malloc(need + 1);
     if (s != NULL)
-        td_call_format_script(call, s, need + 1);
+        td_call_format_script_as(call, form, s, need + 1);
     return s;
 }
 
@@ -231,6 +236,9 @@ int td_explain_call(const td_registry *reg, const td_call *call,
     if (op == NULL)
         return td__diag(diag, TD_ENOENT, file, call->pos_op.line,
                         call->pos_op.col, NULL, 0, "unknown op '%s'", op_name);
+    int rc = td__op_check(call, op, file, diag);
+    if (rc != 0)
+        return rc;
 
     td_explain *ex = td__calloc(1, sizeof *ex);
     if (ex == NULL)
@@ -238,8 +246,8 @@ int td_explain_call(const td_registry *reg, const td_call *call,
     ex->selected = -1;
     ex->op = td__strdup(op_name);
     ex->target = td__strdup(target);
-    ex->script = call_script(call);
-    int rc = TD_ENOMEM;
+    ex->script = call_script(call, op);
+    rc = TD_ENOMEM;
     if (ex->op != NULL && ex->target != NULL && ex->script != NULL)
         rc = build(ex, reg, call, op);
     if (rc != 0) {

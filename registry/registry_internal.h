@@ -179,6 +179,16 @@ bool td__cand_keep(const td__ventry *e, const td_call *call);
 /* Whether e passes the call's forced-name filter (enabled or not). */
 bool td__cand_named(const td__ventry *e, const td_call *call);
 
+/*
+ * select.c: the op's operand check, before any candidate is tried: the
+ * op's own check when it has one, else for a reduction "exactly one region
+ * source and no extras".  Returns 0, or TD_ESCHEMA with diag holding
+ * "op 'OP': REASON" at the position the check gave (the op's position by
+ * default) in `file`.
+ */
+int td__op_check(const td_call *call, const td_op_desc *op, const char *file,
+                 td_diag *diag);
+
 /* select.c: the one selection loop (see there).  An observer sees each
  * candidate; with `all`, every predicate of every candidate is evaluated
  * and candidates after the winner are reported as not tried.  Callbacks

@@ -88,6 +88,87 @@ size_t td__call_candidates(const td_registry *reg, const td_call *call,
     return n;
 }
 
+/* ---- the op's operand check --------------------------------------------- */
+
+static const char *operand_kind_name(td_operand_kind k)
+{
+    switch (k) {
+    case TD_OPERAND_REGION:
+        return "a region";
+    case TD_OPERAND_LITERAL:
+        return "a literal";
+    case TD_OPERAND_SCALAR:
+        return "a named scalar";
+    default:
+        return "absent";
+    }
+}
+
+/* What a reduction takes: one region source, no extras.  A call built by
+ * hand before srcs existed (nsrcs 0, its src region naming a buffer) is
+ * one region source. */
+static bool reduction_check(const td_call *call, td_pos *where,
+                            td_reason *why)
+{
+    bool hand_built = call->nsrcs == 0 && call->src.buffer >= 0 &&
+                      call->src.buffer < call->nbuffers;
+    if (hand_built) {
+        /* (loaded calls without a source have src.buffer -1) */
+    } else if (call->nsrcs != 1) {
+        if (call->nsrcs > 1 && call->nsrcs <= TD_MAX_SRCS &&
+            call->srcs[1].pos.line > 0)
+            *where = call->srcs[1].pos;
+        else if (call->pos_srcs.line > 0)
+            *where = call->pos_srcs;
+        if (call->nsrcs == 0)
+            td_reason_set(why, "expects one source region, got none");
+        else
+            td_reason_set(why, "expects one source region, got %d operands",
+                          call->nsrcs);
+        return false;
+    } else if (call->srcs[0].kind != TD_OPERAND_REGION) {
+        if (call->srcs[0].pos.line > 0)
+            *where = call->srcs[0].pos;
+        td_reason_set(why, "expects a source region, not %s",
+                      operand_kind_name(call->srcs[0].kind));
+        return false;
+    }
+    if (call->bias.kind != TD_OPERAND_NONE ||
+        call->scale.kind != TD_OPERAND_NONE) {
+        const td_operand *x = call->bias.kind != TD_OPERAND_NONE ? &call->bias
+                                                                 : &call->scale;
+        if (x->pos.line > 0)
+            *where = x->pos;
+        else if (call->pos_extras.line > 0)
+            *where = call->pos_extras;
+        td_reason_set(why, "takes no extras, got '%s'",
+                      x == &call->bias ? "bias" : "scale");
+        return false;
+    }
+    return true;
+}
+
+int td__op_check(const td_call *call, const td_op_desc *op, const char *file,
+                 td_diag *diag)
+{
+    td_pos where = call->pos_op;
+    td_reason why;
+    why.text[0] = '\0';
+    bool ok = true;
+    if (op->check != NULL)
+        ok = op->check(call, op, &where, &why);
+    else if (op->kind == TD_OP_KIND_REDUCTION)
+        ok = reduction_check(call, &where, &why);
+    if (ok)
+        return 0;
+    if (where.line <= 0)
+        where = call->pos_op;
+    return td__diag(diag, TD_ESCHEMA, file, where.line, where.col, NULL, 0,
+                    "op '%s': %s", op->name,
+                    why.text[0] ? why.text
+                                : "the call's operands do not fit the op");
+}
+
 /* ---- the loop ------------------------------------------------------------ */
 
 /* One plan buffer per selection, on the stack: the fast path allocates

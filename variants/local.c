@@ -856,8 +856,7 @@ static bool local_check(const td_call *call, local_plan *p, td_reason *why)
     const td_buffer *dst = td__region_buffer(call, &call->dst);
     const td_buffer *src = td__region_buffer(call, &call->src);
     if (dst == NULL || src == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      dst == NULL ? "dst" : "src");
+        td_reason_set(why, "%s", td__regions_missing(call));
         return false;
     }
     if (!td__name_is(dst->scope, "local") || !td__name_is(src->scope, "local") ||

@@ -227,8 +227,7 @@ static int reduce_checks(const td_call *call, td_combiner comb,
     const td_buffer *db = td__region_buffer(call, &call->dst);
     const td_buffer *sb = td__region_buffer(call, &call->src);
     if (db == NULL || sb == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      db == NULL ? "dst" : "src");
+        td_reason_set(why, "%s", td__regions_missing(call));
         return TD_EDECLINED;
     }
     if (comb != TD_COMBINE_SUM && comb != TD_COMBINE_MAX &&

@@ -132,8 +132,7 @@ static bool shared_check(const td_call *call, td__red_shape *sh,
     const td_buffer *dst = td__region_buffer(call, &call->dst);
     const td_buffer *src = td__region_buffer(call, &call->src);
     if (dst == NULL || src == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      dst == NULL ? "dst" : "src");
+        td_reason_set(why, "%s", td__regions_missing(call));
         return false;
     }
     if (strncmp(dst->scope, "shared", 6) != 0 ||

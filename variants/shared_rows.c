@@ -287,8 +287,7 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     const td_buffer *dst = td__region_buffer(call, &call->dst);
     const td_buffer *src = td__region_buffer(call, &call->src);
     if (dst == NULL || src == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      dst == NULL ? "dst" : "src");
+        td_reason_set(why, "%s", td__regions_missing(call));
         return false;
     }
     if (strncmp(dst->scope, "shared", 6) != 0 ||

@@ -40,8 +40,7 @@ static bool packed_gate(const td_call *call, const td_op_desc *op,
     const td_buffer *db = td__region_buffer(call, &call->dst);
     const td_buffer *sb = td__region_buffer(call, &call->src);
     if (db == NULL || sb == NULL) {
-        td_reason_set(why, "malformed call: %s region does not name a buffer",
-                      db == NULL ? "dst" : "src");
+        td_reason_set(why, "%s", td__regions_missing(call));
         return false;
     }
     if (!td__name_is(db->scope, "local") || !td__name_is(sb->scope, "local") ||

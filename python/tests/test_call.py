@@ -167,3 +167,46 @@ def test_every_example_call_loads():
     assert files
     for f in files:
         assert td.Call.from_yaml(f).op in ("sum", "max", "min")
+
+
+def test_keywords_srcs_and_extras():
+    buffers = {"A": {"scope": "local", "dtype": "float32", "shape": [4]},
+               "B": {"scope": "local", "dtype": "float32", "shape": [4]}}
+    c = td.Call(op="exp", buffers=buffers, dst="B", srcs=["A[0:4]"],
+                extras={"bias": 0.5, "scale": {"scalar": "log2e", "dtype": "float32"}})
+    assert c.src == "A[0:4]"
+    assert c.srcs == ("A[0:4]",)
+    assert c.extras == {"bias": {"value": 0.5, "dtype": "float32"},
+                        "scale": {"scalar": "log2e", "dtype": "float32"}}
+    assert c.script == "Tx.exp(B[0:4], A[0:4], T.float32(0.5), log2e)"
+    # A literal first source: no src region; the mapping forms keep their dtype.
+    c = td.Call(op="add", buffers=buffers, dst="B",
+                srcs=[2, "A", {"value": 18446744073709551615, "dtype": "uint64"}])
+    assert c.src is None
+    assert c.srcs == ({"value": 2.0, "dtype": "float32"}, "A[0:4]",
+                      {"value": 18446744073709551615, "dtype": "uint64"})
+    assert c.extras == {}
+    # No source at all (zero); the file form reads the same.
+    z = td.Call(op="zero", buffers=buffers, dst="B")
+    assert z.srcs == () and z.src is None and z.script == "Tx.zero(B[0:4])"
+    f = td.Call.from_yaml(ROOT / "tests" / "call" / "data" / "good" / "fma_scalar.yaml")
+    assert f.srcs == ("A[0:8]", {"scalar": "alpha", "dtype": "float32"},
+                      {"value": 0.5, "dtype": "float32"})
+
+
+def test_keywords_srcs_errors():
+    buffers = {"A": {"scope": "local", "dtype": "float32", "shape": [4]}}
+    with pytest.raises(td.InputError, match=r"srcs\[1\]: unknown dtype 'f32'"):
+        td.Call(op="add", buffers=buffers, dst="A",
+                srcs=["A", {"value": 1, "dtype": "f32"}])
+    with pytest.raises(td.InputError, match="'src' .* not both"):
+        td.Call(op="add", buffers=buffers, dst="A", src="A", srcs=["A"])
+
+
+def test_reduction_with_two_sources_is_an_input_error(reg):
+    c = td.Call.from_yaml(CLI_DATA / "sum_two_srcs.yaml")
+    with pytest.raises(td.InputError, match="expects one source region, got 2 operands") as e:
+        reg.dispatch(c)
+    assert (e.value.line, e.value.column) == (7, 11)
+    with pytest.raises(td.InputError):
+        reg.explain(c)

@@ -3,11 +3,15 @@
  * each starting with
  *   # expect: LINE:COL: MESSAGE SUBSTRING
  *   # code: TD_E...
- * and the test walks the directory.  Run with --print to see what the loader
+ * and the test walks the directory.  Good call files with several operands
+ * live in data/good/, each starting with
+ *   # script: THE CALL AS td_call_format_script WRITES IT
+ * (walked the same way).  Run with --print to see what the loader
  * says about each bad file (for writing new cases); that mode checks the
  * files too and exits 1 when one does not fail as expected (test call-print).
  */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,6 +59,10 @@ static void parse_bad(const char *text, int code, int line, int col,
     td_diag d;
     td_diag_clear(&d);
     int rc = td_call_parse("t.yaml", text, strlen(text), &call, &d);
+    if (rc != code || d.line != line || d.col != col ||
+        strcmp(d.msg, msg) != 0)
+        print_error("got %s %d:%d: %s\n", td_err_name(rc), d.line, d.col,
+                    d.msg);
     assert_null(call);
     assert_int_equal(rc, code);
     assert_int_equal(d.code, code);
@@ -430,6 +438,336 @@ static void test_examples(void **state)
     }
 }
 
+
+/* ---- several operands (srcs, extras) ------------------------------------ */
+
+#define EW_HEAD                                                                \
+    "op: add\ntarget: cuda\nbuffers:\n"                                        \
+    "  A: {scope: local, dtype: float32, shape: [4]}\n"                        \
+    "  B: {scope: local, dtype: float32, shape: [4]}\n"                        \
+    "  I: {scope: local, dtype: int8, shape: [2, 4]}\n"                        \
+    "dst: B\n"
+
+static void test_operands(void **state)
+{
+    (void)state;
+    /* src: one region, as before: srcs[0] mirrors it. */
+    td_call *call = parse_ok(EW_HEAD "src: A[1:3]\n");
+    assert_int_equal(call->nsrcs, 1);
+    assert_false(call->srcs_list);
+    assert_int_equal(call->srcs[0].kind, TD_OPERAND_REGION);
+    assert_int_equal(call->srcs[0].dtype, TD_F32);
+    assert_int_equal(call->srcs[0].region.buffer, 0);
+    assert_int_equal(call->srcs[0].region.start[0], 1);
+    assert_int_equal(call->srcs[0].region.extent[0], 2);
+    assert_memory_equal(&call->src, &call->srcs[0].region, sizeof call->src);
+    assert_int_equal(call->srcs[0].pos.line, 8);
+    assert_int_equal(call->srcs[0].pos.col, 6);
+    assert_int_equal(call->pos_srcs.line, 8);
+    assert_int_equal(call->bias.kind, TD_OPERAND_NONE);
+    assert_int_equal(call->scale.kind, TD_OPERAND_NONE);
+    assert_int_equal(call->pos_extras.line, 0);
+    assert_ptr_equal(td_call_src_buffer(call), &call->buffers[0]);
+    assert_script(call, "Tx.add(B[0:4], A[1:3], axes=[-1], accum=False)");
+    td_call_free(call);
+
+    /* srcs: regions, bare numbers (the dst's dtype), literal and scalar
+     * mappings; extras. */
+    call = parse_ok(EW_HEAD
+                    "srcs: [\"I[1, :]\", -2.5, {value: 7, dtype: int8},\n"
+                    "       {scalar: alpha, dtype: float16}]\n"
+                    "extras: {bias: {scalar: beta, dtype: float32}, "
+                    "scale: 0.25}\n");
+    assert_true(call->srcs_list);
+    assert_int_equal(call->nsrcs, 4);
+    const td_operand *o = call->srcs;
+    assert_int_equal(o[0].kind, TD_OPERAND_REGION);
+    assert_int_equal(o[0].dtype, TD_I8);
+    assert_int_equal(o[0].region.buffer, 2);
+    assert_int_equal(o[0].region.start[0], 1);
+    assert_int_equal(o[0].region.extent[0], 1);
+    assert_int_equal(o[0].region.extent[1], 4);
+    assert_int_equal(o[0].pos.line, 8);
+    assert_int_equal(o[0].pos.col, 8);
+    assert_int_equal(o[1].kind, TD_OPERAND_LITERAL);
+    assert_int_equal(o[1].dtype, TD_F32);
+    assert_true(o[1].value == -2.5);
+    assert_int_equal(o[1].pos.col, 19);
+    assert_int_equal(o[2].kind, TD_OPERAND_LITERAL);
+    assert_int_equal(o[2].dtype, TD_I8);
+    assert_int_equal(o[2].ivalue, 7);
+    assert_true(o[2].value == 7.0);
+    assert_int_equal(o[2].pos.col, 25);
+    assert_int_equal(o[3].kind, TD_OPERAND_SCALAR);
+    assert_int_equal(o[3].dtype, TD_F16);
+    assert_string_equal(o[3].name, "alpha");
+    assert_int_equal(o[3].pos.line, 9);
+    assert_int_equal(o[3].pos.col, 8);
+    assert_int_equal(call->pos_srcs.line, 8);
+    assert_int_equal(call->pos_srcs.col, 7);
+    /* The first source is a region: call->src is it. */
+    assert_int_equal(call->src.buffer, 2);
+    assert_int_equal(call->bias.kind, TD_OPERAND_SCALAR);
+    assert_string_equal(call->bias.name, "beta");
+    assert_int_equal(call->bias.dtype, TD_F32);
+    assert_int_equal(call->bias.pos.line, 10);
+    assert_int_equal(call->bias.pos.col, 16);
+    assert_int_equal(call->scale.kind, TD_OPERAND_LITERAL);
+    assert_int_equal(call->scale.dtype, TD_F32);
+    assert_true(call->scale.value == 0.25);
+    assert_int_equal(call->pos_extras.line, 10);
+    assert_int_equal(call->pos_extras.col, 9);
+    assert_script(call, "Tx.add(B[0:4], I[1:2, 0:4], T.float32(-2.5), "
+                        "T.int8(7), alpha, beta, T.float32(0.25))");
+    td_call_free(call);
+
+    /* A first source that is not a region: no src region. */
+    call = parse_ok(EW_HEAD "srcs: [{scalar: x, dtype: float32}, A]\n");
+    assert_int_equal(call->src.buffer, -1);
+    assert_null(td_call_src_buffer(call));
+    assert_int_equal(call->nsrcs, 2);
+    /* The default axes stay (reductions read them); td_call_axes refuses
+     * them without a source region instead of reading past anything. */
+    int red[TD_MAX_RANK], spa[TD_MAX_RANK], nr, ns;
+    char why[64];
+    assert_int_equal(td_call_axes(call, red, &nr, spa, &ns, why, sizeof why),
+                     TD_EINVAL);
+    td_call_free(call);
+
+    /* No source at all. */
+    call = parse_ok(EW_HEAD);
+    assert_int_equal(call->nsrcs, 0);
+    assert_int_equal(call->src.buffer, -1);
+    assert_null(td_call_src_buffer(call));
+    assert_int_equal(call->pos_srcs.line, 0);
+    assert_script(call, "Tx.add(B[0:4])");
+    td_call_free(call);
+
+    /* Integer literals: every integer dtype's bounds; floats written as
+     * integral values; uint64 past INT64_MAX keeps its bits. */
+    static const struct {
+        const char *text;
+        td_dtype dt;
+        int64_t iv;
+    } ints[] = {
+        {"{value: -128, dtype: int8}", TD_I8, -128},
+        {"{value: 127, dtype: int8}", TD_I8, 127},
+        {"{value: 255, dtype: uint8}", TD_U8, 255},
+        {"{value: -32768, dtype: int16}", TD_I16, -32768},
+        {"{value: 65535, dtype: uint16}", TD_U16, 65535},
+        {"{value: -2147483648, dtype: int32}", TD_I32, INT32_MIN},
+        {"{value: 4294967295, dtype: uint32}", TD_U32, 4294967295LL},
+        {"{value: -9223372036854775808, dtype: int64}", TD_I64, INT64_MIN},
+        {"{value: 9223372036854775807, dtype: int64}", TD_I64, INT64_MAX},
+        {"{value: 18446744073709551615, dtype: uint64}", TD_U64, -1},
+        {"{value: 4.0, dtype: int32}", TD_I32, 4},
+        {"{value: -1e2, dtype: int16}", TD_I16, -100},
+        {"{value: -0.0, dtype: uint8}", TD_U8, 0},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        char text[512];
+        snprintf(text, sizeof text, EW_HEAD "srcs: [%s]\n", ints[i].text);
+        call = parse_ok(text);
+        assert_int_equal(call->srcs[0].kind, TD_OPERAND_LITERAL);
+        assert_int_equal(call->srcs[0].dtype, ints[i].dt);
+        assert_int_equal(call->srcs[0].ivalue, ints[i].iv);
+        td_call_free(call);
+    }
+    /* Floats: YAML's spellings of infinities and NaN; the float16 and
+     * bfloat16 ranges; integers past int64 for a float dtype. */
+    static const struct {
+        const char *text;
+        double v;
+    } floats[] = {
+        {".inf", INFINITY},
+        {"-.Inf", -INFINITY},
+        {"+.INF", INFINITY},
+        {"{value: 65504, dtype: float16}", 65504.0},
+        {"{value: -65504.0, dtype: float16}", -65504.0},
+        {"{value: 3.3895313892515355e38, dtype: bfloat16}",
+         3.3895313892515355e38},
+        {"{value: 1.7976931348623157e308, dtype: float64}", 1.7976931348623157e308},
+        {"{value: 100000000000000000000, dtype: float32}", 1e20},
+        {"1.", 1.0},
+        {".5", 0.5},
+        {"+3E-2", 0.03},
+    };
+    for (size_t i = 0; i < sizeof floats / sizeof *floats; i++) {
+        char text[512];
+        snprintf(text, sizeof text, EW_HEAD "srcs: [%s]\n", floats[i].text);
+        call = parse_ok(text);
+        assert_int_equal(call->srcs[0].kind, TD_OPERAND_LITERAL);
+        assert_true(call->srcs[0].value == floats[i].v);
+        td_call_free(call);
+    }
+    static const char *const nans[] = {".nan", ".NaN", ".NAN",
+                                       "{value: .nan, dtype: float16}"};
+    for (size_t i = 0; i < sizeof nans / sizeof *nans; i++) {
+        char text[512];
+        snprintf(text, sizeof text, EW_HEAD "srcs: [%s]\n", nans[i]);
+        call = parse_ok(text);
+        assert_true(isnan(call->srcs[0].value));
+        td_call_free(call);
+    }
+}
+
+static void test_operand_errors(void **state)
+{
+    (void)state;
+    /* Line 8 is the first after EW_HEAD. */
+    parse_bad(EW_HEAD "srcs: [A, A, {value: 1.5, dtype: f32}]\n", TD_ESCHEMA, 8, 34, "srcs[2]: unknown dtype 'f32'");
+    parse_bad(EW_HEAD "srcs: [A, A, A, A, A]\n", TD_ELIMIT, 8, 7,
+              "'srcs' has 5 operands (at most 4)");
+    parse_bad(EW_HEAD "src: A\nextras: {scale: A}\n", TD_ESCHEMA, 9, 17,
+              "extras: 'scale' must be a literal or a named scalar, not a "
+              "region");
+    parse_bad(EW_HEAD "src: A\nsrcs: [A]\n", TD_ESCHEMA, 9, 1,
+              "give 'src' (one region) or 'srcs' (a list of operands), not "
+              "both");
+    parse_bad(EW_HEAD "srcs: [A]\nsrc: A\n", TD_ESCHEMA, 9, 1,
+              "give 'src' (one region) or 'srcs' (a list of operands), not "
+              "both");
+    parse_bad(EW_HEAD "srcs: {a: 1}\n", TD_ESCHEMA, 8, 7,
+              "'srcs' must be a list of operands, not a mapping");
+    parse_bad(EW_HEAD "srcs: [A, \"A[0:5]\"]\n", TD_ESCHEMA, 8, 14,
+              "srcs[1]: slice 0:5 out of bounds for dimension 0 of extent 4");
+    parse_bad(EW_HEAD "srcs: [C]\n", TD_ESCHEMA, 8, 8,
+              "srcs[0]: unknown buffer 'C'");
+    parse_bad(EW_HEAD "srcs: ['I[0, 0:4:2]']\n", TD_EPARSE, 8, 17, "srcs[0]: slice steps are not supported in regions");
+    parse_bad(EW_HEAD "srcs: [~]\n", TD_ESCHEMA, 8, 8,
+              "srcs[0]: an operand must be a region, a number or a mapping, "
+              "not null");
+    parse_bad(EW_HEAD "srcs: [nan]\n", TD_ESCHEMA, 8, 8,
+              "srcs[0]: 'nan' is not a YAML number (write a decimal number, "
+              ".inf, -.inf or .nan)");
+    parse_bad(EW_HEAD "srcs: [-.nan]\n", TD_EPARSE, 8, 8,
+              "srcs[0]: expected a buffer name, found '-'");
+    parse_bad(EW_HEAD "srcs: [{value: 256, dtype: uint8}]\n", TD_ESCHEMA, 8,
+              16, "srcs[0]: literal 256 is out of range for uint8 (0 to 255)");
+    parse_bad(EW_HEAD "srcs: [{value: 9223372036854775808, dtype: int64}]\n",
+              TD_ESCHEMA, 8, 16,
+              "srcs[0]: literal 9223372036854775808 is out of range for int64 "
+              "(-9223372036854775808 to 9223372036854775807)");
+    parse_bad(EW_HEAD "srcs: [{value: 1e19, dtype: int64}]\n", TD_ESCHEMA, 8,
+              16,
+              "srcs[0]: literal 1e19 is out of range for int64 "
+              "(-9223372036854775808 to 9223372036854775807)");
+    parse_bad(EW_HEAD "srcs: [{value: 0.5, dtype: uint8}]\n", TD_ESCHEMA, 8,
+              16, "srcs[0]: literal 0.5 is not an integer (dtype uint8)");
+    parse_bad(EW_HEAD "srcs: [{value: -.inf, dtype: int8}]\n", TD_ESCHEMA, 8,
+              16, "srcs[0]: literal -.inf is not an integer (dtype int8)");
+    parse_bad(EW_HEAD "srcs: [{value: 65520, dtype: float16}]\n", TD_ESCHEMA,
+              8, 16, "srcs[0]: literal 65520 is out of range for float16");
+    parse_bad(EW_HEAD "srcs: [{value: 3.4e38, dtype: bfloat16}]\n",
+              TD_ESCHEMA, 8, 16,
+              "srcs[0]: literal 3.4e38 is out of range for bfloat16");
+    parse_bad(EW_HEAD "srcs: [1e309]\n", TD_ESCHEMA, 8, 8,
+              "srcs[0]: literal 1e309 is out of range for float32");
+    parse_bad(EW_HEAD "srcs: [{value: true, dtype: float32}]\n", TD_ESCHEMA, 8,
+              16, "srcs[0]: 'value' must be a number, not a boolean");
+    parse_bad(EW_HEAD "srcs: [{scalar: x}]\n", TD_ESCHEMA, 8, 8,
+              "srcs[0]: missing required key 'dtype'");
+    parse_bad(EW_HEAD "srcs: [{scalar: x, dtype: [float32]}]\n", TD_ESCHEMA, 8,
+              27, "srcs[0]: 'dtype' must be a string, not a list");
+    parse_bad(EW_HEAD "srcs: [{scalar: 'a b', dtype: float32}]\n", TD_ESCHEMA,
+              8, 17, "srcs[0]: scalar name 'a b' is not an identifier");
+    parse_bad(EW_HEAD "srcs: [{scalar: I, dtype: int8}]\n", TD_ESCHEMA, 8, 17,
+              "srcs[0]: scalar 'I' has the name of a buffer");
+    parse_bad(EW_HEAD "srcs: [{scalar: x, dtype: float32}]\n"
+                      "extras: {bias: {scalar: x, dtype: int8}}\n", TD_ESCHEMA, 9, 35, "extras.bias: scalar 'x' is int8 here but float32 at 8:8");
+    parse_bad(EW_HEAD "srcs: [{scalar: x, value: 1, dtype: float32}]\n",
+              TD_ESCHEMA, 8, 8, "srcs[0]: give 'value' or 'scalar', not both");
+    parse_bad(EW_HEAD "srcs: [{dtype: float32}]\n", TD_ESCHEMA, 8, 8,
+              "srcs[0]: an operand mapping needs 'value' (a literal) or "
+              "'scalar' (a named scalar)");
+    parse_bad(EW_HEAD "srcs: [{value: 1, dtype: float32, x: 1}]\n", TD_ESCHEMA,
+              8, 35,
+              "srcs[0]: unknown key 'x' (expected value, scalar, dtype)");
+    parse_bad(EW_HEAD "src: A\nextras: 2\n", TD_ESCHEMA, 9, 9,
+              "'extras' must be a mapping, not an integer");
+    parse_bad(EW_HEAD "src: A\nextras: {shift: 2}\n", TD_ESCHEMA, 9, 10,
+              "extras: unknown key 'shift' (expected bias, scale)");
+    parse_bad(EW_HEAD "src: A\nextras: {bias: [A]}\n", TD_ESCHEMA, 9, 16,
+              "extras.bias: an operand must be a region, a number or a "
+              "mapping, not a list");
+    parse_bad(EW_HEAD "src: A\nextras: {bias: 1, bias: 2}\n", TD_ESCHEMA, 9,
+              19, "duplicate key 'bias'");
+    parse_bad(EW_HEAD "src: A\nextras: {scale: {value: x, dtype: float32}}\n", TD_ESCHEMA, 9, 25, "extras.scale: 'value' must be a number, not a string");
+    parse_bad(EW_HEAD "srcs: [2]\naxes: [0]\n", TD_ESCHEMA, 9, 7,
+              "'axes' needs a region as the first source");
+    /* src still takes only a region, with its old messages. */
+    parse_bad(EW_HEAD "src: 2\n", TD_ESCHEMA, 8, 6,
+              "'src' must be a string, not an integer");
+    parse_bad(EW_HEAD "src: C\n", TD_ESCHEMA, 8, 6, "unknown buffer 'C'");
+}
+
+static void test_script_forms(void **state)
+{
+    (void)state;
+    td_call *call = parse_ok(EW_HEAD "srcs: [A]\n");
+    /* Written as srcs: the operand form, the reduction form on request. */
+    assert_script(call, "Tx.add(B[0:4], A[0:4])");
+    char buf[256];
+    td_call_format_script_as(call, TD_SCRIPT_REDUCTION, buf, sizeof buf);
+    assert_string_equal(buf, "Tx.add(B[0:4], A[0:4], axes=[-1], accum=False)");
+    td_call_format_script_as(call, TD_SCRIPT_OPERANDS, buf, sizeof buf);
+    assert_string_equal(buf, "Tx.add(B[0:4], A[0:4])");
+    assert_int_equal(td_call_format_script_as(call, TD_SCRIPT_AUTO, NULL, 0),
+                     strlen("Tx.add(B[0:4], A[0:4])"));
+    td_call_free(call);
+
+    call = parse_ok(EW_HEAD "src: A\n");
+    td_call_format_script_as(call, TD_SCRIPT_OPERANDS, buf, sizeof buf);
+    assert_string_equal(buf, "Tx.add(B[0:4], A[0:4])");
+    td_call_free(call);
+
+    /* Operands one by one. */
+    call = parse_ok(EW_HEAD
+                    "srcs: [A, {value: -3, dtype: int64}, {value: 1.5e-7, "
+                    "dtype: float64}, {scalar: s_1, dtype: uint8}]\n");
+    static const char *const want[] = {"A[0:4]", "T.int64(-3)",
+                                       "T.float64(1.5e-07)", "s_1"};
+    for (int i = 0; i < 4; i++) {
+        size_t n = td_operand_format(call, &call->srcs[i], buf, sizeof buf);
+        assert_string_equal(buf, want[i]);
+        assert_int_equal(n, strlen(want[i]));
+    }
+    assert_int_equal(td_operand_format(call, &call->bias, buf, sizeof buf), 4);
+    assert_string_equal(buf, "None");
+    char tiny[3];
+    assert_int_equal(td_operand_format(call, &call->srcs[1], tiny, sizeof tiny),
+                     strlen("T.int64(-3)"));
+    assert_string_equal(tiny, "T.");
+    td_call_free(call);
+
+    /* A call built by hand with only call->src (as before srcs): the
+     * reduction form, from src. */
+    td_call hb;
+    memset(&hb, 0, sizeof hb);
+    strcpy(hb.op, "sum");
+    hb.nbuffers = 2;
+    strcpy(hb.buffers[0].name, "A");
+    strcpy(hb.buffers[1].name, "B");
+    hb.buffers[0].ndim = hb.buffers[1].ndim = 1;
+    hb.buffers[0].shape[0] = 4;
+    hb.buffers[1].shape[0] = 1;
+    hb.src.buffer = 0;
+    hb.src.ndim = 1;
+    hb.src.extent[0] = 4;
+    hb.dst.buffer = 1;
+    hb.dst.ndim = 1;
+    hb.dst.extent[0] = 1;
+    hb.naxes = 1;
+    hb.axes[0] = -1;
+    assert_script(&hb, "Tx.sum(B[0:1], A[0:4], axes=[-1], accum=False)");
+    /* Out-of-range counts are clamped, not trusted. */
+    hb.nsrcs = 99;
+    hb.naxes = -5;
+    td_call_format_script(&hb, buf, sizeof buf);
+    hb.nsrcs = -1;
+    td_call_format_script(&hb, buf, sizeof buf);
+}
+
 /* ---- bad files ---------------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -513,6 +851,71 @@ static void test_bad_files(void **state)
     assert_int_equal(check_bad_files(false), 0);
 }
 
+
+/*
+ * Loads every .yaml file of tests/call/data/good and compares
+ * td_call_format_script with the file's `# script:` line.  Returns the
+ * number of files that did not (-1 when the directory cannot be read).
+ */
+static int check_good_files(bool print)
+{
+    const char *dir = TD_CALL_DATA "/good";
+    DIR *dp = opendir(dir);
+    if (dp == NULL) {
+        print_error("%s: cannot open\n", dir);
+        return -1;
+    }
+    char *names[256];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL && n < 256) {
+        size_t len = strlen(de->d_name);
+        if (len > 5 && strcmp(de->d_name + len - 5, ".yaml") == 0)
+            names[n++] = strdup(de->d_name);
+    }
+    closedir(dp);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    int failures = n < 10;
+    if (n < 10)
+        print_error("%s: %d good files, expected at least 10\n", dir, n);
+    for (int i = 0; i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "r");
+        char l1[512] = "";
+        if (f == NULL || fgets(l1, sizeof l1, f) == NULL)
+            l1[0] = '\0';
+        if (f != NULL)
+            fclose(f);
+        l1[strcspn(l1, "\n")] = '\0';
+        const char *want = strncmp(l1, "# script: ", 10) == 0 ? l1 + 10 : "";
+        td_call *call = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        int rc = td_call_load_file(path, &call, &d);
+        char got[512] = "";
+        if (rc == 0)
+            td_call_format_script(call, got, sizeof got);
+        if (print)
+            printf("%-28s %s\n", names[i],
+                   rc == 0 ? got : d.msg);
+        if (rc != 0 || want[0] == '\0' || strcmp(got, want) != 0) {
+            print_error("%s: want %s\n      got %s\n", names[i], want,
+                        rc == 0 ? got : d.msg);
+            failures++;
+        }
+        td_call_free(call);
+        free(names[i]);
+    }
+    return failures;
+}
+
+static void test_good_files(void **state)
+{
+    (void)state;
+    assert_int_equal(check_good_files(false), 0);
+}
+
 /* ---- allocation failures ------------------------------------------------ */
 
 static void test_alloc_failures(void **state)
@@ -524,7 +927,10 @@ static void test_alloc_failures(void **state)
         "  A: {scope: local, dtype: float32, shape: [128], layout: "
         "\"S[(32, 4) : (1@laneid, 1)]\"}\n"
         "  B: {scope: local, dtype: float32, shape: [4]}\n"
-        "dst: B\nsrc: A\naxes: [0]\nconfig: {a: [1, 2]}\n";
+        "dst: B\nsrcs: [\"A[0:4]\", 1.5, {scalar: s, dtype: float32}]\n"
+        "extras: {bias: {value: 2, dtype: int8},\n"
+        "         scale: {scalar: s, dtype: float32}}\n"
+        "axes: [0]\nconfig: {a: [1, 2]}\n";
     alloc_install();
     int rc = -1;
     long fail_at;
@@ -552,8 +958,11 @@ int main(int argc, char **argv)
 {
     /* --print: what the loader says for each bad file, checked as the
      * test checks it (exit 1 when one does not fail as expected). */
-    if (argc > 1 && strcmp(argv[1], "--print") == 0)
-        return check_bad_files(true) == 0 ? 0 : 1;
+    if (argc > 1 && strcmp(argv[1], "--print") == 0) {
+        int bad = check_bad_files(true);
+        int good = check_good_files(true);
+        return bad == 0 && good == 0 ? 0 : 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_regions),
@@ -562,7 +971,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_axes_helper),
         cmocka_unit_test(test_inline_errors),
         cmocka_unit_test(test_examples),
+        cmocka_unit_test(test_operands),
+        cmocka_unit_test(test_operand_errors),
+        cmocka_unit_test(test_script_forms),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_good_files),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,12 @@ expect 2 "bad_dtype.yaml:4:" dispatch "$data/bad_dtype.yaml"
 expect 2 "unknown dtype 'float8'" dispatch "$data/bad_dtype.yaml"
 expect 2 "unknown op 'prod'" dispatch "$data/unknown_op.yaml"
 expect 2 "unknown_op.yaml:1:5" dispatch "$data/unknown_op.yaml"
+# The op's operand check (a reduction: one region source, no extras):
+# exit 2 with the position, from every command that dispatches.
+for cmd in dispatch explain emit kernel; do
+  expect 2 "sum_two_srcs.yaml:7:11: error: op 'sum': expects one source region, got 2 operands" $cmd "$data/sum_two_srcs.yaml"
+done
+expect 2 "srcs: [A, {value: 1.5, dtype: float32}]" explain "$data/sum_two_srcs.yaml" --json
 expect 2 "cannot open" dispatch "$tmp/missing.yaml"
 expect 2 "bad_rules_pred.yaml:8:9: error: unknown predicate 'no_such_predicate'" validate "$data/bad_rules_pred.yaml"
 expect 2 "^" validate "$data/bad_rules_pred.yaml"

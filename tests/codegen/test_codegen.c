@@ -1604,6 +1604,14 @@ static void test_ptx_f32x2(void **state)
     td_ir_free(ir);
 }
 
+/* The source_code argument of a paired cast's TIRx call: the helper
+ * (names: the pair in the helper's name, the destination's pair type, the
+ * conversion, the source's pair type), ending in an escaped newline. */
+#define PAIR_SRC(pair, dt, fn, st)                                           \
+    ", source_code=\"__forceinline__ __device__ void tvm_builtin_cast_" pair \
+    "(void *dst, void *src) { *(" dt " *)dst = " fn "(*(const " st          \
+    " *)src); }\\n\""
+
 static void test_cast_pair(void **state)
 {
     (void)state;
@@ -1648,13 +1656,21 @@ static void test_cast_pair(void **state)
            "for i in T.serial(2):\n"
            "    for o in T.serial(1):\n"
            "        T.cuda.func_call(\"tvm_builtin_cast_float32x2_float16x2\", "
-           "T.address_of(H[i, o * 4 + 2]), T.address_of(F[i, 0]))\n"
+           "T.address_of(H[i, o * 4 + 2]), T.address_of(F[i, 0])"
+           PAIR_SRC("float32x2_float16x2", "__half2", "__float22half2_rn",
+                    "float2") ")\n"
            "        T.cuda.func_call(\"tvm_builtin_cast_float16x2_float32x2\", "
-           "T.address_of(F[i, 6]), T.address_of(H[i, 4]))\n"
+           "T.address_of(F[i, 6]), T.address_of(H[i, 4])"
+           PAIR_SRC("float16x2_float32x2", "float2", "__half22float2",
+                    "__half2") ")\n"
            "        T.cuda.func_call(\"tvm_builtin_cast_float32x2_bfloat16x2\", "
-           "T.address_of(B[i * 4]), T.address_of(F[i, 0]))\n"
+           "T.address_of(B[i * 4]), T.address_of(F[i, 0])"
+           PAIR_SRC("float32x2_bfloat16x2", "__nv_bfloat162",
+                    "__float22bfloat162_rn", "float2") ")\n"
            "        T.cuda.func_call(\"tvm_builtin_cast_bfloat16x2_float32x2\", "
-           "T.address_of(t[2]), T.address_of(B[6]))\n",
+           "T.address_of(t[2]), T.address_of(B[6])"
+           PAIR_SRC("bfloat16x2_float32x2", "float2", "__bfloat1622float2",
+                    "__nv_bfloat162") ")\n",
            "");
     td_ir_free(ir);
 
@@ -1800,7 +1816,9 @@ static void test_value_folding(void **state)
            "    P[o, o + 2] = T.ptx.mul.rn.ftz.f32x2(P[o + 2, 3], "
            "P[o + 2, 3])\n"
            "    T.cuda.func_call(\"tvm_builtin_cast_float32x2_float16x2\", "
-           "T.address_of(H[o + 2, o]), T.address_of(A[o, o + 2]))\n",
+           "T.address_of(H[o + 2, o]), T.address_of(A[o, o + 2])"
+           PAIR_SRC("float32x2_float16x2", "__half2", "__float22half2_rn",
+                    "float2") ")\n",
            "");
     td_ir_free(ir);
 }

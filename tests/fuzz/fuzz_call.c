@@ -2,7 +2,8 @@
  * Fuzz target: the call-file loader.  Oracles: no crash, no read past the
  * given length; an error carries its code, a message and a position inside
  * the text; an accepted call satisfies the model's invariants (counts within
- * the limits, regions inside their buffers, names terminated) and every
+ * the limits, regions inside their buffers, names terminated, operands of a
+ * known kind, call->src mirroring a region first source) and every
  * function that reads a call copes with it.
  */
 #include <string.h>
@@ -35,6 +36,37 @@ static void check_region(const td_call *c, const td_region *r)
         FUZZ_CHECK(r->start[d] + r->extent[d] <= b->shape[d]);
     }
     FUZZ_CHECK(td_region_size(r) >= 1);
+}
+
+static void check_operand(const td_call *c, const td_operand *o,
+                          bool may_be_absent)
+{
+    char text[256];
+    switch (o->kind) {
+    case TD_OPERAND_NONE:
+        FUZZ_CHECK(may_be_absent);
+        break;
+    case TD_OPERAND_REGION:
+        check_region(c, &o->region);
+        FUZZ_CHECK(o->dtype == c->buffers[o->region.buffer].dtype);
+        break;
+    case TD_OPERAND_LITERAL:
+        FUZZ_CHECK((unsigned)o->dtype < TD_DTYPE_COUNT);
+        break;
+    case TD_OPERAND_SCALAR:
+        FUZZ_CHECK((unsigned)o->dtype < TD_DTYPE_COUNT);
+        check_name(o->name, sizeof o->name);
+        FUZZ_CHECK(o->name[0] != '\0');
+        for (int i = 0; i < c->nbuffers; i++)
+            FUZZ_CHECK(strcmp(o->name, c->buffers[i].name) != 0);
+        break;
+    default:
+        FUZZ_CHECK(!"unknown operand kind");
+    }
+    if (o->kind != TD_OPERAND_NONE)
+        FUZZ_CHECK(o->pos.line >= 1 && o->pos.col >= 1);
+    size_t need = td_operand_format(c, o, text, sizeof text);
+    FUZZ_CHECK(need > 0 && (need >= sizeof text || strlen(text) == need));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -85,15 +117,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(td_call_config(call, call->config[i].key) != NULL);
     }
     check_region(call, &call->dst);
-    check_region(call, &call->src);
     FUZZ_CHECK(td_call_dst_buffer(call) == &call->buffers[call->dst.buffer]);
-    FUZZ_CHECK(td_call_src_buffer(call) == &call->buffers[call->src.buffer]);
+    /* Operands: call->src mirrors a first source that is a region and has
+     * buffer -1 otherwise; scale is never a region. */
+    FUZZ_CHECK(call->nsrcs >= 0 && call->nsrcs <= TD_MAX_SRCS);
+    for (int i = 0; i < call->nsrcs; i++)
+        check_operand(call, &call->srcs[i], false);
+    check_operand(call, &call->bias, true);
+    check_operand(call, &call->scale, true);
+    FUZZ_CHECK(call->scale.kind != TD_OPERAND_REGION);
+    if (call->nsrcs > 0 && call->srcs[0].kind == TD_OPERAND_REGION) {
+        FUZZ_CHECK(memcmp(&call->src, &call->srcs[0].region,
+                          sizeof call->src) == 0);
+        FUZZ_CHECK(td_call_src_buffer(call) ==
+                   &call->buffers[call->src.buffer]);
+    } else {
+        FUZZ_CHECK(call->src.buffer == -1);
+        FUZZ_CHECK(td_call_src_buffer(call) == NULL);
+    }
 
     int red[TD_MAX_RANK], spa[TD_MAX_RANK], nr = -1, ns = -1;
     char why[256];
     if (td_call_axes(call, red, &nr, spa, &ns, why, sizeof why) == 0)
         FUZZ_CHECK(nr >= 0 && ns >= 0 && nr + ns == call->src.ndim);
 
+    for (int form = TD_SCRIPT_AUTO; form <= TD_SCRIPT_OPERANDS; form++) {
+        char small[64];
+        size_t n = td_call_format_script_as(call, (td_script_form)form, small,
+                                            sizeof small);
+        FUZZ_CHECK(n > 0 && strlen(small) == (n < sizeof small
+                                                  ? n
+                                                  : sizeof small - 1));
+    }
     char tiny[4];
     size_t need = td_call_format_script(call, tiny, sizeof tiny);
     FUZZ_CHECK(strlen(tiny) < sizeof tiny);

@@ -298,6 +298,66 @@ static void test_calls(void **state)
     assert_int_equal(g_ca.live, 0);
 }
 
+/*
+ * Call files with several operands (tests/call/data/good): loading them
+ * under every allocation failure gives the call or TD_ENOMEM and leaks
+ * nothing; with the default rules, their ops are not registered, and a
+ * reduction written with srcs fails its op check, before anything is
+ * allocated.
+ */
+static void test_operand_calls(void **state)
+{
+    (void)state;
+    char **paths = NULL;
+    size_t np = 0;
+    corpus_add_dir(SRC_ROOT "/tests/call/data/good", &paths, &np);
+    assert_true(np > 0);
+    for (size_t i = 0; i < np; i++) {
+        long n;
+        for (n = 1; n < MAX_N; n++) {
+            td_call *call = NULL;
+            td_diag d;
+            td_diag_clear(&d);
+            alloc_arm(n);
+            int rc = td_call_load_file(paths[i], &call, &d);
+            bool failed = g_ca.failed;
+            alloc_arm(0);
+            if (rc != 0 && (!failed || rc != TD_ENOMEM))
+                fail_msg("%s: allocation %ld: %s", paths[i], n,
+                         td_err_name(rc));
+            td_call_free(call);
+            assert_int_equal(g_ca.live, 0);
+            if (!failed)
+                break;
+        }
+        assert_true(n > 1 && n < MAX_N);
+    }
+    corpus_free(paths, np);
+
+    td_registry *reg = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_new(&reg), 0);
+    assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+    td_call *call = NULL;
+    assert_int_equal(td_call_load_file(SRC_ROOT "/tests/cli/data/sum_two_srcs.yaml",
+                                       &call, &d),
+                     0);
+    long live = g_ca.live;
+    alloc_arm(1);
+    td_dispatch_result res;
+    td_diag_clear(&d);
+    assert_int_equal(td_dispatch(reg, call, &res, &d), TD_ESCHEMA);
+    td_explain *ex = NULL;
+    assert_int_equal(td_explain_call(reg, call, &ex, &d), TD_ESCHEMA);
+    assert_false(g_ca.failed); /* nothing was allocated */
+    alloc_arm(0);
+    assert_int_equal(g_ca.live, live);
+    td_call_free(call);
+    td_registry_free(reg);
+    assert_int_equal(g_ca.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +368,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reload_rules_file, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_operand_calls, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

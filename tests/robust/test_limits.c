@@ -308,6 +308,51 @@ static void test_call_axes(void **state)
     free(text);
 }
 
+/* Source operands: TD_MAX_SRCS of them, then one more; named scalars'
+ * names at and past TD_NAME_MAX - 1 bytes. */
+static void test_call_srcs(void **state)
+{
+    (void)state;
+    for (int n = TD_MAX_SRCS; n <= TD_MAX_SRCS + 1; n++) {
+        tstr t = {0};
+        tstr_add(&t, "op: add\ntarget: cuda\nbuffers:\n"
+                     "  A: {scope: local, dtype: float32, shape: [4]}\n"
+                     "dst: A\nsrcs: [");
+        for (int i = 0; i < n; i++)
+            tstr_add(&t, i ? ", A" : "A");
+        tstr_add(&t, "]\n");
+        if (n == TD_MAX_SRCS) {
+            expect_call(t.s, 0, 0, 0, NULL);
+        } else {
+            char msg[64];
+            snprintf(msg, sizeof msg, "'srcs' has %d operands (at most %d)", n,
+                     TD_MAX_SRCS);
+            expect_call(t.s, TD_ELIMIT, 6, 7, msg);
+        }
+        free(t.s);
+    }
+    char *ok = repeat('s', TD_NAME_MAX - 1), *bad = repeat('s', TD_NAME_MAX);
+    for (int k = 0; k < 2; k++) {
+        tstr t = {0};
+        tstr_printf(&t, "op: add\ntarget: cuda\nbuffers:\n"
+                        "  A: {scope: local, dtype: float32, shape: [4]}\n"
+                        "dst: A\nsrcs: [{scalar: %s, dtype: float32}]\n",
+                    k ? bad : ok);
+        if (k == 0) {
+            expect_call(t.s, 0, 0, 0, NULL);
+        } else {
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "srcs[0]: scalar name '%.*s...' is longer than 63 bytes",
+                     TD_NAME_MAX, bad);
+            expect_call(t.s, TD_ELIMIT, 6, 17, msg);
+        }
+        free(t.s);
+    }
+    free(ok);
+    free(bad);
+}
+
 static void test_call_launch(void **state)
 {
     (void)state;
@@ -564,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_call_buffers),
         cmocka_unit_test(test_call_config),
         cmocka_unit_test(test_call_axes),
+        cmocka_unit_test(test_call_srcs),
         cmocka_unit_test(test_call_launch),
         cmocka_unit_test(test_call_layout_iters),
         cmocka_unit_test(test_call_layout_text),

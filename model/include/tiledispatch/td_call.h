@@ -249,6 +249,9 @@ typedef struct td_call {
     td_operand bias;
     td_operand scale;
     td_pos pos_extras;
+    bool srcs_list;               /* the sources were written as `srcs:`
+                                     (td_call_format_script then prints
+                                     the operand form) */
     int naxes;
     int axes[TD_MAX_AXES];        /* as written (may be negative) */
     bool accum;
@@ -299,10 +302,47 @@ TD_API int td_call_axes(const td_call *call, int *reduce, int *nreduce,
 TD_API int64_t td_region_size(const td_region *r);
 
 /*
- * The call as one line of TVMScript-like text, e.g.
- * "Tx.cta.sum(B_local[0:1], A_local[0:4], axes=[-1], accum=False)".
+ * The call as one line of TVMScript-like text, in one of two forms:
+ *
+ *   reduction form: "Tx.cta.sum(B_local[0:1], A_local[0:4], axes=[-1],
+ *                    accum=False)": the destination, the source, then
+ *                    axes and accum always;
+ *   operand form:   "Tx.cta.add(C[0:64, 0:64], A[0:64, 0:64],
+ *                    T.float32(2))", "Tx.exp(B[0:8], A[0:8], bias, alpha)",
+ *                    "Tx.zero(B[0:8])": the destination, every source
+ *                    (regions, literals as T.DTYPE(V), named scalars by
+ *                    name), then bias and scale as upstream's positional
+ *                    arguments (None standing for an absent bias or
+ *                    source); axes and accum only where they differ from
+ *                    the defaults ([-1], False).
+ *
+ * Both end with dispatch= and the config entries as keywords.  Returns the
+ * length of the whole text (as snprintf; buf may be NULL when cap is 0).
  */
+typedef enum td_script_form {
+    TD_SCRIPT_AUTO,      /* as written: the operand form for `srcs:`,
+                            extras, or a source that is not one region;
+                            the reduction form otherwise */
+    TD_SCRIPT_REDUCTION, /* for reduction ops */
+    TD_SCRIPT_OPERANDS   /* for elementwise ops */
+} td_script_form;
+
+TD_API size_t td_call_format_script_as(const td_call *call,
+                                       td_script_form form, char *buf,
+                                       size_t cap);
+
+/* td_call_format_script_as(call, TD_SCRIPT_AUTO, buf, cap). */
 TD_API size_t td_call_format_script(const td_call *call, char *buf, size_t cap);
+
+/*
+ * Writes one operand of `call` as the operand form prints it: a region
+ * "A[0:4]", a literal "T.float32(2)", "T.int8(-3)", "T.float16(\"inf\")"
+ * (the shortest decimal that reads back as the same double; uint64 values
+ * unsigned), a named scalar by its name, an absent operand "None".
+ * Returns the length needed (as snprintf).
+ */
+TD_API size_t td_operand_format(const td_call *call, const td_operand *o,
+                                char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -487,7 +487,7 @@ static PyObject *call_from_text(PyTypeObject *type, PyObject *text,
 
 static const char *const call_keys[] = {
     "op",   "target", "arch", "scope", "launch",   "buffers", "dst",
-    "src",  "axes",   "accum", "config", "dispatch", NULL};
+    "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch", NULL};
 
 /* Call(op=..., buffers=..., ...): the fields of a call file as keywords,
  * written out as one YAML (JSON) document and read by the library's own
@@ -738,6 +738,79 @@ static PyObject *Call_get_src(PyObject *s, void *c)
     (void)c;
     return region_text(CALL(s), &CALL(s)->src);
 }
+/* One operand as the call file writes it: a region 'A[0:4]', a literal
+ * {'value': V, 'dtype': T}, a named scalar {'scalar': NAME, 'dtype': T};
+ * None when absent. */
+static PyObject *operand_obj(const td_call *call, const td_operand *o)
+{
+    switch (o->kind) {
+    case TD_OPERAND_REGION:
+        return region_text(call, &o->region);
+    case TD_OPERAND_LITERAL: {
+        PyObject *v;
+        if (td_dtype_is_float(o->dtype))
+            v = PyFloat_FromDouble(o->value);
+        else if (o->dtype == TD_U64)
+            v = PyLong_FromUnsignedLongLong((unsigned long long)(uint64_t)o->ivalue);
+        else
+            v = PyLong_FromLongLong(o->ivalue);
+        if (v == NULL)
+            return NULL;
+        return Py_BuildValue("{s:N,s:s}", "value", v, "dtype",
+                             td_dtype_name(o->dtype));
+    }
+    case TD_OPERAND_SCALAR:
+        return Py_BuildValue("{s:s,s:s}", "scalar", o->name, "dtype",
+                             td_dtype_name(o->dtype));
+    default:
+        Py_RETURN_NONE;
+    }
+}
+
+static PyObject *Call_get_srcs(PyObject *s, void *c)
+{
+    (void)c;
+    const td_call *call = CALL(s);
+    int n = call->nsrcs;
+    if (n < 0 || n > TD_MAX_SRCS)
+        n = 0;
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *v = operand_obj(call, &call->srcs[i]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SetItem(t, i, v);
+    }
+    return t;
+}
+
+static PyObject *Call_get_extras(PyObject *s, void *c)
+{
+    (void)c;
+    const td_call *call = CALL(s);
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return NULL;
+    const td_operand *ops[2] = {&call->bias, &call->scale};
+    static const char *const names[2] = {"bias", "scale"};
+    for (int i = 0; i < 2; i++) {
+        if (ops[i]->kind == TD_OPERAND_NONE)
+            continue;
+        PyObject *v = operand_obj(call, ops[i]);
+        if (v == NULL || PyDict_SetItemString(d, names[i], v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
 static PyObject *Call_get_axes(PyObject *s, void *c)
 {
     (void)c;
@@ -867,7 +940,14 @@ static PyGetSetDef Call_getset[] = {
     {"buffers", Call_get_buffers, NULL,
      "The buffers: {name: {'scope', 'dtype', 'shape'[, 'layout']}}.", NULL},
     {"dst", Call_get_dst, NULL, "The destination region, 'B[0:1]'.", NULL},
-    {"src", Call_get_src, NULL, "The source region, 'A[0:4]'.", NULL},
+    {"src", Call_get_src, NULL,
+     "The source region, 'A[0:4]'; None when the first source is not a "
+     "region or there is none.", NULL},
+    {"srcs", Call_get_srcs, NULL,
+     "The source operands: 'A[0:4]' (a region), {'value': V, 'dtype': T} "
+     "(a literal), {'scalar': NAME, 'dtype': T} (a named scalar).", NULL},
+    {"extras", Call_get_extras, NULL,
+     "The op extras given: {'bias': OPERAND, 'scale': OPERAND}.", NULL},
     {"axes", Call_get_axes, NULL, "The reduce axes as written.", NULL},
     {"accum", Call_get_accum, NULL, "Whether the result accumulates into dst.",
      NULL},
@@ -889,8 +969,9 @@ static PyMethodDef Call_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 PyDoc_STRVAR(Call_doc,
-"Call(*, op, buffers, dst, src, target='cuda', arch=None, scope=None,\n"
-"     launch=None, axes=None, accum=None, config=None, dispatch=None)\n"
+"Call(*, op, buffers, dst, src=None, srcs=None, extras=None, target='cuda',\n"
+"     arch=None, scope=None, launch=None, axes=None, accum=None, config=None,\n"
+"     dispatch=None)\n"
 "--\n\n"
 "One tile-primitive call, as a call file describes it (docs/contract.md).\n\n"
 "Build one from keywords (the fields of a call file; checked by the\n"

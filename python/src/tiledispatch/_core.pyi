@@ -92,7 +92,9 @@ class Call:
         op: str,
         buffers: Mapping[str, Mapping[str, Any]],
         dst: str,
-        src: str,
+        src: str | None = ...,
+        srcs: Sequence[str | float | Mapping[str, Any]] | None = ...,
+        extras: Mapping[str, str | float | Mapping[str, Any]] | None = ...,
         target: str | None = ...,
         arch: str | None = ...,
         scope: str | None = ...,
@@ -125,6 +127,10 @@ class Call:
     def dst(self) -> str | None: ...
     @property
     def src(self) -> str | None: ...
+    @property
+    def srcs(self) -> tuple[str | dict[str, Any], ...]: ...
+    @property
+    def extras(self) -> dict[str, str | dict[str, Any]]: ...
     @property
     def axes(self) -> tuple[int, ...]: ...
     @property
