@@ -137,14 +137,14 @@ static int kp_launch(kp_plan *p, td_diag *diag)
         const td_launch_param *lp = &c->launch[t];
         if (lp->present && lp->symbolic)
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "launch parameter %s is symbolic; kernel programs "
-                           "need numbers",
-                           td_launch_tag_name((td_launch_tag)t));
+                               "launch parameter %s is symbolic; kernel programs "
+                               "need numbers",
+                               td_launch_tag_name((td_launch_tag)t));
         if (lp->present && lp->extent < 1)
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "launch parameter %s must be >= 1 (got %" PRId64
-                           ")",
-                           td_launch_tag_name((td_launch_tag)t), lp->extent);
+                               "launch parameter %s must be >= 1 (got %" PRId64
+                               ")",
+                               td_launch_tag_name((td_launch_tag)t), lp->extent);
     }
     int64_t dflt;
     switch (c->scope) {
@@ -154,8 +154,8 @@ static int kp_launch(kp_plan *p, td_diag *diag)
     case TD_SCOPE_CTA: p->tpi = 0; dflt = 1; break;
     default:
         return td__kp_fail(diag, c, TD_EINVAL,
-                       "exec scope %s is not supported by kernel programs",
-                       td_exec_scope_name(c->scope));
+                           "exec scope %s is not supported by kernel programs",
+                           td_exec_scope_name(c->scope));
     }
     for (int i = 0; i < 3; i++) {
         const td_launch_param *tp = &c->launch[TD_LAUNCH_TX + i];
@@ -164,16 +164,16 @@ static int kp_launch(kp_plan *p, td_diag *diag)
         p->grid[i] = bp->present ? bp->extent : 1;
         if (p->block[i] > KP_MAX_THREADS || p->grid[i] > KP_MAX_GRID)
             return td__kp_fail(diag, c, TD_ELIMIT,
-                           "launch too large: block dimension %" PRId64
-                           ", grid dimension %" PRId64,
-                           p->block[i], p->grid[i]);
+                               "launch too large: block dimension %" PRId64
+                               ", grid dimension %" PRId64,
+                               p->block[i], p->grid[i]);
     }
     p->nthreads = p->block[0] * p->block[1] * p->block[2];
     p->nblocks = p->grid[0] * p->grid[1] * p->grid[2];
     if (p->nthreads > KP_MAX_THREADS)
         return td__kp_fail(diag, c, TD_ELIMIT,
-                       "%" PRId64 " threads per block (at most %d)",
-                       p->nthreads, KP_MAX_THREADS);
+                           "%" PRId64 " threads per block (at most %d)",
+                           p->nthreads, KP_MAX_THREADS);
     if (p->tpi == 0)
         p->tpi = p->nthreads;
     return 0;
@@ -222,28 +222,28 @@ static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
         td__lay_size(&b->layout, &size) != 0 ||
         td__lay_bounds(&b->layout, &nthr, &nslots) != 0)
         return td__kp_fail(diag, c, TD_EINVAL,
-                       "the layout of %s cannot be mapped to threads and "
-                       "registers",
-                       b->name);
+                           "the layout of %s cannot be mapped to threads and "
+                           "registers",
+                           b->name);
     if (size != kb->elems)
         return td__kp_fail(diag, c, TD_EINVAL,
-                       "the layout of %s covers %" PRId64
-                       " elements, the buffer has %" PRId64,
-                       b->name, size, kb->elems);
+                           "the layout of %s covers %" PRId64
+                           " elements, the buffer has %" PRId64,
+                           b->name, size, kb->elems);
     if (nthr > p->tpi)
         return td__kp_fail(diag, c, TD_EINVAL,
-                       "the layout of %s spans %" PRId64
-                       " threads, more than one scope instance (%" PRId64 ")",
-                       b->name, nthr, p->tpi);
+                           "the layout of %s spans %" PRId64
+                           " threads, more than one scope instance (%" PRId64 ")",
+                           b->name, nthr, p->tpi);
     int64_t decl = td_ir_buffer_elems(ir, b->name);
     kb->slots = nslots > decl ? nslots : decl;
     if (kb->slots < 1)
         kb->slots = 1;
     if (kb->slots > KP_MAX_SLOTS || td__mul_sat(kb->slots, p->tpi) > KP_MAX_TABLE)
         return td__kp_fail(diag, c, TD_ELIMIT,
-                       "the register table of %s is too large (%" PRId64
-                       " slots x %" PRId64 " threads)",
-                       b->name, kb->slots, p->tpi);
+                           "the register table of %s is too large (%" PRId64
+                           " slots x %" PRId64 " threads)",
+                           b->name, kb->slots, p->tpi);
     size_t n = (size_t)(kb->slots * p->tpi);
     kb->map = td__malloc(n * sizeof *kb->map);
     if (kb->map == NULL)
@@ -257,24 +257,24 @@ static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
         int err = td__lay_owner_slots(&b->layout, e, kp_owner_cb, &o);
         if (o.bad == 1)
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "the layout of %s puts an element on thread %" PRId64
-                           " outside the scope instance (slot %" PRId64 ")",
-                           b->name, o.bad_tid, o.bad_slot);
+                               "the layout of %s puts an element on thread %" PRId64
+                               " outside the scope instance (slot %" PRId64 ")",
+                               b->name, o.bad_tid, o.bad_slot);
         if (o.bad == 2)
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "the layout of %s puts an element on thread %" PRId64
-                           " slot %" PRId64 " outside the register buffer",
-                           b->name, o.bad_tid, o.bad_slot);
+                               "the layout of %s puts an element on thread %" PRId64
+                               " slot %" PRId64 " outside the register buffer",
+                               b->name, o.bad_tid, o.bad_slot);
         if (o.bad == 3)
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "the layout of %s puts two elements on thread %" PRId64
-                           " slot %" PRId64,
-                           b->name, o.bad_tid, o.bad_slot);
+                               "the layout of %s puts two elements on thread %" PRId64
+                               " slot %" PRId64,
+                               b->name, o.bad_tid, o.bad_slot);
         if (err != 0)
             return td__kp_fail(diag, c, err == TD_ELIMIT ? TD_ELIMIT : TD_EINVAL,
-                           "the layout of %s cannot be mapped to threads and "
-                           "registers (element %" PRId64 ")",
-                           b->name, e);
+                               "the layout of %s cannot be mapped to threads and "
+                               "registers (element %" PRId64 ")",
+                               b->name, e);
     }
     return 0;
 }
@@ -321,11 +321,11 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         const td_buffer *b = kb->b;
         if (!td__kp_ident(b->name) || strlen(b->name) > 48)
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "buffer name '%s' is not a short C identifier",
-                           b->name);
+                               "buffer name '%s' is not a short C identifier",
+                               b->name);
         if (td__kp_ctype(b->dtype) == NULL)
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "buffer %s has an unsupported dtype", b->name);
+                               "buffer %s has an unsupported dtype", b->name);
         if (strcmp(b->scope, "local") == 0) {
             kb->shared = false;
         } else if (strcmp(b->scope, "shared") == 0 ||
@@ -334,17 +334,17 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
             nshared++;
         } else {
             return td__kp_fail(diag, c, TD_EINVAL,
-                           "buffer %s: storage scope '%s' is not staged by "
-                           "kernel programs (local and shared are)",
-                           b->name, b->scope);
+                               "buffer %s: storage scope '%s' is not staged by "
+                               "kernel programs (local and shared are)",
+                               b->name, b->scope);
         }
         kb->elems = 1;
         for (int d = 0; d < b->ndim; d++)
             kb->elems = td__mul_sat(kb->elems, b->shape[d]);
         if (kb->elems < 1 || kb->elems > KP_MAX_ELEMS)
             return td__kp_fail(diag, c, TD_ELIMIT,
-                           "buffer %s has %" PRId64 " elements (at most %"
-                           PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
+                               "buffer %s has %" PRId64 " elements (at most %"
+                               PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
         if (b->dtype == TD_F16)
             p->half = true;
         if (b->dtype == TD_BF16)
@@ -352,12 +352,12 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
     }
     if (nshared != 0 && nshared != p->nbufs)
         return td__kp_fail(diag, c, TD_EINVAL,
-                       "mixed shared and register buffers are not staged");
+                           "mixed shared and register buffers are not staged");
     if (p->nthreads % p->tpi != 0)
         return td__kp_fail(diag, c, TD_EINVAL,
-                       "%" PRId64 " threads per block is not a whole number "
-                       "of scope instances of %" PRId64 " threads",
-                       p->nthreads, p->tpi);
+                           "%" PRId64 " threads per block is not a whole number "
+                           "of scope instances of %" PRId64 " threads",
+                           p->nthreads, p->tpi);
     p->ipb = p->nthreads / p->tpi;
     p->instances = p->ipb * p->nblocks;
     if (nshared != 0) {
@@ -383,20 +383,20 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         p->smem = bytes;
         if (bytes > KP_MAX_SHARED)
             return td__kp_fail(diag, c, TD_ELIMIT,
-                           "shared buffers need %" PRId64
-                           " bytes per block (%" PRId64 " instance "
-                           "cop%s; at most %" PRId64 ")",
-                           bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
-                           KP_MAX_SHARED);
+                               "shared buffers need %" PRId64
+                               " bytes per block (%" PRId64 " instance "
+                               "cop%s; at most %" PRId64 ")",
+                               bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
+                               KP_MAX_SHARED);
     }
 
     for (int i = 0; i < p->nbufs; i++) {
         kp_buf *kb = &p->bufs[i];
         if (td__mul_sat(kb->elems, p->instances) > KP_MAX_ELEMS)
             return td__kp_fail(diag, c, TD_ELIMIT,
-                           "buffer %s: %" PRId64 " instances x %" PRId64
-                           " elements is too large",
-                           kb->b->name, p->instances, kb->elems);
+                               "buffer %s: %" PRId64 " instances x %" PRId64
+                               " elements is too large",
+                               kb->b->name, p->instances, kb->elems);
         if (kb->shared)
             continue;
         if (kb->b->has_layout) {
@@ -409,9 +409,9 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         if (td__mul_sat(td__mul_sat(kb->slots, p->tpi), p->instances) >
             KP_MAX_ELEMS)
             return td__kp_fail(diag, c, TD_ELIMIT,
-                           "buffer %s: %" PRId64 " register slots x %" PRId64
-                           " threads is too large",
-                           kb->b->name, kb->slots, p->instances * p->tpi);
+                               "buffer %s: %" PRId64 " register slots x %" PRId64
+                               " threads is too large",
+                               kb->b->name, kb->slots, p->instances * p->tpi);
     }
     return 0;
 }
@@ -426,7 +426,7 @@ static int kp_reduction(kp_plan *p, td_diag *diag)
     if (td_call_axes(c, p->reduce, &p->nreduce, p->spatial, &p->nspatial, why,
                      sizeof why) != 0)
         return td__kp_fail(diag, c, TD_EINVAL, "%s",
-                       why[0] != '\0' ? why : "invalid reduce axes");
+                           why[0] != '\0' ? why : "invalid reduce axes");
     if (c->src.ndim < 1 || c->src.ndim > TD_MAX_RANK || c->dst.ndim < 1 ||
         c->dst.ndim > TD_MAX_RANK ||
         p->nreduce + p->nspatial != c->src.ndim)
@@ -450,9 +450,9 @@ static int kp_reduction(kp_plan *p, td_diag *diag)
     }
     if (!p->bcast && dst_len != p->spa_len)
         return td__kp_fail(diag, c, TD_EINVAL,
-                       "dst region holds %" PRId64
-                       " elements, the reduction produces %" PRId64,
-                       dst_len, p->spa_len);
+                           "dst region holds %" PRId64
+                           " elements, the reduction produces %" PRId64,
+                           dst_len, p->spa_len);
     return 0;
 }
 
@@ -1406,7 +1406,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     }
     if (err == 0) {
         err = td__kp_write(&o, p, body != NULL ? body : "",
-                       prelude != NULL ? prelude : "");
+                           prelude != NULL ? prelude : "");
         /* Handed over in allocator-hook memory; the caller releases it
          * with td_free (td_kernel.h). */
         if (err == 0)
