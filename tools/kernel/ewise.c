@@ -167,7 +167,7 @@ static double ew_sentinel(td_dtype t)
 typedef struct ew_opnd {
     td_operand_kind kind;  /* REGION, LITERAL or SCALAR; NONE: absent */
     int buf;               /* REGION: index into the staged buffers */
-    const td_region *r;
+    td_region r;           /* REGION (a copy: in place, it is the dst) */
     td_dtype dtype;
     double value;          /* LITERAL, SCALAR: as rounded to dtype */
 } ew_opnd;
@@ -279,7 +279,7 @@ static int ew_operand(kp_plan *p, ew_plan *e, const td_operand *od,
             return td__kp_fail(diag, c, TD_EINVAL,
                                "%s region does not name a buffer", what);
         o->dtype = b->dtype;
-        o->r = &od->region;
+        o->r = od->region;
         int err = ew_check_bcast(p, &od->region, what, diag);
         if (err != 0)
             return err;
@@ -791,12 +791,12 @@ void td__kp_ewise_tables(td_buf *o, const kp_plan *p)
         }
         if (od->kind == TD_OPERAND_REGION) {
             const td_buffer *b = p->bufs[od->buf].b;
-            td__buf_printf(o, "    {%d, %d, ", od->buf, od->r->ndim);
+            td__buf_printf(o, "    {%d, %d, ", od->buf, od->r.ndim);
             td__kp_i64_list(o, b->shape, b->ndim);
             td__buf_puts(o, ", ");
-            td__kp_i64_list(o, od->r->start, od->r->ndim);
+            td__kp_i64_list(o, od->r.start, od->r.ndim);
             td__buf_puts(o, ", ");
-            td__kp_i64_list(o, od->r->extent, od->r->ndim);
+            td__kp_i64_list(o, od->r.extent, od->r.ndim);
             td__buf_printf(o, ", 0.0, %d}, /* %s */\n", wider, b->name);
         } else {
             td__buf_printf(o, "    {-1, 0, {0}, {0}, {0}, %.17g, %d}, /* %s */\n",
