@@ -14,6 +14,11 @@ the positioned message on stderr must contain the text of an optional
 `# error: TEXT` line.  No program is written for either (they are left
 out of the manifest).
 
+Without `# arch:`, the packed variants need sm_100a, and so does any
+program whose text uses the Blackwell-only `.f32x2` instructions (the
+packed float32-pair paths of the elementwise variants); everything else
+is built for sm_90a.
+
 Golden cases (tests/golden/cases/NAME.yaml) can be added with --golden DIR;
 their expected variant is the `== variant` section of NAME.expected.
 
@@ -33,18 +38,22 @@ stratum (below).
 
 --sample keeps a stratified sample: every case is dispatched, then one case
 per class (variant, exec scope, dtype classes) is kept, and one more for
-each (variant, op) pair no kept case covers yet.  The dtype classes are
+each (variant, op) pair no kept case covers yet.  The elementwise ops are
+sampled more coarsely: one case per (variant, exec scope), then one more
+per op and per dtype classes not covered yet.  The dtype classes are
 float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
 name has the smallest SHA-1 is taken: deterministic, and not biased to the
 first name in sort order.  The full set is the cuda-full suite's.
 
---sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa`, the
-arch's SASS only: one device compilation where -arch=sm_NNa does two (it
-also embeds PTX for the generic compute_NN).  The cuda suite's sample uses
+--sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa -cubin`,
+the arch's SASS only: one device compilation where -arch=sm_NNa does two
+(it also embeds PTX for the generic compute_NN), and no host compilation
+(nvcc's front end still parses the host code; cuda-full compiles it).  The cuda suite's sample uses
 it; cuda-full and scripts/gpu-check keep -arch.
 
-An op the program generator does not support yet (`kernel` exits with
-"is not a reduction": the elementwise ops) gets a compile-only program
+An op the program generator does not support (`kernel` exits with "is
+neither a reduction nor elementwise" or "no reference for the elementwise
+op": an op of a plugin, say) gets a compile-only program
 instead: the emitted body in a kernel that declares the call's buffers and
 takes its named scalars as parameters.  Those kernels are compiled together,
 one translation unit per arch (each on its own only to name a failure), and
@@ -66,6 +75,8 @@ import threading
 import time
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
+# Instructions that exist only on sm_100 and later (f32x2 pairs).
+SM100_ONLY = re.compile(r"\.f32x2\b")
 DEFAULT_ARCH = "sm_90a"
 
 
@@ -152,6 +163,35 @@ def stratified(items, name_of, class_of, keys, extra_keys=()):
         for it in best.values():
             kept[name_of(it)] = it
     return [it for it in items if name_of(it) in kept]
+
+
+# The elementwise ops (15 ops x 2 variants x 4 scopes x many dtype mixes):
+# sampled more coarsely than the reductions, so that the sample stays small.
+EWISE_OPS = {"zero", "fill", "reciprocal", "sqrt", "exp", "exp2", "log2",
+             "silu", "add", "sub", "mul", "fdiv", "maximum", "cast", "fma"}
+STRATA = {
+    "reduction": (("variant", "scope", "dtype"), ("variant", "op")),
+    "elementwise": (("variant", "scope"), ("op",), ("dtype",)),
+}
+
+
+def family(cls):
+    return "elementwise" if cls["op"] in EWISE_OPS else "reduction"
+
+
+def sample(items, name_of, class_of):
+    """The sample of --sample (and of emu.py): per family, stratified() over
+    its STRATA.  Returns (kept items in their order, missing strata)."""
+    kept, missing = set(), []
+    for fam, strata in STRATA.items():
+        sub = [it for it in items if family(class_of(it)) == fam]
+        got = stratified(sub, name_of, class_of, strata[0], strata[1:])
+        kept.update(name_of(it) for it in got)
+        for keys in strata:
+            def cover(cs):
+                return {tuple(class_of(c)[k] for k in keys) for c in cs}
+            missing += sorted(cover(sub) - cover(got))
+    return [it for it in items if name_of(it) in kept], missing
 
 
 def collect(args):
@@ -305,11 +345,12 @@ def run_case(c, args, outdir):
     if c["expect"] is not None and variant != c["expect"]:
         return False, f"dispatched to {variant}, expected {c['expect']}"
     arch = c["arch"] or ("sm_100a" if variant in PACKED else DEFAULT_ARCH)
-    c["compile_arch"] = arch
     cu = os.path.join(outdir, c["name"] + ".cu")
     p = subprocess.run([args.exe, "kernel", c["path"], "-o", cu],
                        capture_output=True, text=True, env=env)
-    if p.returncode != 0 and "is not a reduction" in p.stderr:
+    if p.returncode != 0 and ("is neither a reduction nor elementwise"
+                              in p.stderr or "no reference for the "
+                              "elementwise op" in p.stderr):
         # No self-checking program for this op yet: the emitted body in a
         # kernel that declares its buffers, compiled later with the others
         # of its arch in one translation unit (a compile check only).
@@ -320,16 +361,26 @@ def run_case(c, args, outdir):
         return True, f"{variant} ({arch}) [emitted body, compile only]"
     if p.returncode != 0:
         return False, f"kernel exited {p.returncode}: " + p.stderr.strip()
+    if not c["arch"]:
+        # Blackwell-only PTX in a program of another variant (the packed
+        # float32-pair paths of the elementwise variants): sm_100a.
+        with open(cu, encoding="utf-8") as f:
+            if SM100_ONLY.search(f.read()):
+                arch = "sm_100a"
+    c["compile_arch"] = arch
     if args.compile:
         obj = os.path.join(outdir, c["name"] + ".o")
         if args.sass_only:
             # Only the SASS of the arch: one device compilation instead of
-            # -arch's two (it also embeds PTX of the generic compute_NN).
+            # -arch's two (it also embeds PTX of the generic compute_NN),
+            # and no host compilation (-cubin: the front end still parses
+            # the host code; cuda-full compiles it).
             flags = ["-gencode",
-                     f"arch={arch.replace('sm_', 'compute_')},code={arch}"]
+                     f"arch={arch.replace('sm_', 'compute_')},code={arch}",
+                     "-cubin"]
         else:
-            flags = ["-arch=" + arch]
-        p = subprocess.run([args.nvcc] + flags + ["-c", cu, "-o", obj],
+            flags = ["-arch=" + arch, "-c"]
+        p = subprocess.run([args.nvcc] + flags + [cu, "-o", obj],
                            capture_output=True, text=True)
         if p.returncode != 0:
             return False, f"nvcc {' '.join(flags)} failed:\n" + \
@@ -385,20 +436,15 @@ def main():
             c["dispatch_error"] = err
     total = len(cases)
     if args.sample:
-        strata = (("variant", "scope", "dtype"), ("variant", "op"))
-        kept = stratified(cases, lambda c: c["name"], lambda c: c["class"],
-                          strata[0], strata[1:])
-        for keys in strata:
-            def cover(cs):
-                return {tuple(c["class"][k] for k in keys) for c in cs}
-            missing = cover(cases) - cover(kept)
-            if missing:
-                print(f"FAIL sample: no case for {sorted(missing)}")
-                return 1
+        kept, missing = sample(cases, lambda c: c["name"], lambda c: c["class"])
+        if missing:
+            print(f"FAIL sample: no case for {missing}")
+            return 1
         cases = kept
-        print(f"sample: {len(cases)} of {total} cases, one per "
-              "(variant, scope, dtype class) and per (variant, op)",
-              flush=True)
+        print(f"sample: {len(cases)} of {total} cases; reductions one per "
+              "(variant, scope, dtype class) and per (variant, op), "
+              "elementwise ops one per (variant, scope), op and "
+              "dtype class", flush=True)
     modes = "exact,random" if args.data == "both" else args.data
     what = "compiled" if args.compile else "written"
     start = time.monotonic()

@@ -144,18 +144,14 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
             text_free(prelude);
         }
         td_ir_free(res.ir);
-        /* The program generator serves reductions only so far. */
-        const td_op_desc *op = td_registry_op(reg, call->op);
-        if (op != NULL && op->kind == TD_OP_KIND_REDUCTION) {
-            char *program = NULL;
-            *step = "kernel program";
-            td_diag_clear(&d);
-            rc = td_kernel_program(reg, call, &program, &d);
-            if (rc != 0)
-                return rc;
-            tstr_add(out, program);
-            text_free(program);
-        }
+        char *program = NULL;
+        *step = "kernel program";
+        td_diag_clear(&d);
+        rc = td_kernel_program(reg, call, &program, &d);
+        if (rc != 0)
+            return rc;
+        tstr_add(out, program);
+        text_free(program);
     }
 
     td_explain *ex = NULL;
