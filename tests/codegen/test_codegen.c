@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
+#include "model.h"
 #include "codegen_internal.h"
 
 #include "../common/td_test_alloc.h"
@@ -727,14 +728,14 @@ static void test_names(void **state)
 
     /* The reserved words are searched by halves: they must be sorted as
      * strcmp sorts them, and each one is refused (renamed). */
-    for (size_t k = 1; k < td__ir_nreserved; k++)
-        assert_true(strcmp(td__ir_reserved[k - 1], td__ir_reserved[k]) < 0);
+    for (size_t k = 1; k < td__nreserved_names; k++)
+        assert_true(strcmp(td__reserved_names[k - 1], td__reserved_names[k]) < 0);
     ir = td_ir_new();
-    for (size_t k = 0; k < td__ir_nreserved; k++) {
-        td_var *v = td_ir_let(ir, td__ir_reserved[k], TD_I32, td_int(ir, 0));
+    for (size_t k = 0; k < td__nreserved_names; k++) {
+        td_var *v = td_ir_let(ir, td__reserved_names[k], TD_I32, td_int(ir, 0));
         assert_non_null(v);
         char want[64];
-        snprintf(want, sizeof want, "%s_1", td__ir_reserved[k]);
+        snprintf(want, sizeof want, "%s_1", td__reserved_names[k]);
         assert_string_equal(v->name, want);
     }
     /* Many names in the table (more than its buckets): each stays unique. */
