@@ -134,7 +134,7 @@ static void arglist(tirx *x, td_buf *o, int n, const td_expr *const *a)
 }
 
 /* NAME[i, j] with each index folded; a vector access (lanes > 1) spells
- * its last index as the slice j:j + lanes. */
+ * its last index as TVMScript's vector index T.ramp(j, 1, lanes). */
 static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
                    const td_expr *const *idx, int lanes)
 {
@@ -148,12 +148,12 @@ static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
         }
         if (i > 0)
             td__buf_puts(o, ", ");
-        expr(x, o, f, lanes > 1 && i == n - 1 ? P_ADD : P_LOWEST);
-        if (lanes > 1 && i == n - 1) {
-            td__buf_puts(o, ":");
-            expr(x, o, f, P_ADD);
-            td__buf_printf(o, " + %d", lanes);
-        }
+        bool ramp = lanes > 1 && i == n - 1;
+        if (ramp)
+            td__buf_puts(o, "T.ramp(");
+        expr(x, o, f, P_LOWEST);
+        if (ramp)
+            td__buf_printf(o, ", 1, %d)", lanes);
     }
     td__buf_puts(o, "]");
 }
@@ -359,7 +359,53 @@ static const char *line_text(tirx *x)
 
 static void block(tirx *x, const td__stmt *s);
 
-static void stmt(tirx *x, const td__stmt *s)
+/* The PTX intrinsics that TVMScript writes as statements with the
+ * destination first, as TVM's own sm100 reductions do:
+ * T.ptx.mov.b64(d, lo, hi) packs two floats, T.ptx.add.rn.ftz.f32x2(d, a,
+ * b), T.ptx.max.f32(d, a, b, c).  NULL for any other value (which then
+ * prints as a call that returns it). */
+static const char *ptx_stmt_name(const td_expr *e)
+{
+    if (e == NULL || e->kind != TD__E_INTRIN)
+        return NULL;
+    switch (e->intrin) {
+    case TD_INTRIN_PTX_PACK_F32X2: return "T.ptx.mov.b64";
+    case TD_INTRIN_PTX_ADD_F32X2: return "T.ptx.add.rn.ftz.f32x2";
+    case TD_INTRIN_PTX_MAX3_F32: return "T.ptx.max.f32";
+    case TD_INTRIN_PTX_MIN3_F32: return "T.ptx.min.f32";
+    default: return NULL;
+    }
+}
+
+/* The rest of NAME(dst, a, b...) after the destination: ", a, b)". */
+static void ptx_operands(tirx *x, const td_expr *e)
+{
+    for (int i = 0; i < e->nargs; i++) {
+        td__buf_puts(&x->line, ", ");
+        top_expr(x, e->args[i], P_LOWEST);
+    }
+    td__buf_puts(&x->line, ")");
+}
+
+/* The variable a T.ptx.mov.b64 unpack reads, when `s` stores its low half
+ * and the next statement its high half: TVMScript unpacks both at once,
+ * T.ptx.mov.b64(lo_dst, hi_dst, v). */
+static const td_var *unpack_pair(const td__stmt *s)
+{
+    const td__stmt *n = s->next;
+    const td_expr *lo = s->value, *hi = n != NULL ? n->value : NULL;
+    if (s->kind != TD__S_STORE || n == NULL || n->kind != TD__S_STORE ||
+        lo->kind != TD__E_INTRIN || lo->intrin != TD_INTRIN_PTX_UNPACK_LO ||
+        hi->kind != TD__E_INTRIN || hi->intrin != TD_INTRIN_PTX_UNPACK_HI ||
+        lo->args[0]->kind != TD__E_VAR || hi->args[0]->kind != TD__E_VAR ||
+        lo->args[0]->var != hi->args[0]->var)
+        return NULL;
+    return lo->args[0]->var;
+}
+
+/* Prints `s` (with the statement after it, for an unpack pair); returns
+ * the last statement printed. */
+static const td__stmt *stmt(tirx *x, const td__stmt *s)
 {
     td__writer *w = &x->p->w;
     td__pctx *p = x->p;
@@ -376,7 +422,7 @@ static void stmt(tirx *x, const td__stmt *s)
         block(x, s->body);
         p->live[s->var->id] = 0;
         td__w_close(w);
-        return;
+        return s;
     case TD__S_IF:
         top_expr(x, s->cond, P_LOWEST);
         td__w_open(w, "if %s", line_text(x));
@@ -386,20 +432,63 @@ static void stmt(tirx *x, const td__stmt *s)
             block(x, s->orelse);
         }
         td__w_close(w);
-        return;
-    case TD__S_STORE:
+        return s;
+    case TD__S_STORE: {
+        const char *ptx = ptx_stmt_name(s->value);
+        const td_var *pk = unpack_pair(s);
+        if (pk != NULL) {
+            if (!p->live[pk->id])
+                fail(x, TD_EINVAL);
+            td__buf_puts(&x->line, "T.ptx.mov.b64(");
+            access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+            td__buf_puts(&x->line, ", ");
+            access(x, &x->line, s->next->buf, s->next->nidx, s->next->idx, 1);
+            td__buf_printf(&x->line, ", %s)", pk->name);
+            td__w_line(w, "%s", line_text(x));
+            return s->next;
+        }
+        if (ptx != NULL) {
+            td__buf_printf(&x->line, "%s(", ptx);
+            access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+            ptx_operands(x, s->value);
+            break;
+        }
         access(x, &x->line, s->buf, s->nidx, s->idx, 1);
         td__buf_puts(&x->line, " = ");
         top_expr(x, s->value, P_LOWEST);
         break;
+    }
     case TD__S_EVAL:
         top_expr(x, s->value, P_LOWEST);
         break;
     case TD__S_LET:
+        if (s->var->lanes > 1) {
+            /* A vector: a local buffer of its lanes, stored at once
+             * (v[T.ramp(0, 1, n)] = B[i, T.ramp(j, 1, n)]); a lane reads
+             * as v[k]. */
+            td__w_line(w, "%s = T.alloc_buffer((%d,), \"%s\", scope=\"local\")",
+                       s->var->name, s->var->lanes,
+                       td_dtype_name(s->var->dtype));
+            td__buf_printf(&x->line, "%s[T.ramp(0, 1, %d)] = ", s->var->name,
+                           s->var->lanes);
+            top_expr(x, s->value, P_LOWEST);
+            p->live[s->var->id] = 1;
+            break;
+        }
         td__buf_printf(&x->line, "%s: T.%s", s->var->name,
                        td_dtype_name(s->var->dtype));
-        if (s->var->lanes > 1)
-            td__buf_printf(&x->line, "x%d", s->var->lanes);
+        if (ptx_stmt_name(s->value) != NULL) {
+            /* Declared, then written by the PTX statement. */
+            td__w_line(w, "%s", line_text(x));
+            x->line.len = 0;
+            if (x->line.data != NULL)
+                x->line.data[0] = '\0';
+            p->live[s->var->id] = 1;
+            td__buf_printf(&x->line, "%s(%s", ptx_stmt_name(s->value),
+                           s->var->name);
+            ptx_operands(x, s->value);
+            break;
+        }
         td__buf_puts(&x->line, " = ");
         top_expr(x, s->value, P_LOWEST);
         p->live[s->var->id] = 1;
@@ -407,12 +496,18 @@ static void stmt(tirx *x, const td__stmt *s)
     case TD__S_ASSIGN:
         if (!p->live[s->var->id])
             fail(x, TD_EINVAL);
+        if (ptx_stmt_name(s->value) != NULL) {
+            td__buf_printf(&x->line, "%s(%s", ptx_stmt_name(s->value),
+                           s->var->name);
+            ptx_operands(x, s->value);
+            break;
+        }
         td__buf_printf(&x->line, "%s = ", s->var->name);
         top_expr(x, s->value, P_LOWEST);
         break;
     case TD__S_COMMENT:
         td__w_line(w, "#%s%s", s->text[0] ? " " : "", s->text);
-        return;
+        return s;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of
          * a helper named by the two pair types on the addresses of the
@@ -438,13 +533,14 @@ static void stmt(tirx *x, const td__stmt *s)
     }
     }
     td__w_line(w, "%s", line_text(x));
+    return s;
 }
 
 /* Prints a block; its lets go out of scope at its end. */
 static void block(tirx *x, const td__stmt *s)
 {
     for (const td__stmt *t = s; t != NULL; t = t->next)
-        stmt(x, t);
+        t = stmt(x, t);
     for (const td__stmt *t = s; t != NULL; t = t->next)
         if (t->kind == TD__S_LET)
             x->p->live[t->var->id] = 0;

@@ -938,14 +938,15 @@ static void test_packed_prelude(void **state)
     td_free(body);
     td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
-           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], A[1])\n"
-           "q: T.uint64 = T.ptx.mov.b64.pack(A[2], A[3])\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, q)\n"
-           "A[0] = T.ptx.mov.b64.unpack_lo(p)\n"
-           "A[1] = T.ptx.mov.b64.unpack_hi(p)\n"
-           "A[2] = T.ptx.max.f32(A[0], A[1], A[2])\n"
-           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n"
-           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n",
+           "p: T.uint64\n"
+           "T.ptx.mov.b64(p, A[0], A[1])\n"
+           "q: T.uint64\n"
+           "T.ptx.mov.b64(q, A[2], A[3])\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, q)\n"
+           "T.ptx.mov.b64(A[0], A[1], p)\n"
+           "T.ptx.max.f32(A[2], A[0], A[1], A[2])\n"
+           "T.ptx.min.f32(A[3], A[0], A[1], A[2])\n"
+           "T.ptx.min.f32(A[3], A[0], A[1], A[2])\n",
            "");
     td_ir_free(ir);
 }
@@ -1552,11 +1553,12 @@ static void test_ptx_f32x2(void **state)
     td_free(body);
     td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
-           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], alpha)\n"
+           "p: T.uint64\n"
+           "T.ptx.mov.b64(p, A[0], alpha)\n"
            "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
            "p = T.ptx.sub.rm.ftz.f32x2(p, p)\n"
            "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, p)\n"
            "p = T.ptx.mul.rp.ftz.f32x2(p, p)\n"
            "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
            "A[1] = T.ptx.mov.b64.unpack_hi(p)\n",
