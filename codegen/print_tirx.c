@@ -14,6 +14,11 @@
 typedef struct tirx {
     td__pctx *p;
     td_buf line;
+    /* Per variable: an integer let's value, and whether any statement
+     * assigns the variable (then its let's value is not its value). */
+    const td_expr **letval;
+    unsigned char *assigned;
+    bool inline_lets;   /* printing a vector index: spell lets' values */
 } tirx;
 
 /* Python precedence levels (higher binds tighter). */
@@ -133,8 +138,29 @@ static void arglist(tirx *x, td_buf *o, int n, const td_expr *const *a)
     }
 }
 
+/* Whether `e` reads a variable some statement assigns. */
+static bool reads_assigned(const tirx *x, const td_expr *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->kind == TD__E_VAR)
+        return x->assigned[e->var->id] != 0;
+    if (reads_assigned(x, e->a) || reads_assigned(x, e->b))
+        return true;
+    if (e->kind == TD__E_LOAD || e->kind == TD__E_INTRIN ||
+        e->kind == TD__E_CALL || e->kind == TD__E_F32X2)
+        for (int i = 0; i < e->nargs; i++)
+            if (reads_assigned(x, e->args[i]))
+                return true;
+    return false;
+}
+
 /* NAME[i, j] with each index folded; a vector access (lanes > 1) spells
- * its last index as TVMScript's vector index T.ramp(j, 1, lanes). */
+ * its last index as TVMScript's vector index T.ramp(j, 1, lanes), with
+ * the values of the integer lets it reads (one level): TVM's CUDA codegen
+ * loads a vector at once only where it proves the base a multiple of the
+ * lanes, and cannot see through `red: T.int32 = lane * 4` (a local
+ * scalar in TVMScript), so `T.ramp(lane * 4, 1, 4)`. */
 static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
                    const td_expr *const *idx, int lanes)
 {
@@ -151,7 +177,9 @@ static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
         bool ramp = lanes > 1 && i == n - 1;
         if (ramp)
             td__buf_puts(o, "T.ramp(");
+        x->inline_lets = ramp;
         expr(x, o, f, P_LOWEST);
+        x->inline_lets = false;
         if (ramp)
             td__buf_printf(o, ", 1, %d)", lanes);
     }
@@ -185,6 +213,21 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
         return;
     case TD_INTRIN_SYNCWARP:
         td__buf_printf(o, "%s(\"warp\")", name);
+        return;
+    case TD_INTRIN_BARRIER_SYNC:
+        /* PTX's barrier id is a .u32: a computed id is cast, as TVM's
+         * T.ptx.bar.sync requires (a literal converts by itself). */
+        td__buf_printf(o, "%s(", name);
+        if (e->args[0]->kind == TD__E_INT) {
+            expr(x, o, e->args[0], P_LOWEST);
+        } else {
+            td__buf_puts(o, "T.Cast(\"uint32\", ");
+            expr(x, o, e->args[0], P_LOWEST);
+            td__buf_puts(o, ")");
+        }
+        td__buf_puts(o, ", ");
+        expr(x, o, e->args[1], P_LOWEST);
+        td__buf_puts(o, ")");
         return;
     case TD_INTRIN_WARP_REDUCE:
         td__buf_printf(o, "%s(", name);
@@ -260,11 +303,24 @@ static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
         spell_const(e, b, sizeof b);
         td__buf_puts(o, b);
         break;
-    case TD__E_VAR:
+    case TD__E_VAR: {
         if (!x->p->live[e->var->id])
             fail(x, TD_EINVAL); /* used outside its scope */
+        const td_expr *v = x->inline_lets ? x->letval[e->var->id] : NULL;
+        if (v != NULL && !x->assigned[e->var->id] && !reads_assigned(x, v)) {
+            const td_expr *f = td__fold(&x->p->arena, v, NULL);
+            if (f == NULL) {
+                fail(x, TD_ENOMEM);
+                break;
+            }
+            x->inline_lets = false;
+            expr(x, o, f, minprec);
+            x->inline_lets = true;
+            break;
+        }
         td__buf_puts(o, e->var->name);
         break;
+    }
     case TD__E_BIN: {
         int p = binops[e->op].prec;
         if (p == P_PRIMARY) {
@@ -492,6 +548,8 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         td__buf_puts(&x->line, " = ");
         top_expr(x, s->value, P_LOWEST);
         p->live[s->var->id] = 1;
+        if (!td_dtype_is_float(s->var->dtype))
+            x->letval[s->var->id] = s->value;
         break;
     case TD__S_ASSIGN:
         if (!p->live[s->var->id])
@@ -542,8 +600,21 @@ static void block(tirx *x, const td__stmt *s)
     for (const td__stmt *t = s; t != NULL; t = t->next)
         t = stmt(x, t);
     for (const td__stmt *t = s; t != NULL; t = t->next)
-        if (t->kind == TD__S_LET)
+        if (t->kind == TD__S_LET) {
             x->p->live[t->var->id] = 0;
+            x->letval[t->var->id] = NULL;
+        }
+}
+
+/* Marks the variables some statement under `s` assigns. */
+static void mark_assigned(tirx *x, const td__stmt *s)
+{
+    for (; s != NULL; s = s->next) {
+        if (s->kind == TD__S_ASSIGN)
+            x->assigned[s->var->id] = 1;
+        mark_assigned(x, s->body);
+        mark_assigned(x, s->orelse);
+    }
 }
 
 int td__print_tirx(td__pctx *p)
@@ -552,19 +623,29 @@ int td__print_tirx(td__pctx *p)
     memset(&x, 0, sizeof x);
     x.p = p;
     td__buf_init(&x.line);
-    for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
-        if (b->scratch)
-            td__w_line(&p->w,
-                       "%s = T.alloc_buffer((%lld,), \"%s\", scope=\"%s\")",
-                       b->name, (long long)b->shape[0],
-                       td_dtype_name(b->dtype), b->scope);
-    block(&x, p->ir->root);
+    size_t nv = (size_t)(p->ir->nvars > 0 ? p->ir->nvars : 1);
+    x.letval = td__calloc(nv, sizeof *x.letval);
+    x.assigned = td__calloc(nv, 1);
+    if (x.letval == NULL || x.assigned == NULL)
+        fail(&x, TD_ENOMEM);
+    if (p->err == 0) {
+        mark_assigned(&x, p->ir->root);
+        for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
+            if (b->scratch)
+                td__w_line(&p->w,
+                           "%s = T.alloc_buffer((%lld,), \"%s\", scope=\"%s\")",
+                           b->name, (long long)b->shape[0],
+                           td_dtype_name(b->dtype), b->scope);
+        block(&x, p->ir->root);
+    }
     int err = td__w_finish(&p->w);
     if (p->err == 0 && x.line.err)
         p->err = x.line.err;
     if (p->err == 0 && p->arena.err)
         p->err = p->arena.err;
     td__buf_free(&x.line);
+    td__free(x.letval);
+    td__free(x.assigned);
     if (p->err != 0)
         return p->err;
     /* TIRx needs no prelude; td_ir_print hands over "". */

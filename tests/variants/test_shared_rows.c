@@ -184,7 +184,7 @@ static void test_bench_32x32(void **state)
         "B_ptr[row] = acc0;\n"
         "__syncthreads();\n");
     ec_has(o.tirx, "v0 = T.alloc_buffer((4,), \"float32\", scope=\"local\")\n"
-                   "v0[T.ramp(0, 1, 4)] = A[row, T.ramp(red0, 1, 4)]\n");
+                   "v0[T.ramp(0, 1, 4)] = A[row, T.ramp(sw * 4, 1, 4)]\n");
     ec_has(o.tirx, "red1: T.int32 = (1 ^ sw) * 4\n");
     ec_has(o.tirx, "acc0 = acc0 + (v0[0] + v0[1] + (v0[2] + v0[3]))\n");
     ec_free(&o);
@@ -270,7 +270,7 @@ static void test_vectors(void **state)
     ec_out o = ec_emit(rows, c);
     ec_has(o.cuda, "uint4 v0 = *(const uint4 *)&A_ptr[");
     ec_has(o.cuda, "__ushort_as_half((unsigned short)(v0.w >> 16))");
-    ec_has(o.tirx, "v0[T.ramp(0, 1, 8)] = A[row, T.ramp(red0, 1, 8)]");
+    ec_has(o.tirx, "v0[T.ramp(0, 1, 8)] = A[row, T.ramp(lane * 8, 1, 8)]");
     ec_free(&o);
     free(c);
 
