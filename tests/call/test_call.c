@@ -673,6 +673,14 @@ static void test_operand_errors(void **state)
               8, 17, "srcs[0]: scalar name 'a b' is not an identifier");
     parse_bad(EW_HEAD "srcs: [{scalar: I, dtype: int8}]\n", TD_ESCHEMA, 8, 17,
               "srcs[0]: scalar 'I' has the name of a buffer");
+    parse_bad(EW_HEAD "src: A\nextras: {scale: {scalar: None, dtype: float32}}\n",
+              TD_ESCHEMA, 9, 26,
+              "extras.scale: scalar name 'None' is reserved (a keyword of "
+              "CUDA C or TVMScript, or a name the printed code uses)");
+    parse_bad(EW_HEAD "srcs: [{scalar: int, dtype: int8}]\n", TD_ESCHEMA, 8,
+              17,
+              "srcs[0]: scalar name 'int' is reserved (a keyword of CUDA C or "
+              "TVMScript, or a name the printed code uses)");
     parse_bad(EW_HEAD "srcs: [{scalar: x, dtype: float32}]\n"
                       "extras: {bias: {scalar: x, dtype: int8}}\n", TD_ESCHEMA, 9, 35, "extras.bias: scalar 'x' is int8 here but float32 at 8:8");
     parse_bad(EW_HEAD "srcs: [{scalar: x, value: 1, dtype: float32}]\n",
