@@ -9,6 +9,7 @@
 #include "predicates.h"
 #include "registry_internal.h"
 #include "variants.h"
+#include "ewise.h"
 
 static const td_op_desc builtin_ops[] = {
     {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM},
@@ -28,6 +29,10 @@ static int register_all(td_registry *reg)
     int rc;
     for (size_t i = 0; i < sizeof builtin_ops / sizeof *builtin_ops; i++)
         if ((rc = td_register_op(reg, &builtin_ops[i])) != 0)
+            return rc;
+    /* The elementwise family's ops (variants/ewise_ops.c). */
+    for (size_t i = 0; i < td__ewise_ops_count; i++)
+        if ((rc = td_register_op(reg, &td__ewise_ops[i])) != 0)
             return rc;
     for (size_t i = 0; i < td__generic_predicates_count; i++)
         if ((rc = td_register_predicate(reg, &td__generic_predicates[i])) != 0)

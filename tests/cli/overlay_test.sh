@@ -120,7 +120,7 @@ $d/new_entry.yaml: ok, 2 entries (1 override)"
 printf 'version: 1\nvariants:\n  - {name: local2, target: cuda, override: true, priority: 1}\n' >"$tmp/o2.yaml"
 expect 2 "override of variant 'local2'" validate "$d/new_entry.yaml" "$tmp/o2.yaml"
 expect 0 "$tmp/o2.yaml: ok, 1 entry (1 override)" validate --together "$d/new_entry.yaml" "$tmp/o2.yaml"
-expect 0 "rules.yaml: ok, 5 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 7 entries" validate --no-default-rules "$rules"
 expect 2 "duplicate variant" validate "$rules"
 expect 2 "--together applies to validate, not 'rules'" rules --together
 expect 2 "cannot open" validate "$tmp/missing.yaml"

@@ -7,6 +7,11 @@ must dispatch to and, optionally, the arch its program needs:
     # expect: local
     # arch: sm_100a
 
+Without `# arch:`, the packed variants need sm_100a, and so does any
+program whose text uses the Blackwell-only `.f32x2` instructions (the
+packed float32-pair paths of the elementwise variants); everything else
+is built for sm_90a.
+
 Golden cases (tests/golden/cases/NAME.yaml) can be added with --golden DIR;
 their expected variant is the `== variant` section of NAME.expected.
 
@@ -26,15 +31,26 @@ stratum (below).
 
 --sample keeps a stratified sample: every case is dispatched, then one case
 per class (variant, exec scope, dtype classes) is kept, and one more for
-each (variant, op) pair no kept case covers yet.  The dtype classes are
+each (variant, op) pair no kept case covers yet.  The elementwise ops are
+sampled more coarsely: one case per (variant, exec scope), then one more
+per op and per dtype classes not covered yet.  The dtype classes are
 float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
 name has the smallest SHA-1 is taken: deterministic, and not biased to the
 first name in sort order.  The full set is the cuda-full suite's.
 
---sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa`, the
-arch's SASS only: one device compilation where -arch=sm_NNa does two (it
-also embeds PTX for the generic compute_NN).  The cuda suite's sample uses
+--sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa -cubin`,
+the arch's SASS only: one device compilation where -arch=sm_NNa does two
+(it also embeds PTX for the generic compute_NN), and no host compilation
+(nvcc's front end still parses the host code; cuda-full compiles it).  The cuda suite's sample uses
 it; cuda-full and scripts/gpu-check keep -arch.
+
+An op the program generator does not support (`kernel` exits with "is
+neither a reduction nor elementwise" or "no reference for the elementwise
+op": an op of a plugin, say) gets a compile-only program
+instead: the emitted body in a kernel that declares the call's buffers and
+takes its named scalars as parameters.  Those kernels are compiled together,
+one translation unit per arch (each on its own only to name a failure), and
+left out of the manifest (running them would check nothing).
 
 Exit status: 0 all good, 1 a failure, 77 when --compile is given and nvcc
 cannot be found (meson's "skipped").
@@ -52,6 +68,8 @@ import threading
 import time
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
+# Instructions that exist only on sm_100 and later (f32x2 pairs).
+SM100_ONLY = re.compile(r"\.f32x2\b")
 DEFAULT_ARCH = "sm_90a"
 
 
@@ -136,6 +154,35 @@ def stratified(items, name_of, class_of, keys, extra_keys=()):
     return [it for it in items if name_of(it) in kept]
 
 
+# The elementwise ops (15 ops x 2 variants x 4 scopes x many dtype mixes):
+# sampled more coarsely than the reductions, so that the sample stays small.
+EWISE_OPS = {"zero", "fill", "reciprocal", "sqrt", "exp", "exp2", "log2",
+             "silu", "add", "sub", "mul", "fdiv", "maximum", "cast", "fma"}
+STRATA = {
+    "reduction": (("variant", "scope", "dtype"), ("variant", "op")),
+    "elementwise": (("variant", "scope"), ("op",), ("dtype",)),
+}
+
+
+def family(cls):
+    return "elementwise" if cls["op"] in EWISE_OPS else "reduction"
+
+
+def sample(items, name_of, class_of):
+    """The sample of --sample (and of emu.py): per family, stratified() over
+    its STRATA.  Returns (kept items in their order, missing strata)."""
+    kept, missing = set(), []
+    for fam, strata in STRATA.items():
+        sub = [it for it in items if family(class_of(it)) == fam]
+        got = stratified(sub, name_of, class_of, strata[0], strata[1:])
+        kept.update(name_of(it) for it in got)
+        for keys in strata:
+            def cover(cs):
+                return {tuple(class_of(c)[k] for k in keys) for c in cs}
+            missing += sorted(cover(sub) - cover(got))
+    return [it for it in items if name_of(it) in kept], missing
+
+
 def collect(args):
     cases = []
     for d in args.cases:
@@ -175,6 +222,90 @@ def dispatch_case(c, args):
     return None
 
 
+CUDA_TYPES = {"float32": "float", "float16": "__half",
+              "bfloat16": "__nv_bfloat16", "float64": "double",
+              "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+              "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t",
+              "uint32": "uint32_t", "uint64": "uint64_t"}
+
+
+def wrapper_parts(c, args, env):
+    """A compile-only kernel around `tiledispatch emit --lang cuda`: the
+    call's buffers declared (shared ones __shared__, local ones as register
+    arrays loaded from global memory), named scalars as kernel parameters,
+    every buffer stored back so that nothing is dead.  Reads the flow-style
+    `NAME: {scope: S, dtype: D, shape: [...]}` buffer lines of the call
+    file.  Returns (includes, helper functions, kernel text with KERNEL
+    for its name), or an error message."""
+    p = subprocess.run([args.exe, "emit", c["path"], "--lang", "cuda"],
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        return f"emit exited {p.returncode}: " + p.stderr.strip()
+    text = open(c["path"], encoding="utf-8").read()
+    fns = re.findall(r"__forceinline__ __device__.*?\n}\n", p.stdout, re.S)
+    body = p.stdout
+    for f in fns:
+        body = body.replace(f, "")
+    incs = [l for l in body.splitlines() if l.startswith("#include")]
+    body = "\n".join(l for l in body.splitlines()
+                     if not l.startswith("#include"))
+    params = sorted(set(re.findall(
+        r"\{\s*scalar:\s*(\w+)\s*,\s*dtype:\s*(\w+)\s*\}", text)))
+    decl, store = [], []
+    for name, scope, dtype, shape in re.findall(
+            r"^\s+(\w+):\s*\{\s*scope:\s*([\w.]+)\s*,\s*dtype:\s*(\w+)"
+            r"\s*,\s*shape:\s*\[([\d,\s]+)\]", text, re.M):
+        n = 1
+        for e in shape.split(","):
+            n *= int(e)
+        t = CUDA_TYPES[dtype]
+        if scope.startswith("shared"):
+            decl.append(f"__shared__ {t} {name}_ptr[{n}];")
+        else:
+            decl.append(f"{t} {name}_ptr[{n}];")
+            decl.append(f"for (int i = 0; i < {n}; ++i) "
+                        f"{name}_ptr[i] = (({t} *)in)[i];")
+        store.append(f"for (int i = 0; i < {n}; ++i) "
+                     f"(({t} *)out)[i] = {name}_ptr[i];")
+    kernel = "\n".join(
+        ["__global__ void KERNEL(const void *in, void *out" +
+         "".join(f", {CUDA_TYPES[t]} {n}" for n, t in params) + ") {"] +
+        decl + ["{", body, "}"] + store + ["}"])
+    return incs, fns, kernel
+
+
+def compile_wrapped(group, args, outdir, arch):
+    """Compiles the compile-only kernels of `group` (cases with their
+    parts) as one translation unit for `arch`; on failure, each on its own
+    to name the culprit.  Returns {case name: error or None}."""
+    def source(items):
+        incs, fns, out = ["#include <cstdint>", "#include <cuda_fp16.h>",
+                          "#include <cuda_bf16.h>"], [], []
+        for i, (c, (ci, cf, k)) in enumerate(items):
+            incs += [x for x in ci if x not in incs]
+            fns += [x for x in cf if x not in fns]
+            out.append(f"// {c['name']}\n" + k.replace("KERNEL", f"td_k{i}"))
+        return "\n".join(incs + fns + out) + "\n"
+
+    def nvcc(items, name):
+        cu = os.path.join(outdir, name + ".cu")
+        with open(cu, "w", encoding="utf-8") as f:
+            f.write(source(items))
+        obj = os.path.join(outdir, name + ".o")
+        p = subprocess.run([args.nvcc, "-gencode",
+                            f"arch={arch.replace('sm_', 'compute_')},"
+                            f"code={arch}", "-c", cu, "-o", obj],
+                           capture_output=True, text=True)
+        if os.path.exists(obj):
+            os.remove(obj)
+        return None if p.returncode == 0 else \
+            "\n".join(p.stderr.strip().splitlines()[:20])
+
+    if nvcc(group, f"wrapped_{arch}") is None:
+        return {c["name"]: None for c, _ in group}
+    return {c["name"]: nvcc([(c, parts)], c["name"]) for c, parts in group}
+
+
 def run_case(c, args, outdir):
     env = dict(os.environ, TILEDISPATCH_RULES="")
     if c.get("dispatch_error"):
@@ -185,22 +316,42 @@ def run_case(c, args, outdir):
     if c["expect"] is not None and variant != c["expect"]:
         return False, f"dispatched to {variant}, expected {c['expect']}"
     arch = c["arch"] or ("sm_100a" if variant in PACKED else DEFAULT_ARCH)
-    c["compile_arch"] = arch
     cu = os.path.join(outdir, c["name"] + ".cu")
     p = subprocess.run([args.exe, "kernel", c["path"], "-o", cu],
                        capture_output=True, text=True, env=env)
+    if p.returncode != 0 and ("is neither a reduction nor elementwise"
+                              in p.stderr or "no reference for the "
+                              "elementwise op" in p.stderr):
+        # No self-checking program for this op yet: the emitted body in a
+        # kernel that declares its buffers, compiled later with the others
+        # of its arch in one translation unit (a compile check only).
+        parts = wrapper_parts(c, args, env)
+        if isinstance(parts, str):
+            return False, parts
+        c["wrapped"] = parts
+        return True, f"{variant} ({arch}) [emitted body, compile only]"
     if p.returncode != 0:
         return False, f"kernel exited {p.returncode}: " + p.stderr.strip()
+    if not c["arch"]:
+        # Blackwell-only PTX in a program of another variant (the packed
+        # float32-pair paths of the elementwise variants): sm_100a.
+        with open(cu, encoding="utf-8") as f:
+            if SM100_ONLY.search(f.read()):
+                arch = "sm_100a"
+    c["compile_arch"] = arch
     if args.compile:
         obj = os.path.join(outdir, c["name"] + ".o")
         if args.sass_only:
             # Only the SASS of the arch: one device compilation instead of
-            # -arch's two (it also embeds PTX of the generic compute_NN).
+            # -arch's two (it also embeds PTX of the generic compute_NN),
+            # and no host compilation (-cubin: the front end still parses
+            # the host code; cuda-full compiles it).
             flags = ["-gencode",
-                     f"arch={arch.replace('sm_', 'compute_')},code={arch}"]
+                     f"arch={arch.replace('sm_', 'compute_')},code={arch}",
+                     "-cubin"]
         else:
-            flags = ["-arch=" + arch]
-        p = subprocess.run([args.nvcc] + flags + ["-c", cu, "-o", obj],
+            flags = ["-arch=" + arch, "-c"]
+        p = subprocess.run([args.nvcc] + flags + [cu, "-o", obj],
                            capture_output=True, text=True)
         if p.returncode != 0:
             return False, f"nvcc {' '.join(flags)} failed:\n" + \
@@ -256,20 +407,15 @@ def main():
             c["dispatch_error"] = err
     total = len(cases)
     if args.sample:
-        strata = (("variant", "scope", "dtype"), ("variant", "op"))
-        kept = stratified(cases, lambda c: c["name"], lambda c: c["class"],
-                          strata[0], strata[1:])
-        for keys in strata:
-            def cover(cs):
-                return {tuple(c["class"][k] for k in keys) for c in cs}
-            missing = cover(cases) - cover(kept)
-            if missing:
-                print(f"FAIL sample: no case for {sorted(missing)}")
-                return 1
+        kept, missing = sample(cases, lambda c: c["name"], lambda c: c["class"])
+        if missing:
+            print(f"FAIL sample: no case for {missing}")
+            return 1
         cases = kept
-        print(f"sample: {len(cases)} of {total} cases, one per "
-              "(variant, scope, dtype class) and per (variant, op)",
-              flush=True)
+        print(f"sample: {len(cases)} of {total} cases; reductions one per "
+              "(variant, scope, dtype class) and per (variant, op), "
+              "elementwise ops one per (variant, scope), op and "
+              "dtype class", flush=True)
     modes = "exact,random" if args.data == "both" else args.data
     what = "compiled" if args.compile else "written"
     start = time.monotonic()
@@ -289,6 +435,17 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
         results = list(ex.map(work, cases))
+    if args.compile:
+        wrapped = [(c, c["wrapped"]) for c, (ok, _) in zip(cases, results)
+                   if ok and c.get("wrapped")]
+        errs = {}
+        for arch in sorted({c["compile_arch"] for c, _ in wrapped}):
+            errs.update(compile_wrapped(
+                [w for w in wrapped if w[0]["compile_arch"] == arch], args,
+                outdir, arch))
+        results = [(False, "nvcc failed on the emitted body:\n" +
+                    errs[c["name"]]) if errs.get(c["name"]) else r
+                   for c, r in zip(cases, results)]
     failed = 0
     for c, (ok, msg) in zip(cases, results):
         print(f"{'ok  ' if ok else 'FAIL'} {c['name']}: {msg}")
@@ -296,7 +453,8 @@ def main():
     if args.out:
         with open(os.path.join(outdir, "manifest.tsv"), "w") as f:
             for c, (ok, _) in zip(cases, results):
-                if ok:
+                # A compile-only wrapper checks nothing when run.
+                if ok and not c.get("wrapped"):
                     f.write(f"{c['name']}\t{c['variant']}\t"
                             f"{c['compile_arch']}\t{modes}\t"
                             f"{class_name(c['class'])}\n")

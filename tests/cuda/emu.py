@@ -18,10 +18,17 @@ verification.  -j N compiles and runs N programs at a time (default: the
 number of CPUs); a progress line comes every 10 programs.
 
 --gen first writes the programs of every case (tests/conformance/run.py
---out, both data modes).  --sample keeps one emulated program per (variant,
-exec scope, dtype class) and one more per (variant, op) not yet covered
-(run.py's stratified choice, as cuda-compile's sample); the cuda suite runs
+--out, both data modes).  --sample keeps the emulated programs by
+run.py's strata (run.py --sample: for reductions one per (variant, exec
+scope, dtype class) and one more per (variant, op) not yet covered; for
+elementwise ops one per (variant, exec scope), op and dtype class), as
+cuda-compile's sample does; the cuda suite runs
 the sample, cuda-full everything.
+
+--ewise-paths checks one float32 elementwise program (exp, a bias region,
+a named scalar): it passes in both modes, and fails with a zero tolerance
+(random data), with exp2f in place of expf, with the last loop iteration
+left out (the sentinel names it) and with another value for the scalar.
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -151,12 +158,10 @@ def check(d, only, jobs, sample):
             emulated.append(r)
     total = len(emulated)
     if sample:
-        emulated = load_run_py().stratified(
-            emulated, lambda r: r["name"], lambda r: r["class"],
-            ("variant", "scope", "dtype"), (("variant", "op"),))
-        print(f"sample: {len(emulated)} of {total} emulated programs, one "
-              "per (variant, scope, dtype class) and per (variant, op)",
-              flush=True)
+        emulated, _ = load_run_py().sample(
+            emulated, lambda r: r["name"], lambda r: r["class"])
+        print(f"sample: {len(emulated)} of {total} emulated programs "
+              "(run.py's strata)", flush=True)
     lock = threading.Lock()
     state = {"done": 0, "failed": 0, "runs": 0, "random": 0,
              "random_inexact": 0}
@@ -337,14 +342,97 @@ def paths(exe, call):
     return 1 if failed else 0
 
 
+def ewise_paths(exe, call):
+    """An elementwise program (float32 exp with a bias region and a named
+    scalar scale) must pass, and must FAIL when its tolerance is 0 (random
+    data), when the body computes another function, when the body leaves
+    elements unwritten (the sentinel) and when the scalar's value differs
+    from the reference's."""
+    failed = 0
+
+    def expect(what, ok, detail):
+        nonlocal failed
+        print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else
+                                                       f": {detail}"))
+        failed += not ok
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = os.path.join(tmp, "prog.cu")
+        p = subprocess.run([exe, "kernel", call, "-o", cu],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, TILEDISPATCH_RULES=""))
+        if p.returncode != 0:
+            print(f"FAIL tiledispatch kernel exited {p.returncode}: "
+                  + p.stderr)
+            return 1
+        with open(cu) as f:
+            src = f.read()
+        name = re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
+        # The body's first loop (after the staging).
+        body = src.find("/* The emitted body")
+        loop = re.compile(r"for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) \{"
+                          ).search(src, body if body >= 0 else len(src))
+        scal = re.search(r"(const float td_sv_\w+ = td_from_double<float>\()"
+                         r"([^)]*)\)", src)
+        if NOT_EMULATED.search(src) or "expf(" not in src or loop is None \
+                or scal is None:
+            print(f"FAIL {call}: not an emulated float32 exp with a loop and "
+                  "a named scalar")
+            return 1
+        inc = precompile(tmp)
+        variants = {
+            "prog": (src, []),
+            "strict": (src, ["-DTD_TOL_SCALE=0"]),
+            "exp2": (src.replace("expf(", "exp2f("), []),
+            "short": (src[:loop.start()] + loop.group(0).replace(
+                f"< {loop.group(2)};", f"< {int(loop.group(2)) - 1};")
+                + src[loop.end():], []),
+            "scalar": (src[:scal.start()] + scal.group(1) + "0.25)"
+                       + src[scal.end():], []),
+        }
+        exes = {}
+        for k, (text, flags) in variants.items():
+            exes[k], err = compile_program(text, k, tmp, inc, flags)
+            if exes[k] is None:
+                print(f"FAIL g++ ({k}):\n" + err[:2000])
+                return 1
+        for mode in ("exact", "random"):
+            rc, line, _ = run_program(exes["prog"], ["--data", mode])
+            e = max_err(line)
+            expect(f"{mode} data passes, with max_ulp and max_err/tol",
+                   rc == 0 and line.startswith(f"PASS {name} max_err=")
+                   and " max_ulp=" in line and " max_err/tol=" in line
+                   and (mode == "exact" or (e is not None and e > 0)),
+                   f"exit {rc}: {line}")
+        rc, line, _ = run_program(exes["strict"], ["--data", "random"])
+        expect("zero tolerance, random data: FAIL", rc == 1 and
+               line.startswith(f"FAIL {name} instance="), f"exit {rc}: {line}")
+        for k, what, tail in (
+                ("exp2", "exp2f in place of expf", ""),
+                ("short", "the last loop iteration left out",
+                 "(the dst sentinel: never written)"),
+                ("scalar", "another value for the named scalar", "")):
+            for mode in ("exact", "random"):
+                rc, line, _ = run_program(exes[k], ["--data", mode])
+                expect(f"{what} ({mode}): FAIL", rc == 1 and
+                       line.startswith(f"FAIL {name} instance=") and
+                       tail in line, f"exit {rc}: {line}")
+    return 1 if failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sample", action="store_true")
     ap.add_argument("--gen", action="store_true")
     ap.add_argument("--paths", action="store_true")
+    ap.add_argument("--ewise-paths", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
+    if args.ewise_paths:
+        if len(args.rest) != 2:
+            ap.error("--ewise-paths TILEDISPATCH CALL.yaml")
+        return ewise_paths(args.rest[0], args.rest[1])
     if args.paths:
         if len(args.rest) != 2:
             ap.error("--paths TILEDISPATCH CALL.yaml")

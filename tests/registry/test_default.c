@@ -32,8 +32,30 @@ static void test_default_table(void **state)
 {
     (void)state;
     td_registry *reg = default_registry();
-    td_rule_info infos[16];
-    assert_int_equal(td_registry_rules(reg, infos, 16), 12);
+    /* 12 reduction entries and, for each of the 15 elementwise ops, reg
+     * then smem (equal priority: by name); ops in name order. */
+    td_rule_info all[64], infos[12];
+    assert_int_equal(td_registry_rules(reg, all, 64), 42);
+    int nred = 0, new = 0;
+    for (int i = 0; i < 42; i++) {
+        bool red = strcmp(all[i].op, "sum") == 0 ||
+                   strcmp(all[i].op, "max") == 0 ||
+                   strcmp(all[i].op, "min") == 0;
+        if (red) {
+            assert_true(nred < 12);
+            infos[nred++] = all[i];
+            continue;
+        }
+        assert_string_equal(all[i].name, new % 2 == 0 ? "reg" : "smem");
+        assert_int_equal(all[i].priority, 10);
+        assert_int_equal(all[i].npreds, 1);
+        assert_non_null(td_registry_op(reg, all[i].op));
+        assert_int_equal(td_registry_op(reg, all[i].op)->kind,
+                         TD_OP_KIND_ELEMENTWISE);
+        new++;
+    }
+    assert_int_equal(nred, 12);
+    assert_int_equal(new, 30);
     static const char *const want[12][3] = {
         {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},
         {"max", "cuda", "local"},         {"max", "cuda", "shared"},

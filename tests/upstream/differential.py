@@ -64,6 +64,10 @@ class Unsupported(Exception):
 
 
 def tvm_source(call: td.Call) -> str:
+    if call.op not in ("sum", "max", "min"):
+        # The kernel below is a reduction call; the elementwise ops
+        # (reg, smem) need their own operand spelling.
+        raise Unsupported(f"elementwise op {call.op}: no TVMScript writer yet")
     if call.scope not in _NS:
         raise Unsupported(f"scope {call.scope}")
     launch = call.launch

@@ -44,61 +44,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kp.h"
 #include "layout.h"
 #include "model.h"
 #include "tiledispatch.h"
 #include "tiledispatch/td_kernel.h"
-
-/* Fixed limits of a generated program (inputs are hostile: refuse rather
- * than write a program nobody can build or run). */
-#define KP_MAX_THREADS 1024               /* threads per block (CUDA) */
-#define KP_MAX_GRID 65535                 /* blocks per grid dimension */
-#define KP_MAX_ELEMS ((int64_t)1 << 24)   /* elements of one global array */
-#define KP_MAX_TABLE ((int64_t)1 << 18)   /* entries of one layout table */
-#define KP_MAX_SLOTS ((int64_t)1 << 14)   /* register slots per thread */
-/* Dynamic shared bytes per block: the opt-in limit of sm_90 and sm_100
- * (227 KB).  Above 48 KB the program raises the kernel's limit with
- * cudaFuncSetAttribute and checks the device's own limit first. */
-#define KP_MAX_SHARED ((int64_t)227 * 1024)
-#define KP_SHARED_DEFAULT ((int64_t)48 * 1024)
-
-/* One buffer the program stages. */
-typedef struct kp_buf {
-    const td_buffer *b;
-    bool shared;      /* shared memory; else registers */
-    bool is_src;
-    bool is_dst;
-    int64_t elems;    /* logical elements (product of the shape) */
-    int64_t slots;    /* register slots per thread (register buffers) */
-    int *map;         /* tpi * slots entries (element or -1), or NULL when
-                         every thread holds the whole buffer row-major */
-} kp_buf;
-
-typedef struct kp_plan {
-    const td_call *call;
-    const char *variant;
-    char name[128];
-    int64_t block[3];
-    int64_t grid[3];
-    int64_t nthreads;   /* threads per block */
-    int64_t nblocks;
-    int64_t tpi;        /* threads per instance */
-    int64_t ipb;        /* instances per block */
-    int64_t instances;
-    int nbufs;
-    kp_buf bufs[2];
-    int nreduce, reduce[TD_MAX_RANK];
-    int nspatial, spatial[TD_MAX_RANK];
-    int64_t red_len;
-    int64_t spa_len;
-    bool bcast;         /* dst keeps the src rank: reduced dims broadcast */
-    double atol;
-    td_combiner comb;
-    int64_t smem;       /* dynamic shared bytes per block */
-    bool specials;      /* NaN and infinities among the source values */
-    bool half;          /* cuda_fp16.h needed */
-    bool bf16;          /* cuda_bf16.h needed */
-} kp_plan;
 
 /* Bytes of one instance's copy of a shared buffer in the block's dynamic
  * shared memory: rounded up to 16, so that every copy starts 16-byte
@@ -112,7 +62,7 @@ static int64_t kp_pitch(const kp_buf *kb)
 /* The CUDA spelling of a dtype for the program's own declarations: the
  * printer's, so that the body's helpers and overloads see the types they
  * were written for.  NULL for a dtype the program cannot stage. */
-static const char *kp_ctype(td_dtype t)
+const char *td__kp_ctype(td_dtype t)
 {
     return (unsigned)t < TD_DTYPE_COUNT ? td_cuda_type_name(t) : NULL;
 }
@@ -127,7 +77,7 @@ static const char *kp_gap(td_dtype t)
     }
 }
 
-static bool kp_ident(const char *s)
+bool td__kp_ident(const char *s)
 {
     if (s[0] == '\0' || !((s[0] >= 'A' && s[0] <= 'Z') ||
                           (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
@@ -168,14 +118,7 @@ static void kp_case_name(const td_call *call, char *out, size_t cap)
     out[j] = '\0';
 }
 
-static int kp_fail(td_diag *diag, const td_call *call, int code,
-                   const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static int kp_fail(td_diag *diag, const td_call *call, int code,
+int td__kp_fail(td_diag *diag, const td_call *call, int code,
                    const char *fmt, ...)
 {
     char msg[TD_DIAG_MSG_MAX];
@@ -193,15 +136,15 @@ static int kp_launch(kp_plan *p, td_diag *diag)
     for (int t = 0; t < TD_LAUNCH_COUNT; t++) {
         const td_launch_param *lp = &c->launch[t];
         if (lp->present && lp->symbolic)
-            return kp_fail(diag, c, TD_EINVAL,
-                           "launch parameter %s is symbolic; kernel programs "
-                           "need numbers",
-                           td_launch_tag_name((td_launch_tag)t));
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "launch parameter %s is symbolic; kernel programs "
+                               "need numbers",
+                               td_launch_tag_name((td_launch_tag)t));
         if (lp->present && lp->extent < 1)
-            return kp_fail(diag, c, TD_EINVAL,
-                           "launch parameter %s must be >= 1 (got %" PRId64
-                           ")",
-                           td_launch_tag_name((td_launch_tag)t), lp->extent);
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "launch parameter %s must be >= 1 (got %" PRId64
+                               ")",
+                               td_launch_tag_name((td_launch_tag)t), lp->extent);
     }
     int64_t dflt;
     switch (c->scope) {
@@ -210,9 +153,9 @@ static int kp_launch(kp_plan *p, td_diag *diag)
     case TD_SCOPE_WARPGROUP: p->tpi = 128; dflt = 128; break;
     case TD_SCOPE_CTA: p->tpi = 0; dflt = 1; break;
     default:
-        return kp_fail(diag, c, TD_EINVAL,
-                       "exec scope %s is not supported by kernel programs",
-                       td_exec_scope_name(c->scope));
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "exec scope %s is not supported by kernel programs",
+                           td_exec_scope_name(c->scope));
     }
     for (int i = 0; i < 3; i++) {
         const td_launch_param *tp = &c->launch[TD_LAUNCH_TX + i];
@@ -220,17 +163,17 @@ static int kp_launch(kp_plan *p, td_diag *diag)
         p->block[i] = tp->present ? tp->extent : (i == 0 ? dflt : 1);
         p->grid[i] = bp->present ? bp->extent : 1;
         if (p->block[i] > KP_MAX_THREADS || p->grid[i] > KP_MAX_GRID)
-            return kp_fail(diag, c, TD_ELIMIT,
-                           "launch too large: block dimension %" PRId64
-                           ", grid dimension %" PRId64,
-                           p->block[i], p->grid[i]);
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "launch too large: block dimension %" PRId64
+                               ", grid dimension %" PRId64,
+                               p->block[i], p->grid[i]);
     }
     p->nthreads = p->block[0] * p->block[1] * p->block[2];
     p->nblocks = p->grid[0] * p->grid[1] * p->grid[2];
     if (p->nthreads > KP_MAX_THREADS)
-        return kp_fail(diag, c, TD_ELIMIT,
-                       "%" PRId64 " threads per block (at most %d)",
-                       p->nthreads, KP_MAX_THREADS);
+        return td__kp_fail(diag, c, TD_ELIMIT,
+                           "%" PRId64 " threads per block (at most %d)",
+                           p->nthreads, KP_MAX_THREADS);
     if (p->tpi == 0)
         p->tpi = p->nthreads;
     return 0;
@@ -278,29 +221,29 @@ static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
     if (td__lay_check(&b->layout, NULL, 0) != 0 ||
         td__lay_size(&b->layout, &size) != 0 ||
         td__lay_bounds(&b->layout, &nthr, &nslots) != 0)
-        return kp_fail(diag, c, TD_EINVAL,
-                       "the layout of %s cannot be mapped to threads and "
-                       "registers",
-                       b->name);
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s cannot be mapped to threads and "
+                           "registers",
+                           b->name);
     if (size != kb->elems)
-        return kp_fail(diag, c, TD_EINVAL,
-                       "the layout of %s covers %" PRId64
-                       " elements, the buffer has %" PRId64,
-                       b->name, size, kb->elems);
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s covers %" PRId64
+                           " elements, the buffer has %" PRId64,
+                           b->name, size, kb->elems);
     if (nthr > p->tpi)
-        return kp_fail(diag, c, TD_EINVAL,
-                       "the layout of %s spans %" PRId64
-                       " threads, more than one scope instance (%" PRId64 ")",
-                       b->name, nthr, p->tpi);
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s spans %" PRId64
+                           " threads, more than one scope instance (%" PRId64 ")",
+                           b->name, nthr, p->tpi);
     int64_t decl = td_ir_buffer_elems(ir, b->name);
     kb->slots = nslots > decl ? nslots : decl;
     if (kb->slots < 1)
         kb->slots = 1;
     if (kb->slots > KP_MAX_SLOTS || td__mul_sat(kb->slots, p->tpi) > KP_MAX_TABLE)
-        return kp_fail(diag, c, TD_ELIMIT,
-                       "the register table of %s is too large (%" PRId64
-                       " slots x %" PRId64 " threads)",
-                       b->name, kb->slots, p->tpi);
+        return td__kp_fail(diag, c, TD_ELIMIT,
+                           "the register table of %s is too large (%" PRId64
+                           " slots x %" PRId64 " threads)",
+                           b->name, kb->slots, p->tpi);
     size_t n = (size_t)(kb->slots * p->tpi);
     kb->map = td__malloc(n * sizeof *kb->map);
     if (kb->map == NULL)
@@ -313,57 +256,76 @@ static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
         o.elem = e;
         int err = td__lay_owner_slots(&b->layout, e, kp_owner_cb, &o);
         if (o.bad == 1)
-            return kp_fail(diag, c, TD_EINVAL,
-                           "the layout of %s puts an element on thread %" PRId64
-                           " outside the scope instance (slot %" PRId64 ")",
-                           b->name, o.bad_tid, o.bad_slot);
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "the layout of %s puts an element on thread %" PRId64
+                               " outside the scope instance (slot %" PRId64 ")",
+                               b->name, o.bad_tid, o.bad_slot);
         if (o.bad == 2)
-            return kp_fail(diag, c, TD_EINVAL,
-                           "the layout of %s puts an element on thread %" PRId64
-                           " slot %" PRId64 " outside the register buffer",
-                           b->name, o.bad_tid, o.bad_slot);
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "the layout of %s puts an element on thread %" PRId64
+                               " slot %" PRId64 " outside the register buffer",
+                               b->name, o.bad_tid, o.bad_slot);
         if (o.bad == 3)
-            return kp_fail(diag, c, TD_EINVAL,
-                           "the layout of %s puts two elements on thread %" PRId64
-                           " slot %" PRId64,
-                           b->name, o.bad_tid, o.bad_slot);
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "the layout of %s puts two elements on thread %" PRId64
+                               " slot %" PRId64,
+                               b->name, o.bad_tid, o.bad_slot);
         if (err != 0)
-            return kp_fail(diag, c, err == TD_ELIMIT ? TD_ELIMIT : TD_EINVAL,
-                           "the layout of %s cannot be mapped to threads and "
-                           "registers (element %" PRId64 ")",
-                           b->name, e);
+            return td__kp_fail(diag, c, err == TD_ELIMIT ? TD_ELIMIT : TD_EINVAL,
+                               "the layout of %s cannot be mapped to threads and "
+                               "registers (element %" PRId64 ")",
+                               b->name, e);
     }
     return 0;
 }
 
-/* Decides how each buffer is staged. */
+kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
+                       bool is_dst)
+{
+    for (int i = 0; i < p->nbufs; i++) {
+        if (p->bufs[i].b == b) {
+            p->bufs[i].is_src |= is_src;
+            p->bufs[i].is_dst |= is_dst;
+            return &p->bufs[i];
+        }
+    }
+    if (p->nbufs >= TD_MAX_BUFFERS)
+        return NULL;
+    p->bufs[p->nbufs] = (kp_buf){.b = b, .is_src = is_src, .is_dst = is_dst};
+    return &p->bufs[p->nbufs++];
+}
+
+/* A reduction stages its src and its dst buffer. */
 static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
 {
     const td_call *c = p->call;
     const td_buffer *src = td__region_buffer(c, &c->src);
     const td_buffer *dst = td__region_buffer(c, &c->dst);
     if (src == NULL || dst == NULL)
-        return kp_fail(diag, c, TD_EINVAL,
-                       "%s region does not name a buffer",
-                       src == NULL ? "src" : "dst");
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "%s region does not name a buffer",
+                           src == NULL ? "src" : "dst");
     p->nbufs = 0;
-    p->bufs[p->nbufs++] = (kp_buf){.b = src, .is_src = true};
-    if (dst == src)
-        p->bufs[0].is_dst = true;
-    else
-        p->bufs[p->nbufs++] = (kp_buf){.b = dst, .is_dst = true};
+    td__kp_add_buf(p, src, true, false);
+    td__kp_add_buf(p, dst, false, true);
+    return td__kp_check_bufs(p, ir, diag);
+}
 
+/* Decides how each buffer is staged. */
+int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
+{
+    const td_call *c = p->call;
     int nshared = 0;
     for (int i = 0; i < p->nbufs; i++) {
         kp_buf *kb = &p->bufs[i];
         const td_buffer *b = kb->b;
-        if (!kp_ident(b->name) || strlen(b->name) > 48)
-            return kp_fail(diag, c, TD_EINVAL,
-                           "buffer name '%s' is not a short C identifier",
-                           b->name);
-        if (kp_ctype(b->dtype) == NULL)
-            return kp_fail(diag, c, TD_EINVAL,
-                           "buffer %s has an unsupported dtype", b->name);
+        if (!td__kp_ident(b->name) || strlen(b->name) > 48)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "buffer name '%s' is not a short C identifier",
+                               b->name);
+        if (td__kp_ctype(b->dtype) == NULL)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "buffer %s has an unsupported dtype", b->name);
         if (strcmp(b->scope, "local") == 0) {
             kb->shared = false;
         } else if (strcmp(b->scope, "shared") == 0 ||
@@ -371,31 +333,31 @@ static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
             kb->shared = true;
             nshared++;
         } else {
-            return kp_fail(diag, c, TD_EINVAL,
-                           "buffer %s: storage scope '%s' is not staged by "
-                           "kernel programs (local and shared are)",
-                           b->name, b->scope);
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "buffer %s: storage scope '%s' is not staged by "
+                               "kernel programs (local and shared are)",
+                               b->name, b->scope);
         }
         kb->elems = 1;
         for (int d = 0; d < b->ndim; d++)
             kb->elems = td__mul_sat(kb->elems, b->shape[d]);
         if (kb->elems < 1 || kb->elems > KP_MAX_ELEMS)
-            return kp_fail(diag, c, TD_ELIMIT,
-                           "buffer %s has %" PRId64 " elements (at most %"
-                           PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "buffer %s has %" PRId64 " elements (at most %"
+                               PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
         if (b->dtype == TD_F16)
             p->half = true;
         if (b->dtype == TD_BF16)
             p->bf16 = true;
     }
     if (nshared != 0 && nshared != p->nbufs)
-        return kp_fail(diag, c, TD_EINVAL,
-                       "mixed shared and register buffers are not staged");
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "mixed shared and register buffers are not staged");
     if (p->nthreads % p->tpi != 0)
-        return kp_fail(diag, c, TD_EINVAL,
-                       "%" PRId64 " threads per block is not a whole number "
-                       "of scope instances of %" PRId64 " threads",
-                       p->nthreads, p->tpi);
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "%" PRId64 " threads per block is not a whole number "
+                           "of scope instances of %" PRId64 " threads",
+                           p->nthreads, p->tpi);
     p->ipb = p->nthreads / p->tpi;
     p->instances = p->ipb * p->nblocks;
     if (nshared != 0) {
@@ -406,24 +368,35 @@ static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
         int64_t bytes = 0;
         for (int i = 0; i < p->nbufs; i++)
             bytes += kp_pitch(&p->bufs[i]);
+        int64_t per = bytes;
         bytes = td__mul_sat(bytes, p->ipb);
+        if (bytes > KP_MAX_SHARED && c->scope == TD_SCOPE_THREAD &&
+            per <= KP_MAX_SHARED && p->block[1] == 1 && p->block[2] == 1) {
+            /* Thread scope: every thread is an instance with its own
+             * copy, and the body does not depend on the thread, so the
+             * program launches as many threads as copies fit. */
+            p->threads_asked = p->nthreads;
+            p->block[0] = p->nthreads = p->ipb = KP_MAX_SHARED / per;
+            p->instances = p->ipb * p->nblocks;
+            bytes = per * p->ipb;
+        }
         p->smem = bytes;
         if (bytes > KP_MAX_SHARED)
-            return kp_fail(diag, c, TD_ELIMIT,
-                           "shared buffers need %" PRId64
-                           " bytes per block (%" PRId64 " instance "
-                           "cop%s; at most %" PRId64 ")",
-                           bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
-                           KP_MAX_SHARED);
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "shared buffers need %" PRId64
+                               " bytes per block (%" PRId64 " instance "
+                               "cop%s; at most %" PRId64 ")",
+                               bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
+                               KP_MAX_SHARED);
     }
 
     for (int i = 0; i < p->nbufs; i++) {
         kp_buf *kb = &p->bufs[i];
         if (td__mul_sat(kb->elems, p->instances) > KP_MAX_ELEMS)
-            return kp_fail(diag, c, TD_ELIMIT,
-                           "buffer %s: %" PRId64 " instances x %" PRId64
-                           " elements is too large",
-                           kb->b->name, p->instances, kb->elems);
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "buffer %s: %" PRId64 " instances x %" PRId64
+                               " elements is too large",
+                               kb->b->name, p->instances, kb->elems);
         if (kb->shared)
             continue;
         if (kb->b->has_layout) {
@@ -435,10 +408,10 @@ static int kp_buffers(kp_plan *p, const td_ir *ir, td_diag *diag)
         }
         if (td__mul_sat(td__mul_sat(kb->slots, p->tpi), p->instances) >
             KP_MAX_ELEMS)
-            return kp_fail(diag, c, TD_ELIMIT,
-                           "buffer %s: %" PRId64 " register slots x %" PRId64
-                           " threads is too large",
-                           kb->b->name, kb->slots, p->instances * p->tpi);
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "buffer %s: %" PRId64 " register slots x %" PRId64
+                               " threads is too large",
+                               kb->b->name, kb->slots, p->instances * p->tpi);
     }
     return 0;
 }
@@ -452,12 +425,12 @@ static int kp_reduction(kp_plan *p, td_diag *diag)
     why[0] = '\0';
     if (td_call_axes(c, p->reduce, &p->nreduce, p->spatial, &p->nspatial, why,
                      sizeof why) != 0)
-        return kp_fail(diag, c, TD_EINVAL, "%s",
-                       why[0] != '\0' ? why : "invalid reduce axes");
+        return td__kp_fail(diag, c, TD_EINVAL, "%s",
+                           why[0] != '\0' ? why : "invalid reduce axes");
     if (c->src.ndim < 1 || c->src.ndim > TD_MAX_RANK || c->dst.ndim < 1 ||
         c->dst.ndim > TD_MAX_RANK ||
         p->nreduce + p->nspatial != c->src.ndim)
-        return kp_fail(diag, c, TD_EINVAL, "malformed regions");
+        return td__kp_fail(diag, c, TD_EINVAL, "malformed regions");
     p->red_len = 1;
     p->spa_len = 1;
     for (int i = 0; i < p->nreduce; i++)
@@ -476,10 +449,10 @@ static int kp_reduction(kp_plan *p, td_diag *diag)
             p->bcast = false;
     }
     if (!p->bcast && dst_len != p->spa_len)
-        return kp_fail(diag, c, TD_EINVAL,
-                       "dst region holds %" PRId64
-                       " elements, the reduction produces %" PRId64,
-                       dst_len, p->spa_len);
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "dst region holds %" PRId64
+                           " elements, the reduction produces %" PRId64,
+                           dst_len, p->spa_len);
     return 0;
 }
 
@@ -502,7 +475,7 @@ static double kp_atol(const kp_plan *p, td_dtype t)
 
 /* ---- text ------------------------------------------------------------- */
 
-static void kp_i64_list(td_buf *o, const int64_t *v, int n)
+void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
 {
     td__buf_puts(o, "{");
     for (int i = 0; i < n; i++)
@@ -888,17 +861,17 @@ static void kp_write_tables(td_buf *o, const kp_plan *p)
     td__buf_printf(o, "#define TD_SPECIALS %d\n#define TD_FINITE_MAX %.17g\n",
                    p->specials ? 1 : 0, lowest);
     td__buf_puts(o, "static const long long td_src_shape[] = ");
-    kp_i64_list(o, sb->shape, sb->ndim);
+    td__kp_i64_list(o, sb->shape, sb->ndim);
     td__buf_puts(o, ";\nstatic const long long td_src_start[] = ");
-    kp_i64_list(o, c->src.start, c->src.ndim);
+    td__kp_i64_list(o, c->src.start, c->src.ndim);
     td__buf_puts(o, ";\nstatic const long long td_src_ext[] = ");
-    kp_i64_list(o, c->src.extent, c->src.ndim);
+    td__kp_i64_list(o, c->src.extent, c->src.ndim);
     td__buf_puts(o, ";\nstatic const long long td_dst_shape[] = ");
-    kp_i64_list(o, db->shape, db->ndim);
+    td__kp_i64_list(o, db->shape, db->ndim);
     td__buf_puts(o, ";\nstatic const long long td_dst_start[] = ");
-    kp_i64_list(o, c->dst.start, c->dst.ndim);
+    td__kp_i64_list(o, c->dst.start, c->dst.ndim);
     td__buf_puts(o, ";\nstatic const long long td_dst_ext[] = ");
-    kp_i64_list(o, c->dst.extent, c->dst.ndim);
+    td__kp_i64_list(o, c->dst.extent, c->dst.ndim);
     td__buf_puts(o, ";\nstatic const int td_red[] = ");
     kp_int_list(o, p->reduce, p->nreduce);
     td__buf_puts(o, ";\nstatic const int td_spa[] = ");
@@ -938,12 +911,16 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     td__buf_puts(o, "__global__ void td_kernel(");
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
-        const char *t = kp_ctype(kb->b->dtype);
+        const char *t = td__kp_ctype(kb->b->dtype);
         td__buf_printf(o, "%sconst %s *__restrict__ td_in_%s, %s *td_out_%s",
                        i ? ",\n                          " : "", t,
                        kb->b->name, t, kb->b->name);
         any_shared |= kb->shared;
     }
+    /* Named scalars of elementwise calls: the body reads them by name. */
+    for (int i = 0; i < p->nscalars; i++)
+        td__buf_printf(o, ",\n                          const %s %s",
+                       td__kp_ctype(p->scalars[i].dtype), p->scalars[i].name);
     td__buf_puts(o, ")\n{\n");
     td__buf_puts(o,
                  "    const int td_tid = (int)(threadIdx.x + blockDim.x * "
@@ -962,7 +939,7 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
-        const char *t = kp_ctype(kb->b->dtype);
+        const char *t = td__kp_ctype(kb->b->dtype);
         if (kb->shared) {
             /* One copy per instance in dynamic shared memory, each
              * 16-byte aligned; the body indexes NAME_ptr, which points at
@@ -1059,7 +1036,7 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
-        const char *t = kp_ctype(kb->b->dtype);
+        const char *t = td__kp_ctype(kb->b->dtype);
         int64_t nin = kb->elems * p->instances;
         int64_t nout = kb->shared ? nin : kb->slots * p->tpi * p->instances;
         td__buf_printf(o,
@@ -1081,7 +1058,10 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         bool special = p->specials && kb->is_src;
         if (special)
             td__buf_puts(o, "td_special(");
-        kp_gen_expr(o, p, kb->b->dtype);
+        if (p->gen_expr != NULL)
+            p->gen_expr(o, p, kb);
+        else
+            kp_gen_expr(o, p, kb->b->dtype);
         td__buf_printf(o, "%s);\n        v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
                           "    }\n",
                        special ? ")" : "", n, n);
@@ -1089,7 +1069,7 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
-        const char *t = kp_ctype(kb->b->dtype);
+        const char *t = td__kp_ctype(kb->b->dtype);
         td__buf_printf(o,
                        "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n"
                        "    TD_CHECK(cudaMalloc((void **)&d_in_%s, sizeof(%s) * "
@@ -1118,6 +1098,12 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "cudaFuncAttributeMaxDynamicSharedMemorySize, %" PRId64
                        "));\n",
                        p->smem, p->smem, p->smem, p->smem);
+    for (int i = 0; i < p->nscalars; i++) {
+        const kp_scalar *sc = &p->scalars[i];
+        const char *t = td__kp_ctype(sc->dtype);
+        td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
+                       t, sc->name, t, sc->value);
+    }
     td__buf_printf(o, "    td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
                       "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 "), %"
                       PRId64 ">>>(",
@@ -1126,12 +1112,14 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     for (int i = 0; i < p->nbufs; i++)
         td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
                        p->bufs[i].b->name, p->bufs[i].b->name);
+    for (int i = 0; i < p->nscalars; i++)
+        td__buf_printf(o, ", td_sv_%s", p->scalars[i].name);
     td__buf_puts(o, ");\n"
                     "    TD_CHECK(cudaGetLastError());\n"
                     "    TD_CHECK(cudaDeviceSynchronize());\n");
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
-        const char *t = kp_ctype(p->bufs[i].b->dtype);
+        const char *t = td__kp_ctype(p->bufs[i].b->dtype);
         td__buf_printf(o,
                        "    TD_CHECK(cudaMemcpy(h_out_%s, d_out_%s, sizeof(%s) * "
                        "td_nout_%s, cudaMemcpyDeviceToHost));\n",
@@ -1148,10 +1136,14 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                    "    if (td_want == NULL || td_tol == NULL) {\n"
                    "        printf(\"FAIL %%s host out of memory\\n\", TD_NAME);\n"
                    "        return TD_EXIT_FAIL;\n    }\n"
-                   "    for (long long inst = 0; inst < TD_INSTANCES; ++inst) {\n"
-                   "        td_reference(v_in_%s + inst * %" PRId64 "LL, "
-                   "v_in_%s + inst * %" PRId64 "LL, td_want, td_tol);\n",
-                   sk->b->name, sk->elems, dk->b->name, dk->elems);
+                   "    for (long long inst = 0; inst < TD_INSTANCES; ++inst) {\n");
+    if (p->ewise)
+        td__kp_ewise_ref_call(o, p);
+    else
+        td__buf_printf(o,
+                       "        td_reference(v_in_%s + inst * %" PRId64 "LL, "
+                       "v_in_%s + inst * %" PRId64 "LL, td_want, td_tol);\n",
+                       sk->b->name, sk->elems, dk->b->name, dk->elems);
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
@@ -1166,13 +1158,15 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                      kb->elems);
             snprintf(tol, sizeof tol, "0.0");
         }
+        /* Elementwise dst values also count their error in ulps. */
+        const char *chk = p->ewise && kb->is_dst ? "td_ew_check" : "td_check";
         if (kb->shared) {
             td__buf_printf(o,
                            "        for (long long e = 0; e < %" PRId64 "; ++e)\n"
-                           "            td_check(\"%s\", inst, e, -1, -1, "
+                           "            %s(\"%s\", inst, e, -1, -1, "
                            "td_to_double(h_out_%s[inst * %" PRId64 "LL + e]), "
                            "%s, %s);\n",
-                           kb->elems, n, n, kb->elems, want, tol);
+                           kb->elems, chk, n, n, kb->elems, want, tol);
         } else {
             td__buf_printf(o,
                            "        for (long long t = 0; t < TD_TPI; ++t)\n"
@@ -1188,11 +1182,11 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
             td__buf_printf(o,
                            "                if (e < 0)\n"
                            "                    continue;\n"
-                           "                td_check(\"%s\", inst, e, t, s, "
+                           "                %s(\"%s\", inst, e, t, s, "
                            "td_to_double(h_out_%s[(inst * TD_TPI + t) * %"
                            PRId64 "LL + s]), %s, %s);\n"
                            "            }\n",
-                           n, n, kb->slots, want, tol);
+                           chk, n, n, kb->slots, want, tol);
         }
     }
     td__buf_puts(o, "    }\n");
@@ -1215,16 +1209,24 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                  "    if (td_mismatches != 0) {\n"
                  "        printf(\"FAIL %s %s (%lld mismatches)%s\\n\", TD_NAME, "
                  "td_first, td_mismatches, td_data);\n"
-                 "        return TD_EXIT_FAIL;\n    }\n"
-                 "    if (td_data_random)\n"
-                 "        printf(\"PASS %s max_err=%.3g%s max_err/tol=%.3g\\n\", "
-                 "TD_NAME, td_max_err, td_data, td_max_ratio);\n"
-                 "    else\n"
-                 "        printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, td_max_err);\n"
-                 "    return TD_EXIT_PASS;\n}\n");
+                 "        return TD_EXIT_FAIL;\n    }\n");
+    if (p->ewise)
+        td__buf_puts(o,
+                     "    printf(\"PASS %s max_err=%.3g max_ulp=%.3g%s "
+                     "max_err/tol=%.3g\\n\", TD_NAME, td_max_err, td_max_ulp, "
+                     "td_data, td_max_ratio);\n"
+                     "    return TD_EXIT_PASS;\n}\n");
+    else
+        td__buf_puts(o,
+                     "    if (td_data_random)\n"
+                     "        printf(\"PASS %s max_err=%.3g%s max_err/tol=%.3g\\n\", "
+                     "TD_NAME, td_max_err, td_data, td_max_ratio);\n"
+                     "    else\n"
+                     "        printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, td_max_err);\n"
+                     "    return TD_EXIT_PASS;\n}\n");
 }
 
-static int kp_write(td_buf *o, const kp_plan *p, const char *body,
+int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
                     const char *prelude)
 {
     const td_call *c = p->call;
@@ -1252,6 +1254,34 @@ static int kp_write(td_buf *o, const kp_plan *p, const char *body,
                    p->name, script, p->variant, p->grid[0], p->grid[1],
                    p->grid[2], p->block[0], p->block[1], p->block[2],
                    p->instances, p->tpi, p->name, p->name, p->name);
+    if (p->threads_asked != 0) {
+        /* Before the closing line. */
+        if (o->err == 0 && o->len >= 4) {
+            o->len -= 4;
+            o->data[o->len] = '\0';
+        }
+        td__buf_printf(o,
+                       " * The call launches %" PRId64 " threads a block; "
+                       "their shared copies do not fit,\n"
+                       " * so the program launches %" PRId64 " (thread scope: "
+                       "the body does not depend on it).\n */\n",
+                       p->threads_asked, p->nthreads);
+    }
+    if (p->ewise) {
+        /* Replaces the closing line: what an elementwise program adds. */
+        if (o->err == 0 && o->len >= 4) {
+            o->len -= 4;
+            o->data[o->len] = '\0';
+        }
+        td__buf_puts(o, " * Elementwise: PASS also prints max_ulp (the largest error "
+                        "in ulps of the\n * compute dtype) and max_err/tol; "
+                        "docs/verification.md has the tolerances.\n");
+        for (int i = 0; i < p->nscalars; i++)
+            td__buf_printf(o, " * scalar:  %s = %.17g (%s), a kernel parameter\n",
+                           p->scalars[i].name, p->scalars[i].value,
+                           td_dtype_name(p->scalars[i].dtype));
+        td__buf_puts(o, " */\n");
+    }
     td__buf_puts(o, "#include <cerrno>\n#include <cfloat>\n#include <climits>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
                     "#include <cstdlib>\n#include <cstring>\n#include <cuda_runtime.h>\n");
     if (p->half)
@@ -1279,9 +1309,27 @@ static int kp_write(td_buf *o, const kp_plan *p, const char *body,
     if (p->bf16)
         td__buf_puts(o, kp_helpers_bf16);
     td__buf_puts(o, "\n");
-    kp_write_tables(o, p);
-    td__buf_puts(o, kp_reference);
-    td__buf_puts(o, "\n");
+    if (p->ewise) {
+        /* The reduction's reference text in three parts: td_flat and the
+         * tolerance switches are shared, td_reference is not. */
+        const char *red = strstr(kp_reference, "/*\n * The expected contents");
+        const char *sw = strstr(kp_reference, "#ifndef TD_TOL_SCALE");
+        const char *fn = strstr(kp_reference, "static inline void td_reference(");
+        const char *common = strstr(kp_reference, "static double td_max_err");
+        td__kp_ewise_tables(o, p);
+        td__buf_printf(o, "%.*s", (int)(red - kp_reference), kp_reference);
+        td__buf_printf(o, "%.*s", (int)(fn - sw), sw);
+        td__buf_puts(o, td__kp_ewise_reference_text());
+        td__buf_puts(o, "\n");
+        td__buf_puts(o, common);
+        td__buf_puts(o, "\n");
+        td__kp_ewise_helpers(o, p);
+        td__buf_puts(o, "\n");
+    } else {
+        kp_write_tables(o, p);
+        td__buf_puts(o, kp_reference);
+        td__buf_puts(o, "\n");
+    }
     kp_write_maps(o, p);
     kp_write_kernel(o, p, body);
     kp_write_main(o, p);
@@ -1303,10 +1351,12 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     if (err != 0)
         return err;
     const td_op_desc *op = td_registry_op(reg, call->op);
-    if (op == NULL || op->kind != TD_OP_KIND_REDUCTION) {
+    if (op == NULL || (op->kind != TD_OP_KIND_REDUCTION &&
+                       op->kind != TD_OP_KIND_ELEMENTWISE)) {
         td_ir_free(res.ir);
         return td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
-                        "kernel: op '%.*s' is not a reduction",
+                        "kernel: op '%.*s' is neither a reduction nor "
+                        "elementwise",
                         (int)TD_NAME_MAX, call->op);
     }
 
@@ -1325,11 +1375,14 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     td_buf o;
     td__buf_init(&o);
     err = kp_launch(p, diag);
-    if (err == 0)
+    bool ewise = op->kind == TD_OP_KIND_ELEMENTWISE;
+    if (err == 0 && ewise)
+        err = td__kp_ewise_plan(p, op, res.ir, diag);
+    if (err == 0 && !ewise)
         err = kp_buffers(p, res.ir, diag);
-    if (err == 0)
+    if (err == 0 && !ewise)
         err = kp_reduction(p, diag);
-    if (err == 0) {
+    if (err == 0 && !ewise) {
         const td_buffer *db = td__region_buffer(call, &call->dst);
         p->atol = kp_atol(p, db->dtype);
         /* config kernel_specials: the source gets NaN and infinities. */
@@ -1352,8 +1405,8 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
                            td_strerror(err));
     }
     if (err == 0) {
-        err = kp_write(&o, p, body != NULL ? body : "",
-                       prelude != NULL ? prelude : "");
+        err = td__kp_write(&o, p, body != NULL ? body : "",
+                           prelude != NULL ? prelude : "");
         /* Handed over in allocator-hook memory; the caller releases it
          * with td_free (td_kernel.h). */
         if (err == 0)
@@ -1368,6 +1421,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     td_free(prelude);
     for (int i = 0; i < p->nbufs; i++)
         td__free(p->bufs[i].map);
+    td__kp_ewise_free(p);
     td__free(p);
     td_ir_free(res.ir);
     return err;

@@ -5,6 +5,8 @@
  * (bar.sync id, n: released every n arrivals, as the hardware does) and
  * __shfl_xor_sync (each lane waits for its partner's value) are emulated; blocks run one after another, so `__shared__` is a function
  * static and dynamic shared memory one buffer per launch.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
+ * The float32 / float64 math of the elementwise programs (expf, exp2f,
+ * log2f, sqrtf, fmaxf, the __f*_rn intrinsics, ...) is the host's.
  *
  * The no-device path of the programs can be tested with environment
  * variables (tests/cuda/emu.py --paths):
@@ -297,6 +299,54 @@ static inline cudaError_t cudaFuncSetAttribute(K, cudaFuncAttribute, int)
 {
     return cudaSuccess;
 }
+
+/*
+ * Math of the elementwise programs (float32 and float64; the host's libm
+ * stands in for CUDA's, whose documented error bounds the tolerances
+ * allow).  expf, exp2f, log2f, sqrtf, fmaxf, fminf, fmaf and the double
+ * versions come from <cmath>; the device intrinsics are mapped here, each
+ * with the rounding its name promises (__expf, __logf, __log2f, __powf and
+ * __exp10f by macros: glibc declares, but does not export, functions of
+ * those names).
+ */
+static inline float td_emu_expf(float x) { return expf(x); }
+static inline float td_emu_exp10f(float x) { return exp10f(x); }
+static inline float td_emu_logf(float x) { return logf(x); }
+static inline float td_emu_log2f(float x) { return log2f(x); }
+static inline float td_emu_powf(float x, float y) { return powf(x, y); }
+#define __expf td_emu_expf
+#define __exp10f td_emu_exp10f
+#define __logf td_emu_logf
+#define __log2f td_emu_log2f
+#define __powf td_emu_powf
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float __fdividef(float x, float y) { return x / y; }
+static inline float __fadd_rn(float x, float y) { return x + y; }
+static inline float __fsub_rn(float x, float y) { return x - y; }
+static inline float __fmul_rn(float x, float y) { return x * y; }
+static inline float __fdiv_rn(float x, float y) { return x / y; }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+static inline float __fmaf_rn(float x, float y, float z) { return fmaf(x, y, z); }
+static inline float __saturatef(float x)
+{
+    return x != x ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
+}
+static inline double __dadd_rn(double x, double y) { return x + y; }
+static inline double __dmul_rn(double x, double y) { return x * y; }
+static inline double __ddiv_rn(double x, double y) { return x / y; }
+static inline double __drcp_rn(double x) { return 1.0 / x; }
+static inline double __dsqrt_rn(double x) { return sqrt(x); }
+static inline double __fma_rn(double x, double y, double z) { return fma(x, y, z); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline unsigned __float2uint_rz(float x) { return (unsigned)x; }
+static inline long long __float2ll_rz(float x) { return (long long)x; }
+static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+static inline float __int2float_rn(int x) { return (float)x; }
+static inline float __uint2float_rn(unsigned x) { return (float)x; }
+static inline int __double2int_rz(double x) { return (int)x; }
+static inline float __double2float_rn(double x) { return (float)x; }
 
 using std::max;
 using std::min;

@@ -1,0 +1,331 @@
+/*
+ * The `smem` variant of the elementwise ops (upstream elementwise/smem.py):
+ * every operand in shared memory; the scope's T threads stride over the
+ * dst region's elements in chunks of `vec`:
+ *
+ *   tid = threadIdx.x (cta) | threadIdx.x % 32 (warp) | % 128 (warpgroup)
+ *   for s in serial(ceil(total / (vec * T))):
+ *       for v in unroll(vec):
+ *           fused = s*vec*T + tid*vec + v
+ *           if fused < total:                 (only when it can fail)
+ *               dst[unflatten(fused)] = cast(op(srcs at the same element))
+ *   the scope's barrier
+ *
+ * vec is upstream's widest chunk (128, 64, ... bits) that divides every
+ * operand's innermost extent and the per-thread share; where the op has a
+ * packed emit that applies (f32x2 add/sub/mul/fma on sm_100+, paired
+ * f32 <-> f16/bf16 casts) two elements go through one instruction.
+ * Thread scope is T = 1, tid = 0, no barrier.  Public headers only.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "ewise.h"
+#include "variants.h"
+
+typedef struct smem_plan {
+    const ew_info *info;
+    ew_operands o;
+    int64_t total;   /* dst elements */
+    int64_t threads; /* T */
+    int vec;         /* elements per thread per step */
+    ew_pack pack;    /* EW_PACK_NONE: the scalar path */
+    const char *rnd; /* rounding of the packed path */
+} smem_plan;
+
+/* Row-major storage: no layout, or a plain stride-1 chain on m with no
+ * replica, offset or swizzle (the printers index shared buffers
+ * row-major over their shape). */
+static bool row_major(const td_buffer *b, td_reason *why)
+{
+    if (!b->has_layout)
+        return true;
+    const td_layout *l = &b->layout;
+    bool ok = !l->swizzle && l->nrep == 0;
+    int64_t run = 1;
+    for (int i = l->nshard - 1; ok && i >= 0; i--) {
+        const td_iter *it = &l->shard[i];
+        if (it->extent == 1)
+            continue;
+        ok = it->axis == TD_AXIS_M && it->stride == run;
+        run *= it->extent;
+    }
+    for (int a = 0; ok && a < TD_AXIS_COUNT; a++)
+        ok = l->offset[a] == 0;
+    int64_t n = 1;
+    for (int d = 0; d < b->ndim; d++)
+        n *= b->shape[d];
+    ok = ok && run == n;
+    if (!ok)
+        td_reason_set(why,
+                      "layout of %.*s is not row-major storage (%.*s); this "
+                      "path indexes its elements in row-major order",
+                      (int)strnlen(b->name, TD_NAME_MAX), b->name,
+                      (int)strnlen(b->layout_text, sizeof b->layout_text),
+                      b->layout_text);
+    return ok;
+}
+
+/* upstream _max_layout_vec */
+static int max_layout_vec(const td_call *call, const ew_operands *o,
+                          int64_t total, int64_t T)
+{
+    const td_region *d = &call->dst;
+    int bits = td_dtype_bits(call->buffers[d->buffer].dtype);
+    for (int i = 0; i < o->n; i++)
+        if (o->src[i].kind == TD_OPERAND_REGION &&
+            td_dtype_bits(o->src[i].dtype) > bits)
+            bits = td_dtype_bits(o->src[i].dtype);
+    if (T <= 0 || total % T != 0)
+        return 1;
+    int64_t per_thread = total / T;
+    static const int cands[] = {128, 64, 32, 16, 8};
+    for (size_t c = 0; c < 5; c++) {
+        int n = cands[c] / bits;
+        if (n <= 0 || per_thread % n != 0 || d->extent[d->ndim - 1] % n != 0)
+            continue;
+        bool all = true;
+        for (int i = 0; i < o->n && all; i++)
+            if (o->src[i].kind == TD_OPERAND_REGION)
+                all = o->src[i].region.extent[o->src[i].region.ndim - 1] % n == 0;
+        if (all)
+            return n;
+    }
+    return 1;
+}
+
+/* A pair of a region starts at an even flat index whenever its first
+ * lane's index in the last dimension is even. */
+static bool pair_aligned(const td_call *call, const td_region *r)
+{
+    const td_buffer *b = &call->buffers[r->buffer];
+    int last = r->ndim - 1;
+    return r->start[last] % 2 == 0 && (r->ndim == 1 || b->shape[last] % 2 == 0);
+}
+
+static bool smem_check(const td_call *call, const td_op_desc *op,
+                       smem_plan *p, td_reason *why)
+{
+    if (!td__ewise_common(call, op, true, &p->o, why) ||
+        !td__ewise_shapes(call, &p->o, why) ||
+        !td__ewise_limits(call, &p->o, &p->rnd, why))
+        return false;
+    if (!row_major(&call->buffers[call->dst.buffer], why))
+        return false;
+    for (int i = 0; i < p->o.n; i++)
+        if (p->o.src[i].kind == TD_OPERAND_REGION &&
+            !row_major(&call->buffers[p->o.src[i].region.buffer], why))
+            return false;
+    p->info = td__ewise_info(op);
+    p->total = td__ewise_elems(&call->dst);
+    p->threads = td__ewise_threads(call);
+    int vmax = max_layout_vec(call, &p->o, p->total, p->threads);
+    p->vec = vmax;
+    p->pack = EW_PACK_NONE;
+    if (p->info->pack != EW_PACK_NONE && vmax >= 2 && vmax % 2 == 0 &&
+        td__ewise_pack_applies(call, p->info, &p->o)) {
+        bool ok = true;
+        if (p->info->pack == EW_PACK_CAST2)
+            ok = pair_aligned(call, &call->dst) &&
+                 pair_aligned(call, &p->o.src[0].region);
+        if (ok) {
+            p->vec = 2;
+            p->pack = p->info->pack;
+        }
+    }
+    return true;
+}
+
+static int smem_plan_fn(const td_call *call, const td_op_desc *op, void *plan,
+                        void *user, td_reason *why)
+{
+    (void)user;
+    return smem_check(call, op, plan, why) ? 0 : TD_EDECLINED;
+}
+
+static bool smem_valid(const td_call *call, const td_args *args, void *user,
+                       td_reason *why)
+{
+    (void)args;
+    (void)user;
+    /* Predicates are not handed the op: find it by the call's op name. */
+    smem_plan tmp;
+    return smem_check(call, td__ewise_op_named(call->op), &tmp, why);
+}
+
+static const td_pred_desc smem_preds[] = {
+    {"ewise_smem_valid", NULL, 0, smem_valid, NULL},
+};
+
+/* ---- emit ---------------------------------------------------------------- */
+
+typedef struct smem_ctx {
+    td_ir *ir;
+    const td_call *call;
+    const smem_plan *p;
+    td_ir_buf *bufs[TD_MAX_BUFFERS];
+    const td_var *fused;
+    int lane;        /* added to fused */
+} smem_ctx;
+
+static td_expr *flat(td_ir *ir, const void *c)
+{
+    const smem_ctx *x = c;
+    td_expr *e = td_var_ref(ir, x->fused);
+    return x->lane != 0 ? td_add(ir, e, td_int(ir, x->lane)) : e;
+}
+
+/* The indices of region r at the current element (upstream get_indices,
+ * or the right-aligned broadcast of dst's indices). */
+static void indices(smem_ctx *x, const td_region *r, td_expr **idx)
+{
+    const td_region *d = &x->call->dst;
+    bool same = r->ndim == d->ndim;
+    for (int k = 0; same && k < r->ndim; k++)
+        same = r->extent[k] == d->extent[k];
+    if (same) {
+        td__ewise_unflatten(x->ir, flat, x, r->ndim, r->extent, r->start, idx);
+        return;
+    }
+    td_expr *rel[TD_MAX_RANK];
+    td__ewise_unflatten(x->ir, flat, x, d->ndim, d->extent, NULL, rel);
+    int pad = d->ndim - r->ndim;
+    for (int k = 0; k < r->ndim; k++)
+        idx[k] = r->extent[k] == 1
+                     ? td_int(x->ir, r->start[k])
+                     : (r->start[k] != 0 ? td_add(x->ir, rel[k + pad],
+                                                  td_int(x->ir, r->start[k]))
+                                         : rel[k + pad]);
+}
+
+static td_expr *src_value(void *c, int i)
+{
+    smem_ctx *x = c;
+    const td_operand *o = &x->p->o.src[i];
+    if (o->kind != TD_OPERAND_REGION)
+        return td__ewise_scalar(x->ir, o);
+    td_expr *idx[TD_MAX_RANK];
+    indices(x, &o->region, idx);
+    return td_load(x->ir, x->bufs[o->region.buffer], o->region.ndim, idx);
+}
+
+static td_ir_buf *declare(smem_ctx *x, int b)
+{
+    if (x->bufs[b] == NULL) {
+        const td_buffer *tb = &x->call->buffers[b];
+        x->bufs[b] = td_ir_buffer(x->ir, tb->name, tb->dtype, tb->scope,
+                                  tb->ndim, tb->shape);
+    }
+    return x->bufs[b];
+}
+
+static void store_dst(smem_ctx *x, td_expr *v)
+{
+    td_expr *idx[TD_MAX_RANK];
+    const td_region *d = &x->call->dst;
+    indices(x, d, idx);
+    td_ir_store(x->ir, x->bufs[d->buffer], d->ndim, idx, v);
+}
+
+static void emit_packed(smem_ctx *x)
+{
+    td_ir *ir = x->ir;
+    const smem_plan *p = x->p;
+    if (p->pack == EW_PACK_CAST2) {
+        td_expr *didx[TD_MAX_RANK], *sidx[TD_MAX_RANK];
+        const td_region *s = &p->o.src[0].region, *d = &x->call->dst;
+        x->lane = 0;
+        indices(x, d, didx);
+        indices(x, s, sidx);
+        td_ir_cast_pair(ir, x->bufs[d->buffer], d->ndim, didx,
+                        x->bufs[s->buffer], s->ndim, sidx);
+        return;
+    }
+    static const char *const names[] = {"pa", "pb", "pc"};
+    td_expr *args[3];
+    for (int i = 0; i < p->o.n && i < 3; i++) {
+        td_expr *l[2];
+        for (int k = 0; k < 2; k++) {
+            x->lane = k;
+            l[k] = src_value(x, i);
+        }
+        td_var *v = td_ir_let(ir, names[i], TD_U64,
+                              td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64,
+                                           2, l));
+        args[i] = td_var_ref(ir, v);
+    }
+    td_var *r = td_ir_let(ir, "pr", TD_U64,
+                          td_ptx_f32x2(ir, p->info->ptx, p->rnd, p->o.n, args));
+    for (int k = 0; k < 2; k++) {
+        x->lane = k;
+        td_expr *a[] = {td_var_ref(ir, r)};
+        store_dst(x, td_intrinsic(ir, k == 0 ? TD_INTRIN_PTX_UNPACK_LO
+                                             : TD_INTRIN_PTX_UNPACK_HI,
+                                  TD_F32, 1, a));
+    }
+    x->lane = 0;
+}
+
+static int smem_emit(const td_call *call, const td_op_desc *op,
+                     const void *plan, td_ir *ir, void *user, td_reason *why)
+{
+    (void)user;
+    (void)op;
+    const smem_plan *p = plan;
+    if (p == NULL) {
+        td_reason_set(why, "smem emitter called without its plan");
+        return TD_EINVAL;
+    }
+    smem_ctx x = {.ir = ir, .call = call, .p = p};
+    td_dtype dt = call->buffers[call->dst.buffer].dtype;
+    declare(&x, call->dst.buffer);
+    for (int i = 0; i < p->o.n; i++)
+        if (p->o.src[i].kind == TD_OPERAND_REGION)
+            declare(&x, p->o.src[i].region.buffer);
+
+    int64_t T = p->threads, vec = p->vec;
+    int64_t step = vec * T;
+    int64_t n_outer = (p->total + step - 1) / step;
+    td_var *tid = NULL;
+    if (call->scope != TD_SCOPE_THREAD) {
+        td_expr *tx = td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32, 0, NULL);
+        if (call->scope != TD_SCOPE_CTA)
+            tx = td_mod(ir, tx, td_int(ir, T));
+        tid = td_ir_let(ir, "tid", TD_I32, tx);
+    }
+    td_var *s = td_ir_for(ir, "s", td_int(ir, n_outer), TD_LOOP_SERIAL);
+    td_var *v = NULL;
+    if (p->pack == EW_PACK_NONE && vec > 1)
+        v = td_ir_for(ir, "vec", td_int(ir, vec), TD_LOOP_UNROLL);
+    td_expr *f = td_mul(ir, td_var_ref(ir, s), td_int(ir, step));
+    if (tid != NULL)
+        f = td_add(ir, f, td_mul(ir, td_var_ref(ir, tid), td_int(ir, vec)));
+    if (v != NULL)
+        f = td_add(ir, f, td_var_ref(ir, v));
+    td_var *fused = td_ir_let(ir, "fused", TD_I32, f);
+    x.fused = fused;
+    bool guard = p->total % step != 0;
+    if (guard)
+        td_ir_if(ir, td_lt(ir, td_var_ref(ir, fused), td_int(ir, p->total)));
+    if (p->pack != EW_PACK_NONE)
+        emit_packed(&x);
+    else
+        store_dst(&x, td__ewise_compute(ir, p->info, &p->o, dt, src_value, &x));
+    if (guard)
+        td_ir_end_if(ir);
+    if (v != NULL)
+        td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    td__ewise_scope_sync(call, ir);
+    return td_ir_status(ir);
+}
+
+const td_impl_desc td__variant_ewise_smem = {
+    .name = "smem",
+    .emit = smem_emit,
+    .preds = smem_preds,
+    .npreds = sizeof smem_preds / sizeof *smem_preds,
+    .plan = smem_plan_fn,
+    .plan_size = sizeof(smem_plan),
+    .plan_pred = "ewise_smem_valid",
+};
