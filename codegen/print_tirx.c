@@ -415,22 +415,33 @@ static const char *line_text(tirx *x)
 
 static void block(tirx *x, const td__stmt *s);
 
-/* The PTX intrinsics that TVMScript writes as statements with the
- * destination first, as TVM's own sm100 reductions do:
+/* The PTX that TVMScript writes as statements with the destination
+ * first, as TVM's own sm100 reductions and f32x2 elementwise ops do:
  * T.ptx.mov.b64(d, lo, hi) packs two floats, T.ptx.add.rn.ftz.f32x2(d, a,
- * b), T.ptx.max.f32(d, a, b, c).  NULL for any other value (which then
- * prints as a call that returns it). */
-static const char *ptx_stmt_name(const td_expr *e)
+ * b) (any f32x2 op and rounding), T.ptx.max.f32(d, a, b, c).  Writes the
+ * name to `b` and returns it; NULL for any other value (which then prints
+ * as a call that returns it, as it does inside an expression). */
+static const char *ptx_stmt_name(const td_expr *e, char *b, size_t cap)
 {
-    if (e == NULL || e->kind != TD__E_INTRIN)
+    const char *n = NULL;
+    if (e == NULL)
+        return NULL;
+    if (e->kind == TD__E_F32X2) {
+        snprintf(b, cap, "T.ptx.%s.%s.ftz.f32x2", td__f32x2_ops[e->xop],
+                 td__f32x2_rnds[e->xrnd]);
+        return b;
+    }
+    if (e->kind != TD__E_INTRIN)
         return NULL;
     switch (e->intrin) {
-    case TD_INTRIN_PTX_PACK_F32X2: return "T.ptx.mov.b64";
-    case TD_INTRIN_PTX_ADD_F32X2: return "T.ptx.add.rn.ftz.f32x2";
-    case TD_INTRIN_PTX_MAX3_F32: return "T.ptx.max.f32";
-    case TD_INTRIN_PTX_MIN3_F32: return "T.ptx.min.f32";
+    case TD_INTRIN_PTX_PACK_F32X2: n = "T.ptx.mov.b64"; break;
+    case TD_INTRIN_PTX_ADD_F32X2: n = "T.ptx.add.rn.ftz.f32x2"; break;
+    case TD_INTRIN_PTX_MAX3_F32: n = "T.ptx.max.f32"; break;
+    case TD_INTRIN_PTX_MIN3_F32: n = "T.ptx.min.f32"; break;
     default: return NULL;
     }
+    snprintf(b, cap, "%s", n);
+    return b;
 }
 
 /* The rest of NAME(dst, a, b...) after the destination: ", a, b)". */
@@ -465,6 +476,7 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
 {
     td__writer *w = &x->p->w;
     td__pctx *p = x->p;
+    char pn[64];
     x->line.len = 0;
     if (x->line.data != NULL)
         x->line.data[0] = '\0';
@@ -490,7 +502,7 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         td__w_close(w);
         return s;
     case TD__S_STORE: {
-        const char *ptx = ptx_stmt_name(s->value);
+        const char *ptx = ptx_stmt_name(s->value, pn, sizeof pn);
         const td_var *pk = unpack_pair(s);
         if (pk != NULL) {
             if (!p->live[pk->id])
@@ -533,15 +545,14 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         }
         td__buf_printf(&x->line, "%s: T.%s", s->var->name,
                        td_dtype_name(s->var->dtype));
-        if (ptx_stmt_name(s->value) != NULL) {
+        if (ptx_stmt_name(s->value, pn, sizeof pn) != NULL) {
             /* Declared, then written by the PTX statement. */
             td__w_line(w, "%s", line_text(x));
             x->line.len = 0;
             if (x->line.data != NULL)
                 x->line.data[0] = '\0';
             p->live[s->var->id] = 1;
-            td__buf_printf(&x->line, "%s(%s", ptx_stmt_name(s->value),
-                           s->var->name);
+            td__buf_printf(&x->line, "%s(%s", pn, s->var->name);
             ptx_operands(x, s->value);
             break;
         }
@@ -554,9 +565,8 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
     case TD__S_ASSIGN:
         if (!p->live[s->var->id])
             fail(x, TD_EINVAL);
-        if (ptx_stmt_name(s->value) != NULL) {
-            td__buf_printf(&x->line, "%s(%s", ptx_stmt_name(s->value),
-                           s->var->name);
+        if (ptx_stmt_name(s->value, pn, sizeof pn) != NULL) {
+            td__buf_printf(&x->line, "%s(%s", pn, s->var->name);
             ptx_operands(x, s->value);
             break;
         }

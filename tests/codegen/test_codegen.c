@@ -1555,12 +1555,12 @@ static void test_ptx_f32x2(void **state)
     expect(ir, TD_LANG_TIRX, 0,
            "p: T.uint64\n"
            "T.ptx.mov.b64(p, A[0], alpha)\n"
-           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
-           "p = T.ptx.sub.rm.ftz.f32x2(p, p)\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
+           "T.ptx.fma.rz.ftz.f32x2(p, p, p, p)\n"
+           "T.ptx.sub.rm.ftz.f32x2(p, p, p)\n"
            "T.ptx.add.rn.ftz.f32x2(p, p, p)\n"
-           "p = T.ptx.mul.rp.ftz.f32x2(p, p)\n"
-           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, p)\n"
+           "T.ptx.mul.rp.ftz.f32x2(p, p, p)\n"
+           "T.ptx.fma.rz.ftz.f32x2(p, p, p, p)\n"
            "A[1] = T.ptx.mov.b64.unpack_hi(p)\n",
            "");
     td_ir_free(ir);
@@ -1815,7 +1815,7 @@ static void test_value_folding(void **state)
            "for o in T.serial(1):\n"
            "    A[o, o + 2] = T.sqrt(A[o + 2, o]) / "
            "T.Cast(\"float32\", T.Cast(\"int32\", A[o + 2, o]))\n"
-           "    P[o, o + 2] = T.ptx.mul.rn.ftz.f32x2(P[o + 2, 3], "
+           "    T.ptx.mul.rn.ftz.f32x2(P[o, o + 2], P[o + 2, 3], "
            "P[o + 2, 3])\n"
            "    T.cuda.func_call(\"tvm_builtin_cast_float32x2_float16x2\", "
            "T.address_of(H[o + 2, o]), T.address_of(A[o, o + 2])"
