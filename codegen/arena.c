@@ -63,14 +63,27 @@ char *td__arena_strdup(td__arena *a, const char *s)
     return d;
 }
 
+void td__arena_seed(td__arena *a, void *mem, size_t bytes)
+{
+    td__arena_blk *b = mem;
+    b->next = NULL;
+    b->used = 0;
+    b->cap = bytes - sizeof *b;
+    a->head = b;
+    a->fixed = b;
+    a->err = 0;
+}
+
 void td__arena_free(td__arena *a)
 {
     td__arena_blk *b = a->head;
     while (b != NULL) {
         td__arena_blk *next = b->next;
-        td__free(b);
+        if (b != a->fixed)
+            td__free(b);
         b = next;
     }
     a->head = NULL;
+    a->fixed = NULL;
     a->err = 0;
 }

@@ -27,9 +27,13 @@
 typedef struct td__arena_blk td__arena_blk;
 typedef struct td__arena {
     td__arena_blk *head;
+    td__arena_blk *fixed;  /* the seeded first block (not ours to free) */
     int err;
 } td__arena;
 
+/* Makes `bytes` at `mem` (aligned for max_align_t, living as long as the
+ * arena) its first block, so that a small arena needs no malloc. */
+void td__arena_seed(td__arena *a, void *mem, size_t bytes);
 void *td__arena_alloc(td__arena *a, size_t n);     /* zeroed; NULL on error */
 char *td__arena_strdup(td__arena *a, const char *s);
 void td__arena_free(td__arena *a);
@@ -162,8 +166,17 @@ struct td__stmt {
 typedef struct td__name td__name;
 struct td__name {
     const char *s;
-    td__name *next;
+    unsigned hash;
+    td__name *next;   /* in the same bucket */
 };
+
+#define TD__IR_NAME_BUCKETS 64
+#define TD__IR_FIRST_BLOCK 4096
+
+/* The words no variable may be called (ir.c), sorted as strcmp sorts
+ * them: the IR searches them by halves. */
+extern const char *const td__ir_reserved[];
+extern const size_t td__ir_nreserved;
 
 /* A scalar parameter the IR refers to (td_param): its name is taken. */
 typedef struct td__param td__param;
@@ -184,13 +197,18 @@ struct td_ir {
     td__arena arena;
     int status;
     td__stmt *root;
-    td__frame stack[TD__IR_MAX_DEPTH + 1];
     int depth;           /* open blocks above the root */
     td_ir_buf *bufs;     /* declaration order */
     td_ir_buf **bufs_tail;
-    td__name *names;
+    td__name *names[TD__IR_NAME_BUCKETS];
     td__param *params;
     int nvars;
+    /* td_ir_new clears what precedes `stack`; a frame above the root is
+     * written when its block opens. */
+    td__frame stack[TD__IR_MAX_DEPTH + 1];
+    /* The arena's first block, allocated with the IR: a small call's IR
+     * costs one malloc. */
+    max_align_t first_block[TD__IR_FIRST_BLOCK / sizeof(max_align_t)];
 };
 
 /* The paired conversion of td_ir_cast_pair from dtype `from` to `to`

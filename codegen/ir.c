@@ -9,6 +9,7 @@
  * builders treat a NULL operand as misuse.
  */
 #include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,10 @@ td_ir *td_ir_new(void)
     td_ir *ir = td__malloc(sizeof *ir);
     if (ir == NULL)
         return NULL;
-    memset(ir, 0, sizeof *ir);
+    memset(ir, 0, offsetof(td_ir, stack));
+    td__arena_seed(&ir->arena, ir->first_block, sizeof ir->first_block);
     ir->stack[0].owner = NULL;
+    ir->stack[0].in_else = false;
     ir->stack[0].tail = &ir->root;
     ir->bufs_tail = &ir->bufs;
     return ir;
@@ -83,35 +86,70 @@ static bool is_ident(const char *s)
 }
 
 /* Words that a variable or scratch buffer must not be called in either
- * language (keywords, and names the printed code itself uses). */
-static const char *const reserved[] = {
-    "T", "and", "as", "asm", "assert", "async", "auto", "await", "blockIdx",
-    "bool", "break", "case", "char", "class", "const", "continue", "def",
-    "default", "del", "do", "double", "elif", "else", "enum", "except",
-    "extern", "false", "finally", "float", "fmax", "fmaxf", "fmin", "fminf",
-    "for", "from", "global", "goto", "if", "import", "in", "inline", "int",
-    "is", "lambda", "long", "max", "min", "nonlocal", "not", "or", "pass",
-    "raise", "register", "return", "short", "signed", "sizeof", "static",
+ * language (keywords, names the printed code itself uses, and the math
+ * functions of the value ops, td_math), sorted as strcmp sorts them
+ * (reserved_word searches them by halves; the codegen unit test checks
+ * the order). */
+const char *const td__ir_reserved[] = {
+    "False", "None", "T", "True", "and", "as", "asm", "assert", "async",
+    "auto", "await", "blockIdx", "bool", "break", "case", "char", "class",
+    "const", "continue", "def", "default", "del", "do", "double", "elif",
+    "else", "enum", "except", "exp", "exp2", "exp2f", "expf", "extern",
+    "false", "finally", "float", "fmax", "fmaxf", "fmin", "fminf", "for",
+    "from", "global", "goto", "hexp", "hexp2", "hlog2", "hsqrt", "if",
+    "import", "in", "inline", "int", "is", "lambda", "log2", "log2f", "long",
+    "max", "min", "nonlocal", "not", "or", "pass", "raise", "register",
+    "return", "short", "signed", "sizeof", "sqrt", "sqrtf", "static",
     "struct", "switch", "threadIdx", "true", "try", "typedef", "union",
-    "unsigned", "void", "volatile", "while", "with", "yield", "None", "True",
-    "False",
-    /* the math functions of the value ops (td_math) */
-    "exp", "exp2", "expf", "exp2f", "hexp", "hexp2", "hlog2", "hsqrt", "log2",
-    "log2f", "sqrt", "sqrtf"};
+    "unsigned", "void", "volatile", "while", "with", "yield"};
+const size_t td__ir_nreserved =
+    sizeof td__ir_reserved / sizeof td__ir_reserved[0];
 
-static bool name_taken(const td_ir *ir, const char *s)
+static bool reserved_word(const char *s)
 {
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(reserved[i], s) == 0)
+    size_t lo = 0, hi = td__ir_nreserved;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s, td__ir_reserved[mid]);
+        if (c == 0)
             return true;
-    for (const td__name *n = ir->names; n != NULL; n = n->next)
-        if (strcmp(n->s, s) == 0)
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return false;
+}
+
+/* The names handed out live in a small hash table (FNV-1a, chained): an
+ * emitter that declares a few dozen variables must not pay a quadratic
+ * search. */
+static unsigned name_hash(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* s was handed out (h = name_hash(s)). */
+static bool name_used(const td_ir *ir, const char *s, unsigned h)
+{
+    for (const td__name *n = ir->names[h % TD__IR_NAME_BUCKETS]; n != NULL;
+         n = n->next)
+        if (n->hash == h && strcmp(n->s, s) == 0)
             return true;
     return false;
 }
 
+static bool name_taken(const td_ir *ir, const char *s)
+{
+    return name_used(ir, s, name_hash(s)) || reserved_word(s);
+}
+
 static const char *add_name(td_ir *ir, const char *s)
 {
+    unsigned h = name_hash(s);
     td__name *n = alloc(ir, sizeof *n);
     char *d = n ? td__arena_strdup(&ir->arena, s) : NULL;
     if (d == NULL) {
@@ -119,8 +157,9 @@ static const char *add_name(td_ir *ir, const char *s)
         return NULL;
     }
     n->s = d;
-    n->next = ir->names;
-    ir->names = n;
+    n->hash = h;
+    n->next = ir->names[h % TD__IR_NAME_BUCKETS];
+    ir->names[h % TD__IR_NAME_BUCKETS] = n;
     return d;
 }
 
@@ -235,13 +274,16 @@ td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
             fail(ir, TD_EINVAL);
         return same ? old : NULL;
     }
+    /* name_ptr, without printf (is_ident bounds the length). */
     char ptr[TD__IR_NAME_MAX + 8];
-    snprintf(ptr, sizeof ptr, "%s_ptr", name);
-    for (const td__name *n = ir->names; n != NULL; n = n->next)
-        if (strcmp(n->s, name) == 0 || strcmp(n->s, ptr) == 0) {
-            fail(ir, TD_EINVAL);
-            return NULL;
-        }
+    size_t len = strlen(name);
+    memcpy(ptr, name, len);
+    memcpy(ptr + len, "_ptr", 5);
+    if (name_used(ir, name, name_hash(name)) ||
+        name_used(ir, ptr, name_hash(ptr))) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
     td_ir_buf *b = alloc(ir, sizeof *b);
     if (b == NULL)
         return NULL;

@@ -47,7 +47,9 @@ int td__register_builtins(td_registry *reg)
 {
     const char *was = reg->origin;
     reg->origin = "built-in";
+    reg->builtin_batch = true;
     int rc = register_all(reg);
+    reg->builtin_batch = false;
     reg->origin = was;
     return rc;
 }

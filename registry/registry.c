@@ -176,6 +176,7 @@ static int add_pred(td_registry *reg, const td_pred_desc *pred,
     e->origin = origin_now(reg);
     e->stamp = reg->stamp;
     e->impl = impl;
+    e->quiet_ok = reg->builtin_batch;
     unsigned before = HASH_COUNT(reg->preds);
     HASH_ADD_KEYPTR(hh, reg->preds, e->desc.name, strlen(e->desc.name), e);
     if (HASH_COUNT(reg->preds) == before) {

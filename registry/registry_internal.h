@@ -46,6 +46,10 @@ typedef struct td__pred_entry {
     unsigned stamp;
     const char *impl;  /* the impl that brought it (its entry's name), or
                           NULL for a predicate registered on its own */
+    /* Built in: the predicate (and its module's plan) accepts a NULL
+     * reason, so the fast path, which drops the reasons, skips formatting
+     * them.  A plugin's predicate always gets a buffer. */
+    bool quiet_ok;
     UT_hash_handle hh;
 } td__pred_entry;
 
@@ -139,6 +143,7 @@ struct td_registry {
     td__impl_entry *impls;
     td__rules *rules;      /* NULL before the first successful load */
     const char *origin;    /* of registrations now: NULL = "application" */
+    bool builtin_batch;    /* td__register_builtins is registering */
     unsigned stamp;        /* of registrations now */
     td__plugin *plugins;   /* newest first */
     unsigned last_stamp;   /* of the newest plugin batch */

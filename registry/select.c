@@ -182,14 +182,16 @@ static bool is_plan_pred(const td__ventry *e, const td__rule_pred *rp)
     return e->impl->plan_pred != NULL && rp->pred == e->impl->plan_pred;
 }
 
-/* Runs the module's plan into pb; 0, TD_EDECLINED or an error. */
+/* Runs the module's plan into pb; 0, TD_EDECLINED or an error (why may
+ * be NULL for a built-in module: nobody reads the reason). */
 static int make_plan(const td__ventry *e, const td_call *call,
                      const td_op_desc *op, plan_buf *pb, td_reason *why)
 {
     const td_impl_desc *d = &e->impl->desc;
     /* Not cleared: a plan can be large (local's is ~13 KiB) and the fast
      * path must not pay for it; plan functions write what they use. */
-    why->text[0] = '\0';
+    if (why != NULL)
+        why->text[0] = '\0';
     return d->plan(call, op, pb->bytes, d->user, why);
 }
 
@@ -208,15 +210,19 @@ static int run_preds(const td__ventry *e, const td_call *call,
         const td__rule_pred *rp = &e->preds[i];
         td_reason why;
         why.text[0] = '\0';
+        /* Without an observer a failure's reason is dropped: built-in
+         * predicates then get none to format (most of a rejected
+         * candidate's cost was its printf). */
+        td_reason *w = obs == NULL && rp->pred->quiet_ok ? NULL : &why;
         bool ok;
         if (is_plan_pred(e, rp) && !*planned) {
-            int rc = make_plan(e, call, op, pb, &why);
+            int rc = make_plan(e, call, op, pb, w);
             if (rc != 0 && rc != TD_EDECLINED)
                 return rc;
             ok = rc == 0;
             *planned = ok;
         } else {
-            ok = rp->pred->desc.fn(call, &rp->args, rp->pred->desc.user, &why);
+            ok = rp->pred->desc.fn(call, &rp->args, rp->pred->desc.user, w);
         }
         if (obs != NULL && obs->pred != NULL) {
             int rc = obs->pred(obs->ctx, e, i, ok, ok ? "" : why.text);

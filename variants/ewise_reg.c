@@ -92,16 +92,20 @@ static bool slice(const td_layout *l, const int64_t *shape, int ndim,
         int64_t rem = ext[d], pos = start[d];
         for (int k = seps[d + 1] - 1; k >= seps[d]; k--) {
             const td_iter *it = &g.shard[k];
-            int64_t c = pos % it->extent;
+            int64_t c = pos % it->extent, add;
             pos /= it->extent;
+            /* hostile strides: refuse what int64 cannot hold */
+            if (__builtin_mul_overflow(c, it->stride, &add) ||
+                __builtin_add_overflow(r.offset[it->axis], add,
+                                       &r.offset[it->axis]))
+                return false;
             if (rem == 1) {
-                r.offset[it->axis] += c * it->stride;
+                continue;
             } else if (c == 0 && rem % it->extent == 0) {
                 tmp[nt++] = *it;
                 rem /= it->extent;
-            } else if (c + rem <= it->extent) {
+            } else if (c >= 0 && c + rem <= it->extent) {
                 tmp[nt++] = (td_iter){rem, it->stride, it->axis};
-                r.offset[it->axis] += c * it->stride;
                 rem = 1;
             } else {
                 return false;
@@ -129,6 +133,8 @@ static bool has_axis(const td_layout *l, td_axis a)
     return false;
 }
 
+/* Multiplies by 32 or 128 strides and offsets that td__lay_check bounds
+ * by 2^40 (checked after slicing): no overflow. */
 static void rewrite_axis(td_layout *l, td_axis from, td_axis to, int64_t mul)
 {
     for (int i = 0; i < l->nshard; i++)
@@ -171,7 +177,8 @@ static bool sliced_layout(const td_call *call, const td_region *r,
     td_layout l;
     layout_of(b, &l);
     if (td__lay_check(&l, NULL, 0) != 0 ||
-        !slice(&l, b->shape, b->ndim, r->start, r->extent, out)) {
+        !slice(&l, b->shape, b->ndim, r->start, r->extent, out) ||
+        td__lay_check(out, NULL, 0) != 0) {
         td_reason_set(why,
                       "layout of %.*s cannot be sliced to the region (%.*s)",
                       (int)nlen(b->name), b->name,
@@ -340,6 +347,7 @@ static bool replicas_agree(const td_layout *a, const td_layout *b,
 static int fused_one(const td_iter *g, int lo, int hi, td_iter *out)
 {
     int n = 0;
+    int64_t span;
     td_iter cur = {1, 1, TD_AXIS_M};
     for (int i = lo; i < hi; i++) {
         if (g[i].extent == 1)
@@ -348,8 +356,10 @@ static int fused_one(const td_iter *g, int lo, int hi, td_iter *out)
             cur = g[i];
             n = 1;
         } else if (g[i].axis == cur.axis &&
-                   g[i].extent * g[i].stride == cur.stride) {
-            cur = (td_iter){cur.extent * g[i].extent, g[i].stride, cur.axis};
+                   !__builtin_mul_overflow(g[i].extent, g[i].stride, &span) &&
+                   span == cur.stride &&
+                   !__builtin_mul_overflow(cur.extent, g[i].extent, &span)) {
+            cur = (td_iter){span, g[i].stride, cur.axis};
         } else {
             return 2;
         }

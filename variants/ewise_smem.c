@@ -47,14 +47,14 @@ static bool row_major(const td_buffer *b, td_reason *why)
         const td_iter *it = &l->shard[i];
         if (it->extent == 1)
             continue;
-        ok = it->axis == TD_AXIS_M && it->stride == run;
-        run *= it->extent;
+        ok = it->axis == TD_AXIS_M && it->stride == run &&
+             !__builtin_mul_overflow(run, it->extent, &run);
     }
     for (int a = 0; ok && a < TD_AXIS_COUNT; a++)
         ok = l->offset[a] == 0;
     int64_t n = 1;
-    for (int d = 0; d < b->ndim; d++)
-        n *= b->shape[d];
+    for (int d = 0; ok && d < b->ndim && d < TD_MAX_RANK; d++)
+        ok = !__builtin_mul_overflow(n, b->shape[d], &n);
     ok = ok && run == n;
     if (!ok)
         td_reason_set(why,

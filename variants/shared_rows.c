@@ -270,6 +270,32 @@ static void plan_groups(const td_call *call, const td_buffer *sb,
     p->swz = nb;
 }
 
+/*
+ * Where `shared`'s layout is already the right one, leave the call to it:
+ * a scope of exactly one warp per row (rows consecutive, 32-bit values, at
+ * least 1024 of them a row, so that every lane of `shared` has 32 or more
+ * independent loads) for which this plan would pack rows two or more to a
+ * warp (G < 32) and idle the other warps.  Measured on the H200 for
+ * [8,1024] float32 / 256 threads (docs/performance.md): G = 16 is faster
+ * at full occupancy (148 against 168 ns) but slower with one block per SM
+ * (262 against 240 ns); G = 32 with 16-byte loads, 162 and 243; no layout
+ * of ours beat `shared` in both modes.
+ */
+static bool warp_per_row(const td_buffer *src, const rows_plan *p,
+                         td_reason *why)
+{
+    if (!p->contig || td_dtype_bits(src->dtype) < 32 || p->S * 32 != p->T ||
+        p->R < 1024 || p->G >= 32)
+        return false;
+    td_reason_set(why,
+                  "one row per warp (%" PRId64 " rows of %" PRId64
+                  ", %" PRId64 " threads): `shared` keeps every warp busy, "
+                  "this plan (G = %" PRId64 ") would leave %" PRId64
+                  " of the %" PRId64 " warps idle; left to `shared`",
+                  p->S, p->R, p->T, p->G, p->S - p->S * p->G / 32, p->S);
+    return true;
+}
+
 static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
 {
     switch (call->scope) {
@@ -322,7 +348,7 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     p->Q = p->R / p->V;
     p->tail = p->R % p->V;
     plan_groups(call, src, p);
-    return true;
+    return !warp_per_row(src, p, why);
 }
 
 static int rows_plan_fn(const td_call *call, const td_op_desc *op,

@@ -9,7 +9,9 @@
 # 2. nvcc -O3 -arch=sm_90 WORKDIR/bench_reduce (NVCC_ARCH overrides);
 # 3. runs it: the tables on stdout, per-run lines on stderr,
 #    WORKDIR/bench.csv.
-# WORKDIR defaults to build/bench-gpu.  On a machine without the tool's
+# WORKDIR defaults to build/bench-gpu.  BENCH_ONLY="NAME..." (names of
+# calls/, e.g. "r8x1024_t256_sum r1x4096_t256_max") restricts the run to
+# those cases, in that order.  On a machine without the tool's
 # build (the GPU machine), run `bench/gpu/run.sh --gen-only DIR` where it is
 # built, copy DIR and bench/gpu over, and run `bench/gpu/run.sh DIR` there.
 set -eu
@@ -20,8 +22,17 @@ if [ "${1:-}" = "--gen-only" ]; then gen_only=1; shift; fi
 work=${1:-$root/build/bench-gpu}
 tool=${TILEDISPATCH:-$root/build/tiledispatch}
 mkdir -p "$work"
+calls=$here/calls
+if [ -n "${BENCH_ONLY:-}" ]; then
+    rm -rf "$work/only" && mkdir -p "$work/only/calls"
+    for n in $BENCH_ONLY; do
+        cp "$here/calls/$n.yaml" "$work/only/calls/" || exit 2
+        echo "$n" >>"$work/only/cases.txt"
+    done
+    calls=$work/only/calls
+fi
 if [ -x "$tool" ]; then
-    python3 "$here/gen.py" "$tool" "$here/calls" "$work/bench_gen.cuh"
+    python3 "$here/gen.py" "$tool" "$calls" "$work/bench_gen.cuh"
     echo "generated $work/bench_gen.cuh with $tool" >&2
 elif [ -f "$work/bench_gen.cuh" ]; then
     echo "using $work/bench_gen.cuh ($tool not built)" >&2

@@ -724,6 +724,31 @@ static void test_names(void **state)
     assert_null(td_ir_scratch(ir, longname, TD_F32, 1));
     assert_int_equal(td_ir_status(ir), TD_EINVAL);
     td_ir_free(ir);
+
+    /* The reserved words are searched by halves: they must be sorted as
+     * strcmp sorts them, and each one is refused (renamed). */
+    for (size_t k = 1; k < td__ir_nreserved; k++)
+        assert_true(strcmp(td__ir_reserved[k - 1], td__ir_reserved[k]) < 0);
+    ir = td_ir_new();
+    for (size_t k = 0; k < td__ir_nreserved; k++) {
+        td_var *v = td_ir_let(ir, td__ir_reserved[k], TD_I32, td_int(ir, 0));
+        assert_non_null(v);
+        char want[64];
+        snprintf(want, sizeof want, "%s_1", td__ir_reserved[k]);
+        assert_string_equal(v->name, want);
+    }
+    /* Many names in the table (more than its buckets): each stays unique. */
+    for (int k = 0; k < 300; k++) {
+        td_var *v = td_ir_let(ir, "v", TD_I32, td_int(ir, k));
+        char want[64];
+        if (k == 0)
+            snprintf(want, sizeof want, "v");
+        else
+            snprintf(want, sizeof want, "v_%d", k);
+        assert_string_equal(v->name, want);
+    }
+    assert_int_equal(td_ir_status(ir), 0);
+    td_ir_free(ir);
 }
 
 static void test_intrinsics(void **state)

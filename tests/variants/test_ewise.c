@@ -562,6 +562,18 @@ static void test_reg_rejections(void **state)
     c->scope = TD_SCOPE_CLUSTER;
     expect_decline(&td__variant_ewise_reg, c, "unsupported scope cluster");
     free(c);
+
+    /* hostile: a 2^40 stride sliced 2^30 elements in overflows int64 */
+    c = fx_call("exp", "cuda", TD_SCOPE_THREAD);
+    c->naxes = 0;
+    int h = fx_buf(c, "H", "local", TD_F32, 1, (int64_t)1 << 31);
+    c->buffers[h].has_layout = true;
+    c->buffers[h].layout.nshard = 1;
+    c->buffers[h].layout.shard[0] =
+        (td_iter){(int64_t)1 << 31, (int64_t)1 << 40, TD_AXIS_M};
+    fx_slice(c, &c->dst, h, (int64_t)1 << 30, ((int64_t)1 << 30) + 1);
+    expect_decline(&td__variant_ewise_reg, c, "cannot be sliced");
+    free(c);
 }
 
 static void test_reg_warp(void **state)

@@ -202,7 +202,7 @@ static void test_group_sizes(void **state)
     } cases[] = {
         {64, 128, 128, "int lane = tid % 2;\n"},
         {128, 64, 128, NULL},
-        {8, 1024, 256, "int lane = tid % 16;\n"},
+        {8, 1024, 512, "int lane = tid % 16;\n"},
         {16, 256, 512, "int lane = tid % 8;\n"},
         {4, 4096, 256, "int lane = tid % 32;\n"},
         {1, 4096, 256, "int lane = tid % 32;\n"},
@@ -221,6 +221,39 @@ static void test_group_sizes(void **state)
         else
             ec_lacks(o.cuda, "lane");
         ec_has(o.cuda, "uint4 v0 = ");
+        ec_free(&o);
+        free(c);
+    }
+}
+
+/* One row per warp of 32-bit rows of 1024 or more, where the plan would
+ * pack rows two to a warp: left to `shared`; the neighbours are not. */
+static void test_warp_per_row(void **state)
+{
+    (void)state;
+    td_call *c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 8,
+                           1024, NULL);
+    expect_valid(c, "one row per warp (8 rows of 1024, 256 threads): "
+                    "`shared` keeps every warp busy, this plan (G = 16) "
+                    "would leave 4 of the 8 warps idle; left to `shared`");
+    free(c);
+    static const struct {
+        int rows, cols, threads;
+        const char *scope, *dtype;
+    } kept[] = {
+        {8, 1024, 512, "cta", "float32"},    /* 16 warps for 8 rows */
+        {8, 512, 256, "cta", "float32"},     /* rows under 1024 */
+        {8, 4096, 256, "cta", "float32"},    /* G = 32 already */
+        {8, 1024, 256, "cta", "float16"},    /* 16-bit values */
+        {4, 1024, 128, "warpgroup", "float32"}, /* G = 32 already */
+        {1, 4096, 256, "cta", "float32"},    /* fewer rows than warps */
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        char launch[64];
+        snprintf(launch, sizeof launch, "{threadIdx.x: %d}", kept[i].threads);
+        c = rows_call("sum", kept[i].scope, launch, kept[i].dtype,
+                      kept[i].rows, kept[i].cols, NULL);
+        ec_out o = ec_emit(rows, c);
         ec_free(&o);
         free(c);
     }
@@ -444,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_rejects),
         cmocka_unit_test(test_bench_32x32),
         cmocka_unit_test(test_group_sizes),
+        cmocka_unit_test(test_warp_per_row),
         cmocka_unit_test(test_cross_warp),
         cmocka_unit_test(test_vectors),
         cmocka_unit_test(test_warp),
