@@ -964,14 +964,15 @@ static void test_packed_prelude(void **state)
     td_free(body);
     td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
-           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], A[1])\n"
-           "q: T.uint64 = T.ptx.mov.b64.pack(A[2], A[3])\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, q)\n"
-           "A[0] = T.ptx.mov.b64.unpack_lo(p)\n"
-           "A[1] = T.ptx.mov.b64.unpack_hi(p)\n"
-           "A[2] = T.ptx.max.f32(A[0], A[1], A[2])\n"
-           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n"
-           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n",
+           "p: T.uint64\n"
+           "T.ptx.mov.b64(p, A[0], A[1])\n"
+           "q: T.uint64\n"
+           "T.ptx.mov.b64(q, A[2], A[3])\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, q)\n"
+           "T.ptx.mov.b64(A[0], A[1], p)\n"
+           "T.ptx.max.f32(A[2], A[0], A[1], A[2])\n"
+           "T.ptx.min.f32(A[3], A[0], A[1], A[2])\n"
+           "T.ptx.min.f32(A[3], A[0], A[1], A[2])\n",
            "");
     td_ir_free(ir);
 }
@@ -1578,13 +1579,14 @@ static void test_ptx_f32x2(void **state)
     td_free(body);
     td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
-           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], alpha)\n"
-           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
-           "p = T.ptx.sub.rm.ftz.f32x2(p, p)\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
-           "p = T.ptx.mul.rp.ftz.f32x2(p, p)\n"
-           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
+           "p: T.uint64\n"
+           "T.ptx.mov.b64(p, A[0], alpha)\n"
+           "T.ptx.fma.rz.ftz.f32x2(p, p, p, p)\n"
+           "T.ptx.sub.rm.ftz.f32x2(p, p, p)\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, p)\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, p)\n"
+           "T.ptx.mul.rp.ftz.f32x2(p, p, p)\n"
+           "T.ptx.fma.rz.ftz.f32x2(p, p, p, p)\n"
            "A[1] = T.ptx.mov.b64.unpack_hi(p)\n",
            "");
     td_ir_free(ir);
@@ -1839,7 +1841,7 @@ static void test_value_folding(void **state)
            "for o in T.serial(1):\n"
            "    A[o, o + 2] = T.sqrt(A[o + 2, o]) / "
            "T.Cast(\"float32\", T.Cast(\"int32\", A[o + 2, o]))\n"
-           "    P[o, o + 2] = T.ptx.mul.rn.ftz.f32x2(P[o + 2, 3], "
+           "    T.ptx.mul.rn.ftz.f32x2(P[o, o + 2], P[o + 2, 3], "
            "P[o + 2, 3])\n"
            "    T.cuda.func_call(\"tvm_builtin_cast_float32x2_float16x2\", "
            "T.address_of(H[o + 2, o]), T.address_of(A[o, o + 2])"
