@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model.h"
 #include "td_internal.h"
 #include "tiledispatch/td_ir.h"
 
@@ -175,8 +176,6 @@ struct td__name {
 
 /* The words no variable may be called (ir.c), sorted as strcmp sorts
  * them: the IR searches them by halves. */
-extern const char *const td__ir_reserved[];
-extern const size_t td__ir_nreserved;
 
 /* A scalar parameter the IR refers to (td_param): its name is taken. */
 typedef struct td__param td__param;

@@ -85,42 +85,6 @@ static bool is_ident(const char *s)
     return n <= TD__IR_NAME_MAX;
 }
 
-/* Words that a variable or scratch buffer must not be called in either
- * language (keywords, names the printed code itself uses, and the math
- * functions of the value ops, td_math), sorted as strcmp sorts them
- * (reserved_word searches them by halves; the codegen unit test checks
- * the order). */
-const char *const td__ir_reserved[] = {
-    "False", "None", "T", "True", "and", "as", "asm", "assert", "async",
-    "auto", "await", "blockIdx", "bool", "break", "case", "char", "class",
-    "const", "continue", "def", "default", "del", "do", "double", "elif",
-    "else", "enum", "except", "exp", "exp2", "exp2f", "expf", "extern",
-    "false", "finally", "float", "fmax", "fmaxf", "fmin", "fminf", "for",
-    "from", "global", "goto", "hexp", "hexp2", "hlog2", "hsqrt", "if",
-    "import", "in", "inline", "int", "is", "lambda", "log2", "log2f", "long",
-    "max", "min", "nonlocal", "not", "or", "pass", "raise", "register",
-    "return", "short", "signed", "sizeof", "sqrt", "sqrtf", "static",
-    "struct", "switch", "threadIdx", "true", "try", "typedef", "union",
-    "unsigned", "void", "volatile", "while", "with", "yield"};
-const size_t td__ir_nreserved =
-    sizeof td__ir_reserved / sizeof td__ir_reserved[0];
-
-static bool reserved_word(const char *s)
-{
-    size_t lo = 0, hi = td__ir_nreserved;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s, td__ir_reserved[mid]);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return false;
-}
-
 /* The names handed out live in a small hash table (FNV-1a, chained): an
  * emitter that declares a few dozen variables must not pay a quadratic
  * search. */
@@ -144,7 +108,7 @@ static bool name_used(const td_ir *ir, const char *s, unsigned h)
 
 static bool name_taken(const td_ir *ir, const char *s)
 {
-    return name_used(ir, s, name_hash(s)) || reserved_word(s);
+    return name_used(ir, s, name_hash(s)) || td__is_reserved_name(s);
 }
 
 static const char *add_name(td_ir *ir, const char *s)

@@ -14,6 +14,11 @@
 typedef struct tirx {
     td__pctx *p;
     td_buf line;
+    /* Per variable: an integer let's value, and whether any statement
+     * assigns the variable (then its let's value is not its value). */
+    const td_expr **letval;
+    unsigned char *assigned;
+    bool inline_lets;   /* printing a vector index: spell lets' values */
 } tirx;
 
 /* Python precedence levels (higher binds tighter). */
@@ -133,8 +138,29 @@ static void arglist(tirx *x, td_buf *o, int n, const td_expr *const *a)
     }
 }
 
+/* Whether `e` reads a variable some statement assigns. */
+static bool reads_assigned(const tirx *x, const td_expr *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->kind == TD__E_VAR)
+        return x->assigned[e->var->id] != 0;
+    if (reads_assigned(x, e->a) || reads_assigned(x, e->b))
+        return true;
+    if (e->kind == TD__E_LOAD || e->kind == TD__E_INTRIN ||
+        e->kind == TD__E_CALL || e->kind == TD__E_F32X2)
+        for (int i = 0; i < e->nargs; i++)
+            if (reads_assigned(x, e->args[i]))
+                return true;
+    return false;
+}
+
 /* NAME[i, j] with each index folded; a vector access (lanes > 1) spells
- * its last index as the slice j:j + lanes. */
+ * its last index as TVMScript's vector index T.ramp(j, 1, lanes), with
+ * the values of the integer lets it reads (one level): TVM's CUDA codegen
+ * loads a vector at once only where it proves the base a multiple of the
+ * lanes, and cannot see through `red: T.int32 = lane * 4` (a local
+ * scalar in TVMScript), so `T.ramp(lane * 4, 1, 4)`. */
 static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
                    const td_expr *const *idx, int lanes)
 {
@@ -148,12 +174,14 @@ static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
         }
         if (i > 0)
             td__buf_puts(o, ", ");
-        expr(x, o, f, lanes > 1 && i == n - 1 ? P_ADD : P_LOWEST);
-        if (lanes > 1 && i == n - 1) {
-            td__buf_puts(o, ":");
-            expr(x, o, f, P_ADD);
-            td__buf_printf(o, " + %d", lanes);
-        }
+        bool ramp = lanes > 1 && i == n - 1;
+        if (ramp)
+            td__buf_puts(o, "T.ramp(");
+        x->inline_lets = ramp;
+        expr(x, o, f, P_LOWEST);
+        x->inline_lets = false;
+        if (ramp)
+            td__buf_printf(o, ", 1, %d)", lanes);
     }
     td__buf_puts(o, "]");
 }
@@ -185,6 +213,21 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
         return;
     case TD_INTRIN_SYNCWARP:
         td__buf_printf(o, "%s(\"warp\")", name);
+        return;
+    case TD_INTRIN_BARRIER_SYNC:
+        /* PTX's barrier id is a .u32: a computed id is cast, as TVM's
+         * T.ptx.bar.sync requires (a literal converts by itself). */
+        td__buf_printf(o, "%s(", name);
+        if (e->args[0]->kind == TD__E_INT) {
+            expr(x, o, e->args[0], P_LOWEST);
+        } else {
+            td__buf_puts(o, "T.Cast(\"uint32\", ");
+            expr(x, o, e->args[0], P_LOWEST);
+            td__buf_puts(o, ")");
+        }
+        td__buf_puts(o, ", ");
+        expr(x, o, e->args[1], P_LOWEST);
+        td__buf_puts(o, ")");
         return;
     case TD_INTRIN_WARP_REDUCE:
         td__buf_printf(o, "%s(", name);
@@ -260,11 +303,24 @@ static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
         spell_const(e, b, sizeof b);
         td__buf_puts(o, b);
         break;
-    case TD__E_VAR:
+    case TD__E_VAR: {
         if (!x->p->live[e->var->id])
             fail(x, TD_EINVAL); /* used outside its scope */
+        const td_expr *v = x->inline_lets ? x->letval[e->var->id] : NULL;
+        if (v != NULL && !x->assigned[e->var->id] && !reads_assigned(x, v)) {
+            const td_expr *f = td__fold(&x->p->arena, v, NULL);
+            if (f == NULL) {
+                fail(x, TD_ENOMEM);
+                break;
+            }
+            x->inline_lets = false;
+            expr(x, o, f, minprec);
+            x->inline_lets = true;
+            break;
+        }
         td__buf_puts(o, e->var->name);
         break;
+    }
     case TD__E_BIN: {
         int p = binops[e->op].prec;
         if (p == P_PRIMARY) {
@@ -359,10 +415,68 @@ static const char *line_text(tirx *x)
 
 static void block(tirx *x, const td__stmt *s);
 
-static void stmt(tirx *x, const td__stmt *s)
+/* The PTX that TVMScript writes as statements with the destination
+ * first, as TVM's own sm100 reductions and f32x2 elementwise ops do:
+ * T.ptx.mov.b64(d, lo, hi) packs two floats, T.ptx.add.rn.ftz.f32x2(d, a,
+ * b) (any f32x2 op and rounding), T.ptx.max.f32(d, a, b, c).  Writes the
+ * name to `b` and returns it; NULL for any other value (which then prints
+ * as a call that returns it, as it does inside an expression). */
+static const char *ptx_stmt_name(const td_expr *e, char *b, size_t cap)
+{
+    const char *n = NULL;
+    if (e == NULL)
+        return NULL;
+    if (e->kind == TD__E_F32X2) {
+        snprintf(b, cap, "T.ptx.%s.%s.ftz.f32x2", td__f32x2_ops[e->xop],
+                 td__f32x2_rnds[e->xrnd]);
+        return b;
+    }
+    if (e->kind != TD__E_INTRIN)
+        return NULL;
+    switch (e->intrin) {
+    case TD_INTRIN_PTX_PACK_F32X2: n = "T.ptx.mov.b64"; break;
+    case TD_INTRIN_PTX_ADD_F32X2: n = "T.ptx.add.rn.ftz.f32x2"; break;
+    case TD_INTRIN_PTX_MAX3_F32: n = "T.ptx.max.f32"; break;
+    case TD_INTRIN_PTX_MIN3_F32: n = "T.ptx.min.f32"; break;
+    default: return NULL;
+    }
+    snprintf(b, cap, "%s", n);
+    return b;
+}
+
+/* The rest of NAME(dst, a, b...) after the destination: ", a, b)". */
+static void ptx_operands(tirx *x, const td_expr *e)
+{
+    for (int i = 0; i < e->nargs; i++) {
+        td__buf_puts(&x->line, ", ");
+        top_expr(x, e->args[i], P_LOWEST);
+    }
+    td__buf_puts(&x->line, ")");
+}
+
+/* The variable a T.ptx.mov.b64 unpack reads, when `s` stores its low half
+ * and the next statement its high half: TVMScript unpacks both at once,
+ * T.ptx.mov.b64(lo_dst, hi_dst, v). */
+static const td_var *unpack_pair(const td__stmt *s)
+{
+    const td__stmt *n = s->next;
+    const td_expr *lo = s->value, *hi = n != NULL ? n->value : NULL;
+    if (s->kind != TD__S_STORE || n == NULL || n->kind != TD__S_STORE ||
+        lo->kind != TD__E_INTRIN || lo->intrin != TD_INTRIN_PTX_UNPACK_LO ||
+        hi->kind != TD__E_INTRIN || hi->intrin != TD_INTRIN_PTX_UNPACK_HI ||
+        lo->args[0]->kind != TD__E_VAR || hi->args[0]->kind != TD__E_VAR ||
+        lo->args[0]->var != hi->args[0]->var)
+        return NULL;
+    return lo->args[0]->var;
+}
+
+/* Prints `s` (with the statement after it, for an unpack pair); returns
+ * the last statement printed. */
+static const td__stmt *stmt(tirx *x, const td__stmt *s)
 {
     td__writer *w = &x->p->w;
     td__pctx *p = x->p;
+    char pn[64];
     x->line.len = 0;
     if (x->line.data != NULL)
         x->line.data[0] = '\0';
@@ -376,7 +490,7 @@ static void stmt(tirx *x, const td__stmt *s)
         block(x, s->body);
         p->live[s->var->id] = 0;
         td__w_close(w);
-        return;
+        return s;
     case TD__S_IF:
         top_expr(x, s->cond, P_LOWEST);
         td__w_open(w, "if %s", line_text(x));
@@ -386,33 +500,82 @@ static void stmt(tirx *x, const td__stmt *s)
             block(x, s->orelse);
         }
         td__w_close(w);
-        return;
-    case TD__S_STORE:
+        return s;
+    case TD__S_STORE: {
+        const char *ptx = ptx_stmt_name(s->value, pn, sizeof pn);
+        const td_var *pk = unpack_pair(s);
+        if (pk != NULL) {
+            if (!p->live[pk->id])
+                fail(x, TD_EINVAL);
+            td__buf_puts(&x->line, "T.ptx.mov.b64(");
+            access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+            td__buf_puts(&x->line, ", ");
+            access(x, &x->line, s->next->buf, s->next->nidx, s->next->idx, 1);
+            td__buf_printf(&x->line, ", %s)", pk->name);
+            td__w_line(w, "%s", line_text(x));
+            return s->next;
+        }
+        if (ptx != NULL) {
+            td__buf_printf(&x->line, "%s(", ptx);
+            access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+            ptx_operands(x, s->value);
+            break;
+        }
         access(x, &x->line, s->buf, s->nidx, s->idx, 1);
         td__buf_puts(&x->line, " = ");
         top_expr(x, s->value, P_LOWEST);
         break;
+    }
     case TD__S_EVAL:
         top_expr(x, s->value, P_LOWEST);
         break;
     case TD__S_LET:
+        if (s->var->lanes > 1) {
+            /* A vector: a local buffer of its lanes, stored at once
+             * (v[T.ramp(0, 1, n)] = B[i, T.ramp(j, 1, n)]); a lane reads
+             * as v[k]. */
+            td__w_line(w, "%s = T.alloc_buffer((%d,), \"%s\", scope=\"local\")",
+                       s->var->name, s->var->lanes,
+                       td_dtype_name(s->var->dtype));
+            td__buf_printf(&x->line, "%s[T.ramp(0, 1, %d)] = ", s->var->name,
+                           s->var->lanes);
+            top_expr(x, s->value, P_LOWEST);
+            p->live[s->var->id] = 1;
+            break;
+        }
         td__buf_printf(&x->line, "%s: T.%s", s->var->name,
                        td_dtype_name(s->var->dtype));
-        if (s->var->lanes > 1)
-            td__buf_printf(&x->line, "x%d", s->var->lanes);
+        if (ptx_stmt_name(s->value, pn, sizeof pn) != NULL) {
+            /* Declared, then written by the PTX statement. */
+            td__w_line(w, "%s", line_text(x));
+            x->line.len = 0;
+            if (x->line.data != NULL)
+                x->line.data[0] = '\0';
+            p->live[s->var->id] = 1;
+            td__buf_printf(&x->line, "%s(%s", pn, s->var->name);
+            ptx_operands(x, s->value);
+            break;
+        }
         td__buf_puts(&x->line, " = ");
         top_expr(x, s->value, P_LOWEST);
         p->live[s->var->id] = 1;
+        if (!td_dtype_is_float(s->var->dtype))
+            x->letval[s->var->id] = s->value;
         break;
     case TD__S_ASSIGN:
         if (!p->live[s->var->id])
             fail(x, TD_EINVAL);
+        if (ptx_stmt_name(s->value, pn, sizeof pn) != NULL) {
+            td__buf_printf(&x->line, "%s(%s", pn, s->var->name);
+            ptx_operands(x, s->value);
+            break;
+        }
         td__buf_printf(&x->line, "%s = ", s->var->name);
         top_expr(x, s->value, P_LOWEST);
         break;
     case TD__S_COMMENT:
         td__w_line(w, "#%s%s", s->text[0] ? " " : "", s->text);
-        return;
+        return s;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of
          * a helper named by the two pair types on the addresses of the
@@ -438,16 +601,30 @@ static void stmt(tirx *x, const td__stmt *s)
     }
     }
     td__w_line(w, "%s", line_text(x));
+    return s;
 }
 
 /* Prints a block; its lets go out of scope at its end. */
 static void block(tirx *x, const td__stmt *s)
 {
     for (const td__stmt *t = s; t != NULL; t = t->next)
-        stmt(x, t);
+        t = stmt(x, t);
     for (const td__stmt *t = s; t != NULL; t = t->next)
-        if (t->kind == TD__S_LET)
+        if (t->kind == TD__S_LET) {
             x->p->live[t->var->id] = 0;
+            x->letval[t->var->id] = NULL;
+        }
+}
+
+/* Marks the variables some statement under `s` assigns. */
+static void mark_assigned(tirx *x, const td__stmt *s)
+{
+    for (; s != NULL; s = s->next) {
+        if (s->kind == TD__S_ASSIGN)
+            x->assigned[s->var->id] = 1;
+        mark_assigned(x, s->body);
+        mark_assigned(x, s->orelse);
+    }
 }
 
 int td__print_tirx(td__pctx *p)
@@ -456,19 +633,29 @@ int td__print_tirx(td__pctx *p)
     memset(&x, 0, sizeof x);
     x.p = p;
     td__buf_init(&x.line);
-    for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
-        if (b->scratch)
-            td__w_line(&p->w,
-                       "%s = T.alloc_buffer((%lld,), \"%s\", scope=\"%s\")",
-                       b->name, (long long)b->shape[0],
-                       td_dtype_name(b->dtype), b->scope);
-    block(&x, p->ir->root);
+    size_t nv = (size_t)(p->ir->nvars > 0 ? p->ir->nvars : 1);
+    x.letval = td__calloc(nv, sizeof *x.letval);
+    x.assigned = td__calloc(nv, 1);
+    if (x.letval == NULL || x.assigned == NULL)
+        fail(&x, TD_ENOMEM);
+    if (p->err == 0) {
+        mark_assigned(&x, p->ir->root);
+        for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
+            if (b->scratch)
+                td__w_line(&p->w,
+                           "%s = T.alloc_buffer((%lld,), \"%s\", scope=\"%s\")",
+                           b->name, (long long)b->shape[0],
+                           td_dtype_name(b->dtype), b->scope);
+        block(&x, p->ir->root);
+    }
     int err = td__w_finish(&p->w);
     if (p->err == 0 && x.line.err)
         p->err = x.line.err;
     if (p->err == 0 && p->arena.err)
         p->err = p->arena.err;
     td__buf_free(&x.line);
+    td__free(x.letval);
+    td__free(x.assigned);
     if (p->err != 0)
         return p->err;
     /* TIRx needs no prelude; td_ir_print hands over "". */

@@ -869,30 +869,6 @@ static const td_operand *find_scalar(const td_call *call, const char *name,
     return NULL;
 }
 
-/* Names a named scalar may not take: keywords of CUDA C and of TVMScript
- * (Python), and names the printed code uses itself (the IR builder's list
- * in codegen/ir.c, which refuses them as parameters, plus Tx). */
-static const char *const g_reserved[] = {
-    "T", "Tx", "and", "as", "asm", "assert", "async", "auto", "await",
-    "blockIdx", "bool", "break", "case", "char", "class", "const", "continue",
-    "def", "default", "del", "do", "double", "elif", "else", "enum", "except",
-    "extern", "false", "finally", "float", "fmax", "fmaxf", "fmin", "fminf",
-    "for", "from", "global", "goto", "if", "import", "in", "inline", "int",
-    "is", "lambda", "long", "max", "min", "nonlocal", "not", "or", "pass",
-    "raise", "register", "return", "short", "signed", "sizeof", "static",
-    "struct", "switch", "threadIdx", "true", "try", "typedef", "union",
-    "unsigned", "void", "volatile", "while", "with", "yield", "None", "True",
-    "False", "exp", "exp2", "expf", "exp2f", "hexp", "hexp2", "hlog2",
-    "hsqrt", "log2", "log2f", "sqrt", "sqrtf"};
-
-static bool is_reserved(const char *s)
-{
-    for (size_t i = 0; i < sizeof g_reserved / sizeof *g_reserved; i++)
-        if (strcmp(g_reserved[i], s) == 0)
-            return true;
-    return false;
-}
-
 /* {value: V, dtype: T} or {scalar: NAME, dtype: T}. */
 static int cl_operand_map(cl *c, const td_ynode *n, const char *label,
                           td_operand *out)
@@ -947,7 +923,7 @@ static int cl_operand_map(cl *c, const td_ynode *n, const char *label,
         if (strcmp(c->call->buffers[i].name, s->str) == 0)
             return cl_operr(c, TD_ESCHEMA, s, label,
                             "scalar '%s' has the name of a buffer", s->str);
-    if (is_reserved(s->str))
+    if (td__is_reserved_name(s->str))
         return cl_operr(c, TD_ESCHEMA, s, label,
                         "scalar name '%s' is reserved (a keyword of CUDA C "
                         "or TVMScript, or a name the printed code uses)",

@@ -36,6 +36,11 @@ const char *td__regions_missing(const td_call *call);
  * extent is not positive), so that hostile shapes cannot overflow. */
 int64_t td__region_elems(const td_region *r);
 
+/* The reserved names (names.c): sorted; true when s is one of them. */
+extern const char *const td__reserved_names[];
+extern const size_t td__nreserved_names;
+bool td__is_reserved_name(const char *s);
+
 /* Saturating product a * b of non-negative values. */
 int64_t td__mul_sat(int64_t a, int64_t b);
 

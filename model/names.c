@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "model.h"
 #include "tiledispatch/td_call.h"
 
 /* ---- name tables -------------------------------------------------------- */
@@ -103,4 +104,43 @@ static const char *const g_launch[TD_LAUNCH_COUNT] = {
 const char *td_launch_tag_name(td_launch_tag t)
 {
     return (unsigned)t < TD_LAUNCH_COUNT ? g_launch[t] : "?";
+}
+
+/* ---- reserved names ---------------------------------------------------- */
+
+/* Names the generated code may not give a variable, a scratch buffer or a
+ * named scalar: keywords of CUDA C and of TVMScript (Python), names the
+ * printed code itself uses (T, Tx, threadIdx, blockIdx) and the math
+ * functions the value ops print.  Sorted as strcmp sorts them (searched by
+ * halves; the codegen unit test checks the order).  One list for the call
+ * loader (named scalars) and the IR builder (td_param, variables). */
+const char *const td__reserved_names[] = {
+    "False", "None", "T", "True", "Tx", "and", "as", "asm", "assert", "async",
+    "auto", "await", "blockIdx", "bool", "break", "case", "char", "class",
+    "const", "continue", "def", "default", "del", "do", "double", "elif",
+    "else", "enum", "except", "exp", "exp2", "exp2f", "expf", "extern",
+    "false", "finally", "float", "fmax", "fmaxf", "fmin", "fminf", "for",
+    "from", "global", "goto", "hexp", "hexp2", "hlog2", "hsqrt", "if",
+    "import", "in", "inline", "int", "is", "lambda", "log2", "log2f", "long",
+    "max", "min", "nonlocal", "not", "or", "pass", "raise", "register",
+    "return", "short", "signed", "sizeof", "sqrt", "sqrtf", "static",
+    "struct", "switch", "threadIdx", "true", "try", "typedef", "union",
+    "unsigned", "void", "volatile", "while", "with", "yield"};
+const size_t td__nreserved_names =
+    sizeof td__reserved_names / sizeof td__reserved_names[0];
+
+bool td__is_reserved_name(const char *s)
+{
+    size_t lo = 0, hi = td__nreserved_names;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s, td__reserved_names[mid]);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return false;
 }

@@ -194,6 +194,23 @@ def test_keywords_srcs_and_extras():
                       {"value": 0.5, "dtype": "float32"})
 
 
+def test_keywords_nonfinite_literals():
+    # json writes inf/nan as bare Infinity/NaN; they must reach the loader
+    # as YAML's .inf/.nan (literals), not as region names; strings that
+    # merely contain those words stay strings.
+    buffers = {"A": {"scope": "local", "dtype": "float32", "shape": [4]},
+               "NaN": {"scope": "local", "dtype": "float32", "shape": [4]}}
+    c = td.Call(op="maximum", buffers=buffers, dst="A",
+                srcs=["NaN", float("-inf")])
+    assert c.srcs[0] == "NaN[0:4]"
+    assert c.srcs[1]["dtype"] == "float32"
+    assert c.srcs[1]["value"] == float("-inf")
+    c = td.Call(op="add", buffers=buffers, dst="A",
+                srcs=["A", {"value": float("nan"), "dtype": "float16"}])
+    v = c.srcs[1]["value"]
+    assert v != v and c.srcs[1]["dtype"] == "float16"
+
+
 def test_keywords_srcs_errors():
     buffers = {"A": {"scope": "local", "dtype": "float32", "shape": [4]}}
     with pytest.raises(td.InputError, match=r"srcs\[1\]: unknown dtype 'f32'"):

@@ -26,3 +26,24 @@ def test_differential():
     for op in ("zero", "fill", "reciprocal", "sqrt", "exp", "exp2", "log2", "silu",
                "add", "sub", "mul", "fdiv", "maximum", "cast", "fma"):
         assert f"\n{op} | " in r.stdout, tail
+
+
+BOTH = Path(__file__).resolve().parents[2] / "tests" / "upstream" / "both_ways.py"
+
+
+def test_both_ways_sample(tmp_path):
+    """A sample of both_ways.py: a local case both TVM and the bridge lower,
+    a packed sm100 case and a shared_rows case (bridge only on the released
+    wheel); the programs compile with nvcc where it is installed."""
+    import shutil
+    names = ["local_sum_region_keepdim", "packed_sum_65", "maxmin_min_10_accum",
+             "rows_f16_r16x256_sum", "shared_warpgroup256_sum_accum"]
+    r = subprocess.run([sys.executable, str(BOTH), str(tmp_path), *names],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    summary = r.stdout.strip().splitlines()[-2]
+    assert "cases=5 tvm=3 bridge=5 both=3" in summary, r.stdout
+    if shutil.which("nvcc"):
+        assert "compiled_tvm=3 compiled_bridge=5" in summary, r.stdout
+    for n in names:
+        assert (tmp_path / f"{n}.bridge.cu").exists()

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
+#include "model.h"
 #include "codegen_internal.h"
 
 #include "../common/td_test_alloc.h"
@@ -727,14 +728,14 @@ static void test_names(void **state)
 
     /* The reserved words are searched by halves: they must be sorted as
      * strcmp sorts them, and each one is refused (renamed). */
-    for (size_t k = 1; k < td__ir_nreserved; k++)
-        assert_true(strcmp(td__ir_reserved[k - 1], td__ir_reserved[k]) < 0);
+    for (size_t k = 1; k < td__nreserved_names; k++)
+        assert_true(strcmp(td__reserved_names[k - 1], td__reserved_names[k]) < 0);
     ir = td_ir_new();
-    for (size_t k = 0; k < td__ir_nreserved; k++) {
-        td_var *v = td_ir_let(ir, td__ir_reserved[k], TD_I32, td_int(ir, 0));
+    for (size_t k = 0; k < td__nreserved_names; k++) {
+        td_var *v = td_ir_let(ir, td__reserved_names[k], TD_I32, td_int(ir, 0));
         assert_non_null(v);
         char want[64];
-        snprintf(want, sizeof want, "%s_1", td__ir_reserved[k]);
+        snprintf(want, sizeof want, "%s_1", td__reserved_names[k]);
         assert_string_equal(v->name, want);
     }
     /* Many names in the table (more than its buckets): each stays unique. */
@@ -963,14 +964,15 @@ static void test_packed_prelude(void **state)
     td_free(body);
     td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
-           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], A[1])\n"
-           "q: T.uint64 = T.ptx.mov.b64.pack(A[2], A[3])\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, q)\n"
-           "A[0] = T.ptx.mov.b64.unpack_lo(p)\n"
-           "A[1] = T.ptx.mov.b64.unpack_hi(p)\n"
-           "A[2] = T.ptx.max.f32(A[0], A[1], A[2])\n"
-           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n"
-           "A[3] = T.ptx.min.f32(A[0], A[1], A[2])\n",
+           "p: T.uint64\n"
+           "T.ptx.mov.b64(p, A[0], A[1])\n"
+           "q: T.uint64\n"
+           "T.ptx.mov.b64(q, A[2], A[3])\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, q)\n"
+           "T.ptx.mov.b64(A[0], A[1], p)\n"
+           "T.ptx.max.f32(A[2], A[0], A[1], A[2])\n"
+           "T.ptx.min.f32(A[3], A[0], A[1], A[2])\n"
+           "T.ptx.min.f32(A[3], A[0], A[1], A[2])\n",
            "");
     td_ir_free(ir);
 }
@@ -1577,13 +1579,14 @@ static void test_ptx_f32x2(void **state)
     td_free(body);
     td_free(pre);
     expect(ir, TD_LANG_TIRX, 0,
-           "p: T.uint64 = T.ptx.mov.b64.pack(A[0], alpha)\n"
-           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
-           "p = T.ptx.sub.rm.ftz.f32x2(p, p)\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
-           "p = T.ptx.add.rn.ftz.f32x2(p, p)\n"
-           "p = T.ptx.mul.rp.ftz.f32x2(p, p)\n"
-           "p = T.ptx.fma.rz.ftz.f32x2(p, p, p)\n"
+           "p: T.uint64\n"
+           "T.ptx.mov.b64(p, A[0], alpha)\n"
+           "T.ptx.fma.rz.ftz.f32x2(p, p, p, p)\n"
+           "T.ptx.sub.rm.ftz.f32x2(p, p, p)\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, p)\n"
+           "T.ptx.add.rn.ftz.f32x2(p, p, p)\n"
+           "T.ptx.mul.rp.ftz.f32x2(p, p, p)\n"
+           "T.ptx.fma.rz.ftz.f32x2(p, p, p, p)\n"
            "A[1] = T.ptx.mov.b64.unpack_hi(p)\n",
            "");
     td_ir_free(ir);
@@ -1838,7 +1841,7 @@ static void test_value_folding(void **state)
            "for o in T.serial(1):\n"
            "    A[o, o + 2] = T.sqrt(A[o + 2, o]) / "
            "T.Cast(\"float32\", T.Cast(\"int32\", A[o + 2, o]))\n"
-           "    P[o, o + 2] = T.ptx.mul.rn.ftz.f32x2(P[o + 2, 3], "
+           "    T.ptx.mul.rn.ftz.f32x2(P[o, o + 2], P[o + 2, 3], "
            "P[o + 2, 3])\n"
            "    T.cuda.func_call(\"tvm_builtin_cast_float32x2_float16x2\", "
            "T.address_of(H[o + 2, o]), T.address_of(A[o, o + 2])"

@@ -78,7 +78,9 @@ static void test_sum_8(void **state)
                      1);
     assert_int_equal(ec_count(o.prelude, "asm(\"mov.b64 %0, {%1, %2};\""), 1);
     ec_has(o.tirx, "acc8 = T.alloc_buffer((8,), \"float32\", scope=\"local\")\n");
-    ec_has(o.tirx, "pa = T.ptx.add.rn.ftz.f32x2(pa, pb)\n");
+    ec_has(o.tirx, "pa: T.uint64\nT.ptx.mov.b64(pa, acc8[0], acc8[1])\n");
+    ec_has(o.tirx, "T.ptx.add.rn.ftz.f32x2(pa, pa, pb)\n");
+    ec_has(o.tirx, "T.ptx.mov.b64(acc8[0], acc8[1], pa)\n");
     ec_has(o.tirx, "B[0] = acc8[0] + acc8[1]\n");
     ec_free(&o);
     free(c);
@@ -182,14 +184,14 @@ static void test_maxmin_exact(void **state)
     assert_string_equal(
         o.tirx,
         "acc4 = T.alloc_buffer((4,), \"float32\", scope=\"local\")\n"
-        "acc4[0] = T.ptx.max.f32(A[0], A[1], B[0])\n"
+        "T.ptx.max.f32(acc4[0], A[0], A[1], B[0])\n"
         "acc4[1] = T.max(A[2], A[3])\n"
         "acc4[2] = T.max(A[4], A[5])\n"
         "acc4[3] = T.max(A[6], A[7])\n"
         "for i in T.serial(2):\n"
         "    acc4[0] = T.max(acc4[0], A[i + 8])\n"
         "B[0] = T.max(acc4[0], acc4[1])\n"
-        "B[0] = T.ptx.max.f32(B[0], acc4[2], acc4[3])\n");
+        "T.ptx.max.f32(B[0], B[0], acc4[2], acc4[3])\n");
     ec_free(&o);
     free(c);
 }

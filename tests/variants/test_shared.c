@@ -201,7 +201,7 @@ static void test_warp_warpgroup(void **state)
     ec_has(o.cuda, "asm volatile(\"bar.sync %0, %1;\" :: "
                    "\"r\"(8 + (int)threadIdx.x / 128), "
                    "\"r\"(128) : \"memory\");\n");
-    ec_has(o.tirx, "T.ptx.bar.sync(8 + threadIdx.x // 128, 128)");
+    ec_has(o.tirx, "T.ptx.bar.sync(T.Cast(\"uint32\", 8 + threadIdx.x // 128), 128)");
     ec_free(&o);
     free(c);
 

@@ -183,7 +183,8 @@ static void test_bench_32x32(void **state)
         "acc0 = acc0 + acc1;\n"
         "B_ptr[row] = acc0;\n"
         "__syncthreads();\n");
-    ec_has(o.tirx, "v0: T.float32x4 = A[row, red0:red0 + 4]\n");
+    ec_has(o.tirx, "v0 = T.alloc_buffer((4,), \"float32\", scope=\"local\")\n"
+                   "v0[T.ramp(0, 1, 4)] = A[row, T.ramp(sw * 4, 1, 4)]\n");
     ec_has(o.tirx, "red1: T.int32 = (1 ^ sw) * 4\n");
     ec_has(o.tirx, "acc0 = acc0 + (v0[0] + v0[1] + (v0[2] + v0[3]))\n");
     ec_free(&o);
@@ -302,7 +303,7 @@ static void test_vectors(void **state)
     ec_out o = ec_emit(rows, c);
     ec_has(o.cuda, "uint4 v0 = *(const uint4 *)&A_ptr[");
     ec_has(o.cuda, "__ushort_as_half((unsigned short)(v0.w >> 16))");
-    ec_has(o.tirx, "v0: T.float16x8 = A[row, red0:red0 + 8]");
+    ec_has(o.tirx, "v0[T.ramp(0, 1, 8)] = A[row, T.ramp(lane * 8, 1, 8)]");
     ec_free(&o);
     free(c);
 
@@ -422,7 +423,8 @@ static void test_ir(void **state)
     assert_string_equal(tirx,
                         "part = T.alloc_buffer((3,), \"float32\", "
                         "scope=\"shared\")\n"
-                        "v: T.float32x2 = X[1, 4:4 + 2]\n"
+                        "v = T.alloc_buffer((2,), \"float32\", scope=\"local\")\n"
+                        "v[T.ramp(0, 1, 2)] = X[1, T.ramp(4, 1, 2)]\n"
                         "i: T.int32 = 1\n"
                         "part[i ^ 1] = v[1]\n"
                         "part[2] = v[0]\n"

@@ -489,6 +489,50 @@ static const char *const call_keys[] = {
     "op",   "target", "arch", "scope", "launch",   "buffers", "dst",
     "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch", NULL};
 
+/* json.dumps writes non-finite floats as the bare tokens Infinity,
+ * -Infinity and NaN, which YAML reads as strings (here: a region name).
+ * Rewrites those tokens outside quoted strings as YAML's .inf and .nan, so
+ * that a literal operand of inf or nan means what it says.  Returns a new
+ * reference. */
+static PyObject *yaml_nonfinite(PyObject *text)
+{
+    Py_ssize_t n = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL)
+        return NULL;
+    char *out = PyMem_Malloc(2 * (size_t)n + 1); /* NaN grows 3 -> 4 */
+    if (out == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t o = 0;
+    int in_str = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        char c = s[i];
+        if (in_str) {
+            out[o++] = c;
+            if (c == '\\' && i + 1 < n)
+                out[o++] = s[++i];
+            else if (c == '"')
+                in_str = 0;
+            i++;
+        } else if (n - i >= 8 && memcmp(s + i, "Infinity", 8) == 0) {
+            memcpy(out + o, ".inf", 4);
+            o += 4;
+            i += 8;
+        } else if (n - i >= 3 && memcmp(s + i, "NaN", 3) == 0) {
+            memcpy(out + o, ".nan", 4);
+            o += 4;
+            i += 3;
+        } else {
+            in_str = c == '"';
+            out[o++] = c;
+            i++;
+        }
+    }
+    PyObject *r = PyUnicode_FromStringAndSize(out, o);
+    PyMem_Free(out);
+    return r;
+}
+
 /* Call(op=..., buffers=..., ...): the fields of a call file as keywords,
  * written out as one YAML (JSON) document and read by the library's own
  * loader, so keyword calls are checked exactly like files. */
@@ -566,8 +610,12 @@ static PyObject *Call_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         }
         return NULL;
     }
-    PyObject *call = call_from_text(type, text, "<Call>");
+    PyObject *yaml = yaml_nonfinite(text);
     Py_DECREF(text);
+    if (yaml == NULL)
+        return NULL;
+    PyObject *call = call_from_text(type, yaml, "<Call>");
+    Py_DECREF(yaml);
     return call;
 fail:
     Py_XDECREF(default_target);

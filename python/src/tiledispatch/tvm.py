@@ -39,16 +39,10 @@ _registry = None          # the tiledispatch.Registry in use
 
 
 def default_registry() -> _td.Registry:
-    """The registry the bridge uses unless given one: the built-in rules
-    with tvm_overlay.yaml on top, which disables the variants whose TIRx
-    body TVM's parser cannot read back yet (shared_rows).  On a library
-    without those variants, the built-in rules as they are."""
-    from pathlib import Path
-
-    try:
-        return _td.Registry(rules=[Path(__file__).with_name("tvm_overlay.yaml")])
-    except _td.InputError:
-        return _td.Registry()
+    """The registry the bridge uses unless given one: the built-in rules,
+    every variant included (TVM 0.27's parser reads every body they print:
+    the packed sm100 paths and shared_rows too)."""
+    return _td.Registry()
 
 
 class BridgeError(_td.Error):
