@@ -7,6 +7,13 @@ must dispatch to and, optionally, the arch its program needs:
     # expect: local
     # arch: sm_100a
 
+`# expect: none` says that no variant may match: `tiledispatch dispatch`
+must exit 1 (the failure table).  `# expect: error` says that the call is
+refused before any variant is tried (an op's operand check): exit 2, and
+the positioned message on stderr must contain the text of an optional
+`# error: TEXT` line.  No program is written for either (they are left
+out of the manifest).
+
 Without `# arch:`, the packed variants need sm_100a, and so does any
 program whose text uses the Blackwell-only `.f32x2` instructions (the
 packed float32-pair paths of the elementwise variants); everything else
@@ -73,20 +80,24 @@ SM100_ONLY = re.compile(r"\.f32x2\b")
 DEFAULT_ARCH = "sm_90a"
 
 
-def read_header(path):
-    """The `# expect:` and `# arch:` comments of a call file."""
-    expect = arch = None
+def read_header(path, error_text=False):
+    """The `# expect:` and `# arch:` comments of a call file (and, with
+    error_text, the text of its `# error:` line, or None)."""
+    expect = arch = error = None
     with open(path, encoding="utf-8") as f:
         for line in f:
             m = re.match(r"\s*#\s*(expect|arch)\s*:\s*(\S+)\s*$", line)
+            e = re.match(r"\s*#\s*error\s*:\s*(.*?)\s*$", line)
             if m:
                 if m.group(1) == "expect":
                     expect = m.group(2)
                 else:
                     arch = m.group(2)
+            elif e:
+                error = e.group(1)
             elif line.strip() and not line.lstrip().startswith("#"):
                 break
-    return expect, arch
+    return (expect, arch, error) if error_text else (expect, arch)
 
 
 def golden_variant(path):
@@ -189,9 +200,10 @@ def collect(args):
         for f in sorted(os.listdir(d)):
             if f.endswith(".yaml"):
                 path = os.path.join(d, f)
-                expect, arch = read_header(path)
+                expect, arch, error = read_header(path, error_text=True)
                 cases.append({"name": f[:-5], "path": path, "expect": expect,
-                              "arch": arch, "kind": "conformance"})
+                              "arch": arch, "error": error,
+                              "kind": "conformance"})
     if args.golden:
         for f in sorted(os.listdir(args.golden)):
             if f.endswith(".yaml"):
@@ -216,6 +228,20 @@ def dispatch_case(c, args):
                        text=True, env=env)
     c["variant"] = p.stdout.strip() if p.returncode == 0 else None
     c["class"] = case_class(c["path"], c["variant"])
+    first = (p.stderr.strip().splitlines() or [""])[0]
+    if c["expect"] == "none":
+        if p.returncode == 1:
+            return None
+        if p.returncode == 0:
+            return f"dispatched to {c['variant']}, expected no match"
+        return f"dispatch exited {p.returncode}, expected no match (exit 1): " + first
+    if c["expect"] == "error":
+        if p.returncode == 2 and (c.get("error") or "") in p.stderr:
+            return None
+        if p.returncode == 2:
+            return f"refused with '{first}', expected '{c['error']}'"
+        return f"dispatch exited {p.returncode}, expected a refusal (exit 2)" + \
+            (f": {first}" if first else f" ({c['variant']})")
     if p.returncode != 0:
         return f"dispatch exited {p.returncode}: " + \
             (p.stderr.strip().splitlines() or [""])[0]
@@ -313,6 +339,9 @@ def run_case(c, args, outdir):
     variant = c["variant"]
     if c["expect"] is None and c["kind"] == "conformance":
         return False, "no '# expect: VARIANT' line"
+    if c["expect"] in ("none", "error"):
+        c["compile_arch"] = None
+        return True, ("no match" if c["expect"] == "none" else "refused") + ", as expected"
     if c["expect"] is not None and variant != c["expect"]:
         return False, f"dispatched to {variant}, expected {c['expect']}"
     arch = c["arch"] or ("sm_100a" if variant in PACKED else DEFAULT_ARCH)
@@ -453,8 +482,9 @@ def main():
     if args.out:
         with open(os.path.join(outdir, "manifest.tsv"), "w") as f:
             for c, (ok, _) in zip(cases, results):
-                # A compile-only wrapper checks nothing when run.
-                if ok and not c.get("wrapped"):
+                # Refusals have no program; a compile-only wrapper checks
+                # nothing when run.
+                if ok and c["expect"] not in ("none", "error") and not c.get("wrapped"):
                     f.write(f"{c['name']}\t{c['variant']}\t"
                             f"{c['compile_arch']}\t{modes}\t"
                             f"{class_name(c['class'])}\n")

@@ -16,9 +16,27 @@ call that tiledispatch's bridge builds from TVM's own TilePrimitiveCall and
 DispatchContext (tiledispatch.tvm.to_call) is dispatched too: it must
 choose what the call file chooses (the conversion round-trips).
 
-Prints one row per case and the agreement counts per expected path; exit
-status 0 when every disagreement is a listed deviation (DEVIATIONS), 1
-otherwise.
+Elementwise calls (EWISE_OPS: zero, fill, reciprocal, sqrt, exp, exp2,
+log2, silu, add, sub, mul, fdiv, maximum, cast, fma) are read from the call
+file itself (their `srcs`, literals, named scalars and `extras`) and become
+`Tx.<scope>.<op>(dst, *srcs, bias=..., scale=..., <config>)`: a literal is
+`T.<dtype>(value)`, a named scalar a scalar parameter of the kernel, a
+global buffer a `T.match_buffer` parameter.  When TVM finds no variant (or
+its frontend refuses the call), its answer is `no match`, which is what
+`# expect: none` and tiledispatch's failed dispatch say, and what a call
+tiledispatch refuses before dispatch (`# expect: error`, its op's operand
+check) agrees with.  The bridge's
+round trip is not run for them (the bridge converts reductions only).
+
+Prints one row per case and the agreement counts per expected path (and,
+for the elementwise cases, per op); exit status 0 when every disagreement
+is a listed deviation (DEVIATIONS, EWISE_DEVIATIONS), 1 otherwise.  A path
+of the corpus that no case exercised against TVM fails the run too.
+
+    differential.py --tvm-only [NAME...]      # TVM's choice alone
+    differential.py --tvm-only --set-expect   # and write it into the
+                                              # `# expect:` line of each
+                                              # elementwise case
 """
 from __future__ import annotations
 
@@ -31,6 +49,7 @@ from pathlib import Path
 import tiledispatch as td
 
 ROOT = Path(__file__).resolve().parents[2]
+TVM_PIN = "0.27.0.post1"
 
 # Deliberate or known deviations: (predicate on the case, reason).
 DEVIATIONS = [
@@ -48,7 +67,30 @@ DEVIATIONS = [
 BRIDGE_LIMITS: dict[str, str] = {}
 
 
-_NS = {"thread": "Tx", "warp": "Tx.warp", "warpgroup": "Tx.wg", "cta": "Tx.cta"}
+_NS = {"thread": "Tx", "warp": "Tx.warp", "warpgroup": "Tx.wg", "cta": "Tx.cta",
+       "cluster": "Tx.cluster"}
+
+# The elementwise family (issue 14) and how TVM spells each op's operands.
+EWISE_UNARY = {"zero", "reciprocal", "sqrt", "exp", "exp2", "log2", "silu"}
+EWISE_BINARY = {"add", "sub", "mul", "fdiv", "maximum"}
+EWISE_OPS = EWISE_UNARY | EWISE_BINARY | {"fill", "cast", "fma"}
+
+# Deliberate or known deviations of elementwise cases, by case name (the
+# file's stem): reason.
+EWISE_DEVIATIONS: dict[str, str] = {
+    "ewise_tvm_exp_int32_local":
+        "exp of int32 registers: TVM selects reg and emits exp() of an int (C++ "
+        "promotes it to double and the store truncates); tiledispatch's math ops "
+        "want a floating-point compute dtype and reject the call",
+    "ewise_tvm_reciprocal_scale_ignored_upstream":
+        "reciprocal with a scale: TVM's front end has no scale argument, the "
+        "keyword lands in the call's config, which nothing reads, and reg lowers "
+        "the call without it; tiledispatch refuses extras on ops that do not "
+        "apply them",
+    "ewise_tvm_silu_extras_ignored_upstream":
+        "silu with bias and scale: as for reciprocal (TVM: config entries nobody "
+        "reads; tiledispatch: refused by the op check)",
+}
 
 
 def tvm_layout(text: str) -> str:
@@ -96,6 +138,221 @@ def tvm_source(call: td.Call) -> str:
         kw.append(f"dispatch={call.dispatch!r}")
     ln.append(f"    {_NS[call.scope]}.{call.op}({call.dst}, {call.src}, {', '.join(kw)})")
     return "\n".join(ln) + "\n"
+
+
+_INT_DTYPES = re.compile(r"u?int\d+$")
+
+
+def read_spec(path: Path) -> dict:
+    """The call file as plain YAML (the elementwise operands are read from
+    here, not from tiledispatch's loader, so that the TVM side stands on
+    its own)."""
+    import yaml
+
+    spec = yaml.safe_load(path.read_text())
+    if not isinstance(spec, dict):
+        raise Unsupported("not a mapping")
+    return spec
+
+
+def _tvm_literal(value, dtype: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Unsupported(f"literal {value!r}")
+    if _INT_DTYPES.match(dtype):
+        return f"T.{dtype}({int(value)})"
+    return f"T.{dtype}({float(value)!r})"
+
+
+def _region_buffer(region: str) -> str:
+    return region.split("[", 1)[0].strip()
+
+
+def _tvm_operand(o, spec: dict, params: list) -> str:
+    """One operand of an elementwise call as TVMScript: a region as
+    written, a literal as T.<dtype>(v), a named scalar as the name of a
+    scalar parameter (added to params)."""
+    if isinstance(o, str):
+        if _region_buffer(o) not in spec.get("buffers", {}):
+            raise Unsupported(f"operand {o!r} names no buffer")
+        return o
+    if isinstance(o, (int, float)) and not isinstance(o, bool):
+        dst = spec["buffers"][_region_buffer(str(spec["dst"]))]
+        return _tvm_literal(o, dst["dtype"])
+    if isinstance(o, dict) and "value" in o:
+        return _tvm_literal(o["value"], o["dtype"])
+    if isinstance(o, dict) and "scalar" in o:
+        name, dtype = o["scalar"], o["dtype"]
+        decl = f"{name}: T.{dtype}"
+        if decl not in params:
+            params.append(decl)
+        return name
+    raise Unsupported(f"operand {o!r}")
+
+
+def ewise_source(spec: dict) -> str:
+    """The one-CTA TVMScript kernel of an elementwise call file."""
+    op, scope = spec["op"], spec.get("scope", "thread")
+    if op not in EWISE_OPS:
+        raise Unsupported(f"op {op}")
+    if scope not in _NS:
+        raise Unsupported(f"scope {scope}")
+    launch = spec.get("launch") or {}
+    if any(not isinstance(v, int) for v in launch.values()):
+        raise Unsupported(f"symbolic launch {launch}")
+    if launch.get("threadIdx.y", 1) != 1 or launch.get("threadIdx.z", 1) != 1:
+        raise Unsupported(f"launch {launch}: multi-dimensional threads")
+    threads = launch.get("threadIdx.x", 1)
+    blocks = [launch.get(f"blockIdx.{a}", 1) for a in "xyz"]
+    while len(blocks) > 1 and blocks[-1] == 1:
+        blocks.pop()
+    params: list = []
+    head: list = []   # match_buffer of global operands: before T.device_entry
+    body: list = []
+    for name, b in spec["buffers"].items():
+        lay = f", layout={tvm_layout(b['layout'])}" if b.get("layout") else ""
+        shape = ", ".join(map(str, b["shape"]))
+        if b["scope"] == "global":
+            params.append(f"{name}_ptr: T.handle")
+            head.append(f'    {name} = T.match_buffer({name}_ptr, [{shape}], "{b["dtype"]}"{lay})')
+        elif b["scope"] in ("local", "shared", "shared.dyn"):
+            body.append(f'    {name} = T.alloc_buffer([{shape}], "{b["dtype"]}", '
+                        f'scope="{b["scope"]}"{lay})')
+        else:
+            raise Unsupported(f"buffer scope {b['scope']}")
+    if "srcs" in spec:
+        srcs = list(spec["srcs"] or [])
+    elif "src" in spec:
+        srcs = [spec["src"]]
+    else:
+        srcs = []
+    args = [_tvm_operand(str(spec["dst"]), spec, params)]
+    args += [_tvm_operand(o, spec, params) for o in srcs]
+    kw = []
+    for key, o in (spec.get("extras") or {}).items():
+        kw.append(f"{key}={_tvm_operand(o, spec, params)}")
+    kw += [f"{k}={v!r}" for k, v in (spec.get("config") or {}).items()]
+    if spec.get("dispatch"):
+        kw.append(f"dispatch={spec['dispatch']!r}")
+    ln = ["@T.prim_func", f"def f({', '.join(params)}):"] + head + [
+          "    T.device_entry()",
+          f"    {', '.join(['bx', 'by', 'bz'][:len(blocks)])} = "
+          f"T.cta_id([{', '.join(map(str, blocks))}])"]
+    # The warp and warpgroup ids upstream's kernels declare (TVM's later
+    # passes need them for the sub-CTA scopes' thread ids).
+    if scope in ("warp", "warpgroup") and threads % 32 == 0:
+        ln.append(f"    wid = T.warp_id([{threads // 32}])")
+    if scope == "warpgroup" and threads % 128 == 0:
+        ln.append(f"    wgid = T.warpgroup_id([{threads // 128}])")
+    ln.append(f"    tx = T.thread_id([{threads}])")
+    ln += body
+    ln.append(f"    {_NS[scope]}.{op}({', '.join(args + kw)})")
+    return "\n".join(ln) + "\n"
+
+
+LAST_REASONS: dict = {}   # variant -> TVM's reason, of the last no-match
+
+
+def _tvm_reasons(e: Exception) -> str:
+    """`reg: REASON; smem: REASON` from TVM's dispatch failure table (also
+    left in LAST_REASONS), or the first line of any other error."""
+    text = str(e)
+    LAST_REASONS.clear()
+    if "dispatch failed" not in text:
+        return "TVM refuses the call: " + _first_line(e)
+    out: dict = {}
+    cur = None
+    for ln in text.splitlines():
+        m = re.match(r"^\| (\S+) \(prio=-?\d+\)\s*\| (.*?)\s*\|$", ln)
+        if m:
+            cur = m.group(1)
+            out[cur] = [m.group(2)]
+            continue
+        m = re.match(r"^\|\s+\| (.*?)\s*\|$", ln)
+        if m and cur is not None:
+            if m.group(1).startswith("opcall:"):
+                cur = None
+            else:
+                out[cur].append(m.group(1))
+    if not out:
+        return _first_line(e)
+    parts = []
+    for v, lines in out.items():
+        r = " ".join(lines)
+        r = re.sub(r"^rejected: \S+ \u2014 ", "", r)
+        LAST_REASONS[v] = r
+        parts.append(f"{v}: {r}")
+    return "; ".join(parts)
+
+
+def tvm_select_ewise(spec: dict):
+    """(TVM's variant or 'no match', why, seconds in TVM's dispatcher) for
+    an elementwise call file."""
+    import tvm
+    import tvm.script
+    from tvm.tirx.operator.tile_primitive import dispatcher as D
+
+    import tvm.backend.cuda.tile_primitive  # noqa: F401  (registers the variants)
+
+    _record_impls()
+    _CHOSEN.clear()
+    spent: list = []
+    inner = D.run_dispatch
+
+    def observe(op_call, sctx):
+        t = time.perf_counter()
+        try:
+            return inner(op_call, sctx)
+        finally:
+            spent.append(time.perf_counter() - t)
+
+    src = ewise_source(spec)
+    D.run_dispatch = observe
+    why = ""
+    try:
+        func = tvm.script.parse(src)
+        target = tvm.target.Target({"kind": "cuda", "arch": spec.get("arch") or "sm_90a"})
+        with target:
+            tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
+        got = _CHOSEN[-1] if _CHOSEN else "no match"
+    except Exception as e:  # noqa: BLE001
+        if _CHOSEN:  # selected, then failed later in the pipeline
+            got, why = _CHOSEN[-1], f"then: {_first_line(e)}"
+        else:
+            got, why = "no match", _tvm_reasons(e)
+    finally:
+        D.run_dispatch = inner
+    return got, why, sum(spent)
+
+
+def same_reasons(reg: td.Registry, call, ours: str) -> bool | None:
+    """Where TVM's variants all rejected the call: does tiledispatch give
+    TVM's reason, word for word, for each of them (among the reasons of
+    that variant's row in `explain`, or as the message of its operand
+    check)?  None where there is nothing to compare."""
+    if not LAST_REASONS:
+        return None
+    if ours.startswith("input error"):
+        msg = ours.split(": ", 2)[-1]
+        return all(r == msg for r in LAST_REASONS.values())
+    if call is None or ours != "no match":
+        return None
+    rows = {row.variant: [x.split(": ", 1)[-1] for x in row.reasons]
+            for row in reg.explain(call)}
+    return all(r in rows.get(v, []) for v, r in LAST_REASONS.items())
+
+
+def set_expect(path: Path, variant: str) -> bool:
+    """Writes `# expect: VARIANT` (none for no match) as the file's first
+    expect line; True when the file changed."""
+    want = "none" if variant == "no match" else variant
+    text = path.read_text()
+    new, n = re.subn(r"^# expect: \S+", f"# expect: {want}", text, count=1, flags=re.M)
+    if n == 0:
+        new = f"# expect: {want}\n" + text
+    if new != text:
+        path.write_text(new)
+        return True
+    return False
 
 
 _CHOSEN: list = []   # the variants whose implementation returned, in order
@@ -214,6 +471,49 @@ def _select(reg: td.Registry, call: td.Call) -> str:
         return f"input error: {e.message}"
 
 
+def _ewise_op(path: Path) -> str | None:
+    m = re.search(r"^op:\s*(\w+)", path.read_text(), re.M)
+    return m.group(1) if m and m.group(1) in EWISE_OPS else None
+
+
+def _time_select(reg: td.Registry, call) -> float:
+    if call is None:
+        return 0.0
+    t = time.perf_counter()
+    for _ in range(200):
+        _select(reg, call)
+    return (time.perf_counter() - t) / 200 * 1e6
+
+
+def _load_call(path: Path):
+    """(tiledispatch's Call, or None and why it did not load)."""
+    try:
+        return td.Call.from_yaml(path), None
+    except td.InputError as e:
+        return None, f"input error: {e.message}"
+
+
+def tvm_only(files: list, set_exp: bool) -> int:
+    """TVM's choice for each elementwise case, nothing of tiledispatch."""
+    changed = n = 0
+    for f in files:
+        op = _ewise_op(f)
+        if op is None:
+            continue
+        try:
+            theirs, why, secs = tvm_select_ewise(read_spec(f))
+        except Unsupported as e:
+            print(f"- {f.stem:<52} not run ({e})")
+            continue
+        n += 1
+        print(f"  {f.stem:<52} {theirs:<9} {secs * 1e3:6.1f} ms  {why[:150]}")
+        if set_exp and theirs in ("reg", "smem", "no match"):
+            changed += set_expect(f, theirs)
+    print(f"{n} elementwise cases ran against TVM" +
+          (f"; {changed} expect lines written" if set_exp else ""))
+    return 0 if n else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=Path, default=ROOT / "tests" / "conformance")
@@ -221,27 +521,78 @@ def main() -> int:
     ap.add_argument("--nvcc", action="store_true",
                     help="where TVM lowers a case, lower it with the bridge too and "
                          "compile both CUDA texts with nvcc")
+    ap.add_argument("--tvm-only", action="store_true",
+                    help="elementwise cases only: print TVM's choice, leave tiledispatch out")
+    ap.add_argument("--set-expect", action="store_true",
+                    help="with --tvm-only: write TVM's choice into each case's # expect: line")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     try:
-        import tvm  # noqa: F401
+        import tvm
     except ImportError:
         print("SKIP upstream: apache-tvm is not installed (pip install apache-tvm==0.27.0.post1)")
         return 77
-    reg = td.Registry()
+    if getattr(tvm, "__version__", "?") != TVM_PIN:
+        print(f"FAIL upstream: apache-tvm {getattr(tvm, '__version__', '?')} is installed; "
+              f"the differential and its expectations are pinned to {TVM_PIN}")
+        return 1
     files = sorted(args.cases.glob("*.yaml"))
     if args.names:
         files = [f for f in files if f.stem in args.names]
+    if args.tvm_only:
+        return tvm_only(files, args.set_expect)
+    reg = td.Registry()
     rows, counts, unexplained = [], {}, 0
+    op_counts: dict = {}
+    ew_names: list = []
+    reasons = [0, 0]   # no-match cases with TVM's reasons; with the same reasons here
     for f in files:
         m = re.search(r"^# expect: (\S+)", f.read_text(), re.M)
         expect = m.group(1) if m else "?"
+        ewise = _ewise_op(f)
+        if ewise:
+            ew_names.append(f.stem)
+            call, load_err = _load_call(f)
+            ours = _select(reg, call) if call is not None else load_err
+            td_us = _time_select(reg, call)
+            LAST_REASONS.clear()
+            try:
+                theirs, why, secs = tvm_select_ewise(read_spec(f))
+            except Unsupported as e:
+                theirs, why, secs = f"not run ({e})", "", 0.0
+            if theirs == "no match":
+                sr = same_reasons(reg, call, ours)
+                if sr is not None:
+                    reasons[0] += 1
+                    reasons[1] += sr
+                    if not sr:
+                        print(f"reasons differ: {f.stem}: TVM {LAST_REASONS}; tiledispatch {ours}",
+                              file=sys.stderr)
+            roundtrip = None
+            agree = theirs == ours or (
+                # `# expect: error`: refused by the op's operand check
+                # (exit 2) where TVM's variants all reject the call.
+                expect == "error" and theirs == "no match" and ours.startswith("input error"))
+            dev = "" if agree else EWISE_DEVIATIONS.get(f.stem, "")
+            if why:   # the selection is compared; the reason is shown
+                theirs = f"{theirs} ({why})"
+            c = op_counts.setdefault(ewise, [0, 0, 0, 0])
+            c[0] += 1
+            c[1] += agree
+            c[2] += bool(dev)
+            c[3] += theirs.startswith("not run")
+            if not agree and not dev and not theirs.startswith("not run"):
+                unexplained += 1
+            c = counts.setdefault(expect, [0, 0, 0, 0])
+            c[0] += 1
+            c[1] += agree
+            c[2] += bool(dev)
+            c[3] += theirs.startswith("not run")
+            rows.append((f.stem, expect, ours, theirs, roundtrip, secs, agree, dev, td_us))
+            continue
         call = td.Call.from_yaml(f)
         ours = _select(reg, call)
-        t = time.perf_counter()
-        for _ in range(200):
-            _select(reg, call)
-        td_us = (time.perf_counter() - t) / 200 * 1e6
+        td_us = _time_select(reg, call)
         LAST_SOURCE.clear()
         try:
             theirs, roundtrip, secs = tvm_select(call, reg)
@@ -281,7 +632,7 @@ def main() -> int:
         for name, expect, ours, theirs, rt, secs, agree, dev, td_us in rows:
             mark = "" if agree else (" (deviation)" if dev else " **(differs)**")
             theirs = theirs.replace("|", "/")
-            print(f"| {name} | {expect} | {ours} | {theirs}{mark} | {rt} | "
+            print(f"| {name} | {expect} | {ours} | {theirs}{mark} | {rt or '-'} | "
                   f"{secs * 1e3:.1f} | {td_us:.1f} |")
     else:
         for name, expect, ours, theirs, rt, secs, agree, dev, td_us in rows:
@@ -292,18 +643,35 @@ def main() -> int:
     nv = counts.pop("nvcc", None)
     for k, (n, a, d, nr) in sorted(counts.items()):
         print(f"{k} | {n} | {a} | {d} | {nr}")
+    if op_counts:
+        print()
+        print("elementwise op | cases | TVM agrees | listed deviation | not run")
+        for k, (n, a, d, nr) in sorted(op_counts.items()):
+            print(f"{k} | {n} | {a} | {d} | {nr}")
+    if reasons[0]:
+        print(f"rejected by every TVM variant: {reasons[0]} cases; tiledispatch gives TVM's "
+              f"reasons word for word in {reasons[1]}")
     if nv:
         print(f"lowered by TVM: {nv[0]} cases; nvcc compiles TVM's CUDA: {nv[1]}, "
               f"the bridge's CUDA: {nv[2]} (known bridge limits: "
               f"{', '.join(sorted(BRIDGE_LIMITS)) or 'none'})")
-    ran = [r for r in rows if r[5] > 0]
-    if ran:
-        tvm_ms = sorted(r[5] * 1e3 for r in ran)
-        ours_us = sorted(r[8] for r in ran)
-        print(f"median dispatch: TVM {tvm_ms[len(tvm_ms) // 2]:.1f} ms (its whole "
-              f"run_dispatch: selection and lowering), tiledispatch "
-              f"{ours_us[len(ours_us) // 2]:.1f} us (reg.select: selection and IR) "
-              f"over {len(ran)} cases")
+    ew = set(ew_names)
+    for label, pick in (("reduction", lambda r: r[0] not in ew),
+                        ("elementwise", lambda r: r[0] in ew)):
+        ran = [r for r in rows if r[5] > 0 and pick(r)]
+        if ran:
+            tvm_ms = sorted(r[5] * 1e3 for r in ran)
+            ours_us = sorted(r[8] for r in ran if r[8] > 0) or [0.0]
+            print(f"median dispatch ({label}): TVM {tvm_ms[len(tvm_ms) // 2]:.1f} ms (its whole "
+                  f"run_dispatch: selection and lowering), tiledispatch "
+                  f"{ours_us[len(ours_us) // 2]:.1f} us (reg.select: selection and IR) "
+                  f"over {len(ran)} cases")
+    # Never pass silently: every expected path of the corpus must have run
+    # against TVM at least once.
+    silent = [k for k, (n, a, d, nr) in counts.items() if n and nr == n]
+    if not args.names and silent:
+        print(f"paths no case exercised against TVM: {', '.join(sorted(silent))}")
+        unexplained += len(silent)
     print(f"unexplained disagreements (or bridge round-trip mismatches): {unexplained}")
     return 1 if unexplained else 0
 
