@@ -71,9 +71,9 @@ typedef struct ew_op {
 } ew_op;
 
 static const ew_op ew_ops[] = {
-    {"zero", EW_ZERO, ROLE_ANY, ROLE_ANY, 0, 0, "r = 0.0; d = 0.0;", false},
-    {"fill", EW_FILL, ROLE_ANY, ROLE_ANY, 0, 0, "r = t; d = 1.0;", false},
-    {"cast", EW_CAST, ROLE_ANY, ROLE_ANY, 0, 0, "r = t; d = 1.0;", false},
+    {"zero", EW_ZERO, ROLE_ANY, ROLE_ANY, 0, 0, "r = 0.0;", false},
+    {"fill", EW_FILL, ROLE_ANY, ROLE_ANY, 0, 0, "r = t;", false},
+    {"cast", EW_CAST, ROLE_ANY, ROLE_ANY, 0, 0, "r = t;", false},
     {"reciprocal", EW_UNARY, ROLE_POS, ROLE_ANY, 1, 1,
      "r = 1.0 / t; d = 1.0 / (t * t);", false},
     {"sqrt", EW_UNARY, ROLE_SQRT, ROLE_ANY, 1, 1,
@@ -851,9 +851,8 @@ void td__kp_ewise_tables(td_buf *o, const kp_plan *p)
                  "    const double u = TD_C_P > 0 ? ldexp(1.0, -TD_C_P) : 0.0;\n"
                  "    double r = 0.0, dt = 0.0;\n"
                  "    (void)u;\n");
-    if (op->cls != EW_BINARY && op->cls != EW_FMA)
-        td__buf_puts(o, "    double d = 0.0; /* |f'(t)| */\n"
-                        "    (void)d;\n");
+    if (op->cls == EW_UNARY || op->cls == EW_SILU)
+        td__buf_puts(o, "    double d = 0.0; /* |f'(t)| */\n");
     switch (op->cls) {
     case EW_ZERO:
         td__buf_printf(o, "    (void)v;\n    %s\n", op->f);
