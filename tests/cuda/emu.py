@@ -262,16 +262,17 @@ class Expect:
 
 def kernel_source(exe, call, tmp):
     """The program `tiledispatch kernel` writes for a call (the default
-    rules), or None after a FAIL line."""
+    rules) and its TD_NAME, or (None, None) after a FAIL line."""
     cu = os.path.join(tmp, "prog.cu")
     p = subprocess.run([exe, "kernel", call, "-o", cu],
                        capture_output=True, text=True,
                        env=dict(os.environ, TILEDISPATCH_RULES=""))
     if p.returncode != 0:
         print(f"FAIL tiledispatch kernel exited {p.returncode}: " + p.stderr)
-        return None
+        return None, None
     with open(cu) as f:
-        return f.read()
+        src = f.read()
+    return src, re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
 
 
 def paths(exe, call):
@@ -279,10 +280,9 @@ def paths(exe, call):
     expect = Expect()
 
     with tempfile.TemporaryDirectory() as tmp:
-        src = kernel_source(exe, call, tmp)
+        src, name = kernel_source(exe, call, tmp)
         if src is None:
             return 1
-        name = re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
         if NOT_EMULATED.search(src) or "#define TD_OP 0 " not in src or \
                 "float *" not in src:
             print(f"FAIL {call}: not an emulated float32 sum")
@@ -365,10 +365,9 @@ def ewise_paths(exe, call):
     expect = Expect()
 
     with tempfile.TemporaryDirectory() as tmp:
-        src = kernel_source(exe, call, tmp)
+        src, name = kernel_source(exe, call, tmp)
         if src is None:
             return 1
-        name = re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
         # The body's first loop (after the staging).
         body = src.find("/* The emitted body")
         loop = re.compile(r"for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) \{"
