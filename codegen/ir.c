@@ -187,6 +187,24 @@ static const td_expr *const *copy_args(td_ir *ir, int n,
     return d;
 }
 
+/* A new expression over the operands args[0..n), checked and copied into
+ * the arena; impure when one of them is. */
+static td_expr *new_args_expr(td_ir *ir, td__ekind kind, td_dtype t, int n,
+                              td_expr *const *args)
+{
+    bool impure;
+    const td_expr *const *a = copy_args(ir, n, args, &impure);
+    if (a == NULL)
+        return NULL;
+    td_expr *e = new_expr(ir, kind, t);
+    if (e != NULL) {
+        e->nargs = n;
+        e->args = a;
+        e->impure = impure;
+    }
+    return e;
+}
+
 /* ---- buffers ------------------------------------------------------------ */
 
 static td_ir_buf *find_buf(const td_ir *ir, const char *name)
@@ -535,17 +553,9 @@ td_expr *td_load(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx)
         return NULL;
     if (!buf_access(ir, b, n, idx))
         return NULL;
-    bool impure;
-    const td_expr *const *args = copy_args(ir, n, idx, &impure);
-    if (args == NULL)
-        return NULL;
-    td_expr *e = new_expr(ir, TD__E_LOAD, b->dtype);
-    if (e != NULL) {
+    td_expr *e = new_args_expr(ir, TD__E_LOAD, b->dtype, n, idx);
+    if (e != NULL)
         e->buf = b;
-        e->nargs = n;
-        e->args = args;
-        e->impure = impure;
-    }
     return e;
 }
 
@@ -567,16 +577,9 @@ static const int intrin_arity[TD_INTRIN_COUNT] = {
 static td_expr *make_intrin(td_ir *ir, td_intrin k, td_dtype dtype,
                             int nargs, td_expr *const *args)
 {
-    bool impure;
-    const td_expr *const *a = copy_args(ir, nargs, args, &impure);
-    if (a == NULL)
-        return NULL;
-    td_expr *e = new_expr(ir, TD__E_INTRIN, dtype);
+    td_expr *e = new_args_expr(ir, TD__E_INTRIN, dtype, nargs, args);
     if (e != NULL) {
         e->intrin = k;
-        e->nargs = nargs;
-        e->args = a;
-        e->impure = impure;
         e->is_void = k == TD_INTRIN_SYNCTHREADS || k == TD_INTRIN_SYNCWARP ||
                      k == TD_INTRIN_BARRIER_SYNC;
     }
@@ -783,17 +786,10 @@ td_expr *td_ptx_f32x2(td_ir *ir, const char *op, const char *rnd, int nargs,
             return NULL;
         }
     }
-    bool impure;
-    const td_expr *const *a = copy_args(ir, nargs, args, &impure);
-    if (a == NULL)
-        return NULL;
-    td_expr *e = new_expr(ir, TD__E_F32X2, TD_U64);
+    td_expr *e = new_args_expr(ir, TD__E_F32X2, TD_U64, nargs, args);
     if (e != NULL) {
         e->xop = (uint8_t)xop;
         e->xrnd = (uint8_t)xrnd;
-        e->nargs = nargs;
-        e->args = a;
-        e->impure = impure;
     }
     return e;
 }

@@ -16,7 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "tiledispatch/td_module.h"
+
+/* The warpgroup barrier id when the call's config does not name one. */
+#define EW_DEFAULT_BARRIER 8
 
 typedef enum ew_fn {
     EW_ZERO,
@@ -117,9 +121,6 @@ bool td__ewise_shapes(const td_call *call, const ew_operands *o,
 bool td__ewise_limits(const td_call *call, const ew_operands *o,
                       const char **rnd, td_reason *why);
 
-/* The thread count of one scope instance (1 at thread scope). */
-int64_t td__ewise_threads(const td_call *call);
-
 /* The buffer of a region operand (dst: pass &call->dst), NULL if malformed. */
 const td_buffer *td__ewise_buffer(const td_call *call, const td_region *r);
 
@@ -143,15 +144,16 @@ td_expr *td__ewise_compute(td_ir *ir, const ew_info *info,
 bool td__ewise_pack_applies(const td_call *call, const ew_info *info,
                             const ew_operands *o);
 
-/* The barrier a scope needs after writes to shared memory (none at
- * thread scope). */
-void td__ewise_scope_sync(const td_call *call, td_ir *ir);
+/* Writes the value of the current element at dst (the variant's store). */
+typedef void (*ew_store_fn)(void *ctx, td_expr *v);
 
-/* Index helper: out[0..n) = unflatten(q) row-major over ext, plus start
- * (start may be NULL).  q() builds a fresh flat index on each call. */
-typedef td_expr *(*ew_flat_fn)(td_ir *ir, const void *ctx);
-void td__ewise_unflatten(td_ir *ir, ew_flat_fn q, const void *qctx, int n,
-                         const int64_t *ext, const int64_t *start,
-                         td_expr **out);
+/* The f32x2 emit of a pair of elements (EW_PACK_F32X2): each source's two
+ * lanes packed into a u64 (pa, pb, pc), the op's PTX instruction with
+ * rounding rnd (pr), its halves stored.  src and store address the lane
+ * *lane, which this sets to 0 or 1 before each call and leaves at 0. */
+void td__ewise_emit_f32x2(td_ir *ir, const ew_info *info,
+                          const ew_operands *o, const char *rnd,
+                          ew_src_fn src, ew_store_fn store, void *ctx,
+                          int *lane);
 
 #endif

@@ -11,7 +11,6 @@
 #include "ewise.h"
 
 #define EW_MAX_THREADS 1024
-#define EW_DEFAULT_BARRIER 8
 #define EW_MAX_BARRIER 15
 #define EW_INDEX_MAX INT32_MAX
 
@@ -334,20 +333,6 @@ static bool ewise_check(const td_call *call, const td_op_desc *op,
 
 /* ---- the checks both variants share ------------------------------------ */
 
-int64_t td__ewise_threads(const td_call *call)
-{
-    switch (call->scope) {
-    case TD_SCOPE_THREAD:
-        return 1;
-    case TD_SCOPE_WARP:
-        return 32;
-    case TD_SCOPE_WARPGROUP:
-        return 128;
-    default:
-        return call->launch[TD_LAUNCH_TX].extent;
-    }
-}
-
 /* upstream _all_threads_active, in the call model's terms, plus a 1-D
  * thread launch (upstream's smem emit asserts it) and whole warps /
  * warpgroups (a partial one would never complete its barrier). */
@@ -382,33 +367,14 @@ static bool threads_ok(const td_call *call, td_reason *why)
                       tx->extent / 32);
         return false;
     }
-    int64_t unit = call->scope == TD_SCOPE_WARP        ? 32
-                   : call->scope == TD_SCOPE_WARPGROUP ? 128
-                                                       : 1;
-    if (tx->extent % unit != 0) {
-        td_reason_set(why,
-                      "threadIdx.x extent %" PRId64 " is not a multiple of %"
-                      PRId64 " (%s-scope elementwise needs whole %ss)",
-                      tx->extent, unit, td_exec_scope_name(call->scope),
-                      td_exec_scope_name(call->scope));
+    if (!td__whole_scope_units(call, "elementwise", why))
         return false;
-    }
     if (call->launch[TD_LAUNCH_TY].present || call->launch[TD_LAUNCH_TZ].present) {
         td_reason_set(why, "multi-dimensional thread binding not supported "
                            "for elementwise ops");
         return false;
     }
     return true;
-}
-
-/* The warpgroups of the block (each gets its own named barrier). */
-static int64_t warpgroups(const td_call *call)
-{
-    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
-    if (call->scope != TD_SCOPE_WARPGROUP || !tx->present || tx->symbolic ||
-        tx->extent < 128)
-        return 1;
-    return tx->extent / 128;
 }
 
 /* The `barrier_id` config entry, as the `shared` reduction reads it. */
@@ -422,7 +388,7 @@ static bool barrier_ok(const td_call *call, td_reason *why)
         return false;
     }
     int64_t id = e != NULL ? e->i : EW_DEFAULT_BARRIER;
-    int64_t n = warpgroups(call);
+    int64_t n = td__warpgroups_per_block(call);
     if (id < 0 || id + n - 1 > EW_MAX_BARRIER) {
         td_reason_set(why,
                       "barrier ids %" PRId64 "..%" PRId64 " for %" PRId64
@@ -735,60 +701,32 @@ bool td__ewise_pack_applies(const td_call *call, const ew_info *info,
     }
 }
 
-void td__ewise_scope_sync(const td_call *call, td_ir *ir)
+void td__ewise_emit_f32x2(td_ir *ir, const ew_info *info,
+                          const ew_operands *o, const char *rnd,
+                          ew_src_fn src, ew_store_fn store, void *ctx,
+                          int *lane)
 {
-    switch (call->scope) {
-    case TD_SCOPE_CTA:
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0, NULL));
-        break;
-    case TD_SCOPE_WARPGROUP: {
-        /* One named barrier per warpgroup of the block (upstream gives
-         * every warpgroup id 8). */
-        td_expr *id = td_int(ir, td_call_config_int(call, "barrier_id",
-                                                    EW_DEFAULT_BARRIER));
-        if (warpgroups(call) > 1)
-            id = td_add(ir, id,
-                        td_div(ir,
-                               td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32,
-                                            0, NULL),
-                               td_int(ir, 128)));
-        td_expr *a[] = {id, td_int(ir, 128)};
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2, a));
-        break;
-    }
-    case TD_SCOPE_WARP:
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
-        break;
-    default:
-        break;
-    }
-}
-
-void td__ewise_unflatten(td_ir *ir, ew_flat_fn q, const void *qctx, int n,
-                         const int64_t *ext, const int64_t *start,
-                         td_expr **out)
-{
-    int outer = -1;
-    for (int k = 0; k < n; k++)
-        if (ext[k] > 1) {
-            outer = k;
-            break;
+    static const char *const names[] = {"pa", "pb", "pc"};
+    td_expr *args[3];
+    for (int i = 0; i < o->n && i < 3; i++) {
+        td_expr *l[2];
+        for (int k = 0; k < 2; k++) {
+            *lane = k;
+            l[k] = src(ctx, i);
         }
-    int64_t inner = 1;
-    for (int k = n - 1; k >= 0; k--) {
-        td_expr *e;
-        if (ext[k] <= 1) {
-            e = td_int(ir, 0);
-        } else {
-            e = q(ir, qctx);
-            if (inner > 1)
-                e = td_div(ir, e, td_int(ir, inner));
-            if (k != outer)
-                e = td_mod(ir, e, td_int(ir, ext[k]));
-            inner *= ext[k];
-        }
-        if (start != NULL && start[k] != 0)
-            e = td_add(ir, e, td_int(ir, start[k]));
-        out[k] = e;
+        td_var *v = td_ir_let(ir, names[i], TD_U64,
+                              td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64,
+                                           2, l));
+        args[i] = td_var_ref(ir, v);
     }
+    td_var *r = td_ir_let(ir, "pr", TD_U64,
+                          td_ptx_f32x2(ir, info->ptx, rnd, o->n, args));
+    for (int k = 0; k < 2; k++) {
+        *lane = k;
+        td_expr *a[] = {td_var_ref(ir, r)};
+        store(ctx, td_intrinsic(ir, k == 0 ? TD_INTRIN_PTX_UNPACK_LO
+                                           : TD_INTRIN_PTX_UNPACK_HI,
+                                TD_F32, 1, a));
+    }
+    *lane = 0;
 }

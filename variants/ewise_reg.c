@@ -240,7 +240,7 @@ static bool scope_level(const td_call *call, const td_layout *l,
         return true;
     const char *scope = td_exec_scope_name(call->scope);
     const char *axis = scope_axis(call->scope);
-    int64_t cnt = td__ewise_threads(call);
+    int64_t cnt = td__scope_threads(call);
     td_iter th[TD_MAX_LAYOUT_ITERS];
     int n = 0;
     for (int i = 0; i < l->nshard; i++)
@@ -631,7 +631,7 @@ static td_expr *offset(reg_ctx *x, const reg_map *m)
                 continue;
             }
             td_expr *dd[TD_MAX_LAYOUT_ITERS];
-            td__ewise_unflatten(ir, flat, x, p->nmem, p->mem_ext, NULL, dd);
+            td__unflatten(ir, flat, x, p->nmem, p->mem_ext, NULL, dd);
             td_expr *d = dd[k];
             if (inner > 1)
                 d = td_div(ir, d, td_int(ir, inner));
@@ -658,8 +658,9 @@ static td_expr *src_value(void *c, int i)
                     offset(x, &x->p->src[i]));
 }
 
-static void store_dst(reg_ctx *x, td_expr *v)
+static void store_dst(void *c, td_expr *v)
 {
+    reg_ctx *x = c;
     td_ir_store1(x->ir, x->bufs[x->call->dst.buffer], offset(x, &x->p->dst), v);
 }
 
@@ -675,29 +676,8 @@ static void emit_packed(reg_ctx *x)
                         x->bufs[p->o.src[0].region.buffer], 1, si);
         return;
     }
-    static const char *const names[] = {"pa", "pb", "pc"};
-    td_expr *args[3];
-    for (int i = 0; i < p->o.n && i < 3; i++) {
-        td_expr *l[2];
-        for (int k = 0; k < 2; k++) {
-            x->lane = k;
-            l[k] = src_value(x, i);
-        }
-        td_var *v = td_ir_let(ir, names[i], TD_U64,
-                              td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64,
-                                           2, l));
-        args[i] = td_var_ref(ir, v);
-    }
-    td_var *r = td_ir_let(ir, "pr", TD_U64,
-                          td_ptx_f32x2(ir, p->info->ptx, p->rnd, p->o.n, args));
-    for (int k = 0; k < 2; k++) {
-        x->lane = k;
-        td_expr *a[] = {td_var_ref(ir, r)};
-        store_dst(x, td_intrinsic(ir, k == 0 ? TD_INTRIN_PTX_UNPACK_LO
-                                             : TD_INTRIN_PTX_UNPACK_HI,
-                                  TD_F32, 1, a));
-    }
-    x->lane = 0;
+    td__ewise_emit_f32x2(ir, p->info, &p->o, p->rnd, src_value, store_dst, x,
+                         &x->lane);
 }
 
 static int reg_emit(const td_call *call, const td_op_desc *op,

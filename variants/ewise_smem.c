@@ -118,7 +118,7 @@ static bool smem_check(const td_call *call, const td_op_desc *op,
             return false;
     p->info = td__ewise_info(op);
     p->total = td__ewise_elems(&call->dst);
-    p->threads = td__ewise_threads(call);
+    p->threads = td__scope_threads(call);
     int vmax = max_layout_vec(call, &p->o, p->total, p->threads);
     p->vec = vmax;
     p->pack = EW_PACK_NONE;
@@ -184,11 +184,11 @@ static void indices(smem_ctx *x, const td_region *r, td_expr **idx)
     for (int k = 0; same && k < r->ndim; k++)
         same = r->extent[k] == d->extent[k];
     if (same) {
-        td__ewise_unflatten(x->ir, flat, x, r->ndim, r->extent, r->start, idx);
+        td__unflatten(x->ir, flat, x, r->ndim, r->extent, r->start, idx);
         return;
     }
     td_expr *rel[TD_MAX_RANK];
-    td__ewise_unflatten(x->ir, flat, x, d->ndim, d->extent, NULL, rel);
+    td__unflatten(x->ir, flat, x, d->ndim, d->extent, NULL, rel);
     int pad = d->ndim - r->ndim;
     for (int k = 0; k < r->ndim; k++)
         idx[k] = r->extent[k] == 1
@@ -219,8 +219,9 @@ static td_ir_buf *declare(smem_ctx *x, int b)
     return x->bufs[b];
 }
 
-static void store_dst(smem_ctx *x, td_expr *v)
+static void store_dst(void *c, td_expr *v)
 {
+    smem_ctx *x = c;
     td_expr *idx[TD_MAX_RANK];
     const td_region *d = &x->call->dst;
     indices(x, d, idx);
@@ -241,29 +242,8 @@ static void emit_packed(smem_ctx *x)
                         x->bufs[s->buffer], s->ndim, sidx);
         return;
     }
-    static const char *const names[] = {"pa", "pb", "pc"};
-    td_expr *args[3];
-    for (int i = 0; i < p->o.n && i < 3; i++) {
-        td_expr *l[2];
-        for (int k = 0; k < 2; k++) {
-            x->lane = k;
-            l[k] = src_value(x, i);
-        }
-        td_var *v = td_ir_let(ir, names[i], TD_U64,
-                              td_intrinsic(ir, TD_INTRIN_PTX_PACK_F32X2, TD_U64,
-                                           2, l));
-        args[i] = td_var_ref(ir, v);
-    }
-    td_var *r = td_ir_let(ir, "pr", TD_U64,
-                          td_ptx_f32x2(ir, p->info->ptx, p->rnd, p->o.n, args));
-    for (int k = 0; k < 2; k++) {
-        x->lane = k;
-        td_expr *a[] = {td_var_ref(ir, r)};
-        store_dst(x, td_intrinsic(ir, k == 0 ? TD_INTRIN_PTX_UNPACK_LO
-                                             : TD_INTRIN_PTX_UNPACK_HI,
-                                  TD_F32, 1, a));
-    }
-    x->lane = 0;
+    td__ewise_emit_f32x2(ir, p->info, &p->o, p->rnd, src_value, store_dst, x,
+                         &x->lane);
 }
 
 static int smem_emit(const td_call *call, const td_op_desc *op,
@@ -316,7 +296,7 @@ static int smem_emit(const td_call *call, const td_op_desc *op,
     if (v != NULL)
         td_ir_end_for(ir);
     td_ir_end_for(ir);
-    td__ewise_scope_sync(call, ir);
+    td__scope_barrier(call, ir, EW_DEFAULT_BARRIER);
     return td_ir_status(ir);
 }
 

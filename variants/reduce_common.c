@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common.h"
 #include "reduce_common.h"
 
 bool td__reduce_shape(const td_call *call, td__red_shape *out,
@@ -88,35 +89,16 @@ static td_expr *plus_const(td_ir *ir, td_expr *e, int64_t c)
     return c == 0 ? e : td_add(ir, e, td_int(ir, c));
 }
 
-/*
- * Unflattens the fused index v row-major over ext[0..n-1] into out[]:
- * for (e0, e1, e2), i0 = v / (e1*e2), i1 = v / e2 % e1, i2 = v % e2.
- * Extent-1 dims read 0, a divisor of 1 is left out, and the outermost
- * non-unit dim needs no modulo because v < the product of the extents.
- */
+static td_expr *var_ref(td_ir *ir, const void *v)
+{
+    return td_var_ref(ir, v);
+}
+
+/* Unflattens the loop variable v row-major over ext[0..n) (common.h). */
 static void unflatten(td_ir *ir, const td_var *v, int n, const int64_t *ext,
                       td_expr **out)
 {
-    int outer = -1;
-    for (int k = 0; k < n; k++)
-        if (ext[k] > 1) {
-            outer = k;
-            break;
-        }
-    int64_t inner = 1; /* product of ext[k+1..n-1] */
-    for (int k = n - 1; k >= 0; k--) {
-        if (ext[k] <= 1) {
-            out[k] = td_int(ir, 0);
-            continue;
-        }
-        td_expr *e = td_var_ref(ir, v);
-        if (inner > 1)
-            e = td_div(ir, e, td_int(ir, inner));
-        if (k != outer)
-            e = td_mod(ir, e, td_int(ir, ext[k]));
-        out[k] = e;
-        inner *= ext[k]; /* bounded: the product is at most TD__INDEX_MAX */
-    }
+    td__unflatten(ir, var_ref, v, n, ext, NULL, out);
 }
 
 /* The dst indices of spatial position spa: unflattened over the dst
@@ -189,18 +171,6 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb,
 }
 
 /* ---- shared with the shared-memory variant (issue 3) ------------------- */
-
-int64_t td__scope_threads(const td_call *call)
-{
-    switch (call->scope) {
-    case TD_SCOPE_WARP:
-        return 32;
-    case TD_SCOPE_WARPGROUP:
-        return 128;
-    default:
-        return call->launch[TD_LAUNCH_TX].extent;
-    }
-}
 
 int td__reduce_emit_start(const char *module, const void *plan,
                           const td_op_desc *op, td_reason *why)

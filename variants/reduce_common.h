@@ -87,10 +87,6 @@ int td__reduce_check(const td_call *call, td_combiner comb,
 int td__reduce_emit_start(const char *module, const void *plan,
                           const td_op_desc *op, td_reason *why);
 
-/* The threads of one scope instance: 32 (warp), 128 (warpgroup), else
- * the threadIdx.x extent (cta, thread).  The launch must be checked. */
-int64_t td__scope_threads(const td_call *call);
-
 /* The part of td__reduce_check that follows a successful
  * td__reduce_shape (already in a plan): a known combiner, both regions
  * inside their buffers, 32-bit indices.  0 or TD_EDECLINED. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "reduce_common.h"
+#include "common.h"
 #include "variants.h"
 
 /* The warpgroup barrier id when the call's config does not name one.
@@ -59,30 +60,7 @@ static bool extent_ok(const td_call *call, td_reason *why)
     }
     /* A partial warp would shuffle with lanes that do not exist; a partial
      * warpgroup would never fill its 128-thread named barrier. */
-    int64_t unit = call->scope == TD_SCOPE_WARP        ? 32
-                   : call->scope == TD_SCOPE_WARPGROUP ? 128
-                                                       : 1;
-    if (tx->extent % unit != 0) {
-        td_reason_set(why,
-                      "threadIdx.x extent %" PRId64 " is not a multiple of %"
-                      PRId64 " (%s-scope shared reduction needs whole %ss)",
-                      tx->extent, unit, td_exec_scope_name(call->scope),
-                      td_exec_scope_name(call->scope));
-        return false;
-    }
-    return true;
-}
-
-/* Warpgroups in the block: each gets its own named barrier, ids
- * barrier_id .. barrier_id + n - 1 (upstream gives them all id 8, so two
- * warpgroups of one block can complete each other's barrier). */
-static int64_t warpgroups_per_block(const td_call *call)
-{
-    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
-    if (call->scope != TD_SCOPE_WARPGROUP || !tx->present || tx->symbolic ||
-        tx->extent < 128)
-        return 1;
-    return tx->extent / 128;
+    return td__whole_scope_units(call, "shared reduction", why);
 }
 
 /* The `barrier_id` config entry (any scope: a bad value is a mistake even
@@ -90,7 +68,7 @@ static int64_t warpgroups_per_block(const td_call *call)
 static bool barrier_ok(const td_call *call, td_reason *why)
 {
     const td_config_entry *e = td_call_config(call, "barrier_id");
-    if (e == NULL && warpgroups_per_block(call) == 1)
+    if (e == NULL && td__warpgroups_per_block(call) == 1)
         return true;
     if (e != NULL && e->kind != TD_VALUE_INT) {
         td_reason_set(why, "barrier_id must be an integer");
@@ -102,7 +80,7 @@ static bool barrier_ok(const td_call *call, td_reason *why)
                       SHARED_MAX_BARRIER);
         return false;
     }
-    int64_t n = warpgroups_per_block(call);
+    int64_t n = td__warpgroups_per_block(call);
     if (id + n - 1 > SHARED_MAX_BARRIER) {
         td_reason_set(why,
                       "barrier ids %" PRId64 "..%" PRId64 " for %" PRId64
@@ -326,29 +304,7 @@ static int emit_tree(const td_call *call, td_combiner comb,
         td_ir_end_if(ir);
     td_ir_end_for(ir);
 
-    switch (call->scope) {
-    case TD_SCOPE_CTA:
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0,
-                                    NULL));
-        break;
-    case TD_SCOPE_WARPGROUP: {
-        /* One named barrier per warpgroup of the block. */
-        td_expr *id = td_int(ir, td_call_config_int(call, "barrier_id",
-                                                    SHARED_DEFAULT_BARRIER));
-        if (warpgroups_per_block(call) > 1)
-            id = td_add(ir, id,
-                        td_div(ir,
-                               td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
-                                            TD_I32, 0, NULL),
-                               td_int(ir, 128)));
-        td_expr *a[] = {id, td_int(ir, 128)};
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2, a));
-        break;
-    }
-    default:
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
-        break;
-    }
+    td__scope_barrier(call, ir, SHARED_DEFAULT_BARRIER);
     return td_ir_status(ir);
 }
 

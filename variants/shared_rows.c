@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "reduce_common.h"
+#include "common.h"
 #include "variants.h"
 
 #define ROWS_MAX_THREADS 1024
@@ -406,34 +407,6 @@ static td_expr *index_of(td_ir *ir, const td_var *v)
     return v != NULL ? td_var_ref(ir, v) : td_int(ir, 0);
 }
 
-/* The scope's barrier. */
-static void barrier(rows_emit *e)
-{
-    td_ir *ir = e->ir;
-    switch (e->call->scope) {
-    case TD_SCOPE_CTA:
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0,
-                                    NULL));
-        break;
-    case TD_SCOPE_WARPGROUP: {
-        td_expr *id = td_int(ir, td_call_config_int(e->call, "barrier_id",
-                                                    ROWS_DEFAULT_BARRIER));
-        if (e->p->nwg > 1)
-            id = td_add(ir, id,
-                        td_div(ir,
-                               td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
-                                            TD_I32, 0, NULL),
-                               td_int(ir, 128)));
-        td_expr *a[] = {id, td_int(ir, 128)};
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2, a));
-        break;
-    }
-    default:
-        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
-        break;
-    }
-}
-
 /* Accesses a batch issues before it combines any: ptxas keeps source
  * order closely enough that loads written first are all in flight before
  * the first add waits on one (interleaved, a row paid a load latency per
@@ -762,7 +735,7 @@ static int emit_rows(const td_call *call, td_combiner comb,
 
     if (G > 32) {
         /* The partials of each row, combined by one thread. */
-        barrier(&e);
+        td__scope_barrier(call, ir, ROWS_DEFAULT_BARRIER);
         td_var *j = maybe_for(ir, "j", cdiv(S, T), TD_LOOP_SERIAL);
         td_var *r = td_ir_let(ir, "r",
                               TD_I32,
@@ -795,7 +768,7 @@ static int emit_rows(const td_call *call, td_combiner comb,
             td_ir_end_if(ir);
         end_loop(ir, j);
     }
-    barrier(&e);
+    td__scope_barrier(call, ir, ROWS_DEFAULT_BARRIER);
     return td_ir_status(ir);
 }
 

@@ -783,6 +783,27 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The names of dir's .yaml files (at most max, sorted, each to be freed),
+ * or -1 when dir cannot be read. */
+static int yaml_files(const char *dir, char **names, int max)
+{
+    DIR *dp = opendir(dir);
+    if (dp == NULL) {
+        print_error("%s: cannot open\n", dir);
+        return -1;
+    }
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL && n < max) {
+        size_t len = strlen(de->d_name);
+        if (len > 5 && strcmp(de->d_name + len - 5, ".yaml") == 0)
+            names[n++] = strdup(de->d_name);
+    }
+    closedir(dp);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    return n;
+}
+
 /*
  * Loads every .yaml file of tests/call/data/bad and compares the error with the
  * file's `# expect:` and `# code:` lines.  Returns the number of files that
@@ -792,21 +813,10 @@ static int cmp_str(const void *a, const void *b)
 static int check_bad_files(bool print)
 {
     const char *dir = TD_CALL_DATA "/bad";
-    DIR *dp = opendir(dir);
-    if (dp == NULL) {
-        print_error("%s: cannot open\n", dir);
-        return -1;
-    }
     char *names[256];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL && n < 256) {
-        size_t len = strlen(de->d_name);
-        if (len > 5 && strcmp(de->d_name + len - 5, ".yaml") == 0)
-            names[n++] = strdup(de->d_name);
-    }
-    closedir(dp);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    int n = yaml_files(dir, names, 256);
+    if (n < 0)
+        return -1;
     int failures = 0;
     if (n < 22) {
         print_error("%s: %d bad files, expected at least 22\n", dir, n);
@@ -868,21 +878,10 @@ static void test_bad_files(void **state)
 static int check_good_files(bool print)
 {
     const char *dir = TD_CALL_DATA "/good";
-    DIR *dp = opendir(dir);
-    if (dp == NULL) {
-        print_error("%s: cannot open\n", dir);
-        return -1;
-    }
     char *names[256];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL && n < 256) {
-        size_t len = strlen(de->d_name);
-        if (len > 5 && strcmp(de->d_name + len - 5, ".yaml") == 0)
-            names[n++] = strdup(de->d_name);
-    }
-    closedir(dp);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    int n = yaml_files(dir, names, 256);
+    if (n < 0)
+        return -1;
     int failures = n < 10;
     if (n < 10)
         print_error("%s: %d good files, expected at least 10\n", dir, n);

@@ -247,28 +247,42 @@ def gen(exe, cases, golden, outdir, jobs):
     return True
 
 
-def paths(exe, call):
-    """The SKIP, FAIL, usage and tolerance paths of one program."""
-    failed = 0
+class Expect:
+    """expect(what, ok, detail) prints an ok or FAIL line (with the detail
+    when it fails); expect.failed counts the failures."""
 
-    def expect(what, ok, detail):
-        nonlocal failed
+    def __init__(self):
+        self.failed = 0
+
+    def __call__(self, what, ok, detail):
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else
                                                        f": {detail}"))
-        failed += not ok
+        self.failed += not ok
+
+
+def kernel_source(exe, call, tmp):
+    """The program `tiledispatch kernel` writes for a call (the default
+    rules) and its TD_NAME, or (None, None) after a FAIL line."""
+    cu = os.path.join(tmp, "prog.cu")
+    p = subprocess.run([exe, "kernel", call, "-o", cu],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, TILEDISPATCH_RULES=""))
+    if p.returncode != 0:
+        print(f"FAIL tiledispatch kernel exited {p.returncode}: " + p.stderr)
+        return None, None
+    with open(cu) as f:
+        src = f.read()
+    return src, re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
+
+
+def paths(exe, call):
+    """The SKIP, FAIL, usage and tolerance paths of one program."""
+    expect = Expect()
 
     with tempfile.TemporaryDirectory() as tmp:
-        cu = os.path.join(tmp, "prog.cu")
-        p = subprocess.run([exe, "kernel", call, "-o", cu],
-                           capture_output=True, text=True,
-                           env=dict(os.environ, TILEDISPATCH_RULES=""))
-        if p.returncode != 0:
-            print(f"FAIL tiledispatch kernel exited {p.returncode}: "
-                  + p.stderr)
+        src, name = kernel_source(exe, call, tmp)
+        if src is None:
             return 1
-        with open(cu) as f:
-            src = f.read()
-        name = re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
         if NOT_EMULATED.search(src) or "#define TD_OP 0 " not in src or \
                 "float *" not in src:
             print(f"FAIL {call}: not an emulated float32 sum")
@@ -339,7 +353,7 @@ def paths(exe, call):
                rc == 1 and line.startswith(f"FAIL {name} instance=")
                and line.endswith("data=random seed=0x9e3779b97f4a7c15"),
                f"exit {rc}: {line}")
-    return 1 if failed else 0
+    return 1 if expect.failed else 0
 
 
 def ewise_paths(exe, call):
@@ -348,26 +362,12 @@ def ewise_paths(exe, call):
     data), when the body computes another function, when the body leaves
     elements unwritten (the sentinel) and when the scalar's value differs
     from the reference's."""
-    failed = 0
-
-    def expect(what, ok, detail):
-        nonlocal failed
-        print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else
-                                                       f": {detail}"))
-        failed += not ok
+    expect = Expect()
 
     with tempfile.TemporaryDirectory() as tmp:
-        cu = os.path.join(tmp, "prog.cu")
-        p = subprocess.run([exe, "kernel", call, "-o", cu],
-                           capture_output=True, text=True,
-                           env=dict(os.environ, TILEDISPATCH_RULES=""))
-        if p.returncode != 0:
-            print(f"FAIL tiledispatch kernel exited {p.returncode}: "
-                  + p.stderr)
+        src, name = kernel_source(exe, call, tmp)
+        if src is None:
             return 1
-        with open(cu) as f:
-            src = f.read()
-        name = re.search(r'TD_NAME\[\] = "([^"]*)"', src).group(1)
         # The body's first loop (after the staging).
         body = src.find("/* The emitted body")
         loop = re.compile(r"for \(int (\w+) = 0; \1 < (\d+); \+\+\1\) \{"
@@ -417,7 +417,7 @@ def ewise_paths(exe, call):
                 expect(f"{what} ({mode}): FAIL", rc == 1 and
                        line.startswith(f"FAIL {name} instance=") and
                        tail in line, f"exit {rc}: {line}")
-    return 1 if failed else 0
+    return 1 if expect.failed else 0
 
 
 def main():

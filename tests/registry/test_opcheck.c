@@ -138,6 +138,15 @@ static void expect_refused(const td_registry *reg, const td_call *call,
     }
 }
 
+/* Loads a call, expects it refused (expect_refused) and frees it. */
+static void refused(const td_registry *reg, const char *text, int line,
+                    int col, const char *msg)
+{
+    td_call *call = load(text);
+    expect_refused(reg, call, line, col, msg);
+    td_call_free(call);
+}
+
 static void expect_selected(const td_registry *reg, const td_call *call)
 {
     td_diag d;
@@ -169,30 +178,24 @@ static void test_elementwise_check(void **state)
     td_call_free(call);
 
     /* A literal where the check wants a region. */
-    call = load(HEAD("add") "srcs: [A, {value: 2, dtype: float32}]\n");
-    expect_refused(reg, call, 7, 11, "op 'add': srcs[1] must be a region");
-    td_call_free(call);
+    refused(reg, HEAD("add") "srcs: [A, {value: 2, dtype: float32}]\n",
+            7, 11, "op 'add': srcs[1] must be a region");
 
     /* Too few: at the srcs value. */
-    call = load(HEAD("add") "srcs: [A]\n");
-    expect_refused(reg, call, 7, 7, "op 'add': expects 2 sources, got 1");
-    td_call_free(call);
+    refused(reg, HEAD("add") "srcs: [A]\n",
+            7, 7, "op 'add': expects 2 sources, got 1");
 
     /* A check that leaves the position: the op's. */
-    call = load(HEAD("mul") "srcs: [A]\n");
-    expect_refused(reg, call, 1, 5, "op 'mul': expects 2 sources, got 1");
-    td_call_free(call);
+    refused(reg, HEAD("mul") "srcs: [A]\n",
+            1, 5, "op 'mul': expects 2 sources, got 1");
 
     /* A check that sets an unknown position: the op's too. */
-    call = load(HEAD("sub") "srcs: [A]\n");
-    expect_refused(reg, call, 1, 5, "op 'sub': expects 2 sources, got 1");
-    td_call_free(call);
+    refused(reg, HEAD("sub") "srcs: [A]\n",
+            1, 5, "op 'sub': expects 2 sources, got 1");
 
     /* A check without a reason. */
-    call = load(HEAD("div") "srcs: [A, B]\n");
-    expect_refused(reg, call, 1, 5,
-                   "op 'div': the call's operands do not fit the op");
-    td_call_free(call);
+    refused(reg, HEAD("div") "srcs: [A, B]\n",
+            1, 5, "op 'div': the call's operands do not fit the op");
 
     /* The check passes: the candidates run. */
     call = load(HEAD("add") "srcs: [A, B]\n");
@@ -255,38 +258,26 @@ static void test_reduction_default_check(void **state)
     expect_selected(reg, &hb);
 
     /* Two sources: at the second. */
-    call = load(HEAD("sum") "srcs: [A, B]\n");
-    expect_refused(reg, call, 7, 11,
-                   "op 'sum': expects one source region, got 2 operands");
-    td_call_free(call);
+    refused(reg, HEAD("sum") "srcs: [A, B]\n",
+            7, 11, "op 'sum': expects one source region, got 2 operands");
 
     /* None: at the op when nothing was written, at srcs when it is []. */
-    call = load(HEAD("sum"));
-    expect_refused(reg, call, 1, 5,
-                   "op 'sum': expects one source region, got none");
-    td_call_free(call);
-    call = load(HEAD("sum") "srcs: []\n");
-    expect_refused(reg, call, 7, 7,
-                   "op 'sum': expects one source region, got none");
-    td_call_free(call);
+    refused(reg, HEAD("sum"),
+            1, 5, "op 'sum': expects one source region, got none");
+    refused(reg, HEAD("sum") "srcs: []\n",
+            7, 7, "op 'sum': expects one source region, got none");
 
     /* A literal or a named scalar: at it. */
-    call = load(HEAD("sum") "srcs: [1.5]\n");
-    expect_refused(reg, call, 7, 8,
-                   "op 'sum': expects a source region, not a literal");
-    td_call_free(call);
-    call = load(HEAD("sum") "srcs:\n  - {scalar: s, dtype: float32}\n");
-    expect_refused(reg, call, 8, 5,
-                   "op 'sum': expects a source region, not a named scalar");
-    td_call_free(call);
+    refused(reg, HEAD("sum") "srcs: [1.5]\n",
+            7, 8, "op 'sum': expects a source region, not a literal");
+    refused(reg, HEAD("sum") "srcs:\n  - {scalar: s, dtype: float32}\n",
+            8, 5, "op 'sum': expects a source region, not a named scalar");
 
     /* Extras: at the first one given. */
-    call = load(HEAD("sum") "src: A\nextras: {scale: 2}\n");
-    expect_refused(reg, call, 8, 17, "op 'sum': takes no extras, got 'scale'");
-    td_call_free(call);
-    call = load(HEAD("sum") "src: A\nextras:\n  scale: 2\n  bias: B\n");
-    expect_refused(reg, call, 10, 9, "op 'sum': takes no extras, got 'bias'");
-    td_call_free(call);
+    refused(reg, HEAD("sum") "src: A\nextras: {scale: 2}\n",
+            8, 17, "op 'sum': takes no extras, got 'scale'");
+    refused(reg, HEAD("sum") "src: A\nextras:\n  scale: 2\n  bias: B\n",
+            10, 9, "op 'sum': takes no extras, got 'bias'");
 
     /* Hand-built extras without a position: at the extras value, else at
      * the op. */

@@ -105,14 +105,9 @@ class Unsupported(Exception):
     pass
 
 
-def tvm_source(call: td.Call) -> str:
-    if call.op not in ("sum", "max", "min"):
-        # The kernel below is a reduction call; the elementwise ops
-        # (reg, smem) need their own operand spelling.
-        raise Unsupported(f"elementwise op {call.op}: no TVMScript writer yet")
-    if call.scope not in _NS:
-        raise Unsupported(f"scope {call.scope}")
-    launch = call.launch
+def launch_extents(launch: dict) -> tuple:
+    """threadIdx.x and the blockIdx extents (trailing 1s dropped) of a
+    launch with constant extents and one thread dimension."""
     if any(not isinstance(v, int) for v in launch.values()):
         raise Unsupported(f"symbolic launch {launch}")
     if launch.get("threadIdx.y", 1) != 1 or launch.get("threadIdx.z", 1) != 1:
@@ -121,6 +116,17 @@ def tvm_source(call: td.Call) -> str:
     blocks = [launch.get(f"blockIdx.{a}", 1) for a in "xyz"]
     while len(blocks) > 1 and blocks[-1] == 1:
         blocks.pop()
+    return threads, blocks
+
+
+def tvm_source(call: td.Call) -> str:
+    if call.op not in ("sum", "max", "min"):
+        # The kernel below is a reduction call; the elementwise ops
+        # (reg, smem) need their own operand spelling.
+        raise Unsupported(f"elementwise op {call.op}: no TVMScript writer yet")
+    if call.scope not in _NS:
+        raise Unsupported(f"scope {call.scope}")
+    threads, blocks = launch_extents(call.launch)
     ln = ["@T.prim_func", "def f():", "    T.device_entry()",
           f"    {', '.join(['bx', 'by', 'bz'][:len(blocks)])} = "
           f"T.cta_id([{', '.join(map(str, blocks))}])",
@@ -196,15 +202,7 @@ def ewise_source(spec: dict) -> str:
         raise Unsupported(f"op {op}")
     if scope not in _NS:
         raise Unsupported(f"scope {scope}")
-    launch = spec.get("launch") or {}
-    if any(not isinstance(v, int) for v in launch.values()):
-        raise Unsupported(f"symbolic launch {launch}")
-    if launch.get("threadIdx.y", 1) != 1 or launch.get("threadIdx.z", 1) != 1:
-        raise Unsupported(f"launch {launch}: multi-dimensional threads")
-    threads = launch.get("threadIdx.x", 1)
-    blocks = [launch.get(f"blockIdx.{a}", 1) for a in "xyz"]
-    while len(blocks) > 1 and blocks[-1] == 1:
-        blocks.pop()
+    threads, blocks = launch_extents(spec.get("launch") or {})
     params: list = []
     head: list = []   # match_buffer of global operands: before T.device_entry
     body: list = []

@@ -758,13 +758,8 @@ void td__kp_ewise_tables(td_buf *o, const kp_plan *p)
                    "#define TD_C_P %d /* the compute dtype's; 0: none */\n"
                    "#define TD_C_EMIN %d\n",
                    cp, cemin);
-    td__buf_puts(o, "static const long long td_dst_shape[] = ");
-    td__kp_i64_list(o, db->shape, db->ndim);
-    td__buf_puts(o, ";\nstatic const long long td_dst_start[] = ");
-    td__kp_i64_list(o, c->dst.start, c->dst.ndim);
-    td__buf_puts(o, ";\nstatic const long long td_dst_ext[] = ");
-    td__kp_i64_list(o, c->dst.extent, c->dst.ndim);
-    td__buf_puts(o, ";\n\n");
+    td__kp_region_arrays(o, "dst", db, &c->dst);
+    td__buf_puts(o, "\n");
 
     /* Operands. */
     td__buf_printf(o,

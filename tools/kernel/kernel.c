@@ -485,6 +485,18 @@ void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
     td__buf_puts(o, "}");
 }
 
+void td__kp_region_arrays(td_buf *o, const char *name, const td_buffer *b,
+                          const td_region *r)
+{
+    td__buf_printf(o, "static const long long td_%s_shape[] = ", name);
+    td__kp_i64_list(o, b->shape, b->ndim);
+    td__buf_printf(o, ";\nstatic const long long td_%s_start[] = ", name);
+    td__kp_i64_list(o, r->start, r->ndim);
+    td__buf_printf(o, ";\nstatic const long long td_%s_ext[] = ", name);
+    td__kp_i64_list(o, r->extent, r->ndim);
+    td__buf_puts(o, ";\n");
+}
+
 static void kp_int_list(td_buf *o, const int *v, int n)
 {
     td__buf_puts(o, "{");
@@ -860,19 +872,9 @@ static void kp_write_tables(td_buf *o, const kp_plan *p)
                                            : 3.4028234663852886e+38;
     td__buf_printf(o, "#define TD_SPECIALS %d\n#define TD_FINITE_MAX %.17g\n",
                    p->specials ? 1 : 0, lowest);
-    td__buf_puts(o, "static const long long td_src_shape[] = ");
-    td__kp_i64_list(o, sb->shape, sb->ndim);
-    td__buf_puts(o, ";\nstatic const long long td_src_start[] = ");
-    td__kp_i64_list(o, c->src.start, c->src.ndim);
-    td__buf_puts(o, ";\nstatic const long long td_src_ext[] = ");
-    td__kp_i64_list(o, c->src.extent, c->src.ndim);
-    td__buf_puts(o, ";\nstatic const long long td_dst_shape[] = ");
-    td__kp_i64_list(o, db->shape, db->ndim);
-    td__buf_puts(o, ";\nstatic const long long td_dst_start[] = ");
-    td__kp_i64_list(o, c->dst.start, c->dst.ndim);
-    td__buf_puts(o, ";\nstatic const long long td_dst_ext[] = ");
-    td__kp_i64_list(o, c->dst.extent, c->dst.ndim);
-    td__buf_puts(o, ";\nstatic const int td_red[] = ");
+    td__kp_region_arrays(o, "src", sb, &c->src);
+    td__kp_region_arrays(o, "dst", db, &c->dst);
+    td__buf_puts(o, "static const int td_red[] = ");
     kp_int_list(o, p->reduce, p->nreduce);
     td__buf_puts(o, ";\nstatic const int td_spa[] = ");
     kp_int_list(o, p->spatial, p->nspatial);

@@ -99,6 +99,10 @@ kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
  * and maps register layouts; needs kp_launch's results. */
 int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag);
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n);
+/* "static const long long td_NAME_shape[] = {...};" and the same for
+ * _start and _ext: buffer b's shape, region r's start and extents. */
+void td__kp_region_arrays(td_buf *o, const char *name, const td_buffer *b,
+                          const td_region *r);
 /* The header comment, includes, helpers, maps, kernel and main. */
 int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
                  const char *prelude);

@@ -1,0 +1,105 @@
+/*
+ * What the variant families share (common.h): the scope's threads and
+ * barrier, the unflattening of flat indices.  Public headers only.
+ */
+#include <inttypes.h>
+
+#include "common.h"
+
+int64_t td__scope_threads(const td_call *call)
+{
+    switch (call->scope) {
+    case TD_SCOPE_THREAD:
+        return 1;
+    case TD_SCOPE_WARP:
+        return 32;
+    case TD_SCOPE_WARPGROUP:
+        return 128;
+    default:
+        return call->launch[TD_LAUNCH_TX].extent;
+    }
+}
+
+int64_t td__warpgroups_per_block(const td_call *call)
+{
+    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
+    if (call->scope != TD_SCOPE_WARPGROUP || !tx->present || tx->symbolic ||
+        tx->extent < 128)
+        return 1;
+    return tx->extent / 128;
+}
+
+bool td__whole_scope_units(const td_call *call, const char *what,
+                           td_reason *why)
+{
+    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
+    int64_t unit = call->scope == TD_SCOPE_WARP        ? 32
+                   : call->scope == TD_SCOPE_WARPGROUP ? 128
+                                                       : 1;
+    if (tx->extent % unit != 0) {
+        td_reason_set(why,
+                      "threadIdx.x extent %" PRId64 " is not a multiple of %"
+                      PRId64 " (%s-scope %s needs whole %ss)",
+                      tx->extent, unit, td_exec_scope_name(call->scope), what,
+                      td_exec_scope_name(call->scope));
+        return false;
+    }
+    return true;
+}
+
+void td__scope_barrier(const td_call *call, td_ir *ir, int64_t default_id)
+{
+    switch (call->scope) {
+    case TD_SCOPE_CTA:
+        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCTHREADS, TD_I32, 0, NULL));
+        break;
+    case TD_SCOPE_WARPGROUP: {
+        /* One named barrier per warpgroup of the block (upstream gives
+         * every warpgroup id 8). */
+        td_expr *id = td_int(ir, td_call_config_int(call, "barrier_id",
+                                                    default_id));
+        if (td__warpgroups_per_block(call) > 1)
+            id = td_add(ir, id,
+                        td_div(ir,
+                               td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32,
+                                            0, NULL),
+                               td_int(ir, 128)));
+        td_expr *a[] = {id, td_int(ir, 128)};
+        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_BARRIER_SYNC, TD_I32, 2, a));
+        break;
+    }
+    case TD_SCOPE_WARP:
+        td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
+        break;
+    default:
+        break;
+    }
+}
+
+void td__unflatten(td_ir *ir, td__flat_fn q, const void *qctx, int n,
+                   const int64_t *ext, const int64_t *start, td_expr **out)
+{
+    int outer = -1;
+    for (int k = 0; k < n; k++)
+        if (ext[k] > 1) {
+            outer = k;
+            break;
+        }
+    int64_t inner = 1; /* product of ext[k+1..n-1] */
+    for (int k = n - 1; k >= 0; k--) {
+        td_expr *e;
+        if (ext[k] <= 1) {
+            e = td_int(ir, 0);
+        } else {
+            e = q(ir, qctx);
+            if (inner > 1)
+                e = td_div(ir, e, td_int(ir, inner));
+            if (k != outer)
+                e = td_mod(ir, e, td_int(ir, ext[k]));
+            inner *= ext[k];
+        }
+        if (start != NULL && start[k] != 0)
+            e = td_add(ir, e, td_int(ir, start[k]));
+        out[k] = e;
+    }
+}

@@ -1,0 +1,56 @@
+/*
+ * What the variant families share: the scope's threads and its barrier
+ * for the variants that run at warp, warpgroup and cta scope (`shared`,
+ * `shared_rows`, the elementwise family), and the unflattening of a flat
+ * index into indices (the thread-wise reduction, the elementwise family).
+ * Internal to variants/; public headers only, so that a variant built as a
+ * plugin (tests/registry/ewise_plugin.c) can take common.c with it.
+ */
+#ifndef TILEDISPATCH_VARIANTS_COMMON_H
+#define TILEDISPATCH_VARIANTS_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tiledispatch/td_module.h"
+
+/* The threads of one scope instance: 1 (thread), 32 (warp), 128
+ * (warpgroup), else the threadIdx.x extent (cta).  The launch must be
+ * checked. */
+int64_t td__scope_threads(const td_call *call);
+
+/* The warpgroups of the block at warpgroup scope with a constant
+ * threadIdx.x extent of 128 or more (each gets its own named barrier,
+ * ids barrier_id .. barrier_id + n - 1); 1 otherwise. */
+int64_t td__warpgroups_per_block(const td_call *call);
+
+/* A warp- or warpgroup-scope call's threadIdx.x extent (constant, checked
+ * for range) is a multiple of 32 or 128: a partial warp would shuffle
+ * with lanes that do not exist, a partial warpgroup would never fill its
+ * named barrier.  Otherwise false with
+ * "threadIdx.x extent E is not a multiple of U (S-scope WHAT needs whole Ss)". */
+bool td__whole_scope_units(const td_call *call, const char *what,
+                           td_reason *why);
+
+/* The barrier that ends a scope's writes to shared memory:
+ * __syncthreads (cta), the warpgroup's named barrier of 128 threads (id
+ * config barrier_id, default_id when absent, plus threadIdx.x / 128 when
+ * the block has several warpgroups), __syncwarp (warp); none at thread
+ * scope. */
+void td__scope_barrier(const td_call *call, td_ir *ir, int64_t default_id);
+
+/* A fresh flat index expression on each call (no IR node is shared). */
+typedef td_expr *(*td__flat_fn)(td_ir *ir, const void *ctx);
+
+/*
+ * Unflattens the flat index q() row-major over ext[0..n) into out[], plus
+ * start (start may be NULL): for (e0, e1, e2), i0 = q / (e1*e2),
+ * i1 = q / e2 % e1, i2 = q % e2.  Extent-1 dims read 0, a divisor of 1 is
+ * left out, and the outermost non-unit dim needs no modulo because q is
+ * below the product of the extents (at most INT32_MAX: the callers have
+ * checked their regions for 32-bit indices).
+ */
+void td__unflatten(td_ir *ir, td__flat_fn q, const void *qctx, int n,
+                   const int64_t *ext, const int64_t *start, td_expr **out);
+
+#endif
