@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The upstream suite's runner (tests/upstream/meson.build):
+#   run_suite.sh ROOT differential      real TVM's choice vs tiledispatch's
+#   run_suite.sh ROOT both-ways OUTDIR  every case lowered both ways + nvcc
+# Needs the Python package and the pinned apache-tvm in
+# ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
+# names another interpreter).  Without them: one SKIP line, exit 77.
+set -u
+root=$1 what=$2
+py=${TD_UPSTREAM_PYTHON:-$root/build-python/venv/bin/python}
+if [ ! -x "$py" ]; then
+  echo "SKIP upstream: no $py (scripts/test-python builds it with apache-tvm==0.27.0.post1)"
+  exit 77
+fi
+if ! err=$("$py" -c 'import tvm, tiledispatch' 2>&1); then
+  echo "SKIP upstream: $py cannot import tvm and tiledispatch: $(printf '%s' "$err" | tail -n1)"
+  exit 77
+fi
+case $what in
+  differential)
+    exec "$py" "$root/tests/upstream/differential.py" ;;
+  both-ways)
+    out=$3
+    rm -rf "$out"
+    exec "$py" "$root/tests/upstream/both_ways.py" "$out" --jobs "$(nproc)" ;;
+  *)
+    echo "run_suite.sh: unknown check '$what'" >&2
+    exit 2 ;;
+esac
