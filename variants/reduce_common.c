@@ -290,3 +290,20 @@ bool td__regions_overlap(const td_call *call, td_reason *why)
                   TD__FIELD(b != NULL ? b->name : "?"));
     return true;
 }
+
+bool td__shared_operands(const td_call *call, const td_buffer **dst,
+                         const td_buffer **src, td_reason *why)
+{
+    *dst = td__region_buffer(call, &call->dst);
+    *src = td__region_buffer(call, &call->src);
+    if (*dst == NULL || *src == NULL) {
+        td_reason_set(why, "%s", td__regions_missing(call));
+        return false;
+    }
+    if (strncmp((*dst)->scope, "shared", 6) != 0 ||
+        strncmp((*src)->scope, "shared", 6) != 0) {
+        td_reason_set(why, "expected shared scope for both src and dst");
+        return false;
+    }
+    return true;
+}

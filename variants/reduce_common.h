@@ -62,6 +62,12 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb,
  */
 bool td__row_major_storage(const td_buffer *b, td_reason *why);
 
+/* The dst and src buffers of a shared-memory reduction: false with the
+ * reason when a region names no buffer or either is not in shared*
+ * memory ("expected shared scope for both src and dst"). */
+bool td__shared_operands(const td_call *call, const td_buffer **dst,
+                         const td_buffer **src, td_reason *why);
+
 /*
  * True when dst and src are regions of one buffer that share an element:
  * an emitter that writes dst while it still reads src would read values

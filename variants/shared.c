@@ -107,17 +107,9 @@ static bool shared_check(const td_call *call, td__red_shape *sh,
                       td_exec_scope_name(call->scope));
         return false;
     }
-    const td_buffer *dst = td__region_buffer(call, &call->dst);
-    const td_buffer *src = td__region_buffer(call, &call->src);
-    if (dst == NULL || src == NULL) {
-        td_reason_set(why, "%s", td__regions_missing(call));
+    const td_buffer *dst, *src;
+    if (!td__shared_operands(call, &dst, &src, why))
         return false;
-    }
-    if (strncmp(dst->scope, "shared", 6) != 0 ||
-        strncmp(src->scope, "shared", 6) != 0) {
-        td_reason_set(why, "expected shared scope for both src and dst");
-        return false;
-    }
     if (dst->dtype != src->dtype) {
         td_reason_set(why, "dtype mismatch: src=%s dst=%s",
                       td_dtype_name(src->dtype), td_dtype_name(dst->dtype));

@@ -311,17 +311,9 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
                       td_exec_scope_name(call->scope));
         return false;
     }
-    const td_buffer *dst = td__region_buffer(call, &call->dst);
-    const td_buffer *src = td__region_buffer(call, &call->src);
-    if (dst == NULL || src == NULL) {
-        td_reason_set(why, "%s", td__regions_missing(call));
+    const td_buffer *dst, *src;
+    if (!td__shared_operands(call, &dst, &src, why))
         return false;
-    }
-    if (strncmp(dst->scope, "shared", 6) != 0 ||
-        strncmp(src->scope, "shared", 6) != 0) {
-        td_reason_set(why, "expected shared scope for both src and dst");
-        return false;
-    }
     if (!launch_ok(call, why))
         return false;
     /* The combiner does not change the checks: sum stands in. */
