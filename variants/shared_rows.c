@@ -169,6 +169,24 @@ static bool vector_cap(const td_call *call, int64_t *bytes, td_reason *why)
     return true;
 }
 
+/* Config group_size: the threads per row, when the caller fixes it
+ * (0 when absent: the plan chooses). */
+static bool group_knob(const td_call *call, int64_t *g, td_reason *why)
+{
+    const td_config_entry *e = td_call_config(call, "group_size");
+    *g = 0;
+    if (e == NULL)
+        return true;
+    if (e->kind != TD_VALUE_INT || e->i < 1 || e->i > ROWS_MAX_THREADS ||
+        (e->i & (e->i - 1)) != 0) {
+        td_reason_set(why, "group_size must be a power of two in [1, %d]",
+                      ROWS_MAX_THREADS);
+        return false;
+    }
+    *g = e->i;
+    return true;
+}
+
 /* Row-major element strides of a buffer. */
 static void strides(const td_buffer *b, int64_t *st)
 {
@@ -230,9 +248,10 @@ static void plan_access(const td_call *call, const td_buffer *sb,
     }
 }
 
-/* Group size and swizzle (see the file comment). */
-static void plan_groups(const td_call *call, const td_buffer *sb,
-                        rows_plan *p)
+/* Group size (see the file comment); `knob` is config
+ * group_size (0: choose).  False, with the reason, when the knob does not
+ * fit the shape. */
+static bool plan_groups(int64_t knob, rows_plan *p, td_reason *why)
 {
     int64_t busy = p->T < ROWS_BUSY_THREADS ? p->T : ROWS_BUSY_THREADS;
     int64_t per_row = p->Q + (p->tail > 0);
@@ -249,11 +268,27 @@ static void plan_groups(const td_call *call, const td_buffer *sb,
         g = p2floor(per_row);
     if (g > p2floor(p->T))
         g = p2floor(p->T);
+    if (knob > 0) {
+        if (knob > p2floor(per_row) || knob > p->T) {
+            td_reason_set(why,
+                          "group_size %" PRId64 " exceeds the %" PRId64
+                          " accesses of a row or the %" PRId64
+                          " threads of the scope",
+                          knob, per_row, p->T);
+            return false;
+        }
+        g = knob;
+    }
     p->G = g;
     p->NG = p->T / g;
+    return true;
+}
 
-    /* Swizzle when rows start in the same bank: whole bank lines per row
-     * and per spatial step, and a group narrower than a phase. */
+/* Swizzle when rows start in the same bank: whole bank lines per row and
+ * per spatial step, and a group narrower than a phase. */
+static void plan_swizzle(const td_call *call, const td_buffer *sb,
+                         rows_plan *p)
+{
     p->swz = 0;
     int64_t abytes = p->V * (td_dtype_bits(sb->dtype) / 8);
     if (!p->contig || abytes < 4 || p->S < 2)
@@ -269,6 +304,26 @@ static void plan_groups(const td_call *call, const td_buffer *sb,
             return;
     }
     p->swz = nb;
+}
+
+/*
+ * One busy warp streaming a long row: when every row fits in one warp's
+ * groups (S * G <= 32) and each thread makes 16 or more 16-byte accesses,
+ * 8-byte accesses with the same G are faster at full occupancy and no
+ * slower alone.  Measured on the H200 for [1,4096] float32 / 256 threads
+ * (docs/performance.md): 73.2 against 78.5 ns per tile per SM, 278.6
+ * against 278.9 ns with one block per SM; with four busy warps ([4,4096])
+ * 8 bytes were slower (313 against 304), so the rule stops at one warp.
+ * An explicit vector_bytes keeps the width it allows.
+ */
+static void narrow_single_warp(const td_call *call, rows_plan *p, int esize)
+{
+    if (td_call_config(call, "vector_bytes") != NULL ||
+        p->V * esize != 16 || p->S * p->G > 32 || p->Q / p->G < 16)
+        return;
+    p->V /= 2;
+    p->Q = p->R / p->V;
+    p->tail = p->R % p->V;
 }
 
 /*
@@ -326,8 +381,8 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     p->nwg = call->scope == TD_SCOPE_WARPGROUP ? tx->extent / 128 : 1;
     if (!barrier_ok(call, p->nwg, why))
         return false;
-    int64_t cap;
-    if (!vector_cap(call, &cap, why))
+    int64_t cap, knob;
+    if (!vector_cap(call, &cap, why) || !group_knob(call, &knob, why))
         return false;
     p->T = td__scope_threads(call);
     p->S = p->sh.spatial_len;
@@ -340,8 +395,11 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     plan_access(call, src, cap, p);
     p->Q = p->R / p->V;
     p->tail = p->R % p->V;
-    plan_groups(call, src, p);
-    return !warp_per_row(src, p, why);
+    if (!plan_groups(knob, p, why))
+        return false;
+    narrow_single_warp(call, p, td_dtype_bits(src->dtype) / 8);
+    plan_swizzle(call, src, p);
+    return knob > 0 || !warp_per_row(src, p, why);
 }
 
 static int rows_plan_fn(const td_call *call, const td_op_desc *op,

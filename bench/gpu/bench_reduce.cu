@@ -462,7 +462,7 @@ template <int R, int C, int T> static void sweep_case()
 }
 #endif
 
-static double measure_clock_ghz(void)
+[[maybe_unused]] static double measure_clock_ghz(void)
 {
     long long *d;
     CK(cudaMalloc(&d, sizeof(long long)));
@@ -482,6 +482,7 @@ static double measure_clock_ghz(void)
     return (double)cycles / ((double)ms * 1e6);
 }
 
+#ifndef BENCH_NO_MAIN
 int main(int argc, char **argv)
 {
     const char *csv = argc > 1 ? argv[1] : NULL;
@@ -555,3 +556,4 @@ int main(int argc, char **argv)
                           : "SOME RESULTS WRONG (see stderr)");
     return all_ok ? 0 : 1;
 }
+#endif /* BENCH_NO_MAIN */

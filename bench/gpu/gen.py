@@ -9,7 +9,8 @@ For every call file NAME.yaml in CALLS_DIR (a CTA-scope float32 row
 reduction of a shared [R, C] tile A into a shared vector B), runs
 
     TILEDISPATCH emit NAME.yaml --lang cuda           (the default choice)
-    TILEDISPATCH emit NAME.yaml + `dispatch: shared`  (the `shared` variant)
+    TILEDISPATCH emit NAME.yaml + `dispatch: shared`  (the `shared` variant,
+                                                     in place of any other)
 
 and pastes each body, unchanged, into a __device__ function
 `td_default_NAME` / `td_shared_NAME` (A_ptr, B_ptr), with the preludes
@@ -99,7 +100,9 @@ def main():
             text, op, rows, cols, threads = parse_call(path)
             forced = os.path.join(tmp, name + ".yaml")
             with open(forced, "w") as f:
-                f.write(text.rstrip("\n") + "\ndispatch: shared\n")
+                # a call of its own dispatch (layouts/calls) gives way
+                f.write(re.sub(r"^dispatch:.*\n?", "", text, flags=re.M)
+                        .rstrip("\n") + "\ndispatch: shared\n")
             variant = run(tool, ["dispatch", path]).strip()
             for kind, p in (("shared", forced), ("default", path)):
                 pre, body = split_emit(run(tool, ["emit", p, "--lang",

@@ -1,8 +1,11 @@
 #!/bin/sh
 # The GPU reduction benchmark in one command (see bench_reduce.cu):
 #
-#   bench/gpu/run.sh [WORKDIR]
+#   bench/gpu/run.sh [--layouts] [--gen-only] [WORKDIR]
 #
+# (--layouts: build and run layouts.cu instead of bench_reduce.cu: the
+# emitted code for the calls in layouts/calls/, each with its config
+# knobs, beside hand-written layouts for the same shapes)
 # 1. unless WORKDIR already holds bench_gen.cuh and TILEDISPATCH is not
 #    executable: WORKDIR/bench_gen.cuh <- gen.py (the tool's emitted code for
 #    calls/*.yaml; TILEDISPATCH defaults to build/tiledispatch);
@@ -18,15 +21,23 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 gen_only=0
+prog=bench_reduce
+if [ "${1:-}" = "--layouts" ]; then
+    # layouts.cu: hand-written layouts beside the emitted code, for the
+    # shapes it names
+    prog=layouts
+    shift
+fi
 if [ "${1:-}" = "--gen-only" ]; then gen_only=1; shift; fi
 work=${1:-$root/build/bench-gpu}
 tool=${TILEDISPATCH:-$root/build/tiledispatch}
 mkdir -p "$work"
 calls=$here/calls
+[ $prog = layouts ] && calls=$here/layouts/calls
 if [ -n "${BENCH_ONLY:-}" ]; then
     rm -rf "$work/only" && mkdir -p "$work/only/calls"
     for n in $BENCH_ONLY; do
-        cp "$here/calls/$n.yaml" "$work/only/calls/" || exit 2
+        cp "$calls/$n.yaml" "$work/only/calls/" || exit 2
         echo "$n" >>"$work/only/cases.txt"
     done
     calls=$work/only/calls
@@ -43,8 +54,12 @@ fi
 [ $gen_only = 1 ] && exit 0
 arch=${NVCC_ARCH:-sm_90}
 nvcc -O3 -std=c++17 -arch="$arch" -lineinfo -I"$work" -Xptxas -v \
-    -o "$work/bench_reduce" "$here/bench_reduce.cu" 2>"$work/ptxas.log" || {
+    -o "$work/$prog" "$here/$prog.cu" 2>"$work/ptxas.log" || {
     cat "$work/ptxas.log" >&2
     exit 2
 }
-"$work/bench_reduce" "$work/bench.csv"
+if [ $prog = layouts ]; then
+    "$work/layouts"
+else
+    "$work/bench_reduce" "$work/bench.csv"
+fi

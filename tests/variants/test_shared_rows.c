@@ -220,10 +220,76 @@ static void test_group_sizes(void **state)
             ec_has(o.cuda, cases[i].lane);
         else
             ec_lacks(o.cuda, "lane");
-        ec_has(o.cuda, "uint4 v0 = ");
+        /* one busy warp streaming a long row reads 8 bytes at a time */
+        ec_has(o.cuda, cases[i].rows == 1 && cases[i].cols == 4096
+                           ? "uint2 v0 = " : "uint4 v0 = ");
         ec_free(&o);
         free(c);
     }
+}
+
+/* The access width when one warp streams a long row (S * G <= 32, 16 or
+ * more 16-byte accesses a thread): 8 bytes, unless vector_bytes says. */
+static void test_single_warp_width(void **state)
+{
+    (void)state;
+    static const struct {
+        int rows, cols, threads;
+        const char *config, *want;
+    } cases[] = {
+        {1, 4096, 256, NULL, "uint2 v0 = "},  /* 32 accesses of 16 bytes */
+        {1, 2048, 256, NULL, "uint2 v0 = "},  /* 16 */
+        {1, 1024, 256, NULL, "uint4 v0 = "},  /* 8: stays 16 bytes */
+        {4, 4096, 256, NULL, "uint4 v0 = "},  /* four busy warps */
+        {1, 4096, 256, "config: {vector_bytes: 16}\n", "uint4 v0 = "},
+        {1, 4096, 256, "config: {vector_bytes: 4}\n", "float x0 = "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char launch[64];
+        snprintf(launch, sizeof launch, "{threadIdx.x: %d}",
+                 cases[i].threads);
+        td_call *c = rows_call("sum", "cta", launch, "float32", cases[i].rows,
+                               cases[i].cols, cases[i].config);
+        ec_out o = ec_emit(rows, c);
+        ec_has(o.cuda, cases[i].want);
+        ec_free(&o);
+        free(c);
+    }
+}
+
+/* config group_size fixes G: checked, and it overrides the plan (and the
+ * hand-over of one-row-per-warp shapes to `shared`). */
+static void test_group_knob(void **state)
+{
+    (void)state;
+    static const char *bad[] = {"config: {group_size: 0}\n",
+                                "config: {group_size: 48}\n",
+                                "config: {group_size: 2048}\n",
+                                "config: {group_size: true}\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        td_call *c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32",
+                               8, 1024, bad[i]);
+        expect_valid(c, "group_size must be a power of two in [1, 1024]");
+        free(c);
+    }
+    td_call *c = rows_call("sum", "cta", "{threadIdx.x: 64}", "float32", 4,
+                           64, "config: {group_size: 32}\n");
+    expect_valid(c, "group_size 32 exceeds the 16 accesses of a row or the "
+                    "64 threads of the scope");
+    free(c);
+    c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 8, 1024,
+                  "config: {group_size: 32}\n");
+    ec_out o = ec_emit(rows, c);
+    ec_has(o.cuda, "int lane = tid % 32;\n");
+    ec_has(o.cuda, "uint4 v0 = ");
+    ec_free(&o);
+    free(c);
+    c = rows_call("max", "cta", "{threadIdx.x: 256}", "float32", 1, 8192,
+                  "config: {group_size: 256}\n");
+    o = ec_emit(rows, c);
+    ec_has(o.cuda, "__shared__ float red_part[8];\n");
+    ec_free(&o);
+    free(c);
 }
 
 /* One row per warp of 32-bit rows of 1024 or more, where the plan would
@@ -477,6 +543,8 @@ int main(void)
         cmocka_unit_test(test_rejects),
         cmocka_unit_test(test_bench_32x32),
         cmocka_unit_test(test_group_sizes),
+        cmocka_unit_test(test_single_warp_width),
+        cmocka_unit_test(test_group_knob),
         cmocka_unit_test(test_warp_per_row),
         cmocka_unit_test(test_cross_warp),
         cmocka_unit_test(test_vectors),
