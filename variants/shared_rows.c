@@ -15,7 +15,9 @@
  *   - rows whose elements are consecutive in memory are read with vector
  *     accesses of 16, 8 or 4 bytes (float32, float16, bfloat16) when the
  *     row starts allow it, the few elements past the last whole vector
- *     one by one; everything else is read one element at a time;
+ *     one by one; everything else is read one element at a time; when one
+ *     warp has every row and streams 16 or more 16-byte accesses a
+ *     thread, 8-byte accesses (measured faster at full occupancy);
  *   - when rows of a shared-memory phase would start in the same bank,
  *     access c of a row is read at c ^ ((row * G) % NB) (NB accesses per
  *     128-byte bank line), which keeps each thread's share of the row and
@@ -35,7 +37,8 @@
  * Vector accesses assume that every shared buffer starts 16-byte aligned,
  * as dynamic shared memory and the programs of `tiledispatch kernel` do;
  * a caller that cannot promise it sets config `vector_bytes: 0` (or 4, 8:
- * the widest access allowed).  max and min use the same combiner, identity
+ * the widest access allowed).  Config `group_size` fixes G (a power of
+ * two) in place of the plan's choice.  max and min use the same combiner, identity
  * and NaN rules as `shared`, so results match it exactly; sums may
  * differ by rounding (another order).
  */
