@@ -323,6 +323,28 @@ td_ir_buf *td_ir_shared_scratch(td_ir *ir, const char *name, td_dtype dtype,
     return b;
 }
 
+int64_t td_ir_shared_scratch_bytes(const td_ir *ir)
+{
+    if (ir == NULL)
+        return 0;
+    int64_t total = 0;
+    for (const td_ir_buf *b = ir->bufs; b != NULL; b = b->next) {
+        if (!b->scratch || strcmp(b->scope, "shared") != 0)
+            continue;
+        int64_t esize = td_dtype_bits(b->dtype) / 8;
+        if (esize < 1)
+            esize = 1;
+        int64_t n = b->shape[0] > 0 ? b->shape[0] : 0;
+        if (n > (INT64_MAX - 15) / esize)
+            return INT64_MAX;
+        int64_t bytes = (n * esize + 15) / 16 * 16;
+        if (total > INT64_MAX - bytes)
+            return INT64_MAX;
+        total += bytes;
+    }
+    return total;
+}
+
 td_dtype td_ir_buf_dtype(const td_ir_buf *b)
 {
     return b != NULL ? b->dtype : TD_DTYPE_COUNT;

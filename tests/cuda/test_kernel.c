@@ -97,6 +97,12 @@ static void assert_contains(const char *text, const char *needle)
         fail_msg("missing from the program: %s", needle);
 }
 
+static void assert_not_contains(const char *text, const char *needle)
+{
+    if (strstr(text, needle) != NULL)
+        fail_msg("unexpected in the program: %s", needle);
+}
+
 static void test_seed_program(void **state)
 {
     (void)state;
@@ -415,6 +421,135 @@ static void test_shared_large(void **state)
     td_registry_free(reg);
 }
 
+/* A variant that declares `*(int64_t *)user` floats of shared scratch
+ * (none when 0), as a cross-warp combine does. */
+static int scratch_emit(const td_call *call, const td_op_desc *op,
+                        const void *plan, td_ir *ir, void *user,
+                        td_reason *why)
+{
+    (void)plan;
+    (void)call;
+    (void)op;
+    (void)why;
+    if (*(const int64_t *)user > 0)
+        td_ir_shared_scratch(ir, "part", TD_F32, *(const int64_t *)user);
+    td_ir_comment(ir, "scratch body");
+    return td_ir_status(ir);
+}
+
+static td_registry *scratch_registry(int64_t *floats)
+{
+    td_registry *reg = NULL;
+    assert_int_equal(td_registry_new_empty(&reg), 0);
+    td_op_desc sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION,
+                      .combiner = TD_COMBINE_SUM};
+    assert_int_equal(td_register_op(reg, &sum), 0);
+    td_impl_desc impl = {.name = "scratchy", .emit = scratch_emit,
+                         .user = floats};
+    assert_int_equal(td_register_impl(reg, &impl), 0);
+    static const char rules[] = "version: 1\n"
+                                "variants:\n"
+                                "  - name: scratchy\n"
+                                "    ops: [sum]\n"
+                                "    target: cuda\n"
+                                "    priority: 1\n";
+    td_diag d;
+    td_diag_clear(&d);
+    if (td_registry_load_rules_text(reg, "scratch.yaml", rules,
+                                    sizeof rules - 1, &d) != 0)
+        fail_msg("scratch rules: %s", d.msg);
+    return reg;
+}
+
+static char *scratch_program(td_registry *reg, const char *shape, int *err,
+                             td_diag *d)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "op: sum\ntarget: cuda\nscope: cta\n"
+             "launch: {threadIdx.x: 256}\n"
+             "buffers:\n"
+             "  A: {scope: shared, dtype: float32, shape: %s}\n"
+             "  B: {scope: shared, dtype: float32, shape: [1]}\n"
+             "dst: B\nsrc: A\naxes: [0]\n",
+             shape);
+    td_call *c = parse("scratch.yaml", text);
+    char *prog = NULL;
+    td_diag_clear(d);
+    *err = td_kernel_program(reg, c, &prog, d);
+    td_call_free(c);
+    return prog;
+}
+
+/* The body's own shared scratch counts with the staged buffers: against
+ * the 48 KB at which the program opts in, against the device's 227 KB,
+ * and alone against the 48 KB of static shared memory. */
+static void test_shared_scratch(void **state)
+{
+    (void)state;
+    int64_t floats = 64; /* 256 bytes */
+    td_registry *reg = scratch_registry(&floats);
+    td_diag d;
+    int err;
+    /* 40 KB of tile and 10 KB of scratch: above 48 KB together. */
+    floats = 2560;
+    char *prog = scratch_program(reg, "[10240]", &err, &d);
+    assert_int_equal(err, 0);
+    assert_contains(prog, "__shared__ float part[2560];");
+    assert_contains(prog, "    /* 40976 bytes of dynamic shared memory and "
+                          "10240 of the body's own scratch: above the "
+                          "default 48 KB, so the kernel opts in. */\n");
+    assert_contains(prog, "    if (td_optin < 51216) {\n");
+    assert_contains(prog, "cudaFuncAttributeMaxDynamicSharedMemorySize, "
+                          "40976));\n");
+    assert_contains(prog, "dim3(256, 1, 1), 40976>>>");
+    td_free(prog);
+    /* The same tile without scratch stays under 48 KB: no opt-in. */
+    floats = 0;
+    prog = scratch_program(reg, "[10240]", &err, &d);
+    assert_int_equal(err, 0);
+    assert_not_contains(prog, "td_optin");
+    td_free(prog);
+    /* A tile that fits alone (232432 bytes) but not with 256 bytes more. */
+    floats = 64;
+    prog = scratch_program(reg, "[58104]", &err, &d);
+    assert_int_equal(err, TD_ELIMIT);
+    assert_null(prog);
+    assert_string_equal(d.msg,
+                        "kernel: shared buffers need 232432 bytes per block "
+                        "(1 instance copy) and the emitted body's scratch "
+                        "256 more; at most 232448 together");
+    floats = 0;
+    prog = scratch_program(reg, "[58104]", &err, &d);
+    assert_int_equal(err, 0);
+    td_free(prog);
+    /* Static shared memory holds 48 KB at most. */
+    floats = 12289;
+    prog = scratch_program(reg, "[16]", &err, &d);
+    assert_int_equal(err, TD_ELIMIT);
+    assert_string_equal(d.msg,
+                        "kernel: the emitted body declares 49168 bytes of "
+                        "shared scratch (static shared memory is at most "
+                        "49152)");
+    td_registry_free(reg);
+
+    /* The built-in rules: a row across warps (shared_rows, G = 256)
+     * declares 8 floats of partials. */
+    reg = default_registry();
+    prog = scratch_program(reg, "[58104]", &err, &d);
+    assert_int_equal(err, TD_ELIMIT);
+    assert_string_equal(d.msg,
+                        "kernel: shared buffers need 232432 bytes per block "
+                        "(1 instance copy) and the emitted body's scratch "
+                        "32 more; at most 232448 together");
+    prog = scratch_program(reg, "[58096]", &err, &d);
+    assert_int_equal(err, 0);
+    assert_contains(prog, "__shared__ float red_part[8];");
+    assert_contains(prog, "    if (td_optin < 232432) {\n");
+    td_free(prog);
+    td_registry_free(reg);
+}
+
 static void expect_error(td_registry *reg, const char *text, int code,
                          const char *msg)
 {
@@ -587,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_shared_staging),
         cmocka_unit_test(test_shared_instances),
         cmocka_unit_test(test_shared_large),
+        cmocka_unit_test(test_shared_scratch),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_alloc_failures),
     };

@@ -360,28 +360,46 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
                            p->nthreads, p->tpi);
     p->ipb = p->nthreads / p->tpi;
     p->instances = p->ipb * p->nblocks;
+    /* The body's own shared scratch (a cross-warp combine's partials) is
+     * static shared memory: it counts against the same per-block limit. */
+    p->scratch = td_ir_shared_scratch_bytes(ir);
+    if (p->scratch > KP_SHARED_DEFAULT)
+        return td__kp_fail(diag, c, TD_ELIMIT,
+                           "the emitted body declares %" PRId64
+                           " bytes of shared scratch (static shared memory "
+                           "is at most %" PRId64 ")",
+                           p->scratch, KP_SHARED_DEFAULT);
     if (nshared != 0) {
         /* Shared calls have the same instances as register calls: the
          * block holds one copy of every shared buffer per instance (each
          * warp of a warp-scope call reduces its own copy), so the block's
          * shared memory is ipb copies. */
+        int64_t room = KP_MAX_SHARED - p->scratch;
         int64_t bytes = 0;
         for (int i = 0; i < p->nbufs; i++)
             bytes += kp_pitch(&p->bufs[i]);
         int64_t per = bytes;
         bytes = td__mul_sat(bytes, p->ipb);
-        if (bytes > KP_MAX_SHARED && c->scope == TD_SCOPE_THREAD &&
-            per <= KP_MAX_SHARED && p->block[1] == 1 && p->block[2] == 1) {
+        if (bytes > room && c->scope == TD_SCOPE_THREAD && per <= room &&
+            p->block[1] == 1 && p->block[2] == 1) {
             /* Thread scope: every thread is an instance with its own
              * copy, and the body does not depend on the thread, so the
              * program launches as many threads as copies fit. */
             p->threads_asked = p->nthreads;
-            p->block[0] = p->nthreads = p->ipb = KP_MAX_SHARED / per;
+            p->block[0] = p->nthreads = p->ipb = room / per;
             p->instances = p->ipb * p->nblocks;
             bytes = per * p->ipb;
         }
         p->smem = bytes;
-        if (bytes > KP_MAX_SHARED)
+        if (bytes > room && p->scratch > 0)
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "shared buffers need %" PRId64
+                               " bytes per block (%" PRId64 " instance "
+                               "cop%s) and the emitted body's scratch %"
+                               PRId64 " more; at most %" PRId64 " together",
+                               bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
+                               p->scratch, KP_MAX_SHARED);
+        if (bytes > room)
             return td__kp_fail(diag, c, TD_ELIMIT,
                                "shared buffers need %" PRId64
                                " bytes per block (%" PRId64 " instance "
@@ -1084,10 +1102,22 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "td_nout_%s));\n",
                        t, n, n, n, t, n, n, t, n, n, n, t, n, n, t, n);
     }
-    if (p->smem > KP_SHARED_DEFAULT)
+    if (p->smem + p->scratch > KP_SHARED_DEFAULT) {
+        int64_t all = p->smem + p->scratch;
+        if (p->scratch > 0)
+            td__buf_printf(o,
+                           "    /* %" PRId64 " bytes of dynamic shared memory "
+                           "and %" PRId64 " of the body's own scratch: "
+                           "above the default 48 KB, so the kernel opts in. "
+                           "*/\n",
+                           p->smem, p->scratch);
+        else
+            td__buf_printf(o,
+                           "    /* %" PRId64 " bytes of dynamic shared memory: "
+                           "above the default 48 KB, so the kernel opts in. "
+                           "*/\n",
+                           p->smem);
         td__buf_printf(o,
-                       "    /* %" PRId64 " bytes of dynamic shared memory: "
-                       "above the default 48 KB, so the kernel opts in. */\n"
                        "    int td_optin = 0;\n"
                        "    TD_CHECK(cudaDeviceGetAttribute(&td_optin, "
                        "cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));\n"
@@ -1099,7 +1129,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "    TD_CHECK(cudaFuncSetAttribute(td_kernel, "
                        "cudaFuncAttributeMaxDynamicSharedMemorySize, %" PRId64
                        "));\n",
-                       p->smem, p->smem, p->smem, p->smem);
+                       all, all, p->smem);
+    }
     for (int i = 0; i < p->nscalars; i++) {
         const kp_scalar *sc = &p->scalars[i];
         const char *t = td__kp_ctype(sc->dtype);

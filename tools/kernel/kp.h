@@ -74,6 +74,7 @@ struct kp_plan {
     bool specials;      /* NaN and infinities among the source values */
     /* Both. */
     int64_t smem;       /* dynamic shared bytes per block */
+    int64_t scratch;    /* static shared bytes the body declares itself */
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
     /* Elementwise (ewise.c): the program's op-specific text. */

@@ -122,6 +122,13 @@ TD_API td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
 TD_API td_ir_buf *td_ir_shared_scratch(td_ir *ir, const char *name,
                                        td_dtype dtype, int64_t size);
 
+/* The shared memory the body's own scratch arrays take (td_ir_shared_
+ * scratch), in bytes, each array rounded up to 16 (the alignment a
+ * compiler may give it), saturating at INT64_MAX; 0 when there is none.
+ * A launcher adds it to the dynamic shared memory it asks for: both count
+ * against the block's limit. */
+TD_API int64_t td_ir_shared_scratch_bytes(const td_ir *ir);
+
 TD_API td_dtype td_ir_buf_dtype(const td_ir_buf *b);
 /* The element count the IR declares for the (non-scratch) buffer `name`,
  * saturating at INT64_MAX; 0 when the IR does not declare it. */
