@@ -170,7 +170,7 @@ int td__emit_thread_wise(const td_call *call, td_combiner comb,
     return td_ir_status(ir);
 }
 
-/* ---- shared with the shared-memory variant (issue 3) ------------------- */
+/* ---- shared with the shared-memory variant ------------------------------ */
 
 int td__reduce_emit_start(const char *module, const void *plan,
                           const td_op_desc *op, td_reason *why)

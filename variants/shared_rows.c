@@ -1,6 +1,6 @@
 /*
  * The `shared_rows` variant module: shared-memory reductions at cta,
- * warpgroup and warp scope, written for speed (issue 12).
+ * warpgroup and warp scope, written for speed.
  *
  * `shared` (TVM's algorithm) gives every output element a group of up to
  * 32 lanes that reads one element per lane per step and ends with a

@@ -1,5 +1,5 @@
 /*
- * Self-checking programs for elementwise calls (issue 14): the parts that
+ * Self-checking programs for elementwise calls: the parts that
  * differ from a reduction's program.  kernel.c stages the buffers (through
  * their layouts, per scope instance), runs the body and compares; this
  * file decides which buffers and scalars the program has, how each

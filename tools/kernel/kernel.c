@@ -1,5 +1,5 @@
 /*
- * Self-checking CUDA programs (contract section 6, issue 6).
+ * Self-checking CUDA programs (contract section 6).
  *
  * td_kernel_program dispatches a call, prints the winner's IR as CUDA and
  * wraps it in a complete .cu file:
