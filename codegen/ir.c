@@ -594,7 +594,15 @@ static const int intrin_arity[TD_INTRIN_COUNT] = {
     [TD_INTRIN_BARRIER_SYNC] = 2, [TD_INTRIN_PTX_PACK_F32X2] = 2,
     [TD_INTRIN_PTX_UNPACK_LO] = 1, [TD_INTRIN_PTX_UNPACK_HI] = 1,
     [TD_INTRIN_PTX_ADD_F32X2] = 2, [TD_INTRIN_PTX_MAX3_F32] = 3,
-    [TD_INTRIN_PTX_MIN3_F32] = 3};
+    [TD_INTRIN_PTX_MIN3_F32] = 3, [TD_INTRIN_WARP_SUM_F64MMA] = 1,
+    [TD_INTRIN_WARP_MAX_REDUX] = 1, [TD_INTRIN_WARP_MIN_REDUX] = 1};
+
+/* The whole-warp float32 all-reductions take and give float32 only. */
+static bool f32_only(td_intrin k)
+{
+    return k == TD_INTRIN_WARP_SUM_F64MMA || k == TD_INTRIN_WARP_MAX_REDUX ||
+           k == TD_INTRIN_WARP_MIN_REDUX;
+}
 
 static td_expr *make_intrin(td_ir *ir, td_intrin k, td_dtype dtype,
                             int nargs, td_expr *const *args)
@@ -614,7 +622,8 @@ td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
     if (!live(ir))
         return NULL;
     if ((unsigned)k >= TD_INTRIN_COUNT || intrin_arity[k] < 0 ||
-        nargs != intrin_arity[k] || !valid_dtype(dtype)) {
+        nargs != intrin_arity[k] || !valid_dtype(dtype) ||
+        (f32_only(k) && dtype != TD_F32)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }

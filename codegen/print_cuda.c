@@ -445,7 +445,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_UNPACK_HI] = "tvm_builtin_ptx_mov_b64_unpack_hi",
     [TD_INTRIN_PTX_ADD_F32X2] = "tvm_builtin_ptx_add_rn_ftz_f32x2",
     [TD_INTRIN_PTX_MAX3_F32] = "tvm_builtin_ptx_max3_f32",
-    [TD_INTRIN_PTX_MIN3_F32] = "tvm_builtin_ptx_min3_f32"};
+    [TD_INTRIN_PTX_MIN3_F32] = "tvm_builtin_ptx_min3_f32",
+    [TD_INTRIN_WARP_SUM_F64MMA] = "td_warp_sum_f64mma",
+    [TD_INTRIN_WARP_MAX_REDUX] = "td_warp_max_redux",
+    [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux"};
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
@@ -823,6 +826,38 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
         "  asm(\"min.f32 %0, %1, %2, %3;\" : \"=f\"(d) : \"f\"(a), "
         "\"f\"(b), \"f\"(c));\n"
         "  return d;\n"
+        "}\n",
+    /* A = all ones, B = the lanes' values (lane l holds B[l % 4][l / 4]):
+     * D[i][j] sums lanes 4j..4j+3, and lane l holds D[l / 4][2 (l % 4)]
+     * and D[l / 4][2 (l % 4) + 1], so d0 + d1 sums lanes 8 (l % 4) ..
+     * 8 (l % 4) + 7; two shuffles add the four blocks. */
+    [TD_INTRIN_WARP_SUM_F64MMA] =
+        "__forceinline__ __device__ float td_warp_sum_f64mma(float x) {\n"
+        "  double d0, d1;\n"
+        "  asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
+        "{%0, %1}, {%2}, {%3}, {%4, %5};\"\n"
+        "      : \"=d\"(d0), \"=d\"(d1)\n"
+        "      : \"d\"(1.0), \"d\"((double)x), \"d\"(0.0), \"d\"(0.0));\n"
+        "  float s = (float)(d0 + d1);\n"
+        "  s += __shfl_xor_sync(0xffffffffu, s, 1, 32);\n"
+        "  s += __shfl_xor_sync(0xffffffffu, s, 2, 32);\n"
+        "  return s;\n"
+        "}\n",
+    /* Integer keys in the order of the floats: negative floats have their
+     * magnitude bits flipped. NaN lanes become -inf (max) or +inf (min). */
+    [TD_INTRIN_WARP_MAX_REDUX] =
+        "__forceinline__ __device__ float td_warp_max_redux(float x) {\n"
+        "  int k = __float_as_int(x);\n"
+        "  k = x != x ? (int)0x807fffff /* -inf */ : k ^ ((k >> 31) & 0x7fffffff);\n"
+        "  k = __reduce_max_sync(0xffffffffu, k);\n"
+        "  return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));\n"
+        "}\n",
+    [TD_INTRIN_WARP_MIN_REDUX] =
+        "__forceinline__ __device__ float td_warp_min_redux(float x) {\n"
+        "  int k = __float_as_int(x);\n"
+        "  k = x != x ? 0x7f800000 /* +inf */ : k ^ ((k >> 31) & 0x7fffffff);\n"
+        "  k = __reduce_min_sync(0xffffffffu, k);\n"
+        "  return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));\n"
         "}\n",
 };
 

@@ -199,7 +199,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_UNPACK_HI] = "T.ptx.mov.b64.unpack_hi",
     [TD_INTRIN_PTX_ADD_F32X2] = "T.ptx.add.rn.ftz.f32x2",
     [TD_INTRIN_PTX_MAX3_F32] = "T.ptx.max.f32",
-    [TD_INTRIN_PTX_MIN3_F32] = "T.ptx.min.f32"};
+    [TD_INTRIN_PTX_MIN3_F32] = "T.ptx.min.f32",
+    [TD_INTRIN_WARP_SUM_F64MMA] = "T.cuda.warp_reduce",
+    [TD_INTRIN_WARP_MAX_REDUX] = "T.cuda.warp_reduce",
+    [TD_INTRIN_WARP_MIN_REDUX] = "T.cuda.warp_reduce"};
 
 static void intrin(tirx *x, td_buf *o, const td_expr *e)
 {
@@ -239,6 +242,17 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
         td__buf_printf(o, "%s(", name);
         arglist(x, o, e->nargs, e->args);
         td__buf_puts(o, ", 32)");
+        return;
+    case TD_INTRIN_WARP_SUM_F64MMA:
+    case TD_INTRIN_WARP_MAX_REDUX:
+    case TD_INTRIN_WARP_MIN_REDUX:
+        /* The same reduction, left to TVM's lowering (shuffles). */
+        td__buf_printf(o, "%s(", name);
+        arglist(x, o, e->nargs, e->args);
+        td__buf_printf(o, ", \"%s\", 32)",
+                       e->intrin == TD_INTRIN_WARP_SUM_F64MMA ? "sum"
+                       : e->intrin == TD_INTRIN_WARP_MAX_REDUX ? "max"
+                                                               : "min");
         return;
     default:
         td__buf_printf(o, "%s(", name);

@@ -71,6 +71,8 @@ typedef struct rows_plan {
     int64_t swz;      /* accesses per bank line when swizzling, else 0 */
     bool contig;      /* each row's elements consecutive in memory */
     int64_t nwg;      /* warpgroups per block (warpgroup scope) */
+    td_intrin fast;   /* the whole-warp reduction in place of the XOR
+                         shuffles, or TD_INTRIN_COUNT for the shuffles */
 } rows_plan;
 
 static int64_t p2ceil(int64_t x)
@@ -188,6 +190,48 @@ static bool group_knob(const td_call *call, int64_t *g, td_reason *why)
     }
     *g = e->i;
     return true;
+}
+
+/*
+ * The whole-warp reduction (G >= 32, float32 partials) in place of the
+ * 5-step shuffle tree, measured on the H200 (docs/performance.md): a sum
+ * through one float64 tensor-core MMA and two shuffles (sm_80, sm_90 and
+ * sm_100, the chips with float64 tensor cores), max and min through
+ * redux.sync on integer keys (sm_80 and newer).  The partials are never
+ * NaN for max and min (the accumulators start at the identity and fmaxf /
+ * fminf skip NaN), so the result is the shuffle tree's; a sum is summed in
+ * float64 before its last two steps, a rounding at least as close.
+ * Config fast_warp_reduce: false keeps the shuffles.
+ */
+static bool fast_knob(const td_call *call, td_reason *why)
+{
+    const td_config_entry *e = td_call_config(call, "fast_warp_reduce");
+    if (e != NULL && e->kind != TD_VALUE_BOOL) {
+        td_reason_set(why, "fast_warp_reduce must be true or false");
+        return false;
+    }
+    return true;
+}
+
+/* The whole-warp reduction for the call's op and dst dtype on its chip,
+ * TD_INTRIN_COUNT when there is none (or config turns it off).  The op
+ * is read from its name: the predicate, which `explain` runs, has no op
+ * descriptor, and it must decide as the plan does. */
+static td_intrin fast_warp(const td_call *call)
+{
+    const td_config_entry *e = td_call_config(call, "fast_warp_reduce");
+    const td_buffer *dst = td__region_buffer(call, &call->dst);
+    if ((e != NULL && e->kind == TD_VALUE_BOOL && !e->b) || dst == NULL ||
+        dst->dtype != TD_F32)
+        return TD_INTRIN_COUNT;
+    int sm = call->sm_version;
+    if (strcmp(call->op, "sum") == 0 && (sm == 80 || sm == 90 || sm == 100))
+        return TD_INTRIN_WARP_SUM_F64MMA;
+    if (strcmp(call->op, "max") == 0 && sm >= 80)
+        return TD_INTRIN_WARP_MAX_REDUX;
+    if (strcmp(call->op, "min") == 0 && sm >= 80)
+        return TD_INTRIN_WARP_MIN_REDUX;
+    return TD_INTRIN_COUNT;
 }
 
 /* Row-major element strides of a buffer. */
@@ -330,22 +374,32 @@ static void narrow_single_warp(const td_call *call, rows_plan *p, int esize)
 }
 
 /*
- * Where `shared`'s layout is already the right one, leave the call to it:
+ * Without a whole-warp reduction (fast_warp), where `shared`'s layout is
+ * already the right one, leave the call to it:
  * a scope of exactly one warp per row (rows consecutive, 32-bit values, at
  * least 1024 of them a row, so that every lane of `shared` has 32 or more
  * independent loads) for which this plan would pack rows two or more to a
  * warp (G < 32) and idle the other warps.  Measured on the H200 for
  * [8,1024] float32 / 256 threads (docs/performance.md): G = 16 is faster
  * at full occupancy (148 against 168 ns) but slower with one block per SM
- * (262 against 240 ns); G = 32 with 16-byte loads, 162 and 243; no layout
- * of ours beat `shared` in both modes.
+ * (262 against 240 ns); G = 32 with 16-byte loads and shuffles, 162 and
+ * 243; no layout with shuffles beat `shared` in both modes.  With a
+ * whole-warp reduction the plan gives every warp its row (G = 32) instead.
  */
-static bool warp_per_row(const td_buffer *src, const rows_plan *p,
-                         td_reason *why)
+static bool warp_per_row(const td_call *call, const td_buffer *src,
+                         rows_plan *p, td_reason *why)
 {
     if (!p->contig || td_dtype_bits(src->dtype) < 32 || p->S * 32 != p->T ||
         p->R < 1024 || p->G >= 32)
         return false;
+    if (fast_warp(call) != TD_INTRIN_COUNT) {
+        /* The whole-warp reduction makes a warp a row the faster layout in
+         * both modes ([8,1024] float32 on the H200: sum 151 / 237 ns,
+         * max 141 / 206, against `shared`'s 168 / 240). */
+        p->G = 32;
+        p->NG = p->T / 32;
+        return false;
+    }
     td_reason_set(why,
                   "one row per warp (%" PRId64 " rows of %" PRId64
                   ", %" PRId64 " threads): `shared` keeps every warp busy, "
@@ -385,7 +439,8 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     if (!barrier_ok(call, p->nwg, why))
         return false;
     int64_t cap, knob;
-    if (!vector_cap(call, &cap, why) || !group_knob(call, &knob, why))
+    if (!vector_cap(call, &cap, why) || !group_knob(call, &knob, why) ||
+        !fast_knob(call, why))
         return false;
     p->T = td__scope_threads(call);
     p->S = p->sh.spatial_len;
@@ -400,9 +455,11 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     p->tail = p->R % p->V;
     if (!plan_groups(knob, p, why))
         return false;
+    if (knob == 0 && warp_per_row(call, src, p, why))
+        return false;
     narrow_single_warp(call, p, td_dtype_bits(src->dtype) / 8);
     plan_swizzle(call, src, p);
-    return knob > 0 || !warp_per_row(src, p, why);
+    return true;
 }
 
 static int rows_plan_fn(const td_call *call, const td_op_desc *op,
@@ -410,8 +467,12 @@ static int rows_plan_fn(const td_call *call, const td_op_desc *op,
 {
     (void)op;
     (void)user;
-    memset(plan, 0, sizeof(rows_plan)); /* rows_check fills it from zero */
-    return rows_check(call, plan, why) ? 0 : TD_EDECLINED;
+    rows_plan *p = plan;
+    memset(p, 0, sizeof *p); /* rows_check fills it from zero */
+    if (!rows_check(call, p, why))
+        return TD_EDECLINED;
+    p->fast = p->G >= 32 ? fast_warp(call) : TD_INTRIN_COUNT;
+    return 0;
 }
 
 static bool shared_rows_valid(const td_call *call, const td_args *args,
@@ -739,8 +800,14 @@ static int emit_rows(const td_call *call, td_combiner comb,
                                 td_var_ref(ir, acc1)));
 
     /* Every lane of a live warp reaches the shuffles: the mask is the
-     * whole warp. */
-    for (int64_t m = (G > 32 ? 32 : G) / 2; m >= 1; m /= 2) {
+     * whole warp.  A whole-warp float32 reduction on a chip that has them
+     * goes through the tensor core or redux.sync instead (p->fast). */
+    if (p->fast != TD_INTRIN_COUNT) {
+        td_expr *a[] = {td_var_ref(ir, acc0)};
+        td_ir_assign(ir, acc0, td_intrinsic(ir, p->fast, e.dt, 1, a));
+    }
+    for (int64_t m = p->fast != TD_INTRIN_COUNT ? 0 : (G > 32 ? 32 : G) / 2;
+         m >= 1; m /= 2) {
         td_expr *a[] = {td_const_u(ir, TD_U32, 0xffffffffu),
                         td_var_ref(ir, acc0), td_int(ir, m), td_int(ir, 32)};
         td_ir_assign(ir, acc0,

@@ -42,15 +42,18 @@ def run(tool, args):
 
 def split_emit(text):
     """emit prints the prelude, a blank line, then the body; a body with
-    no prelude comes alone.  A prelude starts with '#' or '__device__' /
-    'static' helper definitions."""
-    if text.startswith("#") or text.startswith("static") or \
-            text.startswith("__device__") or text.startswith("template"):
-        cut = text.find("\n\n")
-        if cut < 0:
-            die("cannot split prelude from body in:\n" + text)
-        return text[:cut + 1], text[cut + 2:]
-    return "", text
+    no prelude comes alone.  The prelude is made of blocks separated by
+    blank lines (the includes, then each helper), each starting with '#'
+    or a helper definition ('__device__', '__forceinline__', 'static',
+    'template'); the body is what follows the last of them."""
+    heads = ("#", "static", "__device__", "__forceinline__", "template")
+    blocks = text.split("\n\n")
+    n = 0
+    while n < len(blocks) - 1 and blocks[n].startswith(heads):
+        n += 1
+    if n == 0:
+        return "", text
+    return "\n\n".join(blocks[:n]) + "\n", "\n\n".join(blocks[n:])
 
 
 def field(text, key, path):
@@ -107,9 +110,14 @@ def main():
             for kind, p in (("shared", forced), ("default", path)):
                 pre, body = split_emit(run(tool, ["emit", p, "--lang",
                                                   "cuda"]))
-                for line in pre.splitlines(keepends=True):
-                    if line.strip() and line not in preludes:
-                        preludes.append(line)
+                # once each: an include line, a helper (a block)
+                for block in pre.split("\n\n"):
+                    parts = (block.splitlines(keepends=True)
+                             if block.startswith("#") else [block])
+                    for part in parts:
+                        part = part.strip("\n") + "\n"
+                        if part.strip() and part not in preludes:
+                            preludes.append(part)
                 body = "".join("  " + l if l.strip() else l
                                for l in body.splitlines(keepends=True))
                 funcs.append(

@@ -17,7 +17,12 @@
  *      lane 0 of each warp sums the warp's 32 partials;
  *   3  XOR shuffles over each warp, lane 0 of each warp stores the warp's
  *      partial, one barrier, one thread per row combines the G / 32
- *      partials of its row (the reference's way for G > 32).
+ *      partials of its row (the reference's way for G > 32);
+ *   4  G == 32, fewer shuffles: a sum goes through one float64 tensor-core
+ *      MMA (m8n8k4, A all ones: the 32 lanes' values become 8 sums of 4,
+ *      each lane holding two) and two shuffles; max and min through
+ *      redux.sync on order-preserving integer keys (partials are never NaN:
+ *      the accumulators start at the identity and fmaxf skips NaN).
  */
 #define BENCH_NO_MAIN
 #include "bench_reduce.cu"
@@ -62,6 +67,7 @@ struct Lay {
     static_assert(R * G <= T && Q % G == 0 && K % BT == 0, "one pass");
     static_assert(FIN != 0 || G <= 32, "shuffles within a warp");
     static_assert(FIN != 3 || G > 32, "rows across warps");
+    static_assert(FIN != 4 || G == 32, "a warp a row");
     static constexpr int W = G / 32;
     static_assert(FIN != 2 || G == 32, "per-warp scratch");
 
@@ -111,6 +117,25 @@ struct Lay {
                     B[row] = a;
             } else if constexpr (FIN == 1) {
                 scr[row * P + lane] = a;
+            } else if constexpr (FIN == 4) {
+                if constexpr (OP == OP_SUM) {
+                    double d0, d1;
+                    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
+                        "{%0, %1}, {%2}, {%3}, {%4, %5};"
+                        : "=d"(d0), "=d"(d1)
+                        : "d"(1.0), "d"((double)a), "d"(0.0), "d"(0.0));
+                    a = (float)(d0 + d1);
+                    a += __shfl_xor_sync(0xffffffffu, a, 1);
+                    a += __shfl_xor_sync(0xffffffffu, a, 2);
+                } else {
+                    int k = __float_as_int(a);
+                    k = k >= 0 ? k : k ^ 0x7fffffff;
+                    k = OP == OP_MAX ? __reduce_max_sync(0xffffffffu, k)
+                                     : __reduce_min_sync(0xffffffffu, k);
+                    a = __int_as_float(k >= 0 ? k : k ^ 0x7fffffff);
+                }
+                if (lane == 0)
+                    B[row] = a;
             } else if constexpr (FIN == 3) {
 #pragma unroll
                 for (int m = 16; m >= 1; m >>= 1)
@@ -206,7 +231,9 @@ static void layouts_case(const char *name, const char *variant)
         LAY(16, 4, 1, 8, "G=16 16B scratch+barrier");
         LAY(32, 2, 0, 8, "G=32 8B shuffles");
         LAY(32, 2, 1, 8, "G=32 8B scratch+barrier");
-        LAY(32, 4, 2, 8, "G=32 16B warp scratch");
+        LAY(32, 4, 4, 8, "G=32 16B dmma/redux");
+        LAY(32, 2, 4, 8, "G=32 8B dmma/redux");
+        LAY(32, 1, 4, 8, "G=32 4B dmma/redux");
     }
     if constexpr (R == 1 && C == 4096 && T == 256) {
         LAY(32, 4, 0, 8, "G=32 16B shuffles");
@@ -218,6 +245,7 @@ static void layouts_case(const char *name, const char *variant)
         LAY(32, 1, 0, 32, "G=32 4B shuffles, batch 32");
         LAY(32, 2, 0, 8, "G=32 8B shuffles");
         LAY(32, 2, 0, 16, "G=32 8B shuffles, batch 16");
+        LAY(32, 2, 4, 8, "G=32 8B dmma/redux");
         LAY(64, 4, 1, 8, "G=64 16B scratch+barrier");
         LAY(64, 4, 3, 8, "G=64 16B warp shuffles+barrier");
         LAY(64, 1, 3, 8, "G=64 4B warp shuffles+barrier");
@@ -226,6 +254,10 @@ static void layouts_case(const char *name, const char *variant)
         LAY(128, 1, 3, 8, "G=128 4B warp shuffles+barrier");
         LAY(256, 4, 3, 8, "G=256 16B warp shuffles+barrier");
         LAY(256, 4, 1, 8, "G=256 16B scratch+barrier");
+    }
+    if constexpr (R == 4 && C == 4096 && T == 256) {
+        LAY(32, 4, 0, 8, "G=32 16B shuffles");
+        LAY(32, 4, 4, 8, "G=32 16B dmma/redux");
     }
 #undef LAY
     CK(cudaFree(d_in));

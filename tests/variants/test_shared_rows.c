@@ -293,15 +293,47 @@ static void test_group_knob(void **state)
 }
 
 /* One row per warp of 32-bit rows of 1024 or more, where the plan would
- * pack rows two to a warp: left to `shared`; the neighbours are not. */
+ * pack rows two to a warp: with a whole-warp reduction (float32 on
+ * sm_90a) every warp gets its row; without one, left to `shared`; the
+ * neighbours are not. */
 static void test_warp_per_row(void **state)
 {
     (void)state;
+    static const char reason[] =
+        "one row per warp (8 rows of 1024, 256 threads): `shared` keeps "
+        "every warp busy, this plan (G = 16) would leave 4 of the 8 warps "
+        "idle; left to `shared`";
     td_call *c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 8,
                            1024, NULL);
-    expect_valid(c, "one row per warp (8 rows of 1024, 256 threads): "
-                    "`shared` keeps every warp busy, this plan (G = 16) "
-                    "would leave 4 of the 8 warps idle; left to `shared`");
+    ec_out o = ec_emit(rows, c);
+    ec_has(o.cuda, "int lane = tid % 32;\n");
+    ec_has(o.cuda, "acc0 = td_warp_sum_f64mma(acc0);\n");
+    ec_has(o.tirx, "acc0 = T.cuda.warp_reduce(acc0, \"sum\", 32)\n");
+    ec_lacks(o.cuda, "__shfl_xor_sync");
+    ec_free(&o);
+    free(c);
+    c = rows_call("max", "cta", "{threadIdx.x: 256}", "float32", 8, 1024,
+                  NULL);
+    o = ec_emit(rows, c);
+    ec_has(o.cuda, "acc0 = td_warp_max_redux(acc0);\n");
+    ec_free(&o);
+    free(c);
+    /* No whole-warp reduction: config turns it off, or the chip has no
+     * float64 tensor core (sm_89). */
+    c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 8, 1024,
+                  "config: {fast_warp_reduce: false}\n");
+    expect_valid(c, reason);
+    free(c);
+    c = ec_parse("op: sum\ntarget: cuda\narch: sm_89\nscope: cta\n"
+                 "launch: {threadIdx.x: 256}\nbuffers:\n"
+                 "  A: {scope: shared, dtype: float32, shape: [8, 1024]}\n"
+                 "  B: {scope: shared, dtype: float32, shape: [8]}\n"
+                 "dst: B\nsrc: A\naxes: [-1]\n");
+    expect_valid(c, reason);
+    free(c);
+    c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 8, 1024,
+                  "config: {fast_warp_reduce: 1}\n");
+    expect_valid(c, "fast_warp_reduce must be true or false");
     free(c);
     static const struct {
         int rows, cols, threads;
@@ -318,8 +350,57 @@ static void test_warp_per_row(void **state)
         char launch[64];
         snprintf(launch, sizeof launch, "{threadIdx.x: %d}", kept[i].threads);
         c = rows_call("sum", kept[i].scope, launch, kept[i].dtype,
-                      kept[i].rows, kept[i].cols, NULL);
+                      kept[i].rows, kept[i].cols,
+                      "config: {fast_warp_reduce: false}\n");
+        o = ec_emit(rows, c);
+        ec_free(&o);
+        free(c);
+    }
+}
+
+/* Which whole-warp reduction, if any, replaces the shuffles: a row in a
+ * whole warp (G >= 32) of float32, the sum on sm_80, sm_90 and sm_100
+ * (float64 tensor cores), max and min on sm_80 and newer. */
+static void test_fast_warp(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op, *arch, *dtype;
+        int rows, cols, threads;
+        const char *want; /* NULL: the shuffles */
+    } cases[] = {
+        {"sum", "sm_90a", "float32", 4, 4096, 256, "td_warp_sum_f64mma"},
+        {"sum", "sm_80", "float32", 4, 4096, 256, "td_warp_sum_f64mma"},
+        {"sum", "sm_100a", "float32", 4, 4096, 256, "td_warp_sum_f64mma"},
+        {"sum", "sm_89", "float32", 4, 4096, 256, NULL},
+        {"sum", "sm_120", "float32", 4, 4096, 256, NULL},
+        {"max", "sm_89", "float32", 4, 4096, 256, "td_warp_max_redux"},
+        {"min", "sm_120", "float32", 4, 4096, 256, "td_warp_min_redux"},
+        {"max", "sm_75", "float32", 4, 4096, 256, NULL},
+        {"sum", "sm_90a", "float16", 4, 4096, 256, NULL},
+        {"max", "sm_90a", "bfloat16", 4, 4096, 256, NULL},
+        {"sum", "sm_90a", "float32", 1, 8192, 256, "td_warp_sum_f64mma"},
+        {"sum", "sm_90a", "float32", 64, 128, 128, NULL}, /* G = 2 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "op: %s\ntarget: cuda\narch: %s\nscope: cta\n"
+                 "launch: {threadIdx.x: %d}\nbuffers:\n"
+                 "  A: {scope: shared, dtype: %s, shape: [%d, %d]}\n"
+                 "  B: {scope: shared, dtype: %s, shape: [%d]}\n"
+                 "dst: B\nsrc: A\naxes: [-1]\n",
+                 cases[i].op, cases[i].arch, cases[i].threads,
+                 cases[i].dtype, cases[i].rows, cases[i].cols,
+                 cases[i].dtype, cases[i].rows);
+        td_call *c = ec_parse(text);
         ec_out o = ec_emit(rows, c);
+        if (cases[i].want != NULL) {
+            ec_has(o.cuda, cases[i].want);
+            ec_lacks(o.cuda, "__shfl_xor_sync(4294967295u, acc0, 16");
+        } else {
+            ec_lacks(o.cuda, "td_warp_");
+        }
         ec_free(&o);
         free(c);
     }
@@ -545,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_group_sizes),
         cmocka_unit_test(test_single_warp_width),
         cmocka_unit_test(test_group_knob),
+        cmocka_unit_test(test_fast_warp),
         cmocka_unit_test(test_warp_per_row),
         cmocka_unit_test(test_cross_warp),
         cmocka_unit_test(test_vectors),

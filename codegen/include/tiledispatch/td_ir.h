@@ -75,6 +75,16 @@ typedef enum td_intrin {
     TD_INTRIN_PTX_ADD_F32X2,   /* (a, b) -> add.rn.ftz.f32x2 */
     TD_INTRIN_PTX_MAX3_F32,    /* (a, b, c) -> max.f32 d, a, b, c */
     TD_INTRIN_PTX_MIN3_F32,    /* (a, b, c) -> min.f32 d, a, b, c */
+    /* Whole-warp all-reductions of a float32 (every lane of the warp calls
+     * them and gets the result; sm_80 or newer).  CUDA: the sum through
+     * one float64 tensor-core MMA (m8n8k4: the 32 values become sums of 8,
+     * exact in float64) and two shuffles; max and min through redux.sync
+     * on order-preserving integer keys, NaN lanes skipped as fmaxf skips
+     * them (a warp of NaN only gives -inf for max, +inf for min).  TIRx:
+     * T.cuda.warp_reduce(value, op, 32), TVM's shuffle tree. */
+    TD_INTRIN_WARP_SUM_F64MMA, /* (value) */
+    TD_INTRIN_WARP_MAX_REDUX,  /* (value) */
+    TD_INTRIN_WARP_MIN_REDUX,  /* (value) */
     TD_INTRIN_COUNT
 } td_intrin;
 

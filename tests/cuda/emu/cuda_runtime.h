@@ -3,7 +3,9 @@
  * programs on the host (tests/cuda/emu.py): each block runs as one host
  * thread per CUDA thread; __syncthreads, __syncwarp, named barriers
  * (bar.sync id, n: released every n arrivals, as the hardware does) and
- * __shfl_xor_sync (each lane waits for its partner's value) are emulated; blocks run one after another, so `__shared__` is a function
+ * __shfl_xor_sync (each lane waits for its partner's value) and
+ * __reduce_max_sync / __reduce_min_sync (through shuffles) are emulated;
+ * blocks run one after another, so `__shared__` is a function
  * static and dynamic shared memory one buffer per launch.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
  * The float32 / float64 math of the elementwise programs (expf, exp2f,
  * log2f, sqrtf, fmaxf, the __f*_rn intrinsics, ...) is the host's.
@@ -232,6 +234,25 @@ static T __shfl_xor_sync(unsigned, T v, int lane_mask, int width = 32)
     return r;
 }
 
+/* Whole-warp integer reductions (redux.sync), through the same five
+ * exchanges the shuffles use: every lane of the warp takes part. */
+static inline int __reduce_max_sync(unsigned m, int v)
+{
+    for (int k = 16; k >= 1; k /= 2) {
+        int o = __shfl_xor_sync(m, v, k);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+static inline int __reduce_min_sync(unsigned m, int v)
+{
+    for (int k = 16; k >= 1; k /= 2) {
+        int o = __shfl_xor_sync(m, v, k);
+        v = o < v ? o : v;
+    }
+    return v;
+}
+
 /* The launch's dynamic shared memory (16-byte aligned, poisoned). */
 static unsigned char *td_emu_dyn_smem;
 
@@ -283,6 +304,18 @@ static inline float __uint_as_float(unsigned u)
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
+}
+static inline float __int_as_float(int i)
+{
+    float f;
+    memcpy(&f, &i, sizeof f);
+    return f;
+}
+static inline int __float_as_int(float f)
+{
+    int i;
+    memcpy(&i, &f, sizeof i);
+    return i;
 }
 
 /* Above 48 KB of dynamic shared memory the programs opt in. */
