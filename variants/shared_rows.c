@@ -25,7 +25,10 @@
  *   - loads in batches of up to 8, all issued before their adds; two
  *     accumulators per thread, a pairwise tree inside each vector;
  *   - XOR shuffles over min(G, 32) lanes, full-warp mask (the scope is
- *     made of whole warps and every lane reaches every shuffle);
+ *     made of whole warps and every lane reaches every shuffle); a float32
+ *     row in whole warps (G >= 32) instead ends with one whole-warp
+ *     reduction: a float64 tensor-core MMA and two shuffles for a sum,
+ *     redux.sync on integer keys for max and min (fast_warp below);
  *   - G > 32: each warp's partial goes to a shared scratch the body
  *     declares itself (one per scope instance), one barrier, then one
  *     thread per row combines the partials;
@@ -38,8 +41,8 @@
  * as dynamic shared memory and the programs of `tiledispatch kernel` do;
  * a caller that cannot promise it sets config `vector_bytes: 0` (or 4, 8:
  * the widest access allowed).  Config `group_size` fixes G (a power of
- * two) in place of the plan's choice.  max and min use the same combiner, identity
- * and NaN rules as `shared`, so results match it exactly; sums may
+ * two) in place of the plan's choice.  max and min use the same combiner,
+ * identity and NaN rules as `shared`, so results match it exactly; sums may
  * differ by rounding (another order).
  */
 #include <inttypes.h>

@@ -56,27 +56,36 @@ static int fake_emit(const td_call *call, const td_op_desc *op,
     return td_ir_status(ir);
 }
 
-static td_registry *fake_registry(void)
+/* An empty registry with op sum and one variant, `impl`, for every sum. */
+static td_registry *one_variant_registry(const td_impl_desc *impl)
 {
     td_registry *reg = NULL;
     assert_int_equal(td_registry_new_empty(&reg), 0);
     td_op_desc sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM};
     assert_int_equal(td_register_op(reg, &sum), 0);
-    td_impl_desc impl = {.name = "fake", .emit = fake_emit};
-    assert_int_equal(td_register_impl(reg, &impl), 0);
-    static const char rules[] = "version: 1\n"
-                                "variants:\n"
-                                "  - name: fake\n"
-                                "    ops: [sum]\n"
-                                "    target: cuda\n"
-                                "    priority: 1\n";
+    assert_int_equal(td_register_impl(reg, impl), 0);
+    char rules[256];
+    snprintf(rules, sizeof rules,
+             "version: 1\n"
+             "variants:\n"
+             "  - name: %s\n"
+             "    ops: [sum]\n"
+             "    target: cuda\n"
+             "    priority: 1\n",
+             impl->name);
     td_diag d;
     td_diag_clear(&d);
     int err = td_registry_load_rules_text(reg, "fake.yaml", rules,
-                                          sizeof rules - 1, &d);
+                                          strlen(rules), &d);
     if (err != 0)
         fail_msg("fake rules: %s", d.msg);
     return reg;
+}
+
+static td_registry *fake_registry(void)
+{
+    td_impl_desc impl = {.name = "fake", .emit = fake_emit};
+    return one_variant_registry(&impl);
 }
 
 static const char seed_call[] =
@@ -439,26 +448,9 @@ static int scratch_emit(const td_call *call, const td_op_desc *op,
 
 static td_registry *scratch_registry(int64_t *floats)
 {
-    td_registry *reg = NULL;
-    assert_int_equal(td_registry_new_empty(&reg), 0);
-    td_op_desc sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION,
-                      .combiner = TD_COMBINE_SUM};
-    assert_int_equal(td_register_op(reg, &sum), 0);
     td_impl_desc impl = {.name = "scratchy", .emit = scratch_emit,
                          .user = floats};
-    assert_int_equal(td_register_impl(reg, &impl), 0);
-    static const char rules[] = "version: 1\n"
-                                "variants:\n"
-                                "  - name: scratchy\n"
-                                "    ops: [sum]\n"
-                                "    target: cuda\n"
-                                "    priority: 1\n";
-    td_diag d;
-    td_diag_clear(&d);
-    if (td_registry_load_rules_text(reg, "scratch.yaml", rules,
-                                    sizeof rules - 1, &d) != 0)
-        fail_msg("scratch rules: %s", d.msg);
-    return reg;
+    return one_variant_registry(&impl);
 }
 
 static char *scratch_program(td_registry *reg, const char *shape, int *err,
