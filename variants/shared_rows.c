@@ -389,27 +389,10 @@ static void narrow_single_warp(const td_call *call, rows_plan *p, int esize)
  * 243; no layout with shuffles beat `shared` in both modes.  With a
  * whole-warp reduction the plan gives every warp its row (G = 32) instead.
  */
-static bool warp_per_row(const td_call *call, const td_buffer *src,
-                         rows_plan *p, td_reason *why)
+static bool warp_per_row(const td_buffer *src, const rows_plan *p)
 {
-    if (!p->contig || td_dtype_bits(src->dtype) < 32 || p->S * 32 != p->T ||
-        p->R < 1024 || p->G >= 32)
-        return false;
-    if (fast_warp(call) != TD_INTRIN_COUNT) {
-        /* The whole-warp reduction makes a warp a row the faster layout in
-         * both modes ([8,1024] float32 on the H200: sum 151 / 237 ns,
-         * max 141 / 206, against `shared`'s 168 / 240). */
-        p->G = 32;
-        p->NG = p->T / 32;
-        return false;
-    }
-    td_reason_set(why,
-                  "one row per warp (%" PRId64 " rows of %" PRId64
-                  ", %" PRId64 " threads): `shared` keeps every warp busy, "
-                  "this plan (G = %" PRId64 ") would leave %" PRId64
-                  " of the %" PRId64 " warps idle; left to `shared`",
-                  p->S, p->R, p->T, p->G, p->S - p->S * p->G / 32, p->S);
-    return true;
+    return p->contig && td_dtype_bits(src->dtype) >= 32 && p->S * 32 == p->T &&
+           p->R >= 1024 && p->G < 32;
 }
 
 static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
@@ -458,8 +441,24 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
     p->tail = p->R % p->V;
     if (!plan_groups(knob, p, why))
         return false;
-    if (knob == 0 && warp_per_row(call, src, p, why))
-        return false;
+    if (knob == 0 && warp_per_row(src, p)) {
+        if (fast_warp(call) == TD_INTRIN_COUNT) {
+            td_reason_set(why,
+                          "one row per warp (%" PRId64 " rows of %" PRId64
+                          ", %" PRId64 " threads): `shared` keeps every warp "
+                          "busy, this plan (G = %" PRId64 ") would leave %"
+                          PRId64 " of the %" PRId64 " warps idle; left to "
+                          "`shared`",
+                          p->S, p->R, p->T, p->G, p->S - p->S * p->G / 32,
+                          p->S);
+            return false;
+        }
+        /* The whole-warp reduction makes a warp a row the faster layout in
+         * both modes ([8,1024] float32 on the H200: sum 151 / 237 ns, max
+         * 141 / 206, against `shared`'s 168 / 240). */
+        p->G = 32;
+        p->NG = p->T / 32;
+    }
     narrow_single_warp(call, p, td_dtype_bits(src->dtype) / 8);
     plan_swizzle(call, src, p);
     return true;
@@ -666,6 +665,21 @@ static void fold_tail(rows_emit *e, td_var *acc)
     end_loop(ir, j);
 }
 
+/* acc = comb over the `width` lanes of its group: XOR shuffles, full-warp
+ * mask. */
+static void warp_shuffles(rows_emit *e, const td_var *acc, int64_t width)
+{
+    td_ir *ir = e->ir;
+    for (int64_t m = width / 2; m >= 1; m /= 2) {
+        td_expr *a[] = {td_const_u(ir, TD_U32, 0xffffffffu),
+                        td_var_ref(ir, acc), td_int(ir, m), td_int(ir, 32)};
+        td_ir_assign(ir, acc,
+                     td_combine(ir, e->comb, td_var_ref(ir, acc),
+                                td_intrinsic(ir, TD_INTRIN_SHFL_XOR, e->dt, 4,
+                                             a)));
+    }
+}
+
 /* dst[row] = value (combined with the old value when accum). */
 static void store_dst(rows_emit *e, const td_var *row, td_expr *value)
 {
@@ -808,15 +822,8 @@ static int emit_rows(const td_call *call, td_combiner comb,
     if (p->fast != TD_INTRIN_COUNT) {
         td_expr *a[] = {td_var_ref(ir, acc0)};
         td_ir_assign(ir, acc0, td_intrinsic(ir, p->fast, e.dt, 1, a));
-    }
-    for (int64_t m = p->fast != TD_INTRIN_COUNT ? 0 : (G > 32 ? 32 : G) / 2;
-         m >= 1; m /= 2) {
-        td_expr *a[] = {td_const_u(ir, TD_U32, 0xffffffffu),
-                        td_var_ref(ir, acc0), td_int(ir, m), td_int(ir, 32)};
-        td_ir_assign(ir, acc0,
-                     td_combine(ir, comb, td_var_ref(ir, acc0),
-                                td_intrinsic(ir, TD_INTRIN_SHFL_XOR, e.dt, 4,
-                                             a)));
+    } else {
+        warp_shuffles(&e, acc0, G > 32 ? 32 : G);
     }
 
     td_expr *writer = NULL;

@@ -1104,19 +1104,14 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     }
     if (p->smem + p->scratch > KP_SHARED_DEFAULT) {
         int64_t all = p->smem + p->scratch;
+        char extra[64] = "";
         if (p->scratch > 0)
-            td__buf_printf(o,
-                           "    /* %" PRId64 " bytes of dynamic shared memory "
-                           "and %" PRId64 " of the body's own scratch: "
-                           "above the default 48 KB, so the kernel opts in. "
-                           "*/\n",
-                           p->smem, p->scratch);
-        else
-            td__buf_printf(o,
-                           "    /* %" PRId64 " bytes of dynamic shared memory: "
-                           "above the default 48 KB, so the kernel opts in. "
-                           "*/\n",
-                           p->smem);
+            snprintf(extra, sizeof extra, " and %" PRId64 " of the body's own "
+                     "scratch", p->scratch);
+        td__buf_printf(o,
+                       "    /* %" PRId64 " bytes of dynamic shared memory%s: "
+                       "above the default 48 KB, so the kernel opts in. */\n",
+                       p->smem, extra);
         td__buf_printf(o,
                        "    int td_optin = 0;\n"
                        "    TD_CHECK(cudaDeviceGetAttribute(&td_optin, "
