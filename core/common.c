@@ -159,10 +159,12 @@ void td_diag_clear(td_diag *d)
         memset(d, 0, sizeof *d);
 }
 
-int td__vdiag(td_diag *d, int code, const char *file, int line, int col,
-              const char *source, size_t source_len, const char *fmt,
-              va_list ap)
+int td__vfail_at(td_diag *d, int code, td_where at, const char *fmt,
+                 va_list ap)
 {
+    const char *file = at.file, *source = at.text;
+    int line = at.line, col = at.col;
+    size_t source_len = at.len;
     if (d == NULL || d->code != 0)
         return code;
     d->code = code;
@@ -218,12 +220,20 @@ int td__vdiag(td_diag *d, int code, const char *file, int line, int col,
     return code;
 }
 
-int td__diag(td_diag *d, int code, const char *file, int line, int col,
-             const char *source, size_t source_len, const char *fmt, ...)
+int td__fail_at(td_diag *d, int code, td_where at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    td__vdiag(d, code, file, line, col, source, source_len, fmt, ap);
+    td__vfail_at(d, code, at, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int td__fail(td_diag *d, int code, const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    td__vfail_at(d, code, TD_AT(file, 0, 0), fmt, ap);
     va_end(ap);
     return code;
 }
@@ -276,30 +286,28 @@ int td__read_file(const char *path, size_t max, char **out, size_t *len,
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return td__diag(d, TD_EIO, path, 0, 0, NULL, 0, "cannot open: %s",
-                        strerror(errno));
+        return td__fail(d, TD_EIO, path, "cannot open: %s", strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
-        return td__diag(d, TD_EIO, path, 0, 0, NULL, 0,
-                        "is a directory, not a file");
+        return td__fail(d, TD_EIO, path, "is a directory, not a file");
     }
     char *data = td__malloc(max + 2);
     if (data == NULL) {
         fclose(f);
-        return td__diag(d, TD_ENOMEM, path, 0, 0, NULL, 0, "out of memory");
+        return td__fail(d, TD_ENOMEM, path, "out of memory");
     }
     size_t n = fread(data, 1, max + 1, f);
     int rerr = ferror(f);
     fclose(f);
     if (rerr) {
         td__free(data);
-        return td__diag(d, TD_EIO, path, 0, 0, NULL, 0, "read error");
+        return td__fail(d, TD_EIO, path, "read error");
     }
     if (n > max) {
         td__free(data);
-        return td__diag(d, TD_ELIMIT, path, 1, 1, NULL, 0,
-                        "file is larger than the limit of %zu bytes", max);
+        return td__fail_at(d, TD_ELIMIT, TD_AT(path, 1, 1),
+                           "file is larger than the limit of %zu bytes", max);
     }
     data[n] = '\0';
     *out = data;

@@ -21,18 +21,39 @@ void td__free(void *p);
 char *td__strdup(const char *s);
 char *td__strndup(const char *s, size_t n);
 
-/* Fills a diagnostic (first error wins: does nothing if d->code != 0).
- * `source` may be NULL; otherwise line `line` of it becomes the source line.
- * Returns code, so callers can `return td__diag(...)`. */
-int td__diag(td_diag *d, int code, const char *file, int line, int col,
-             const char *source, size_t source_len, const char *fmt, ...)
+/*
+ * Raising a diagnostic.  Every error the library reports goes through one of
+ * these three; each fills d (first error wins: nothing happens when
+ * d->code != 0) and returns code, so callers can `return td__fail(...)`.
+ *
+ *   td__fail(d, code, file, fmt, ...)       no position; file may be NULL
+ *   td__fail_at(d, code, where, fmt, ...)   at a position (TD_AT(file, line,
+ *                                           col), or a td_where with the
+ *                                           file's text, to quote the line)
+ *   td__vfail_at(d, code, where, fmt, ap)   the same with a va_list, for
+ *                                           wrappers that add context
+ */
+typedef struct td_where {
+    const char *file; /* NULL: none */
+    int line, col;    /* 1-based; 0: unknown */
+    const char *text; /* the file's text, to quote line `line`; or NULL */
+    size_t len;
+} td_where;
+
+#define TD_AT(file, line, col) ((td_where){(file), (line), (col), NULL, 0})
+
+int td__fail(td_diag *d, int code, const char *file, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 8, 9)))
+    __attribute__((format(printf, 4, 5)))
 #endif
     ;
-int td__vdiag(td_diag *d, int code, const char *file, int line, int col,
-              const char *source, size_t source_len, const char *fmt,
-              va_list ap);
+int td__fail_at(td_diag *d, int code, td_where at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+int td__vfail_at(td_diag *d, int code, td_where at, const char *fmt,
+                 va_list ap);
 
 /* Reads a whole file (at most max bytes) into a NUL-terminated buffer.
  * TD_EIO / TD_ELIMIT / TD_ENOMEM with a message in d. */

@@ -57,8 +57,9 @@ int td__yerr_at(const td_ydoc *doc, int code, int line, int col,
 {
     va_list ap;
     va_start(ap, fmt);
-    td__vdiag(doc->diag, code, doc->file, line, col, doc->text, doc->len, fmt,
-              ap);
+    td__vfail_at(doc->diag, code,
+                 (td_where){doc->file, line, col, doc->text, doc->len}, fmt,
+                 ap);
     va_end(ap);
     return code;
 }
@@ -68,8 +69,9 @@ int td__yerr(const td_ydoc *doc, int code, const td_ynode *n,
 {
     va_list ap;
     va_start(ap, fmt);
-    td__vdiag(doc->diag, code, doc->file, n->line, n->col, doc->text,
-              doc->len, fmt, ap);
+    td__vfail_at(doc->diag, code,
+                 (td_where){doc->file, n->line, n->col, doc->text, doc->len},
+                 fmt, ap);
     va_end(ap);
     return code;
 }
@@ -263,9 +265,9 @@ int td__ydoc_load(td_ydoc *doc, const char *file, const char *kind,
     doc->len = text ? len : 0;
     doc->diag = diag;
     if (lim->max_bytes > 0 && len > lim->max_bytes)
-        return td__diag(diag, TD_ELIMIT, doc->file, 1, 1, NULL, 0,
-                        "file is larger than the limit of %zu bytes",
-                        lim->max_bytes);
+        return td__fail_at(diag, TD_ELIMIT, TD_AT(doc->file, 1, 1),
+                           "file is larger than the limit of %zu bytes",
+                           lim->max_bytes);
     int rc = build(doc, lim);
     if (rc == 0 && (doc->root == NULL || td__yis_null(doc->root)))
         rc = td__yerr_at(doc, TD_ESCHEMA, 1, 1, "empty %s", doc->kind);

@@ -1205,7 +1205,7 @@ int td_call_parse(const char *name, const char *text, size_t len,
     memset(&c, 0, sizeof c);
     *out = NULL;
     if (text == NULL)
-        return td__diag(diag, TD_EINVAL, name ? name : "", 0, 0, NULL, 0,
+        return td__fail(diag, TD_EINVAL, name ? name : "",
                         "no call text given");
     int rc = td__ydoc_load(&c.doc, name, "call file", text, len, &call_limits,
                            diag);

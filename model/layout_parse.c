@@ -42,7 +42,7 @@ static int lay_error(lay_parser *p, size_t at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    td__vdiag(p->diag, TD_EPARSE, NULL, 0, (int)at + 1, NULL, 0, fmt, ap);
+    td__vfail_at(p->diag, TD_EPARSE, TD_AT(NULL, 0, (int)at + 1), fmt, ap);
     va_end(ap);
     return TD_EPARSE;
 }

@@ -18,8 +18,7 @@ int td_dispatch(const td_registry *reg, const td_call *call,
     if (res != NULL)
         memset(res, 0, sizeof *res);
     if (reg == NULL || call == NULL || res == NULL)
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "invalid argument");
+        return td__fail(diag, TD_EINVAL, NULL, "invalid argument");
     char op_name[TD_NAME_MAX], file[sizeof call->file];
     td__call_field(op_name, call->op);
     memcpy(file, call->file, sizeof file);
@@ -27,8 +26,9 @@ int td_dispatch(const td_registry *reg, const td_call *call,
 
     const td_op_desc *op = td_registry_op(reg, op_name);
     if (op == NULL)
-        return td__diag(diag, TD_ENOENT, file, call->pos_op.line,
-                        call->pos_op.col, NULL, 0, "unknown op '%s'", op_name);
+        return td__fail_at(diag, TD_ENOENT,
+                           TD_AT(file, call->pos_op.line, call->pos_op.col),
+                           "unknown op '%s'", op_name);
     int rc = td__op_check(call, op, file, diag);
     if (rc != 0)
         return rc;
@@ -38,14 +38,14 @@ int td_dispatch(const td_registry *reg, const td_call *call,
     if (td__call_candidates(reg, call, &key, why_empty, sizeof why_empty) ==
         0) {
         td_pos at = call->dispatch[0] ? call->pos_dispatch : call->pos_target;
-        return td__diag(diag, TD_ENOMATCH, file, at.line, at.col, NULL, 0,
-                        "%s", why_empty);
+        return td__fail_at(diag, TD_ENOMATCH, TD_AT(file, at.line, at.col),
+                           "%s", why_empty);
     }
 
     td__sel_result sel;
     rc = td__select(key, call, op, NULL, &sel);
     if (rc != 0)
-        return td__diag(diag, rc, file, 0, 0, NULL, 0, "%s", td_strerror(rc));
+        return td__fail(diag, rc, file, "%s", td_strerror(rc));
     if (sel.winner != NULL) {
         res->variant = sel.winner->name;
         res->impl = sel.winner->impl_name;
@@ -54,17 +54,16 @@ int td_dispatch(const td_registry *reg, const td_call *call,
         return 0;
     }
     if (sel.failed != NULL)
-        return td__diag(diag, sel.rc, file, call->pos_op.line,
-                        call->pos_op.col, NULL, 0,
-                        "variant '%s' failed: %s: %s", sel.failed->name,
-                        td_err_name(sel.rc),
-                        sel.why.text[0] ? sel.why.text
-                                        : td_strerror(sel.rc));
+        return td__fail_at(
+            diag, sel.rc, TD_AT(file, call->pos_op.line, call->pos_op.col),
+            "variant '%s' failed: %s: %s", sel.failed->name,
+            td_err_name(sel.rc),
+            sel.why.text[0] ? sel.why.text : td_strerror(sel.rc));
     char target[TD_NAME_MAX];
     td__call_field(target, call->target);
-    return td__diag(diag, TD_ENOMATCH, file, call->pos_op.line,
-                    call->pos_op.col, NULL, 0,
-                    "no variant matched op=%s target=%s (run explain for the "
-                    "reasons)",
-                    op_name, target);
+    return td__fail_at(
+        diag, TD_ENOMATCH, TD_AT(file, call->pos_op.line, call->pos_op.col),
+        "no variant matched op=%s target=%s (run explain for the "
+        "reasons)",
+        op_name, target);
 }

@@ -225,8 +225,7 @@ int td_explain_call(const td_registry *reg, const td_call *call,
     if (out != NULL)
         *out = NULL;
     if (reg == NULL || call == NULL || out == NULL)
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "invalid argument");
+        return td__fail(diag, TD_EINVAL, NULL, "invalid argument");
     char op_name[TD_NAME_MAX], target[TD_NAME_MAX], file[sizeof call->file];
     td__call_field(op_name, call->op);
     td__call_field(target, call->target);
@@ -234,15 +233,16 @@ int td_explain_call(const td_registry *reg, const td_call *call,
     file[sizeof file - 1] = '\0';
     const td_op_desc *op = td_registry_op(reg, op_name);
     if (op == NULL)
-        return td__diag(diag, TD_ENOENT, file, call->pos_op.line,
-                        call->pos_op.col, NULL, 0, "unknown op '%s'", op_name);
+        return td__fail_at(diag, TD_ENOENT,
+                           TD_AT(file, call->pos_op.line, call->pos_op.col),
+                           "unknown op '%s'", op_name);
     int rc = td__op_check(call, op, file, diag);
     if (rc != 0)
         return rc;
 
     td_explain *ex = td__calloc(1, sizeof *ex);
     if (ex == NULL)
-        return td__diag(diag, TD_ENOMEM, NULL, 0, 0, NULL, 0, "out of memory");
+        return td__fail(diag, TD_ENOMEM, NULL, "out of memory");
     ex->selected = -1;
     ex->op = td__strdup(op_name);
     ex->target = td__strdup(target);
@@ -252,7 +252,7 @@ int td_explain_call(const td_registry *reg, const td_call *call,
         rc = build(ex, reg, call, op);
     if (rc != 0) {
         td_explain_free(ex);
-        return td__diag(diag, rc, NULL, 0, 0, NULL, 0, "%s", td_strerror(rc));
+        return td__fail(diag, rc, NULL, "%s", td_strerror(rc));
     }
     *out = ex;
     return 0;

@@ -21,16 +21,14 @@ static int fail(td_diag *d, int code, const char *path, const char *fmt,
 {
     char msg[TD_DIAG_MSG_MAX];
     snprintf(msg, sizeof msg, fmt, arg);
-    return td__diag(d, code, path, 0, 0, NULL, 0, "cannot load plugin: %s",
-                    msg);
+    return td__fail(d, code, path, "cannot load plugin: %s", msg);
 }
 
 int td_registry_load_plugin(td_registry *reg, const char *path,
                             td_diag *diag)
 {
     if (reg == NULL || path == NULL || path[0] == '\0')
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "invalid argument");
+        return td__fail(diag, TD_EINVAL, NULL, "invalid argument");
     struct stat st;
     if (stat(path, &st) != 0)
         return fail(diag, TD_EIO, path, "%s", strerror(errno));
@@ -51,7 +49,7 @@ int td_registry_load_plugin(td_registry *reg, const char *path,
     if (pl == NULL || owned == NULL) {
         td__free(pl);
         td__free(owned);
-        return td__diag(diag, TD_ENOMEM, path, 0, 0, NULL, 0, "out of memory");
+        return td__fail(diag, TD_ENOMEM, path, "out of memory");
     }
     pl->path = owned;
 
@@ -102,14 +100,12 @@ int td_registry_load_plugin(td_registry *reg, const char *path,
     reg->stamp = was_stamp;
     if (init_rc != 0) {
         td__registry_drop_stamp(reg, stamp);
-        rc = td__diag(diag, init_rc < 0 ? init_rc : TD_EINTERNAL, path, 0, 0,
-                      NULL, 0,
+        rc = td__fail(diag, init_rc < 0 ? init_rc : TD_EINTERNAL, path,
                       "cannot load plugin: td_plugin_init failed: %s (%s)",
                       td_err_name(init_rc < 0 ? init_rc : TD_EINTERNAL),
                       init_rc == TD_EEXIST && reg->conflict[0] != '\0'
                           ? reg->conflict
-                          : td_strerror(init_rc < 0 ? init_rc
-                                                    : TD_EINTERNAL));
+                          : td_strerror(init_rc < 0 ? init_rc : TD_EINTERNAL));
         td__plugins_close(pl);
         return rc;
     }

@@ -605,7 +605,7 @@ static int push_layer(td__rules *r, const char *file, char *text, size_t len,
 oom:
     td__free(name);
     td__free(text);
-    return td__diag(diag, TD_ENOMEM, file, 0, 0, NULL, 0, "out of memory");
+    return td__fail(diag, TD_ENOMEM, file, "out of memory");
 }
 
 /* Applies the last layer of r. */
@@ -630,12 +630,12 @@ static int text_layer(td_registry *reg, td__rules *r, const char *file,
                       const char *text, size_t len, td_diag *diag)
 {
     if (len > TD_RULES_FILE_MAX)
-        return td__diag(diag, TD_ELIMIT, file, 1, 1, NULL, 0,
-                        "file is larger than the limit of %zu bytes",
-                        (size_t)TD_RULES_FILE_MAX);
+        return td__fail_at(diag, TD_ELIMIT, TD_AT(file, 1, 1),
+                           "file is larger than the limit of %zu bytes",
+                           (size_t)TD_RULES_FILE_MAX);
     char *copy = td__strndup(text, len);
     if (copy == NULL)
-        return td__diag(diag, TD_ENOMEM, file, 0, 0, NULL, 0, "out of memory");
+        return td__fail(diag, TD_ENOMEM, file, "out of memory");
     int rc = push_layer(r, file, copy, len, diag);
     return rc != 0 ? rc : apply_layer(reg, r, diag);
 }
@@ -744,7 +744,7 @@ static int finish(td__rules *r)
 static int commit(td_registry *reg, td__rules *r, int rc, td_diag *diag)
 {
     if (rc == 0 && (rc = finish(r)) != 0)
-        td__diag(diag, rc, NULL, 0, 0, NULL, 0, "out of memory");
+        td__fail(diag, rc, NULL, "out of memory");
     if (rc != 0) {
         td__rules_free(r);
         return rc;
@@ -762,7 +762,7 @@ static int load(td_registry *reg, bool over, const char *const *paths,
 {
     td__rules *r = td__calloc(1, sizeof *r);
     if (r == NULL)
-        return td__diag(diag, TD_ENOMEM, NULL, 0, 0, NULL, 0, "out of memory");
+        return td__fail(diag, TD_ENOMEM, NULL, "out of memory");
     int rc = 0;
     const td__rules *old = over ? reg->rules : NULL;
     /* The layers loaded before were accepted then; replaying them can only
@@ -784,8 +784,7 @@ int td_registry_load_rules(td_registry *reg, const char *const *paths,
                            size_t npaths, td_diag *diag)
 {
     if (reg == NULL || (npaths > 0 && paths == NULL))
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "invalid argument");
+        return td__fail(diag, TD_EINVAL, NULL, "invalid argument");
     static const char *const none[1] = {NULL};
     return load(reg, false, npaths ? paths : none, npaths, NULL, NULL, 0,
                 diag);
@@ -795,8 +794,7 @@ int td_registry_add_rules(td_registry *reg, const char *const *paths,
                           size_t npaths, td_diag *diag)
 {
     if (reg == NULL || (npaths > 0 && paths == NULL))
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "invalid argument");
+        return td__fail(diag, TD_EINVAL, NULL, "invalid argument");
     static const char *const none[1] = {NULL};
     return load(reg, true, npaths ? paths : none, npaths, NULL, NULL, 0,
                 diag);
@@ -806,8 +804,7 @@ int td_registry_load_rules_text(td_registry *reg, const char *name,
                                 const char *text, size_t len, td_diag *diag)
 {
     if (reg == NULL || (text == NULL && len > 0))
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "invalid argument");
+        return td__fail(diag, TD_EINVAL, NULL, "invalid argument");
     return load(reg, false, NULL, 0, name, text, len, diag);
 }
 
@@ -815,8 +812,7 @@ int td_registry_add_rules_text(td_registry *reg, const char *name,
                                const char *text, size_t len, td_diag *diag)
 {
     if (reg == NULL || (text == NULL && len > 0))
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "invalid argument");
+        return td__fail(diag, TD_EINVAL, NULL, "invalid argument");
     return load(reg, true, NULL, 0, name, text, len, diag);
 }
 

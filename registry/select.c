@@ -163,10 +163,10 @@ int td__op_check(const td_call *call, const td_op_desc *op, const char *file,
         return 0;
     if (where.line <= 0)
         where = call->pos_op;
-    return td__diag(diag, TD_ESCHEMA, file, where.line, where.col, NULL, 0,
-                    "op '%s': %s", op->name,
-                    why.text[0] ? why.text
-                                : "the call's operands do not fit the op");
+    return td__fail_at(diag, TD_ESCHEMA, TD_AT(file, where.line, where.col),
+                       "op '%s': %s", op->name,
+                       why.text[0] ? why.text
+                                   : "the call's operands do not fit the op");
 }
 
 /* ---- the loop ------------------------------------------------------------ */

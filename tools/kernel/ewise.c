@@ -350,8 +350,7 @@ int td__kp_ewise_plan(kp_plan *p, const td_op_desc *opd, const td_ir *ir,
                            (int)TD_NAME_MAX, c->op);
     ew_plan *e = td__calloc(1, sizeof *e);
     if (e == NULL)
-        return td__diag(diag, TD_ENOMEM, c->file, 0, 0, NULL, 0,
-                        "out of memory");
+        return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
     p->ew = e;
     p->ewise = true;
     p->gen_expr = ew_gen_expr;

@@ -126,7 +126,7 @@ int td__kp_fail(td_diag *diag, const td_call *call, int code,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return td__diag(diag, code, call->file, 0, 0, NULL, 0, "kernel: %s", msg);
+    return td__fail(diag, code, call->file, "kernel: %s", msg);
 }
 
 /* Launch: block and grid extents, threads per instance. */
@@ -247,8 +247,7 @@ static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
     size_t n = (size_t)(kb->slots * p->tpi);
     kb->map = td__malloc(n * sizeof *kb->map);
     if (kb->map == NULL)
-        return td__diag(diag, TD_ENOMEM, c->file, 0, 0, NULL, 0,
-                        "out of memory");
+        return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
     for (size_t i = 0; i < n; i++)
         kb->map[i] = -1;
     kp_owner o = {kb, p->tpi, 0, 0, 0, 0};
@@ -1371,8 +1370,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
         return TD_EINVAL;
     *out = NULL;
     if (reg == NULL || call == NULL)
-        return td__diag(diag, TD_EINVAL, NULL, 0, 0, NULL, 0,
-                        "kernel: no registry or call");
+        return td__fail(diag, TD_EINVAL, NULL, "kernel: no registry or call");
     td_dispatch_result res;
     memset(&res, 0, sizeof res);
     int err = td_dispatch(reg, call, &res, diag);
@@ -1382,7 +1380,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     if (op == NULL || (op->kind != TD_OP_KIND_REDUCTION &&
                        op->kind != TD_OP_KIND_ELEMENTWISE)) {
         td_ir_free(res.ir);
-        return td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
+        return td__fail(diag, TD_EINVAL, call->file,
                         "kernel: op '%.*s' is neither a reduction nor "
                         "elementwise",
                         (int)TD_NAME_MAX, call->op);
@@ -1391,8 +1389,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     kp_plan *p = td__calloc(1, sizeof *p);
     if (p == NULL) {
         td_ir_free(res.ir);
-        return td__diag(diag, TD_ENOMEM, call->file, 0, 0, NULL, 0,
-                        "out of memory");
+        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
     }
     p->call = call;
     p->variant = res.variant != NULL ? res.variant : "?";
@@ -1416,19 +1413,20 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
         /* config kernel_specials: the source gets NaN and infinities. */
         const td_config_entry *sp = td_call_config(call, "kernel_specials");
         if (sp != NULL && sp->kind != TD_VALUE_BOOL)
-            err = td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
+            err = td__fail(diag, TD_EINVAL, call->file,
                            "kernel: config kernel_specials must be true or "
                            "false");
         else if (sp != NULL && sp->b && !td_dtype_is_float(db->dtype))
-            err = td__diag(diag, TD_EINVAL, call->file, 0, 0, NULL, 0,
+            err = td__fail(diag, TD_EINVAL, call->file,
                            "kernel: config kernel_specials needs a float "
-                           "dtype, not %s", td_dtype_name(db->dtype));
+                           "dtype, not %s",
+                           td_dtype_name(db->dtype));
         p->specials = sp != NULL && sp->kind == TD_VALUE_BOOL && sp->b;
     }
     if (err == 0) {
         err = td_ir_print(res.ir, TD_LANG_CUDA, 4, &body, &prelude);
         if (err != 0)
-            err = td__diag(diag, err, call->file, 0, 0, NULL, 0,
+            err = td__fail(diag, err, call->file,
                            "kernel: printing the body failed: %s",
                            td_strerror(err));
     }
@@ -1440,7 +1438,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
         if (err == 0)
             err = td__buf_take(&o, out);
         if (err != 0)
-            err = td__diag(diag, err, call->file, 0, 0, NULL, 0,
+            err = td__fail(diag, err, call->file,
                            "kernel: writing the program failed: %s",
                            td_strerror(err));
     }
