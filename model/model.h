@@ -41,6 +41,11 @@ extern const char *const td__reserved_names[];
 extern const size_t td__nreserved_names;
 bool td__is_reserved_name(const char *s);
 
+/* Whether s is a non-empty run of letters, digits and '_' that starts with
+ * a letter or '_' (or, with digit_start, with a digit too): the names a
+ * call file gives buffers, scalars, config keys and launch symbols. */
+bool td__is_ident(const char *s, bool digit_start);
+
 /* Saturating product a * b of non-negative values. */
 int64_t td__mul_sat(int64_t a, int64_t b);
 

@@ -23,10 +23,11 @@ static int count_owner(void *u, int64_t tid, int64_t slot)
     return 0;
 }
 
-/* Runs the layout model (registry/layout.h) over a checked layout with the
- * shapes the layout suggests: its size as one dimension, its shard extents
- * as dimensions, and the first extent split off.  Only crashes, sanitizer
- * reports and hangs count here; every function may refuse. */
+/* Runs the layout model and the local variant's analysis over a checked
+ * layout with the shapes the layout suggests: its size as one dimension,
+ * its shard extents as dimensions, and the first extent split off.  Only
+ * crashes, sanitizer reports and hangs count here; every function may
+ * refuse. */
 static void exercise_model(const td_layout *l)
 {
     char why[256];
