@@ -1,7 +1,10 @@
 /*
  * The model layer's internal header (not installed): the call model's
- * public types plus accessors that every layer above shares.  The
- * TileLayout model is in layout.h.
+ * public types (tiledispatch/td_call.h) plus what every layer above shares:
+ * region accessors and saturating sizes (region.c), the reserved names and
+ * the identifier check (names.c), and helpers for the fixed-size name
+ * fields.  The TileLayout model is in layout.h; the call loader's pieces
+ * share call_load.h, private to this folder.
  */
 #ifndef TILEDISPATCH_MODEL_H
 #define TILEDISPATCH_MODEL_H

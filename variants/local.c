@@ -1,6 +1,9 @@
 /*
  * The `local` variant module: reductions whose source and destination are
- * both register (local) buffers (upstream reduction/local.py).
+ * both register (local) buffers (upstream reduction/local.py).  What it
+ * asks of the register layouts (the per-dimension thread/local split, the
+ * shuffle masks, the dst-layout check, the warp shuffle pattern) is in
+ * local_layout.c.
  *
  * Three paths, as upstream:
  * (A) thread scope: a plain sequential reduction over each thread's own
