@@ -1,7 +1,10 @@
 /*
- * TileLayout model (internal): canonical form, grouping by a shape, the
- * per-dimension thread/local analysis the reduction variants need, and the
- * element -> (thread, register) maps the kernel harness needs.
+ * TileLayout model (internal): what a layout is and what it maps.  Its
+ * check, canonical form, size, span and per-thread storage; grouping by a
+ * logical shape and the per-thread box of a region; and the element ->
+ * (thread, register) maps the kernel harness and the variants need.  A
+ * variant's own questions of layouts live with the variant (the `local`
+ * reduction's in variants/local_layout.h).
  *
  * Every function here is pure: it reads td_layout values, writes only its
  * output arguments, allocates nothing and never prints.  Inputs are treated
@@ -10,10 +13,10 @@
  * overflow-checked.  Functions return 0 or a negative TD_E* code:
  *   TD_EINVAL   an argument is malformed (bad counts, extents, shapes...);
  *   TD_ELIMIT   a value or a result does not fit (int64 overflow, more than
- *               TD_MAX_LAYOUT_ITERS iters, more masks than the caller's cap);
+ *               TD_MAX_LAYOUT_ITERS iters, more than TD_LAY_MAX_OWNERS
+ *               owners);
  *   TD_ENOMATCH the arguments are well-formed but do not fit the question
- *               (region not representable, layouts not a shuffle pattern,
- *               dst layout does not match the reduction).
+ *               (a region that is not a per-thread rectangle).
  * Where a `why` buffer is taken (it may be NULL), a human-readable reason is
  * written into it on failure.
  */
@@ -82,25 +85,6 @@ int td__lay_storage(const td_layout *in, td_layout *out);
 int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
                   td_layout *out, int *seps);
 
-/* One logical dimension split into its thread and local parts. */
-typedef struct td_lay_dim {
-    int64_t thread_extent;  /* product of thread-axis iter extents */
-    int64_t local_extent;   /* product of memory-axis iter extents */
-    int nthread;
-    td_iter thread[TD_MAX_LAYOUT_ITERS]; /* thread iters, outer first */
-    bool has_local;         /* owns at least one memory-axis iter */
-} td_lay_dim;
-
-/* Upstream _analyze_layout_dims: group by shape, then classify each dim's
- * iters.  dims has ndim entries. */
-int td__lay_analyze_dims(const td_layout *l, const int64_t *shape, int ndim,
-                         td_lay_dim *dims);
-
-/* Upstream _build_local_dim_map: map[d] is dim d's position among the dims
- * that own a memory-axis iter, or -1 for a pure-thread dim. */
-int td__lay_local_dim_map(const td_layout *l, const int64_t *shape, int ndim,
-                          int *map);
-
 /* The per-thread rectangular sub-box of a logical region. */
 typedef struct td_lay_local {
     int ndim;                    /* >= 1 */
@@ -121,50 +105,6 @@ typedef struct td_lay_local {
 int td__lay_local_region(const td_layout *l, const int64_t *shape, int ndim,
                          const int64_t *start, const int64_t *extent,
                          td_lay_local *out, char *why, size_t whylen);
-
-/*
- * Upstream _compute_shuffle_masks: for every thread iter (s, e) of every
- * reduced dim, masks s*2^i for i in 0..log2(e)-1, sorted ascending.  A
- * thread extent that is not a power of two is TD_EINVAL; more than `cap`
- * masks is TD_ELIMIT.  The axis is not checked (callers decide).
- */
-int td__lay_shuffle_masks(const td_lay_dim *dims, int ndim, const int *reduce,
-                          int nreduce, int64_t *masks, int *nmasks, int cap);
-
-/*
- * Upstream _validate_reduction_layout: dst's non-trivial dims must equal,
- * in order, src's spatial dims (thread, local) and src's reduced dims that
- * have threads (thread, 1).  Mismatch -> TD_ENOMATCH with
- * "mismatch dst/src layout for reduction" (also when dst has MORE dims
- * than expected, where upstream raises IndexError).  reduce lists the
- * reduced src dims (each in [0, src_ndim)).
- */
-int td__lay_validate_reduction(const td_layout *src_l, const td_layout *dst_l,
-                               const int64_t *src_shape, int src_ndim,
-                               const int64_t *dst_shape, int dst_ndim,
-                               const int *reduce, int nreduce, char *why,
-                               size_t whylen);
-
-/*
- * Upstream _analyze_shuffle_reduce plus this project's stricter checks.
- * On both canonical layouts:
- * - neither is a bare swizzle;
- * - src shard has laneid iters whose span is 32 and, sorted by stride, have
- *   strides 1, e1, e1*e2, ... (a dense 0..31 lane map); no other thread axis
- *   is in the src shard;
- * - dst replica has laneid iters; sorted by stride they are dense from
- *   stride 1 and their product, the width, is a power of two in [2, 32]
- *   (so `R[8 : 4@laneid]` is rejected: the shuffle reduces adjacent lanes);
- * - dst shard laneid iters continue densely from stride `width` to cover the
- *   warp, dst has no other thread axis in its shard, and dst holds as many
- *   values per lane as src (the product of its memory-axis shard extents
- *   equals local_elems).
- * On a match returns 0 with *width and *local_elems (product of the src
- * shard's non-laneid extents); otherwise TD_ENOMATCH and a reason.
- */
-int td__lay_analyze_shuffle(const td_layout *src_l, const td_layout *dst_l,
-                            int64_t *width, int64_t *local_elems, char *why,
-                            size_t whylen);
 
 /* Base coordinate D(x) + O of logical element `elem` (row-major flat index,
  * 0 <= elem < size) on every axis. */

@@ -1,5 +1,8 @@
 /*
- * TileLayout notation: parser and canonical printer.
+ * The TileLayout notation: its parser (td_layout_parse, which the call
+ * loader runs on a buffer's `layout`) and its canonical printer
+ * (td_layout_format).  The operations on the layouts it yields are in
+ * layout.c.
  *
  *   layout  := term ('+' term)*
  *   term    := 'S' '[' spec ']' | 'R' '[' spec ']' | offset | swizzle

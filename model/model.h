@@ -1,7 +1,10 @@
 /*
  * The model layer's internal header (not installed): the call model's
- * public types plus accessors that every layer above shares.  The
- * TileLayout model is in layout.h.
+ * public types (tiledispatch/td_call.h) plus what every layer above shares:
+ * region accessors and saturating sizes (region.c), the reserved names and
+ * the identifier check (names.c), and helpers for the fixed-size name
+ * fields.  The TileLayout model is in layout.h; the call loader's pieces
+ * share call_load.h, private to this folder.
  */
 #ifndef TILEDISPATCH_MODEL_H
 #define TILEDISPATCH_MODEL_H
@@ -40,6 +43,11 @@ int64_t td__region_elems(const td_region *r);
 extern const char *const td__reserved_names[];
 extern const size_t td__nreserved_names;
 bool td__is_reserved_name(const char *s);
+
+/* Whether s is a non-empty run of letters, digits and '_' that starts with
+ * a letter or '_' (or, with digit_start, with a digit too): the names a
+ * call file gives buffers, scalars, config keys and launch symbols. */
+bool td__is_ident(const char *s, bool digit_start);
 
 /* Saturating product a * b of non-negative values. */
 int64_t td__mul_sat(int64_t a, int64_t b);

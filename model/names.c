@@ -1,7 +1,10 @@
 /*
  * The name tables of the call model: dtypes, execution scopes, launch axes
- * and launch tags (the spellings call files and printers use).
+ * and launch tags (the spellings call files and printers use), the names
+ * the generated code reserves, and what counts as an identifier in a call
+ * file.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -143,4 +146,18 @@ bool td__is_reserved_name(const char *s)
             lo = mid + 1;
     }
     return false;
+}
+
+/* ---- identifiers ------------------------------------------------------- */
+
+bool td__is_ident(const char *s, bool digit_start)
+{
+    if (s[0] == '\0')
+        return false;
+    if (!digit_start && !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    return true;
 }

@@ -1,7 +1,10 @@
 /*
- * Small accessors over a call's regions and name fields that every layer
- * above the model shares (predicates, variant modules, the kernel
- * generator).  They never trust a hand-built call.
+ * Small internal accessors over a call's regions and name fields that every
+ * layer above the model shares (predicates, variant modules, the kernel
+ * generator): the buffer a region names, why a call's regions name none, a
+ * region's element count with saturating products, and the comparison of a
+ * fixed-size name field.  They never trust a hand-built call.  The public
+ * accessors are in call_access.c.
  */
 #include <stdint.h>
 #include <string.h>

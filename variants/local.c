@@ -1,6 +1,9 @@
 /*
  * The `local` variant module: reductions whose source and destination are
- * both register (local) buffers (upstream reduction/local.py).
+ * both register (local) buffers (upstream reduction/local.py).  What it
+ * asks of the register layouts (the per-dimension thread/local split, the
+ * shuffle masks, the dst-layout check, the warp shuffle pattern) is in
+ * local_layout.c.
  *
  * Three paths, as upstream:
  * (A) thread scope: a plain sequential reduction over each thread's own
@@ -41,6 +44,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "local_layout.h"
 #include "reduce_common.h"
 #include "variants.h"
 
@@ -229,7 +233,7 @@ static td_expr *digits_expr(td_ir *ir, const lv_digits *dg, const lv_coord *c,
 typedef struct lv_buf {
     const td_buffer *b;
     const td_region *r;
-    td_lay_dim dims[TD_MAX_RANK];
+    td_local_dim dims[TD_MAX_RANK];
     int lmap[TD_MAX_RANK];         /* local dim of each dim, -1 pure thread */
     td_lay_local loc;              /* the region's per-thread box */
     lv_digits dig[TD_MAX_RANK];    /* per local dim */
@@ -305,7 +309,7 @@ static bool lv_buf_init(const td_call *call, const td_region *r,
     td_layout g;
     int seps[TD_MAX_RANK + 1];
     if (td__lay_group(l, b->shape, b->ndim, &g, seps) != 0 ||
-        td__lay_analyze_dims(l, b->shape, b->ndim, lb->dims) != 0) {
+        td__local_analyze_dims(l, b->shape, b->ndim, lb->dims) != 0) {
         td_reason_set(why, "get_local_region failed for %s", role);
         return false;
     }
@@ -588,8 +592,8 @@ static int shuffle_plan(const td_call *call, lv_shuffle *sp, td_reason *why)
     const td_buffer *sb = td__region_buffer(call, &call->src);
     const td_buffer *db = td__region_buffer(call, &call->dst);
     memset(sp, 0, sizeof *sp);
-    if (td__lay_analyze_shuffle(&sb->layout, &db->layout, &sp->width,
-                                &sp->elems, NULL, 0) != 0)
+    if (td__local_analyze_shuffle(&sb->layout, &db->layout, &sp->width,
+                                  &sp->elems, NULL, 0) != 0)
         return 0;
     if (!region_is_full(&call->src, sb) || !region_is_full(&call->dst, db)) {
         td_reason_set(why, "shuffle reduction needs whole-buffer regions");
@@ -628,7 +632,7 @@ typedef struct lv_view {
 
 /* The thread iters of a dim without unit iters, contiguous same-axis
  * neighbours fused, for comparing two dims' thread maps. */
-static int thread_norm(const td_lay_dim *di, td_iter *out)
+static int thread_norm(const td_local_dim *di, td_iter *out)
 {
     int n = 0;
     for (int i = 0; i < di->nthread && i < TD_MAX_LAYOUT_ITERS; i++) {
@@ -649,7 +653,7 @@ static int thread_norm(const td_lay_dim *di, td_iter *out)
     return n;
 }
 
-static bool same_threads(const td_lay_dim *a, const td_lay_dim *b)
+static bool same_threads(const td_local_dim *a, const td_local_dim *b)
 {
     td_iter x[TD_MAX_LAYOUT_ITERS], y[TD_MAX_LAYOUT_ITERS];
     int nx = thread_norm(a, x), ny = thread_norm(b, y);
@@ -666,7 +670,7 @@ static bool view_masks(const td_call *call, lv_view *v, td_reason *why)
 {
     const td_buffer *sb = v->s.b;
     for (int r = 0; r < v->ax.nreduce; r++) {
-        const td_lay_dim *di = &v->s.dims[v->ax.reduce[r]];
+        const td_local_dim *di = &v->s.dims[v->ax.reduce[r]];
         for (int i = 0; i < di->nthread; i++)
             if (di->thread[i].extent > 1 &&
                 di->thread[i].axis != TD_AXIS_LANEID) {
@@ -676,9 +680,9 @@ static bool view_masks(const td_call *call, lv_view *v, td_reason *why)
                 return false;
             }
     }
-    if (td__lay_shuffle_masks(v->s.dims, sb->ndim, v->ax.reduce,
-                              v->ax.nreduce, v->masks, &v->nmasks,
-                              LV_MAX_MASKS) != 0) {
+    if (td__local_shuffle_masks(v->s.dims, sb->ndim, v->ax.reduce,
+                                v->ax.nreduce, v->masks, &v->nmasks,
+                                LV_MAX_MASKS) != 0) {
         td_reason_set(why, "thread_reduce lane masks must be distinct powers "
                       "of two below 32");
         return false;
@@ -707,10 +711,10 @@ static bool view_plan(const td_call *call, lv_view *v, td_reason *why)
         return false;
     char msg[TD_REASON_MAX];
     msg[0] = '\0';
-    if (td__lay_validate_reduction(&sb->layout, &db->layout, sb->shape,
-                                   sb->ndim, db->shape, db->ndim,
-                                   v->ax.reduce, v->ax.nreduce, msg,
-                                   sizeof msg) != 0) {
+    if (td__local_validate_reduction(&sb->layout, &db->layout, sb->shape,
+                                     sb->ndim, db->shape, db->ndim,
+                                     v->ax.reduce, v->ax.nreduce, msg,
+                                     sizeof msg) != 0) {
         td_reason_set(why, "%s", msg[0] != '\0'
                                      ? msg
                                      : "mismatch dst/src layout for reduction");

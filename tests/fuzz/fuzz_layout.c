@@ -2,15 +2,17 @@
  * Fuzz target: the TileLayout notation parser.  Oracles: no crash; an error
  * always carries a code, a message and a column inside the text; an accepted
  * layout formats to text that parses again to the same canonical text
- * (format is a fixed point); the layout model (registry/layout.h: group,
- * dim analysis, local regions, shuffle analysis, element and owner maps)
- * copes with every layout the parser accepts.
+ * (format is a fixed point); the layout model (model/layout.h: group,
+ * local regions, element and owner maps) and the `local` variant's
+ * analysis of it (variants/local_layout.h: dims, shuffle masks and
+ * pattern, the reduction check) cope with every layout the parser accepts.
  */
 #include <string.h>
 
 #include "fuzz.h"
 #include "tiledispatch.h"
 #include "layout.h"
+#include "local_layout.h"
 #include "td_internal.h"
 
 static int count_owner(void *u, int64_t tid, int64_t slot)
@@ -21,10 +23,11 @@ static int count_owner(void *u, int64_t tid, int64_t slot)
     return 0;
 }
 
-/* Runs the layout model (registry/layout.h) over a checked layout with the
- * shapes the layout suggests: its size as one dimension, its shard extents
- * as dimensions, and the first extent split off.  Only crashes, sanitizer
- * reports and hangs count here; every function may refuse. */
+/* Runs the layout model and the local variant's analysis over a checked
+ * layout with the shapes the layout suggests: its size as one dimension,
+ * its shard extents as dimensions, and the first extent split off.  Only
+ * crashes, sanitizer reports and hangs count here; every function may
+ * refuse. */
 static void exercise_model(const td_layout *l)
 {
     char why[256];
@@ -63,17 +66,17 @@ static void exercise_model(const td_layout *l)
         td_layout g;
         int seps[TD_MAX_RANK + 1];
         (void)td__lay_group(l, shape, nd, &g, seps);
-        td_lay_dim dims[TD_MAX_RANK];
-        if (td__lay_analyze_dims(l, shape, nd, dims) == 0) {
+        td_local_dim dims[TD_MAX_RANK];
+        if (td__local_analyze_dims(l, shape, nd, dims) == 0) {
             int reduce[1] = {nd - 1};
             int64_t masks[64];
             int nmasks = 0;
-            (void)td__lay_shuffle_masks(dims, nd, reduce, 1, masks, &nmasks,
-                                        64);
+            (void)td__local_shuffle_masks(dims, nd, reduce, 1, masks, &nmasks,
+                                          64);
             FUZZ_CHECK(nmasks >= 0 && nmasks <= 64);
         }
         int map[TD_MAX_RANK];
-        (void)td__lay_local_dim_map(l, shape, nd, map);
+        (void)td__local_dim_map(l, shape, nd, map);
         int64_t start[TD_MAX_RANK] = {0}, ext[TD_MAX_RANK], one[TD_MAX_RANK];
         for (int d = 0; d < nd; d++) {
             ext[d] = shape[d];
@@ -87,14 +90,14 @@ static void exercise_model(const td_layout *l)
                                    sizeof why);
         int reduce[1] = {nd - 1};
         int64_t dshape[1] = {1};
-        (void)td__lay_validate_reduction(l, &st, shape, nd, dshape, 1, reduce,
-                                         1, why, sizeof why);
+        (void)td__local_validate_reduction(l, &st, shape, nd, dshape, 1, reduce,
+                                           1, why, sizeof why);
     }
     int64_t width, local_elems;
-    (void)td__lay_analyze_shuffle(&c, &st, &width, &local_elems, why,
-                                  sizeof why);
-    (void)td__lay_analyze_shuffle(&c, &c, &width, &local_elems, why,
-                                  sizeof why);
+    (void)td__local_analyze_shuffle(&c, &st, &width, &local_elems, why,
+                                    sizeof why);
+    (void)td__local_analyze_shuffle(&c, &c, &width, &local_elems, why,
+                                    sizeof why);
 
     int64_t elems[3] = {0, size / 2, size - 1};
     for (int i = 0; i < 3 && size > 0; i++) {

@@ -1,5 +1,6 @@
 /*
- * Unit tests for the TileLayout model (registry/layout.c): the worked
+ * Unit tests for the TileLayout model (model/layout.c) and the `local`
+ * variant's layout analysis (variants/local_layout.c): the worked
  * examples of the upstream reference (tirx-reduction.md section 4), the
  * canonical form, grouping failures and hostile inputs.  Layouts are built
  * by hand so that these tests do not depend on the notation parser.
@@ -14,6 +15,7 @@
 
 #include "tiledispatch.h"
 #include "layout.h"
+#include "local_layout.h"
 
 #define M TD_AXIS_M
 #define LANE TD_AXIS_LANEID
@@ -117,8 +119,8 @@ static void test_full_warp(void **state)
     assert_int_equal(size_of(&st), 1);
     assert_int_equal(span_of(&st, TD_LAY_ALL_MEMORY), 1);
 
-    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, why,
-                                             sizeof(why)), 0);
+    assert_int_equal(td__local_analyze_shuffle(&src, &dst, &width, &local, why,
+                                               sizeof(why)), 0);
     assert_int_equal(width, 32);
     assert_int_equal(local, 1);
 
@@ -145,8 +147,8 @@ static void test_four_per_lane(void **state)
     int64_t width = 0, local = 0, nt = 0, ns = 0;
     owners o = {0};
 
-    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, NULL,
-                                             0), 0);
+    assert_int_equal(td__local_analyze_shuffle(&src, &dst, &width, &local, NULL,
+                                               0), 0);
     assert_int_equal(width, 32);
     assert_int_equal(local, 4);
     /* Element e is in lane e // 4, register e % 4. */
@@ -181,8 +183,8 @@ static void test_gapped_storage(void **state)
         assert_int_equal(td__lay_map(&st, k, coords), 0);
         assert_int_equal(coords[M], want[k]);
     }
-    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, NULL,
-                                             0), 0);
+    assert_int_equal(td__local_analyze_shuffle(&src, &dst, &width, &local, NULL,
+                                               0), 0);
     assert_int_equal(width, 32);
     assert_int_equal(local, 4);
 }
@@ -202,8 +204,8 @@ static void test_partial_width(void **state)
 
     assert_int_equal(td__lay_canonicalize(&src, &c), 0);
     ASSERT_SHARD(c, IT(32, 1, LANE));
-    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &width, &local, why,
-                                             sizeof(why)), 0);
+    assert_int_equal(td__local_analyze_shuffle(&src, &dst, &width, &local, why,
+                                               sizeof(why)), 0);
     assert_int_equal(width, 8);
     assert_int_equal(local, 1);
     /* dst element g is held by lanes 8g .. 8g+7. */
@@ -215,8 +217,8 @@ static void test_partial_width(void **state)
     /* Upstream accepts R[8 : 4@laneid] (same width) but the shuffle still
      * reduces adjacent lanes: the stricter check rejects it. */
     width = local = -1;
-    assert_int_equal(td__lay_analyze_shuffle(&src, &bad, &width, &local, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&src, &bad, &width, &local, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "dst laneid replica is not groups of 8 adjacent "
                              "lanes");
     assert_int_equal(width, -1);
@@ -234,55 +236,55 @@ static void test_shuffle_rejections(void **state)
 
     /* laneid + warpid fuse into tx: no laneid iter left. */
     l1 = LS(IT(2, 1, WARP), IT(32, 1, LANE));
-    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "src shard has thread axis tx besides laneid");
 
     l1 = LS(IT(16, 2, LANE));
-    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "src laneid span 31 != 32");
 
     /* Span 32 but lanes are not one to one (a zero stride). */
     l1 = LS(IT(2, 0, LANE), IT(32, 1, LANE));
-    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why,
                         "src laneid iters do not map onto lanes 0..31 one to "
                         "one");
 
     l1 = LS(IT(32, 1, M));
-    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "src shard has no laneid iter");
 
     l2 = LS(IT(1, 1, M));
-    assert_int_equal(td__lay_analyze_shuffle(&full, &l2, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&full, &l2, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "dst replica has no laneid iter");
 
     /* A unit laneid replica: width 1 fails upstream only at codegen. */
     l2 = mk(S(IT(32, 1, LANE)), 1, S(IT(1, 1, LANE)), 1);
-    assert_int_equal(td__lay_analyze_shuffle(&full, &l2, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&full, &l2, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "reduce width 1 is not a power of two in [2, 32]");
 
     /* Width 8 but no dst lane shard: groups would collide on element 0. */
     l2 = mk(S(IT(1, 1, M)), 1, S(IT(8, 1, LANE)), 1);
-    assert_int_equal(td__lay_analyze_shuffle(&full, &l2, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&full, &l2, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "dst laneid iters do not give each group of 8 "
                              "lanes its own element");
 
     l2 = mk(S(IT(2, 1, M)), 1, S(IT(32, 1, LANE)), 1);
-    assert_int_equal(td__lay_analyze_shuffle(&four, &l2, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&four, &l2, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "dst holds 2 values per lane, src 4");
 
     l1 = full;
     l1.swizzle = true;
-    assert_int_equal(td__lay_analyze_shuffle(&l1, &dst32, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&l1, &dst32, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "swizzle layout unsupported for shuffle reduction");
 }
 
@@ -307,7 +309,7 @@ static void test_wgmma_group_and_dims(void **state)
     (void)state;
     td_layout acc = acc_layout(), red = red_layout(), g, st;
     int seps[3];
-    td_lay_dim dims[2];
+    td_local_dim dims[2];
     int map[2];
 
     assert_int_equal(td__lay_group(&acc, acc_shape, 2, &g, seps), 0);
@@ -317,7 +319,7 @@ static void test_wgmma_group_and_dims(void **state)
     ASSERT_SHARD(g, IT(2, 2, M), IT(8, 4, LANE), IT(16, 4, M), IT(4, 1, LANE),
                  IT(2, 1, M));
 
-    assert_int_equal(td__lay_analyze_dims(&acc, acc_shape, 2, dims), 0);
+    assert_int_equal(td__local_analyze_dims(&acc, acc_shape, 2, dims), 0);
     assert_int_equal(dims[0].thread_extent, 8);
     assert_int_equal(dims[0].local_extent, 2);
     assert_iters(dims[0].thread, dims[0].nthread, S(IT(8, 4, LANE)), 1);
@@ -330,16 +332,16 @@ static void test_wgmma_group_and_dims(void **state)
     assert_int_equal(seps[1], 2);
     assert_int_equal(seps[2], 3);
     ASSERT_SHARD(g, IT(2, 1, M), IT(8, 4, LANE), IT(4, 1, LANE));
-    assert_int_equal(td__lay_analyze_dims(&red, red_shape, 2, dims), 0);
+    assert_int_equal(td__local_analyze_dims(&red, red_shape, 2, dims), 0);
     assert_int_equal(dims[0].thread_extent, 8);
     assert_int_equal(dims[0].local_extent, 2);
     assert_int_equal(dims[1].thread_extent, 4);
     assert_int_equal(dims[1].local_extent, 1);
 
-    assert_int_equal(td__lay_local_dim_map(&acc, acc_shape, 2, map), 0);
+    assert_int_equal(td__local_dim_map(&acc, acc_shape, 2, map), 0);
     assert_int_equal(map[0], 0);
     assert_int_equal(map[1], 1);
-    assert_int_equal(td__lay_local_dim_map(&red, red_shape, 2, map), 0);
+    assert_int_equal(td__local_dim_map(&red, red_shape, 2, map), 0);
     assert_int_equal(map[0], 0);
     assert_int_equal(map[1], -1);
 
@@ -356,7 +358,7 @@ static void test_wgmma_regions_masks_validate(void **state)
     td_layout acc = acc_layout(), red = red_layout();
     const int64_t z[2] = {0, 0};
     td_lay_local loc;
-    td_lay_dim dims[2];
+    td_local_dim dims[2];
     int64_t masks[8];
     int nmasks = -1, reduce[1] = {1};
     char why[128] = "";
@@ -379,16 +381,16 @@ static void test_wgmma_regions_masks_validate(void **state)
     assert_int_equal(loc.start[0], 0);
     assert_int_equal(loc.extent[0], 2);
 
-    assert_int_equal(td__lay_analyze_dims(&acc, acc_shape, 2, dims), 0);
-    assert_int_equal(td__lay_shuffle_masks(dims, 2, reduce, 1, masks, &nmasks,
-                                           8), 0);
+    assert_int_equal(td__local_analyze_dims(&acc, acc_shape, 2, dims), 0);
+    assert_int_equal(td__local_shuffle_masks(dims, 2, reduce, 1, masks, &nmasks,
+                                             8), 0);
     assert_int_equal(nmasks, 2);
     assert_int_equal(masks[0], 1);
     assert_int_equal(masks[1], 2);
 
-    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
-                                                red_shape, 2, reduce, 1, why,
-                                                sizeof(why)), 0);
+    assert_int_equal(td__local_validate_reduction(&acc, &red, acc_shape, 2,
+                                                  red_shape, 2, reduce, 1, why,
+                                                  sizeof(why)), 0);
 
     /* Row r = 8a + b, column c = 8i + 2q + v:
      * m = 2a + 4i + v, laneid = 4b + q. */
@@ -415,27 +417,28 @@ static void test_validate_mismatch(void **state)
     int reduce[1] = {1}, bad_reduce[1] = {2};
     char why[128];
 
-    assert_int_equal(td__lay_validate_reduction(&acc, &wrong, acc_shape, 2,
-                                                wrong_shape, 2, reduce, 1, why,
-                                                sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_validate_reduction(&acc, &wrong, acc_shape, 2,
+                                                  wrong_shape, 2, reduce, 1,
+                                                  why, sizeof(why)),
+                     TD_ENOMATCH);
     assert_string_equal(why, "mismatch dst/src layout for reduction");
 
     memset(why, 0, sizeof(why));
-    assert_int_equal(td__lay_validate_reduction(&acc, &more, acc_shape, 2,
-                                                more_shape, 3, reduce, 1, why,
-                                                sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_validate_reduction(&acc, &more, acc_shape, 2,
+                                                  more_shape, 3, reduce, 1, why,
+                                                  sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "mismatch dst/src layout for reduction");
 
     /* Fewer dims than expected: reducing nothing keeps dim 1's locals. */
     memset(why, 0, sizeof(why));
-    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
-                                                red_shape, 2, NULL, 0, why,
-                                                sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_validate_reduction(&acc, &red, acc_shape, 2,
+                                                  red_shape, 2, NULL, 0, why,
+                                                  sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "mismatch dst/src layout for reduction");
 
-    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
-                                                red_shape, 2, bad_reduce, 1,
-                                                why, sizeof(why)), TD_EINVAL);
+    assert_int_equal(td__local_validate_reduction(&acc, &red, acc_shape, 2,
+                                                  red_shape, 2, bad_reduce, 1,
+                                                  why, sizeof(why)), TD_EINVAL);
     assert_string_equal(why, "reduce dim 2 out of range for ndim=2");
 }
 
@@ -448,20 +451,20 @@ static void test_warpgroup(void **state)
     td_layout dst = LS(IT(128, 1, TIDWG), IT(1, 1, M));
     const int64_t ss[2] = {128, 16}, ds[2] = {128, 1}, z[2] = {0, 0};
     int reduce[1] = {1}, seps[3];
-    td_lay_dim dims[2];
+    td_local_dim dims[2];
     td_lay_local loc;
     td_layout g;
     int64_t nt, ns;
     owners o = {0};
 
-    assert_int_equal(td__lay_validate_reduction(&src, &dst, ss, 2, ds, 2,
-                                                reduce, 1, NULL, 0), 0);
+    assert_int_equal(td__local_validate_reduction(&src, &dst, ss, 2, ds, 2,
+                                                  reduce, 1, NULL, 0), 0);
     /* The trailing extent-1 dim gets a unit iter on tid_in_wg. */
     assert_int_equal(td__lay_group(&dst, ds, 2, &g, seps), 0);
     ASSERT_SHARD(g, IT(128, 1, TIDWG), IT(1, 1, TIDWG));
     assert_int_equal(seps[1], 1);
     assert_int_equal(seps[2], 2);
-    assert_int_equal(td__lay_analyze_dims(&src, ss, 2, dims), 0);
+    assert_int_equal(td__local_analyze_dims(&src, ss, 2, dims), 0);
     assert_int_equal(dims[0].thread_extent, 128);
     assert_int_equal(dims[0].local_extent, 1);
     assert_int_equal(dims[1].thread_extent, 1);
@@ -541,17 +544,17 @@ static void check_view_case(const view_case *vc)
         assert_int_equal(dl.shape[i], vc->dst_local[i]);
         D *= dl.extent[i];
     }
-    assert_int_equal(td__lay_local_dim_map(&src, vc->src_shape, vc->ndim,
-                                           smap), 0);
+    assert_int_equal(td__local_dim_map(&src, vc->src_shape, vc->ndim,
+                                       smap), 0);
     for (int r = 0; r < vc->nreduce; r++)
         if (smap[vc->reduce[r]] >= 0)
             R *= sl.extent[smap[vc->reduce[r]]];
     assert_int_equal(R, vc->R);
     assert_int_equal(D, vc->D);
-    assert_int_equal(td__lay_validate_reduction(&src, &dst, vc->src_shape,
-                                                vc->ndim, vc->dst_shape,
-                                                vc->ndim, vc->reduce,
-                                                vc->nreduce, NULL, 0), 0);
+    assert_int_equal(td__local_validate_reduction(&src, &dst, vc->src_shape,
+                                                  vc->ndim, vc->dst_shape,
+                                                  vc->ndim, vc->reduce,
+                                                  vc->nreduce, NULL, 0), 0);
 }
 
 static void test_view_basic(void **state)
@@ -884,7 +887,7 @@ static void test_hostile(void **state)
     td_layout l, out;
     int64_t v, c[TD_AXIS_COUNT], w, k;
     int seps[TD_MAX_RANK + 1];
-    td_lay_dim dims[2];
+    td_local_dim dims[2];
     int64_t masks[4];
     int nm, red[1] = {0};
     char why[128];
@@ -960,20 +963,20 @@ static void test_hostile(void **state)
 
     /* Masks: non power of two, cap, bad reduce dims. */
     l = LS(IT(6, 1, LANE), IT(2, 1, M));
-    assert_int_equal(td__lay_analyze_dims(&l, (const int64_t[]){6, 2}, 2,
-                                          dims), 0);
-    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+    assert_int_equal(td__local_analyze_dims(&l, (const int64_t[]){6, 2}, 2,
+                                            dims), 0);
+    assert_int_equal(td__local_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
                      TD_EINVAL);
     l = LS(IT(32, 1, LANE), IT(2, 1, M));
-    assert_int_equal(td__lay_analyze_dims(&l, (const int64_t[]){32, 2}, 2,
-                                          dims), 0);
-    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+    assert_int_equal(td__local_analyze_dims(&l, (const int64_t[]){32, 2}, 2,
+                                            dims), 0);
+    assert_int_equal(td__local_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
                      TD_ELIMIT);
     red[0] = 2;
-    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+    assert_int_equal(td__local_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
                      TD_EINVAL);
     red[0] = -1;
-    assert_int_equal(td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
+    assert_int_equal(td__local_shuffle_masks(dims, 2, red, 1, masks, &nm, 4),
                      TD_EINVAL);
 
     /* Group with hostile layouts and shapes. */
@@ -981,15 +984,16 @@ static void test_hostile(void **state)
     assert_int_equal(td__lay_group(&l, NULL, 1, &out, seps), TD_EINVAL);
     assert_int_equal(td__lay_group(&l, (const int64_t[]){-32}, 1, &out, seps),
                      TD_EINVAL);
-    assert_int_equal(td__lay_validate_reduction(&l, &l, (const int64_t[]){32},
-                                                1, (const int64_t[]){16}, 1,
-                                                NULL, 0, why, sizeof(why)),
+    assert_int_equal(td__local_validate_reduction(&l, &l, (const int64_t[]){32},
+                                                  1, (const int64_t[]){16}, 1,
+                                                  NULL, 0, why, sizeof(why)),
                      TD_EINVAL);
     assert_string_equal(why, "dst layout cannot be grouped by its shape");
 
     /* The shuffle analysis validates both layouts first. */
     l = LS(IT(0, 1, LANE));
-    assert_int_equal(td__lay_analyze_shuffle(&l, &l, &w, &k, why, sizeof(why)),
+    assert_int_equal(td__local_analyze_shuffle(&l, &l, &w, &k, why,
+                                               sizeof(why)),
                      TD_EINVAL);
     assert_string_equal(why, "shard iter 0 has extent 0");
 }
@@ -1051,15 +1055,15 @@ static void test_parsed_examples(void **state)
     int64_t w = 0, k = 0;
     char why[128];
 
-    assert_int_equal(td__lay_validate_reduction(&acc, &red, acc_shape, 2,
-                                                red_shape, 2, reduce, 1, why,
-                                                sizeof(why)), 0);
-    assert_int_equal(td__lay_analyze_shuffle(&src, &dst, &w, &k, why,
-                                             sizeof(why)), 0);
+    assert_int_equal(td__local_validate_reduction(&acc, &red, acc_shape, 2,
+                                                  red_shape, 2, reduce, 1, why,
+                                                  sizeof(why)), 0);
+    assert_int_equal(td__local_analyze_shuffle(&src, &dst, &w, &k, why,
+                                               sizeof(why)), 0);
     assert_int_equal(w, 8);
     assert_int_equal(k, 1);
-    assert_int_equal(td__lay_analyze_shuffle(&src, &bad, &w, &k, why,
-                                             sizeof(why)), TD_ENOMATCH);
+    assert_int_equal(td__local_analyze_shuffle(&src, &bad, &w, &k, why,
+                                               sizeof(why)), TD_ENOMATCH);
     assert_string_equal(why, "dst laneid replica is not groups of 8 adjacent "
                              "lanes");
 }
@@ -1212,7 +1216,7 @@ static void test_garbage(void **state)
         unsigned char *p = (unsigned char *)&l;
         int64_t v, w, c[TD_AXIS_COUNT], shape[2] = {pick(-1, 64), pick(0, 8)};
         int seps[3], map[2], red[1] = {(int)pick(-1, 2)};
-        td_lay_dim dims[2];
+        td_local_dim dims[2];
         td_lay_local loc;
         char why[64];
 
@@ -1239,18 +1243,18 @@ static void test_garbage(void **state)
         (void)td__lay_span(&l, TD_LAY_ALL_MEMORY, &v);
         (void)td__lay_storage(&l, &o);
         (void)td__lay_group(&l, shape, 2, &o, seps);
-        if (td__lay_analyze_dims(&l, shape, 2, dims) == 0) {
+        if (td__local_analyze_dims(&l, shape, 2, dims) == 0) {
             int64_t masks[8];
             int nm;
 
-            (void)td__lay_shuffle_masks(dims, 2, red, 1, masks, &nm, 8);
+            (void)td__local_shuffle_masks(dims, 2, red, 1, masks, &nm, 8);
         }
-        (void)td__lay_local_dim_map(&l, shape, 2, map);
+        (void)td__local_dim_map(&l, shape, 2, map);
         (void)td__lay_local_region(&l, shape, 2, (const int64_t[]){0, 0},
                                    shape, &loc, why, sizeof(why));
-        (void)td__lay_validate_reduction(&l, &l, shape, 2, shape, 2, red, 1,
-                                         why, sizeof(why));
-        (void)td__lay_analyze_shuffle(&l, &l, &v, &w, why, sizeof(why));
+        (void)td__local_validate_reduction(&l, &l, shape, 2, shape, 2, red, 1,
+                                           why, sizeof(why));
+        (void)td__local_analyze_shuffle(&l, &l, &v, &w, why, sizeof(why));
         (void)td__lay_map(&l, pick(-1, 100), c);
         (void)td__lay_replica(&l, pick(-1, 5), c);
         (void)td__lay_owner_slots(&l, pick(0, 8), ignore_owner, NULL);

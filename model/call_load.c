@@ -1,0 +1,250 @@
+/*
+ * The call file loader (contract section 3): td_call_parse,
+ * td_call_load_file and td_call_free, and the walk over the top-level keys
+ * (op, target, arch, scope, the sources) that hands each section to its
+ * reader (call_sections.c, call_operands.c, region_parse.c).
+ *
+ * Loading runs in two steps.  The YAML front-end (core/td_yaml.h) builds a
+ * tree of nodes that remember their positions, with the policy every file
+ * kind shares (tags, anchors and aliases refused, limits, one wording of
+ * libyaml's errors); then the schema walk fills a td_call and reports the
+ * first problem with FILE:LINE:COL.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "call_load.h"
+
+/* Reads an identifier-like name (op, target, dispatch). */
+static int cl_name(td__cl *c, const td_ynode *n, const char *what, char *out,
+                   bool digit_start)
+{
+    int rc = cl_string(c, n, what, out, TD_NAME_MAX);
+    if (rc)
+        return rc;
+    if (!td__is_ident(out, digit_start))
+        return cl_err(c, TD_ESCHEMA, n, "'%s' must be a name, got '%s'", what,
+                      out);
+    return 0;
+}
+
+enum {
+    K_OP,
+    K_TARGET,
+    K_ARCH,
+    K_SCOPE,
+    K_LAUNCH,
+    K_BUFFERS,
+    K_DST,
+    K_SRC,
+    K_AXES,
+    K_ACCUM,
+    K_CONFIG,
+    K_DISPATCH,
+    K_SRCS,
+    K_EXTRAS,
+    K_COUNT
+};
+
+static const char *const g_keys[K_COUNT] = {
+    "op",     "target", "arch",     "scope", "launch", "buffers", "dst",
+    "src",    "axes",   "accum",    "config", "dispatch", "srcs", "extras"};
+
+static void set_pos(td_pos *p, const td_ynode *n)
+{
+    p->line = n->line;
+    p->col = n->col;
+}
+
+/* src or srcs, then extras; call->src mirrors srcs[0] when that is a
+ * region and has buffer -1 otherwise. */
+static int cl_sources(td__cl *c, const td_ynode *const *v,
+                      const td_ynode *const *keys)
+{
+    td_call *call = c->call;
+    int rc;
+    if (v[K_SRC] != NULL && v[K_SRCS] != NULL) {
+        const td_ynode *a = keys[K_SRC], *b = keys[K_SRCS];
+        bool a_first = a->line < b->line || (a->line == b->line && a->col < b->col);
+        const td_ynode *later = a_first ? b : a;
+        return cl_err(c, TD_ESCHEMA, later,
+                      "give 'src' (one region) or 'srcs' (a list of "
+                      "operands), not both");
+    }
+    if (v[K_SRC] != NULL) {
+        td_operand *o = &call->srcs[0];
+        if ((rc = td__cl_region(c, v[K_SRC], "src", &o->region)) != 0)
+            return rc;
+        o->kind = TD_OPERAND_REGION;
+        o->dtype = call->buffers[o->region.buffer].dtype;
+        set_pos(&o->pos, v[K_SRC]);
+        call->nsrcs = 1;
+        set_pos(&call->pos_srcs, v[K_SRC]);
+    } else if (v[K_SRCS] != NULL) {
+        if ((rc = td__cl_srcs(c, v[K_SRCS])) != 0)
+            return rc;
+        call->srcs_list = true;
+        set_pos(&call->pos_srcs, v[K_SRCS]);
+    }
+    if (call->nsrcs > 0 && call->srcs[0].kind == TD_OPERAND_REGION) {
+        call->src = call->srcs[0].region;
+    } else {
+        memset(&call->src, 0, sizeof call->src);
+        call->src.buffer = -1;
+    }
+    if (v[K_EXTRAS] != NULL) {
+        if ((rc = td__cl_extras(c, v[K_EXTRAS])) != 0)
+            return rc;
+        set_pos(&call->pos_extras, v[K_EXTRAS]);
+    }
+    return 0;
+}
+
+static int cl_call(td__cl *c, const td_ynode *root)
+{
+    td_call *call = c->call;
+    const td_ynode *v[K_COUNT] = {NULL}, *keys[K_COUNT] = {NULL};
+    int rc;
+
+    if (root->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, root,
+                      "a call file must be a mapping, not %s",
+                      td__ytype_name(yv_kind(root)));
+    for (size_t i = 0; i < root->n / 2; i++) {
+        const td_ynode *k = root->kids[2 * i];
+        rc = td__ykey(&c->doc, k);
+        if (rc)
+            return rc;
+        int which = -1;
+        for (int j = 0; j < K_COUNT; j++)
+            if (strcmp(k->str, g_keys[j]) == 0)
+                which = j;
+        if (which < 0)
+            return cl_err(c, TD_ESCHEMA, k, "unknown key '%.64s'", k->str);
+        if (v[which] != NULL)
+            return cl_err(c, TD_ESCHEMA, k, "duplicate key '%s'", g_keys[which]);
+        v[which] = root->kids[2 * i + 1];
+        keys[which] = k;
+    }
+    /* The source is optional here (`zero` takes none): the op's check
+     * decides at dispatch (contract section 3). */
+    static const int required[] = {K_OP, K_TARGET, K_BUFFERS, K_DST};
+    for (size_t j = 0; j < sizeof required / sizeof *required; j++)
+        if (v[required[j]] == NULL)
+            return cl_err(c, TD_ESCHEMA, root, "missing required key '%s'",
+                          g_keys[required[j]]);
+
+    rc = cl_name(c, v[K_OP], "op", call->op, false);
+    if (rc)
+        return rc;
+    set_pos(&call->pos_op, v[K_OP]);
+    rc = cl_name(c, v[K_TARGET], "target", call->target, false);
+    if (rc)
+        return rc;
+    set_pos(&call->pos_target, v[K_TARGET]);
+    if (v[K_ARCH] != NULL) {
+        char arch[TD_NAME_MAX];
+        rc = cl_string(c, v[K_ARCH], "arch", arch, sizeof arch);
+        if (rc)
+            return rc;
+        if (td_call_set_arch(call, arch) != 0)
+            return cl_err(c, TD_ESCHEMA, v[K_ARCH],
+                          "arch '%s' has no sm_NN version", arch);
+    }
+    call->scope = TD_SCOPE_THREAD;
+    if (v[K_SCOPE] != NULL) {
+        char s[TD_NAME_MAX];
+        rc = cl_string(c, v[K_SCOPE], "scope", s, sizeof s);
+        if (rc)
+            return rc;
+        if (td_exec_scope_parse(s, &call->scope) != 0)
+            return cl_err(c, TD_ESCHEMA, v[K_SCOPE],
+                          "unknown exec scope '%s' (expected thread, warp, "
+                          "warpgroup, cta or cluster)",
+                          s);
+    }
+    if (v[K_LAUNCH] != NULL && (rc = td__cl_launch(c, v[K_LAUNCH])) != 0)
+        return rc;
+    if ((rc = td__cl_buffers(c, v[K_BUFFERS])) != 0)
+        return rc;
+    if ((rc = td__cl_region(c, v[K_DST], "dst", &call->dst)) != 0)
+        return rc;
+    if ((rc = cl_sources(c, v, keys)) != 0)
+        return rc;
+    if (v[K_AXES] != NULL) {
+        if (call->src.buffer < 0)
+            return cl_err(c, TD_ESCHEMA, v[K_AXES],
+                          "'axes' needs a region as the first source");
+        if ((rc = td__cl_axes(c, v[K_AXES])) != 0)
+            return rc;
+    } else {
+        call->naxes = 1;
+        call->axes[0] = -1;
+    }
+    if (v[K_ACCUM] != NULL) {
+        td_ytype t = td__yclass(v[K_ACCUM], NULL, &call->accum, NULL);
+        if (t != TD_YT_BOOL)
+            return cl_err(c, TD_ESCHEMA, v[K_ACCUM],
+                          "'accum' must be a boolean, not %s", td__ytype_name(t));
+    }
+    if (v[K_CONFIG] != NULL && (rc = td__cl_config(c, v[K_CONFIG])) != 0)
+        return rc;
+    if (v[K_DISPATCH] != NULL) {
+        rc = cl_name(c, v[K_DISPATCH], "dispatch", call->dispatch, true);
+        if (rc)
+            return rc;
+        set_pos(&call->pos_dispatch, v[K_DISPATCH]);
+    }
+    return 0;
+}
+
+/* The limits of a call file. */
+static const td_ylimits call_limits = {TD_CALL_FILE_MAX, TD_CALL_DEPTH_MAX, 0};
+
+int td_call_parse(const char *name, const char *text, size_t len,
+                  td_call **out, td_diag *diag)
+{
+    td__cl c;
+    memset(&c, 0, sizeof c);
+    *out = NULL;
+    if (text == NULL)
+        return td__fail(diag, TD_EINVAL, name ? name : "",
+                        "no call text given");
+    int rc = td__ydoc_load(&c.doc, name, "call file", text, len, &call_limits,
+                           diag);
+    if (rc)
+        return rc;
+    c.call = td__calloc(1, sizeof *c.call);
+    if (c.call == NULL) {
+        rc = cl_err_at(&c, TD_ENOMEM, 0, 0, "out of memory");
+        td__ydoc_free(&c.doc);
+        return rc;
+    }
+    td__strlcpy(c.call->file, c.doc.file, sizeof c.call->file);
+    rc = cl_call(&c, c.doc.root);
+    td__ydoc_free(&c.doc);
+    if (rc) {
+        td__free(c.call);
+        return rc;
+    }
+    *out = c.call;
+    return 0;
+}
+
+int td_call_load_file(const char *path, td_call **out, td_diag *diag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = td__read_file(path, TD_CALL_FILE_MAX, &text, &len, diag);
+    if (rc)
+        return rc;
+    rc = td_call_parse(path, text, len, out, diag);
+    td__free(text);
+    return rc;
+}
+
+void td_call_free(td_call *call)
+{
+    td__free(call);
+}

@@ -1,0 +1,79 @@
+/*
+ * What the pieces of the call file loader share (private to model/): the
+ * loader's state, its two ways of raising a positioned diagnostic, and the
+ * reader of each part of the file.  call_load.c walks the top-level keys
+ * and calls the readers: the sections in call_sections.c, the operands in
+ * call_operands.c and region text in region_parse.c.  Every reader fills
+ * its part of c->call and returns 0, or the first problem as a negative
+ * TD_E* code with the diagnostic (FILE:LINE:COL) in the document's diag.
+ */
+#ifndef TILEDISPATCH_CALL_LOAD_H
+#define TILEDISPATCH_CALL_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+#include "td_yaml.h"
+
+/* The loader's state: the document (file, text, where messages go) and the
+ * call being filled. */
+typedef struct td__cl {
+    td_ydoc doc;
+    td_call *call;
+} td__cl;
+
+#define cl_err_at(c, code, line, col, ...)                                     \
+    td__yerr_at(&(c)->doc, (code), (line), (col), __VA_ARGS__)
+#define cl_err(c, code, node, ...)                                             \
+    td__yerr(&(c)->doc, (code), (node), __VA_ARGS__)
+
+/* The core-schema type of a node. */
+static inline td_ytype yv_kind(const td_ynode *n)
+{
+    return td__yclass(n, NULL, NULL, NULL);
+}
+
+/* Reads a string value into out[cap]; `what` names it in messages. */
+static inline int cl_string(td__cl *c, const td_ynode *n, const char *what,
+                            char *out, size_t cap)
+{
+    return td__ystr(&c->doc, n, what, out, cap);
+}
+
+/* ---- region text (region_parse.c) --------------------------------------- */
+
+/* Parses "NAME" or "NAME[slices]" against the call's buffers.  `label`
+ * prefixes every message about the text ("srcs[1]: unknown buffer 'X'");
+ * NULL keeps the messages of dst and src as they always were. */
+int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
+                     const char *label, td_region *out);
+
+/* td__cl_region_in without a label (dst, src). */
+int td__cl_region(td__cl *c, const td_ynode *n, const char *what,
+                  td_region *out);
+
+/* ---- sections (call_sections.c) ----------------------------------------- */
+
+/* `buffers`: fills call->buffers and nbuffers. */
+int td__cl_buffers(td__cl *c, const td_ynode *n);
+
+/* `launch`: fills call->launch. */
+int td__cl_launch(td__cl *c, const td_ynode *n);
+
+/* `axes`: fills call->axes and naxes; call->src must be loaded. */
+int td__cl_axes(td__cl *c, const td_ynode *n);
+
+/* `config`: fills call->config and nconfig. */
+int td__cl_config(td__cl *c, const td_ynode *n);
+
+/* ---- operands (call_operands.c) ----------------------------------------- */
+
+/* `srcs`: fills call->srcs and nsrcs; the buffers must be loaded. */
+int td__cl_srcs(td__cl *c, const td_ynode *n);
+
+/* `extras`: fills call->bias and call->scale; the buffers and dst must be
+ * loaded (a bare number takes the dst buffer's dtype). */
+int td__cl_extras(td__cl *c, const td_ynode *n);
+
+#endif

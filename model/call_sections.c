@@ -1,0 +1,348 @@
+/*
+ * The call file's sections other than its operands: `buffers` (scope,
+ * dtype, shape and the optional layout, checked to cover the buffer),
+ * `launch` (extents or symbols per launch tag), `axes` (the reduce axes,
+ * checked against the source's rank) and `config` (integers, booleans and
+ * strings by key).  call_load.c calls each once the key was found.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "call_load.h"
+
+/* The largest element count of one buffer (2^40): larger buffers cannot be
+ * staged by any kernel and products beyond it could overflow later. */
+#define CALL_MAX_ELEMS TD_MAX_ELEMENTS
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static const char *const g_storage_scopes[] = {"local", "shared", "shared.dyn",
+                                               "global"};
+
+static int cl_shape(td__cl *c, const td_ynode *n, td_buffer *b)
+{
+    if (n->kind != TD_YSEQ || n->n == 0)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "shape must be a non-empty list of positive integers");
+    if (n->n > TD_MAX_RANK)
+        return cl_err(c, TD_ELIMIT, n, "rank %zu exceeds the limit of %d",
+                      n->n, TD_MAX_RANK);
+    int64_t prod = 1;
+    for (size_t i = 0; i < n->n; i++) {
+        const td_ynode *e = n->kids[i];
+        int64_t v = 0;
+        bool ovf;
+        td_ytype t = td__yclass(e, &v, NULL, &ovf);
+        if (t != TD_YT_INT)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "shape extent must be a positive integer, not %s",
+                          td__ytype_name(t));
+        if (ovf || v > TD_MAX_EXTENT)
+            return cl_err(c, TD_ELIMIT, e,
+                          "shape extent %s exceeds the limit of %lld", e->str,
+                          (long long)TD_MAX_EXTENT);
+        if (v <= 0)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "shape extent must be positive, got %lld",
+                          (long long)v);
+        if (prod > CALL_MAX_ELEMS / v)
+            return cl_err(c, TD_ELIMIT, e,
+                          "buffer '%s' has more than 2^40 elements", b->name);
+        prod *= v;
+        b->shape[i] = v;
+    }
+    b->ndim = (int)n->n;
+    return 0;
+}
+
+static int cl_layout(td__cl *c, const td_ynode *n, td_buffer *b, int64_t elems)
+{
+    int rc = cl_string(c, n, "layout", b->layout_text, sizeof b->layout_text);
+    if (rc)
+        return rc;
+    td_diag ld;
+    td_diag_clear(&ld);
+    rc = td_layout_parse(b->layout_text, &b->layout, &ld);
+    if (rc)
+        return cl_err_at(c, rc, n->line, td__ycol_in(n, (size_t)(ld.col - 1)),
+                         "%s", ld.msg);
+    b->has_layout = true;
+    if (b->layout.nshard == 0)
+        return 0; /* A bare swizzle covers whatever it is applied to. */
+    int64_t cover = 1;
+    bool big = false;
+    for (int i = 0; i < b->layout.nshard; i++) {
+        int64_t e = b->layout.shard[i].extent;
+        if (cover > CALL_MAX_ELEMS / e) {
+            big = true;
+            break;
+        }
+        cover *= e;
+    }
+    if (big)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "layout covers more than 2^40 elements but buffer '%s' "
+                      "has %lld",
+                      b->name, (long long)elems);
+    if (cover != elems)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "layout covers %lld elements but buffer '%s' has %lld",
+                      (long long)cover, b->name, (long long)elems);
+    return 0;
+}
+
+static int cl_buffer(td__cl *c, const td_ynode *key, const td_ynode *val,
+                     td_buffer *b)
+{
+    if (!td__is_ident(key->str, false))
+        return cl_err(c, TD_ESCHEMA, key,
+                      "buffer name '%.64s' is not an identifier", key->str);
+    if (key->len >= TD_NAME_MAX)
+        return cl_err(c, TD_ELIMIT, key,
+                      "buffer name '%.64s...' is longer than %d bytes",
+                      key->str, TD_NAME_MAX - 1);
+    memcpy(b->name, key->str, key->len + 1);
+    if (val->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, val, "buffer '%s' must be a mapping, not %s",
+                      b->name, td__ytype_name(yv_kind(val)));
+
+    static const char *const keys[] = {"scope", "dtype", "shape", "layout"};
+    const td_ynode *slot[4] = {NULL, NULL, NULL, NULL};
+    for (size_t i = 0; i < val->n / 2; i++) {
+        const td_ynode *k = val->kids[2 * i];
+        int rc = td__ykey(&c->doc, k);
+        if (rc)
+            return rc;
+        int which = -1;
+        for (int j = 0; j < 4; j++)
+            if (strcmp(k->str, keys[j]) == 0)
+                which = j;
+        if (which < 0)
+            return cl_err(c, TD_ESCHEMA, k,
+                          "unknown key '%.64s' in buffer '%s' (expected scope, "
+                          "dtype, shape, layout)",
+                          k->str, b->name);
+        if (slot[which] != NULL)
+            return cl_err(c, TD_ESCHEMA, k, "duplicate key '%s'", keys[which]);
+        slot[which] = val->kids[2 * i + 1];
+    }
+    for (int j = 0; j < 3; j++)
+        if (slot[j] == NULL)
+            return cl_err(c, TD_ESCHEMA, val, "buffer '%s' is missing '%s'",
+                          b->name, keys[j]);
+
+    int rc = cl_string(c, slot[0], "scope", b->scope, sizeof b->scope);
+    if (rc)
+        return rc;
+    bool known = false;
+    for (size_t j = 0; j < sizeof g_storage_scopes / sizeof *g_storage_scopes;
+         j++)
+        if (strcmp(b->scope, g_storage_scopes[j]) == 0)
+            known = true;
+    if (!known)
+        return cl_err(c, TD_ESCHEMA, slot[0],
+                      "unknown storage scope '%s' (expected local, shared, "
+                      "shared.dyn or global)",
+                      b->scope);
+
+    char dt[TD_NAME_MAX];
+    rc = cl_string(c, slot[1], "dtype", dt, sizeof dt);
+    if (rc)
+        return rc;
+    if (td_dtype_parse(dt, &b->dtype) != 0)
+        return cl_err(c, TD_ESCHEMA, slot[1], "unknown dtype '%s'", dt);
+
+    rc = cl_shape(c, slot[2], b);
+    if (rc)
+        return rc;
+    if (slot[3] != NULL) {
+        int64_t elems = 1;
+        for (int d = 0; d < b->ndim; d++)
+            elems *= b->shape[d];
+        rc = cl_layout(c, slot[3], b, elems);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int td__cl_buffers(td__cl *c, const td_ynode *n)
+{
+    if (n->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, n, "'buffers' must be a mapping, not %s",
+                      td__ytype_name(yv_kind(n)));
+    if (n->n == 0)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "'buffers' must declare at least one buffer");
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const td_ynode *k = n->kids[2 * i];
+        int rc = td__ykey(&c->doc, k);
+        if (rc)
+            return rc;
+        if (i >= TD_MAX_BUFFERS)
+            return cl_err(c, TD_ELIMIT, k, "too many buffers (max %d)",
+                          TD_MAX_BUFFERS);
+        rc = td__ydup(&c->doc, n, i);
+        if (rc)
+            return rc;
+        rc = cl_buffer(c, k, n->kids[2 * i + 1], &c->call->buffers[i]);
+        if (rc)
+            return rc;
+        c->call->nbuffers = (int)i + 1;
+    }
+    return 0;
+}
+
+/* ---- the other sections ------------------------------------------------- */
+
+int td__cl_launch(td__cl *c, const td_ynode *n)
+{
+    if (n->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, n, "'launch' must be a mapping, not %s",
+                      td__ytype_name(yv_kind(n)));
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const td_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = td__ykey(&c->doc, k);
+        if (rc)
+            return rc;
+        int tag = -1;
+        for (int t = 0; t < TD_LAUNCH_COUNT; t++)
+            if (strcmp(k->str, td_launch_tag_name((td_launch_tag)t)) == 0)
+                tag = t;
+        if (tag < 0)
+            return cl_err(c, TD_ESCHEMA, k,
+                          "unknown launch tag '%.64s' (expected threadIdx.x/y/z "
+                          "or blockIdx.x/y/z)",
+                          k->str);
+        rc = td__ydup(&c->doc, n, i);
+        if (rc)
+            return rc;
+        td_launch_param *lp = &c->call->launch[tag];
+        int64_t x = 0;
+        bool ovf;
+        td_ytype t = td__yclass(v, &x, NULL, &ovf);
+        if (t == TD_YT_INT) {
+            if (ovf || x > INT32_MAX)
+                return cl_err(c, TD_ELIMIT, v,
+                              "launch extent %s for %s exceeds the limit of %d",
+                              v->str, k->str, INT32_MAX);
+            if (x <= 0)
+                return cl_err(c, TD_ESCHEMA, v,
+                              "launch extent for %s must be positive, got %lld",
+                              k->str, (long long)x);
+            lp->extent = x;
+        } else if (t == TD_YT_STR && td__is_ident(v->str, false)) {
+            if (v->len >= TD_NAME_MAX)
+                return cl_err(c, TD_ELIMIT, v,
+                              "launch symbol is longer than %d bytes",
+                              TD_NAME_MAX - 1);
+            memcpy(lp->symbol, v->str, v->len + 1);
+            lp->symbolic = true;
+        } else {
+            return cl_err(c, TD_ESCHEMA, v,
+                          "launch extent for %s must be a positive integer or "
+                          "a name, not %s",
+                          k->str, td__ytype_name(t));
+        }
+        lp->present = true;
+    }
+    return 0;
+}
+
+int td__cl_axes(td__cl *c, const td_ynode *n)
+{
+    td_call *call = c->call;
+    const td_ynode *items[TD_MAX_AXES];
+    size_t count;
+    if (n->kind == TD_YSEQ) {
+        if (n->n == 0)
+            return cl_err(c, TD_ESCHEMA, n, "'axes' must not be empty");
+        if (n->n > TD_MAX_AXES)
+            return cl_err(c, TD_ELIMIT, n, "too many reduce axes (max %d)",
+                          TD_MAX_AXES);
+        count = n->n;
+        for (size_t i = 0; i < count; i++)
+            items[i] = n->kids[i];
+    } else {
+        count = 1;
+        items[0] = n;
+    }
+    int ndim = call->src.ndim;
+    bool seen[TD_MAX_RANK] = {false};
+    for (size_t i = 0; i < count; i++) {
+        const td_ynode *e = items[i];
+        int64_t ax = 0;
+        bool ovf;
+        td_ytype t = td__yclass(e, &ax, NULL, &ovf);
+        if (t != TD_YT_INT)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "reduce axis must be an integer, not %s", td__ytype_name(t));
+        if (ovf)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "reduce axis %s out of range for ndim=%d", e->str,
+                          ndim);
+        int64_t a = ax < 0 ? ax + ndim : ax;
+        if (a < 0 || a >= ndim)
+            return cl_err(c, TD_ESCHEMA, e,
+                          "reduce axis %lld out of range for ndim=%d",
+                          (long long)ax, ndim);
+        if (seen[a])
+            return cl_err(c, TD_ESCHEMA, e, "duplicate reduce axis %lld",
+                          (long long)a);
+        seen[a] = true;
+        call->axes[i] = (int)ax;
+    }
+    call->naxes = (int)count;
+    return 0;
+}
+
+int td__cl_config(td__cl *c, const td_ynode *n)
+{
+    if (n->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, n, "'config' must be a mapping, not %s",
+                      td__ytype_name(yv_kind(n)));
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const td_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = td__ykey(&c->doc, k);
+        if (rc)
+            return rc;
+        if (i >= TD_MAX_CONFIG)
+            return cl_err(c, TD_ELIMIT, k, "too many config entries (max %d)",
+                          TD_MAX_CONFIG);
+        rc = td__ydup(&c->doc, n, i);
+        if (rc)
+            return rc;
+        if (!td__is_ident(k->str, false))
+            return cl_err(c, TD_ESCHEMA, k,
+                          "config key '%.64s' is not an identifier", k->str);
+        if (k->len >= TD_NAME_MAX)
+            return cl_err(c, TD_ELIMIT, k,
+                          "config key is longer than %d bytes",
+                          TD_NAME_MAX - 1);
+        td_config_entry *ce = &c->call->config[i];
+        memcpy(ce->key, k->str, k->len + 1);
+        bool ovf;
+        td_ytype t = td__yclass(v, &ce->i, &ce->b, &ovf);
+        if (t == TD_YT_INT) {
+            if (ovf)
+                return cl_err(c, TD_ELIMIT, v,
+                              "config value %.64s does not fit in 64 bits",
+                              v->str);
+            ce->kind = TD_VALUE_INT;
+        } else if (t == TD_YT_BOOL) {
+            ce->kind = TD_VALUE_BOOL;
+        } else if (t == TD_YT_STR) {
+            rc = cl_string(c, v, ce->key, ce->s, sizeof ce->s);
+            if (rc)
+                return rc;
+            ce->kind = TD_VALUE_STRING;
+        } else {
+            return cl_err(c, TD_ESCHEMA, v,
+                          "config value '%s' must be an integer, a boolean or "
+                          "a string, not %s",
+                          ce->key, td__ytype_name(t));
+        }
+        c->call->nconfig = (int)i + 1;
+    }
+    return 0;
+}
