@@ -12,13 +12,7 @@
 #include <string.h>
 
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
+void td__lay_why(char *why, size_t whylen, const char *fmt, ...)
 {
     va_list ap;
 
@@ -29,38 +23,27 @@ static void set_why(char *why, size_t whylen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Overflow-checked arithmetic: false when the result does not fit. */
-static bool mul64(int64_t a, int64_t b, int64_t *r)
-{
-    return !__builtin_mul_overflow(a, b, r);
-}
-
-static bool add64(int64_t a, int64_t b, int64_t *r)
-{
-    return !__builtin_add_overflow(a, b, r);
-}
-
 static int check_iters(const td_iter *it, int n, const char *what, char *why,
                        size_t whylen)
 {
     if (n < 0 || n > TD_MAX_LAYOUT_ITERS) {
-        set_why(why, whylen, "%s has %d iters (limit %d)", what, n,
+        td__lay_why(why, whylen, "%s has %d iters (limit %d)", what, n,
                 TD_MAX_LAYOUT_ITERS);
         return TD_EINVAL;
     }
     for (int i = 0; i < n; i++) {
         if ((unsigned)it[i].axis >= TD_AXIS_COUNT) {
-            set_why(why, whylen, "%s iter %d has an unknown axis", what, i);
+            td__lay_why(why, whylen, "%s iter %d has an unknown axis", what, i);
             return TD_EINVAL;
         }
         if (it[i].extent < 1 || it[i].extent > TD_MAX_EXTENT) {
-            set_why(why, whylen, "%s iter %d has extent %lld", what, i,
+            td__lay_why(why, whylen, "%s iter %d has extent %lld", what, i,
                     (long long)it[i].extent);
             return TD_EINVAL;
         }
         if (it[i].stride < -TD_LAY_MAX_STRIDE ||
             it[i].stride > TD_LAY_MAX_STRIDE) {
-            set_why(why, whylen, "%s iter %d has stride %lld", what, i,
+            td__lay_why(why, whylen, "%s iter %d has stride %lld", what, i,
                     (long long)it[i].stride);
             return TD_EINVAL;
         }
@@ -73,7 +56,7 @@ int td__lay_check(const td_layout *l, char *why, size_t whylen)
     int rc;
 
     if (l == NULL) {
-        set_why(why, whylen, "no layout");
+        td__lay_why(why, whylen, "no layout");
         return TD_EINVAL;
     }
     if ((rc = check_iters(l->shard, l->nshard, "shard", why, whylen)) < 0)
@@ -83,7 +66,7 @@ int td__lay_check(const td_layout *l, char *why, size_t whylen)
     for (int a = 0; a < TD_AXIS_COUNT; a++)
         if (l->offset[a] < -TD_LAY_MAX_STRIDE ||
             l->offset[a] > TD_LAY_MAX_STRIDE) {
-            set_why(why, whylen, "offset on %s is %lld",
+            td__lay_why(why, whylen, "offset on %s is %lld",
                     td_axis_name((td_axis)a), (long long)l->offset[a]);
             return TD_EINVAL;
         }
@@ -109,7 +92,7 @@ static int fuse_to_tx(td_iter *it)
     if (it->axis == TD_AXIS_LANEID) {
         it->axis = TD_AXIS_TX;
     } else if (it->axis == TD_AXIS_WARPID) {
-        if (!mul64(it->stride, 32, &it->stride))
+        if (!td__lay_mul64(it->stride, 32, &it->stride))
             return TD_ELIMIT;
         it->axis = TD_AXIS_TX;
     }
@@ -167,9 +150,9 @@ int td__lay_canonicalize(const td_layout *in, td_layout *out)
         for (int i = 0; i < t.nrep; i++)
             if ((rc = fuse_to_tx(&t.rep[i])) < 0)
                 return rc;
-        if (!mul64(t.offset[TD_AXIS_WARPID], 32, &w) ||
-            !add64(t.offset[TD_AXIS_TX], t.offset[TD_AXIS_LANEID], &off) ||
-            !add64(off, w, &off))
+        if (!td__lay_mul64(t.offset[TD_AXIS_WARPID], 32, &w) ||
+            !td__lay_add64(t.offset[TD_AXIS_TX], t.offset[TD_AXIS_LANEID], &off) ||
+            !td__lay_add64(off, w, &off))
             return TD_ELIMIT;
         t.offset[TD_AXIS_TX] = off;
         t.offset[TD_AXIS_LANEID] = 0;
@@ -184,9 +167,9 @@ int td__lay_canonicalize(const td_layout *in, td_layout *out)
         int64_t span;
 
         if (n > 0 && t.shard[n - 1].axis == it.axis &&
-            mul64(it.extent, it.stride, &span) &&
+            td__lay_mul64(it.extent, it.stride, &span) &&
             span == t.shard[n - 1].stride) {
-            if (!mul64(t.shard[n - 1].extent, it.extent,
+            if (!td__lay_mul64(t.shard[n - 1].extent, it.extent,
                        &t.shard[n - 1].extent))
                 return TD_ELIMIT;
             t.shard[n - 1].stride = it.stride;
@@ -227,7 +210,7 @@ int td__lay_size(const td_layout *l, int64_t *out)
     if ((rc = td__lay_check(l, NULL, 0)) < 0)
         return rc;
     for (int i = 0; i < l->nshard; i++)
-        if (!mul64(size, l->shard[i].extent, &size))
+        if (!td__lay_mul64(size, l->shard[i].extent, &size))
             return TD_ELIMIT;
     *out = size;
     return 0;
@@ -246,7 +229,7 @@ static bool span_add(int64_t *acc, const td_iter *it, int n, int axis)
 
         if (!axis_selected(it[i].axis, axis))
             continue;
-        if (!mul64(it[i].extent - 1, it[i].stride, &t) || !add64(*acc, t, acc))
+        if (!td__lay_mul64(it[i].extent - 1, it[i].stride, &t) || !td__lay_add64(*acc, t, acc))
             return false;
     }
     return true;
@@ -266,7 +249,7 @@ int td__lay_span(const td_layout *l, int axis, int64_t *out)
         return TD_ELIMIT;
     for (int a = 0; a < TD_AXIS_COUNT; a++)
         if (axis_selected((td_axis)a, axis) &&
-            !add64(span, l->offset[a], &span))
+            !td__lay_add64(span, l->offset[a], &span))
             return TD_ELIMIT;
     *out = span;
     return 0;
@@ -335,14 +318,14 @@ int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
         int64_t stride = l->shard[i].stride;
         td_axis axis = l->shard[i].axis;
 
-        if (!mul64(prod, ext, &prod))
+        if (!td__lay_mul64(prod, ext, &prod))
             return TD_ELIMIT;
         while (d < ndim && prod % shape[d] == 0) {
             int64_t c = prod / shape[d], st;
 
             if (ext % c != 0)
                 return TD_EINVAL;
-            if (!mul64(stride, c, &st))
+            if (!td__lay_mul64(stride, c, &st))
                 return TD_ELIMIT;
             if ((rc = push_iter(&t, &n, ext / c, st, axis)) < 0)
                 return rc;
@@ -405,7 +388,7 @@ static int dim_local_region(const td_iter *it, int n, int64_t st,
         bool full = sc[k] == 0 && ec[k] == it[k].extent - 1;
 
         if (td_axis_is_thread(it[k].axis) && !full) {
-            set_why(why, whylen,
+            td__lay_why(why, whylen,
                     "region covers part of thread iter (%lld, %lld, %s)",
                     (long long)it[k].extent, (long long)it[k].stride,
                     td_axis_name(it[k].axis));
@@ -413,17 +396,17 @@ static int dim_local_region(const td_iter *it, int n, int64_t st,
         }
         if (!td_axis_is_thread(it[k].axis) && !full &&
             ec[k] - sc[k] > 1) {
-            set_why(why, whylen,
+            td__lay_why(why, whylen,
                     "region covers %lld of %lld values of local iter",
                     (long long)(ec[k] - sc[k] + 1), (long long)it[k].extent);
             return TD_ENOMATCH;
         }
         if (box >= 0 && (ec[k] < sc[k] ||
-                         !mul64(box, ec[k] - sc[k] + 1, &box)))
+                         !td__lay_mul64(box, ec[k] - sc[k] + 1, &box)))
             box = -1;
     }
     if (box != ext) {
-        set_why(why, whylen, "region is not a rectangle of the layout iters");
+        td__lay_why(why, whylen, "region is not a rectangle of the layout iters");
         return TD_ENOMATCH;
     }
     for (int k = 0; k < n; k++) {
@@ -450,17 +433,17 @@ int td__lay_local_region(const td_layout *l, const int64_t *shape, int ndim,
 
     if (out == NULL || start == NULL || extent == NULL ||
         check_shape(shape, ndim) < 0) {
-        set_why(why, whylen, "bad shape or region");
+        td__lay_why(why, whylen, "bad shape or region");
         return TD_EINVAL;
     }
     for (int d = 0; d < ndim; d++)
         if (start[d] < 0 || extent[d] < 1 || start[d] > shape[d] ||
             extent[d] > shape[d] - start[d]) {
-            set_why(why, whylen, "region out of bounds in dim %d", d);
+            td__lay_why(why, whylen, "region out of bounds in dim %d", d);
             return TD_EINVAL;
         }
     if ((rc = td__lay_group(l, shape, ndim, &g, seps)) < 0) {
-        set_why(why, whylen, "layout cannot be grouped by the shape");
+        td__lay_why(why, whylen, "layout cannot be grouped by the shape");
         return rc;
     }
     memset(out, 0, sizeof(*out));
@@ -481,7 +464,7 @@ int td__lay_local_region(const td_layout *l, const int64_t *shape, int ndim,
          * region cutting through the lanes was silently widened). */
         if (!has_local) {
             if (start[d] != 0 || extent[d] != shape[d]) {
-                set_why(why, whylen, "region covers part of pure-thread dim %d",
+                td__lay_why(why, whylen, "region covers part of pure-thread dim %d",
                         d);
                 return TD_ENOMATCH;
             }
@@ -528,8 +511,8 @@ int td__lay_map(const td_layout *l, int64_t elem,
         int64_t c = rem % it->extent, t;
 
         rem /= it->extent;
-        if (!mul64(c, it->stride, &t) ||
-            !add64(coords[it->axis], t, &coords[it->axis]))
+        if (!td__lay_mul64(c, it->stride, &t) ||
+            !td__lay_add64(coords[it->axis], t, &coords[it->axis]))
             return TD_ELIMIT;
     }
     return 0;
@@ -545,7 +528,7 @@ int td__lay_replica_count(const td_layout *l, int64_t *out)
     if ((rc = td__lay_check(l, NULL, 0)) < 0)
         return rc;
     for (int i = 0; i < l->nrep; i++)
-        if (!mul64(n, l->rep[i].extent, &n))
+        if (!td__lay_mul64(n, l->rep[i].extent, &n))
             return TD_ELIMIT;
     *out = n;
     return 0;
@@ -570,8 +553,8 @@ int td__lay_replica(const td_layout *l, int64_t r,
         int64_t c = r % it->extent, t;
 
         r /= it->extent;
-        if (!mul64(c, it->stride, &t) ||
-            !add64(coords[it->axis], t, &coords[it->axis]))
+        if (!td__lay_mul64(c, it->stride, &t) ||
+            !td__lay_add64(coords[it->axis], t, &coords[it->axis]))
             return TD_ELIMIT;
     }
     return 0;
@@ -613,7 +596,7 @@ int td__lay_thread_id(const int64_t coords[TD_AXIS_COUNT], int64_t *tid)
                 return TD_EINVAL;
             continue;
         }
-        if (!mul64(coords[a], w, &t) || !add64(id, t, &id))
+        if (!td__lay_mul64(coords[a], w, &t) || !td__lay_add64(id, t, &id))
             return TD_ELIMIT;
     }
     if (id < 0)
@@ -643,7 +626,7 @@ int td__lay_owner_slots(const td_layout *l, int64_t elem, td_lay_owner_fn emit,
         if ((rc = td__lay_replica(l, r, rep)) < 0)
             return rc;
         for (int a = 0; a < TD_AXIS_COUNT; a++)
-            if (!add64(base[a], rep[a], &c[a]))
+            if (!td__lay_add64(base[a], rep[a], &c[a]))
                 return TD_ELIMIT;
         if ((rc = td__lay_thread_id(c, &tid)) < 0)
             return rc;
@@ -671,9 +654,9 @@ static bool bounds_add(const td_iter *it, int n, bool memory, int64_t *lo,
                 return false;
             continue;
         }
-        if (!mul64(it[i].extent - 1, it[i].stride, &t) || !mul64(t, w, &t))
+        if (!td__lay_mul64(it[i].extent - 1, it[i].stride, &t) || !td__lay_mul64(t, w, &t))
             return false;
-        if (!add64(t < 0 ? *lo : *hi, t, t < 0 ? lo : hi))
+        if (!td__lay_add64(t < 0 ? *lo : *hi, t, t < 0 ? lo : hi))
             return false;
     }
     return true;

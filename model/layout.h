@@ -29,6 +29,31 @@
 
 #include "model.h"
 
+/* Helpers the layout analyses share (here and in variants/local_layout.c).
+ * td__lay_why writes a reason into why (NULL or whylen 0: nothing);
+ * td__lay_mul64/add64 are overflow-checked (false when the result does not
+ * fit). */
+void td__lay_why(char *why, size_t whylen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static inline bool td__lay_mul64(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r);
+}
+
+static inline bool td__lay_add64(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_add_overflow(a, b, r);
+}
+
+static inline bool td__lay_is_pow2(int64_t v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
 /* Largest |stride| or |offset| accepted in an input layout. */
 #define TD_LAY_MAX_STRIDE ((int64_t)1 << 40)
 

@@ -14,39 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (why == NULL || whylen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-}
-
-/* Overflow-checked arithmetic: false when the result does not fit. */
-static bool mul64(int64_t a, int64_t b, int64_t *r)
-{
-    return !__builtin_mul_overflow(a, b, r);
-}
-
-static bool add64(int64_t a, int64_t b, int64_t *r)
-{
-    return !__builtin_add_overflow(a, b, r);
-}
-
-static bool is_pow2(int64_t v)
-{
-    return v > 0 && (v & (v - 1)) == 0;
-}
-
 static bool is_lane(td_axis a)
 {
     return a == TD_AXIS_LANEID;
@@ -125,12 +92,12 @@ int td__local_shuffle_masks(const td_local_dim *dims, int ndim,
         for (int i = 0; i < di->nthread; i++) {
             int64_t e = di->thread[i].extent, s = di->thread[i].stride;
 
-            if (!is_pow2(e))
+            if (!td__lay_is_pow2(e))
                 return TD_EINVAL;
             for (int64_t bit = 1; bit < e; bit <<= 1) {
                 if (n >= cap)
                     return TD_ELIMIT;
-                if (!mul64(s, bit, &masks[n]))
+                if (!td__lay_mul64(s, bit, &masks[n]))
                     return TD_ELIMIT;
                 n++;
             }
@@ -166,20 +133,20 @@ int td__local_validate_reduction(const td_layout *src_l,
 
     if (nreduce < 0 || nreduce > TD_MAX_RANK ||
         (nreduce > 0 && reduce == NULL)) {
-        set_why(why, whylen, "bad reduce dims");
+        td__lay_why(why, whylen, "bad reduce dims");
         return TD_EINVAL;
     }
     if ((rc = td__local_analyze_dims(src_l, src_shape, src_ndim, src)) < 0) {
-        set_why(why, whylen, "src layout cannot be grouped by its shape");
+        td__lay_why(why, whylen, "src layout cannot be grouped by its shape");
         return rc;
     }
     if ((rc = td__local_analyze_dims(dst_l, dst_shape, dst_ndim, dst)) < 0) {
-        set_why(why, whylen, "dst layout cannot be grouped by its shape");
+        td__lay_why(why, whylen, "dst layout cannot be grouped by its shape");
         return rc;
     }
     for (int r = 0; r < nreduce; r++) {
         if (reduce[r] < 0 || reduce[r] >= src_ndim) {
-            set_why(why, whylen, "reduce dim %d out of range for ndim=%d",
+            td__lay_why(why, whylen, "reduce dim %d out of range for ndim=%d",
                     reduce[r], src_ndim);
             return TD_EINVAL;
         }
@@ -209,13 +176,13 @@ int td__local_validate_reduction(const td_layout *src_l,
          * than expected is the same mismatch. */
         if (k >= nexp || dst[d].thread_extent != exp_t[k] ||
             dst[d].local_extent != exp_l[k]) {
-            set_why(why, whylen, MISMATCH);
+            td__lay_why(why, whylen, MISMATCH);
             return TD_ENOMATCH;
         }
         k++;
     }
     if (k != nexp) {
-        set_why(why, whylen, MISMATCH);
+        td__lay_why(why, whylen, MISMATCH);
         return TD_ENOMATCH;
     }
     return 0;
@@ -244,7 +211,7 @@ static bool dense_from(td_iter *it, int n, int64_t base, int64_t *prod)
 
     sort_by_stride(it, n);
     for (int i = 0; i < n; i++) {
-        if (it[i].stride != next || !mul64(next, it[i].extent, &next))
+        if (it[i].stride != next || !td__lay_mul64(next, it[i].extent, &next))
             return false;
     }
     *prod = next / base;
@@ -267,7 +234,7 @@ int td__local_analyze_shuffle(const td_layout *src_l, const td_layout *dst_l,
         (rc = td__lay_check(dst_l, why, whylen)) < 0)
         return rc;
     if (src_l->swizzle || dst_l->swizzle) {
-        set_why(why, whylen, "swizzle layout unsupported for shuffle reduction");
+        td__lay_why(why, whylen, "swizzle layout unsupported for shuffle reduction");
         return TD_ENOMATCH;
     }
     if ((rc = td__lay_canonicalize(src_l, &s)) < 0 ||
@@ -281,46 +248,46 @@ int td__local_analyze_shuffle(const td_layout *src_l, const td_layout *dst_l,
         if (is_lane(it->axis)) {
             lanes[nl++] = *it;
             t = (it->stride < 0 ? -it->stride : it->stride);
-            if (!mul64(t, it->extent - 1, &t) || !add64(span, t, &span))
+            if (!td__lay_mul64(t, it->extent - 1, &t) || !td__lay_add64(span, t, &span))
                 return TD_ELIMIT;
         } else if (td_axis_is_thread(it->axis)) {
-            set_why(why, whylen, "src shard has thread axis %s besides laneid",
+            td__lay_why(why, whylen, "src shard has thread axis %s besides laneid",
                     td_axis_name(it->axis));
             return TD_ENOMATCH;
-        } else if (!mul64(local, it->extent, &local)) {
+        } else if (!td__lay_mul64(local, it->extent, &local)) {
             return TD_ELIMIT;
         }
     }
     for (int i = 0; i < d.nrep; i++)
         if (is_lane(d.rep[i].axis)) {
             rep[nr++] = d.rep[i];
-            if (!mul64(w, d.rep[i].extent, &w))
+            if (!td__lay_mul64(w, d.rep[i].extent, &w))
                 return TD_ELIMIT;
         }
     if (nl == 0) {
-        set_why(why, whylen, "src shard has no laneid iter");
+        td__lay_why(why, whylen, "src shard has no laneid iter");
         return TD_ENOMATCH;
     }
     if (nr == 0) {
-        set_why(why, whylen, "dst replica has no laneid iter");
+        td__lay_why(why, whylen, "dst replica has no laneid iter");
         return TD_ENOMATCH;
     }
     if (span != 32) {
-        set_why(why, whylen, "src laneid span %lld != 32", (long long)span);
+        td__lay_why(why, whylen, "src laneid span %lld != 32", (long long)span);
         return TD_ENOMATCH;
     }
-    if (!is_pow2(w) || w < 2 || w > 32) {
-        set_why(why, whylen, "reduce width %lld is not a power of two in [2, 32]",
+    if (!td__lay_is_pow2(w) || w < 2 || w > 32) {
+        td__lay_why(why, whylen, "reduce width %lld is not a power of two in [2, 32]",
                 (long long)w);
         return TD_ENOMATCH;
     }
     if (!dense_from(lanes, nl, 1, &prod) || prod != 32) {
-        set_why(why, whylen, "src laneid iters do not map onto lanes 0..31 "
+        td__lay_why(why, whylen, "src laneid iters do not map onto lanes 0..31 "
                 "one to one");
         return TD_ENOMATCH;
     }
     if (!dense_from(rep, nr, 1, &prod)) {
-        set_why(why, whylen, "dst laneid replica is not groups of %lld "
+        td__lay_why(why, whylen, "dst laneid replica is not groups of %lld "
                 "adjacent lanes", (long long)w);
         return TD_ENOMATCH;
     }
@@ -330,20 +297,20 @@ int td__local_analyze_shuffle(const td_layout *src_l, const td_layout *dst_l,
         if (is_lane(it->axis)) {
             dlanes[ndl++] = *it;
         } else if (td_axis_is_thread(it->axis)) {
-            set_why(why, whylen, "dst shard has thread axis %s besides laneid",
+            td__lay_why(why, whylen, "dst shard has thread axis %s besides laneid",
                     td_axis_name(it->axis));
             return TD_ENOMATCH;
-        } else if (!mul64(dlocal, it->extent, &dlocal)) {
+        } else if (!td__lay_mul64(dlocal, it->extent, &dlocal)) {
             return TD_ELIMIT;
         }
     }
     if (!dense_from(dlanes, ndl, w, &prod) || prod != 32 / w) {
-        set_why(why, whylen, "dst laneid iters do not give each group of "
+        td__lay_why(why, whylen, "dst laneid iters do not give each group of "
                 "%lld lanes its own element", (long long)w);
         return TD_ENOMATCH;
     }
     if (dlocal != local) {
-        set_why(why, whylen, "dst holds %lld values per lane, src %lld",
+        td__lay_why(why, whylen, "dst holds %lld values per lane, src %lld",
                 (long long)dlocal, (long long)local);
         return TD_ENOMATCH;
     }
