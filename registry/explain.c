@@ -8,6 +8,7 @@
  * table shows all reasons at once.  Emitters run in try order until one
  * accepts, exactly as in td_dispatch, so both agree on the winner.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,6 @@ struct td_explain {
     char *empty_reason;  /* "" when there are rows */
     size_t nrows;
     td_explain_row *rows;
-    bool *failed_before; /* per row: not tried because an emitter failed */
     long selected;       /* row index, -1 when nothing won */
 };
 
@@ -33,14 +33,19 @@ void td_explain_free(td_explain *ex)
         return;
     for (size_t i = 0; i < ex->nrows; i++) {
         td_explain_row *r = &ex->rows[i];
-        for (size_t k = 0; k < r->npreds; k++)
+        for (size_t k = 0; k < r->npreds; k++) {
             td__free((char *)r->preds[k].reason);
+            td__free((char *)r->preds[k].args);
+        }
         td__free((void *)r->preds);
+        for (size_t k = 0; k < r->nreasons; k++)
+            td__free((char *)r->reasons[k]);
+        td__free((void *)r->reasons);
         td__free((char *)r->variant);
         td__free((char *)r->message);
+        td__free((char *)r->detail);
     }
     td__free(ex->rows);
-    td__free(ex->failed_before);
     td__free(ex->op);
     td__free(ex->target);
     td__free(ex->script);
@@ -137,8 +142,84 @@ static int on_pred(void *ctx, const td__ventry *e, size_t i, bool ok,
     po[i].ok = ok;
     /* A passing predicate has no reason worth showing. */
     po[i].reason = td__strdup(ok ? "" : reason);
+    po[i].args = td__strdup(e->preds[i].args_text ? e->preds[i].args_text
+                                                  : "");
     b->cur->npreds++;
-    return po[i].reason == NULL ? TD_ENOMEM : 0;
+    return po[i].reason == NULL || po[i].args == NULL ? TD_ENOMEM : 0;
+}
+
+/* Adds one reason of the text table to r (room for them was made by
+ * set_reasons). */
+static void add_reason(td_explain_row *r, td_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void add_reason(td_explain_row *r, td_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    b->len = 0;
+    td__buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    char *one = NULL;
+    if (td__buf_take(b, &one) != 0)
+        return;
+    ((const char **)r->reasons)[r->nreasons++] = one;
+}
+
+/* The reasons of the text table's reasons column for r, from its parts. */
+static int set_reasons(td_explain_row *r)
+{
+    size_t cap = r->status == TD_CAND_REJECTED && r->npreds > 0 ? r->npreds
+                                                                : 1;
+    const char **reasons = td__calloc(cap, sizeof *reasons);
+    if (reasons == NULL)
+        return TD_ENOMEM;
+    r->reasons = reasons;
+    td_buf b;
+    td__buf_init(&b);
+    size_t want = 1;
+    switch (r->status) {
+    case TD_CAND_SELECTED:
+        if (r->npreds == 0)
+            add_reason(r, &b, "no predicates; the emitter accepted");
+        else
+            add_reason(r, &b,
+                       "%zu of %zu predicates passed; the emitter accepted",
+                       r->npreds, r->npreds);
+        break;
+    case TD_CAND_REJECTED:
+        want = 0;
+        for (size_t k = 0; k < r->npreds; k++) {
+            const td_pred_outcome *po = &r->preds[k];
+            if (po->ok)
+                continue;
+            want++;
+            if (po->reason[0])
+                add_reason(r, &b, "%s: %s", po->name, po->reason);
+            else
+                add_reason(r, &b, "%s", po->name);
+        }
+        break;
+    case TD_CAND_NOT_TRIED:
+        add_reason(r, &b, "%s", r->after_failure
+                                    ? "an earlier candidate failed"
+                                    : "an earlier candidate won");
+        break;
+    case TD_CAND_DISABLED:
+        add_reason(r, &b, "enabled: false in the rules (%s:%d)", r->file,
+                   r->line);
+        break;
+    case TD_CAND_DECLINED:
+        add_reason(r, &b, "%s", r->detail[0] ? r->detail : "no reason given");
+        break;
+    case TD_CAND_FAILED:
+        add_reason(r, &b, "%s: %s", td_err_name(r->error), r->detail);
+        break;
+    }
+    td__buf_free(&b);
+    return r->nreasons == want ? 0 : TD_ENOMEM;
 }
 
 static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
@@ -158,24 +239,34 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
     r->file = st == TD_CAND_DISABLED ? e->enabled_file : e->file;
     r->line = st == TD_CAND_DISABLED ? e->enabled_line : e->line;
     r->status = st;
+    /* The parts first; the message and the reasons are made from them. */
+    const char *detail = "";
+    if (st == TD_CAND_DECLINED)
+        detail = reason;
+    else if (st == TD_CAND_FAILED) {
+        r->error = rc;
+        detail = reason[0] ? reason : td_strerror(rc);
+    } else if (st == TD_CAND_NOT_TRIED) {
+        r->after_failure = rc != 0;
+    } else if (st == TD_CAND_SELECTED) {
+        ex->selected = (long)(ex->nrows - 1);
+    }
+    r->detail = td__strdup(detail);
+    if (r->detail == NULL)
+        return TD_ENOMEM;
     td_buf msg;
     td__buf_init(&msg);
     switch (st) {
     case TD_CAND_SELECTED:
-        ex->selected = (long)(ex->nrows - 1);
         break;
     case TD_CAND_DECLINED:
         td__buf_puts(&msg, "declined");
-        if (reason[0])
-            td__buf_printf(&msg, " " EM_DASH " %s", reason);
+        if (r->detail[0])
+            td__buf_printf(&msg, " " EM_DASH " %s", r->detail);
         break;
     case TD_CAND_FAILED:
-        td__buf_printf(&msg, "failed " EM_DASH " %s: %s", td_err_name(rc),
-                       reason[0] ? reason : td_strerror(rc));
-        break;
-    case TD_CAND_NOT_TRIED:
-        ex->failed_before[ex->nrows - 1] = rc != 0;
-        put_rejections(&msg, r);
+        td__buf_printf(&msg, "failed " EM_DASH " %s: %s",
+                       td_err_name(r->error), r->detail);
         break;
     default:
         put_rejections(&msg, r);
@@ -186,7 +277,7 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
     if (trc != 0)
         return trc;
     r->message = m;
-    return 0;
+    return set_reasons(r);
 }
 
 static int build(td_explain *ex, const td_registry *reg, const td_call *call,
@@ -206,8 +297,7 @@ static int build(td_explain *ex, const td_registry *reg, const td_call *call,
     if (n == 0)
         return 0;
     ex->rows = td__calloc(n, sizeof *ex->rows);
-    ex->failed_before = td__calloc(n, sizeof *ex->failed_before);
-    if (ex->rows == NULL || ex->failed_before == NULL)
+    if (ex->rows == NULL)
         return TD_ENOMEM;
     builder b = {.ex = ex, .cap = n};
     td__sel_obs obs = {.all = true, .ctx = &b, .begin = on_begin,
@@ -275,7 +365,7 @@ static void row_lines(const td_explain *ex, size_t i, td_buf *tmp,
         td__buf_puts(tmp, "selected");
         break;
     case TD_CAND_NOT_TRIED:
-        td__buf_puts(tmp, ex->failed_before[i]
+        td__buf_puts(tmp, r->after_failure
                               ? "not tried (an earlier candidate failed)"
                               : "not tried (an earlier candidate won)");
         if (r->message[0])
@@ -470,57 +560,19 @@ static const char *status_text(const td_explain_row *r)
     return "?";
 }
 
-/* The reasons of row i, one per entry of *reasons (owned by tmp). */
+/* The reasons of row i, one per entry of starts (offsets into tmp, which
+ * owns the text), as the row recorded them. */
 static size_t row_reasons(const td_explain *ex, size_t i, td_buf *tmp,
                           size_t *starts, size_t cap)
 {
     const td_explain_row *r = &ex->rows[i];
     size_t n = 0;
     tmp->len = 0;
-#define TD__REASON(...)                                                    \
-    do {                                                                   \
-        if (n < cap) {                                                     \
-            starts[n++] = tmp->len;                                        \
-            td__buf_printf(tmp, __VA_ARGS__);                              \
-            td__buf_append(tmp, "", 1);                                    \
-        }                                                                  \
-    } while (0)
-    switch (r->status) {
-    case TD_CAND_SELECTED:
-        if (r->npreds == 0)
-            TD__REASON("no predicates; the emitter accepted");
-        else
-            TD__REASON("%zu of %zu predicates passed; the emitter accepted",
-                       r->npreds, r->npreds);
-        break;
-    case TD_CAND_REJECTED:
-        for (size_t k = 0; k < r->npreds; k++) {
-            if (r->preds[k].ok)
-                continue;
-            if (r->preds[k].reason[0])
-                TD__REASON("%s: %s", r->preds[k].name, r->preds[k].reason);
-            else
-                TD__REASON("%s", r->preds[k].name);
-        }
-        break;
-    case TD_CAND_NOT_TRIED:
-        TD__REASON("%s", ex->failed_before[i] ? "an earlier candidate failed"
-                                              : "an earlier candidate won");
-        break;
-    case TD_CAND_DISABLED:
-        TD__REASON("enabled: false in the rules (%s:%d)", r->file, r->line);
-        break;
-    case TD_CAND_DECLINED:
-    case TD_CAND_FAILED: {
-        /* the message is "declined — reason" / "failed — CODE: reason" */
-        const char *m = r->message;
-        const char *dash = strstr(m, " " EM_DASH " ");
-        TD__REASON("%s", dash ? dash + strlen(" " EM_DASH " ")
-                              : "no reason given");
-        break;
+    for (size_t k = 0; k < r->nreasons && n < cap; k++) {
+        starts[n++] = tmp->len;
+        td__buf_puts(tmp, r->reasons[k]);
+        td__buf_append(tmp, "", 1);
     }
-    }
-#undef TD__REASON
     return n;
 }
 

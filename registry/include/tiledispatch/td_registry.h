@@ -244,12 +244,23 @@ typedef enum td_cand_status {
 
 TD_API const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
 
+/* One predicate of a candidate, as it answered.  The strings belong to
+ * the explanation (td_explain_free). */
 typedef struct td_pred_outcome {
     const char *name;
     bool ok;
     const char *reason;  /* "" when ok or when no reason was given */
+    const char *args;    /* the arguments the rules bind, as `rules` lists
+                            them ("{expected_scope: [local]}"), "" if none */
 } td_pred_outcome;
 
+/*
+ * One candidate of an explanation.  The parts (predicate outcomes, the
+ * emitter's code and reason, the reasons) are recorded as the selection
+ * loop reports them; `message` and the formatted tables are made from
+ * them, so a reader never needs to take a message apart.  Every string
+ * belongs to the explanation (td_explain_free).
+ */
 typedef struct td_explain_row {
     const char *variant;
     int priority;
@@ -262,6 +273,18 @@ typedef struct td_explain_row {
                                      a disabled row, where it was disabled
                                      (an override may do that) */
     int line;
+    /* DECLINED: the plan's or the emitter's reason ("" when none);
+     * FAILED: the emitter's reason (its code's description when none);
+     * "" otherwise. */
+    const char *detail;
+    int error;           /* FAILED: the emitter's TD_E* code; else 0 */
+    bool after_failure;  /* NOT_TRIED: an earlier emitter failed (rather
+                            than won) */
+    /* The reasons column of the text table, one reason each ("P: why" per
+     * failed predicate, "an earlier candidate won", "enabled: false in the
+     * rules (FILE:LINE)", ...), before any wrapping. */
+    size_t nreasons;
+    const char *const *reasons;
 } td_explain_row;
 
 typedef struct td_explain td_explain;
