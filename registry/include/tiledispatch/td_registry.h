@@ -165,6 +165,36 @@ typedef struct td_rules_layer {
 TD_API size_t td_registry_rules_layers(const td_registry *reg,
                                        td_rules_layer *out, size_t cap);
 
+/* ---- the layered load -------------------------------------------------- */
+
+/* What td_registry_load adds to the built-ins.  A zeroed struct (or NULL)
+ * asks for what the command line does without options. */
+typedef struct td_load_options {
+    const char *const *plugins; /* plugin paths, after TILEDISPATCH_PLUGINS */
+    size_t nplugins;
+    const char *const *rules;   /* rules files, after TILEDISPATCH_RULES */
+    size_t nrules;
+    bool no_default_rules;      /* start from an empty table */
+    bool no_env_plugins;        /* ignore TILEDISPATCH_PLUGINS */
+    bool no_env_rules;          /* ignore TILEDISPATCH_RULES */
+} td_load_options;
+
+/*
+ * A new registry loaded the way the command line and the Python package
+ * load theirs, in this order: the built-in ops, predicates and variant
+ * modules; one plugin per entry of TILEDISPATCH_PLUGINS (colon-separated,
+ * empty entries skipped), then opts->plugins; the built-in rules (unless
+ * no_default_rules); then one rules layer per entry of TILEDISPATCH_RULES,
+ * then per file of opts->rules, added in one load over the built-in layer.
+ * The options and their strings stay the caller's.  Returns 0 with *out
+ * owned by the caller (td_registry_free); on failure *out is NULL, the
+ * code is the failing step's (TD_ENOMEM, or what td_registry_load_plugin,
+ * td_registry_load_default_rules or td_registry_add_rules return) and
+ * diag names the plugin or the rules position.
+ */
+TD_API int td_registry_load(const td_load_options *opts, td_registry **out,
+                            td_diag *diag);
+
 /* ---- the loaded table -------------------------------------------------- */
 
 /* A place in a rules file. */
@@ -208,6 +238,31 @@ TD_API int td_registry_rule_pred_json(const td_registry *reg,
                                       const td_rule_info *rule, size_t i,
                                       const char **name, char *args_json,
                                       size_t cap);
+
+/* ---- listings ---------------------------------------------------------- */
+
+typedef enum td_list_style {
+    TD_LIST_TEXT = 0, /* lines for people, what `tiledispatch rules` prints */
+    TD_LIST_JSON = 1  /* one JSON array of objects, keys in a fixed order */
+} td_list_style;
+
+/*
+ * The loaded rules table in try order (grouped by op and target, each
+ * entry with its provenance, overrides and `when:` predicates), the
+ * registered predicates (with their argument schemas) and the registered
+ * variant modules (with the predicates they bring and the rules entries
+ * that bind them): what `tiledispatch rules`, `predicates` and `impls`
+ * print, with --json in TD_LIST_JSON.  *out is allocated through the
+ * allocator hook and ends with a line break; release it with td_free().
+ * Returns 0, TD_EINVAL (a NULL argument or an unknown style) or
+ * TD_ENOMEM, with *out NULL on failure.
+ */
+TD_API int td_registry_list_rules(const td_registry *reg, td_list_style style,
+                                  char **out);
+TD_API int td_registry_list_predicates(const td_registry *reg,
+                                       td_list_style style, char **out);
+TD_API int td_registry_list_impls(const td_registry *reg, td_list_style style,
+                                  char **out);
 
 /* ---- dispatch ---------------------------------------------------------- */
 
