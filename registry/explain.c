@@ -737,6 +737,25 @@ static void format_json(const td_explain *ex, td_buf *b)
     td__buf_puts(b, "]}\n");
 }
 
+int td_explain_style_parse(const char *name, td_explain_style *out)
+{
+    static const struct {
+        const char *name;
+        td_explain_style style;
+    } styles[] = {{"text", TD_EXPLAIN_TEXT},
+                  {"json", TD_EXPLAIN_JSON},
+                  {"tvm", TD_EXPLAIN_TVM}};
+    if (name == NULL || out == NULL)
+        return TD_EINVAL;
+    for (size_t i = 0; i < sizeof styles / sizeof *styles; i++) {
+        if (strcmp(name, styles[i].name) == 0) {
+            *out = styles[i].style;
+            return 0;
+        }
+    }
+    return TD_EINVAL;
+}
+
 int td_explain_format(const td_explain *ex, td_explain_style style,
                       char **out)
 {

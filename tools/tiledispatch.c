@@ -605,13 +605,7 @@ int main(int argc, char **argv)
             return usage_error("--format applies to explain and to the "
                                "failure table of a call, not '%s'",
                                cmd);
-        if (strcmp(opts.format, "text") == 0)
-            g_style = TD_EXPLAIN_TEXT;
-        else if (strcmp(opts.format, "tvm") == 0)
-            g_style = TD_EXPLAIN_TVM;
-        else if (strcmp(opts.format, "json") == 0)
-            g_style = TD_EXPLAIN_JSON;
-        else
+        if (td_explain_style_parse(opts.format, &g_style) != 0)
             return usage_error("--format '%s': expected text, tvm or json",
                                opts.format);
     }

@@ -546,6 +546,23 @@ static void test_explain_alloc_failures(void **state)
     td_registry_free(reg);
 }
 
+static void test_explain_style_names(void **state)
+{
+    (void)state;
+    td_explain_style st = TD_EXPLAIN_TEXT;
+    assert_int_equal(td_explain_style_parse("tvm", &st), 0);
+    assert_int_equal(st, TD_EXPLAIN_TVM);
+    assert_int_equal(td_explain_style_parse("json", &st), 0);
+    assert_int_equal(st, TD_EXPLAIN_JSON);
+    assert_int_equal(td_explain_style_parse("text", &st), 0);
+    assert_int_equal(st, TD_EXPLAIN_TEXT);
+    assert_int_equal(td_explain_style_parse("TVM", &st), TD_EINVAL);
+    assert_int_equal(td_explain_style_parse("", &st), TD_EINVAL);
+    assert_int_equal(st, TD_EXPLAIN_TEXT);
+    assert_int_equal(td_explain_style_parse(NULL, &st), TD_EINVAL);
+    assert_int_equal(td_explain_style_parse("text", NULL), TD_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_explain_alloc_failures),
+        cmocka_unit_test(test_explain_style_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -286,21 +286,21 @@ static PyObject *Call_with_arch(PyObject *self, PyObject *arg)
     return (PyObject *)c;
 }
 
+/* A region as the library writes it ("A[0:4, 2:6]"); None when it names
+ * no buffer. */
 static PyObject *region_text(const td_call *call, const td_region *r)
 {
-    char buf[TD_NAME_MAX + TD_MAX_RANK * 48 + 8];
-    size_t n = 0;
     if (r->buffer < 0 || r->buffer >= call->nbuffers)
         Py_RETURN_NONE;
-    n += (size_t)snprintf(buf, sizeof buf, "%s[",
-                          call->buffers[r->buffer].name);
-    for (int i = 0; i < r->ndim && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld:%lld",
-                              i ? ", " : "", (long long)r->start[i],
-                              (long long)(r->start[i] + r->extent[i]));
-    if (n < sizeof buf)
-        snprintf(buf + n, sizeof buf - n, "]");
-    return PyUnicode_FromString(buf);
+    td_operand o;
+    memset(&o, 0, sizeof o);
+    o.kind = TD_OPERAND_REGION;
+    o.region = *r;
+    char buf[TD_NAME_MAX + TD_MAX_RANK * 48 + 8];
+    size_t n = td_operand_format(call, &o, buf, sizeof buf);
+    if (n >= sizeof buf)
+        n = sizeof buf - 1;
+    return PyUnicode_DecodeUTF8(buf, (Py_ssize_t)n, "replace");
 }
 
 #define CALL(o) (((CallObject *)(o))->call)

@@ -245,13 +245,7 @@ static PyObject *Registry_explain_text(PyObject *self, PyObject *args,
                                      &arg, &format))
         return NULL;
     td_explain_style style;
-    if (strcmp(format, "text") == 0)
-        style = TD_EXPLAIN_TEXT;
-    else if (strcmp(format, "json") == 0)
-        style = TD_EXPLAIN_JSON;
-    else if (strcmp(format, "tvm") == 0)
-        style = TD_EXPLAIN_TVM;
-    else {
+    if (td_explain_style_parse(format, &style) != 0) {
         PyErr_Format(PyExc_ValueError,
                      "format '%s': expected 'text', 'json' or 'tvm'", format);
         return NULL;

@@ -377,6 +377,12 @@ typedef enum td_explain_style {
     TD_EXPLAIN_TVM = 2
 } td_explain_style;
 
+/* The style called `name`: "text", "json" or "tvm" (the command line's
+ * --format and Python's explain_text(format=...)).  Returns 0 with *out
+ * set, or TD_EINVAL for any other name (or a NULL argument), *out then
+ * unchanged. */
+TD_API int td_explain_style_parse(const char *name, td_explain_style *out);
+
 /* Formats the explanation in `style`.  *out is allocated through the
  * allocator hook; release it with td_free(). */
 TD_API int td_explain_format(const td_explain *ex, td_explain_style style,
