@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
+#include "../common/td_test_alloc.h"
 
 /* A rules file in /tmp with `text`; the caller removes it. */
 static void write_rules(char *path, const char *text)
@@ -270,6 +271,62 @@ static void test_listings(void **state)
     td_registry_free(empty);
 }
 
+/* Failing the Nth allocation, for every N until the load succeeds: each
+ * failure returns an error and leaks nothing; then the same for each
+ * listing of the loaded registry. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    char up[] = "/tmp/td_test_load_alloc_XXXXXX";
+    write_rules(up, raise_shared);
+    setenv("TILEDISPATCH_RULES", up, 1);
+    unsetenv("TILEDISPATCH_PLUGINS");
+    td_registry *reg = NULL;
+    alloc_install();
+    for (long n = 1;; n++) {
+        alloc_arm(n);
+        td_diag d;
+        td_diag_clear(&d);
+        int rc = td_registry_load(NULL, &reg, &d);
+        if (!g_ca.failed) {
+            assert_int_equal(rc, 0);
+            break;
+        }
+        assert_int_not_equal(rc, 0);
+        assert_null(reg);
+        assert_int_equal(g_ca.live, 0);
+    }
+    assert_int_equal(shared_priority(reg), 30);
+    int (*const lists[])(const td_registry *, td_list_style, char **) = {
+        td_registry_list_rules, td_registry_list_predicates,
+        td_registry_list_impls};
+    for (size_t k = 0; k < 3; k++) {
+        for (int json = 0; json < 2; json++) {
+            long live = g_ca.live;
+            for (long n = 1;; n++) {
+                alloc_arm(n);
+                char *out = NULL;
+                int rc = lists[k](reg, json ? TD_LIST_JSON : TD_LIST_TEXT,
+                                  &out);
+                if (!g_ca.failed) {
+                    assert_int_equal(rc, 0);
+                    td_free(out);
+                    break;
+                }
+                assert_int_equal(rc, TD_ENOMEM);
+                assert_null(out);
+                assert_int_equal(g_ca.live, live);
+            }
+        }
+    }
+    alloc_arm(0);
+    td_registry_free(reg);
+    assert_int_equal(g_ca.live, 0);
+    td_set_allocator(NULL);
+    unsetenv("TILEDISPATCH_RULES");
+    remove(up);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_layers_in_order),
         cmocka_unit_test(test_plugins),
         cmocka_unit_test(test_listings),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
