@@ -8,6 +8,7 @@
  * table shows all reasons at once.  Emitters run in try order until one
  * accepts, exactly as in td_dispatch, so both agree on the winner.
  */
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,17 +34,12 @@ void td_explain_free(td_explain *ex)
         return;
     for (size_t i = 0; i < ex->nrows; i++) {
         td_explain_row *r = &ex->rows[i];
-        for (size_t k = 0; k < r->npreds; k++) {
+        for (size_t k = 0; k < r->npreds; k++)
             td__free((char *)r->preds[k].reason);
-            td__free((char *)r->preds[k].args);
-        }
         td__free((void *)r->preds);
-        for (size_t k = 0; k < r->nreasons; k++)
-            td__free((char *)r->reasons[k]);
-        td__free((void *)r->reasons);
         td__free((char *)r->variant);
+        /* the row's block: message, detail and reasons */
         td__free((char *)r->message);
-        td__free((char *)r->detail);
     }
     td__free(ex->rows);
     td__free(ex->op);
@@ -142,84 +138,72 @@ static int on_pred(void *ctx, const td__ventry *e, size_t i, bool ok,
     po[i].ok = ok;
     /* A passing predicate has no reason worth showing. */
     po[i].reason = td__strdup(ok ? "" : reason);
-    po[i].args = td__strdup(e->preds[i].args_text ? e->preds[i].args_text
-                                                  : "");
+    /* Like the name, the bound arguments are the registry's. */
+    po[i].args = e->preds[i].args_text ? e->preds[i].args_text : "";
     b->cur->npreds++;
-    return po[i].reason == NULL || po[i].args == NULL ? TD_ENOMEM : 0;
+    return po[i].reason == NULL ? TD_ENOMEM : 0;
 }
 
-/* Adds one reason of the text table to r (room for them was made by
- * set_reasons). */
-static void add_reason(td_explain_row *r, td_buf *b, const char *fmt, ...)
+/* Appends one reason of the text table's reasons column, NUL-terminated,
+ * and counts it. */
+static void put_reason(td_buf *b, size_t *n, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-static void add_reason(td_explain_row *r, td_buf *b, const char *fmt, ...)
+static void put_reason(td_buf *b, size_t *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    b->len = 0;
     td__buf_vprintf(b, fmt, ap);
     va_end(ap);
-    char *one = NULL;
-    if (td__buf_take(b, &one) != 0)
-        return;
-    ((const char **)r->reasons)[r->nreasons++] = one;
+    td__buf_append(b, "", 1);
+    (*n)++;
 }
 
-/* The reasons of the text table's reasons column for r, from its parts. */
-static int set_reasons(td_explain_row *r)
+/* The reasons of r, made from its parts (detail: the row's, not yet
+ * stored). */
+static size_t put_reasons(td_buf *b, const td_explain_row *r,
+                          const char *detail)
 {
-    size_t cap = r->status == TD_CAND_REJECTED && r->npreds > 0 ? r->npreds
-                                                                : 1;
-    const char **reasons = td__calloc(cap, sizeof *reasons);
-    if (reasons == NULL)
-        return TD_ENOMEM;
-    r->reasons = reasons;
-    td_buf b;
-    td__buf_init(&b);
-    size_t want = 1;
+    size_t n = 0;
     switch (r->status) {
     case TD_CAND_SELECTED:
         if (r->npreds == 0)
-            add_reason(r, &b, "no predicates; the emitter accepted");
+            put_reason(b, &n, "no predicates; the emitter accepted");
         else
-            add_reason(r, &b,
+            put_reason(b, &n,
                        "%zu of %zu predicates passed; the emitter accepted",
                        r->npreds, r->npreds);
         break;
     case TD_CAND_REJECTED:
-        want = 0;
         for (size_t k = 0; k < r->npreds; k++) {
             const td_pred_outcome *po = &r->preds[k];
             if (po->ok)
                 continue;
-            want++;
             if (po->reason[0])
-                add_reason(r, &b, "%s: %s", po->name, po->reason);
+                put_reason(b, &n, "%s: %s", po->name, po->reason);
             else
-                add_reason(r, &b, "%s", po->name);
+                put_reason(b, &n, "%s", po->name);
         }
         break;
     case TD_CAND_NOT_TRIED:
-        add_reason(r, &b, "%s", r->after_failure
+        put_reason(b, &n, "%s", r->after_failure
                                     ? "an earlier candidate failed"
                                     : "an earlier candidate won");
         break;
     case TD_CAND_DISABLED:
-        add_reason(r, &b, "enabled: false in the rules (%s:%d)", r->file,
+        put_reason(b, &n, "enabled: false in the rules (%s:%d)", r->file,
                    r->line);
         break;
     case TD_CAND_DECLINED:
-        add_reason(r, &b, "%s", r->detail[0] ? r->detail : "no reason given");
+        put_reason(b, &n, "%s", detail[0] ? detail : "no reason given");
         break;
     case TD_CAND_FAILED:
-        add_reason(r, &b, "%s: %s", td_err_name(r->error), r->detail);
+        put_reason(b, &n, "%s: %s", td_err_name(r->error), detail);
         break;
     }
-    td__buf_free(&b);
-    return r->nreasons == want ? 0 : TD_ENOMEM;
+    return n;
 }
 
 static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
@@ -241,9 +225,9 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
     r->status = st;
     /* The parts first; the message and the reasons are made from them. */
     const char *detail = "";
-    if (st == TD_CAND_DECLINED)
+    if (st == TD_CAND_DECLINED) {
         detail = reason;
-    else if (st == TD_CAND_FAILED) {
+    } else if (st == TD_CAND_FAILED) {
         r->error = rc;
         detail = reason[0] ? reason : td_strerror(rc);
     } else if (st == TD_CAND_NOT_TRIED) {
@@ -251,33 +235,52 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
     } else if (st == TD_CAND_SELECTED) {
         ex->selected = (long)(ex->nrows - 1);
     }
-    r->detail = td__strdup(detail);
-    if (r->detail == NULL)
-        return TD_ENOMEM;
-    td_buf msg;
-    td__buf_init(&msg);
+    /* One block per row holds the message, the detail, the reasons and
+     * the array that points at them (freed with the message). */
+    td_buf blk;
+    td__buf_init(&blk);
     switch (st) {
     case TD_CAND_SELECTED:
         break;
     case TD_CAND_DECLINED:
-        td__buf_puts(&msg, "declined");
-        if (r->detail[0])
-            td__buf_printf(&msg, " " EM_DASH " %s", r->detail);
+        td__buf_puts(&blk, "declined");
+        if (detail[0])
+            td__buf_printf(&blk, " " EM_DASH " %s", detail);
         break;
     case TD_CAND_FAILED:
-        td__buf_printf(&msg, "failed " EM_DASH " %s: %s",
-                       td_err_name(r->error), r->detail);
+        td__buf_printf(&blk, "failed " EM_DASH " %s: %s",
+                       td_err_name(r->error), detail);
         break;
     default:
-        put_rejections(&msg, r);
+        put_rejections(&blk, r);
         break;
     }
+    td__buf_append(&blk, "", 1);
+    size_t detail_at = blk.len;
+    td__buf_puts(&blk, detail);
+    td__buf_append(&blk, "", 1);
+    size_t reasons_at = blk.len;
+    size_t n = put_reasons(&blk, r, detail);
+    size_t ptrs_at = blk.len;
+    while (ptrs_at % alignof(const char *) != 0)
+        ptrs_at++;
+    while (blk.len < ptrs_at + n * sizeof(const char *) && !blk.err)
+        td__buf_append(&blk, "", 1);
     char *m;
-    int trc = td__buf_take(&msg, &m);
+    int trc = td__buf_take(&blk, &m);
     if (trc != 0)
         return trc;
     r->message = m;
-    return set_reasons(r);
+    r->detail = m + detail_at;
+    const char **ptrs = (const char **)(void *)(m + ptrs_at);
+    const char *p = m + reasons_at;
+    for (size_t k = 0; k < n; k++) {
+        ptrs[k] = p;
+        p += strlen(p) + 1;
+    }
+    r->reasons = ptrs;
+    r->nreasons = n;
+    return 0;
 }
 
 static int build(td_explain *ex, const td_registry *reg, const td_call *call,

@@ -299,8 +299,9 @@ typedef enum td_cand_status {
 
 TD_API const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
 
-/* One predicate of a candidate, as it answered.  The strings belong to
- * the explanation (td_explain_free). */
+/* One predicate of a candidate, as it answered.  The reason belongs to
+ * the explanation (td_explain_free); the name and args are the registry's
+ * and stay valid while its rules are unchanged. */
 typedef struct td_pred_outcome {
     const char *name;
     bool ok;
@@ -313,8 +314,9 @@ typedef struct td_pred_outcome {
  * One candidate of an explanation.  The parts (predicate outcomes, the
  * emitter's code and reason, the reasons) are recorded as the selection
  * loop reports them; `message` and the formatted tables are made from
- * them, so a reader never needs to take a message apart.  Every string
- * belongs to the explanation (td_explain_free).
+ * them, so a reader never needs to take a message apart.  The strings
+ * belong to the explanation (td_explain_free), except `file`, which is the
+ * registry's (valid while its rules are unchanged).
  */
 typedef struct td_explain_row {
     const char *variant;
