@@ -3,6 +3,7 @@
  * names, diagnostics, file reading and the text buffers.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +131,7 @@ size_t td__utf8_len(const char *s)
 const char *td_strerror(int err)
 {
     switch (err) {
-#define TD__ERR_DESC(name, val, desc)                                          \
+#define TD__ERR_DESC(name, val, input, desc)                                          \
     case val:                                                                  \
         return desc;
         TD_ERRNO_MAP(TD__ERR_DESC)
@@ -142,7 +143,7 @@ const char *td_strerror(int err)
 const char *td_err_name(int err)
 {
     switch (err) {
-#define TD__ERR_NAME(name, val, desc)                                          \
+#define TD__ERR_NAME(name, val, input, desc)                                          \
     case val:                                                                  \
         return "TD_" #name;
         TD_ERRNO_MAP(TD__ERR_NAME)
@@ -151,12 +152,43 @@ const char *td_err_name(int err)
     return "TD_EUNKNOWN";
 }
 
+int td_err_is_input(int err)
+{
+    switch (err) {
+#define TD__ERR_INPUT(name, val, input, desc)                                  \
+    case val:                                                                  \
+        return input;
+        TD_ERRNO_MAP(TD__ERR_INPUT)
+#undef TD__ERR_INPUT
+    }
+    return 0;
+}
+
 /* ---- diagnostics -------------------------------------------------------- */
 
 void td_diag_clear(td_diag *d)
 {
     if (d != NULL)
         memset(d, 0, sizeof *d);
+}
+
+/* Copies the line that starts at p (up to its line break or end) into
+ * d->source_line, cut to fit. */
+static void quote_line(td_diag *d, const char *p, const char *end)
+{
+    const char *e = p;
+    while (e < end && *e != '\n' && *e != '\r')
+        e++;
+    size_t n = (size_t)(e - p);
+    if (n >= sizeof d->source_line)
+        n = sizeof d->source_line - 1;
+    memcpy(d->source_line, p, n);
+    d->source_line[n] = '\0';
+    /* Control characters would garble the caret line; show them as '?'. */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)d->source_line[i] < 0x20 &&
+            d->source_line[i] != '\t')
+            d->source_line[i] = '?';
 }
 
 int td__vfail_at(td_diag *d, int code, td_where at, const char *fmt,
@@ -203,19 +235,7 @@ int td__vfail_at(td_diag *d, int code, td_where at, const char *fmt,
             d->line = l;
             d->col = (int)(e - p) + 1;
         }
-        const char *e = p;
-        while (e < end && *e != '\n' && *e != '\r')
-            e++;
-        size_t n = (size_t)(e - p);
-        if (n >= sizeof d->source_line)
-            n = sizeof d->source_line - 1;
-        memcpy(d->source_line, p, n);
-        d->source_line[n] = '\0';
-        /* Control characters would garble the caret line; show them as '?'. */
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)d->source_line[i] < 0x20 &&
-                d->source_line[i] != '\t')
-                d->source_line[i] = '?';
+        quote_line(d, p, end);
     }
     return code;
 }
@@ -277,6 +297,49 @@ size_t td_diag_format(const td_diag *d, char *buf, size_t cap)
     }
     td__buf_free(&b);
     return need;
+}
+
+int td_diag_fill_source_line(td_diag *d, const char *text, size_t len)
+{
+    if (d == NULL || d->line <= 0)
+        return TD_EINVAL;
+    if (d->source_line[0] != '\0')
+        return 0;
+    if (text != NULL) {
+        const char *p = text, *end = text + len;
+        int l = 1;
+        for (; l < d->line && p < end; p++)
+            if (*p == '\n')
+                l++;
+        if (l < d->line || (p == end && d->line > 1))
+            return TD_ENOENT;
+        quote_line(d, p, end);
+        return 0;
+    }
+    if (d->file[0] == '\0')
+        return TD_EINVAL;
+    FILE *f = fopen(d->file, "r");
+    if (f == NULL)
+        return TD_EIO;
+    /* Line by line, so a file of any size costs one line of memory; the
+     * rest of a line longer than the field is skipped. */
+    char line[sizeof d->source_line];
+    int n = 0, rc = TD_ENOENT;
+    while (fgets(line, sizeof line, f) != NULL) {
+        size_t got = strlen(line);
+        bool whole = got > 0 && line[got - 1] == '\n';
+        if (++n == d->line) {
+            quote_line(d, line, line + got);
+            rc = 0;
+            break;
+        }
+        while (!whole && fgets(line, sizeof line, f) != NULL) {
+            got = strlen(line);
+            whole = got > 0 && line[got - 1] == '\n';
+        }
+    }
+    fclose(f);
+    return rc;
 }
 
 int td__read_file(const char *path, size_t max, char **out, size_t *len,

@@ -8,6 +8,8 @@
  * table shows all reasons at once.  Emitters run in try order until one
  * accepts, exactly as in td_dispatch, so both agree on the winner.
  */
+#include <stdalign.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,6 @@ struct td_explain {
     char *empty_reason;  /* "" when there are rows */
     size_t nrows;
     td_explain_row *rows;
-    bool *failed_before; /* per row: not tried because an emitter failed */
     long selected;       /* row index, -1 when nothing won */
 };
 
@@ -37,10 +38,10 @@ void td_explain_free(td_explain *ex)
             td__free((char *)r->preds[k].reason);
         td__free((void *)r->preds);
         td__free((char *)r->variant);
+        /* the row's block: message, detail and reasons */
         td__free((char *)r->message);
     }
     td__free(ex->rows);
-    td__free(ex->failed_before);
     td__free(ex->op);
     td__free(ex->target);
     td__free(ex->script);
@@ -137,8 +138,72 @@ static int on_pred(void *ctx, const td__ventry *e, size_t i, bool ok,
     po[i].ok = ok;
     /* A passing predicate has no reason worth showing. */
     po[i].reason = td__strdup(ok ? "" : reason);
+    /* Like the name, the bound arguments are the registry's. */
+    po[i].args = e->preds[i].args_text ? e->preds[i].args_text : "";
     b->cur->npreds++;
     return po[i].reason == NULL ? TD_ENOMEM : 0;
+}
+
+/* Appends one reason of the text table's reasons column, NUL-terminated,
+ * and counts it. */
+static void put_reason(td_buf *b, size_t *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void put_reason(td_buf *b, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    td__buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    td__buf_append(b, "", 1);
+    (*n)++;
+}
+
+/* The reasons of r, made from its parts (detail: the row's, not yet
+ * stored). */
+static size_t put_reasons(td_buf *b, const td_explain_row *r,
+                          const char *detail)
+{
+    size_t n = 0;
+    switch (r->status) {
+    case TD_CAND_SELECTED:
+        if (r->npreds == 0)
+            put_reason(b, &n, "no predicates; the emitter accepted");
+        else
+            put_reason(b, &n,
+                       "%zu of %zu predicates passed; the emitter accepted",
+                       r->npreds, r->npreds);
+        break;
+    case TD_CAND_REJECTED:
+        for (size_t k = 0; k < r->npreds; k++) {
+            const td_pred_outcome *po = &r->preds[k];
+            if (po->ok)
+                continue;
+            if (po->reason[0])
+                put_reason(b, &n, "%s: %s", po->name, po->reason);
+            else
+                put_reason(b, &n, "%s", po->name);
+        }
+        break;
+    case TD_CAND_NOT_TRIED:
+        put_reason(b, &n, "%s", r->after_failure
+                                    ? "an earlier candidate failed"
+                                    : "an earlier candidate won");
+        break;
+    case TD_CAND_DISABLED:
+        put_reason(b, &n, "enabled: false in the rules (%s:%d)", r->file,
+                   r->line);
+        break;
+    case TD_CAND_DECLINED:
+        put_reason(b, &n, "%s", detail[0] ? detail : "no reason given");
+        break;
+    case TD_CAND_FAILED:
+        put_reason(b, &n, "%s: %s", td_err_name(r->error), detail);
+        break;
+    }
+    return n;
 }
 
 static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
@@ -158,34 +223,63 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
     r->file = st == TD_CAND_DISABLED ? e->enabled_file : e->file;
     r->line = st == TD_CAND_DISABLED ? e->enabled_line : e->line;
     r->status = st;
-    td_buf msg;
-    td__buf_init(&msg);
+    /* The parts first; the message and the reasons are made from them. */
+    const char *detail = "";
+    if (st == TD_CAND_DECLINED) {
+        detail = reason;
+    } else if (st == TD_CAND_FAILED) {
+        r->error = rc;
+        detail = reason[0] ? reason : td_strerror(rc);
+    } else if (st == TD_CAND_NOT_TRIED) {
+        r->after_failure = rc != 0;
+    } else if (st == TD_CAND_SELECTED) {
+        ex->selected = (long)(ex->nrows - 1);
+    }
+    /* One block per row holds the message, the detail, the reasons and
+     * the array that points at them (freed with the message). */
+    td_buf blk;
+    td__buf_init(&blk);
     switch (st) {
     case TD_CAND_SELECTED:
-        ex->selected = (long)(ex->nrows - 1);
         break;
     case TD_CAND_DECLINED:
-        td__buf_puts(&msg, "declined");
-        if (reason[0])
-            td__buf_printf(&msg, " " EM_DASH " %s", reason);
+        td__buf_puts(&blk, "declined");
+        if (detail[0])
+            td__buf_printf(&blk, " " EM_DASH " %s", detail);
         break;
     case TD_CAND_FAILED:
-        td__buf_printf(&msg, "failed " EM_DASH " %s: %s", td_err_name(rc),
-                       reason[0] ? reason : td_strerror(rc));
-        break;
-    case TD_CAND_NOT_TRIED:
-        ex->failed_before[ex->nrows - 1] = rc != 0;
-        put_rejections(&msg, r);
+        td__buf_printf(&blk, "failed " EM_DASH " %s: %s",
+                       td_err_name(r->error), detail);
         break;
     default:
-        put_rejections(&msg, r);
+        put_rejections(&blk, r);
         break;
     }
+    td__buf_append(&blk, "", 1);
+    size_t detail_at = blk.len;
+    td__buf_puts(&blk, detail);
+    td__buf_append(&blk, "", 1);
+    size_t reasons_at = blk.len;
+    size_t n = put_reasons(&blk, r, detail);
+    size_t ptrs_at = blk.len;
+    while (ptrs_at % alignof(const char *) != 0)
+        ptrs_at++;
+    while (blk.len < ptrs_at + n * sizeof(const char *) && !blk.err)
+        td__buf_append(&blk, "", 1);
     char *m;
-    int trc = td__buf_take(&msg, &m);
+    int trc = td__buf_take(&blk, &m);
     if (trc != 0)
         return trc;
     r->message = m;
+    r->detail = m + detail_at;
+    const char **ptrs = (const char **)(void *)(m + ptrs_at);
+    const char *p = m + reasons_at;
+    for (size_t k = 0; k < n; k++) {
+        ptrs[k] = p;
+        p += strlen(p) + 1;
+    }
+    r->reasons = ptrs;
+    r->nreasons = n;
     return 0;
 }
 
@@ -206,8 +300,7 @@ static int build(td_explain *ex, const td_registry *reg, const td_call *call,
     if (n == 0)
         return 0;
     ex->rows = td__calloc(n, sizeof *ex->rows);
-    ex->failed_before = td__calloc(n, sizeof *ex->failed_before);
-    if (ex->rows == NULL || ex->failed_before == NULL)
+    if (ex->rows == NULL)
         return TD_ENOMEM;
     builder b = {.ex = ex, .cap = n};
     td__sel_obs obs = {.all = true, .ctx = &b, .begin = on_begin,
@@ -275,7 +368,7 @@ static void row_lines(const td_explain *ex, size_t i, td_buf *tmp,
         td__buf_puts(tmp, "selected");
         break;
     case TD_CAND_NOT_TRIED:
-        td__buf_puts(tmp, ex->failed_before[i]
+        td__buf_puts(tmp, r->after_failure
                               ? "not tried (an earlier candidate failed)"
                               : "not tried (an earlier candidate won)");
         if (r->message[0])
@@ -470,57 +563,19 @@ static const char *status_text(const td_explain_row *r)
     return "?";
 }
 
-/* The reasons of row i, one per entry of *reasons (owned by tmp). */
+/* The reasons of row i, one per entry of starts (offsets into tmp, which
+ * owns the text), as the row recorded them. */
 static size_t row_reasons(const td_explain *ex, size_t i, td_buf *tmp,
                           size_t *starts, size_t cap)
 {
     const td_explain_row *r = &ex->rows[i];
     size_t n = 0;
     tmp->len = 0;
-#define TD__REASON(...)                                                    \
-    do {                                                                   \
-        if (n < cap) {                                                     \
-            starts[n++] = tmp->len;                                        \
-            td__buf_printf(tmp, __VA_ARGS__);                              \
-            td__buf_append(tmp, "", 1);                                    \
-        }                                                                  \
-    } while (0)
-    switch (r->status) {
-    case TD_CAND_SELECTED:
-        if (r->npreds == 0)
-            TD__REASON("no predicates; the emitter accepted");
-        else
-            TD__REASON("%zu of %zu predicates passed; the emitter accepted",
-                       r->npreds, r->npreds);
-        break;
-    case TD_CAND_REJECTED:
-        for (size_t k = 0; k < r->npreds; k++) {
-            if (r->preds[k].ok)
-                continue;
-            if (r->preds[k].reason[0])
-                TD__REASON("%s: %s", r->preds[k].name, r->preds[k].reason);
-            else
-                TD__REASON("%s", r->preds[k].name);
-        }
-        break;
-    case TD_CAND_NOT_TRIED:
-        TD__REASON("%s", ex->failed_before[i] ? "an earlier candidate failed"
-                                              : "an earlier candidate won");
-        break;
-    case TD_CAND_DISABLED:
-        TD__REASON("enabled: false in the rules (%s:%d)", r->file, r->line);
-        break;
-    case TD_CAND_DECLINED:
-    case TD_CAND_FAILED: {
-        /* the message is "declined — reason" / "failed — CODE: reason" */
-        const char *m = r->message;
-        const char *dash = strstr(m, " " EM_DASH " ");
-        TD__REASON("%s", dash ? dash + strlen(" " EM_DASH " ")
-                              : "no reason given");
-        break;
+    for (size_t k = 0; k < r->nreasons && n < cap; k++) {
+        starts[n++] = tmp->len;
+        td__buf_puts(tmp, r->reasons[k]);
+        td__buf_append(tmp, "", 1);
     }
-    }
-#undef TD__REASON
     return n;
 }
 
@@ -683,6 +738,25 @@ static void format_json(const td_explain *ex, td_buf *b)
         td__buf_printf(b, ",\"line\":%d}", r->line);
     }
     td__buf_puts(b, "]}\n");
+}
+
+int td_explain_style_parse(const char *name, td_explain_style *out)
+{
+    static const struct {
+        const char *name;
+        td_explain_style style;
+    } styles[] = {{"text", TD_EXPLAIN_TEXT},
+                  {"json", TD_EXPLAIN_JSON},
+                  {"tvm", TD_EXPLAIN_TVM}};
+    if (name == NULL || out == NULL)
+        return TD_EINVAL;
+    for (size_t i = 0; i < sizeof styles / sizeof *styles; i++) {
+        if (strcmp(name, styles[i].name) == 0) {
+            *out = styles[i].style;
+            return 0;
+        }
+    }
+    return TD_EINVAL;
 }
 
 int td_explain_format(const td_explain *ex, td_explain_style style,

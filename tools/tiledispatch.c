@@ -38,8 +38,6 @@ typedef struct options {
     bool json;
     bool no_default_rules; /* --no-default-rules: start from an empty table */
     bool together;         /* validate --together: one combined load */
-    char *env_rules; /* owned copy of TILEDISPATCH_RULES, split in place */
-    char *env_plugins; /* owned copy of TILEDISPATCH_PLUGINS */
 } options;
 
 static const char *const usage_text =
@@ -99,51 +97,11 @@ static const char *const usage_text =
 /* Maps a library error to the command line's exit code. */
 static int exit_code_for(int err)
 {
-    switch (err) {
-    case TD_OK:
+    if (err == TD_OK)
         return EXIT_OK;
-    case TD_ENOMATCH:
+    if (err == TD_ENOMATCH)
         return EXIT_NOMATCH;
-    case TD_EINVAL:
-    case TD_EPARSE:
-    case TD_ESCHEMA:
-    case TD_ELIMIT:
-    case TD_EIO:
-    case TD_ENOENT:
-    case TD_EEXIST:
-        return EXIT_USAGE;
-    default:
-        return EXIT_INTERNAL;
-    }
-}
-
-/* The library fills the source line where it has the text; for messages
- * about a loaded call (unknown op, forced variant) the CLI reads the line
- * back from the file so every positioned message shows it. */
-static void fill_source_line(td_diag *d)
-{
-    if (d->source_line[0] != '\0' || d->line <= 0 || d->file[0] == '\0')
-        return;
-    FILE *f = fopen(d->file, "r");
-    if (f == NULL)
-        return;
-    char line[sizeof d->source_line];
-    int n = 0;
-    while (fgets(line, sizeof line, f) != NULL) {
-        size_t len = strlen(line);
-        bool whole = len > 0 && line[len - 1] == '\n';
-        if (++n == d->line) {
-            line[strcspn(line, "\r\n")] = '\0';
-            memcpy(d->source_line, line, sizeof line);
-            break;
-        }
-        /* Skip the rest of an over-long line. */
-        while (!whole && fgets(line, sizeof line, f) != NULL) {
-            len = strlen(line);
-            whole = len > 0 && line[len - 1] == '\n';
-        }
-    }
-    fclose(f);
+    return td_err_is_input(err) ? EXIT_USAGE : EXIT_INTERNAL;
 }
 
 static int report(const td_diag *diag, int err)
@@ -152,8 +110,9 @@ static int report(const td_diag *diag, int err)
     if (diag->code == 0 && diag->msg[0] == '\0') {
         fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
     } else {
+        /* Messages about a loaded call were raised without its text. */
         td_diag d = *diag;
-        fill_source_line(&d);
+        td_diag_fill_source_line(&d, NULL, 0);
         td_diag_format(&d, buf, sizeof buf);
         fputs(buf, stderr);
     }
@@ -323,123 +282,26 @@ static int parse_args(int argc, char **argv, options *opts)
     return -1;
 }
 
-/* A registry with the built-ins and the plugins of TILEDISPATCH_PLUGINS
- * then --plugin, in order; no rules yet. */
-static int new_registry(options *opts, td_registry **out)
+/* The registry the options ask for (td_registry_load: the built-ins,
+ * the plugins of TILEDISPATCH_PLUGINS then --plugin, the built-in rules
+ * unless --no-default-rules, the layers of TILEDISPATCH_RULES then
+ * --rules); validate leaves TILEDISPATCH_RULES out, its files are the
+ * layers it checks. */
+static int load_registry(const options *opts, bool env_rules,
+                         td_registry **out)
 {
-    *out = NULL;
-    td_registry *reg = NULL;
-    int err = td_registry_new(&reg);
-    if (err != 0) {
-        fprintf(stderr, "tiledispatch: error: cannot create registry: %s\n",
-                td_strerror(err));
-        return exit_code_for(err);
-    }
-    const char *env = getenv("TILEDISPATCH_PLUGINS");
-    if (env != NULL && env[0] != '\0' && opts->env_plugins == NULL) {
-        opts->env_plugins = strdup(env);
-        if (opts->env_plugins == NULL) {
-            td_registry_free(reg);
-            return EXIT_INTERNAL;
-        }
-    }
+    td_load_options lo = {
+        .plugins = opts->plugins,
+        .nplugins = (size_t)opts->nplugins,
+        .rules = opts->rules,
+        .nrules = (size_t)opts->nrules,
+        .no_default_rules = opts->no_default_rules,
+        .no_env_rules = !env_rules,
+    };
     td_diag d;
     td_diag_clear(&d);
-    if (opts->env_plugins != NULL) {
-        /* Split a copy: the command may build more than one registry. */
-        char *copy = strdup(opts->env_plugins);
-        if (copy == NULL) {
-            td_registry_free(reg);
-            return EXIT_INTERNAL;
-        }
-        char *save = NULL;
-        for (char *tok = strtok_r(copy, ":", &save); tok != NULL;
-             tok = strtok_r(NULL, ":", &save)) {
-            if ((err = td_registry_load_plugin(reg, tok, &d)) != 0)
-                break;
-        }
-        free(copy);
-    }
-    for (int i = 0; err == 0 && i < opts->nplugins; i++)
-        err = td_registry_load_plugin(reg, opts->plugins[i], &d);
-    if (err != 0) {
-        td_registry_free(reg);
-        return report(&d, err);
-    }
-    *out = reg;
-    return -1;
-}
-
-/* The rules layers the options ask for: the entries of TILEDISPATCH_RULES,
- * then the --rules files, in order. */
-static int rule_layers(options *opts, const char **layers, int *nlayers)
-{
-    *nlayers = 0;
-    const char *env = getenv("TILEDISPATCH_RULES");
-    if (env != NULL && env[0] != '\0') {
-        opts->env_rules = strdup(env);
-        if (opts->env_rules == NULL)
-            return EXIT_INTERNAL;
-        for (char *tok = strtok(opts->env_rules, ":"); tok != NULL;
-             tok = strtok(NULL, ":")) {
-            if (*nlayers == MAX_RULE_FILES)
-                return usage_error("TILEDISPATCH_RULES names more than %s "
-                                   "files",
-                                   "64");
-            layers[(*nlayers)++] = tok;
-        }
-    }
-    for (int i = 0; i < opts->nrules; i++) {
-        if (*nlayers == MAX_RULE_FILES)
-            return usage_error("more than %s rules files", "64");
-        layers[(*nlayers)++] = opts->rules[i];
-    }
-    return -1;
-}
-
-/* A registry with the built-ins registered and the built-in rules loaded,
- * unless --no-default-rules. */
-static int base_registry(options *opts, td_registry **out)
-{
-    td_diag d;
-    td_diag_clear(&d);
-    td_registry *reg = NULL;
-    int err = 0;
-    int rc = new_registry(opts, &reg);
-    if (rc >= 0)
-        return rc;
-    if (!opts->no_default_rules &&
-        (err = td_registry_load_default_rules(reg, &d)) != 0) {
-        td_registry_free(reg);
-        return report(&d, err);
-    }
-    *out = reg;
-    return -1;
-}
-
-/* Loads the rules the options ask for: the built-in layer (unless
- * --no-default-rules), then the TILEDISPATCH_RULES and --rules layers. */
-static int load_registry(options *opts, td_registry **out)
-{
-    const char *layers[MAX_RULE_FILES];
-    int nlayers = 0;
-    int rc = rule_layers(opts, layers, &nlayers);
-    if (rc >= 0)
-        return rc;
-    td_registry *reg = NULL;
-    if ((rc = base_registry(opts, &reg)) >= 0)
-        return rc;
-    td_diag d;
-    td_diag_clear(&d);
-    int err = 0;
-    if (nlayers > 0)
-        err = td_registry_add_rules(reg, layers, (size_t)nlayers, &d);
-    if (err != 0) {
-        td_registry_free(reg);
-        return report(&d, err);
-    }
-    *out = reg;
-    return -1;
+    int err = td_registry_load(&lo, out, &d);
+    return err != 0 ? report(&d, err) : -1;
 }
 
 /* Reads all of standard input (at most 1 MiB, the call-file limit). */
@@ -649,227 +511,19 @@ static int cmd_kernel(const td_registry *reg, const td_call *call,
     return EXIT_OK;
 }
 
-/* Writes s as a JSON string literal. */
-static void json_str(const char *s)
+/* Prints one of the library's listings (rules, predicates, impls). */
+static int print_listing(const td_registry *reg, bool json,
+                         int (*list)(const td_registry *, td_list_style,
+                                     char **))
 {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
-static int cmd_rules(const td_registry *reg, bool json)
-{
-    size_t n = td_registry_rules(reg, NULL, 0);
-    td_rule_info *infos = calloc(n ? n : 1, sizeof *infos);
-    if (infos == NULL)
-        return EXIT_INTERNAL;
-    td_registry_rules(reg, infos, n);
-    static char args[65536]; /* one predicate's arguments */
-    const char *pname = NULL;
-    if (json)
-        fputs("[", stdout);
-    const char *prev_op = NULL, *prev_target = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const td_rule_info *r = &infos[i];
-        if (json) {
-            printf("%s\n  {\"op\": ", i ? "," : "");
-            json_str(r->op);
-            fputs(", \"target\": ", stdout);
-            json_str(r->target);
-            fputs(", \"variant\": ", stdout);
-            json_str(r->name);
-            fputs(", \"impl\": ", stdout);
-            json_str(r->impl);
-            printf(", \"priority\": %d, \"enabled\": %s, \"file\": ",
-                   r->priority, r->enabled ? "true" : "false");
-            json_str(r->file);
-            printf(", \"line\": %d, \"overrides\": [", r->line);
-            for (size_t k = 0; k < r->noverrides; k++) {
-                fputs(k ? ", {\"file\": " : "{\"file\": ", stdout);
-                json_str(r->overrides[k].file);
-                printf(", \"line\": %d}", r->overrides[k].line);
-            }
-            fputs("], \"when\": [", stdout);
-            for (size_t k = 0; k < r->npreds; k++) {
-                pname = "?";
-                int perr = td_registry_rule_pred_json(reg, r, k, &pname, args,
-                                                      sizeof args);
-                printf("%s{\"name\": ", k ? ", " : "");
-                json_str(pname);
-                /* Arguments too long to show stay valid JSON. */
-                printf(", \"args\": %s}", perr == 0 ? args : "null");
-            }
-            fputs("]}", stdout);
-            continue;
-        }
-        if (prev_op == NULL || strcmp(prev_op, r->op) != 0 ||
-            strcmp(prev_target, r->target) != 0) {
-            printf("%sop=%s target=%s\n", prev_op ? "\n" : "", r->op,
-                   r->target);
-            prev_op = r->op;
-            prev_target = r->target;
-        }
-        printf("  %s (prio=%d)%s%s%s  [%s:%d", r->name, r->priority,
-               strcmp(r->impl, r->name) ? " impl=" : "",
-               strcmp(r->impl, r->name) ? r->impl : "",
-               r->enabled ? "" : " disabled", r->file, r->line);
-        for (size_t k = 0; k < r->noverrides; k++)
-            printf("%s%s:%d", k ? ", " : "; overridden at ",
-                   r->overrides[k].file, r->overrides[k].line);
-        fputs("]\n", stdout);
-        for (size_t k = 0; k < r->npreds; k++) {
-            if (td_registry_rule_pred(reg, r, k, &pname, args, sizeof args) !=
-                0)
-                continue;
-            printf("      when %s%s%s\n", pname, args[0] ? ": " : "", args);
-        }
-    }
-    if (json)
-        fputs(n ? "\n]\n" : "]\n", stdout);
-    free(infos);
-    return EXIT_OK;
-}
-
-static int cmd_predicates(const td_registry *reg, bool json)
-{
-    size_t n = td_registry_predicates(reg, NULL, 0);
-    td_pred_info *infos = calloc(n ? n : 1, sizeof *infos);
-    if (infos == NULL)
-        return EXIT_INTERNAL;
-    td_registry_predicates(reg, infos, n);
-    if (json)
-        fputs("[", stdout);
-    for (size_t i = 0; i < n; i++) {
-        const td_pred_info *p = &infos[i];
-        if (json) {
-            printf("%s\n  {\"name\": ", i ? "," : "");
-            json_str(p->name);
-            fputs(", \"origin\": ", stdout);
-            json_str(p->origin);
-            fputs(", \"impl\": ", stdout);
-            if (p->impl != NULL)
-                json_str(p->impl);
-            else
-                fputs("null", stdout);
-            fputs(", \"args\": [", stdout);
-            for (size_t k = 0; k < p->nargs; k++) {
-                printf("%s{\"name\": ", k ? ", " : "");
-                json_str(p->args[k].name);
-                fputs(", \"type\": ", stdout);
-                json_str(td_arg_type_name(p->args[k].type));
-                printf(", \"required\": %s}",
-                       p->args[k].required ? "true" : "false");
-            }
-            fputs("]}", stdout);
-            continue;
-        }
-        printf("%s", p->name);
-        if (p->nargs > 0) {
-            fputs(" {", stdout);
-            for (size_t k = 0; k < p->nargs; k++)
-                printf("%s%s: %s%s", k ? ", " : "", p->args[k].name,
-                       td_arg_type_name(p->args[k].type),
-                       p->args[k].required ? "" : " (optional)");
-            fputs("}", stdout);
-        }
-        if (p->impl != NULL)
-            printf("  [%s, module %s]\n", p->origin, p->impl);
-        else
-            printf("  [%s]\n", p->origin);
-    }
-    if (json)
-        fputs(n ? "\n]\n" : "]\n", stdout);
-    free(infos);
-    return EXIT_OK;
-}
-
-/* The (op, target) pairs of the rules entries that bind impl `name`, as
- * "sum/cuda (variant local), ..." or JSON objects. */
-static void print_bindings(const td_rule_info *rules, size_t nrules,
-                           const char *name, bool json)
-{
-    bool any = false;
-    for (size_t i = 0; i < nrules; i++) {
-        const td_rule_info *r = &rules[i];
-        if (strcmp(r->impl, name) != 0)
-            continue;
-        if (json) {
-            fputs(any ? ", {\"op\": " : "{\"op\": ", stdout);
-            json_str(r->op);
-            fputs(", \"target\": ", stdout);
-            json_str(r->target);
-            fputs(", \"variant\": ", stdout);
-            json_str(r->name);
-            printf(", \"enabled\": %s}", r->enabled ? "true" : "false");
-        } else {
-            printf("%s%s/%s", any ? ", " : "      serves ", r->op, r->target);
-            if (strcmp(r->name, name) != 0)
-                printf(" (as %s)", r->name);
-            if (!r->enabled)
-                fputs(" (disabled)", stdout);
-        }
-        any = true;
-    }
-    if (!json)
-        fputs(any ? "\n" : "      bound by no rules entry\n", stdout);
-}
-
-static int cmd_impls(const td_registry *reg, bool json)
-{
-    size_t n = td_registry_impls(reg, NULL, 0);
-    size_t nr = td_registry_rules(reg, NULL, 0);
-    td_impl_info *infos = calloc(n ? n : 1, sizeof *infos);
-    td_rule_info *rules = calloc(nr ? nr : 1, sizeof *rules);
-    if (infos == NULL || rules == NULL) {
-        free(infos);
-        free(rules);
+    char *text = NULL;
+    int err = list(reg, json ? TD_LIST_JSON : TD_LIST_TEXT, &text);
+    if (err != 0) {
+        fprintf(stderr, "tiledispatch: error: %s\n", td_strerror(err));
         return EXIT_INTERNAL;
     }
-    td_registry_impls(reg, infos, n);
-    td_registry_rules(reg, rules, nr);
-    if (json)
-        fputs("[", stdout);
-    for (size_t i = 0; i < n; i++) {
-        const td_impl_info *im = &infos[i];
-        if (json) {
-            printf("%s\n  {\"name\": ", i ? "," : "");
-            json_str(im->name);
-            fputs(", \"origin\": ", stdout);
-            json_str(im->origin);
-            fputs(", \"predicates\": [", stdout);
-            for (size_t k = 0; k < im->npreds; k++) {
-                if (k)
-                    fputs(", ", stdout);
-                json_str(im->preds[k].name);
-            }
-            printf("], \"plan\": %s, \"serves\": [",
-                   im->has_plan ? "true" : "false");
-            print_bindings(rules, nr, im->name, true);
-            fputs("]}", stdout);
-            continue;
-        }
-        printf("%s  [%s]%s\n", im->name, im->origin,
-               im->has_plan ? "  (plans once per dispatch)" : "");
-        if (im->npreds > 0) {
-            fputs("      brings", stdout);
-            for (size_t k = 0; k < im->npreds; k++)
-                printf("%s %s", k ? "," : "", im->preds[k].name);
-            fputs("\n", stdout);
-        }
-        print_bindings(rules, nr, im->name, false);
-    }
-    if (json)
-        fputs(n ? "\n]\n" : "]\n", stdout);
-    free(infos);
-    free(rules);
+    fputs(text, stdout);
+    td_free(text);
     return EXIT_OK;
 }
 
@@ -900,7 +554,7 @@ static int print_last_layers(const td_registry *reg, size_t n)
 
 /* Each file on its own layer over the built-in rules (or an empty table),
  * or with --together all of them in one load. */
-static int cmd_validate(options *opts)
+static int cmd_validate(const options *opts)
 {
     if (opts->ninputs == 0)
         return usage_error("'%s' needs at least one RULES.yaml", opts->cmd);
@@ -908,7 +562,7 @@ static int cmd_validate(options *opts)
     size_t nfiles = opts->together ? 1 : (size_t)opts->ninputs;
     for (size_t i = 0; i < nfiles; i++) {
         td_registry *reg = NULL;
-        int brc = base_registry(opts, &reg);
+        int brc = load_registry(opts, false, &reg);
         if (brc >= 0)
             return brc;
         const char *const *paths = opts->together ? opts->inputs
@@ -951,13 +605,7 @@ int main(int argc, char **argv)
             return usage_error("--format applies to explain and to the "
                                "failure table of a call, not '%s'",
                                cmd);
-        if (strcmp(opts.format, "text") == 0)
-            g_style = TD_EXPLAIN_TEXT;
-        else if (strcmp(opts.format, "tvm") == 0)
-            g_style = TD_EXPLAIN_TVM;
-        else if (strcmp(opts.format, "json") == 0)
-            g_style = TD_EXPLAIN_JSON;
-        else
+        if (td_explain_style_parse(opts.format, &g_style) != 0)
             return usage_error("--format '%s': expected text, tvm or json",
                                opts.format);
     }
@@ -979,7 +627,7 @@ int main(int argc, char **argv)
     if (validate) {
         rc = cmd_validate(&opts);
     } else {
-        rc = load_registry(&opts, &reg);
+        rc = load_registry(&opts, true, &reg);
         if (rc < 0 && !rules && !listing)
             rc = load_call(&opts, &call);
     }
@@ -993,16 +641,14 @@ int main(int argc, char **argv)
         else if (strcmp(cmd, "kernel") == 0)
             rc = cmd_kernel(reg, call, opts.out);
         else if (strcmp(cmd, "predicates") == 0)
-            rc = cmd_predicates(reg, opts.json);
+            rc = print_listing(reg, opts.json, td_registry_list_predicates);
         else if (strcmp(cmd, "impls") == 0)
-            rc = cmd_impls(reg, opts.json);
+            rc = print_listing(reg, opts.json, td_registry_list_impls);
         else
-            rc = cmd_rules(reg, opts.json);
+            rc = print_listing(reg, opts.json, td_registry_list_rules);
     }
     td_call_free(call);
     td_registry_free(reg);
-    free(opts.env_rules);
-    free(opts.env_plugins);
     /* A full disk or closed pipe must not pass for success. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "tiledispatch: error: cannot write the output: %s\n",

@@ -9,6 +9,12 @@ import pytest
 
 import tiledispatch as td
 
+# Registry() honours TILEDISPATCH_RULES and TILEDISPATCH_PLUGINS like the
+# command line; the suite starts without them (tests set them where they
+# mean to).
+os.environ.pop("TILEDISPATCH_RULES", None)
+os.environ.pop("TILEDISPATCH_PLUGINS", None)
+
 ROOT = Path(os.environ.get("TD_SOURCE_ROOT", Path(__file__).resolve().parents[2]))
 SEED = ROOT / "examples" / "calls" / "seed_local_sum.yaml"
 CLI_DATA = ROOT / "tests" / "cli" / "data"

@@ -25,6 +25,12 @@ def test_explain_rows(reg, seed):
     assert [f"{p.name}: {p.reason}" for p in failed] == list(rows[0].reasons)
     assert all(p.reason == "" for p in preds if p.ok)
     assert rows[0].message.startswith("rejected: ")
+    # Each outcome carries the arguments its rules entry binds, as `rules`
+    # lists them.
+    rule = next(r for r in reg.rules() if r.op == "sum" and r.name == "local")
+    assert [(p.name, p.args) for p in by_name["local"].predicates] == \
+        list(rule.predicates)
+    assert len(tuple(preds[0])) == 3    # args is an attribute, not an item
 
 
 def test_explain_text_matches_cli(reg, seed, cta_local):

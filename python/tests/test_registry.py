@@ -117,3 +117,67 @@ def test_plugin_loader_errors():
     with pytest.raises(td.Error):
         td.Registry(plugins=[d / "libplugin_failing_init.so"])
     assert td.Registry(plugins=[p]).dispatch(td.Call.from_yaml(SEED)).variant == "local"
+
+
+def test_environment_rules(monkeypatch, seed):
+    """TILEDISPATCH_RULES layers load before rules=, as on the command line."""
+    overlay = DATA / "raise_shared_overlay.yaml"
+    monkeypatch.setenv("TILEDISPATCH_RULES", f"{overlay}::")
+    reg = td.Registry()
+    shared = [r for r in reg.rules() if r.name == "shared"]
+    assert shared and all(r.priority == 30 for r in shared)
+    assert reg.listing() == run_cli_env("rules").stdout
+    plain = td.Registry(environment=False)
+    assert all(r.priority != 30 for r in plain.rules() if r.name == "shared")
+    # The variable's layers come first: rules= goes over them.
+    monkeypatch.setenv("TILEDISPATCH_RULES", "/nonexistent/env.yaml")
+    with pytest.raises(td.InputError) as e:
+        td.Registry(rules=[overlay])
+    assert e.value.path == "/nonexistent/env.yaml"
+    # --no-default-rules keeps the variable's layers too.
+    monkeypatch.setenv("TILEDISPATCH_RULES", str(DATA / "only_local.yaml"))
+    reg = td.Registry(default_rules=False)
+    assert sorted({r.name for r in reg.rules()}) == ["local"]
+    assert reg.dispatch(seed).variant == "local"
+
+
+def test_environment_plugins(monkeypatch, pairwise_plugin, seed):
+    rules = ROOT / "examples" / "rules-with-pairwise.yaml"
+    monkeypatch.setenv("TILEDISPATCH_PLUGINS", f":{pairwise_plugin}")
+    reg = td.Registry(rules=[rules])
+    assert "pairwise" in {r.name for r in reg.rules()}
+    with pytest.raises(td.InputError):
+        td.Registry(rules=[rules], environment=False)
+    monkeypatch.setenv("TILEDISPATCH_PLUGINS", f"/nonexistent.so:{pairwise_plugin}")
+    with pytest.raises(td.InputError) as e:
+        td.Registry()
+    assert "/nonexistent.so" in str(e.value) and "cannot load plugin" in str(e.value)
+
+
+def run_cli_env(*args):
+    """The command line with this process's environment (the variables the
+    test set), unlike run_cli, which clears them."""
+    import os
+    import subprocess
+    from conftest import cli_path
+    exe = cli_path()
+    if exe is None:
+        pytest.skip("no tiledispatch command line built (set TD_CLI or build build/)")
+    return subprocess.run([exe, *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ))
+
+
+@pytest.mark.parametrize("what", ["rules", "predicates", "impls"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_listing_matches_cli(reg, what, fmt):
+    args = [what] + (["--json"] if fmt == "json" else [])
+    p = run_cli(*args)
+    assert p.returncode == 0
+    assert reg.listing(what, fmt) == p.stdout
+
+
+def test_listing_errors(reg):
+    with pytest.raises(ValueError, match="what 'layers'"):
+        reg.listing("layers")
+    with pytest.raises(ValueError, match="format 'yaml'"):
+        reg.listing("rules", "yaml")

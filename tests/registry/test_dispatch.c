@@ -148,6 +148,12 @@ static void test_failure_table(void **state)
     assert_string_equal(r->preds[0].name, "exec_scope");
     assert_false(r->preds[0].ok);
     assert_string_equal(r->preds[0].reason, "unsupported exec_scope cta");
+    /* The bound arguments, as `rules` lists them, and one reason per
+     * failed predicate. */
+    assert_string_equal(r->preds[0].args, "{expected_scopes: [thread]}");
+    assert_true(r->nreasons >= 1);
+    assert_string_equal(r->reasons[0],
+                        "exec_scope: unsupported exec_scope cta");
     assert_null(td_explain_get(ex, 3));
     td_explain_free(ex);
     td_explain_free(NULL);
@@ -333,6 +339,22 @@ static void test_disabled_declined_failed(void **state)
     assert_int_equal(td_explain_get(ex, 1)->status, TD_CAND_DECLINED);
     assert_string_equal(td_explain_get(ex, 2)->message, "declined");
     assert_int_equal(td_explain_get(ex, 3)->status, TD_CAND_SELECTED);
+    /* The parts the messages and tables are made of. */
+    const td_explain_row *r = td_explain_get(ex, 0);
+    assert_string_equal(r->detail, "");
+    assert_int_equal(r->nreasons, 1);
+    assert_string_equal(r->reasons[0], "enabled: false in the rules (t.yaml:3)");
+    r = td_explain_get(ex, 1);
+    assert_string_equal(r->detail, "not today");
+    assert_int_equal(r->error, 0);
+    assert_int_equal(r->nreasons, 1);
+    assert_string_equal(r->reasons[0], "not today");
+    r = td_explain_get(ex, 2);
+    assert_string_equal(r->detail, "");
+    assert_string_equal(r->reasons[0], "no reason given");
+    r = td_explain_get(ex, 3);
+    assert_int_equal(r->nreasons, 1);
+    assert_string_equal(r->reasons[0], "no predicates; the emitter accepted");
     td_explain_free(ex);
     char *tt = NULL;
     td_diag_clear(&d);
@@ -378,6 +400,19 @@ static void test_disabled_declined_failed(void **state)
         "|              | Tx.max(B_local[0:1], A_local[0:4], axes=[-1], accum=False) |\n"
         "+--------------+------------------------------------------------------------+\n");
     td_free(t);
+    td_diag_clear(&d);
+    assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
+    r = td_explain_get(ex, 0);
+    assert_int_equal(r->status, TD_CAND_FAILED);
+    assert_int_equal(r->error, TD_EINVAL);
+    assert_string_equal(r->detail, "broken");
+    assert_int_equal(r->nreasons, 1);
+    assert_string_equal(r->reasons[0], "TD_EINVAL: broken");
+    r = td_explain_get(ex, 1);
+    assert_int_equal(r->status, TD_CAND_NOT_TRIED);
+    assert_true(r->after_failure);
+    assert_string_equal(r->reasons[0], "an earlier candidate failed");
+    td_explain_free(ex);
     td_registry_free(reg);
 }
 
@@ -511,6 +546,23 @@ static void test_explain_alloc_failures(void **state)
     td_registry_free(reg);
 }
 
+static void test_explain_style_names(void **state)
+{
+    (void)state;
+    td_explain_style st = TD_EXPLAIN_TEXT;
+    assert_int_equal(td_explain_style_parse("tvm", &st), 0);
+    assert_int_equal(st, TD_EXPLAIN_TVM);
+    assert_int_equal(td_explain_style_parse("json", &st), 0);
+    assert_int_equal(st, TD_EXPLAIN_JSON);
+    assert_int_equal(td_explain_style_parse("text", &st), 0);
+    assert_int_equal(st, TD_EXPLAIN_TEXT);
+    assert_int_equal(td_explain_style_parse("TVM", &st), TD_EINVAL);
+    assert_int_equal(td_explain_style_parse("", &st), TD_EINVAL);
+    assert_int_equal(st, TD_EXPLAIN_TEXT);
+    assert_int_equal(td_explain_style_parse(NULL, &st), TD_EINVAL);
+    assert_int_equal(td_explain_style_parse("text", NULL), TD_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_explain_alloc_failures),
+        cmocka_unit_test(test_explain_style_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,6 +165,36 @@ typedef struct td_rules_layer {
 TD_API size_t td_registry_rules_layers(const td_registry *reg,
                                        td_rules_layer *out, size_t cap);
 
+/* ---- the layered load -------------------------------------------------- */
+
+/* What td_registry_load adds to the built-ins.  A zeroed struct (or NULL)
+ * asks for what the command line does without options. */
+typedef struct td_load_options {
+    const char *const *plugins; /* plugin paths, after TILEDISPATCH_PLUGINS */
+    size_t nplugins;
+    const char *const *rules;   /* rules files, after TILEDISPATCH_RULES */
+    size_t nrules;
+    bool no_default_rules;      /* start from an empty table */
+    bool no_env_plugins;        /* ignore TILEDISPATCH_PLUGINS */
+    bool no_env_rules;          /* ignore TILEDISPATCH_RULES */
+} td_load_options;
+
+/*
+ * A new registry loaded the way the command line and the Python package
+ * load theirs, in this order: the built-in ops, predicates and variant
+ * modules; one plugin per entry of TILEDISPATCH_PLUGINS (colon-separated,
+ * empty entries skipped), then opts->plugins; the built-in rules (unless
+ * no_default_rules); then one rules layer per entry of TILEDISPATCH_RULES,
+ * then per file of opts->rules, added in one load over the built-in layer.
+ * The options and their strings stay the caller's.  Returns 0 with *out
+ * owned by the caller (td_registry_free); on failure *out is NULL, the
+ * code is the failing step's (TD_ENOMEM, or what td_registry_load_plugin,
+ * td_registry_load_default_rules or td_registry_add_rules return) and
+ * diag names the plugin or the rules position.
+ */
+TD_API int td_registry_load(const td_load_options *opts, td_registry **out,
+                            td_diag *diag);
+
 /* ---- the loaded table -------------------------------------------------- */
 
 /* A place in a rules file. */
@@ -209,6 +239,31 @@ TD_API int td_registry_rule_pred_json(const td_registry *reg,
                                       const char **name, char *args_json,
                                       size_t cap);
 
+/* ---- listings ---------------------------------------------------------- */
+
+typedef enum td_list_style {
+    TD_LIST_TEXT = 0, /* lines for people, what `tiledispatch rules` prints */
+    TD_LIST_JSON = 1  /* one JSON array of objects, keys in a fixed order */
+} td_list_style;
+
+/*
+ * The loaded rules table in try order (grouped by op and target, each
+ * entry with its provenance, overrides and `when:` predicates), the
+ * registered predicates (with their argument schemas) and the registered
+ * variant modules (with the predicates they bring and the rules entries
+ * that bind them): what `tiledispatch rules`, `predicates` and `impls`
+ * print, with --json in TD_LIST_JSON.  *out is allocated through the
+ * allocator hook and ends with a line break; release it with td_free().
+ * Returns 0, TD_EINVAL (a NULL argument or an unknown style) or
+ * TD_ENOMEM, with *out NULL on failure.
+ */
+TD_API int td_registry_list_rules(const td_registry *reg, td_list_style style,
+                                  char **out);
+TD_API int td_registry_list_predicates(const td_registry *reg,
+                                       td_list_style style, char **out);
+TD_API int td_registry_list_impls(const td_registry *reg, td_list_style style,
+                                  char **out);
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 typedef struct td_dispatch_result {
@@ -244,12 +299,25 @@ typedef enum td_cand_status {
 
 TD_API const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
 
+/* One predicate of a candidate, as it answered.  The reason belongs to
+ * the explanation (td_explain_free); the name and args are the registry's
+ * and stay valid while its rules are unchanged. */
 typedef struct td_pred_outcome {
     const char *name;
     bool ok;
     const char *reason;  /* "" when ok or when no reason was given */
+    const char *args;    /* the arguments the rules bind, as `rules` lists
+                            them ("{expected_scope: [local]}"), "" if none */
 } td_pred_outcome;
 
+/*
+ * One candidate of an explanation.  The parts (predicate outcomes, the
+ * emitter's code and reason, the reasons) are recorded as the selection
+ * loop reports them; `message` and the formatted tables are made from
+ * them, so a reader never needs to take a message apart.  The strings
+ * belong to the explanation (td_explain_free), except `file`, which is the
+ * registry's (valid while its rules are unchanged).
+ */
 typedef struct td_explain_row {
     const char *variant;
     int priority;
@@ -262,6 +330,18 @@ typedef struct td_explain_row {
                                      a disabled row, where it was disabled
                                      (an override may do that) */
     int line;
+    /* DECLINED: the plan's or the emitter's reason ("" when none);
+     * FAILED: the emitter's reason (its code's description when none);
+     * "" otherwise. */
+    const char *detail;
+    int error;           /* FAILED: the emitter's TD_E* code; else 0 */
+    bool after_failure;  /* NOT_TRIED: an earlier emitter failed (rather
+                            than won) */
+    /* The reasons column of the text table, one reason each ("P: why" per
+     * failed predicate, "an earlier candidate won", "enabled: false in the
+     * rules (FILE:LINE)", ...), before any wrapping. */
+    size_t nreasons;
+    const char *const *reasons;
 } td_explain_row;
 
 typedef struct td_explain td_explain;
@@ -298,6 +378,12 @@ typedef enum td_explain_style {
      * row, no disabled rows), for diffing against TVM's text. */
     TD_EXPLAIN_TVM = 2
 } td_explain_style;
+
+/* The style called `name`: "text", "json" or "tvm" (the command line's
+ * --format and Python's explain_text(format=...)).  Returns 0 with *out
+ * set, or TD_EINVAL for any other name (or a NULL argument), *out then
+ * unchanged. */
+TD_API int td_explain_style_parse(const char *name, td_explain_style *out);
 
 /* Formats the explanation in `style`.  *out is allocated through the
  * allocator hook; release it with td_free(). */
