@@ -13,6 +13,19 @@ const char *td_cuda_type_name(td_dtype t)
 
 /* ---- printing ----------------------------------------------------------- */
 
+int td_lang_parse(const char *name, td_lang *out)
+{
+    if (name == NULL || out == NULL)
+        return TD_EINVAL;
+    if (strcmp(name, "cuda") == 0)
+        *out = TD_LANG_CUDA;
+    else if (strcmp(name, "tirx") == 0)
+        *out = TD_LANG_TIRX;
+    else
+        return TD_EINVAL;
+    return 0;
+}
+
 int td_ir_print(const td_ir *ir, td_lang lang, int indent, char **body,
                 char **prelude)
 {

@@ -454,11 +454,7 @@ static int cmd_emit(const td_registry *reg, const td_call *call,
                     const char *lang_name)
 {
     td_lang lang = TD_LANG_CUDA;
-    if (lang_name == NULL || strcmp(lang_name, "cuda") == 0)
-        lang = TD_LANG_CUDA;
-    else if (strcmp(lang_name, "tirx") == 0)
-        lang = TD_LANG_TIRX;
-    else
+    if (lang_name != NULL && td_lang_parse(lang_name, &lang) != 0)
         return usage_error("--lang '%s': expected cuda or tirx", lang_name);
     td_dispatch_result res;
     int rc = run_dispatch(reg, call, &res);

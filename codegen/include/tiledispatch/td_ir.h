@@ -98,6 +98,11 @@ typedef enum td_lang {
     TD_LANG_CUDA
 } td_lang;
 
+/* The language named `name` ("cuda" or "tirx", as the command line's
+ * --lang and Python's lang= spell it) into *out.  0, or TD_EINVAL for
+ * another name or a NULL argument (*out unchanged). */
+TD_API int td_lang_parse(const char *name, td_lang *out);
+
 /* ---- life cycle ------------------------------------------------------ */
 
 /* A new, empty body; NULL on allocation failure. */

@@ -20,11 +20,7 @@ static void Dispatch_dealloc(PyObject *self)
 
 static int parse_lang(const char *lang, td_lang *out)
 {
-    if (strcmp(lang, "cuda") == 0)
-        *out = TD_LANG_CUDA;
-    else if (strcmp(lang, "tirx") == 0)
-        *out = TD_LANG_TIRX;
-    else {
+    if (td_lang_parse(lang, out) != 0) {
         PyErr_Format(PyExc_ValueError, "lang '%s': expected 'cuda' or 'tirx'",
                      lang);
         return -1;
