@@ -51,6 +51,8 @@ void td__kp_region_arrays(td_buf *o, const char *name, const td_buffer *b,
     td__buf_puts(o, ";\n");
 }
 
+/* The (thread, slot) -> element table of each register buffer with a
+ * layout, for the device (staging) and the host (checking). */
 static void kp_write_maps(td_buf *o, const kp_plan *p)
 {
     for (int i = 0; i < p->nbufs; i++) {
@@ -77,6 +79,8 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
     }
 }
 
+/* The kernel: every buffer staged in from its instance's global copy, the
+ * emitted body, every buffer staged out. */
 static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
 {
     bool any_shared = false;
@@ -172,6 +176,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     td__buf_puts(o, "}\n\n");
 }
 
+/* main: inputs from the family's generators, the launch, then per
+ * instance the family's reference and a check of every staged value. */
 static void kp_write_main(td_buf *o, const kp_plan *p)
 {
     td__buf_puts(o, td__kp_frag_main_start);
