@@ -226,7 +226,9 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     td_free(prelude);
     for (int i = 0; i < p->nbufs; i++)
         td__free(p->bufs[i].map);
-    fam->free(p);
+    if (fam->free != NULL)
+        fam->free(p);
+    td__kp_fam_free(p);
     td__free(p);
     td_ir_free(res.ir);
     return err;

@@ -277,10 +277,9 @@ static int ew_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         return td__kp_fail(diag, c, TD_EINVAL,
                            "no reference for the elementwise op '%.*s'",
                            (int)TD_NAME_MAX, c->op);
-    ew_plan *e = td__calloc(1, sizeof *e);
+    ew_plan *e = td__kp_fam_data(p, sizeof *e);
     if (e == NULL)
         return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
-    p->fam_data = e;
     e->op = op;
     e->name = desc->name;
     e->bias = e->scale = -1;
@@ -385,12 +384,6 @@ static int ew_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     if (!dk->is_src)
         dk->role = EW_ROLE_SENTINEL;
     return td__kp_check_bufs(p, ir, diag);
-}
-
-static void ew_free(kp_plan *p)
-{
-    td__free(p->fam_data);
-    p->fam_data = NULL;
 }
 
 /* ---- text --------------------------------------------------------------- */
@@ -754,5 +747,4 @@ const kp_family td__kp_ewise = {
     .ref_call = ew_ref_call,
     .dst_check = "td_ew_check",
     .pass = ew_pass,
-    .free = ew_free,
 };

@@ -257,10 +257,9 @@ static void red_pass(td_buf *o, const kp_plan *p)
 static int red_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
 {
     const td_call *call = p->call;
-    red_plan *r = td__calloc(1, sizeof *r);
+    red_plan *r = td__kp_fam_data(p, sizeof *r);
     if (r == NULL)
         return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
-    p->fam_data = r;
     r->row = td__reduce_info(p->op->combiner);
     if (r->row == NULL)
         return td__kp_fail(diag, call, TD_EINVAL,
@@ -288,12 +287,6 @@ static int red_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     return err;
 }
 
-static void red_free(kp_plan *p)
-{
-    td__free(p->fam_data);
-    p->fam_data = NULL;
-}
-
 const kp_family td__kp_reduce = {
     .kind = TD_OP_KIND_REDUCTION,
     .what = "a reduction",
@@ -304,5 +297,4 @@ const kp_family td__kp_reduce = {
     .ref_call = red_ref_call,
     .dst_check = "td_check",
     .pass = red_pass,
-    .free = red_free,
 };

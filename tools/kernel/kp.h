@@ -21,6 +21,7 @@
 #define TD_KERNEL_KP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model.h"
@@ -38,6 +39,8 @@
  * cudaFuncSetAttribute and checks the device's own limit first. */
 #define KP_MAX_SHARED ((int64_t)227 * 1024)
 #define KP_SHARED_DEFAULT ((int64_t)48 * 1024)
+/* Bytes of a family's plan kept inside the shared one (td__kp_fam_data). */
+#define KP_FAM_INLINE 256
 
 /* One buffer the program stages. */
 typedef struct kp_buf {
@@ -65,7 +68,7 @@ typedef struct kp_plan {
     const td_call *call;
     const td_op_desc *op;
     const kp_family *fam;
-    void *fam_data;     /* the family's own plan (its plan hook sets it) */
+    void *fam_data;     /* the family's own plan (td__kp_fam_data) */
     const char *variant;
     char name[128];
     int64_t block[3];
@@ -85,6 +88,8 @@ typedef struct kp_plan {
     int64_t scratch;    /* static shared bytes the body declares itself */
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
+    /* A small family plan lives here, so that it costs no allocation. */
+    _Alignas(max_align_t) unsigned char fam_inline[KP_FAM_INLINE];
 } kp_plan;
 
 /*
@@ -117,8 +122,9 @@ struct kp_family {
     const char *dst_check;
     /* The end of main: the PASS line. */
     void (*pass)(td_buf *o, const kp_plan *p);
-    /* Frees fam_data (accepts a plan whose plan hook failed or never
-     * ran). */
+    /* Frees what the family's plan holds beyond fam_data, which the
+     * driver releases (may be NULL; accepts a plan whose plan hook failed
+     * or never ran). */
     void (*free)(kp_plan *p);
 };
 
@@ -145,6 +151,11 @@ kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
 /* Checks the staged buffers (names, dtypes, scopes, sizes, shared memory)
  * and maps register layouts; needs the launch. */
 int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag);
+/* Sets p->fam_data to `size` zeroed bytes: inside the shared plan when
+ * they fit, else allocated.  Returns it, NULL when out of memory. */
+void *td__kp_fam_data(kp_plan *p, size_t size);
+/* Releases p->fam_data (accepts a plan without one). */
+void td__kp_fam_free(kp_plan *p);
 
 /* ---- write.c ------------------------------------------------------------ */
 

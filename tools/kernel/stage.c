@@ -161,6 +161,24 @@ static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
     return 0;
 }
 
+void *td__kp_fam_data(kp_plan *p, size_t size)
+{
+    if (size <= sizeof p->fam_inline) {
+        memset(p->fam_inline, 0, size);
+        p->fam_data = p->fam_inline;
+    } else {
+        p->fam_data = td__calloc(1, size);
+    }
+    return p->fam_data;
+}
+
+void td__kp_fam_free(kp_plan *p)
+{
+    if (p->fam_data != (void *)p->fam_inline)
+        td__free(p->fam_data);
+    p->fam_data = NULL;
+}
+
 kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
                        bool is_dst)
 {

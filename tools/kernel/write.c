@@ -383,8 +383,7 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
                  const char *prelude)
 {
     kp_write_header(o, p);
-    td__buf_puts(o, "#include <cerrno>\n#include <cfloat>\n#include <climits>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
-                    "#include <cstdlib>\n#include <cstring>\n#include <cuda_runtime.h>\n");
+    td__buf_puts(o, td__kp_frag_includes);
     if (p->half)
         td__buf_puts(o, "#include <cuda_fp16.h>\n");
     if (p->bf16)
