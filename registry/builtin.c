@@ -1,7 +1,7 @@
 /*
  * The built-in registrations, walked once by td_registry_new (Lua's
- * linit.c): the reduction ops, the generic predicates, then the variant
- * modules, each of which brings its own predicates.
+ * linit.c): each op family's ops from its table, the generic predicates,
+ * then the variant modules, each of which brings its own predicates.
  *
  * td_registry_new lives here, not in registry.c, so that a program that
  * only uses td_registry_new_empty does not link the built-in variants.
@@ -10,12 +10,7 @@
 #include "registry_internal.h"
 #include "variants.h"
 #include "ewise.h"
-
-static const td_op_desc builtin_ops[] = {
-    {.name = "sum", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_SUM},
-    {.name = "max", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MAX},
-    {.name = "min", .kind = TD_OP_KIND_REDUCTION, .combiner = TD_COMBINE_MIN},
-};
+#include "reduce_ops.h"
 
 /* Registration order does not matter: rules bind impls by name. */
 #define TD__MODULE_ENTRY(desc) &desc,
@@ -27,10 +22,11 @@ static const td_impl_desc *const builtin_impls[] = {
 static int register_all(td_registry *reg)
 {
     int rc;
-    for (size_t i = 0; i < sizeof builtin_ops / sizeof *builtin_ops; i++)
-        if ((rc = td_register_op(reg, &builtin_ops[i])) != 0)
+    /* Each family's ops, from its table (variants/reduce_ops.h,
+     * variants/ewise_table.h). */
+    for (size_t i = 0; i < td__reduce_ops_count; i++)
+        if ((rc = td_register_op(reg, &td__reduce_ops[i])) != 0)
             return rc;
-    /* The elementwise family's ops (variants/ewise_ops.c). */
     for (size_t i = 0; i < td__ewise_ops_count; i++)
         if ((rc = td_register_op(reg, &td__ewise_ops[i])) != 0)
             return rc;

@@ -1,10 +1,12 @@
 /*
  * The elementwise family (upstream backend/cuda/tile_primitive/elementwise):
- * the op table, the operand normalisation (upstream's per-op parse), the
- * checks both variants share and the scalar compute.  Internal to
+ * the op descriptions, the operand normalisation (upstream's per-op parse),
+ * the checks both variants share and the scalar compute.  Internal to
  * variants/; the family's files include public headers only (td_module.h)
- * plus, for `reg`, the model's layout algebra.
+ * plus, for `reg`, the model's layout algebra.  The program generator
+ * (tools/kernel/kernel_ewise.c) reads the same rows.
  *
+ *   ewise_table.h the op table: one row per op (ew_info's columns)
  *   ewise_ops.c   op descriptors (td__ewise_ops), `.check`, parse, compute
  *   ewise_smem.c  the `smem` variant (all operands shared*)
  *   ewise_reg.c   the `reg` variant (all operands local, layout-induced)
@@ -54,7 +56,38 @@ typedef enum ew_pack {
     EW_PACK_CAST2  /* paired f32 <-> f16/bf16 conversion */
 } ew_pack;
 
-/* What the family knows about one op (td_op_desc.data points here). */
+/* How the self-checking programs (tools/kernel) generate the inputs of a
+ * buffer: a source's values stay inside its op's domain.  The first use of
+ * a buffer picks its role. */
+typedef enum ew_role {
+    EW_ROLE_ANY,       /* exact k/8 in [-2, 2]; random normal */
+    EW_ROLE_SENTINEL,  /* dst only: a value no op here produces */
+    EW_ROLE_FMA,       /* exact k/4 in [-2, 2] (a*b+c exact in bfloat16) */
+    EW_ROLE_DIVISOR,   /* exact +-2^j, j in [-2, 2]; random +-2^U(-2, 2) */
+    EW_ROLE_POS,       /* exact 2^j, j in [-4, 4]; random 2^U(-4, 4) */
+    EW_ROLE_SQRT,      /* exact (k/8)^2, k in [1, 16]; random 2^U(-4, 4) */
+    EW_ROLE_EXP,       /* exact k/8 in [-2, 2]; random U(-4, 4) */
+    EW_ROLE_EXP2,      /* exact integers in [-8, 8]; random U(-8, 8) */
+    EW_ROLE_SILU,      /* exact k/8 in [-4, 4]; random U(-5, 5) */
+    EW_ROLE_TOINT,     /* float to integer dst: exact k/8, random uniform,
+                          in the dst's range clamped to [-100, 100] */
+    EW_ROLE_BIAS,      /* exact k/8 in [-1, 1]; random U(-1, 1) */
+    EW_ROLE_BIAS_POS   /* exact k/8 in [0, 1]; random U(0, 1) */
+} ew_role;
+
+/* How the programs' reference reads the operands before the op's formula
+ * (ew_info.f) runs. */
+typedef enum ew_ref {
+    EW_REF_ZERO,   /* no operand */
+    EW_REF_COPY,   /* t = the one source (fill, cast) */
+    EW_REF_MATH,   /* t = x * scale + bias; f sets r and d = |f'(t)| */
+    EW_REF_BINARY, /* a, b */
+    EW_REF_FMA     /* a, b, c */
+} ew_ref;
+
+/* What the project knows about one op, one row of ewise_table.h
+ * (td_op_desc.data points here): what the variants need, then what the
+ * self-checking programs need. */
 typedef struct ew_info {
     ew_fn fn;
     ew_kind kind;
@@ -66,6 +99,25 @@ typedef struct ew_info {
     bool reads_src;      /* the result depends on the sources (not zero) */
     ew_pack pack;        /* the op's packed emit, if any */
     const char *ptx;     /* f32x2 op name: "add", "sub", "mul", "fma" */
+    /* The programs' reference, in double: how it reads the operands, the
+     * formula (C statements setting r, and for EW_REF_MATH d = |f'(t)|)
+     * and, for EW_REF_BINARY and EW_REF_FMA, dt: the error the rounding
+     * of the arguments can carry (u: the compute dtype's unit roundoff,
+     * wa, wb: whether a or b rounds converting). */
+    ew_ref ref;
+    const char *f;
+    const char *dt;
+    ew_role x;           /* the inputs of the first source */
+    ew_role y;           /* the inputs of the others */
+    /* ulps of the compute dtype allowed: float32/float64 compute, 16-bit
+     * compute; ulps_grow: float32 adds ceil(1.2 |t|) (__expf's error
+     * grows with the argument); tiny32: an absolute error more with
+     * float32 compute (__log2f's 2^-22 on [0.5, 2]). */
+    double ulps32, ulps16;
+    bool ulps_grow;
+    double tiny32;
+    bool int_product;    /* integer inputs small enough that a product of
+                            two fits the dst */
 } ew_info;
 
 /* The ops, in upstream's ALL_OPS order; the registry registers them. */

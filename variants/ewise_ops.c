@@ -1,14 +1,16 @@
 /*
- * The elementwise ops (upstream elementwise/ops/): the op table, each op's
- * operand check (upstream's parse, run by the registry before any variant
- * through td_op_desc.check), the checks both variants share and the scalar
- * compute of the fallback path.  Public headers only.
+ * The elementwise ops (upstream elementwise/ops/): the op descriptors made
+ * from the rows of ewise_table.h, each op's operand check (upstream's
+ * parse, run by the registry before any variant through
+ * td_op_desc.check), the checks both variants share and the scalar compute
+ * of the fallback path.  Public headers only.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ewise.h"
+#include "ewise_table.h"
 
 #define EW_MAX_THREADS 1024
 #define EW_MAX_BARRIER 15
@@ -17,45 +19,17 @@
 static bool ewise_check(const td_call *call, const td_op_desc *op,
                         td_pos *where, td_reason *why);
 
-/* unary: src optional, scalar src, extras, float only, reads src */
-#define UNARY(f, opt, scal, ex, flt, reads)                                  \
-    {.fn = f, .kind = EW_KIND_UNARY, .src_optional = opt,                    \
-     .src_scalar_ok = scal, .extras = ex, .float_only = flt,                 \
-     .reads_src = reads}
-#define BINARY(f, comm, flt, pk, ptxname)                                    \
-    {.fn = f, .kind = EW_KIND_BINARY, .commutative = comm,                   \
-     .float_only = flt, .reads_src = true, .pack = pk, .ptx = ptxname}
+/* Each row of ewise_table.h becomes the op's description (its ew_info)
+ * and its descriptor, which points at the description by name. */
+#define EW_INFO(nm, ...) static const ew_info ew_info_##nm = {__VA_ARGS__};
+TD_EWISE_OPS(EW_INFO)
+#undef EW_INFO
 
-static const ew_info ew_infos[] = {
-    UNARY(EW_ZERO, true, false, false, false, false),
-    UNARY(EW_FILL, false, true, false, false, true),
-    UNARY(EW_RECIPROCAL, true, false, false, true, true),
-    UNARY(EW_SQRT, true, false, true, true, true),
-    UNARY(EW_EXP, true, false, true, true, true),
-    UNARY(EW_EXP2, true, false, true, true, true),
-    UNARY(EW_LOG2, true, false, true, true, true),
-    UNARY(EW_SILU, false, false, false, true, true),
-    BINARY(EW_ADD, true, false, EW_PACK_F32X2, "add"),
-    BINARY(EW_SUB, false, false, EW_PACK_F32X2, "sub"),
-    BINARY(EW_MUL, true, false, EW_PACK_F32X2, "mul"),
-    BINARY(EW_FDIV, false, true, EW_PACK_NONE, NULL),
-    BINARY(EW_MAXIMUM, true, false, EW_PACK_NONE, NULL),
-    {.fn = EW_CAST, .kind = EW_KIND_CAST, .reads_src = true,
-     .pack = EW_PACK_CAST2},
-    {.fn = EW_FMA, .kind = EW_KIND_FMA, .reads_src = true,
-     .pack = EW_PACK_F32X2, .ptx = "fma"},
-};
-
-#define OP(nm, i)                                                            \
-    {.name = nm, .kind = TD_OP_KIND_ELEMENTWISE, .check = ewise_check,       \
-     .data = &ew_infos[i]}
-
-const td_op_desc td__ewise_ops[] = {
-    OP("zero", 0),  OP("fill", 1),  OP("reciprocal", 2), OP("sqrt", 3),
-    OP("exp", 4),   OP("exp2", 5),  OP("log2", 6),       OP("silu", 7),
-    OP("add", 8),   OP("sub", 9),   OP("mul", 10),       OP("fdiv", 11),
-    OP("maximum", 12), OP("cast", 13), OP("fma", 14),
-};
+#define EW_DESC(nm, ...)                                                     \
+    {.name = #nm, .kind = TD_OP_KIND_ELEMENTWISE, .check = ewise_check,      \
+     .data = &ew_info_##nm},
+const td_op_desc td__ewise_ops[] = {TD_EWISE_OPS(EW_DESC)};
+#undef EW_DESC
 const size_t td__ewise_ops_count = sizeof td__ewise_ops / sizeof *td__ewise_ops;
 
 const td_op_desc *td__ewise_op_named(const char *name)
@@ -70,9 +44,9 @@ const ew_info *td__ewise_info(const td_op_desc *op)
 {
     if (op == NULL || op->kind != TD_OP_KIND_ELEMENTWISE)
         return NULL;
-    for (size_t i = 0; i < sizeof ew_infos / sizeof *ew_infos; i++)
-        if (op->data == &ew_infos[i])
-            return &ew_infos[i];
+    for (size_t i = 0; i < td__ewise_ops_count; i++)
+        if (op->data == td__ewise_ops[i].data)
+            return op->data;
     return NULL;
 }
 

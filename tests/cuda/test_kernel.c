@@ -1,5 +1,5 @@
 /*
- * Unit tests of td_kernel_program (codegen/kernel.c): the program text for
+ * Unit tests of td_kernel_program (tools/kernel/): the program text for
  * the built-in rules, the staging of layouts and shared buffers (through a
  * fake variant that emits a marker comment), the error paths, and
  * allocation failures.  The programs themselves run in the cuda suite

@@ -1,6 +1,6 @@
 /*
  * Unit tests of td_kernel_program for elementwise calls (tools/kernel/
- * ewise.c): the buffers and scalars a program stages, the generators, the
+ * kernel_ewise.c): the buffers and scalars a program stages, the generators, the
  * reference's tables and tolerances, the refusals.  A fake elementwise
  * variant lowers the calls (thread scope, 1-D register buffers), so these
  * tests do not depend on the real modules; the real modules' programs run

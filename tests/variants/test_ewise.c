@@ -1,7 +1,9 @@
 /*
  * The elementwise family (variants/ewise_*.c): the ops' operand checks,
  * upstream's normalisation, the reg and smem plans' rejections and
- * choices, and what the emitters write.  Calls are built by hand.
+ * choices, and what the emitters write.  Calls are built by hand.  The
+ * op tables' rows (variants/ewise_table.h, and beside it the reduction
+ * table variants/reduce_ops.h) are checked here too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 
 #include "ewise.h"
 #include "fixture.h"
+#include "reduce_ops.h"
 #include "variants.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -171,11 +174,37 @@ static void test_op_table(void **state)
         assert_string_equal(td__ewise_ops[i].name, names[i]);
         assert_int_equal(td__ewise_ops[i].kind, TD_OP_KIND_ELEMENTWISE);
         assert_non_null(td__ewise_ops[i].check);
-        assert_non_null(td__ewise_info(&td__ewise_ops[i]));
+        const ew_info *info = td__ewise_info(&td__ewise_ops[i]);
+        assert_non_null(info);
+        /* Every row carries the reference the self-checking programs
+         * check against (tools/kernel/kernel_ewise.c). */
+        assert_non_null(info->f);
+        if (info->ref == EW_REF_BINARY || info->ref == EW_REF_FMA)
+            assert_non_null(info->dt);
     }
     assert_null(td__ewise_op_named("sum"));
     static const td_op_desc sum = {.name = "sum", .kind = TD_OP_KIND_REDUCTION};
     assert_null(td__ewise_info(&sum));
+}
+
+/* The reduction table: each combiner once, each with its own reference
+ * code, and the lookup the program generator uses. */
+static void test_reduce_table(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"sum", "max", "min"};
+    assert_int_equal(td__reduce_ops_count, 3);
+    for (size_t i = 0; i < td__reduce_ops_count; i++) {
+        const red_info *row = td__reduce_ops[i].data;
+        assert_string_equal(td__reduce_ops[i].name, names[i]);
+        assert_string_equal(row->name, names[i]);
+        assert_int_equal(td__reduce_ops[i].kind, TD_OP_KIND_REDUCTION);
+        assert_int_equal(td__reduce_ops[i].combiner, row->combiner);
+        assert_ptr_equal(td__reduce_info(row->combiner), row);
+        for (size_t j = 0; j < i; j++)
+            assert_int_not_equal(
+                ((const red_info *)td__reduce_ops[j].data)->ref, row->ref);
+    }
 }
 
 static void test_check_reasons(void **state)
@@ -678,6 +707,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_table),
+        cmocka_unit_test(test_reduce_table),
         cmocka_unit_test(test_check_reasons),
         cmocka_unit_test(test_parse_normalises),
         cmocka_unit_test(test_smem_rejections),

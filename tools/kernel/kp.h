@@ -1,12 +1,27 @@
 /*
- * The self-checking program generator, internal: the plan both program
- * kinds share (reductions in kernel.c, elementwise ops in ewise.c) and the
- * staging and text helpers they share.  Not installed.
+ * The self-checking program generator, internal: the plan every program
+ * kind shares, the table of hooks an op family fills, and the shared
+ * staging (stage.c) and text (write.c) helpers the families call.  Not
+ * installed.
+ *
+ *   kernel.c         the driver: td_kernel_program, the family table, the
+ *                    launch and its scope instances
+ *   stage.c          staged buffers: checks, shared-memory room, layout maps
+ *   write.c          the program text: header, includes, helpers, maps,
+ *                    kernel and main, with the family's hooks in between
+ *   kernel_reduce.c  the reduction family (variants/reduce_ops.h rows)
+ *   kernel_ewise.c   the elementwise family (variants/ewise_table.h rows)
+ *   fragments/       the programs' fixed CUDA text, embedded at build time
+ *                    (scripts/embed_fragments.py: kp_fragments.h)
+ *
+ * The shared files call a family only through its kp_family hooks; a
+ * family calls the shared files and never another family.
  */
 #ifndef TD_KERNEL_KP_H
 #define TD_KERNEL_KP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model.h"
@@ -24,6 +39,8 @@
  * cudaFuncSetAttribute and checks the device's own limit first. */
 #define KP_MAX_SHARED ((int64_t)227 * 1024)
 #define KP_SHARED_DEFAULT ((int64_t)48 * 1024)
+/* Bytes of a family's plan kept inside the shared one (td__kp_fam_data). */
+#define KP_FAM_INLINE 256
 
 /* One buffer the program stages. */
 typedef struct kp_buf {
@@ -35,19 +52,23 @@ typedef struct kp_buf {
     int64_t slots;    /* register slots per thread (register buffers) */
     int *map;         /* tpi * slots entries (element or -1), or NULL when
                          every thread holds the whole buffer row-major */
-    int role;         /* elementwise: how its inputs are generated */
+    int role;         /* the family's: how its inputs are generated */
 } kp_buf;
 
-/* A named scalar of an elementwise call: a kernel parameter. */
+/* A named scalar of the call: a kernel parameter. */
 typedef struct kp_scalar {
     const char *name;
     td_dtype dtype;
     double value;     /* the fixed value the program passes */
 } kp_scalar;
 
-typedef struct kp_plan kp_plan;
-struct kp_plan {
+typedef struct kp_family kp_family;
+
+typedef struct kp_plan {
     const td_call *call;
+    const td_op_desc *op;
+    const kp_family *fam;
+    void *fam_data;     /* the family's own plan (td__kp_fam_data) */
     const char *variant;
     char name[128];
     int64_t block[3];
@@ -63,28 +84,57 @@ struct kp_plan {
     kp_buf bufs[TD_MAX_BUFFERS];
     int nscalars;
     kp_scalar scalars[TD_MAX_SRCS + 2];
-    /* Reductions. */
-    int nreduce, reduce[TD_MAX_RANK];
-    int nspatial, spatial[TD_MAX_RANK];
-    int64_t red_len;
-    int64_t spa_len;
-    bool bcast;         /* dst keeps the src rank: reduced dims broadcast */
-    double atol;
-    td_combiner comb;
-    bool specials;      /* NaN and infinities among the source values */
-    /* Both. */
     int64_t smem;       /* dynamic shared bytes per block */
     int64_t scratch;    /* static shared bytes the body declares itself */
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
-    /* Elementwise (ewise.c): the program's op-specific text. */
-    bool ewise;
-    const void *ew;     /* ewise.c's own description of the op */
-    /* The expression that generates one input value of buffer kb (host). */
+    /* A small family plan lives here, so that it costs no allocation. */
+    _Alignas(max_align_t) unsigned char fam_inline[KP_FAM_INLINE];
+} kp_plan;
+
+/*
+ * What an op family adds to the shared program.  The driver picks the
+ * family by the op's kind (kernel.c's family table) and calls the hooks in
+ * this order; each writes its part of the text where write.c says.
+ */
+struct kp_family {
+    td_op_kind kind;
+    const char *what;   /* "a reduction": the family in messages */
+    /* Stages the buffers (td__kp_add_buf, then td__kp_check_bufs) and
+     * fills the family's plan; the launch is known.  0 or a kernel:
+     * diagnostic. */
+    int (*plan)(kp_plan *p, const td_ir *ir, td_diag *diag);
+    /* Lines of the header comment after the shared ones (may be NULL). */
+    void (*header)(td_buf *o, const kp_plan *p);
+    /* The constants and tables the reference reads. */
+    void (*tables)(td_buf *o, const kp_plan *p);
+    /* The host reference, up to the shared checks (td_check). */
+    void (*reference)(td_buf *o, const kp_plan *p);
+    /* File-scope text after the shared checks (may be NULL). */
+    void (*helpers)(td_buf *o, const kp_plan *p);
+    /* The host expression that generates one input value of kb. */
     void (*gen_expr)(td_buf *o, const kp_plan *p, const kp_buf *kb);
+    /* Inside main's instance loop: the reference for instance `inst`,
+     * into td_want and td_tol. */
+    void (*ref_call)(td_buf *o, const kp_plan *p);
+    /* The host function that checks a dst value ("td_check" or the
+     * family's own with the same arguments). */
+    const char *dst_check;
+    /* The end of main: the PASS line. */
+    void (*pass)(td_buf *o, const kp_plan *p);
+    /* Frees what the family's plan holds beyond fam_data, which the
+     * driver releases (may be NULL; accepts a plan whose plan hook failed
+     * or never ran). */
+    void (*free)(kp_plan *p);
 };
 
-/* kernel.c: shared helpers. */
+/* The families (kernel_reduce.c, kernel_ewise.c). */
+extern const kp_family td__kp_reduce;
+extern const kp_family td__kp_ewise;
+
+/* ---- stage.c ------------------------------------------------------------ */
+
+/* A "kernel: ..." diagnostic for the call. */
 int td__kp_fail(td_diag *diag, const td_call *call, int code,
                 const char *fmt, ...)
 #if defined(__GNUC__)
@@ -93,34 +143,30 @@ int td__kp_fail(td_diag *diag, const td_call *call, int code,
     ;
 const char *td__kp_ctype(td_dtype t);
 bool td__kp_ident(const char *s);
+/* Bytes of one instance's copy of a shared buffer (a multiple of 16). */
+int64_t td__kp_pitch(const kp_buf *kb);
 /* Adds buffer b to the staged buffers (once; the flags accumulate). */
 kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
                        bool is_dst);
 /* Checks the staged buffers (names, dtypes, scopes, sizes, shared memory)
- * and maps register layouts; needs kp_launch's results. */
+ * and maps register layouts; needs the launch. */
 int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag);
+/* Sets p->fam_data to `size` zeroed bytes: inside the shared plan when
+ * they fit, else allocated.  Returns it, NULL when out of memory. */
+void *td__kp_fam_data(kp_plan *p, size_t size);
+/* Releases p->fam_data (accepts a plan without one). */
+void td__kp_fam_free(kp_plan *p);
+
+/* ---- write.c ------------------------------------------------------------ */
+
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n);
 /* "static const long long td_NAME_shape[] = {...};" and the same for
  * _start and _ext: buffer b's shape, region r's start and extents. */
 void td__kp_region_arrays(td_buf *o, const char *name, const td_buffer *b,
                           const td_region *r);
-/* The header comment, includes, helpers, maps, kernel and main. */
+/* The whole program: header comment, includes, helpers, the family's
+ * tables and reference, maps, kernel and main. */
 int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
                  const char *prelude);
-
-/* ewise.c */
-/* Fills p's elementwise parts (buffers, scalars, op description); the
- * launch is known.  0 or a kernel: diagnostic. */
-int td__kp_ewise_plan(kp_plan *p, const td_op_desc *op, const td_ir *ir,
-                      td_diag *diag);
-/* The op-specific file-scope text: tables, generators, the reference. */
-void td__kp_ewise_tables(td_buf *o, const kp_plan *p);
-/* Inside main's instance loop: the reference for instance `inst`. */
-void td__kp_ewise_ref_call(td_buf *o, const kp_plan *p);
-/* The reference (before the shared td_check) and the helpers (after). */
-const char *td__kp_ewise_reference_text(void);
-void td__kp_ewise_helpers(td_buf *o, const kp_plan *p);
-/* Frees what td__kp_ewise_plan allocated (accepts a plan it never saw). */
-void td__kp_ewise_free(kp_plan *p);
 
 #endif

@@ -1,0 +1,51 @@
+//! Every program: exit codes, the no-device test, TD_CHECK and the double
+//! conversions.
+/* Exit codes: 0 PASS, 1 FAIL, 2 usage error, 77 SKIP (no usable CUDA
+ * device: the automake / meson skip code). */
+#define TD_EXIT_PASS 0
+#define TD_EXIT_FAIL 1
+#define TD_EXIT_USAGE 2
+#define TD_EXIT_SKIP 77
+
+/* Errors that say there is no usable device (no GPU, no driver or one
+ * too old, no kernel image or PTX this device can run): the program
+ * skips, it does not fail. */
+static inline bool td_no_device(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorInitializationError:
+    case cudaErrorStubLibrary:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorCallRequiresNewerDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorNoDevice:
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+    case cudaErrorSystemNotReady:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+        return true;
+    default:
+        return false;
+    }
+}
+
+#define TD_CHECK(expr)                                                     \
+    do {                                                                   \
+        cudaError_t td_err_ = (expr);                                      \
+        if (td_err_ != cudaSuccess) {                                      \
+            if (td_no_device(td_err_)) {                                   \
+                printf("SKIP %s: no CUDA device (%s: %s)\n", TD_NAME,     \
+                       cudaGetErrorName(td_err_),                          \
+                       cudaGetErrorString(td_err_));                       \
+                return TD_EXIT_SKIP;                                       \
+            }                                                              \
+            printf("FAIL %s CUDA error %s at line %d (%s): %s\n", TD_NAME, \
+                   cudaGetErrorName(td_err_), __LINE__, #expr,             \
+                   cudaGetErrorString(td_err_));                           \
+            return TD_EXIT_FAIL;                                           \
+        }                                                                  \
+    } while (0)
+
+template <typename T> static inline double td_to_double(T v) { return (double)v; }
+template <typename T> static inline T td_from_double(double v) { return (T)v; }

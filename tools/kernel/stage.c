@@ -1,0 +1,319 @@
+/*
+ * The staged buffers of a self-checking program, for every family: each
+ * buffer the call touches is checked (a short C name, a dtype the program
+ * can hold, local or shared storage, a size the program can allocate) and
+ * decided (shared memory, one copy per scope instance, or registers through
+ * a table made from the layout's inverse map).  Also the diagnostics and
+ * small spellings the families and the writer share.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kp.h"
+#include "layout.h"
+#include "model.h"
+#include "tiledispatch.h"
+
+/* Bytes of one instance's copy of a shared buffer in the block's dynamic
+ * shared memory: rounded up to 16, so that every copy starts 16-byte
+ * aligned (vector accesses of the emitted code rely on it). */
+int64_t td__kp_pitch(const kp_buf *kb)
+{
+    int64_t bytes = td__mul_sat(kb->elems, td_dtype_bits(kb->b->dtype) / 8);
+    return bytes > INT64_MAX - 15 ? INT64_MAX : (bytes + 15) / 16 * 16;
+}
+
+/* The CUDA spelling of a dtype for the program's own declarations: the
+ * printer's, so that the body's helpers and overloads see the types they
+ * were written for.  NULL for a dtype the program cannot stage. */
+const char *td__kp_ctype(td_dtype t)
+{
+    return (unsigned)t < TD_DTYPE_COUNT ? td_cuda_type_name(t) : NULL;
+}
+
+/* Whether s is a C identifier (the program declares it). */
+bool td__kp_ident(const char *s)
+{
+    if (s[0] == '\0' || !((s[0] >= 'A' && s[0] <= 'Z') ||
+                          (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+        return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+int td__kp_fail(td_diag *diag, const td_call *call, int code,
+                const char *fmt, ...)
+{
+    char msg[TD_DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return td__fail(diag, code, call->file, "kernel: %s", msg);
+}
+
+/* Owner callback state for the layout inverse map. */
+typedef struct kp_owner {
+    kp_buf *kb;
+    int64_t tpi;
+    int64_t elem;
+    int bad;            /* 1 thread out of range, 2 slot, 3 shared slot */
+    int64_t bad_tid, bad_slot;
+} kp_owner;
+
+static int kp_owner_cb(void *u, int64_t tid, int64_t slot)
+{
+    kp_owner *o = u;
+    if (tid < 0 || tid >= o->tpi) {
+        o->bad = 1;
+    } else if (slot < 0 || slot >= o->kb->slots) {
+        o->bad = 2;
+    } else {
+        int *cell = &o->kb->map[tid * o->kb->slots + slot];
+        if (*cell >= 0 && *cell != (int)o->elem)
+            o->bad = 3;
+        else
+            *cell = (int)o->elem;
+    }
+    if (o->bad != 0) {
+        o->bad_tid = tid;
+        o->bad_slot = slot;
+        return TD_EINVAL;
+    }
+    return 0;
+}
+
+/* Register slots and the (thread, slot) -> element table of a register
+ * buffer with a layout. */
+static int kp_layout_map(kp_plan *p, kp_buf *kb, const td_ir *ir,
+                         td_diag *diag)
+{
+    const td_call *c = p->call;
+    const td_buffer *b = kb->b;
+    int64_t nthr = 0, nslots = 0, size = 0;
+    if (td__lay_check(&b->layout, NULL, 0) != 0 ||
+        td__lay_size(&b->layout, &size) != 0 ||
+        td__lay_bounds(&b->layout, &nthr, &nslots) != 0)
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s cannot be mapped to threads and "
+                           "registers",
+                           b->name);
+    if (size != kb->elems)
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s covers %" PRId64
+                           " elements, the buffer has %" PRId64,
+                           b->name, size, kb->elems);
+    if (nthr > p->tpi)
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s spans %" PRId64
+                           " threads, more than one scope instance (%" PRId64 ")",
+                           b->name, nthr, p->tpi);
+    int64_t decl = td_ir_buffer_elems(ir, b->name);
+    kb->slots = nslots > decl ? nslots : decl;
+    if (kb->slots < 1)
+        kb->slots = 1;
+    if (kb->slots > KP_MAX_SLOTS || td__mul_sat(kb->slots, p->tpi) > KP_MAX_TABLE)
+        return td__kp_fail(diag, c, TD_ELIMIT,
+                           "the register table of %s is too large (%" PRId64
+                           " slots x %" PRId64 " threads)",
+                           b->name, kb->slots, p->tpi);
+    size_t n = (size_t)(kb->slots * p->tpi);
+    kb->map = td__malloc(n * sizeof *kb->map);
+    if (kb->map == NULL)
+        return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        kb->map[i] = -1;
+    kp_owner o = {kb, p->tpi, 0, 0, 0, 0};
+    for (int64_t e = 0; e < kb->elems; e++) {
+        o.elem = e;
+        int err = td__lay_owner_slots(&b->layout, e, kp_owner_cb, &o);
+        if (o.bad == 1)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "the layout of %s puts an element on thread %" PRId64
+                               " outside the scope instance (slot %" PRId64 ")",
+                               b->name, o.bad_tid, o.bad_slot);
+        if (o.bad == 2)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "the layout of %s puts an element on thread %" PRId64
+                               " slot %" PRId64 " outside the register buffer",
+                               b->name, o.bad_tid, o.bad_slot);
+        if (o.bad == 3)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "the layout of %s puts two elements on thread %" PRId64
+                               " slot %" PRId64,
+                               b->name, o.bad_tid, o.bad_slot);
+        if (err != 0)
+            return td__kp_fail(diag, c, err == TD_ELIMIT ? TD_ELIMIT : TD_EINVAL,
+                               "the layout of %s cannot be mapped to threads and "
+                               "registers (element %" PRId64 ")",
+                               b->name, e);
+    }
+    return 0;
+}
+
+void *td__kp_fam_data(kp_plan *p, size_t size)
+{
+    if (size <= sizeof p->fam_inline) {
+        memset(p->fam_inline, 0, size);
+        p->fam_data = p->fam_inline;
+    } else {
+        p->fam_data = td__calloc(1, size);
+    }
+    return p->fam_data;
+}
+
+void td__kp_fam_free(kp_plan *p)
+{
+    if (p->fam_data != (void *)p->fam_inline)
+        td__free(p->fam_data);
+    p->fam_data = NULL;
+}
+
+kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
+                       bool is_dst)
+{
+    for (int i = 0; i < p->nbufs; i++) {
+        if (p->bufs[i].b == b) {
+            p->bufs[i].is_src |= is_src;
+            p->bufs[i].is_dst |= is_dst;
+            return &p->bufs[i];
+        }
+    }
+    if (p->nbufs >= TD_MAX_BUFFERS)
+        return NULL;
+    p->bufs[p->nbufs] = (kp_buf){.b = b, .is_src = is_src, .is_dst = is_dst};
+    return &p->bufs[p->nbufs++];
+}
+
+/* Decides how each buffer is staged. */
+int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
+{
+    const td_call *c = p->call;
+    int nshared = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        kp_buf *kb = &p->bufs[i];
+        const td_buffer *b = kb->b;
+        if (!td__kp_ident(b->name) || strlen(b->name) > 48)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "buffer name '%s' is not a short C identifier",
+                               b->name);
+        if (td__kp_ctype(b->dtype) == NULL)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "buffer %s has an unsupported dtype", b->name);
+        if (strcmp(b->scope, "local") == 0) {
+            kb->shared = false;
+        } else if (strcmp(b->scope, "shared") == 0 ||
+                   strcmp(b->scope, "shared.dyn") == 0) {
+            kb->shared = true;
+            nshared++;
+        } else {
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "buffer %s: storage scope '%s' is not staged by "
+                               "kernel programs (local and shared are)",
+                               b->name, b->scope);
+        }
+        kb->elems = 1;
+        for (int d = 0; d < b->ndim; d++)
+            kb->elems = td__mul_sat(kb->elems, b->shape[d]);
+        if (kb->elems < 1 || kb->elems > KP_MAX_ELEMS)
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "buffer %s has %" PRId64 " elements (at most %"
+                               PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
+        if (b->dtype == TD_F16)
+            p->half = true;
+        if (b->dtype == TD_BF16)
+            p->bf16 = true;
+    }
+    if (nshared != 0 && nshared != p->nbufs)
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "mixed shared and register buffers are not staged");
+    if (p->nthreads % p->tpi != 0)
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "%" PRId64 " threads per block is not a whole number "
+                           "of scope instances of %" PRId64 " threads",
+                           p->nthreads, p->tpi);
+    p->ipb = p->nthreads / p->tpi;
+    p->instances = p->ipb * p->nblocks;
+    /* The body's own shared scratch (a cross-warp combine's partials) is
+     * static shared memory: it counts against the same per-block limit. */
+    p->scratch = td_ir_shared_scratch_bytes(ir);
+    if (p->scratch > KP_SHARED_DEFAULT)
+        return td__kp_fail(diag, c, TD_ELIMIT,
+                           "the emitted body declares %" PRId64
+                           " bytes of shared scratch (static shared memory "
+                           "is at most %" PRId64 ")",
+                           p->scratch, KP_SHARED_DEFAULT);
+    if (nshared != 0) {
+        /* Shared calls have the same instances as register calls: the
+         * block holds one copy of every shared buffer per instance (each
+         * warp of a warp-scope call reduces its own copy), so the block's
+         * shared memory is ipb copies. */
+        int64_t room = KP_MAX_SHARED - p->scratch;
+        int64_t bytes = 0;
+        for (int i = 0; i < p->nbufs; i++)
+            bytes += td__kp_pitch(&p->bufs[i]);
+        int64_t per = bytes;
+        bytes = td__mul_sat(bytes, p->ipb);
+        if (bytes > room && c->scope == TD_SCOPE_THREAD && per <= room &&
+            p->block[1] == 1 && p->block[2] == 1) {
+            /* Thread scope: every thread is an instance with its own
+             * copy, and the body does not depend on the thread, so the
+             * program launches as many threads as copies fit. */
+            p->threads_asked = p->nthreads;
+            p->block[0] = p->nthreads = p->ipb = room / per;
+            p->instances = p->ipb * p->nblocks;
+            bytes = per * p->ipb;
+        }
+        p->smem = bytes;
+        if (bytes > room && p->scratch > 0)
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "shared buffers need %" PRId64
+                               " bytes per block (%" PRId64 " instance "
+                               "cop%s) and the emitted body's scratch %"
+                               PRId64 " more; at most %" PRId64 " together",
+                               bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
+                               p->scratch, KP_MAX_SHARED);
+        if (bytes > room)
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "shared buffers need %" PRId64
+                               " bytes per block (%" PRId64 " instance "
+                               "cop%s; at most %" PRId64 ")",
+                               bytes, p->ipb, p->ipb == 1 ? "y" : "ies",
+                               KP_MAX_SHARED);
+    }
+
+    for (int i = 0; i < p->nbufs; i++) {
+        kp_buf *kb = &p->bufs[i];
+        if (td__mul_sat(kb->elems, p->instances) > KP_MAX_ELEMS)
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "buffer %s: %" PRId64 " instances x %" PRId64
+                               " elements is too large",
+                               kb->b->name, p->instances, kb->elems);
+        if (kb->shared)
+            continue;
+        if (kb->b->has_layout) {
+            int err = kp_layout_map(p, kb, ir, diag);
+            if (err != 0)
+                return err;
+        } else {
+            kb->slots = kb->elems;
+        }
+        if (td__mul_sat(td__mul_sat(kb->slots, p->tpi), p->instances) >
+            KP_MAX_ELEMS)
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "buffer %s: %" PRId64 " register slots x %" PRId64
+                               " threads is too large",
+                               kb->b->name, kb->slots, p->instances * p->tpi);
+    }
+    return 0;
+}

@@ -1,0 +1,424 @@
+/*
+ * The text of a self-checking program, for every family: the header
+ * comment, the includes, the shared helpers, then the family's tables and
+ * reference (its hooks), the shared checks, the layout tables, the kernel
+ * that stages every buffer in, runs the emitted body and stages it out,
+ * and main, which fills the inputs, launches, computes the reference per
+ * instance and prints one line.  The fixed text comes from
+ * fragments/ (kp_fragments.h); what depends on the call is written
+ * here.  The family is called only through p->fam.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kp.h"
+#include "kp_fragments.h"
+#include "model.h"
+#include "tiledispatch.h"
+
+/* A value of dtype t written as a device expression (the gap filler). */
+static const char *kp_gap(td_dtype t)
+{
+    switch (t) {
+    case TD_F16: return "__float2half(77.0f)";
+    case TD_BF16: return "__float2bfloat16(77.0f)";
+    default: return "77";
+    }
+}
+
+void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
+{
+    td__buf_puts(o, "{");
+    for (int i = 0; i < n; i++)
+        td__buf_printf(o, "%s%" PRId64, i ? ", " : "", v[i]);
+    if (n == 0)
+        td__buf_puts(o, "0");
+    td__buf_puts(o, "}");
+}
+
+void td__kp_region_arrays(td_buf *o, const char *name, const td_buffer *b,
+                          const td_region *r)
+{
+    td__buf_printf(o, "static const long long td_%s_shape[] = ", name);
+    td__kp_i64_list(o, b->shape, b->ndim);
+    td__buf_printf(o, ";\nstatic const long long td_%s_start[] = ", name);
+    td__kp_i64_list(o, r->start, r->ndim);
+    td__buf_printf(o, ";\nstatic const long long td_%s_ext[] = ", name);
+    td__kp_i64_list(o, r->extent, r->ndim);
+    td__buf_puts(o, ";\n");
+}
+
+/* The (thread, slot) -> element table of each register buffer with a
+ * layout, for the device (staging) and the host (checking). */
+static void kp_write_maps(td_buf *o, const kp_plan *p)
+{
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        if (kb->shared || kb->map == NULL)
+            continue;
+        const char *n = kb->b->name;
+        td__buf_printf(o,
+                       "/* %s: logical element held by (thread in instance, "
+                       "register slot); -1 = none.\n   layout: %s */\n",
+                       n, kb->b->layout_text[0] ? kb->b->layout_text : "?");
+        td__buf_printf(o, "#define TD_MAP_%s_INIT {", n);
+        int64_t total = kb->slots * p->tpi;
+        for (int64_t j = 0; j < total; j++) {
+            if (j % 16 == 0)
+                td__buf_puts(o, " \\\n    ");
+            td__buf_printf(o, "%d,", kb->map[j]);
+        }
+        td__buf_puts(o, " \\\n}\n");
+        td__buf_printf(o,
+                       "__device__ const int td_map_%s_dev[] = TD_MAP_%s_INIT;\n"
+                       "static const int td_map_%s_host[] = TD_MAP_%s_INIT;\n\n",
+                       n, n, n, n);
+    }
+}
+
+/* The kernel: every buffer staged in from its instance's global copy, the
+ * emitted body, every buffer staged out. */
+static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
+{
+    bool any_shared = false;
+    td__buf_puts(o, "__global__ void td_kernel(");
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *t = td__kp_ctype(kb->b->dtype);
+        td__buf_printf(o, "%sconst %s *__restrict__ td_in_%s, %s *td_out_%s",
+                       i ? ",\n                          " : "", t,
+                       kb->b->name, t, kb->b->name);
+        any_shared |= kb->shared;
+    }
+    /* Named scalars: the body reads them by name. */
+    for (int i = 0; i < p->nscalars; i++)
+        td__buf_printf(o, ",\n                          const %s %s",
+                       td__kp_ctype(p->scalars[i].dtype), p->scalars[i].name);
+    td__buf_puts(o, ")\n{\n");
+    td__buf_puts(o, td__kp_frag_kernel_ids);
+    if (any_shared)
+        td__buf_puts(o, "    extern __shared__ __align__(16) unsigned char "
+                        "td_smem[];\n");
+    int64_t smem_off = 0;
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        const char *t = td__kp_ctype(kb->b->dtype);
+        if (kb->shared) {
+            /* One copy per instance in dynamic shared memory, each
+             * 16-byte aligned; the body indexes NAME_ptr, which points at
+             * this thread's instance's copy. */
+            int64_t pitch = td__kp_pitch(kb);
+            td__buf_printf(o,
+                           "    /* %s: shared, one copy per scope instance "
+                           "(%" PRId64 " bytes each), staged by the "
+                           "instance's threads. */\n"
+                           "    %s *const %s_ptr = (%s *)(td_smem + %" PRId64
+                           "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n"
+                           "    for (int i = td_t; i < %" PRId64
+                           "; i += TD_TPI)\n"
+                           "        %s_ptr[i] = td_in_%s[td_inst * %" PRId64
+                           "LL + i];\n",
+                           n, pitch, t, n, t, smem_off, pitch, kb->elems, n,
+                           n, kb->elems);
+            smem_off += pitch * p->ipb;
+            continue;
+        }
+        td__buf_printf(o, "    /* %s: registers, %" PRId64 " slot(s) per "
+                          "thread%s. */\n",
+                       n, kb->slots,
+                       kb->map ? ", filled through the layout"
+                               : ", each thread holds the whole buffer");
+        td__buf_printf(o, "    %s %s_ptr[%" PRId64 "];\n", t, n, kb->slots);
+        td__buf_printf(o, "    for (int s = 0; s < %" PRId64 "; ++s) {\n",
+                       kb->slots);
+        if (kb->map)
+            td__buf_printf(o, "        const int e = td_map_%s_dev[td_t * %"
+                              PRId64 " + s];\n", n, kb->slots);
+        else
+            td__buf_puts(o, "        const int e = s;\n");
+        td__buf_printf(o,
+                       "        %s_ptr[s] = e >= 0 ? td_in_%s[td_inst * %"
+                       PRId64 "LL + e] : %s;\n    }\n",
+                       n, n, kb->elems, kp_gap(kb->b->dtype));
+    }
+    if (any_shared)
+        td__buf_puts(o, "    __syncthreads();\n");
+    td__buf_printf(o, "    /* The emitted body (variant %s). */\n    {\n",
+                   p->variant);
+    td__buf_puts(o, body);
+    size_t bl = strlen(body);
+    if (bl > 0 && body[bl - 1] != '\n')
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, "    }\n");
+    if (any_shared)
+        td__buf_puts(o, "    __syncthreads();\n");
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        if (kb->shared)
+            td__buf_printf(o,
+                           "    for (int i = td_t; i < %" PRId64
+                           "; i += TD_TPI)\n"
+                           "        td_out_%s[td_inst * %" PRId64
+                           "LL + i] = %s_ptr[i];\n",
+                           kb->elems, n, kb->elems, n);
+        else
+            td__buf_printf(o,
+                           "    for (int s = 0; s < %" PRId64 "; ++s)\n"
+                           "        td_out_%s[(td_inst * TD_TPI + td_t) * %"
+                           PRId64 "LL + s] = %s_ptr[s];\n",
+                           kb->slots, n, kb->slots, n);
+    }
+    td__buf_puts(o, "}\n\n");
+}
+
+/* main: inputs from the family's generators, the launch, then per
+ * instance the family's reference and a check of every staged value. */
+static void kp_write_main(td_buf *o, const kp_plan *p)
+{
+    td__buf_puts(o, td__kp_frag_main_start);
+    /* Host arrays: inputs (device type and exact double copies) and the
+     * staged-back outputs. */
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        const char *t = td__kp_ctype(kb->b->dtype);
+        int64_t nin = kb->elems * p->instances;
+        int64_t nout = kb->shared ? nin : kb->slots * p->tpi * p->instances;
+        td__buf_printf(o,
+                       "    const long long td_nin_%s = %" PRId64 "LL, "
+                       "td_nout_%s = %" PRId64 "LL;\n"
+                       "    %s *h_in_%s = (%s *)malloc(sizeof(%s) * td_nin_%s);\n"
+                       "    %s *h_out_%s = (%s *)malloc(sizeof(%s) * td_nout_%s);\n"
+                       "    double *v_in_%s = (double *)malloc(sizeof(double) * "
+                       "td_nin_%s);\n"
+                       "    if (h_in_%s == NULL || h_out_%s == NULL || v_in_%s == "
+                       "NULL) {\n"
+                       "        printf(\"FAIL %%s host out of memory\\n\", TD_NAME);\n"
+                       "        return 1;\n    }\n",
+                       n, nin, n, nout, t, n, t, t, n, t, n, t, t, n, n, n, n,
+                       n, n);
+        td__buf_printf(o, "    for (long long i = 0; i < td_nin_%s; ++i) {\n"
+                          "        h_in_%s[i] = td_from_double<%s>(",
+                       n, n, t);
+        p->fam->gen_expr(o, p, kb);
+        td__buf_printf(o, ");\n        v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
+                          "    }\n",
+                       n, n);
+    }
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        const char *t = td__kp_ctype(kb->b->dtype);
+        td__buf_printf(o,
+                       "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n"
+                       "    TD_CHECK(cudaMalloc((void **)&d_in_%s, sizeof(%s) * "
+                       "td_nin_%s));\n"
+                       "    TD_CHECK(cudaMalloc((void **)&d_out_%s, sizeof(%s) * "
+                       "td_nout_%s));\n"
+                       "    TD_CHECK(cudaMemcpy(d_in_%s, h_in_%s, sizeof(%s) * "
+                       "td_nin_%s, cudaMemcpyHostToDevice));\n"
+                       "    TD_CHECK(cudaMemset(d_out_%s, 0xff, sizeof(%s) * "
+                       "td_nout_%s));\n",
+                       t, n, n, n, t, n, n, t, n, n, n, t, n, n, t, n);
+    }
+    if (p->smem + p->scratch > KP_SHARED_DEFAULT) {
+        int64_t all = p->smem + p->scratch;
+        char extra[64] = "";
+        if (p->scratch > 0)
+            snprintf(extra, sizeof extra, " and %" PRId64 " of the body's own "
+                     "scratch", p->scratch);
+        td__buf_printf(o,
+                       "    /* %" PRId64 " bytes of dynamic shared memory%s: "
+                       "above the default 48 KB, so the kernel opts in. */\n",
+                       p->smem, extra);
+        td__buf_printf(o,
+                       "    int td_optin = 0;\n"
+                       "    TD_CHECK(cudaDeviceGetAttribute(&td_optin, "
+                       "cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));\n"
+                       "    if (td_optin < %" PRId64 ") {\n"
+                       "        printf(\"FAIL %%s needs %" PRId64 " bytes of "
+                       "shared memory per block, the device allows %%d\\n\", "
+                       "TD_NAME, td_optin);\n"
+                       "        return 1;\n    }\n"
+                       "    TD_CHECK(cudaFuncSetAttribute(td_kernel, "
+                       "cudaFuncAttributeMaxDynamicSharedMemorySize, %" PRId64
+                       "));\n",
+                       all, all, p->smem);
+    }
+    for (int i = 0; i < p->nscalars; i++) {
+        const kp_scalar *sc = &p->scalars[i];
+        const char *t = td__kp_ctype(sc->dtype);
+        td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
+                       t, sc->name, t, sc->value);
+    }
+    td__buf_printf(o, "    td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
+                      "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 "), %"
+                      PRId64 ">>>(",
+                   p->grid[0], p->grid[1], p->grid[2], p->block[0],
+                   p->block[1], p->block[2], p->smem);
+    for (int i = 0; i < p->nbufs; i++)
+        td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
+                       p->bufs[i].b->name, p->bufs[i].b->name);
+    for (int i = 0; i < p->nscalars; i++)
+        td__buf_printf(o, ", td_sv_%s", p->scalars[i].name);
+    td__buf_puts(o, ");\n"
+                    "    TD_CHECK(cudaGetLastError());\n"
+                    "    TD_CHECK(cudaDeviceSynchronize());\n");
+    for (int i = 0; i < p->nbufs; i++) {
+        const char *n = p->bufs[i].b->name;
+        const char *t = td__kp_ctype(p->bufs[i].b->dtype);
+        td__buf_printf(o,
+                       "    TD_CHECK(cudaMemcpy(h_out_%s, d_out_%s, sizeof(%s) * "
+                       "td_nout_%s, cudaMemcpyDeviceToHost));\n",
+                       n, n, t, n);
+    }
+    /* Expected contents per instance and buffer. */
+    td__buf_puts(o, td__kp_frag_main_want);
+    p->fam->ref_call(o, p);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        /* The dst buffer is checked against the reference; a src buffer
+         * that is not the dst must come back unchanged. */
+        char want[160], tol[160];
+        if (kb->is_dst) {
+            snprintf(want, sizeof want, "td_want[e]");
+            snprintf(tol, sizeof tol, "td_tol[e]");
+        } else {
+            snprintf(want, sizeof want, "v_in_%s[inst * %" PRId64 "LL + e]", n,
+                     kb->elems);
+            snprintf(tol, sizeof tol, "0.0");
+        }
+        /* The family may check its dst values its own way. */
+        const char *chk = kb->is_dst ? p->fam->dst_check : "td_check";
+        if (kb->shared) {
+            td__buf_printf(o,
+                           "        for (long long e = 0; e < %" PRId64 "; ++e)\n"
+                           "            %s(\"%s\", inst, e, -1, -1, "
+                           "td_to_double(h_out_%s[inst * %" PRId64 "LL + e]), "
+                           "%s, %s);\n",
+                           kb->elems, chk, n, n, kb->elems, want, tol);
+        } else {
+            td__buf_printf(o,
+                           "        for (long long t = 0; t < TD_TPI; ++t)\n"
+                           "            for (long long s = 0; s < %" PRId64
+                           "; ++s) {\n",
+                           kb->slots);
+            if (kb->map)
+                td__buf_printf(o, "                const long long e = "
+                                  "td_map_%s_host[t * %" PRId64 " + s];\n",
+                               n, kb->slots);
+            else
+                td__buf_puts(o, "                const long long e = s;\n");
+            td__buf_printf(o,
+                           "                if (e < 0)\n"
+                           "                    continue;\n"
+                           "                %s(\"%s\", inst, e, t, s, "
+                           "td_to_double(h_out_%s[(inst * TD_TPI + t) * %"
+                           PRId64 "LL + s]), %s, %s);\n"
+                           "            }\n",
+                           chk, n, n, kb->slots, want, tol);
+        }
+    }
+    td__buf_puts(o, "    }\n");
+    for (int i = 0; i < p->nbufs; i++) {
+        const char *n = p->bufs[i].b->name;
+        td__buf_printf(o,
+                       "    TD_CHECK(cudaFree(d_in_%s));\n"
+                       "    TD_CHECK(cudaFree(d_out_%s));\n"
+                       "    free(h_in_%s);\n    free(h_out_%s);\n"
+                       "    free(v_in_%s);\n",
+                       n, n, n, n, n);
+    }
+    td__buf_puts(o, td__kp_frag_main_end);
+    p->fam->pass(o, p);
+}
+
+/* The header comment: what the program checks and how to run it; the
+ * family adds its own lines before the closing one. */
+static void kp_write_header(td_buf *o, const kp_plan *p)
+{
+    const td_call *c = p->call;
+    char script[512];
+    td_call_format_script(c, script, sizeof script);
+    for (char *s = script; *s; s++)
+        if (*s == '\n' || (*s == '*' && s[1] == '/'))
+            *s = ' ';
+    td__buf_printf(o,
+                   "/*\n"
+                   " * Self-checking program generated by tiledispatch "
+                   "(tiledispatch kernel).\n"
+                   " * case:    %s\n"
+                   " * call:    %s\n"
+                   " * variant: %s\n"
+                   " * launch:  grid (%" PRId64 ", %" PRId64 ", %" PRId64
+                   "), block (%" PRId64 ", %" PRId64 ", %" PRId64 ");\n"
+                   " *          %" PRId64 " scope instance(s) of %" PRId64
+                   " thread(s), each with its own data\n"
+                   " * Options: --data exact|random (default exact), --seed N.\n"
+                   " * Prints \"PASS %s max_err=E\", \"FAIL %s ...\" or \"SKIP %s: "
+                   "no CUDA device (...)\";\n"
+                   " * exit 0 / 1 / 77 (2: bad option).\n",
+                   p->name, script, p->variant, p->grid[0], p->grid[1],
+                   p->grid[2], p->block[0], p->block[1], p->block[2],
+                   p->instances, p->tpi, p->name, p->name, p->name);
+    if (p->threads_asked != 0)
+        td__buf_printf(o,
+                       " * The call launches %" PRId64 " threads a block; "
+                       "their shared copies do not fit,\n"
+                       " * so the program launches %" PRId64 " (thread scope: "
+                       "the body does not depend on it).\n",
+                       p->threads_asked, p->nthreads);
+    if (p->fam->header != NULL)
+        p->fam->header(o, p);
+    td__buf_puts(o, " */\n");
+}
+
+int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
+                 const char *prelude)
+{
+    kp_write_header(o, p);
+    td__buf_puts(o, td__kp_frag_includes);
+    if (p->half)
+        td__buf_puts(o, "#include <cuda_fp16.h>\n");
+    if (p->bf16)
+        td__buf_puts(o, "#include <cuda_bf16.h>\n");
+    td__buf_puts(o, "\n");
+    if (prelude != NULL && prelude[0] != '\0') {
+        td__buf_puts(o, prelude);
+        size_t pl = strlen(prelude);
+        if (prelude[pl - 1] != '\n')
+            td__buf_puts(o, "\n");
+        td__buf_puts(o, "\n");
+    }
+    td__buf_printf(o, "static const char TD_NAME[] = \"%s\";\n", p->name);
+    td__buf_printf(o,
+                   "#define TD_THREADS %" PRId64 " /* threads per block */\n"
+                   "#define TD_TPI %" PRId64 " /* threads per scope instance */\n"
+                   "#define TD_IPB %" PRId64 " /* instances per block */\n"
+                   "#define TD_INSTANCES %" PRId64 "LL\n\n",
+                   p->nthreads, p->tpi, p->ipb, p->instances);
+    td__buf_puts(o, td__kp_frag_helpers);
+    if (p->half)
+        td__buf_puts(o, td__kp_frag_helpers_half);
+    if (p->bf16)
+        td__buf_puts(o, td__kp_frag_helpers_bf16);
+    td__buf_puts(o, "\n");
+    /* The family's reference, then the checks, generators and options
+     * every program shares, then what the family adds after them. */
+    p->fam->tables(o, p);
+    p->fam->reference(o, p);
+    td__buf_puts(o, td__kp_frag_host_common);
+    td__buf_puts(o, "\n");
+    if (p->fam->helpers != NULL)
+        p->fam->helpers(o, p);
+    kp_write_maps(o, p);
+    kp_write_kernel(o, p, body);
+    kp_write_main(o, p);
+    return o->err;
+}
