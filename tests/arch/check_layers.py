@@ -19,8 +19,9 @@ checked in three views, all from the tree as built:
    of the tree is a system header and is skipped.  Two extra rules:
    - include/ (the umbrella) names the public headers only (those under
      LAYER/include/tiledispatch/);
-   - python/src/ is an extension over the public API: it includes the
-     umbrella or the public headers only, never a layer's internal header
+   - python/src/ is an extension over the public API: it includes its own
+     headers, the umbrella or the public headers only, never a layer's
+     internal header
      (model.h, td_internal.h, ...) nor tools' td_kernel.h.  Its meson
      target is compiled against the public include directories alone, so
      this is the rule its build already assumes; today it includes the
@@ -155,7 +156,10 @@ def check_includes(root, errors):
                                   rel(path, root), me))
                 continue
             if me in ("include", "python"):
-                pub = [t for t in ok if is_public(t, root)]
+                # The extension's own headers (python/src/...) are its
+                # layer's; what it reaches below must be public.
+                pub = [t for t in ok if is_public(t, root) or
+                       (me == "python" and layer_of(t, root) == "python")]
                 if not pub:
                     errors.append("%sincludes \"%s\" (%s), an internal "
                                   "header: %s uses the public headers only"
