@@ -258,6 +258,55 @@ int td__fail(td_diag *d, int code, const char *file, const char *fmt, ...)
     return code;
 }
 
+/* ---- did you mean ---------------------------------------------------- */
+
+/* Optimal string alignment distance of a and b (names are short: longer
+ * ones are never close). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    enum { MAXN = 64 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= MAXN || lb >= MAXN)
+        return MAXN;
+    size_t d[MAXN + 1][MAXN + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *td_suggest(const char *name, const char *const *cands, size_t n)
+{
+    if (name == NULL || cands == NULL)
+        return NULL;
+    size_t len = strlen(name);
+    const char *best = NULL;
+    size_t bestd = 3; /* at most 2 edits */
+    for (size_t i = 0; i < n; i++) {
+        if (cands[i] == NULL || strcmp(cands[i], name) == 0)
+            continue;
+        size_t dist = edit_distance(name, cands[i]);
+        if (dist < bestd && 2 * dist < len) {
+            bestd = dist;
+            best = cands[i];
+        }
+    }
+    return best;
+}
+
 size_t td_diag_format(const td_diag *d, char *buf, size_t cap)
 {
     td_buf b;

@@ -131,32 +131,6 @@ static const char *const commands[] = {"dispatch", "explain",    "emit",
                                        "kernel",   "rules",      "validate",
                                        "predicates", "impls"};
 
-/* Edit distance of a and b (both short), for "did you mean". */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 64;
-    size_t row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 static bool is_command(const char *cmd)
 {
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
@@ -167,15 +141,8 @@ static bool is_command(const char *cmd)
 
 static int unknown_command(const char *cmd)
 {
-    const char *best = NULL;
-    size_t bestd = 3; /* suggest within two edits */
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
-        size_t dist = edit_distance(cmd, commands[i]);
-        if (dist < bestd) {
-            bestd = dist;
-            best = commands[i];
-        }
-    }
+    const char *best =
+        td_suggest(cmd, commands, sizeof commands / sizeof *commands);
     fprintf(stderr, "tiledispatch: unknown command '%s'\n", cmd);
     if (best != NULL)
         fprintf(stderr, "Did you mean '%s'?\n", best);

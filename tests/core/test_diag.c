@@ -108,12 +108,34 @@ static void test_fill_from_file(void **state)
     assert_int_equal(td_diag_fill_source_line(&d, NULL, 0), TD_EINVAL);
 }
 
+/* td_suggest: typos within two edits (a swap counts one), never an exact
+ * match, nothing for a short name far from every candidate. */
+static void test_suggest(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"shared_rows", "shared", NULL,
+                                        "local", "float32", "float16"};
+    const size_t n = sizeof names / sizeof *names;
+    assert_string_equal(td_suggest("shared_row", names, n), "shared_rows");
+    assert_string_equal(td_suggest("shraed", names, n), "shared");
+    assert_string_equal(td_suggest("lcoal", names, n), "local");
+    assert_string_equal(td_suggest("float23", names, n), "float32");
+    assert_string_equal(td_suggest("flaot16", names, n), "float16");
+    assert_null(td_suggest("shared", names, n));
+    assert_null(td_suggest("fp32", names, n));
+    assert_null(td_suggest("x", names, n));
+    assert_null(td_suggest("ab", (const char *const[]){"cd"}, 1));
+    assert_null(td_suggest(NULL, names, n));
+    assert_null(td_suggest("local", NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_is_input),
         cmocka_unit_test(test_fill_from_text),
         cmocka_unit_test(test_fill_from_file),
+        cmocka_unit_test(test_suggest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,17 @@ TD_API size_t td_diag_format(const td_diag *d, char *buf, size_t cap);
  */
 TD_API int td_diag_fill_source_line(td_diag *d, const char *text, size_t len);
 
+/*
+ * "Did you mean": the name among cands[0..n) closest to `name` by edit
+ * distance (insertions, deletions, substitutions, a swap of two adjacent
+ * characters counting one), when it is close enough to be a likely typo:
+ * at most 2 edits, and fewer than half of name's length.  NULL entries of
+ * cands are skipped; ties go to the earlier candidate.  Returns a pointer
+ * into cands, or NULL when none is close (or name or cands is NULL).
+ */
+TD_API const char *td_suggest(const char *name, const char *const *cands,
+                              size_t n);
+
 #ifdef __cplusplus
 }
 #endif
