@@ -18,7 +18,8 @@
  *     one by one; everything else is read one element at a time; when one
  *     warp has every row and streams 16 or more 16-byte accesses a
  *     thread, 8-byte accesses (measured faster at full occupancy), and
- *     likewise for 32-bit rows of one thread or of whole warps;
+ *     likewise for 32-bit rows of one thread or of one warp ending in the
+ *     whole-warp reduction;
  *   - when rows of a shared-memory phase would start in the same bank,
  *     access c of a row is read at c ^ ((row * G) % NB) (NB accesses per
  *     128-byte bank line), which keeps each thread's share of the row and
@@ -35,7 +36,7 @@
  *     redux.sync on integer keys for max and min (fast_warp below);
  *   - G > 32: each warp's partial goes to a shared scratch the body
  *     declares itself (one per scope instance), one barrier, then one
- *     thread per row combines the partials;
+ *     thread per row combines the partials in a pairwise tree;
  *   - lane 0 of a group (or the combining thread) writes the row's dst
  *     element, exactly once, combined with the old value when `accum`;
  *     the scope's barrier ends the call (__syncthreads, the warpgroup's
@@ -45,7 +46,10 @@
  * as dynamic shared memory and the programs of `tiledispatch kernel` do;
  * a caller that cannot promise it sets config `vector_bytes: 0` (or 4, 8:
  * the widest access allowed).  Config `group_size` fixes G (a power of
- * two) in place of the plan's choice.  max and min use the same combiner,
+ * two) in place of the plan's choice (and of redux_groups and
+ * latency_groups).  The default plan is the one for a full SM; config
+ * `one_block_per_sm: true` asks for the one for a block alone on its SM
+ * (docs/performance.md has both modes).  max and min use the same combiner,
  * identity and NaN rules as `shared`, so results match it exactly; sums may
  * differ by rounding (another order).
  */
