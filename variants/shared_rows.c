@@ -17,11 +17,16 @@
  *     row starts allow it, the few elements past the last whole vector
  *     one by one; everything else is read one element at a time; when one
  *     warp has every row and streams 16 or more 16-byte accesses a
- *     thread, 8-byte accesses (measured faster at full occupancy);
+ *     thread, 8-byte accesses (measured faster at full occupancy), and
+ *     likewise for 32-bit rows of one thread or of one warp ending in the
+ *     whole-warp reduction;
  *   - when rows of a shared-memory phase would start in the same bank,
  *     access c of a row is read at c ^ ((row * G) % NB) (NB accesses per
  *     128-byte bank line), which keeps each thread's share of the row and
  *     spreads the phase over all banks;
+ *   - max and min of 32-bit rows take a warp a row when every row can
+ *     have one (redux_groups); config one_block_per_sm spreads rows held
+ *     by whole warps over every warp of the scope (latency_groups);
  *   - loads in batches of up to 8, all issued before their adds; two
  *     accumulators per thread, a pairwise tree inside each vector;
  *   - XOR shuffles over min(G, 32) lanes, full-warp mask (the scope is
@@ -31,7 +36,7 @@
  *     redux.sync on integer keys for max and min (fast_warp below);
  *   - G > 32: each warp's partial goes to a shared scratch the body
  *     declares itself (one per scope instance), one barrier, then one
- *     thread per row combines the partials;
+ *     thread per row combines the partials in a pairwise tree;
  *   - lane 0 of a group (or the combining thread) writes the row's dst
  *     element, exactly once, combined with the old value when `accum`;
  *     the scope's barrier ends the call (__syncthreads, the warpgroup's
@@ -41,7 +46,10 @@
  * as dynamic shared memory and the programs of `tiledispatch kernel` do;
  * a caller that cannot promise it sets config `vector_bytes: 0` (or 4, 8:
  * the widest access allowed).  Config `group_size` fixes G (a power of
- * two) in place of the plan's choice.  max and min use the same combiner,
+ * two) in place of the plan's choice (and of redux_groups and
+ * latency_groups).  The default plan is the one for a full SM; config
+ * `one_block_per_sm: true` asks for the one for a block alone on its SM
+ * (docs/performance.md has both modes).  max and min use the same combiner,
  * identity and NaN rules as `shared`, so results match it exactly; sums may
  * differ by rounding (another order).
  */
@@ -206,14 +214,24 @@ static bool group_knob(const td_call *call, int64_t *g, td_reason *why)
  * float64 before its last two steps, a rounding at least as close.
  * Config fast_warp_reduce: false keeps the shuffles.
  */
-static bool fast_knob(const td_call *call, td_reason *why)
+static bool bool_knob(const td_call *call, const char *key, td_reason *why)
 {
-    const td_config_entry *e = td_call_config(call, "fast_warp_reduce");
+    const td_config_entry *e = td_call_config(call, key);
     if (e != NULL && e->kind != TD_VALUE_BOOL) {
-        td_reason_set(why, "fast_warp_reduce must be true or false");
+        td_reason_set(why, "%s must be true or false", key);
         return false;
     }
     return true;
+}
+
+/* Config one_block_per_sm: true when the caller says that the block runs
+ * alone on its SM (a persistent kernel, or one whose shared memory leaves
+ * room for one block): the reduction is then a latency, not a share of
+ * the SM's shared-memory bandwidth (latency_groups below). */
+static bool one_block(const td_call *call)
+{
+    const td_config_entry *e = td_call_config(call, "one_block_per_sm");
+    return e != NULL && e->kind == TD_VALUE_BOOL && e->b;
 }
 
 /* The whole-warp reduction for the call's op and dst dtype on its chip,
@@ -357,7 +375,8 @@ static void plan_swizzle(const td_call *call, const td_buffer *sb,
 }
 
 /*
- * One busy warp streaming a long row: when every row fits in one warp's
+ * Long rows read 8 bytes at a time.  One busy warp streaming a long row:
+ * when every row fits in one warp's
  * groups (S * G <= 32) and each thread makes 16 or more 16-byte accesses,
  * 8-byte accesses with the same G are faster at full occupancy and no
  * slower alone.  Measured on the H200 for [1,4096] float32 / 256 threads
@@ -366,10 +385,24 @@ static void plan_swizzle(const td_call *call, const td_buffer *sb,
  * 8 bytes were slower (313 against 304), so the rule stops at one warp.
  * An explicit vector_bytes keeps the width it allows.
  */
-static void narrow_single_warp(const td_call *call, rows_plan *p, int esize)
+static void narrow_long_rows(const td_call *call, rows_plan *p, int esize)
 {
     if (td_call_config(call, "vector_bytes") != NULL ||
-        p->V * esize != 16 || p->S * p->G > 32 || p->Q / p->G < 16)
+        p->V * esize != 16 || p->Q / p->G < 16)
+        return;
+    /* Also, for 32-bit values, a thread a row ([128,64] float32 / 128
+     * threads: 135 / 174 ns against 136 / 186 sum, 136 / 177 against 136
+     * / 202 max) and rows of one warp that end in the whole-warp
+     * reduction ([4,4096] / 256: 274 / 396 against 289 / 397 sum, 273 /
+     * 362 against 285 / 363 max); with 2 to 16 threads a row 8 bytes were
+     * slower alone ([64,128] / 128, G = 2: 264 against 194 ns), and with
+     * rows across warps slower at full occupancy ([4,4096], G = 64: 305
+     * against 298 sum, 300 against 287 max). */
+    bool narrow = p->S * p->G <= 32;
+    if (esize == 4 && (p->G == 1 || (p->G == 32 && fast_warp(call) !=
+                                                       TD_INTRIN_COUNT)))
+        narrow = true;
+    if (!narrow)
         return;
     p->V /= 2;
     p->Q = p->R / p->V;
@@ -393,6 +426,53 @@ static bool warp_per_row(const td_buffer *src, const rows_plan *p)
 {
     return p->contig && td_dtype_bits(src->dtype) >= 32 && p->S * 32 == p->T &&
            p->R >= 1024 && p->G < 32;
+}
+
+/*
+ * The group size beyond plan_groups, for float32-like 32-bit rows read
+ * contiguously, when config group_size leaves the choice to the plan.
+ *
+ * max and min end a whole-warp row in one redux.sync, so a warp a row
+ * costs about what a narrower group's shuffles cost and gives every warp
+ * loads to issue: when every row can have its own warp in one pass
+ * (S * 32 <= T) and a row has an access for every lane, G = 32.  Measured
+ * on the H200 for [16,256] float32 / 512 threads (max): 84.9 ns at full
+ * occupancy and 143.5 ns with one block per SM, against 87.3 and 169.7
+ * for G = 8; a sum's MMA and shuffles cost more (G = 32: 100.7 / 178.2
+ * against G = 8's 86.6 / 167.2), so a sum keeps the plan's G.
+ *
+ * With config one_block_per_sm (latency_groups), rows held by whole warps
+ * that leave warps idle spread over all of them (G = T / S, each warp's
+ * partial through the scratch): [1,4096] float32 / 256 threads, G = 256,
+ * 221.5 ns with one block per SM against 270.2 for G = 32 (sum; max
+ * 195.9 against 264.7), but 90.0 against 68.9 ns at full occupancy,
+ * where the extra barrier and the 8 warps' reductions are paid by every
+ * block of the SM: so it is not the default.
+ */
+static void redux_groups(const td_call *call, const td_buffer *src,
+                         rows_plan *p)
+{
+    td_intrin f = fast_warp(call);
+    if (p->G >= 32 || !p->contig || td_dtype_bits(src->dtype) != 32 ||
+        (f != TD_INTRIN_WARP_MAX_REDUX && f != TD_INTRIN_WARP_MIN_REDUX) ||
+        p->S * 32 > p->T || p->Q + (p->tail > 0) < 32)
+        return;
+    p->G = 32;
+    p->NG = p->T / 32;
+}
+
+static void latency_groups(const td_call *call, rows_plan *p)
+{
+    int64_t per_row = p->Q + (p->tail > 0);
+    if (!one_block(call) || p->G < 32 || p->S * p->G >= p->T)
+        return;
+    int64_t g = p2floor(p->T / p->S);
+    if (g > p2floor(per_row))
+        g = p2floor(per_row);
+    if (g <= p->G)
+        return;
+    p->G = g;
+    p->NG = p->T / g;
 }
 
 static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
@@ -426,7 +506,8 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
         return false;
     int64_t cap, knob;
     if (!vector_cap(call, &cap, why) || !group_knob(call, &knob, why) ||
-        !fast_knob(call, why))
+        !bool_knob(call, "fast_warp_reduce", why) ||
+        !bool_knob(call, "one_block_per_sm", why))
         return false;
     p->T = td__scope_threads(call);
     p->S = p->sh.spatial_len;
@@ -459,7 +540,11 @@ static bool rows_check(const td_call *call, rows_plan *p, td_reason *why)
         p->G = 32;
         p->NG = p->T / 32;
     }
-    narrow_single_warp(call, p, td_dtype_bits(src->dtype) / 8);
+    if (knob == 0) {
+        redux_groups(call, src, p);
+        latency_groups(call, p);
+    }
+    narrow_long_rows(call, p, td_dtype_bits(src->dtype) / 8);
     plan_swizzle(call, src, p);
     return true;
 }
@@ -885,14 +970,18 @@ static int emit_rows(const td_call *call, td_combiner comb,
                                         td_int(ir, 128)),
                                  td_int(ir, S * W)));
         td_var *bv = td_ir_let(ir, "base", TD_I32, base);
-        td_var *tot = td_ir_let(ir, "total", e.dt,
-                                td_load1(ir, part, td_var_ref(ir, bv)));
-        for (int64_t w = 1; w < W; w++)
-            td_ir_assign(ir, tot,
-                         td_combine(ir, comb, td_var_ref(ir, tot),
-                                    td_load1(ir, part,
-                                             td_add(ir, td_var_ref(ir, bv),
-                                                    td_int(ir, w)))));
+        /* A pairwise tree: log2(W) dependent combines, not W - 1 (with
+         * one block per SM the combine is on the critical path). */
+        td_expr *t[ROWS_MAX_THREADS / 32];
+        for (int64_t w = 0; w < W; w++)
+            t[w] = td_load1(ir, part,
+                            w == 0 ? td_var_ref(ir, bv)
+                                   : td_add(ir, td_var_ref(ir, bv),
+                                            td_int(ir, w)));
+        for (int64_t n = W; n > 1; n /= 2)
+            for (int64_t i = 0; i < n / 2; i++)
+                t[i] = td_combine(ir, comb, t[2 * i], t[2 * i + 1]);
+        td_var *tot = td_ir_let(ir, "total", e.dt, t[0]);
         store_dst(&e, r, td_var_ref(ir, tot));
         if (S % T != 0)
             td_ir_end_if(ir);

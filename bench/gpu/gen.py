@@ -5,6 +5,11 @@
 
 (cases in the order of cases.txt beside CALLS_DIR, then any others by name)
 
+With BENCH_CONFIG set (e.g. "one_block_per_sm: true"), every call gets
+`config: {BENCH_CONFIG}` for the default's emission (a call with a config
+of its own is an error): the benchmark then measures the body a user gets
+with that config.
+
 For every call file NAME.yaml in CALLS_DIR (a CTA-scope float32 row
 reduction of a shared [R, C] tile A into a shared vector B), runs
 
@@ -106,6 +111,15 @@ def main():
                 # a call of its own dispatch (layouts/calls) gives way
                 f.write(re.sub(r"^dispatch:.*\n?", "", text, flags=re.M)
                         .rstrip("\n") + "\ndispatch: shared\n")
+            extra = os.environ.get("BENCH_CONFIG", "").strip()
+            if extra:
+                if re.search(r"^config:", text, re.M):
+                    die("%s has a config; BENCH_CONFIG would replace it"
+                        % path)
+                path = os.path.join(tmp, name + ".config.yaml")
+                text = text.rstrip("\n") + "\nconfig: {%s}\n" % extra
+                with open(path, "w") as f:
+                    f.write(text)
             variant = run(tool, ["dispatch", path]).strip()
             for kind, p in (("shared", forced), ("default", path)):
                 pre, body = split_emit(run(tool, ["emit", p, "--lang",

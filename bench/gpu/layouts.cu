@@ -255,6 +255,15 @@ static void layouts_case(const char *name, const char *variant)
         LAY(256, 4, 3, 8, "G=256 16B warp shuffles+barrier");
         LAY(256, 4, 1, 8, "G=256 16B scratch+barrier");
     }
+    if constexpr (R == 16 && C == 256 && T == 512) {
+        LAY(8, 4, 0, 8, "G=8 16B shuffles");
+        LAY(16, 4, 0, 8, "G=16 16B shuffles");
+        LAY(16, 2, 0, 8, "G=16 8B shuffles");
+        LAY(32, 4, 0, 8, "G=32 16B shuffles");
+        LAY(32, 4, 4, 8, "G=32 16B dmma/redux");
+        LAY(32, 2, 4, 8, "G=32 8B dmma/redux");
+        LAY(32, 1, 4, 8, "G=32 4B dmma/redux");
+    }
     if constexpr (R == 4 && C == 4096 && T == 256) {
         LAY(32, 4, 0, 8, "G=32 16B shuffles");
         LAY(32, 4, 4, 8, "G=32 16B dmma/redux");

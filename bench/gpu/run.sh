@@ -14,7 +14,9 @@
 #    WORKDIR/bench.csv.
 # WORKDIR defaults to build/bench-gpu.  BENCH_ONLY="NAME..." (names of
 # calls/, e.g. "r8x1024_t256_sum r1x4096_t256_max") restricts the run to
-# those cases, in that order.  On a machine without the tool's
+# those cases, in that order.  BENCH_CONFIG="KEY: VALUE, ..." gives every
+# call of calls/ that config for the default's body (gen.py), e.g.
+# BENCH_CONFIG="one_block_per_sm: true".  On a machine without the tool's
 # build (the GPU machine), run `bench/gpu/run.sh --gen-only DIR` where it is
 # built, copy DIR and bench/gpu over, and run `bench/gpu/run.sh DIR` there.
 set -eu

@@ -192,44 +192,55 @@ static void test_bench_32x32(void **state)
 }
 
 /* Group sizes from the shape: 4 busy warps, a row in one warp unless a
- * thread would pass 32 accesses, then as many warps as that needs. */
+ * thread would pass 32 accesses, then as many warps as that needs; max
+ * and min (redux.sync) a warp a row when every row can have one; sums
+ * keep the narrower group.  8-byte accesses for 16 or more 16-byte
+ * accesses a thread with one busy warp, one thread a row, or a warp a
+ * row. */
 static void test_group_sizes(void **state)
 {
     (void)state;
     static const struct {
+        const char *op;
         int rows, cols, threads;
         const char *lane; /* NULL: G = 1 */
+        const char *width;
     } cases[] = {
-        {64, 128, 128, "int lane = tid % 2;\n"},
-        {128, 64, 128, NULL},
-        {8, 1024, 512, "int lane = tid % 16;\n"},
-        {16, 256, 512, "int lane = tid % 8;\n"},
-        {4, 4096, 256, "int lane = tid % 32;\n"},
-        {1, 4096, 256, "int lane = tid % 32;\n"},
-        {1, 8192, 256, "int lane = tid % 128;\n"},
-        {1, 32768, 1024, "int lane = tid % 256;\n"},
+        {"max", 64, 128, 128, "int lane = tid % 2;\n", "uint4 v0 = "},
+        {"max", 128, 64, 128, NULL, "uint2 v0 = "},
+        {"sum", 128, 64, 128, NULL, "uint2 v0 = "},
+        {"max", 32, 32, 32, NULL, "uint4 v0 = "},
+        {"max", 8, 1024, 512, "int lane = tid % 32;\n", "uint4 v0 = "},
+        {"sum", 8, 1024, 512, "int lane = tid % 16;\n", "uint4 v0 = "},
+        {"max", 16, 256, 512, "int lane = tid % 32;\n", "uint4 v0 = "},
+        {"min", 16, 256, 512, "int lane = tid % 32;\n", "uint4 v0 = "},
+        {"sum", 16, 256, 512, "int lane = tid % 8;\n", "uint4 v0 = "},
+        {"max", 4, 4096, 256, "int lane = tid % 32;\n", "uint2 v0 = "},
+        {"max", 1, 4096, 256, "int lane = tid % 32;\n", "uint2 v0 = "},
+        {"max", 1, 8192, 256, "int lane = tid % 128;\n", "uint4 v0 = "},
+        {"max", 1, 32768, 1024, "int lane = tid % 256;\n", "uint4 v0 = "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char launch[64];
         snprintf(launch, sizeof launch, "{threadIdx.x: %d}",
                  cases[i].threads);
-        td_call *c = rows_call("max", "cta", launch, "float32", cases[i].rows,
-                               cases[i].cols, NULL);
+        td_call *c = rows_call(cases[i].op, "cta", launch, "float32",
+                               cases[i].rows, cases[i].cols, NULL);
         ec_out o = ec_emit(rows, c);
         if (cases[i].lane != NULL)
             ec_has(o.cuda, cases[i].lane);
         else
             ec_lacks(o.cuda, "lane");
-        /* one busy warp streaming a long row reads 8 bytes at a time */
-        ec_has(o.cuda, cases[i].rows == 1 && cases[i].cols == 4096
-                           ? "uint2 v0 = " : "uint4 v0 = ");
+        ec_has(o.cuda, cases[i].width);
         ec_free(&o);
         free(c);
     }
 }
 
-/* The access width when one warp streams a long row (S * G <= 32, 16 or
- * more 16-byte accesses a thread): 8 bytes, unless vector_bytes says. */
+/* The access width when a thread makes 16 or more 16-byte accesses of a
+ * row: 8 bytes with one busy warp (S * G <= 32), one thread a row, or a
+ * warp a row ending in the whole-warp reduction; 16 otherwise, or what
+ * vector_bytes says. */
 static void test_single_warp_width(void **state)
 {
     (void)state;
@@ -240,7 +251,11 @@ static void test_single_warp_width(void **state)
         {1, 4096, 256, NULL, "uint2 v0 = "},  /* 32 accesses of 16 bytes */
         {1, 2048, 256, NULL, "uint2 v0 = "},  /* 16 */
         {1, 1024, 256, NULL, "uint4 v0 = "},  /* 8: stays 16 bytes */
-        {4, 4096, 256, NULL, "uint4 v0 = "},  /* four busy warps */
+        {4, 4096, 256, NULL, "uint2 v0 = "},  /* a warp a row, 32 */
+        {4, 4096, 256, "config: {fast_warp_reduce: false}\n",
+         "uint4 v0 = "},                      /* shuffles: stays */
+        {64, 128, 128, NULL, "uint4 v0 = "},  /* G = 2: stays */
+        {128, 64, 128, NULL, "uint2 v0 = "},  /* a thread a row, 16 */
         {1, 4096, 256, "config: {vector_bytes: 16}\n", "uint4 v0 = "},
         {1, 4096, 256, "config: {vector_bytes: 4}\n", "float x0 = "},
     };
@@ -255,6 +270,56 @@ static void test_single_warp_width(void **state)
         ec_free(&o);
         free(c);
     }
+}
+
+/* config one_block_per_sm: rows held by whole warps that leave warps idle
+ * spread over every warp (the scratch combine, a pairwise tree); other
+ * shapes keep their plan; a bad value is a rejection. */
+static void test_one_block_knob(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op;
+        int rows, cols, threads;
+        const char *lane, *width;
+    } cases[] = {
+        {"sum", 1, 4096, 256, "int lane = tid % 256;\n", "uint4 v0 = "},
+        {"max", 1, 4096, 256, "int lane = tid % 256;\n", "uint4 v0 = "},
+        {"sum", 4, 4096, 256, "int lane = tid % 64;\n", "uint4 v0 = "},
+        {"sum", 8, 1024, 256, "int lane = tid % 32;\n", "uint4 v0 = "},
+        {"sum", 16, 256, 512, "int lane = tid % 8;\n", "uint4 v0 = "},
+        {"sum", 128, 64, 128, NULL, "uint2 v0 = "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char launch[64];
+        snprintf(launch, sizeof launch, "{threadIdx.x: %d}",
+                 cases[i].threads);
+        td_call *c = rows_call(cases[i].op, "cta", launch, "float32",
+                               cases[i].rows, cases[i].cols,
+                               "config: {one_block_per_sm: true}\n");
+        ec_out o = ec_emit(rows, c);
+        if (cases[i].lane != NULL)
+            ec_has(o.cuda, cases[i].lane);
+        else
+            ec_lacks(o.cuda, "lane");
+        ec_has(o.cuda, cases[i].width);
+        ec_free(&o);
+        free(c);
+    }
+    td_call *c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 1,
+                           4096, "config: {one_block_per_sm: true}\n");
+    ec_out o = ec_emit(rows, c);
+    ec_has(o.cuda, "__shared__ float red_part[8];\n");
+    ec_has(o.cuda, "float total = red_part[base] + red_part[base + 1] + "
+                   "(red_part[base + 2] + red_part[base + 3]) + "
+                   "(red_part[base + 4] + red_part[base + 5] + "
+                   "(red_part[base + 6] + red_part[base + 7]));\n");
+    ec_free(&o);
+    free(c);
+    c = rows_call("sum", "cta", "{threadIdx.x: 256}", "float32", 1, 4096,
+                  "config: {one_block_per_sm: 1}\n");
+    ec_declines(rows, c, ec_op(c), "one_block_per_sm must be true or false");
+    free(c);
 }
 
 /* config group_size fixes G: checked, and it overrides the plan (and the
@@ -625,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_bench_32x32),
         cmocka_unit_test(test_group_sizes),
         cmocka_unit_test(test_single_warp_width),
+        cmocka_unit_test(test_one_block_knob),
         cmocka_unit_test(test_group_knob),
         cmocka_unit_test(test_fast_warp),
         cmocka_unit_test(test_warp_per_row),
