@@ -222,7 +222,9 @@ static td_expr *operand(td_ir *ir, const td_call *call, int i,
     case TD_OPERAND_LITERAL:
         if (td_dtype_is_float(s->dtype))
             return td_const_f(ir, s->dtype, s->value);
-        return td_const_i(ir, s->dtype, s->ivalue);
+        if (td_dtype_is_signed(s->dtype))
+            return td_const_i(ir, s->dtype, s->ivalue);
+        return td_const_u(ir, s->dtype, (uint64_t)s->ivalue);
     default:
         return NULL; /* the plan refused it; NULL makes td_ir_status fail */
     }
