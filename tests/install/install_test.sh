@@ -265,8 +265,8 @@ check_plugin_programs() {
   grep -q 'variant binary_flat' "$progs/ewise_add.cu" &&
     ok "kernel: the program holds binary_flat's body" ||
     fail "kernel: ewise_add.cu does not hold binary_flat's body"
-  printf '%s\t\t\texact,random\n' pairwise ewise_add ewise_mul \
-    >"$progs/manifest.tsv"
+  printf '%s\t%s\tsm_90a\texact,random\n' pairwise pairwise \
+    ewise_add binary_flat ewise_mul binary_flat >"$progs/manifest.tsv"
   if command -v g++ >/dev/null 2>&1; then
     if out=$(python3 "$src/tests/cuda/emu.py" -j 2 "$progs" 2>&1); then
       ok "the plugins' programs pass on the CPU stand-in"
