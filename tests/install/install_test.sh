@@ -9,8 +9,15 @@
 #     the seed's call to `local` with the built-in and the installed rules;
 #   - the headers compile as C11 with every warning, and as C++;
 #   - the installed binary and man page;
-#   - the example plugin built against the installed headers, loaded by the
-#     installed binary and through td_registry_load_plugin.
+#   - the example plugins (examples/plugins/pairwise.c, a reduction, and
+#     ewise_binary.c, an elementwise variant) built against the installed
+#     headers exactly as docs/plugins.md says, loaded by the installed
+#     binary (their dispatch and emitted code) and through
+#     td_registry_load_plugin;
+#   - their self-checking programs (`tiledispatch --plugin P kernel`) run
+#     on the CPU stand-in of the CUDA runtime as docs/plugins.md shows
+#     (tests/cuda/emu.py; needs g++) and compiled by nvcc; each prints a
+#     `skip:` line where its compiler is absent.
 #
 # usage: install_test.sh MESON BUILD_ROOT SRC_ROOT SANITIZE   (CC from env)
 # SANITIZE is meson's b_sanitize ("none", "address,undefined", ...): the
@@ -158,11 +165,11 @@ got=$("$bindir/tiledispatch" dispatch "$call" --no-default-rules --rules "$rules
   fail "installed CLI chose '$got'"
 
 # ---- plugins built against the installed headers ---------------------------
-# The example plugin, built as docs/extending.md says (no link to the
-# library: its td_* calls resolve in the program that loads it), loaded by
-# the installed command line and, through td_registry_load_plugin, by
-# programs linked against the shared and the static library.  More plugin
-# checks against the installed tree belong here.
+# The example plugins, built as docs/plugins.md says (no link to the
+# library: their td_* calls resolve in the program that loads them),
+# loaded by the installed command line and, through
+# td_registry_load_plugin, by programs linked against the shared and the
+# static library.
 check_plugins() {
   local so=$tmp/libpairwise.so rules=$src/examples/rules-with-pairwise.yaml
   local use=$src/tests/install/use_plugin.c got
@@ -195,6 +202,95 @@ check_plugins() {
     fail "use_plugin (static) chose '$got'"
 }
 check_plugins
+
+# The elementwise example: built the same way; the installed command line
+# picks its variant for the two calls it lowers and emits what
+# tests/install/expected/ shows.
+ewise_so=$tmp/libewise_binary.so
+ewise_rules=$src/examples/rules-with-ewise-binary.yaml
+check_ewise_plugin() {
+  local name got
+  # shellcheck disable=SC2086
+  if ! $cc -std=c11 -Wall -Wextra -Werror "${san[@]}" -shared -fPIC \
+       -fvisibility=hidden -o "$ewise_so" \
+       "$src/examples/plugins/ewise_binary.c" $cflags; then
+    fail "the elementwise example plugin does not build against the installed headers"
+    return
+  fi
+  for name in cta_smem_add cta_smem_mul_scalar; do
+    got=$("$bindir/tiledispatch" --plugin "$ewise_so" --rules "$ewise_rules" \
+          dispatch "$src/examples/calls/$name.yaml") &&
+      [ "$got" = binary_flat ] && ok "ewise plugin: $name -> binary_flat" ||
+      fail "ewise plugin: $name chose '$got'"
+    for lang in cuda tirx; do
+      if "$bindir/tiledispatch" --plugin "$ewise_so" --rules "$ewise_rules" \
+           emit "$src/examples/calls/$name.yaml" --lang "$lang" \
+           >"$tmp/$name.$lang" &&
+         cmp -s "$tmp/$name.$lang" "$src/tests/install/expected/$name.$lang"; then
+        ok "ewise plugin: $name emits tests/install/expected/$name.$lang"
+      else
+        fail "ewise plugin: $name --lang $lang differs from tests/install/expected/$name.$lang"
+        diff "$src/tests/install/expected/$name.$lang" "$tmp/$name.$lang" || true
+      fi
+    done
+  done
+  # Without the overlay the built-in rules stay in charge.
+  got=$("$bindir/tiledispatch" --plugin "$ewise_so" dispatch \
+        "$src/examples/calls/cta_smem_add.yaml") && [ "$got" = smem ] &&
+    ok "ewise plugin without its rules: smem" ||
+    fail "ewise plugin without its rules chose '$got'"
+  got=$(LD_LIBRARY_PATH="$libdir" "$tmp/use_plugin" "$ewise_so" \
+        "$ewise_rules" "$src/examples/calls/cta_smem_add.yaml") &&
+    [ "$got" = binary_flat ] && ok "td_registry_load_plugin: ewise plugin" ||
+    fail "use_plugin with the ewise plugin chose '$got'"
+}
+check_ewise_plugin
+
+# The plugins' self-checking programs, as docs/plugins.md runs them: the
+# installed command line writes them, the CPU stand-in runs them in both
+# data modes (the pairwise sum rounds, so the random mode sees an error
+# within tolerance), nvcc compiles them.
+check_plugin_programs() {
+  local progs=$tmp/progs out
+  mkdir -p "$progs"
+  "$bindir/tiledispatch" --plugin "$tmp/libpairwise.so" \
+    --rules "$src/examples/rules-with-pairwise.yaml" \
+    kernel "$call" -o "$progs/pairwise.cu" &&
+  "$bindir/tiledispatch" --plugin "$ewise_so" --rules "$ewise_rules" \
+    kernel "$src/examples/calls/cta_smem_add.yaml" -o "$progs/ewise_add.cu" &&
+  "$bindir/tiledispatch" --plugin "$ewise_so" --rules "$ewise_rules" \
+    kernel "$src/examples/calls/cta_smem_mul_scalar.yaml" \
+    -o "$progs/ewise_mul.cu" ||
+    { fail "tiledispatch kernel with a plugin"; return; }
+  grep -q 'variant binary_flat' "$progs/ewise_add.cu" &&
+    ok "kernel: the program holds binary_flat's body" ||
+    fail "kernel: ewise_add.cu does not hold binary_flat's body"
+  printf '%s\t%s\tsm_90a\texact,random\n' pairwise pairwise \
+    ewise_add binary_flat ewise_mul binary_flat >"$progs/manifest.tsv"
+  if command -v g++ >/dev/null 2>&1; then
+    if out=$(python3 "$src/tests/cuda/emu.py" -j 2 "$progs" 2>&1); then
+      ok "the plugins' programs pass on the CPU stand-in"
+    else
+      fail "the plugins' programs on the CPU stand-in:"
+    fi
+    echo "$out" | sed 's/^/  /'
+  else
+    echo "skip: g++ not found, the plugins' programs were not run on the CPU stand-in"
+  fi
+  local nvcc
+  nvcc=$(command -v nvcc || true)
+  [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
+  if [ -n "$nvcc" ]; then
+    for f in pairwise ewise_add ewise_mul; do
+      "$nvcc" -arch=sm_90a -c "$progs/$f.cu" -o "$progs/$f.o" 2>"$progs/$f.log" &&
+        ok "nvcc -arch=sm_90a compiles $f.cu" ||
+        { fail "nvcc on $f.cu"; head -n 20 "$progs/$f.log"; }
+    done
+  else
+    echo "skip: nvcc not found, the plugins' programs were not compiled"
+  fi
+}
+check_plugin_programs
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "install: all checks passed"
