@@ -31,6 +31,9 @@ typedef struct smem_plan {
     int vec;         /* elements per thread per step */
     ew_pack pack;    /* EW_PACK_NONE: the scalar path */
     const char *rnd; /* rounding of the packed path */
+    bool wide;       /* the vector path: one access per operand chunk */
+    bool paired;     /* ... with float16 / bfloat16 pair arithmetic */
+    bool bcast[EW_MAX_OPERANDS]; /* a source the chunk reads as one value */
 } smem_plan;
 
 /* Row-major storage: no layout, or a plain stride-1 chain on m with no
@@ -103,6 +106,57 @@ static bool pair_aligned(const td_call *call, const td_region *r)
     return r->start[last] % 2 == 0 && (r->ndim == 1 || b->shape[last] % 2 == 0);
 }
 
+/* Whether `vec` consecutive elements of region r along its last
+ * dimension, starting at a multiple of vec there, are one aligned vector
+ * access: a dtype vector variables take, vec * size 4, 8 or 16 bytes, and
+ * both the region's start and the row pitch multiples of vec (every
+ * shared buffer starts 16-byte aligned). */
+static bool wide_ok(const td_call *call, const td_region *r, int vec)
+{
+    const td_buffer *b = &call->buffers[r->buffer];
+    int bytes = vec * td_dtype_bits(b->dtype) / 8;
+    int last = r->ndim - 1;
+    bool dt = b->dtype == TD_F32 || b->dtype == TD_F16 ||
+              b->dtype == TD_BF16 || b->dtype == TD_I32 || b->dtype == TD_U32;
+    return dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
+           r->start[last] % vec == 0 && b->shape[last] % vec == 0;
+}
+
+/* The vector path (CUTLASS's epilogue habit): each chunk of vec elements
+ * is one load per source, one store, and for float16 / bfloat16 add, sub,
+ * mul, fma and maximum in one dtype pair arithmetic (same rounding per
+ * lane as the scalar ops); a float32 -> float16 / bfloat16 cast converts
+ * pairs.  A source with extent 1 in the last dimension is read once per
+ * chunk. */
+static void plan_wide(const td_call *call, smem_plan *p)
+{
+    const td_region *d = &call->dst;
+    int vec = p->vec;
+    p->wide = vec >= 2 && wide_ok(call, d, vec);
+    td_dtype dt = call->buffers[d->buffer].dtype;
+    bool half = dt == TD_F16 || dt == TD_BF16;
+    ew_fn fn = p->info->fn;
+    p->paired = half && p->o.compute == dt &&
+                (fn == EW_ADD || fn == EW_SUB || fn == EW_MUL ||
+                 fn == EW_FMA || fn == EW_MAXIMUM);
+    for (int i = 0; p->wide && i < p->o.n; i++) {
+        const td_operand *o = &p->o.src[i];
+        if (o->kind != TD_OPERAND_REGION) {
+            p->paired = p->paired && td_dtype_is_float(o->dtype);
+            continue;
+        }
+        const td_region *r = &o->region;
+        p->bcast[i] = r->extent[r->ndim - 1] == 1 && d->extent[d->ndim - 1] > 1;
+        p->paired = p->paired && o->dtype == dt;
+        if (!p->bcast[i])
+            p->wide = wide_ok(call, r, vec);
+    }
+    if (fn == EW_CAST && p->wide && half && !p->bcast[0] &&
+        p->o.src[0].kind == TD_OPERAND_REGION && p->o.src[0].dtype == TD_F32)
+        p->paired = true;
+    p->paired = p->paired && p->wide;
+}
+
 static bool smem_check(const td_call *call, const td_op_desc *op,
                        smem_plan *p, td_reason *why)
 {
@@ -122,8 +176,13 @@ static bool smem_check(const td_call *call, const td_op_desc *op,
     int vmax = max_layout_vec(call, &p->o, p->total, p->threads);
     p->vec = vmax;
     p->pack = EW_PACK_NONE;
+    plan_wide(call, p);
+    /* The paired f32x2 ops of sm_100 stay (two lanes, one instruction);
+     * paired casts go through the vector path where it applies. */
     if (p->info->pack != EW_PACK_NONE && vmax >= 2 && vmax % 2 == 0 &&
+        !(p->wide && p->info->pack == EW_PACK_CAST2) &&
         td__ewise_pack_applies(call, p->info, &p->o)) {
+        p->wide = p->paired = false;
         bool ok = true;
         if (p->info->pack == EW_PACK_CAST2)
             ok = pair_aligned(call, &call->dst) &&
@@ -166,6 +225,10 @@ typedef struct smem_ctx {
     td_ir_buf *bufs[TD_MAX_BUFFERS];
     const td_var *fused;
     int lane;        /* added to fused */
+    /* The vector path: each source's vector (or its one value) and the
+     * lane or pair the compute reads. */
+    const td_var *in[EW_MAX_OPERANDS];
+    int at;
 } smem_ctx;
 
 static td_expr *flat(td_ir *ir, const void *c)
@@ -228,6 +291,88 @@ static void store_dst(void *c, td_expr *v)
     td_ir_store(x->ir, x->bufs[d->buffer], d->ndim, idx, v);
 }
 
+/* Source i at lane x->at of the chunk (the vector path). */
+static td_expr *src_lane(void *c, int i)
+{
+    smem_ctx *x = c;
+    const td_operand *o = &x->p->o.src[i];
+    if (o->kind != TD_OPERAND_REGION)
+        return td__ewise_scalar(x->ir, o);
+    if (x->p->bcast[i])
+        return td_var_ref(x->ir, x->in[i]);
+    return td_vec_lane(x->ir, x->in[i], x->at);
+}
+
+/* Source i at pair x->at of the chunk, in the compute dtype. */
+static td_expr *src_pair(smem_ctx *x, int i)
+{
+    const td_operand *o = &x->p->o.src[i];
+    td_dtype c = x->p->o.compute;
+    if (o->kind != TD_OPERAND_REGION)
+        return td_pair_splat(x->ir, td_cast(x->ir, c, td__ewise_scalar(x->ir, o)));
+    if (x->p->bcast[i])
+        return td_pair_splat(x->ir, td_var_ref(x->ir, x->in[i]));
+    return td_vec_pair(x->ir, x->in[i], x->at);
+}
+
+/* The op on pair x->at (plan_wide chose the ops). */
+static td_expr *pair_compute(smem_ctx *x, td_dtype dt)
+{
+    td_ir *ir = x->ir;
+    switch (x->p->info->fn) {
+    case EW_CAST:
+        return td_cast(ir, dt, src_pair(x, 0));
+    case EW_ADD:
+        return td_value_op(ir, TD_VAL_ADD, src_pair(x, 0), src_pair(x, 1));
+    case EW_SUB:
+        return td_value_op(ir, TD_VAL_SUB, src_pair(x, 0), src_pair(x, 1));
+    case EW_MUL:
+        return td_value_op(ir, TD_VAL_MUL, src_pair(x, 0), src_pair(x, 1));
+    case EW_MAXIMUM:
+        return td_value_op(ir, TD_VAL_MAX, src_pair(x, 0), src_pair(x, 1));
+    default: /* EW_FMA, as the scalar compute writes it: a * b + c */
+        return td_value_op(
+            ir, TD_VAL_ADD,
+            td_value_op(ir, TD_VAL_MUL, src_pair(x, 0), src_pair(x, 1)),
+            src_pair(x, 2));
+    }
+}
+
+/* One chunk of vec elements: a vector load per source (a broadcast one
+ * read once), the op per lane or per pair, one vector store. */
+static void emit_wide(smem_ctx *x, td_dtype dt)
+{
+    td_ir *ir = x->ir;
+    const smem_plan *p = x->p;
+    const td_region *d = &x->call->dst;
+    td_expr *idx[TD_MAX_RANK];
+    static const char *const names[] = {"va", "vb", "vc", "vd", "ve"};
+    x->lane = 0;
+    for (int i = 0; i < p->o.n && p->info->reads_src; i++) {
+        const td_operand *o = &p->o.src[i];
+        if (o->kind != TD_OPERAND_REGION)
+            continue;
+        indices(x, &o->region, idx);
+        const td_ir_buf *b = x->bufs[o->region.buffer];
+        x->in[i] = p->bcast[i]
+                       ? td_ir_let(ir, names[i], o->dtype,
+                                   td_load(ir, b, o->region.ndim, idx))
+                       : td_ir_let_vector(ir, names[i], b, o->region.ndim,
+                                          idx, (int)p->vec);
+    }
+    td_expr *vals[16];
+    int n = p->paired ? p->vec / 2 : p->vec;
+    for (int k = 0; k < n && k < 16; k++) {
+        x->at = k;
+        vals[k] = p->paired ? pair_compute(x, dt)
+                            : td__ewise_compute(ir, p->info, &p->o, dt,
+                                                src_lane, x);
+    }
+    const td_var *out = td_ir_let_vector_of(ir, "vr", dt, p->vec, n, vals);
+    indices(x, d, idx);
+    td_ir_store_vector(ir, x->bufs[d->buffer], d->ndim, idx, out);
+}
+
 static void emit_packed(smem_ctx *x)
 {
     td_ir *ir = x->ir;
@@ -275,7 +420,7 @@ static int smem_emit(const td_call *call, const td_op_desc *op,
     }
     td_var *s = td_ir_for(ir, "s", td_int(ir, n_outer), TD_LOOP_SERIAL);
     td_var *v = NULL;
-    if (p->pack == EW_PACK_NONE && vec > 1)
+    if (p->pack == EW_PACK_NONE && !p->wide && vec > 1)
         v = td_ir_for(ir, "vec", td_int(ir, vec), TD_LOOP_UNROLL);
     td_expr *f = td_mul(ir, td_var_ref(ir, s), td_int(ir, step));
     if (tid != NULL)
@@ -289,6 +434,8 @@ static int smem_emit(const td_call *call, const td_op_desc *op,
         td_ir_if(ir, td_lt(ir, td_var_ref(ir, fused), td_int(ir, p->total)));
     if (p->pack != EW_PACK_NONE)
         emit_packed(&x);
+    else if (p->wide)
+        emit_wide(&x, dt);
     else
         store_dst(&x, td__ewise_compute(ir, p->info, &p->o, dt, src_value, &x));
     if (guard)
