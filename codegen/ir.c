@@ -730,14 +730,20 @@ td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a)
         fail(ir, TD_EINVAL);
         return NULL;
     }
-    if (!operand(ir, a))
+    if (!value_operand(ir, a))
         return NULL;
-    if (!td_dtype_is_float(a->dtype)) {
+    /* Pairs: exp and exp2 of float16 / bfloat16 (h2exp, h2exp2: the same
+     * per-lane sequence as hexp, hexp2). */
+    bool pair = td__is_pair(a);
+    if (!td_dtype_is_float(a->dtype) ||
+        (pair && ((a->dtype != TD_F16 && a->dtype != TD_BF16) ||
+                  (f != TD_MATH_EXP && f != TD_MATH_EXP2)))) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
     td_expr *e = new_expr(ir, TD__E_MATH, a->dtype);
     if (e != NULL) {
+        e->lanes = pair ? 2 : 0;
         e->math = (uint8_t)f;
         e->a = a;
         e->impure = a->impure;

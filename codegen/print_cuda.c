@@ -538,8 +538,8 @@ static void word(td_buf *o, const td_var *v, int w)
 }
 
 /* A pair: of a vector variable (td_bits_half2(v.y), or a float2 of two
- * words), a splat (__half2half2(a)), paired arithmetic (__hadd2(a, b))
- * or a paired conversion (__float22half2_rn(p)). */
+ * words), a splat (__half2half2(a)), paired arithmetic (__hadd2(a, b),
+ * h2exp(a)) or a paired conversion (__float22half2_rn(p)). */
 static void pair(cuda *c, td_buf *o, const td_expr *e)
 {
     static const char *const ops[] = {
@@ -564,8 +564,20 @@ static void pair(cuda *c, td_buf *o, const td_expr *e)
         word(o, e->var, (int)e->i);
         td__buf_puts(o, ")");
         return;
+    case TD__E_PAIR_OF:
+        td__buf_puts(o, h ? "__halves2half2(" : "__halves2bfloat162(");
+        expr(c, o, e->a, P_LOWEST);
+        td__buf_puts(o, ", ");
+        expr(c, o, e->b, P_LOWEST);
+        td__buf_puts(o, ")");
+        return;
     case TD__E_SPLAT:
         td__buf_puts(o, h ? "__half2half2(" : "__bfloat162bfloat162(");
+        expr(c, o, e->a, P_LOWEST);
+        td__buf_puts(o, ")");
+        return;
+    case TD__E_MATH:
+        td__buf_puts(o, e->math == TD_MATH_EXP ? "h2exp(" : "h2exp2(");
         expr(c, o, e->a, P_LOWEST);
         td__buf_puts(o, ")");
         return;
@@ -672,6 +684,7 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
         break;
     case TD__E_PAIR:  /* pairs are printed above */
     case TD__E_SPLAT:
+    case TD__E_PAIR_OF:
         break;
     }
     if (paren)

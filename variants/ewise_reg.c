@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ewise.h"
+#include "ewise_vec.h"
 #include "layout.h"
 #include "variants.h"
 
@@ -49,6 +50,7 @@ typedef struct reg_plan {
     int64_t slots[TD_MAX_BUFFERS];         /* 1-D register storage */
     int vec;
     ew_pack pack;
+    bool paired;     /* float16 / bfloat16 pair arithmetic, vec 2 */
     const char *rnd;
 } reg_plan;
 
@@ -562,6 +564,22 @@ static bool reg_check(const td_call *call, const td_op_desc *op, reg_plan *p,
             p->pack = p->info->pack;
         }
     }
+    /* Pair arithmetic where two consecutive elements of the innermost
+     * iter are adjacent in every operand; the pairs are built from and
+     * split into scalars (registers have no alignment to rely on). */
+    td_dtype dt = call->buffers[call->dst.buffer].dtype;
+    p->paired = false;
+    if (p->pack == EW_PACK_NONE && nmem > 0 && p->mem_ext[nmem - 1] % 2 == 0 &&
+        p->info->fn != EW_CAST && td__ewise_pairable(p->info, &p->o, dt)) {
+        bool ok = map_contig(&p->dst, nmem - 1, false);
+        for (int i = 0; ok && i < p->o.n; i++)
+            if (p->o.src[i].kind == TD_OPERAND_REGION)
+                ok = map_contig(&p->src[i], nmem - 1, false);
+        if (ok) {
+            p->vec = 2;
+            p->paired = true;
+        }
+    }
     return true;
 }
 
@@ -680,6 +698,31 @@ static void emit_packed(reg_ctx *x)
                          &x->lane);
 }
 
+/* Source i's pair at the current f: its two elements as one pair. */
+static td_expr *src_pair(void *c, int i)
+{
+    reg_ctx *x = c;
+    x->lane = 0;
+    td_expr *lo = src_value(x, i);
+    x->lane = 1;
+    td_expr *hi = src_value(x, i);
+    x->lane = 0;
+    return td_pair_of(x->ir, lo, hi);
+}
+
+/* The op on the pair at f, then its two lanes stored. */
+static void emit_paired(reg_ctx *x, td_dtype dt)
+{
+    td_ir *ir = x->ir;
+    td_expr *v = td__ewise_pair(ir, x->p->info, &x->p->o, dt, src_pair, x);
+    const td_var *r = td_ir_let_vector_of(ir, "vr", dt, 2, 1, &v);
+    for (int l = 0; l < 2; l++) {
+        x->lane = l;
+        store_dst(x, td_vec_lane(ir, r, l));
+    }
+    x->lane = 0;
+}
+
 static int reg_emit(const td_call *call, const td_op_desc *op,
                     const void *plan, td_ir *ir, void *user, td_reason *why)
 {
@@ -708,6 +751,8 @@ static int reg_emit(const td_call *call, const td_op_desc *op,
     x.f = td_ir_for(ir, "f", td_int(ir, p->per_thread / p->vec), TD_LOOP_SERIAL);
     if (p->pack != EW_PACK_NONE)
         emit_packed(&x);
+    else if (p->paired)
+        emit_paired(&x, dt);
     else
         store_dst(&x, td__ewise_compute(ir, p->info, &p->o, dt, src_value, &x));
     td_ir_end_for(ir);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ewise.h"
+#include "ewise_vec.h"
 #include "variants.h"
 
 typedef struct smem_plan {
@@ -134,26 +135,17 @@ static void plan_wide(const td_call *call, smem_plan *p)
     int vec = p->vec;
     p->wide = vec >= 2 && wide_ok(call, d, vec);
     td_dtype dt = call->buffers[d->buffer].dtype;
-    bool half = dt == TD_F16 || dt == TD_BF16;
-    ew_fn fn = p->info->fn;
-    p->paired = half && p->o.compute == dt &&
-                (fn == EW_ADD || fn == EW_SUB || fn == EW_MUL ||
-                 fn == EW_FMA || fn == EW_MAXIMUM);
+    p->paired = td__ewise_pairable(p->info, &p->o, dt);
     for (int i = 0; p->wide && i < p->o.n; i++) {
-        const td_operand *o = &p->o.src[i];
-        if (o->kind != TD_OPERAND_REGION) {
-            p->paired = p->paired && td_dtype_is_float(o->dtype);
+        const td_region *r = &p->o.src[i].region;
+        if (p->o.src[i].kind != TD_OPERAND_REGION)
             continue;
-        }
-        const td_region *r = &o->region;
         p->bcast[i] = r->extent[r->ndim - 1] == 1 && d->extent[d->ndim - 1] > 1;
-        p->paired = p->paired && o->dtype == dt;
         if (!p->bcast[i])
             p->wide = wide_ok(call, r, vec);
+        else if (p->info->fn == EW_CAST)
+            p->paired = false; /* a float32 value: converted lane by lane */
     }
-    if (fn == EW_CAST && p->wide && half && !p->bcast[0] &&
-        p->o.src[0].kind == TD_OPERAND_REGION && p->o.src[0].dtype == TD_F32)
-        p->paired = true;
     p->paired = p->paired && p->wide;
 }
 
@@ -303,39 +295,13 @@ static td_expr *src_lane(void *c, int i)
     return td_vec_lane(x->ir, x->in[i], x->at);
 }
 
-/* Source i at pair x->at of the chunk, in the compute dtype. */
-static td_expr *src_pair(smem_ctx *x, int i)
+/* Source i at pair x->at of the chunk (a region's). */
+static td_expr *src_pair(void *c, int i)
 {
-    const td_operand *o = &x->p->o.src[i];
-    td_dtype c = x->p->o.compute;
-    if (o->kind != TD_OPERAND_REGION)
-        return td_pair_splat(x->ir, td_cast(x->ir, c, td__ewise_scalar(x->ir, o)));
+    smem_ctx *x = c;
     if (x->p->bcast[i])
         return td_pair_splat(x->ir, td_var_ref(x->ir, x->in[i]));
     return td_vec_pair(x->ir, x->in[i], x->at);
-}
-
-/* The op on pair x->at (plan_wide chose the ops). */
-static td_expr *pair_compute(smem_ctx *x, td_dtype dt)
-{
-    td_ir *ir = x->ir;
-    switch (x->p->info->fn) {
-    case EW_CAST:
-        return td_cast(ir, dt, src_pair(x, 0));
-    case EW_ADD:
-        return td_value_op(ir, TD_VAL_ADD, src_pair(x, 0), src_pair(x, 1));
-    case EW_SUB:
-        return td_value_op(ir, TD_VAL_SUB, src_pair(x, 0), src_pair(x, 1));
-    case EW_MUL:
-        return td_value_op(ir, TD_VAL_MUL, src_pair(x, 0), src_pair(x, 1));
-    case EW_MAXIMUM:
-        return td_value_op(ir, TD_VAL_MAX, src_pair(x, 0), src_pair(x, 1));
-    default: /* EW_FMA, as the scalar compute writes it: a * b + c */
-        return td_value_op(
-            ir, TD_VAL_ADD,
-            td_value_op(ir, TD_VAL_MUL, src_pair(x, 0), src_pair(x, 1)),
-            src_pair(x, 2));
-    }
 }
 
 /* One chunk of vec elements: a vector load per source (a broadcast one
@@ -364,7 +330,8 @@ static void emit_wide(smem_ctx *x, td_dtype dt)
     int n = p->paired ? p->vec / 2 : p->vec;
     for (int k = 0; k < n && k < 16; k++) {
         x->at = k;
-        vals[k] = p->paired ? pair_compute(x, dt)
+        vals[k] = p->paired ? td__ewise_pair(ir, p->info, &p->o, dt,
+                                             src_pair, x)
                             : td__ewise_compute(ir, p->info, &p->o, dt,
                                                 src_lane, x);
     }

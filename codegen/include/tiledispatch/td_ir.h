@@ -271,7 +271,9 @@ TD_API td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane);
  * two pairs of one of those dtypes (add, sub, mul, max, min; each lane
  * rounded as the scalar op rounds it: CUDA __hadd2 ...) and gives a pair;
  * td_cast takes a float32 pair to a float16 / bfloat16 pair (CUDA
- * __float22half2_rn ...).  Nothing else takes a pair (TD_EINVAL).
+ * __float22half2_rn ...); td_math takes a float16 / bfloat16 pair for
+ * exp and exp2 (h2exp, h2exp2: per lane the sequence of hexp, hexp2).
+ * Nothing else takes a pair (TD_EINVAL).
  *
  * td_vec_pair: lanes 2*pair and 2*pair+1 of a float32, float16 or
  * bfloat16 vector variable.  td_pair_splat: a float16 / bfloat16 value in
@@ -280,6 +282,10 @@ TD_API td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane);
  */
 TD_API td_expr *td_vec_pair(td_ir *ir, const td_var *v, int pair);
 TD_API td_expr *td_pair_splat(td_ir *ir, td_expr *a);
+/* Two float16 / bfloat16 values of one dtype as a pair, lo in the low
+ * lane: CUDA __halves2half2(lo, hi), TIRx T.Shuffle([lo, hi], [0, 1]).
+ * No memory access: for values in registers. */
+TD_API td_expr *td_pair_of(td_ir *ir, td_expr *lo, td_expr *hi);
 /*
  * Declares a vector variable `name` of `lanes` elements of dtype t (the
  * dtypes and sizes of td_ir_let_vector) from n values: its lanes (n ==
