@@ -57,8 +57,7 @@ typedef enum td__ekind {
     TD__E_PARAM,   /* a named scalar parameter (td_param): name */
     TD__E_F32X2,   /* packed f32x2 PTX (td_ptx_f32x2): xop, xrnd, args */
     TD__E_PAIR,    /* pair i of a vector variable (td_vec_pair): var, i */
-    TD__E_SPLAT,   /* a value in both lanes of a pair (td_pair_splat): a */
-    TD__E_PAIR_OF  /* a pair of two values (td_pair_of): a, b */
+    TD__E_SPLAT    /* a value in both lanes of a pair (td_pair_splat): a */
 } td__ekind;
 
 /* The op and rounding names td_ptx_f32x2 accepts, indexed by xop / xrnd;
@@ -120,8 +119,7 @@ struct td_expr {
     td_combiner comb;
     const td_expr *a, *b;
     /* TD__E_LOAD (lanes > 1: a vector load).  Any other kind with
-     * lanes 2 is a pair (td__is_pair): TD__E_PAIR, TD__E_SPLAT,
-     * TD__E_PAIR_OF and the
+     * lanes 2 is a pair (td__is_pair): TD__E_PAIR, TD__E_SPLAT and the
      * VALOP and CAST over pairs. */
     const td_ir_buf *buf;
     int lanes;

@@ -223,22 +223,3 @@ td_expr *td_pair_splat(td_ir *ir, td_expr *a)
     }
     return e;
 }
-
-td_expr *td_pair_of(td_ir *ir, td_expr *lo, td_expr *hi)
-{
-    if (!td__ir_live(ir) || lo == NULL || hi == NULL)
-        return NULL;
-    if (lo->is_void || hi->is_void || td__is_pair(lo) || td__is_pair(hi) ||
-        lo->dtype != hi->dtype || (lo->dtype != TD_F16 && lo->dtype != TD_BF16)) {
-        td__ir_fail(ir, TD_EINVAL);
-        return NULL;
-    }
-    td_expr *e = td__ir_expr(ir, TD__E_PAIR_OF, lo->dtype);
-    if (e != NULL) {
-        e->a = lo;
-        e->b = hi;
-        e->impure = lo->impure || hi->impure;
-        e->lanes = 2;
-    }
-    return e;
-}

@@ -564,13 +564,6 @@ static void pair(cuda *c, td_buf *o, const td_expr *e)
         word(o, e->var, (int)e->i);
         td__buf_puts(o, ")");
         return;
-    case TD__E_PAIR_OF:
-        td__buf_puts(o, h ? "__halves2half2(" : "__halves2bfloat162(");
-        expr(c, o, e->a, P_LOWEST);
-        td__buf_puts(o, ", ");
-        expr(c, o, e->b, P_LOWEST);
-        td__buf_puts(o, ")");
-        return;
     case TD__E_SPLAT:
         td__buf_puts(o, h ? "__half2half2(" : "__bfloat162bfloat162(");
         expr(c, o, e->a, P_LOWEST);
@@ -684,7 +677,6 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
         break;
     case TD__E_PAIR:  /* pairs are printed above */
     case TD__E_SPLAT:
-    case TD__E_PAIR_OF:
         break;
     }
     if (paren)

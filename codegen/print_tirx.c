@@ -399,13 +399,6 @@ static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
         td__buf_printf(o, "%s[T.ramp(%lld, 1, 2)]", e->var->name,
                        (long long)e->i * 2);
         break;
-    case TD__E_PAIR_OF:
-        td__buf_puts(o, "T.Shuffle([");
-        expr(x, o, e->a, P_LOWEST);
-        td__buf_puts(o, ", ");
-        expr(x, o, e->b, P_LOWEST);
-        td__buf_puts(o, "], [0, 1])");
-        break;
     case TD__E_SPLAT:
         td__buf_puts(o, "T.Broadcast(");
         expr(x, o, e->a, P_LOWEST);

@@ -254,8 +254,7 @@ const td_expr *td__fold(td__arena *a, const td_expr *e,
         return e;
     case TD__E_BIN:
     case TD__E_COMBINE:
-    case TD__E_VALOP:
-    case TD__E_PAIR_OF: {
+    case TD__E_VALOP: {
         const td_expr *x = td__fold(a, e->a, zero);
         const td_expr *y = x ? td__fold(a, e->b, zero) : NULL;
         if (y == NULL)

@@ -565,16 +565,16 @@ static bool reg_check(const td_call *call, const td_op_desc *op, reg_plan *p,
         }
     }
     /* Pair arithmetic where two consecutive elements of the innermost
-     * iter are adjacent in every operand; the pairs are built from and
-     * split into scalars (registers have no alignment to rely on). */
+     * iter are adjacent in every operand and start at an even offset
+     * (read and written as one 4-byte word, as the paired casts are). */
     td_dtype dt = call->buffers[call->dst.buffer].dtype;
     p->paired = false;
     if (p->pack == EW_PACK_NONE && nmem > 0 && p->mem_ext[nmem - 1] % 2 == 0 &&
         p->info->fn != EW_CAST && td__ewise_pairable(p->info, &p->o, dt)) {
-        bool ok = map_contig(&p->dst, nmem - 1, false);
+        bool ok = map_contig(&p->dst, nmem - 1, true);
         for (int i = 0; ok && i < p->o.n; i++)
             if (p->o.src[i].kind == TD_OPERAND_REGION)
-                ok = map_contig(&p->src[i], nmem - 1, false);
+                ok = map_contig(&p->src[i], nmem - 1, true);
         if (ok) {
             p->vec = 2;
             p->paired = true;
@@ -612,6 +612,7 @@ typedef struct reg_ctx {
     td_ir_buf *bufs[TD_MAX_BUFFERS];
     const td_var *f;
     int vec, lane;
+    const td_var *in[EW_MAX_OPERANDS]; /* the paired path's vectors */
 } reg_ctx;
 
 /* the per-thread element index: f * vec + lane */
@@ -698,29 +699,34 @@ static void emit_packed(reg_ctx *x)
                          &x->lane);
 }
 
-/* Source i's pair at the current f: its two elements as one pair. */
+/* Source i's pair at the current f: a pair of its vector. */
 static td_expr *src_pair(void *c, int i)
 {
     reg_ctx *x = c;
-    x->lane = 0;
-    td_expr *lo = src_value(x, i);
-    x->lane = 1;
-    td_expr *hi = src_value(x, i);
-    x->lane = 0;
-    return td_pair_of(x->ir, lo, hi);
+    return td_vec_pair(x->ir, x->in[i], 0);
 }
 
-/* The op on the pair at f, then its two lanes stored. */
+/* The pair at f: each source's two elements read as one 4-byte vector,
+ * the op on the pair, the result stored as one.  Register arrays are
+ * reinterpreted as the paired casts do: even offsets only (reg_check). */
 static void emit_paired(reg_ctx *x, td_dtype dt)
 {
     td_ir *ir = x->ir;
-    td_expr *v = td__ewise_pair(ir, x->p->info, &x->p->o, dt, src_pair, x);
-    const td_var *r = td_ir_let_vector_of(ir, "vr", dt, 2, 1, &v);
-    for (int l = 0; l < 2; l++) {
-        x->lane = l;
-        store_dst(x, td_vec_lane(ir, r, l));
-    }
+    const reg_plan *p = x->p;
+    static const char *const names[] = {"va", "vb", "vc", "vd", "ve"};
     x->lane = 0;
+    for (int i = 0; i < p->o.n; i++) {
+        if (p->o.src[i].kind != TD_OPERAND_REGION)
+            continue;
+        td_expr *off[] = {offset(x, &p->src[i])};
+        x->in[i] = td_ir_let_vector(ir, names[i],
+                                    x->bufs[p->o.src[i].region.buffer], 1,
+                                    off, 2);
+    }
+    td_expr *v = td__ewise_pair(ir, p->info, &p->o, dt, src_pair, x);
+    const td_var *r = td_ir_let_vector_of(ir, "vr", dt, 2, 1, &v);
+    td_expr *off[] = {offset(x, &p->dst)};
+    td_ir_store_vector(ir, x->bufs[x->call->dst.buffer], 1, off, r);
 }
 
 static int reg_emit(const td_call *call, const td_op_desc *op,

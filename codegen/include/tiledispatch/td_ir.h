@@ -282,10 +282,6 @@ TD_API td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane);
  */
 TD_API td_expr *td_vec_pair(td_ir *ir, const td_var *v, int pair);
 TD_API td_expr *td_pair_splat(td_ir *ir, td_expr *a);
-/* Two float16 / bfloat16 values of one dtype as a pair, lo in the low
- * lane: CUDA __halves2half2(lo, hi), TIRx T.Shuffle([lo, hi], [0, 1]).
- * No memory access: for values in registers. */
-TD_API td_expr *td_pair_of(td_ir *ir, td_expr *lo, td_expr *hi);
 /*
  * Declares a vector variable `name` of `lanes` elements of dtype t (the
  * dtypes and sizes of td_ir_let_vector) from n values: its lanes (n ==
