@@ -120,10 +120,11 @@ __device__ __forceinline__ void ref(TI *A, TI *B, TI *D, TO *C)
 #define ARGS2 A, B, C
 #define ARGS3 A, B, D, C
 
-// Registers: each iteration's result feeds the next one's first source
-// (converted to its dtype for the casts: the same cost for every
-// implementation), so the compiler can neither hoist the op out of the
-// loop nor drop iterations.
+// Registers: each application's result is the next one's first source,
+// so the compiler can neither hoist the op out of the loop nor drop
+// iterations: the op alternates between C = op(A, ...) and A = op(C, ...)
+// (no copies), and a cast's result is converted back into A (the same
+// cost for every implementation).
 __device__ __forceinline__ float back(float x, float *) { return x; }
 __device__ __forceinline__ __half back(__half x, __half *) { return x; }
 __device__ __forceinline__ __nv_bfloat16 back(__nv_bfloat16 x, __nv_bfloat16 *) { return x; }
@@ -133,6 +134,12 @@ __device__ __forceinline__ __half back(float x, __half *) { return __float2half_
 __device__ __forceinline__ __nv_bfloat16 back(float x, __nv_bfloat16 *) { return __float2bfloat16_rn(x); }
 
 // impl 0 tiledispatch, 1 TVM, 2 the reference
+#define RUN(NAME, NS, REG, OPC)                                               \
+  do {                                                                        \
+    if (IMPL == 0) td_##NAME(ARGS##NS);                                       \
+    if (IMPL == 1) TVMCALL(NAME, NS);                                         \
+    if (IMPL == 2) ref<REG, OPC>(A, B, D, C);                                 \
+  } while (0)
 #define KERNEL(NAME, NS, TI, TO, REG, OPC)                                    \
   template <int IMPL>                                                         \
   __global__ void __launch_bounds__(128) k_##NAME(const TI *gin, TO *gout,    \
@@ -157,13 +164,21 @@ __device__ __forceinline__ __nv_bfloat16 back(float x, __nv_bfloat16 *) { return
         A[i] = gin[i];                                                        \
       __syncthreads();                                                        \
     }                                                                         \
-    for (int it = 0; it < iters; it++) {                                      \
+    const bool pp = REG && OPC != 4; /* ping-pong A <-> C */                 \
+    for (int it = 0; it < iters; it += pp ? 2 : 1) {                          \
       asm volatile("" ::: "memory");                                          \
-      if (IMPL == 0) td_##NAME(ARGS##NS);                                     \
-      if (IMPL == 1) TVMCALL(NAME, NS);                                       \
-      if (IMPL == 2) ref<REG, OPC>(A, B, D, C);                               \
-      if (REG)                                                                \
+      RUN(NAME, NS, REG, OPC);                                                \
+      if (pp) {                                                               \
+        TI *A_ = (TI *)C;                                                     \
+        TO *C_ = (TO *)A;                                                     \
+        {                                                                     \
+          TI *A = A_;                                                         \
+          TO *C = C_;                                                         \
+          RUN(NAME, NS, REG, OPC);                                            \
+        }                                                                     \
+      } else if (REG) {                                                       \
         for (int i = 0; i < 32; i++) ra[i] = back(rc[i], (TI *)0);            \
+      }                                                                       \
     }                                                                         \
     if (blockIdx.x == 0) {                                                    \
       if (REG)                                                                \
@@ -230,7 +245,7 @@ static void run_case(const char *name, int ns, int reg, void (*k0)(const TI *, T
     if (i == 1 && !BENCH_TVM) continue;
     CK(cudaFuncSetAttribute(ks[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     CK(cudaMemset(dout, 0xff, N_ELEM * sizeof(TO)));
-    ks[i]<<<1, 128, smem>>>(din, dout, 1);
+    ks[i]<<<1, 128, smem>>>(din, dout, 2);
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(i == 2 ? ref.data() : got.data(), dout, N_ELEM * sizeof(TO), cudaMemcpyDeviceToHost));
     if (i != 2) {
