@@ -15,8 +15,9 @@
  *   for f in serial(per_thread / vec):
  *       dst[m_dst(f)] = cast(op(src_i[m_i(f)] ...))
  *
- * With a packed emit (f32x2 on sm_100+, paired casts) two consecutive
- * elements (the innermost iter's, stride 1 in every operand) go through one
+ * With a packed emit (f32x2 on sm_100+, paired casts) or float16 /
+ * bfloat16 pair arithmetic (ewise_vec.c) two consecutive elements (the
+ * innermost iter's, stride 1 in every operand) go through one
  * instruction.  No barrier: registers are private.  This module uses the
  * model's layout algebra (layout.h), so it is not plugin-clean as
  * ewise_smem.c is.

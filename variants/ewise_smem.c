@@ -12,10 +12,14 @@
  *   the scope's barrier
  *
  * vec is upstream's widest chunk (128, 64, ... bits) that divides every
- * operand's innermost extent and the per-thread share; where the op has a
- * packed emit that applies (f32x2 add/sub/mul/fma on sm_100+, paired
- * f32 <-> f16/bf16 casts) two elements go through one instruction.
- * Thread scope is T = 1, tid = 0, no barrier.  Public headers only.
+ * operand's innermost extent and the per-thread share.  Where each
+ * operand's chunk is one aligned access (plan_wide), the v loop goes: one
+ * vector load per source, the op lane by lane or, for float16 / bfloat16,
+ * pair by pair (ewise_vec.c), one vector store; otherwise the scalar loop
+ * above.  Where the op has an f32x2 emit that applies (add/sub/mul/fma on
+ * sm_100+) two elements go through one instruction; paired
+ * f32 <-> f16/bf16 casts where the vector path does not apply.  Thread
+ * scope is T = 1, tid = 0, no barrier.  Public headers only.
  */
 #include <inttypes.h>
 #include <string.h>
