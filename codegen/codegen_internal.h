@@ -55,7 +55,9 @@ typedef enum td__ekind {
     TD__E_MATH,    /* math function (td_math): math, a */
     TD__E_CAST,    /* a converted to dtype (td_cast): a */
     TD__E_PARAM,   /* a named scalar parameter (td_param): name */
-    TD__E_F32X2    /* packed f32x2 PTX (td_ptx_f32x2): xop, xrnd, args */
+    TD__E_F32X2,   /* packed f32x2 PTX (td_ptx_f32x2): xop, xrnd, args */
+    TD__E_PAIR,    /* pair i of a vector variable (td_vec_pair): var, i */
+    TD__E_SPLAT    /* a value in both lanes of a pair (td_pair_splat): a */
 } td__ekind;
 
 /* The op and rounding names td_ptx_f32x2 accepts, indexed by xop / xrnd;
@@ -116,7 +118,9 @@ struct td_expr {
     td_binop op;
     td_combiner comb;
     const td_expr *a, *b;
-    /* TD__E_LOAD (lanes > 1: a vector load) */
+    /* TD__E_LOAD (lanes > 1: a vector load).  Any other kind with
+     * lanes 2 is a pair (td__is_pair): TD__E_PAIR, TD__E_SPLAT and the
+     * VALOP and CAST over pairs. */
     const td_ir_buf *buf;
     int lanes;
     /* TD__E_LOAD (indices), TD__E_INTRIN and TD__E_CALL (arguments) */
@@ -137,7 +141,9 @@ typedef enum td__skind {
     TD__S_LET,
     TD__S_ASSIGN,
     TD__S_COMMENT,
-    TD__S_CAST_PAIR
+    TD__S_CAST_PAIR,
+    TD__S_VEC_LET,  /* var (lanes > 1) from nidx values: lanes or pairs */
+    TD__S_VEC_STORE /* buf, nidx, idx: the vector variable var at once */
 } td__skind;
 
 typedef struct td__stmt td__stmt;
@@ -159,6 +165,10 @@ struct td__stmt {
     const td_expr *value;
     /* COMMENT */
     const char *text;
+    /* VEC_LET: var, nvals values (var->lanes scalars or var->lanes / 2
+     * pairs) */
+    int nvals;
+    const td_expr *const *vals;
     /* CAST_PAIR: buf, nidx, idx (the destination pair) and value: the
      * source pair as a load (lanes 2) that no printer spells as one. */
 };
@@ -209,6 +219,31 @@ struct td_ir {
      * costs one malloc. */
     max_align_t first_block[TD__IR_FIRST_BLOCK / sizeof(max_align_t)];
 };
+
+/* A pair: two lanes of a float16 / bfloat16 (or, as a conversion's
+ * operand, float32) vector, an expression only pair arithmetic, pair
+ * conversion and td_ir_let_vector_of take. */
+static inline bool td__is_pair(const td_expr *e)
+{
+    return e->kind != TD__E_LOAD && e->lanes == 2;
+}
+
+/* What ir.c shares with ir_vec.c (the vector builders): its sticky
+ * failure, liveness test, node and variable constructors, the statement
+ * appender, and a checked copy of a buffer access's indices. */
+void td__ir_fail(td_ir *ir, int code);
+bool td__ir_live(td_ir *ir);
+td_expr *td__ir_expr(td_ir *ir, td__ekind kind, td_dtype t);
+td__stmt *td__ir_stmt(td_ir *ir, td__skind kind);
+td_var *td__ir_var(td_ir *ir, const char *name, td_dtype t);
+void td__ir_append(td_ir *ir, td__stmt *s);
+bool td__ir_stmt_operand(td_ir *ir, const td_expr *e);
+const td_expr *const *td__ir_idx(td_ir *ir, const td_ir_buf *b, int n,
+                                 td_expr *const *idx);
+
+/* The dtypes a vector variable may have: float32, float16, bfloat16,
+ * int32, uint32 (ir_vec.c). */
+bool td__vec_dtype(td_dtype t);
 
 /* The paired conversion of td_ir_cast_pair from dtype `from` to `to`
  * ("__float22half2_rn", ...) and the CUDA pair type of float32, float16

@@ -144,12 +144,25 @@ static const char *unique_name(td_ir *ir, const char *base)
     }
 }
 
-/* An operand is usable when present and not a statement-only intrinsic. */
-static bool operand(td_ir *ir, const td_expr *e)
+/* A value operand is usable when present and not a statement-only
+ * intrinsic; it may be a pair (ir_vec.c). */
+static bool value_operand(td_ir *ir, const td_expr *e)
 {
     if (e == NULL)
         return false;
     if (e->is_void) {
+        fail(ir, TD_EINVAL);
+        return false;
+    }
+    return true;
+}
+
+/* An operand of anything but pair arithmetic: a value, not a pair. */
+static bool operand(td_ir *ir, const td_expr *e)
+{
+    if (!value_operand(ir, e))
+        return false;
+    if (td__is_pair(e)) {
         fail(ir, TD_EINVAL);
         return false;
     }
@@ -686,14 +699,21 @@ td_expr *td_value_op(td_ir *ir, td_valop op, td_expr *a, td_expr *b)
         fail(ir, TD_EINVAL);
         return NULL;
     }
-    if (!operand(ir, a) || !operand(ir, b))
+    if (!value_operand(ir, a) || !value_operand(ir, b))
         return NULL;
-    if (a->dtype != b->dtype || !valid_dtype(a->dtype)) {
+    /* Pairs: float16 or bfloat16 add, sub, mul, max, min, each lane
+     * rounded as the scalar op rounds it. */
+    bool pair = td__is_pair(a);
+    if (a->dtype != b->dtype || !valid_dtype(a->dtype) ||
+        pair != td__is_pair(b) ||
+        (pair && ((a->dtype != TD_F16 && a->dtype != TD_BF16) ||
+                  op == TD_VAL_DIV))) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
     td_expr *e = new_expr(ir, TD__E_VALOP, a->dtype);
     if (e != NULL) {
+        e->lanes = pair ? 2 : 0;
         e->valop = (uint8_t)op;
         e->a = a;
         e->b = b;
@@ -710,14 +730,20 @@ td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a)
         fail(ir, TD_EINVAL);
         return NULL;
     }
-    if (!operand(ir, a))
+    if (!value_operand(ir, a))
         return NULL;
-    if (!td_dtype_is_float(a->dtype)) {
+    /* Pairs: exp and exp2 of float16 / bfloat16 (h2exp, h2exp2: the same
+     * per-lane sequence as hexp, hexp2). */
+    bool pair = td__is_pair(a);
+    if (!td_dtype_is_float(a->dtype) ||
+        (pair && ((a->dtype != TD_F16 && a->dtype != TD_BF16) ||
+                  (f != TD_MATH_EXP && f != TD_MATH_EXP2)))) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
     td_expr *e = new_expr(ir, TD__E_MATH, a->dtype);
     if (e != NULL) {
+        e->lanes = pair ? 2 : 0;
         e->math = (uint8_t)f;
         e->a = a;
         e->impure = a->impure;
@@ -733,12 +759,19 @@ td_expr *td_cast(td_ir *ir, td_dtype t, td_expr *a)
         fail(ir, TD_EINVAL);
         return NULL;
     }
-    if (!operand(ir, a))
+    if (!value_operand(ir, a))
         return NULL;
     if (a->dtype == t)
         return a;
+    /* A pair converts only float32 -> float16 / bfloat16 (td__pair_fn). */
+    bool pair = td__is_pair(a);
+    if (pair && (a->dtype != TD_F32 || (t != TD_F16 && t != TD_BF16))) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
     td_expr *e = new_expr(ir, TD__E_CAST, t);
     if (e != NULL) {
+        e->lanes = pair ? 2 : 0;
         e->a = a;
         e->impure = a->impure;
     }
@@ -1033,109 +1066,6 @@ void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value)
     append(ir, s);
 }
 
-td_var *td_ir_let_vector(td_ir *ir, const char *name, const td_ir_buf *b,
-                         int n, td_expr *const *idx, int lanes)
-{
-    if (!live(ir))
-        return NULL;
-    int bytes = b != NULL ? lanes * (td_dtype_bits(b->dtype) / 8) : 0;
-    if (b == NULL ||
-        (b->dtype != TD_F32 && b->dtype != TD_F16 && b->dtype != TD_BF16) ||
-        lanes < 2 || (bytes != 4 && bytes != 8 && bytes != 16)) {
-        fail(ir, TD_EINVAL);
-        return NULL;
-    }
-    td_expr *e = td_load(ir, b, n, idx);
-    if (e == NULL)
-        return NULL;
-    e->lanes = lanes;
-    td__stmt *s = new_stmt(ir, TD__S_LET);
-    td_var *v = s ? new_var(ir, name, b->dtype, false) : NULL;
-    if (v == NULL)
-        return NULL;
-    v->lanes = lanes;
-    s->var = v;
-    s->value = e;
-    append(ir, s);
-    return v;
-}
-
-td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane)
-{
-    if (!live(ir) || v == NULL)
-        return NULL;
-    if (v->owner != ir || v->lanes < 2 || lane < 0 || lane >= v->lanes) {
-        fail(ir, TD_EINVAL);
-        return NULL;
-    }
-    td_expr *e = new_expr(ir, TD__E_LANE, v->dtype);
-    if (e != NULL) {
-        e->var = v;
-        e->i = lane;
-    }
-    return e;
-}
-
-const char *td__pair_fn(td_dtype from, td_dtype to)
-{
-    if (from == TD_F32)
-        return to == TD_F16 ? "__float22half2_rn" : "__float22bfloat162_rn";
-    return from == TD_F16 ? "__half22float2" : "__bfloat1622float2";
-}
-
-const char *td__pair_type(td_dtype t)
-{
-    return t == TD_F32 ? "float2" : t == TD_F16 ? "__half2" : "__nv_bfloat162";
-}
-
-/* A pair access: b indexed with its rank, two elements along the last
- * dimension (a constant last index must leave room for the second). */
-static bool pair_access(td_ir *ir, const td_ir_buf *b, int n,
-                        td_expr *const *idx)
-{
-    if (!buf_access(ir, b, n, idx))
-        return false;
-    for (int i = 0; i < n; i++)
-        if (!stmt_operand(ir, idx[i]))
-            return false;
-    const td_expr *last = idx[n - 1];
-    if (b->shape[n - 1] < 2 ||
-        (last->kind == TD__E_INT &&
-         (last->i < 0 || last->i > b->shape[n - 1] - 2))) {
-        fail(ir, TD_EINVAL);
-        return false;
-    }
-    return true;
-}
-
-void td_ir_cast_pair(td_ir *ir, const td_ir_buf *dst, int dn,
-                     td_expr *const *didx, const td_ir_buf *src, int sn,
-                     td_expr *const *sidx)
-{
-    if (!live(ir) || !pair_access(ir, dst, dn, didx) ||
-        !pair_access(ir, src, sn, sidx))
-        return;
-    td_dtype d = dst->dtype, s = src->dtype;
-    bool ok = (s == TD_F32 && (d == TD_F16 || d == TD_BF16)) ||
-              (d == TD_F32 && (s == TD_F16 || s == TD_BF16));
-    if (!ok) {
-        fail(ir, TD_EINVAL);
-        return;
-    }
-    bool impure;
-    const td_expr *const *di = copy_args(ir, dn, didx, &impure);
-    td_expr *from = di ? td_load(ir, src, sn, sidx) : NULL;
-    td__stmt *st = from ? new_stmt(ir, TD__S_CAST_PAIR) : NULL;
-    if (st == NULL)
-        return;
-    from->lanes = 2;
-    st->buf = dst;
-    st->nidx = dn;
-    st->idx = di;
-    st->value = from;
-    append(ir, st);
-}
-
 void td_ir_comment(td_ir *ir, const char *text)
 {
     if (!live(ir))
@@ -1163,4 +1093,50 @@ void td_ir_comment(td_ir *ir, const char *text)
         t[n - 1] = '/';
     s->text = t;
     append(ir, s);
+}
+
+/* ---- what ir_vec.c shares ------------------------------------------------ */
+
+void td__ir_fail(td_ir *ir, int code)
+{
+    fail(ir, code);
+}
+
+bool td__ir_live(td_ir *ir)
+{
+    return live(ir);
+}
+
+td_expr *td__ir_expr(td_ir *ir, td__ekind kind, td_dtype t)
+{
+    return new_expr(ir, kind, t);
+}
+
+td__stmt *td__ir_stmt(td_ir *ir, td__skind kind)
+{
+    return new_stmt(ir, kind);
+}
+
+td_var *td__ir_var(td_ir *ir, const char *name, td_dtype t)
+{
+    return new_var(ir, name, t, false);
+}
+
+void td__ir_append(td_ir *ir, td__stmt *s)
+{
+    append(ir, s);
+}
+
+bool td__ir_stmt_operand(td_ir *ir, const td_expr *e)
+{
+    return stmt_operand(ir, e);
+}
+
+const td_expr *const *td__ir_idx(td_ir *ir, const td_ir_buf *b, int n,
+                                 td_expr *const *idx)
+{
+    bool impure;
+    if (!buf_access(ir, b, n, idx))
+        return NULL;
+    return copy_args(ir, n, idx, &impure);
 }

@@ -24,6 +24,7 @@ typedef struct cuda {
     unsigned warp[3];             /* per combiner: bit log2(width) */
     bool intrin[TD_INTRIN_COUNT];
     unsigned f32x2[TD__F32X2_NOPS]; /* per op: bit rounding index */
+    bool bits2[2];                /* pair <-> word helpers: f16, bf16 */
 } cuda;
 
 /* C precedence levels (higher binds tighter). */
@@ -275,6 +276,8 @@ static int prec(cuda *c, const td_expr *e)
     case TD__E_LOAD:
         return e->lanes > 1 ? P_UNARY : P_PRIMARY;
     case TD__E_VALOP:
+        if (td__is_pair(e))
+            return P_PRIMARY;
         if (small_int(e->dtype))
             return P_UNARY;
         switch (e->valop) {
@@ -287,6 +290,8 @@ static int prec(cuda *c, const td_expr *e)
     case TD__E_CAST:
     {
         bool via;
+        if (td__is_pair(e))
+            return P_PRIMARY;
         return cast_form(e->a->dtype, e->dtype, &via) ? P_PRIMARY : P_UNARY;
     }
     default:
@@ -507,7 +512,10 @@ static void lane(cuda *c, td_buf *o, const td_expr *e)
     int word = (int)e->i * bits / 32;
     const char *f = v->lanes * bits == 32 ? "" : field[word & 3];
     if (bits == 32) {
-        td__buf_printf(o, "__uint_as_float(%s%s)", v->name, f);
+        td__buf_printf(o, v->dtype == TD_F32   ? "__uint_as_float(%s%s)"
+                          : v->dtype == TD_I32 ? "(int)%s%s"
+                                               : "%s%s",
+                       v->name, f);
         return;
     }
     bool hi = (e->i * bits) % 32 != 0;
@@ -517,13 +525,81 @@ static void lane(cuda *c, td_buf *o, const td_expr *e)
                    v->name, f, hi ? " >> 16" : "");
 }
 
+static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec);
+
+/* The 32-bit word w of a vector variable: NAME.x ... (NAME alone when the
+ * vector is one word). */
+static void word(td_buf *o, const td_var *v, int w)
+{
+    static const char *const field[] = {".x", ".y", ".z", ".w"};
+    td__buf_printf(o, "%s%s", v->name,
+                   v->lanes * td_dtype_bits(v->dtype) == 32 ? ""
+                                                            : field[w & 3]);
+}
+
+/* A pair: of a vector variable (td_bits_half2(v.y), or a float2 of two
+ * words), a splat (__half2half2(a)), paired arithmetic (__hadd2(a, b),
+ * h2exp(a)) or a paired conversion (__float22half2_rn(p)). */
+static void pair(cuda *c, td_buf *o, const td_expr *e)
+{
+    static const char *const ops[] = {
+        [TD_VAL_ADD] = "__hadd2", [TD_VAL_SUB] = "__hsub2",
+        [TD_VAL_MUL] = "__hmul2", [TD_VAL_MAX] = "__hmax2",
+        [TD_VAL_MIN] = "__hmin2"};
+    bool h = e->dtype == TD_F16;
+    switch (e->kind) {
+    case TD__E_PAIR:
+        if (!c->p->live[e->var->id])
+            fail(c, TD_EINVAL); /* used outside its scope */
+        if (e->dtype == TD_F32) {
+            td__buf_puts(o, "make_float2(__uint_as_float(");
+            word(o, e->var, (int)e->i * 2);
+            td__buf_puts(o, "), __uint_as_float(");
+            word(o, e->var, (int)e->i * 2 + 1);
+            td__buf_puts(o, "))");
+            return;
+        }
+        c->bits2[!h] = true;
+        td__buf_puts(o, h ? "td_bits_half2(" : "td_bits_bfloat162(");
+        word(o, e->var, (int)e->i);
+        td__buf_puts(o, ")");
+        return;
+    case TD__E_SPLAT:
+        td__buf_puts(o, h ? "__half2half2(" : "__bfloat162bfloat162(");
+        expr(c, o, e->a, P_LOWEST);
+        td__buf_puts(o, ")");
+        return;
+    case TD__E_MATH:
+        td__buf_puts(o, e->math == TD_MATH_EXP ? "h2exp(" : "h2exp2(");
+        expr(c, o, e->a, P_LOWEST);
+        td__buf_puts(o, ")");
+        return;
+    case TD__E_VALOP:
+        td__buf_printf(o, "%s(", ops[e->valop]);
+        expr(c, o, e->a, P_LOWEST);
+        td__buf_puts(o, ", ");
+        expr(c, o, e->b, P_LOWEST);
+        td__buf_puts(o, ")");
+        return;
+    default: /* TD__E_CAST */
+        td__buf_printf(o, "%s(", td__pair_fn(e->a->dtype, e->dtype));
+        expr(c, o, e->a, P_LOWEST);
+        td__buf_puts(o, ")");
+        return;
+    }
+}
+
 static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
 {
     bool paren = prec(c, e) < minprec;
     char b[SPELL_MAX];
+    need_type(c, e->dtype);
+    if (td__is_pair(e)) {
+        pair(c, o, e);
+        return;
+    }
     if (paren)
         td__buf_puts(o, "(");
-    need_type(c, e->dtype);
     switch (e->kind) {
     case TD__E_INT:
         spell_int(b, sizeof b, e->i);
@@ -599,6 +675,9 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
         f32x2_name(o, e->xop, e->xrnd);
         args(c, o, e);
         break;
+    case TD__E_PAIR:  /* pairs are printed above */
+    case TD__E_SPLAT:
+        break;
     }
     if (paren)
         td__buf_puts(o, ")");
@@ -662,6 +741,63 @@ static void cast_pair(cuda *c, const td__stmt *s)
     td__buf_printf(&c->line, " = %s(*(const %s *)&", fn, td__pair_type(f));
     access(c, &c->line, from->buf, from->nargs, si);
     td__buf_puts(&c->line, ")");
+}
+
+/* One 32-bit word of a vector built from values: value w (a pair) or
+ * values 2w, 2w+1 (16-bit lanes), or value w (a 32-bit lane), as bits. */
+static void vec_word(cuda *c, const td__stmt *s, int w)
+{
+    const td_var *v = s->var;
+    const td_expr *f[2];
+    bool pairs = s->nvals * 2 == v->lanes;
+    int bits = td_dtype_bits(v->dtype), n = pairs || bits == 32 ? 1 : 2;
+    for (int k = 0; k < n; k++) {
+        f[k] = td__fold(&c->p->arena, s->vals[w * n + k], c->p->zero);
+        if (f[k] == NULL) {
+            fail(c, TD_ENOMEM);
+            return;
+        }
+    }
+    td_buf *o = &c->line;
+    if (bits == 32) {
+        td__buf_puts(o, v->dtype == TD_F32   ? "__float_as_uint("
+                        : v->dtype == TD_I32 ? "(unsigned int)("
+                                             : "(");
+        expr(c, o, f[0], P_LOWEST);
+        td__buf_puts(o, ")");
+        return;
+    }
+    bool h = v->dtype == TD_F16;
+    c->bits2[!h] = true;
+    td__buf_puts(o, h ? "td_half2_bits(" : "td_bfloat162_bits(");
+    if (!pairs)
+        td__buf_puts(o, h ? "__halves2half2(" : "__halves2bfloat162(");
+    expr(c, o, f[0], P_LOWEST);
+    if (!pairs) {
+        td__buf_puts(o, ", ");
+        expr(c, o, f[1], P_LOWEST);
+        td__buf_puts(o, ")");
+    }
+    td__buf_puts(o, ")");
+}
+
+/* uint4 r = make_uint4(w0, w1, w2, w3) */
+static void vec_let(cuda *c, const td__stmt *s)
+{
+    const td_var *v = s->var;
+    int words = v->lanes * td_dtype_bits(v->dtype) / 32;
+    need_type(c, v->dtype);
+    td__buf_printf(&c->line, "%s %s = %s", vec_type(v->dtype, v->lanes),
+                   v->name,
+                   words == 4 ? "make_uint4(" : words == 2 ? "make_uint2(" : "");
+    for (int w = 0; w < words; w++) {
+        if (w > 0)
+            td__buf_puts(&c->line, ", ");
+        vec_word(c, s, w);
+    }
+    if (words > 1)
+        td__buf_puts(&c->line, ")");
+    c->p->live[v->id] = 1;
 }
 
 static void stmt(cuda *c, const td__stmt *s)
@@ -741,6 +877,21 @@ static void stmt(cuda *c, const td__stmt *s)
     case TD__S_CAST_PAIR:
         cast_pair(c, s);
         break;
+    case TD__S_VEC_LET:
+        vec_let(c, s);
+        break;
+    case TD__S_VEC_STORE: {
+        const td_expr *idx[TD_MAX_RANK];
+        if (!fold_idx(c, s->nidx, s->idx, idx))
+            return;
+        if (!p->live[s->var->id])
+            fail(c, TD_EINVAL);
+        td__buf_printf(&c->line, "*(%s *)&",
+                       vec_type(s->var->dtype, s->var->lanes));
+        access(c, &c->line, s->buf, s->nidx, idx);
+        td__buf_printf(&c->line, " = %s", s->var->name);
+        break;
+    }
     }
     td__w_line(w, "%s;", line_text(c));
 }
@@ -751,7 +902,7 @@ static void block(cuda *c, const td__stmt *s)
     for (const td__stmt *t = s; t != NULL; t = t->next)
         stmt(c, t);
     for (const td__stmt *t = s; t != NULL; t = t->next)
-        if (t->kind == TD__S_LET)
+        if (t->kind == TD__S_LET || t->kind == TD__S_VEC_LET)
             c->p->live[t->var->id] = 0;
 }
 
@@ -915,6 +1066,18 @@ static void prelude(cuda *c)
             td__buf_puts(o, includes[i]);
     if (c->maxmin)
         helper(o, maxmin_helpers);
+    static const char *const bits2[2] = {
+        "__forceinline__ __device__ __half2 td_bits_half2(unsigned int u) "
+        "{ return *(const __half2 *)&u; }\n"
+        "__forceinline__ __device__ unsigned int td_half2_bits(__half2 v) "
+        "{ return *(const unsigned int *)&v; }\n",
+        "__forceinline__ __device__ __nv_bfloat162 td_bits_bfloat162("
+        "unsigned int u) { return *(const __nv_bfloat162 *)&u; }\n"
+        "__forceinline__ __device__ unsigned int td_bfloat162_bits("
+        "__nv_bfloat162 v) { return *(const unsigned int *)&v; }\n"};
+    for (int k = 0; k < 2; k++)
+        if (c->bits2[k])
+            helper(o, bits2[k]);
     for (int comb = 0; comb < 3; comb++)
         for (int lg = 1; lg <= 5; lg++)
             if (c->warp[comb] & (1u << lg))

@@ -393,8 +393,20 @@ static void expr(tirx *x, td_buf *o, const td_expr *e, int minprec)
         td__buf_puts(o, ")");
         break;
     }
+    case TD__E_PAIR:
+        if (!x->p->live[e->var->id])
+            fail(x, TD_EINVAL); /* used outside its scope */
+        td__buf_printf(o, "%s[T.ramp(%lld, 1, 2)]", e->var->name,
+                       (long long)e->i * 2);
+        break;
+    case TD__E_SPLAT:
+        td__buf_puts(o, "T.Broadcast(");
+        expr(x, o, e->a, P_LOWEST);
+        td__buf_puts(o, ", 2)");
+        break;
     case TD__E_CAST:
-        td__buf_printf(o, "T.Cast(\"%s\", ", td_dtype_name(e->dtype));
+        td__buf_printf(o, "T.Cast(\"%s%s\", ", td_dtype_name(e->dtype),
+                       td__is_pair(e) ? "x2" : "");
         expr(x, o, e->a, P_LOWEST);
         td__buf_puts(o, ")");
         break;
@@ -590,6 +602,35 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
     case TD__S_COMMENT:
         td__w_line(w, "#%s%s", s->text[0] ? " " : "", s->text);
         return s;
+    case TD__S_VEC_LET: {
+        /* A local buffer of its lanes, written lane by lane or pair by
+         * pair (v[T.ramp(2, 1, 2)] = ...). */
+        const td_var *v = s->var;
+        bool pairs = s->nvals * 2 == v->lanes;
+        td__w_line(w, "%s = T.alloc_buffer((%d,), \"%s\", scope=\"local\")",
+                   v->name, v->lanes, td_dtype_name(v->dtype));
+        p->live[v->id] = 1;
+        for (int i = 0; i < s->nvals; i++) {
+            x->line.len = 0;
+            if (x->line.data != NULL)
+                x->line.data[0] = '\0';
+            if (pairs)
+                td__buf_printf(&x->line, "%s[T.ramp(%d, 1, 2)] = ", v->name,
+                               2 * i);
+            else
+                td__buf_printf(&x->line, "%s[%d] = ", v->name, i);
+            top_expr(x, s->vals[i], P_LOWEST);
+            td__w_line(w, "%s", line_text(x));
+        }
+        return s;
+    }
+    case TD__S_VEC_STORE:
+        if (!p->live[s->var->id])
+            fail(x, TD_EINVAL);
+        access(x, &x->line, s->buf, s->nidx, s->idx, s->var->lanes);
+        td__buf_printf(&x->line, " = %s[T.ramp(0, 1, %d)]", s->var->name,
+                       s->var->lanes);
+        break;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of
          * a helper named by the two pair types on the addresses of the
@@ -624,7 +665,7 @@ static void block(tirx *x, const td__stmt *s)
     for (const td__stmt *t = s; t != NULL; t = t->next)
         t = stmt(x, t);
     for (const td__stmt *t = s; t != NULL; t = t->next)
-        if (t->kind == TD__S_LET) {
+        if (t->kind == TD__S_LET || t->kind == TD__S_VEC_LET) {
             x->p->live[t->var->id] = 0;
             x->letval[t->var->id] = NULL;
         }

@@ -245,6 +245,7 @@ const td_expr *td__fold(td__arena *a, const td_expr *e,
     case TD__E_INT:
     case TD__E_CONST:
     case TD__E_LANE:
+    case TD__E_PAIR:
     case TD__E_PARAM:
         return e;
     case TD__E_VAR:
@@ -265,7 +266,8 @@ const td_expr *td__fold(td__arena *a, const td_expr *e,
         return copy_with(a, e, x, y);
     }
     case TD__E_MATH:
-    case TD__E_CAST: {
+    case TD__E_CAST:
+    case TD__E_SPLAT: {
         const td_expr *x = td__fold(a, e->a, zero);
         if (x == NULL)
             return NULL;

@@ -15,8 +15,9 @@
  *   for f in serial(per_thread / vec):
  *       dst[m_dst(f)] = cast(op(src_i[m_i(f)] ...))
  *
- * With a packed emit (f32x2 on sm_100+, paired casts) two consecutive
- * elements (the innermost iter's, stride 1 in every operand) go through one
+ * With a packed emit (f32x2 on sm_100+, paired casts) or float16 /
+ * bfloat16 pair arithmetic (ewise_vec.c) two consecutive elements (the
+ * innermost iter's, stride 1 in every operand) go through one
  * instruction.  No barrier: registers are private.  This module uses the
  * model's layout algebra (layout.h), so it is not plugin-clean as
  * ewise_smem.c is.
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "ewise.h"
+#include "ewise_vec.h"
 #include "layout.h"
 #include "variants.h"
 
@@ -49,6 +51,7 @@ typedef struct reg_plan {
     int64_t slots[TD_MAX_BUFFERS];         /* 1-D register storage */
     int vec;
     ew_pack pack;
+    bool paired;     /* float16 / bfloat16 pair arithmetic, vec 2 */
     const char *rnd;
 } reg_plan;
 
@@ -562,6 +565,22 @@ static bool reg_check(const td_call *call, const td_op_desc *op, reg_plan *p,
             p->pack = p->info->pack;
         }
     }
+    /* Pair arithmetic where two consecutive elements of the innermost
+     * iter are adjacent in every operand and start at an even offset
+     * (read and written as one 4-byte word, as the paired casts are). */
+    td_dtype dt = call->buffers[call->dst.buffer].dtype;
+    p->paired = false;
+    if (p->pack == EW_PACK_NONE && nmem > 0 && p->mem_ext[nmem - 1] % 2 == 0 &&
+        p->info->fn != EW_CAST && td__ewise_pairable(p->info, &p->o, dt)) {
+        bool ok = map_contig(&p->dst, nmem - 1, true);
+        for (int i = 0; ok && i < p->o.n; i++)
+            if (p->o.src[i].kind == TD_OPERAND_REGION)
+                ok = map_contig(&p->src[i], nmem - 1, true);
+        if (ok) {
+            p->vec = 2;
+            p->paired = true;
+        }
+    }
     return true;
 }
 
@@ -594,6 +613,7 @@ typedef struct reg_ctx {
     td_ir_buf *bufs[TD_MAX_BUFFERS];
     const td_var *f;
     int vec, lane;
+    const td_var *in[EW_MAX_OPERANDS]; /* the paired path's vectors */
 } reg_ctx;
 
 /* the per-thread element index: f * vec + lane */
@@ -680,6 +700,36 @@ static void emit_packed(reg_ctx *x)
                          &x->lane);
 }
 
+/* Source i's pair at the current f: a pair of its vector. */
+static td_expr *src_pair(void *c, int i)
+{
+    reg_ctx *x = c;
+    return td_vec_pair(x->ir, x->in[i], 0);
+}
+
+/* The pair at f: each source's two elements read as one 4-byte vector,
+ * the op on the pair, the result stored as one.  Register arrays are
+ * reinterpreted as the paired casts do: even offsets only (reg_check). */
+static void emit_paired(reg_ctx *x, td_dtype dt)
+{
+    td_ir *ir = x->ir;
+    const reg_plan *p = x->p;
+    static const char *const names[] = {"va", "vb", "vc", "vd", "ve"};
+    x->lane = 0;
+    for (int i = 0; i < p->o.n; i++) {
+        if (p->o.src[i].kind != TD_OPERAND_REGION)
+            continue;
+        td_expr *off[] = {offset(x, &p->src[i])};
+        x->in[i] = td_ir_let_vector(ir, names[i],
+                                    x->bufs[p->o.src[i].region.buffer], 1,
+                                    off, 2);
+    }
+    td_expr *v = td__ewise_pair(ir, p->info, &p->o, dt, src_pair, x);
+    const td_var *r = td_ir_let_vector_of(ir, "vr", dt, 2, 1, &v);
+    td_expr *off[] = {offset(x, &p->dst)};
+    td_ir_store_vector(ir, x->bufs[x->call->dst.buffer], 1, off, r);
+}
+
 static int reg_emit(const td_call *call, const td_op_desc *op,
                     const void *plan, td_ir *ir, void *user, td_reason *why)
 {
@@ -708,6 +758,8 @@ static int reg_emit(const td_call *call, const td_op_desc *op,
     x.f = td_ir_for(ir, "f", td_int(ir, p->per_thread / p->vec), TD_LOOP_SERIAL);
     if (p->pack != EW_PACK_NONE)
         emit_packed(&x);
+    else if (p->paired)
+        emit_paired(&x, dt);
     else
         store_dst(&x, td__ewise_compute(ir, p->info, &p->o, dt, src_value, &x));
     td_ir_end_for(ir);

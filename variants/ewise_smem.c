@@ -12,15 +12,20 @@
  *   the scope's barrier
  *
  * vec is upstream's widest chunk (128, 64, ... bits) that divides every
- * operand's innermost extent and the per-thread share; where the op has a
- * packed emit that applies (f32x2 add/sub/mul/fma on sm_100+, paired
- * f32 <-> f16/bf16 casts) two elements go through one instruction.
- * Thread scope is T = 1, tid = 0, no barrier.  Public headers only.
+ * operand's innermost extent and the per-thread share.  Where each
+ * operand's chunk is one aligned access (plan_wide), the v loop goes: one
+ * vector load per source, the op lane by lane or, for float16 / bfloat16,
+ * pair by pair (ewise_vec.c), one vector store; otherwise the scalar loop
+ * above.  Where the op has an f32x2 emit that applies (add/sub/mul/fma on
+ * sm_100+) two elements go through one instruction; paired
+ * f32 <-> f16/bf16 casts where the vector path does not apply.  Thread
+ * scope is T = 1, tid = 0, no barrier.  Public headers only.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "ewise.h"
+#include "ewise_vec.h"
 #include "variants.h"
 
 typedef struct smem_plan {
@@ -31,6 +36,9 @@ typedef struct smem_plan {
     int vec;         /* elements per thread per step */
     ew_pack pack;    /* EW_PACK_NONE: the scalar path */
     const char *rnd; /* rounding of the packed path */
+    bool wide;       /* the vector path: one access per operand chunk */
+    bool paired;     /* ... with float16 / bfloat16 pair arithmetic */
+    bool bcast[EW_MAX_OPERANDS]; /* a source the chunk reads as one value */
 } smem_plan;
 
 /* Row-major storage: no layout, or a plain stride-1 chain on m with no
@@ -103,6 +111,48 @@ static bool pair_aligned(const td_call *call, const td_region *r)
     return r->start[last] % 2 == 0 && (r->ndim == 1 || b->shape[last] % 2 == 0);
 }
 
+/* Whether `vec` consecutive elements of region r along its last
+ * dimension, starting at a multiple of vec there, are one aligned vector
+ * access: a dtype vector variables take, vec * size 4, 8 or 16 bytes, and
+ * both the region's start and the row pitch multiples of vec (every
+ * shared buffer starts 16-byte aligned). */
+static bool wide_ok(const td_call *call, const td_region *r, int vec)
+{
+    const td_buffer *b = &call->buffers[r->buffer];
+    int bytes = vec * td_dtype_bits(b->dtype) / 8;
+    int last = r->ndim - 1;
+    bool dt = b->dtype == TD_F32 || b->dtype == TD_F16 ||
+              b->dtype == TD_BF16 || b->dtype == TD_I32 || b->dtype == TD_U32;
+    return dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
+           r->start[last] % vec == 0 && b->shape[last] % vec == 0;
+}
+
+/* The vector path (CUTLASS's epilogue habit): each chunk of vec elements
+ * is one load per source, one store, and for float16 / bfloat16 add, sub,
+ * mul, fma and maximum in one dtype pair arithmetic (same rounding per
+ * lane as the scalar ops); a float32 -> float16 / bfloat16 cast converts
+ * pairs.  A source with extent 1 in the last dimension is read once per
+ * chunk. */
+static void plan_wide(const td_call *call, smem_plan *p)
+{
+    const td_region *d = &call->dst;
+    int vec = p->vec;
+    p->wide = vec >= 2 && wide_ok(call, d, vec);
+    td_dtype dt = call->buffers[d->buffer].dtype;
+    p->paired = td__ewise_pairable(p->info, &p->o, dt);
+    for (int i = 0; p->wide && i < p->o.n; i++) {
+        const td_region *r = &p->o.src[i].region;
+        if (p->o.src[i].kind != TD_OPERAND_REGION)
+            continue;
+        p->bcast[i] = r->extent[r->ndim - 1] == 1 && d->extent[d->ndim - 1] > 1;
+        if (!p->bcast[i])
+            p->wide = wide_ok(call, r, vec);
+        else if (p->info->fn == EW_CAST)
+            p->paired = false; /* a float32 value: converted lane by lane */
+    }
+    p->paired = p->paired && p->wide;
+}
+
 static bool smem_check(const td_call *call, const td_op_desc *op,
                        smem_plan *p, td_reason *why)
 {
@@ -122,8 +172,13 @@ static bool smem_check(const td_call *call, const td_op_desc *op,
     int vmax = max_layout_vec(call, &p->o, p->total, p->threads);
     p->vec = vmax;
     p->pack = EW_PACK_NONE;
+    plan_wide(call, p);
+    /* The paired f32x2 ops of sm_100 stay (two lanes, one instruction);
+     * paired casts go through the vector path where it applies. */
     if (p->info->pack != EW_PACK_NONE && vmax >= 2 && vmax % 2 == 0 &&
+        !(p->wide && p->info->pack == EW_PACK_CAST2) &&
         td__ewise_pack_applies(call, p->info, &p->o)) {
+        p->wide = p->paired = false;
         bool ok = true;
         if (p->info->pack == EW_PACK_CAST2)
             ok = pair_aligned(call, &call->dst) &&
@@ -166,6 +221,10 @@ typedef struct smem_ctx {
     td_ir_buf *bufs[TD_MAX_BUFFERS];
     const td_var *fused;
     int lane;        /* added to fused */
+    /* The vector path: each source's vector (or its one value) and the
+     * lane or pair the compute reads. */
+    const td_var *in[EW_MAX_OPERANDS];
+    int at;
 } smem_ctx;
 
 static td_expr *flat(td_ir *ir, const void *c)
@@ -228,6 +287,63 @@ static void store_dst(void *c, td_expr *v)
     td_ir_store(x->ir, x->bufs[d->buffer], d->ndim, idx, v);
 }
 
+/* Source i at lane x->at of the chunk (the vector path). */
+static td_expr *src_lane(void *c, int i)
+{
+    smem_ctx *x = c;
+    const td_operand *o = &x->p->o.src[i];
+    if (o->kind != TD_OPERAND_REGION)
+        return td__ewise_scalar(x->ir, o);
+    if (x->p->bcast[i])
+        return td_var_ref(x->ir, x->in[i]);
+    return td_vec_lane(x->ir, x->in[i], x->at);
+}
+
+/* Source i at pair x->at of the chunk (a region's). */
+static td_expr *src_pair(void *c, int i)
+{
+    smem_ctx *x = c;
+    if (x->p->bcast[i])
+        return td_pair_splat(x->ir, td_var_ref(x->ir, x->in[i]));
+    return td_vec_pair(x->ir, x->in[i], x->at);
+}
+
+/* One chunk of vec elements: a vector load per source (a broadcast one
+ * read once), the op per lane or per pair, one vector store. */
+static void emit_wide(smem_ctx *x, td_dtype dt)
+{
+    td_ir *ir = x->ir;
+    const smem_plan *p = x->p;
+    const td_region *d = &x->call->dst;
+    td_expr *idx[TD_MAX_RANK];
+    static const char *const names[] = {"va", "vb", "vc", "vd", "ve"};
+    x->lane = 0;
+    for (int i = 0; i < p->o.n && p->info->reads_src; i++) {
+        const td_operand *o = &p->o.src[i];
+        if (o->kind != TD_OPERAND_REGION)
+            continue;
+        indices(x, &o->region, idx);
+        const td_ir_buf *b = x->bufs[o->region.buffer];
+        x->in[i] = p->bcast[i]
+                       ? td_ir_let(ir, names[i], o->dtype,
+                                   td_load(ir, b, o->region.ndim, idx))
+                       : td_ir_let_vector(ir, names[i], b, o->region.ndim,
+                                          idx, (int)p->vec);
+    }
+    td_expr *vals[16];
+    int n = p->paired ? p->vec / 2 : p->vec;
+    for (int k = 0; k < n && k < 16; k++) {
+        x->at = k;
+        vals[k] = p->paired ? td__ewise_pair(ir, p->info, &p->o, dt,
+                                             src_pair, x)
+                            : td__ewise_compute(ir, p->info, &p->o, dt,
+                                                src_lane, x);
+    }
+    const td_var *out = td_ir_let_vector_of(ir, "vr", dt, p->vec, n, vals);
+    indices(x, d, idx);
+    td_ir_store_vector(ir, x->bufs[d->buffer], d->ndim, idx, out);
+}
+
 static void emit_packed(smem_ctx *x)
 {
     td_ir *ir = x->ir;
@@ -273,9 +389,15 @@ static int smem_emit(const td_call *call, const td_op_desc *op,
             tx = td_mod(ir, tx, td_int(ir, T));
         tid = td_ir_let(ir, "tid", TD_I32, tx);
     }
-    td_var *s = td_ir_for(ir, "s", td_int(ir, n_outer), TD_LOOP_SERIAL);
+    /* Pair arithmetic unrolls a short outer loop, so that the chunks'
+     * loads are in flight together: float16 exp with one block per SM
+     * took 1.45x the time of the unrolled loop (float32 lost 2% by it,
+     * so its loop stays serial). */
+    td_var *s = td_ir_for(ir, "s", td_int(ir, n_outer),
+                          p->paired && n_outer <= 16 ? TD_LOOP_UNROLL
+                                                     : TD_LOOP_SERIAL);
     td_var *v = NULL;
-    if (p->pack == EW_PACK_NONE && vec > 1)
+    if (p->pack == EW_PACK_NONE && !p->wide && vec > 1)
         v = td_ir_for(ir, "vec", td_int(ir, vec), TD_LOOP_UNROLL);
     td_expr *f = td_mul(ir, td_var_ref(ir, s), td_int(ir, step));
     if (tid != NULL)
@@ -289,6 +411,8 @@ static int smem_emit(const td_call *call, const td_op_desc *op,
         td_ir_if(ir, td_lt(ir, td_var_ref(ir, fused), td_int(ir, p->total)));
     if (p->pack != EW_PACK_NONE)
         emit_packed(&x);
+    else if (p->wide)
+        emit_wide(&x, dt);
     else
         store_dst(&x, td__ewise_compute(ir, p->info, &p->o, dt, src_value, &x));
     if (guard)

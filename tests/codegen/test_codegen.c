@@ -1640,6 +1640,87 @@ static void test_ptx_f32x2(void **state)
     "(void *dst, void *src) { *(" dt " *)dst = " fn "(*(const " st          \
     " *)src); }\\n\""
 
+/* Vectors built from lanes or pairs, pair arithmetic, the vector store;
+ * misuse of pairs is an error, not wrong code. */
+static void test_vector_pairs(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t sh[] = {4, 8};
+    td_ir_buf *H = td_ir_buffer(ir, "H", TD_F16, "shared", 2, sh);
+    td_ir_buf *G = td_ir_buffer(ir, "G", TD_F16, "shared", 2, sh);
+    td_ir_buf *F = td_ir_buffer(ir, "F", TD_F32, "shared", 2, sh);
+    td_ir_buf *I = td_ir_buffer(ir, "I", TD_I32, "shared", 2, sh);
+    td_expr *z[] = {td_int(ir, 0), td_int(ir, 0)};
+    td_var *h = td_ir_let_vector(ir, "h", H, 2, z, 4);
+    td_var *f = td_ir_let_vector(ir, "f", F, 2, z, 4);
+    td_var *k = td_ir_let_vector(ir, "k", I, 2, z, 4);
+    td_expr *two = td_pair_splat(ir, td_const_f(ir, TD_F16, 2.0));
+    td_expr *p0 = td_value_op(ir, TD_VAL_MUL, td_vec_pair(ir, h, 0), two);
+    td_expr *p1 = td_math(ir, TD_MATH_EXP, td_vec_pair(ir, h, 1));
+    td_var *r = td_ir_let_vector_of(ir, "r", TD_F16, 4, 2, (td_expr *[]){p0, p1});
+    td_ir_store_vector(ir, G, 2, z, r);
+    td_expr *c0 = td_cast(ir, TD_F16, td_vec_pair(ir, f, 0));
+    td_expr *c1 = td_cast(ir, TD_F16, td_vec_pair(ir, f, 1));
+    td_var *q = td_ir_let_vector_of(ir, "q", TD_F16, 4, 2, (td_expr *[]){c0, c1});
+    td_ir_store_vector(ir, H, 2, (td_expr *[]){td_int(ir, 1), td_int(ir, 4)}, q);
+    td_expr *l[4];
+    for (int i = 0; i < 4; i++)
+        l[i] = td_value_op(ir, TD_VAL_ADD, td_vec_lane(ir, k, i),
+                           td_const_i(ir, TD_I32, 1));
+    td_var *m = td_ir_let_vector_of(ir, "m", TD_I32, 4, 4, l);
+    td_ir_store_vector(ir, I, 2, z, m);
+    assert_int_equal(td_ir_status(ir), 0);
+    char *body = NULL, *pre = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &body, &pre), 0);
+    assert_non_null(strstr(body, "uint2 h = *(const uint2 *)&H_ptr[0];"));
+    assert_non_null(strstr(body, "uint2 r = make_uint2(td_half2_bits(__hmul2("
+                                 "td_bits_half2(h.x), __half2half2("));
+    assert_non_null(strstr(body, "td_half2_bits(h2exp(td_bits_half2(h.y))));"));
+    assert_non_null(strstr(body, "*(uint2 *)&G_ptr[0] = r;"));
+    assert_non_null(strstr(body, "__float22half2_rn(make_float2("
+                                 "__uint_as_float(f.x), __uint_as_float(f.y)))"));
+    assert_non_null(strstr(body, "*(uint2 *)&H_ptr[12] = q;"));
+    assert_non_null(strstr(body, "make_uint4((unsigned int)((int)k.x + 1)"));
+    assert_non_null(strstr(pre, "td_bits_half2(unsigned int u)"));
+    td_free(body);
+    td_free(pre);
+    assert_int_equal(td_ir_print(ir, TD_LANG_TIRX, 0, &body, NULL), 0);
+    assert_non_null(strstr(body, "r[T.ramp(0, 1, 2)] = h[T.ramp(0, 1, 2)] * "
+                                 "T.Broadcast(T.float16(2), 2)"));
+    assert_non_null(strstr(body, "q[T.ramp(2, 1, 2)] = T.Cast(\"float16x2\", "
+                                 "f[T.ramp(2, 1, 2)])"));
+    assert_non_null(strstr(body, "G[0, T.ramp(0, 1, 4)] = r[T.ramp(0, 1, 4)]"));
+    td_free(body);
+    td_ir_free(ir);
+
+    /* misuse: each on a fresh IR */
+    for (int c = 0; c < 9; c++) {
+        ir = td_ir_new();
+        H = td_ir_buffer(ir, "H", TD_F16, "shared", 2, sh);
+        F = td_ir_buffer(ir, "F", TD_F32, "shared", 2, sh);
+        z[0] = td_int(ir, 0);
+        z[1] = td_int(ir, 0);
+        h = td_ir_let_vector(ir, "h", H, 2, z, 4);
+        f = td_ir_let_vector(ir, "f", F, 2, z, 4);
+        td_expr *hp = td_vec_pair(ir, h, 0);
+        switch (c) {
+        case 0: td_value_op(ir, TD_VAL_DIV, hp, td_vec_pair(ir, h, 1)); break;
+        case 1: td_value_op(ir, TD_VAL_ADD, hp, td_const_f(ir, TD_F16, 1)); break;
+        case 2: td_math(ir, TD_MATH_SQRT, hp); break;
+        case 3: td_cast(ir, TD_F32, hp); break;
+        case 4: td_pair_splat(ir, td_const_f(ir, TD_F32, 1)); break;
+        case 5: td_vec_pair(ir, h, 2); break;
+        case 6: td_ir_store1(ir, H, td_int(ir, 0), hp); break;
+        case 7: td_ir_let_vector_of(ir, "r", TD_F16, 4, 3, (td_expr *[]){hp, hp, hp}); break;
+        case 8: td_ir_store_vector(ir, F, 2, z, h); break;
+        }
+        (void)f;
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
 static void test_cast_pair(void **state)
 {
     (void)state;
@@ -1996,6 +2077,7 @@ int main(void)
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_ptx_f32x2),
         cmocka_unit_test(test_cast_pair),
+        cmocka_unit_test(test_vector_pairs),
         cmocka_unit_test(test_value_errors),
         cmocka_unit_test(test_value_folding),
         cmocka_unit_test(test_alloc_failures),

@@ -407,16 +407,32 @@ static void test_smem_cta_scalar(void **state)
     (void)state;
     td_call *c = smem_add(128);
     out o = emit(&td__variant_ewise_smem, c);
-    /* 1024 elements, 128 threads, 4 floats (128 bits) a chunk */
+    /* 1024 elements, 128 threads, 4 floats (128 bits) a chunk, one
+     * 16-byte access per operand */
     HAS(o.cuda, "int tid = (int)threadIdx.x;");
     HAS(o.cuda, "for (int s = 0; s < 2; ++s)");
-    HAS(o.cuda, "for (int vec = 0; vec < 4; ++vec)");
-    HAS(o.cuda, "int fused = s * 512 + tid * 4 + vec;");
-    HAS(o.cuda, "C_ptr[fused] = A_ptr[fused] + B_ptr[fused % 64];");
+    HASNT(o.cuda, "for (int vec");
+    HAS(o.cuda, "int fused = s * 512 + tid * 4;");
+    HAS(o.cuda, "uint4 va = *(const uint4 *)&A_ptr[fused];");
+    HAS(o.cuda, "uint4 vb = *(const uint4 *)&B_ptr[fused % 64];");
+    HAS(o.cuda, "__float_as_uint(__uint_as_float(va.w) + "
+                "__uint_as_float(vb.w))");
+    HAS(o.cuda, "*(uint4 *)&C_ptr[fused] = vr;");
     HAS(o.cuda, "__syncthreads();");
     HASNT(o.cuda, "if (fused");
-    HAS(o.tirx, "C[fused // 64, fused % 64] = A[fused // 64, fused % 64] + "
-                "B[0, fused % 64]");
+    HAS(o.tirx, "vr[3] = va[3] + vb[3]");
+    HAS(o.tirx, "C[fused // 64, T.ramp((s * 512 + tid * 4) % 64, 1, 4)] = "
+                "vr[T.ramp(0, 1, 4)]");
+    out_free(&o);
+    /* a start off the vector: the scalar chunks again */
+    c->dst.start[1] = 0;
+    c->buffers[c->dst.buffer].shape[1] = 66;
+    c->dst.start[1] = 2;
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "for (int vec = 0; vec < 4; ++vec)");
+    HASNT(o.cuda, "uint4");
+    c->dst.start[1] = 0;
+    c->buffers[c->dst.buffer].shape[1] = 64;
     out_free(&o);
     /* a per-thread share that is not whole: chunks of one, guarded */
     c->launch[TD_LAUNCH_TX].extent = 96;
@@ -453,7 +469,7 @@ static void test_smem_packed(void **state)
     src_region(c, 1, 0);
     o = emit(&td__variant_ewise_smem, c);
     HASNT(o.cuda, "f32x2");
-    HAS(o.cuda, "C_ptr[fused] = A_ptr[fused] / A_ptr[fused];");
+    HAS(o.cuda, "__uint_as_float(va.x) / __uint_as_float(vb.x)");
     out_free(&o);
     /* a float16 operand: no f32x2 */
     strcpy(c->op, "add");
@@ -519,7 +535,7 @@ static void test_smem_scalars(void **state)
     src_named(c, 0, "alpha", TD_F32);
     src_region(c, 1, 0);
     out o = emit(&td__variant_ewise_smem, c);
-    HAS(o.cuda, "C_ptr[fused] = A_ptr[fused] * alpha;");
+    HAS(o.cuda, "__float_as_uint(__uint_as_float(va.x) * alpha)");
     out_free(&o);
     /* float16 dst and source, a float32 literal: computed in float32 */
     c->buffers[0].dtype = TD_F16;
@@ -528,13 +544,15 @@ static void test_smem_scalars(void **state)
     src_literal(c, 1, TD_F32, 0.5);
     c->srcs[1].dtype = TD_F32;
     o = emit(&td__variant_ewise_smem, c);
-    HAS(o.cuda, "C_ptr[fused] = __float2half_rn((float)A_ptr[fused] * 5.000000e-01f);");
+    HAS(o.cuda, "__float2half_rn((float)__ushort_as_half((unsigned short)"
+                "(va.x)) * 5.000000e-01f)");
     out_free(&o);
     /* zero in place; fill with an int literal */
     strcpy(c->op, "zero");
     c->nsrcs = 0;
     o = emit(&td__variant_ewise_smem, c);
-    HAS(o.tirx, "C[fused // 64, fused % 64] = T.float16(0)");
+    HAS(o.tirx, "vr[7] = T.float16(0)");
+    HASNT(o.tirx, "va");
     out_free(&o);
     free(c);
 }

@@ -576,9 +576,9 @@ static void test_ir(void **state)
     (void)state;
     td_ir *ir = td_ir_new();
     int64_t shape[] = {4, 8};
-    td_ir_buf *b = td_ir_buffer(ir, "X", TD_I32, "shared", 2, shape);
+    td_ir_buf *b = td_ir_buffer(ir, "X", TD_I64, "shared", 2, shape);
     td_expr *idx[] = {td_int(ir, 0), td_int(ir, 0)};
-    /* int32 vectors are not supported. */
+    /* int64 vectors are not supported. */
     assert_null(td_ir_let_vector(ir, "v", b, 2, idx, 4));
     assert_int_equal(td_ir_status(ir), TD_EINVAL);
     td_ir_free(ir);

@@ -257,7 +257,8 @@ TD_API void td_ir_assign(td_ir *ir, const td_var *v, td_expr *value);
 /*
  * Declares `name` holding `lanes` consecutive elements of buffer b, read
  * with one vector access that starts at idx and runs along b's last
- * dimension.  The dtype must be float32, float16 or bfloat16 and
+ * dimension.  The dtype must be float32, float16, bfloat16, int32 or
+ * uint32 and
  * lanes * element size 4, 8 or 16 bytes; the caller guarantees that the
  * address is aligned to that size and that the lanes stay inside the last
  * dimension.  The variable is read only through td_vec_lane.
@@ -269,6 +270,42 @@ TD_API td_var *td_ir_let_vector(td_ir *ir, const char *name,
                                 td_expr *const *idx, int lanes);
 /* Lane `lane` (0-based) of a vector variable, in the buffer's dtype. */
 TD_API td_expr *td_vec_lane(td_ir *ir, const td_var *v, int lane);
+/*
+ * Pairs: two adjacent lanes as one value, for paired arithmetic on
+ * float16 / bfloat16 (CUDA __half2 / __nv_bfloat162).  td_value_op takes
+ * two pairs of one of those dtypes (add, sub, mul, max, min; each lane
+ * rounded as the scalar op rounds it: CUDA __hadd2 ...) and gives a pair;
+ * td_cast takes a float32 pair to a float16 / bfloat16 pair (CUDA
+ * __float22half2_rn ...); td_math takes a float16 / bfloat16 pair for
+ * exp and exp2 (h2exp, h2exp2: per lane the sequence of hexp, hexp2).
+ * Nothing else takes a pair (TD_EINVAL).
+ *
+ * td_vec_pair: lanes 2*pair and 2*pair+1 of a float32, float16 or
+ * bfloat16 vector variable.  td_pair_splat: a float16 / bfloat16 value in
+ * both lanes (CUDA __half2half2).  TIRx spells a pair as the vector
+ * v[T.ramp(2 * pair, 1, 2)], a splat as T.Broadcast(a, 2).
+ */
+TD_API td_expr *td_vec_pair(td_ir *ir, const td_var *v, int pair);
+TD_API td_expr *td_pair_splat(td_ir *ir, td_expr *a);
+/*
+ * Declares a vector variable `name` of `lanes` elements of dtype t (the
+ * dtypes and sizes of td_ir_let_vector) from n values: its lanes (n ==
+ * lanes) or, for float16 / bfloat16, its pairs (n == lanes / 2).  Read it
+ * with td_vec_lane / td_vec_pair; store it with td_ir_store_vector.  CUDA:
+ * `uint4 name = make_uint4(w0, w1, w2, w3);` (32-bit words); TIRx: a
+ * local buffer of its lanes.
+ */
+TD_API td_var *td_ir_let_vector_of(td_ir *ir, const char *name, td_dtype t,
+                                   int lanes, int n, td_expr *const *vals);
+/*
+ * Stores the vector variable v into `v's lanes` consecutive elements of b
+ * (b's dtype) with one access that starts at idx and runs along b's last
+ * dimension; the caller guarantees the alignment, as for
+ * td_ir_let_vector.  CUDA: `*(uint4 *)&B_ptr[flat] = name;`; TIRx:
+ * `B[i, T.ramp(j, 1, n)] = name[T.ramp(0, 1, n)]`.
+ */
+TD_API void td_ir_store_vector(td_ir *ir, const td_ir_buf *b, int n,
+                               td_expr *const *idx, const td_var *v);
 /*
  * Converts two consecutive elements of src (starting at sidx, along its
  * last dimension) into two consecutive elements of dst with one paired

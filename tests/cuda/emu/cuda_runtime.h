@@ -292,13 +292,27 @@ static void td_emu_launch(dim3 g, dim3 b, size_t smem, F f)
             }
 }
 
-/* The vector types and reinterpretations vector loads use. */
+/* The vector types and reinterpretations vector loads and stores use. */
 struct uint2 {
     unsigned x, y;
 };
 struct uint4 {
     unsigned x, y, z, w;
 };
+static inline uint2 make_uint2(unsigned x, unsigned y)
+{
+    return uint2{x, y};
+}
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w)
+{
+    return uint4{x, y, z, w};
+}
+static inline unsigned __float_as_uint(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
 static inline float __uint_as_float(unsigned u)
 {
     float f;
