@@ -166,10 +166,17 @@ static int cl_call(td__cl *c, const td_ynode *root)
             if (strcmp(k->str, g_keys[j]) == 0)
                 which = j;
         if (which < 0) {
+            /* A rules file given where a call is expected starts with
+             * the keys only rules files have. */
             char hint[256];
+            if (strcmp(k->str, "version") == 0 ||
+                strcmp(k->str, "variants") == 0)
+                snprintf(hint, sizeof hint,
+                         " (this looks like a rules file, not a call file)");
+            else
+                td__yhint(hint, sizeof hint, k->str, g_keys, K_COUNT);
             return cl_err(c, TD_ESCHEMA, k, "unknown key '%.64s'%s", k->str,
-                          td__yhint(hint, sizeof hint, k->str, g_keys,
-                                    K_COUNT));
+                          hint);
         }
         if (v[which] != NULL)
             return cl_err(c, TD_ESCHEMA, k, "duplicate key '%s'", g_keys[which]);

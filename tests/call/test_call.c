@@ -726,6 +726,9 @@ static void test_unknown_name_hints(void **state)
 #define HINT_TAIL "dst: B_local\nsrc: A_local\n"
     parse_bad(HINT_BUFS HINT_TAIL "axis: [-1]\n", TD_ESCHEMA, 8, 1,
               "unknown key 'axis' (did you mean 'axes'?)");
+    parse_bad("version: 1\nvariants: []\n", TD_ESCHEMA, 1, 1,
+              "unknown key 'version' (this looks like a rules file, not a "
+              "call file)");
     parse_bad(HINT_BUFS HINT_TAIL "lauch: {threadIdx.x: 32}\n", TD_ESCHEMA, 8,
               1, "unknown key 'lauch' (did you mean 'launch'?)");
     parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
