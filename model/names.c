@@ -132,6 +132,13 @@ static const name_alias g_dtype_aliases[] = {
     {"u32", "uint32"},     {"uint", "uint32"},     {"u64", "uint64"},
 };
 
+/* Layout axes by the words they abbreviate (lane is too short for two
+ * edits to reach laneid). */
+static const name_alias g_axis_aliases[] = {
+    {"lane", "laneid"}, {"warp", "warpid"},     {"tid", "tx"},
+    {"thread", "tx"},   {"warpgroup", "wgid"},
+};
+
 /* CUDA's blockDim and gridDim give the extents that launch tags name. */
 static const name_alias g_launch_aliases[] = {
     {"blockDim.x", "threadIdx.x"}, {"blockDim.y", "threadIdx.y"},
@@ -188,7 +195,9 @@ const char *td__axis_hint(char *buf, size_t cap, const char *s)
     const char *names[TD_AXIS_COUNT];
     for (int i = 0; i < TD_AXIS_COUNT; i++)
         names[i] = g_axes[i].name;
-    return hint(buf, cap, s, NULL, 0, names, TD_AXIS_COUNT);
+    return hint(buf, cap, s, g_axis_aliases,
+                sizeof g_axis_aliases / sizeof *g_axis_aliases, names,
+                TD_AXIS_COUNT);
 }
 
 const char *td__launch_tag_hint(char *buf, size_t cap, const char *s)

@@ -307,9 +307,14 @@ static void test_layouts_in_calls(void **state)
               "    layout: S[4:1@lane]\n"
               "dst: A[0:1]\nsrc: A\n",
               TD_EPARSE, 8, 19,
-              "unknown layout axis 'lane' (expected one of: m, laneid, "
-              "warpid, tx, wgid, tid_in_wg, wid_in_wg, bx, by, bz, cbx, cby, "
-              "cbz)");
+              "unknown layout axis 'lane' (did you mean 'laneid'?)");
+    parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
+              "  A:\n    scope: local\n    dtype: float32\n    shape: [4]\n"
+              "    layout: S[4:1@q]\n"
+              "dst: A[0:1]\nsrc: A\n",
+              TD_EPARSE, 8, 19,
+              "unknown layout axis 'q' (expected one of: m, laneid, warpid, "
+              "tx, wgid, tid_in_wg, wid_in_wg, bx, by, bz, cbx, cby, cbz)");
 }
 
 static void test_axes_helper(void **state)
