@@ -137,8 +137,9 @@ int td__ymap_read(const td_ydoc *doc, const td_ynode *m,
                   const td_ynode **vals, const td_ynode **unknown);
 
 /* Writes into buf[cap] the hint that follows a message about an unknown
- * name: " (did you mean 'X'?)" when td_suggest finds a candidate close to
- * `name` and no other candidate is close too, otherwise " (expected one of: A, B, C)" listing the candidates
+ * name: " (did you mean 'X'?)" when X is `name` in another case, or when
+ * td_suggest finds X close to `name` and no other candidate as close;
+ * otherwise " (expected one of: A, B, C)" listing the candidates
  * (NULL entries skipped; "" when there are none).  A list that does not fit
  * in cap is cut at the last whole name and ends in ", ...)".  Returns buf,
  * for use as a "%s" argument. */

@@ -301,17 +301,36 @@ int td__ydup(const td_ydoc *doc, const td_ynode *m, size_t i)
     return 0;
 }
 
+static bool same_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
 const char *td__yhint(char *buf, size_t cap, const char *name,
                       const char *const *cands, size_t n)
 {
     if (cap == 0)
         return buf;
     buf[0] = '\0';
+    const char *near = NULL;
+    /* Another case of a valid name is that name, however many letters
+     * differ (CTA, OP). */
+    for (size_t i = 0; i < n && near == NULL; i++)
+        if (cands[i] != NULL && strcmp(cands[i], name) != 0 &&
+            same_nocase(cands[i], name))
+            near = cands[i];
+    if (near != NULL) {
+        snprintf(buf, cap, " (did you mean '%s'?)", near);
+        return buf;
+    }
     /* A suggestion only when no other name is as close: "threadIdx.w" is as
      * near to threadIdx.y as to threadIdx.x, and the list says more.  The
      * runner-up is the closest of the others; td_suggest keeps the first of
      * equals, so it prefers the runner-up put first exactly on a tie. */
-    const char *near = td_suggest(name, cands, n);
+    near = td_suggest(name, cands, n);
     const char *rest[64];
     if (near != NULL && n <= sizeof rest / sizeof *rest) {
         for (size_t i = 0; i < n; i++)

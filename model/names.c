@@ -154,8 +154,8 @@ static bool same_nocase(const char *a, const char *b)
     return *a == *b;
 }
 
-/* The alias's hint when s is one (or differs from a valid name only in
- * case), else td__yhint over cands. */
+/* The alias's hint when s is one (in any case), else td__yhint over
+ * cands. */
 static const char *hint(char *buf, size_t cap, const char *s,
                         const name_alias *aliases, size_t naliases,
                         const char *const *cands, size_t n)
@@ -164,9 +164,6 @@ static const char *hint(char *buf, size_t cap, const char *s,
     for (size_t i = 0; i < naliases && known == NULL; i++)
         if (same_nocase(s, aliases[i].alias))
             known = aliases[i].name;
-    for (size_t i = 0; i < n && known == NULL; i++)
-        if (same_nocase(s, cands[i]))
-            known = cands[i];
     if (known != NULL) {
         if (cap > 0)
             snprintf(buf, cap, " (did you mean '%s'?)", known);

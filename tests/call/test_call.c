@@ -771,6 +771,12 @@ static void test_unknown_name_hints(void **state)
               "  A: {scope: shard, dtype: float32, shape: [4]}\n" HINT_TAIL,
               TD_ESCHEMA, 4, 14,
               "unknown storage scope 'shard' (did you mean 'shared'?)");
+    parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
+              "  A: {scope: SHARED, dtype: float32, shape: [4]}\n" HINT_TAIL,
+              TD_ESCHEMA, 4, 14,
+              "unknown storage scope 'SHARED' (did you mean 'shared'?)");
+    parse_bad(HINT_BUFS HINT_TAIL "DST: B_local\n", TD_ESCHEMA, 8, 1,
+              "unknown key 'DST' (did you mean 'dst'?)");
     parse_bad(HINT_BUFS HINT_TAIL "scope: warp_group\n", TD_ESCHEMA, 8, 8,
               "unknown exec scope 'warp_group' (did you mean 'warpgroup'?)");
     parse_bad(HINT_BUFS HINT_TAIL "scope: CTA\n", TD_ESCHEMA, 8, 8,

@@ -277,6 +277,10 @@ static void test_hint(void **state)
     static const char *const keys[] = {"arch", "launch"};
     assert_string_equal(td__yhint(buf, sizeof buf, "lauch", keys, 2),
                         " (did you mean 'launch'?)");
+    /* Another case is the same name, however far td_suggest finds it. */
+    static const char *const scopes[] = {"cta", "warp", NULL};
+    assert_string_equal(td__yhint(buf, sizeof buf, "CTA", scopes, 3),
+                        " (did you mean 'cta'?)");
     /* NULL entries are skipped; no candidates, no hint. */
     static const char *const some[] = {NULL, "a", NULL, "b"};
     assert_string_equal(td__yhint(buf, sizeof buf, "zz", some, 4),
