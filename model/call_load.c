@@ -8,7 +8,9 @@
  * tree of nodes that remember their positions, with the policy every file
  * kind shares (tags, anchors and aliases refused, limits, one wording of
  * libyaml's errors); then the schema walk fills a td_call and reports the
- * first problem with FILE:LINE:COL.
+ * first problem with FILE:LINE:COL.  A message about an unknown name ends
+ * in a hint (the close valid name, or the list: td__yhint and the hints of
+ * names.c; an arch's own here).
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -218,8 +220,9 @@ static int cl_call(td__cl *c, const td_ynode *root)
             return rc;
         char hint[128];
         if (td_exec_scope_parse(s, &call->scope) != 0)
-            return cl_err(c, TD_ESCHEMA, v[K_SCOPE], "unknown exec scope '%s'%s",
-                          s, td__exec_scope_hint(hint, sizeof hint, s));
+            return cl_err(c, TD_ESCHEMA, v[K_SCOPE],
+                          "unknown exec scope '%s'%s", s,
+                          td__exec_scope_hint(hint, sizeof hint, s));
     }
     if (v[K_LAUNCH] != NULL && (rc = td__cl_launch(c, v[K_LAUNCH])) != 0)
         return rc;

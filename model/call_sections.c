@@ -119,8 +119,9 @@ static int cl_buffer(td__cl *c, const td_ynode *key, const td_ynode *val,
                 which = j;
         if (which < 0) {
             char hint[128];
-            return cl_err(c, TD_ESCHEMA, k, "unknown key '%.64s' in buffer '%s'%s",
-                          k->str, b->name,
+            return cl_err(c, TD_ESCHEMA, k,
+                          "unknown key '%.64s' in buffer '%s'%s", k->str,
+                          b->name,
                           td__yhint(hint, sizeof hint, k->str, keys, 4));
         }
         if (slot[which] != NULL)
@@ -216,7 +217,8 @@ int td__cl_launch(td__cl *c, const td_ynode *n)
         if (tag < 0) {
             char hint[128];
             return cl_err(c, TD_ESCHEMA, k, "unknown launch tag '%.64s'%s",
-                          k->str, td__launch_tag_hint(hint, sizeof hint, k->str));
+                          k->str,
+                          td__launch_tag_hint(hint, sizeof hint, k->str));
         }
         rc = td__ydup(&c->doc, n, i);
         if (rc)
