@@ -126,7 +126,8 @@ int td__ydup(const td_ydoc *doc, const td_ynode *m, size_t i);
  * key is checked with td__ykey, then looked up, then checked for a repeat;
  * the first problem wins.  vals[j] receives the value of names[j], or NULL
  * when the key is absent.
- * An unknown key is reported as "unknown key 'K'" when unknown is NULL;
+ * An unknown key is reported as "unknown key 'K'" followed by td__yhint's
+ * hint over names when unknown is NULL;
  * otherwise *unknown is set to the key node and TD_ESCHEMA is returned with
  * nothing reported, for callers that word the message themselves (they
  * must then report it).
@@ -134,6 +135,16 @@ int td__ydup(const td_ydoc *doc, const td_ynode *m, size_t i);
 int td__ymap_read(const td_ydoc *doc, const td_ynode *m,
                   const char *const *names, size_t nnames,
                   const td_ynode **vals, const td_ynode **unknown);
+
+/* Writes into buf[cap] the hint that follows a message about an unknown
+ * name: " (did you mean 'X'?)" when X is `name` in another case, or when
+ * td_suggest finds X close to `name` and no other candidate as close;
+ * otherwise " (expected one of: A, B, C)" listing the candidates
+ * (NULL entries skipped; "" when there are none).  A list that does not fit
+ * in cap is cut at the last whole name and ends in ", ...)".  Returns buf,
+ * for use as a "%s" argument. */
+const char *td__yhint(char *buf, size_t cap, const char *name,
+                      const char *const *cands, size_t n);
 
 /* The value of key `name` in mapping m, NULL if absent. */
 const td_ynode *td__ymap_get(const td_ynode *m, const char *name);

@@ -1,12 +1,13 @@
 /*
  * The one YAML front-end (yaml.h): libyaml events into a positioned tree,
  * one tag / anchor / alias policy, one wording of libyaml's errors, limits,
- * key tables and scalar typing.
+ * key tables (with the hint after an unknown name) and scalar typing.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,6 +301,73 @@ int td__ydup(const td_ydoc *doc, const td_ynode *m, size_t i)
     return 0;
 }
 
+static bool same_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
+const char *td__yhint(char *buf, size_t cap, const char *name,
+                      const char *const *cands, size_t n)
+{
+    if (cap == 0)
+        return buf;
+    buf[0] = '\0';
+    const char *near = NULL;
+    /* Another case of a valid name is that name, however many letters
+     * differ (CTA, OP). */
+    for (size_t i = 0; i < n && near == NULL; i++)
+        if (cands[i] != NULL && strcmp(cands[i], name) != 0 &&
+            same_nocase(cands[i], name))
+            near = cands[i];
+    if (near != NULL) {
+        snprintf(buf, cap, " (did you mean '%s'?)", near);
+        return buf;
+    }
+    /* A suggestion only when no other name is as close: "threadIdx.w" is as
+     * near to threadIdx.y as to threadIdx.x, and the list says more.  The
+     * runner-up is the closest of the others; td_suggest keeps the first of
+     * equals, so it prefers the runner-up put first exactly on a tie. */
+    near = td_suggest(name, cands, n);
+    const char *rest[64];
+    if (near != NULL && n <= sizeof rest / sizeof *rest) {
+        for (size_t i = 0; i < n; i++)
+            rest[i] = cands[i] == near ? NULL : cands[i];
+        const char *second = td_suggest(name, rest, n);
+        const char *pair[2] = {second, near};
+        if (second != NULL && td_suggest(name, pair, 2) == second)
+            near = NULL;
+    }
+    if (near != NULL) {
+        snprintf(buf, cap, " (did you mean '%s'?)", near);
+        return buf;
+    }
+    /* The list: whole names only, and room kept for the closing ", ...)". */
+    static const char more[] = ", ...)";
+    size_t len = 0;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (cands[i] == NULL)
+            continue;
+        const char *sep = any ? ", " : " (expected one of: ";
+        size_t need = strlen(sep) + strlen(cands[i]);
+        if (len + need + sizeof more > cap) {
+            if (any)
+                snprintf(buf + len, cap - len, "%s", more);
+            else
+                buf[0] = '\0';
+            return buf;
+        }
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", sep, cands[i]);
+        any = true;
+    }
+    if (any)
+        snprintf(buf + len, cap - len, ")");
+    return buf;
+}
+
 int td__ymap_read(const td_ydoc *doc, const td_ynode *m,
                   const char *const *names, size_t nnames,
                   const td_ynode **vals, const td_ynode **unknown)
@@ -315,9 +383,13 @@ int td__ymap_read(const td_ydoc *doc, const td_ynode *m,
         while (j < nnames && strcmp(k->str, names[j]) != 0)
             j++;
         if (j == nnames) {
-            if (unknown == NULL)
-                return td__yerr(doc, TD_ESCHEMA, k, "unknown key '%.64s'",
-                                k->str);
+            if (unknown == NULL) {
+                char hint[256];
+                return td__yerr(doc, TD_ESCHEMA, k, "unknown key '%.64s'%s",
+                                k->str,
+                                td__yhint(hint, sizeof hint, k->str, names,
+                                          nnames));
+            }
             *unknown = k;
             return TD_ESCHEMA;
         }

@@ -8,9 +8,13 @@
  * tree of nodes that remember their positions, with the policy every file
  * kind shares (tags, anchors and aliases refused, limits, one wording of
  * libyaml's errors); then the schema walk fills a td_call and reports the
- * first problem with FILE:LINE:COL.
+ * first problem with FILE:LINE:COL.  A message about an unknown name ends
+ * in a hint (the close valid name, or the list: td__yhint and the hints of
+ * names.c; an arch's own here).
  */
+#include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "call_load.h"
@@ -26,6 +30,50 @@ static int cl_name(td__cl *c, const td_ynode *n, const char *what, char *out,
         return cl_err(c, TD_ESCHEMA, n, "'%s' must be a name, got '%s'", what,
                       out);
     return 0;
+}
+
+/* The hint after "arch 'X' has no sm_NN version": the sm_NN spelling of
+ * an SM version written another way (SM_90a, sm90, compute_90, 90a) or of
+ * a GPU named by its architecture or product, else the expected form. */
+static const char *arch_hint(char *buf, size_t cap, const char *arch)
+{
+    static const struct {
+        const char *name, *sm;
+    } gpus[] = {{"volta", "sm_70"},      {"v100", "sm_70"},
+                {"turing", "sm_75"},     {"t4", "sm_75"},
+                {"ampere", "sm_80"},     {"a100", "sm_80"},
+                {"a10", "sm_86"},        {"ada", "sm_89"},
+                {"l4", "sm_89"},         {"l40", "sm_89"},
+                {"l40s", "sm_89"},       {"hopper", "sm_90a"},
+                {"h100", "sm_90a"},      {"h200", "sm_90a"},
+                {"gh200", "sm_90a"},     {"blackwell", "sm_100a"},
+                {"b200", "sm_100a"},     {"gb200", "sm_100a"}};
+    char low[TD_NAME_MAX];
+    size_t n = 0;
+    for (; arch[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)tolower((unsigned char)arch[n]);
+    low[n] = '\0';
+    for (size_t i = 0; i < sizeof gpus / sizeof *gpus; i++)
+        if (strcmp(low, gpus[i].name) == 0) {
+            snprintf(buf, cap, " (did you mean '%s'?)", gpus[i].sm);
+            return buf;
+        }
+    /* The version's digits and suffix after an optional prefix. */
+    static const char *const prefixes[] = {"sm_", "sm", "compute_", ""};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        size_t pl = strlen(prefixes[i]);
+        const char *v = low + pl;
+        if (strncmp(low, prefixes[i], pl) != 0 || !isdigit((unsigned char)*v))
+            continue;
+        size_t d = strspn(v, "0123456789");
+        if (d <= 4 && strspn(v + d, "abf") == strlen(v + d) &&
+            strlen(v + d) <= 1) {
+            snprintf(buf, cap, " (did you mean 'sm_%s'?)", v);
+            return buf;
+        }
+    }
+    snprintf(buf, cap, " (expected sm_NN, e.g. sm_80 or sm_90a)");
+    return buf;
 }
 
 enum {
@@ -119,8 +167,19 @@ static int cl_call(td__cl *c, const td_ynode *root)
         for (int j = 0; j < K_COUNT; j++)
             if (strcmp(k->str, g_keys[j]) == 0)
                 which = j;
-        if (which < 0)
-            return cl_err(c, TD_ESCHEMA, k, "unknown key '%.64s'", k->str);
+        if (which < 0) {
+            /* A rules file given where a call is expected starts with
+             * the keys only rules files have. */
+            char hint[256];
+            if (strcmp(k->str, "version") == 0 ||
+                strcmp(k->str, "variants") == 0)
+                snprintf(hint, sizeof hint,
+                         " (this looks like a rules file, not a call file)");
+            else
+                td__yhint(hint, sizeof hint, k->str, g_keys, K_COUNT);
+            return cl_err(c, TD_ESCHEMA, k, "unknown key '%.64s'%s", k->str,
+                          hint);
+        }
         if (v[which] != NULL)
             return cl_err(c, TD_ESCHEMA, k, "duplicate key '%s'", g_keys[which]);
         v[which] = root->kids[2 * i + 1];
@@ -147,9 +206,11 @@ static int cl_call(td__cl *c, const td_ynode *root)
         rc = cl_string(c, v[K_ARCH], "arch", arch, sizeof arch);
         if (rc)
             return rc;
+        char hint[64];
         if (td_call_set_arch(call, arch) != 0)
             return cl_err(c, TD_ESCHEMA, v[K_ARCH],
-                          "arch '%s' has no sm_NN version", arch);
+                          "arch '%s' has no sm_NN version%s", arch,
+                          arch_hint(hint, sizeof hint, arch));
     }
     call->scope = TD_SCOPE_THREAD;
     if (v[K_SCOPE] != NULL) {
@@ -157,11 +218,11 @@ static int cl_call(td__cl *c, const td_ynode *root)
         rc = cl_string(c, v[K_SCOPE], "scope", s, sizeof s);
         if (rc)
             return rc;
+        char hint[128];
         if (td_exec_scope_parse(s, &call->scope) != 0)
             return cl_err(c, TD_ESCHEMA, v[K_SCOPE],
-                          "unknown exec scope '%s' (expected thread, warp, "
-                          "warpgroup, cta or cluster)",
-                          s);
+                          "unknown exec scope '%s'%s", s,
+                          td__exec_scope_hint(hint, sizeof hint, s));
     }
     if (v[K_LAUNCH] != NULL && (rc = td__cl_launch(c, v[K_LAUNCH])) != 0)
         return rc;

@@ -260,9 +260,11 @@ static int cl_op_dtype(td__cl *c, const td_ynode *n, const char *label,
         return cl_operr(c, TD_ESCHEMA, n, label,
                         "'dtype' must be a string, not %s", td__ytype_name(t));
     if (strlen(n->str) != n->len || n->len >= sizeof dt ||
-        td_dtype_parse(n->str, out) != 0)
-        return cl_operr(c, TD_ESCHEMA, n, label, "unknown dtype '%.64s'",
-                        n->str);
+        td_dtype_parse(n->str, out) != 0) {
+        char hint[160];
+        return cl_operr(c, TD_ESCHEMA, n, label, "unknown dtype '%.64s'%s",
+                        n->str, td__dtype_hint(hint, sizeof hint, n->str));
+    }
     return 0;
 }
 
@@ -290,10 +292,12 @@ static int cl_operand_map(td__cl *c, const td_ynode *n, const char *label,
     static const char *const keys[] = {"value", "scalar", "dtype"};
     const td_ynode *v[3], *unknown = NULL;
     int rc = td__ymap_read(&c->doc, n, keys, 3, v, &unknown);
-    if (rc != 0 && unknown != NULL)
-        return cl_operr(c, TD_ESCHEMA, unknown, label,
-                        "unknown key '%.64s' (expected value, scalar, dtype)",
-                        unknown->str);
+    if (rc != 0 && unknown != NULL) {
+        char hint[128];
+        return cl_operr(c, TD_ESCHEMA, unknown, label, "unknown key '%.64s'%s",
+                        unknown->str,
+                        td__yhint(hint, sizeof hint, unknown->str, keys, 3));
+    }
     if (rc != 0)
         return rc;
     if (v[0] != NULL && v[1] != NULL)
@@ -417,10 +421,12 @@ int td__cl_extras(td__cl *c, const td_ynode *n)
     static const char *const keys[] = {"bias", "scale"};
     const td_ynode *v[2], *unknown = NULL;
     int rc = td__ymap_read(&c->doc, n, keys, 2, v, &unknown);
-    if (rc != 0 && unknown != NULL)
-        return cl_err(c, TD_ESCHEMA, unknown,
-                      "extras: unknown key '%.64s' (expected bias, scale)",
-                      unknown->str);
+    if (rc != 0 && unknown != NULL) {
+        char hint[128];
+        return cl_err(c, TD_ESCHEMA, unknown, "extras: unknown key '%.64s'%s",
+                      unknown->str,
+                      td__yhint(hint, sizeof hint, unknown->str, keys, 2));
+    }
     if (rc != 0)
         return rc;
     if (v[0] != NULL &&

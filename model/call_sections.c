@@ -117,11 +117,13 @@ static int cl_buffer(td__cl *c, const td_ynode *key, const td_ynode *val,
         for (int j = 0; j < 4; j++)
             if (strcmp(k->str, keys[j]) == 0)
                 which = j;
-        if (which < 0)
+        if (which < 0) {
+            char hint[128];
             return cl_err(c, TD_ESCHEMA, k,
-                          "unknown key '%.64s' in buffer '%s' (expected scope, "
-                          "dtype, shape, layout)",
-                          k->str, b->name);
+                          "unknown key '%.64s' in buffer '%s'%s", k->str,
+                          b->name,
+                          td__yhint(hint, sizeof hint, k->str, keys, 4));
+        }
         if (slot[which] != NULL)
             return cl_err(c, TD_ESCHEMA, k, "duplicate key '%s'", keys[which]);
         slot[which] = val->kids[2 * i + 1];
@@ -139,18 +141,21 @@ static int cl_buffer(td__cl *c, const td_ynode *key, const td_ynode *val,
          j++)
         if (strcmp(b->scope, g_storage_scopes[j]) == 0)
             known = true;
+    char hint[160];
     if (!known)
-        return cl_err(c, TD_ESCHEMA, slot[0],
-                      "unknown storage scope '%s' (expected local, shared, "
-                      "shared.dyn or global)",
-                      b->scope);
+        return cl_err(c, TD_ESCHEMA, slot[0], "unknown storage scope '%s'%s",
+                      b->scope,
+                      td__yhint(hint, sizeof hint, b->scope, g_storage_scopes,
+                                sizeof g_storage_scopes /
+                                    sizeof *g_storage_scopes));
 
     char dt[TD_NAME_MAX];
     rc = cl_string(c, slot[1], "dtype", dt, sizeof dt);
     if (rc)
         return rc;
     if (td_dtype_parse(dt, &b->dtype) != 0)
-        return cl_err(c, TD_ESCHEMA, slot[1], "unknown dtype '%s'", dt);
+        return cl_err(c, TD_ESCHEMA, slot[1], "unknown dtype '%s'%s", dt,
+                      td__dtype_hint(hint, sizeof hint, dt));
 
     rc = cl_shape(c, slot[2], b);
     if (rc)
@@ -209,11 +214,12 @@ int td__cl_launch(td__cl *c, const td_ynode *n)
         for (int t = 0; t < TD_LAUNCH_COUNT; t++)
             if (strcmp(k->str, td_launch_tag_name((td_launch_tag)t)) == 0)
                 tag = t;
-        if (tag < 0)
-            return cl_err(c, TD_ESCHEMA, k,
-                          "unknown launch tag '%.64s' (expected threadIdx.x/y/z "
-                          "or blockIdx.x/y/z)",
-                          k->str);
+        if (tag < 0) {
+            char hint[128];
+            return cl_err(c, TD_ESCHEMA, k, "unknown launch tag '%.64s'%s",
+                          k->str,
+                          td__launch_tag_hint(hint, sizeof hint, k->str));
+        }
         rc = td__ydup(&c->doc, n, i);
         if (rc)
             return rc;

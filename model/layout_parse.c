@@ -138,8 +138,10 @@ static int lay_axis_suffix(lay_parser *p, td_axis *axis)
                          (int)(sizeof name - 1), p->text + start);
     memcpy(name, p->text + start, n);
     name[n] = '\0';
+    char hint[192];
     if (td_axis_parse(name, axis) != 0)
-        return lay_error(p, start, "unknown layout axis '%s'", name);
+        return lay_error(p, start, "unknown layout axis '%s'%s", name,
+                         td__axis_hint(hint, sizeof hint, name));
     return 0;
 }
 

@@ -39,6 +39,17 @@ const char *td__regions_missing(const td_call *call);
  * extent is not positive), so that hostile shapes cannot overflow. */
 int64_t td__region_elems(const td_region *r);
 
+/* The hints that follow "unknown dtype 'X'", "unknown exec scope 'X'",
+ * "unknown layout axis 'X'" and "unknown launch tag 'X'": written into
+ * buf[cap] and returned, " (did you mean 'Y'?)" or the list of the valid
+ * names (td__yhint).  The dtype, layout axis and launch tag hints also
+ * know the spellings of other tools and words (fp32, half, bf16, i32,
+ * lane, blockDim.x, ...): a hint only, never an accepted spelling. */
+const char *td__dtype_hint(char *buf, size_t cap, const char *s);
+const char *td__exec_scope_hint(char *buf, size_t cap, const char *s);
+const char *td__axis_hint(char *buf, size_t cap, const char *s);
+const char *td__launch_tag_hint(char *buf, size_t cap, const char *s);
+
 /* The reserved names (names.c): sorted; true when s is one of them. */
 extern const char *const td__reserved_names[];
 extern const size_t td__nreserved_names;

@@ -1,14 +1,17 @@
 /*
  * The name tables of the call model: dtypes, execution scopes, launch axes
- * and launch tags (the spellings call files and printers use), the names
- * the generated code reserves, and what counts as an identifier in a call
- * file.
+ * and launch tags (the spellings call files and printers use), the hints
+ * that follow a name not in them (the closest name, other tools' spellings
+ * such as fp32 or blockDim.x, or the list), the names the generated code
+ * reserves, and what counts as an identifier in a call file.
  */
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model.h"
+#include "td_yaml.h"
 #include "tiledispatch/td_call.h"
 
 /* ---- name tables -------------------------------------------------------- */
@@ -107,6 +110,98 @@ static const char *const g_launch[TD_LAUNCH_COUNT] = {
 const char *td_launch_tag_name(td_launch_tag t)
 {
     return (unsigned)t < TD_LAUNCH_COUNT ? g_launch[t] : "?";
+}
+
+/* ---- hints for unknown names ------------------------------------------ */
+
+/* Another tool's spelling and ours, compared without regard to case. */
+typedef struct {
+    const char *alias, *name;
+} name_alias;
+
+static const name_alias g_dtype_aliases[] = {
+    {"fp32", "float32"},   {"f32", "float32"},     {"float", "float32"},
+    {"single", "float32"}, {"fp16", "float16"},    {"f16", "float16"},
+    {"half", "float16"},   {"bf16", "bfloat16"},   {"bfloat", "bfloat16"},
+    {"fp64", "float64"},   {"f64", "float64"},     {"double", "float64"},
+    {"i8", "int8"},        {"s8", "int8"},         {"char", "int8"},
+    {"i16", "int16"},      {"s16", "int16"},       {"short", "int16"},
+    {"i32", "int32"},      {"s32", "int32"},       {"int", "int32"},
+    {"i64", "int64"},      {"s64", "int64"},       {"long", "int64"},
+    {"u8", "uint8"},       {"byte", "uint8"},      {"u16", "uint16"},
+    {"u32", "uint32"},     {"uint", "uint32"},     {"u64", "uint64"},
+};
+
+/* Layout axes by the words they abbreviate (lane is too short for two
+ * edits to reach laneid). */
+static const name_alias g_axis_aliases[] = {
+    {"lane", "laneid"}, {"warp", "warpid"},     {"tid", "tx"},
+    {"thread", "tx"},   {"warpgroup", "wgid"},
+};
+
+/* CUDA's blockDim and gridDim give the extents that launch tags name. */
+static const name_alias g_launch_aliases[] = {
+    {"blockDim.x", "threadIdx.x"}, {"blockDim.y", "threadIdx.y"},
+    {"blockDim.z", "threadIdx.z"}, {"gridDim.x", "blockIdx.x"},
+    {"gridDim.y", "blockIdx.y"},   {"gridDim.z", "blockIdx.z"},
+};
+
+static bool same_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
+/* The alias's hint when s is one (in any case), else td__yhint over
+ * cands. */
+static const char *hint(char *buf, size_t cap, const char *s,
+                        const name_alias *aliases, size_t naliases,
+                        const char *const *cands, size_t n)
+{
+    const char *known = NULL;
+    for (size_t i = 0; i < naliases && known == NULL; i++)
+        if (same_nocase(s, aliases[i].alias))
+            known = aliases[i].name;
+    if (known != NULL) {
+        if (cap > 0)
+            snprintf(buf, cap, " (did you mean '%s'?)", known);
+        return buf;
+    }
+    return td__yhint(buf, cap, s, cands, n);
+}
+
+const char *td__dtype_hint(char *buf, size_t cap, const char *s)
+{
+    const char *names[TD_DTYPE_COUNT];
+    for (int i = 0; i < TD_DTYPE_COUNT; i++)
+        names[i] = g_dtypes[i].name;
+    return hint(buf, cap, s, g_dtype_aliases,
+                sizeof g_dtype_aliases / sizeof *g_dtype_aliases, names,
+                TD_DTYPE_COUNT);
+}
+
+const char *td__exec_scope_hint(char *buf, size_t cap, const char *s)
+{
+    return hint(buf, cap, s, NULL, 0, g_scopes, TD_SCOPE_COUNT);
+}
+
+const char *td__axis_hint(char *buf, size_t cap, const char *s)
+{
+    const char *names[TD_AXIS_COUNT];
+    for (int i = 0; i < TD_AXIS_COUNT; i++)
+        names[i] = g_axes[i].name;
+    return hint(buf, cap, s, g_axis_aliases,
+                sizeof g_axis_aliases / sizeof *g_axis_aliases, names,
+                TD_AXIS_COUNT);
+}
+
+const char *td__launch_tag_hint(char *buf, size_t cap, const char *s)
+{
+    return hint(buf, cap, s, g_launch_aliases,
+                sizeof g_launch_aliases / sizeof *g_launch_aliases, g_launch,
+                TD_LAUNCH_COUNT);
 }
 
 /* ---- reserved names ---------------------------------------------------- */

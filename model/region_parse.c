@@ -110,9 +110,20 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
         if (strlen(bn) == name_len && memcmp(bn, r.s + name_at, name_len) == 0)
             buf = i;
     }
-    if (buf < 0)
-        return rp_err(&r, TD_ESCHEMA, name_at, "unknown buffer '%.*s'",
-                      (int)(name_len > 64 ? 64 : name_len), r.s + name_at);
+    if (buf < 0) {
+        /* The hint: the declared buffer closest to the name, or the list. */
+        char name[TD_NAME_MAX], hint[TD_DIAG_MSG_MAX / 2];
+        const char *names[TD_MAX_BUFFERS];
+        int nb = c->call->nbuffers;
+        for (int i = 0; i < nb; i++)
+            names[i] = c->call->buffers[i].name;
+        snprintf(name, sizeof name, "%.*s",
+                 (int)(name_len < sizeof name ? name_len : sizeof name - 1),
+                 r.s + name_at);
+        return rp_err(&r, TD_ESCHEMA, name_at, "unknown buffer '%.*s'%s",
+                      (int)(name_len > 64 ? 64 : name_len), r.s + name_at,
+                      td__yhint(hint, sizeof hint, name, names, (size_t)nb));
+    }
     const td_buffer *b = &c->call->buffers[buf];
     td_region reg;
     memset(&reg, 0, sizeof reg);

@@ -117,7 +117,7 @@ static bool shared_check(const td_call *call, td__red_shape *sh,
     }
     /* Upstream checks the launch even at thread scope. */
     if (!call->launch[TD_LAUNCH_TX].present) {
-        td_reason_set(why, "threadIdx.x not in launch_params");
+        td_reason_set(why, "no threadIdx.x in the call's launch (add `launch: {threadIdx.x: N}`)");
         return false;
     }
     if (call->launch[TD_LAUNCH_TY].present ||

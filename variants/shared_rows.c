@@ -111,7 +111,7 @@ static bool launch_ok(const td_call *call, td_reason *why)
 {
     const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
     if (!tx->present) {
-        td_reason_set(why, "threadIdx.x not in launch_params");
+        td_reason_set(why, "no threadIdx.x in the call's launch (add `launch: {threadIdx.x: N}`)");
         return false;
     }
     if (call->launch[TD_LAUNCH_TY].present ||

@@ -306,7 +306,15 @@ static void test_layouts_in_calls(void **state)
               "  A:\n    scope: local\n    dtype: float32\n    shape: [4]\n"
               "    layout: S[4:1@lane]\n"
               "dst: A[0:1]\nsrc: A\n",
-              TD_EPARSE, 8, 19, "unknown layout axis 'lane'");
+              TD_EPARSE, 8, 19,
+              "unknown layout axis 'lane' (did you mean 'laneid'?)");
+    parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
+              "  A:\n    scope: local\n    dtype: float32\n    shape: [4]\n"
+              "    layout: S[4:1@q]\n"
+              "dst: A[0:1]\nsrc: A\n",
+              TD_EPARSE, 8, 19,
+              "unknown layout axis 'q' (expected one of: m, laneid, warpid, "
+              "tx, wgid, tid_in_wg, wid_in_wg, bx, by, bz, cbx, cby, cbz)");
 }
 
 static void test_axes_helper(void **state)
@@ -615,7 +623,7 @@ static void test_operand_errors(void **state)
 {
     (void)state;
     /* Line 8 is the first after EW_HEAD. */
-    parse_bad(EW_HEAD "srcs: [A, A, {value: 1.5, dtype: f32}]\n", TD_ESCHEMA, 8, 34, "srcs[2]: unknown dtype 'f32'");
+    parse_bad(EW_HEAD "srcs: [A, A, {value: 1.5, dtype: f32}]\n", TD_ESCHEMA, 8, 34, "srcs[2]: unknown dtype 'f32' (did you mean 'float32'?)");
     parse_bad(EW_HEAD "srcs: [A, A, A, A, A]\n", TD_ELIMIT, 8, 7,
               "'srcs' has 5 operands (at most 4)");
     parse_bad(EW_HEAD "src: A\nextras: {scale: A}\n", TD_ESCHEMA, 9, 17,
@@ -632,7 +640,7 @@ static void test_operand_errors(void **state)
     parse_bad(EW_HEAD "srcs: [A, \"A[0:5]\"]\n", TD_ESCHEMA, 8, 14,
               "srcs[1]: slice 0:5 out of bounds for dimension 0 of extent 4");
     parse_bad(EW_HEAD "srcs: [C]\n", TD_ESCHEMA, 8, 8,
-              "srcs[0]: unknown buffer 'C'");
+              "srcs[0]: unknown buffer 'C' (expected one of: A, B, I)");
     parse_bad(EW_HEAD "srcs: ['I[0, 0:4:2]']\n", TD_EPARSE, 8, 17, "srcs[0]: slice steps are not supported in regions");
     parse_bad(EW_HEAD "srcs: [~]\n", TD_ESCHEMA, 8, 8,
               "srcs[0]: an operand must be a region, a number or a mapping, "
@@ -690,11 +698,11 @@ static void test_operand_errors(void **state)
               "'scalar' (a named scalar)");
     parse_bad(EW_HEAD "srcs: [{value: 1, dtype: float32, x: 1}]\n", TD_ESCHEMA,
               8, 35,
-              "srcs[0]: unknown key 'x' (expected value, scalar, dtype)");
+              "srcs[0]: unknown key 'x' (expected one of: value, scalar, dtype)");
     parse_bad(EW_HEAD "src: A\nextras: 2\n", TD_ESCHEMA, 9, 9,
               "'extras' must be a mapping, not an integer");
     parse_bad(EW_HEAD "src: A\nextras: {shift: 2}\n", TD_ESCHEMA, 9, 10,
-              "extras: unknown key 'shift' (expected bias, scale)");
+              "extras: unknown key 'shift' (expected one of: bias, scale)");
     parse_bad(EW_HEAD "src: A\nextras: {bias: [A]}\n", TD_ESCHEMA, 9, 16,
               "extras.bias: an operand must be a region, a number or a "
               "mapping, not a list");
@@ -706,7 +714,118 @@ static void test_operand_errors(void **state)
     /* src still takes only a region, with its old messages. */
     parse_bad(EW_HEAD "src: 2\n", TD_ESCHEMA, 8, 6,
               "'src' must be a string, not an integer");
-    parse_bad(EW_HEAD "src: C\n", TD_ESCHEMA, 8, 6, "unknown buffer 'C'");
+    parse_bad(EW_HEAD "src: C\n", TD_ESCHEMA, 8, 6,
+              "unknown buffer 'C' (expected one of: A, B, I)");
+}
+
+/* Every unknown name gets the one close valid name, or the list of them;
+ * the spellings of other tools (fp32, half, blockDim.x, hopper) get a hint
+ * and are still refused. */
+static void test_unknown_name_hints(void **state)
+{
+    (void)state;
+#define HINT_BUFS                                                              \
+    "op: sum\ntarget: cuda\nbuffers:\n"                                        \
+    "  A_local: {scope: local, dtype: float32, shape: [4]}\n"                  \
+    "  B_local: {scope: local, dtype: float32, shape: [1]}\n"
+#define HINT_TAIL "dst: B_local\nsrc: A_local\n"
+    parse_bad(HINT_BUFS HINT_TAIL "axis: [-1]\n", TD_ESCHEMA, 8, 1,
+              "unknown key 'axis' (did you mean 'axes'?)");
+    parse_bad("version: 1\nvariants: []\n", TD_ESCHEMA, 1, 1,
+              "unknown key 'version' (this looks like a rules file, not a "
+              "call file)");
+    parse_bad(HINT_BUFS HINT_TAIL "lauch: {threadIdx.x: 32}\n", TD_ESCHEMA, 8,
+              1, "unknown key 'lauch' (did you mean 'launch'?)");
+    parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
+              "  A: {scope: local, dtpye: float32, shape: [4]}\n" HINT_TAIL,
+              TD_ESCHEMA, 4, 21,
+              "unknown key 'dtpye' in buffer 'A' (did you mean 'dtype'?)");
+    static const struct {
+        const char *dtype, *msg;
+    } dtypes[] = {
+        {"fp32", "unknown dtype 'fp32' (did you mean 'float32'?)"},
+        {"FP16", "unknown dtype 'FP16' (did you mean 'float16'?)"},
+        {"half", "unknown dtype 'half' (did you mean 'float16'?)"},
+        {"bf16", "unknown dtype 'bf16' (did you mean 'bfloat16'?)"},
+        {"i32", "unknown dtype 'i32' (did you mean 'int32'?)"},
+        {"int", "unknown dtype 'int' (did you mean 'int32'?)"},
+        {"u8", "unknown dtype 'u8' (did you mean 'uint8'?)"},
+        {"double", "unknown dtype 'double' (did you mean 'float64'?)"},
+        {"Float32", "unknown dtype 'Float32' (did you mean 'float32'?)"},
+        {"flaot32", "unknown dtype 'flaot32' (did you mean 'float32'?)"},
+        {"fp3", "unknown dtype 'fp3' (expected one of: float32, float16, "
+                "bfloat16, float64, int8, int16, int32, int64, uint8, "
+                "uint16, uint32, uint64)"},
+    };
+    for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "op: sum\ntarget: cuda\nbuffers:\n"
+                 "  A: {scope: local, dtype: %s, shape: [4]}\n" HINT_TAIL,
+                 dtypes[i].dtype);
+        parse_bad(text, TD_ESCHEMA, 4, 28, dtypes[i].msg);
+    }
+    parse_bad(EW_HEAD "srcs: [A, {value: 1, dtype: bf16}]\n", TD_ESCHEMA, 8,
+              29, "srcs[1]: unknown dtype 'bf16' (did you mean 'bfloat16'?)");
+    parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
+              "  A: {scope: shard, dtype: float32, shape: [4]}\n" HINT_TAIL,
+              TD_ESCHEMA, 4, 14,
+              "unknown storage scope 'shard' (did you mean 'shared'?)");
+    parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
+              "  A: {scope: SHARED, dtype: float32, shape: [4]}\n" HINT_TAIL,
+              TD_ESCHEMA, 4, 14,
+              "unknown storage scope 'SHARED' (did you mean 'shared'?)");
+    parse_bad(HINT_BUFS HINT_TAIL "DST: B_local\n", TD_ESCHEMA, 8, 1,
+              "unknown key 'DST' (did you mean 'dst'?)");
+    parse_bad(HINT_BUFS HINT_TAIL "scope: warp_group\n", TD_ESCHEMA, 8, 8,
+              "unknown exec scope 'warp_group' (did you mean 'warpgroup'?)");
+    parse_bad(HINT_BUFS HINT_TAIL "scope: CTA\n", TD_ESCHEMA, 8, 8,
+              "unknown exec scope 'CTA' (did you mean 'cta'?)");
+    parse_bad(HINT_BUFS HINT_TAIL "launch: {threadidx.x: 32}\n", TD_ESCHEMA,
+              8, 10,
+              "unknown launch tag 'threadidx.x' (did you mean 'threadIdx.x'?)");
+    parse_bad(HINT_BUFS HINT_TAIL "launch: {blockDim.x: 32}\n", TD_ESCHEMA, 8,
+              10, "unknown launch tag 'blockDim.x' (did you mean 'threadIdx.x'?)");
+    parse_bad(HINT_BUFS HINT_TAIL "launch: {gridDim.y: 2}\n", TD_ESCHEMA, 8,
+              10, "unknown launch tag 'gridDim.y' (did you mean 'blockIdx.y'?)");
+    parse_bad("op: sum\ntarget: cuda\nbuffers:\n"
+              "  A: {scope: local, dtype: float32, shape: [4], "
+              "layout: \"S[4 : 1@laneId]\"}\n" HINT_TAIL,
+              TD_EPARSE, 4, 66,
+              "unknown layout axis 'laneId' (did you mean 'laneid'?)");
+    parse_bad(HINT_BUFS "dst: B_local\nsrc: A_locl\n", TD_ESCHEMA, 7, 6,
+              "unknown buffer 'A_locl' (did you mean 'A_local'?)");
+    parse_bad(HINT_BUFS "dst: B_local[0:1]\nsrcs: [A_lcal]\n", TD_ESCHEMA, 7,
+              8, "srcs[0]: unknown buffer 'A_lcal' (did you mean 'A_local'?)");
+    parse_bad(EW_HEAD "srcs: [A, {scaler: alpha, dtype: float32}]\n",
+              TD_ESCHEMA, 8, 12,
+              "srcs[1]: unknown key 'scaler' (did you mean 'scalar'?)");
+    parse_bad(EW_HEAD "src: A\nextras: {bais: A}\n", TD_ESCHEMA, 9, 10,
+              "extras: unknown key 'bais' (did you mean 'bias'?)");
+    static const struct {
+        const char *arch, *msg;
+    } archs[] = {
+        {"hopper", "arch 'hopper' has no sm_NN version (did you mean "
+                   "'sm_90a'?)"},
+        {"H100", "arch 'H100' has no sm_NN version (did you mean 'sm_90a'?)"},
+        {"A100", "arch 'A100' has no sm_NN version (did you mean 'sm_80'?)"},
+        {"SM_90a", "arch 'SM_90a' has no sm_NN version (did you mean "
+                   "'sm_90a'?)"},
+        {"sm90", "arch 'sm90' has no sm_NN version (did you mean 'sm_90'?)"},
+        {"compute_80", "arch 'compute_80' has no sm_NN version (did you mean "
+                       "'sm_80'?)"},
+        {"90a", "arch '90a' has no sm_NN version (did you mean 'sm_90a'?)"},
+        {"sm_x", "arch 'sm_x' has no sm_NN version (expected sm_NN, e.g. "
+                 "sm_80 or sm_90a)"},
+    };
+    for (size_t i = 0; i < sizeof archs / sizeof *archs; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "arch: '%s'\n" HINT_BUFS HINT_TAIL,
+                 archs[i].arch);
+        parse_bad(text, TD_ESCHEMA, 1, 7, archs[i].msg);
+    }
+#undef HINT_BUFS
+#undef HINT_TAIL
 }
 
 static void test_script_forms(void **state)
@@ -980,6 +1099,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_operands),
         cmocka_unit_test(test_operand_errors),
+        cmocka_unit_test(test_unknown_name_hints),
         cmocka_unit_test(test_script_forms),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_good_files),

@@ -260,6 +260,41 @@ static void test_node_limit(void **state)
     }
 }
 
+/* The hint after an unknown name: the one close name, else the list. */
+static void test_hint(void **state)
+{
+    (void)state;
+    char buf[64];
+    static const char *const tags[] = {"threadIdx.x", "threadIdx.y",
+                                       "blockIdx.x"};
+    assert_string_equal(td__yhint(buf, sizeof buf, "threadIdxx", tags, 3),
+                        " (did you mean 'threadIdx.x'?)");
+    /* Two names equally close: no guess between them, the list. */
+    assert_string_equal(td__yhint(buf, sizeof buf, "threadIdx.w", tags, 3),
+                        " (expected one of: threadIdx.x, threadIdx.y, "
+                        "blockIdx.x)");
+    /* A nearer name wins over one farther but still within reach. */
+    static const char *const keys[] = {"arch", "launch"};
+    assert_string_equal(td__yhint(buf, sizeof buf, "lauch", keys, 2),
+                        " (did you mean 'launch'?)");
+    /* Another case is the same name, however far td_suggest finds it. */
+    static const char *const scopes[] = {"cta", "warp", NULL};
+    assert_string_equal(td__yhint(buf, sizeof buf, "CTA", scopes, 3),
+                        " (did you mean 'cta'?)");
+    /* NULL entries are skipped; no candidates, no hint. */
+    static const char *const some[] = {NULL, "a", NULL, "b"};
+    assert_string_equal(td__yhint(buf, sizeof buf, "zz", some, 4),
+                        " (expected one of: a, b)");
+    assert_string_equal(td__yhint(buf, sizeof buf, "zz", some, 1), "");
+    /* A list too long for the buffer ends in whole names and "...". */
+    static const char *const many[] = {"alpha", "bravo", "charlie", "delta",
+                                       "echo", "foxtrot", "golf", "hotel"};
+    char small[48];
+    assert_string_equal(td__yhint(small, sizeof small, "zz", many, 8),
+                        " (expected one of: alpha, bravo, charlie, ...)");
+    assert_string_equal(td__yhint(buf, 8, "zz", many, 8), "");
+}
+
 static void test_key_table(void **state)
 {
     (void)state;
@@ -285,9 +320,16 @@ static void test_key_table(void **state)
     assert_string_equal(unknown->str, "zz");
     assert_int_equal(td__ymap_read(&doc, doc.root, names, 3, vals, NULL),
                      TD_ESCHEMA);
-    assert_string_equal(d.msg, "unknown key 'zz'");
+    assert_string_equal(d.msg, "unknown key 'zz' (expected one of: a, b, c)");
     assert_int_equal(d.line, 2);
     assert_int_equal(d.col, 1);
+    td__ydoc_free(&doc);
+    static const char *const words[] = {"scope", "dtype", "shape"};
+    load(&doc, &d, "dtype: 1\nscop: 2\n");
+    assert_int_equal(td__ymap_read(&doc, doc.root, words, 3, vals, NULL),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "unknown key 'scop' (did you mean 'scope'?)");
+    assert_int_equal(d.line, 2);
     td__ydoc_free(&doc);
 
     /* The first problem in document order wins. */
@@ -420,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_node_limit),
         cmocka_unit_test(test_key_table),
+        cmocka_unit_test(test_hint),
         cmocka_unit_test(test_scalars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

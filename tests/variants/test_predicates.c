@@ -478,7 +478,7 @@ static void test_shared_valid(void **state)
     expect_fail(p, c, "dtype mismatch: src=float32 dst=bfloat16");
     c->buffers[b].dtype = TD_F32;
     c->launch[TD_LAUNCH_TX].present = false;
-    expect_fail(p, c, "threadIdx.x not in launch_params");
+    expect_fail(p, c, "no threadIdx.x in the call's launch (add `launch: {threadIdx.x: N}`)");
     c->launch[TD_LAUNCH_TX].present = true;
     c->launch[TD_LAUNCH_TZ].present = true;
     expect_fail(p, c, "multi-dimensional thread binding not supported for "
