@@ -516,6 +516,20 @@ static int override_entry(loader *ld, const td_ynode *m, td__ventry *e,
     return 0;
 }
 
+/* Whether the layer being loaded starts like the built-in rules (their
+ * first line, "# tiledispatch default dispatch table ...") and is not
+ * the first: a copy of the whole table loaded as a layer over itself. */
+static bool complete_table(const loader *ld)
+{
+    size_t len = 0;
+    const char *builtin = td_default_rules(&len);
+    const char *nl = memchr(builtin, '\n', len);
+    size_t head = nl != NULL ? (size_t)(nl - builtin) + 1 : 0;
+    return head > 1 && ld->layer->len >= head &&
+           memcmp(ld->layer->text, builtin, head) == 0 &&
+           ld->layer != ld->rules->layers;
+}
+
 static int load_entry(loader *ld, const td_ynode *m)
 {
     td__rules *r = ld->rules;
@@ -545,8 +559,13 @@ static int load_entry(loader *ld, const td_ynode *m)
             return ERRN(ld, TD_ESCHEMA, v[E_NAME],
                         "duplicate variant '%s' for target '%s' (first "
                         "declared at %s:%d); to change it, add 'override: "
-                        "true'",
-                        old->name, old->target, old->file, old->line);
+                        "true'%s",
+                        old->name, old->target, old->file, old->line,
+                        complete_table(ld)
+                            ? " (this file is a complete table: load it "
+                              "in place of the built-in rules, e.g. with "
+                              "--no-default-rules)"
+                            : "");
     }
     if (!over && v[E_OPS] == NULL && v[E_NAME]->kind == TD_YSCALAR) {
         /* Most likely meant to change that variant, not declare one. */

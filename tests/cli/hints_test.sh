@@ -25,6 +25,9 @@ expect 2 "error: unknown target 'CUDA' (did you mean 'cuda'? names are case-sens
 sed 's/^target: cuda/target: rocm/' "$seed" >"$tmp/rocm.yaml"
 expect 2 "error: unknown target 'rocm' (expected one of: cuda)" emit "$tmp/rocm.yaml"
 
+sed 's/__nonexistent__/sharde/' "$data/forced_unknown.yaml" >"$tmp/forced.yaml"
+expect 1 "no variant named 'sharde' is registered for op=sum target=cuda (did you mean 'shared'?)" dispatch "$tmp/forced.yaml"
+
 # Names in rules files.
 cat >"$tmp/typos.yaml" <<'YAML'
 version: 1
@@ -74,6 +77,11 @@ expect 0 "rules.yaml: ok, 7 entries" validate "$rules"
 expect 0 "upstream.yaml: ok, 1 entry (1 override)" validate "$rules" "$root/rules/upstream.yaml"
 sed 's/- shared_rows_valid$/- shared_rows_vald/' "$rules" >"$tmp/rules.yaml"
 expect 2 "rules.yaml:66:9: error: unknown predicate 'shared_rows_vald' (did you mean 'shared_rows_valid'?)" validate "$tmp/rules.yaml"
+
+# A copy of the whole table given as a layer: the duplicate says how to
+# use it instead.
+expect 2 "(this file is a complete table: load it in place of the built-in rules, e.g. with --no-default-rules)" rules --rules "$rules"
+expect 0 "op=sum target=cuda" rules --no-default-rules --rules "$rules"
 
 # Options: the close one, the valid values, --json as --format json.
 expect 2 "Did you mean '--rules'?" dispatch "$seed" --rule x.yaml
