@@ -539,9 +539,13 @@ static int load_entry(loader *ld, const td_ynode *m)
     if (m->kind != TD_YMAP)
         return ERRN(ld, TD_ESCHEMA, m, "a variant entry must be a mapping");
     rc = td__ymap_read(&ld->doc, m, entry_keys, E_COUNT, v, &unknown);
-    if (unknown != NULL)
+    if (unknown != NULL) {
+        char hint[TD_DIAG_MSG_MAX];
+        td__hint(hint, sizeof hint, unknown->str, entry_keys, E_COUNT);
         return ERRN(ld, TD_ESCHEMA, unknown,
-                    "unknown key '%.64s' in variant entry", unknown->str);
+                    "unknown key '%.64s' in variant entry%s", unknown->str,
+                    hint);
+    }
     if (rc != 0)
         return rc;
     bool over = false;
@@ -645,9 +649,12 @@ static int load_tree(loader *ld, const td_ynode *root)
         return ERRN(ld, TD_ESCHEMA, root,
                     "a rules file is a mapping with 'version' and 'variants'");
     rc = td__ymap_read(&ld->doc, root, top_keys, 2, vals, &unknown);
-    if (unknown != NULL)
-        return ERRN(ld, TD_ESCHEMA, unknown, "unknown top-level key '%.64s'",
-                    unknown->str);
+    if (unknown != NULL) {
+        char hint[TD_DIAG_MSG_MAX];
+        td__hint(hint, sizeof hint, unknown->str, top_keys, 2);
+        return ERRN(ld, TD_ESCHEMA, unknown,
+                    "unknown top-level key '%.64s'%s", unknown->str, hint);
+    }
     if (rc != 0)
         return rc;
     const td_ynode *version = vals[0], *variants = vals[1];

@@ -53,6 +53,11 @@ printf 'version: 1\nvariants:\n  - {name: shared_rows, enabled: false}\n' >"$tmp
 expect 2 "variant entry is missing 'ops'; variant 'shared_rows' exists (declared for target 'cuda' at rules/rules.yaml:" validate "$tmp/noover.yaml"
 expect 2 "to change it, add 'override: true'" validate "$tmp/noover.yaml"
 
+printf 'version: 1\nvariant: []\n' >"$tmp/top.yaml"
+expect 2 "unknown top-level key 'variant' (did you mean 'variants'?)" validate "$tmp/top.yaml"
+printf 'version: 1\nvariants:\n  - {name: x, opts: [sum]}\n' >"$tmp/key.yaml"
+expect 2 "unknown key 'opts' in variant entry (did you mean 'ops'?)" validate "$tmp/key.yaml"
+
 # A failing file of TILEDISPATCH_RULES says where it came from.
 TILEDISPATCH_RULES="$tmp/typos.yaml" expect 2 "(did you mean 'shared_rows_valid'?) (a file named by TILEDISPATCH_RULES)" dispatch "$seed"
 expect 2 "(did you mean 'shared_rows_valid'?)" dispatch "$seed" --rules "$tmp/typos.yaml"
