@@ -24,12 +24,11 @@ int td_dispatch(const td_registry *reg, const td_call *call,
     memcpy(file, call->file, sizeof file);
     file[sizeof file - 1] = '\0';
 
-    const td_op_desc *op = td_registry_op(reg, op_name);
-    if (op == NULL)
-        return td__fail_at(diag, TD_ENOENT,
-                           TD_AT(file, call->pos_op.line, call->pos_op.col),
-                           "unknown op '%s'", op_name);
-    int rc = td__op_check(call, op, file, diag);
+    const td_op_desc *op = NULL;
+    int rc = td__call_names_check(reg, call, file, &op, diag);
+    if (rc != 0)
+        return rc;
+    rc = td__op_check(call, op, file, diag);
     if (rc != 0)
         return rc;
 

@@ -5,6 +5,7 @@
  * caller's.  The command line and the Python package both build their
  * registry here, so the two environment variables mean the same to both.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,11 +15,13 @@
  * use_env) then the extra ones, in one array; the entries of the variable
  * point into *copy.  The caller frees both (NULL when unused). */
 static int layers(const char *name, bool use_env, const char *const *extra,
-                  size_t nextra, char **copy, const char ***out, size_t *n)
+                  size_t nextra, char **copy, const char ***out, size_t *n,
+                  size_t *nenv)
 {
     *copy = NULL;
     *out = NULL;
     *n = 0;
+    *nenv = 0;
     const char *env = use_env ? getenv(name) : NULL;
     size_t most = 0;
     if (env != NULL && env[0] != '\0') {
@@ -43,11 +46,30 @@ static int layers(const char *name, bool use_env, const char *const *extra,
             all[k++] = p;
         p = colon != NULL ? colon + 1 : NULL;
     }
+    *nenv = k;
     for (size_t i = 0; i < nextra; i++)
         all[k++] = extra[i];
     *out = all;
     *n = k;
     return 0;
+}
+
+/* When the diagnostic is about one of the first nenv files (those of the
+ * variable `var`), says so: a file the user did not name on the command
+ * line is otherwise a puzzle. */
+static void name_env(td_diag *d, const char *var, const char *const *files,
+                     size_t nenv)
+{
+    if (d == NULL)
+        return;
+    for (size_t i = 0; i < nenv; i++) {
+        if (strcmp(d->file, files[i]) != 0)
+            continue;
+        size_t len = strlen(d->msg);
+        snprintf(d->msg + len, sizeof d->msg - len, " (a file named by %s)",
+                 var);
+        return;
+    }
 }
 
 int td_registry_load(const td_load_options *opts, td_registry **out,
@@ -62,22 +84,25 @@ int td_registry_load(const td_load_options *opts, td_registry **out,
         opts = &none;
     char *plugin_copy = NULL, *rules_copy = NULL;
     const char **plugins = NULL, **rules = NULL;
-    size_t nplugins = 0, nrules = 0;
+    size_t nplugins = 0, nrules = 0, nenv_plugins = 0, nenv_rules = 0;
     td_registry *reg = NULL;
     int err = layers("TILEDISPATCH_PLUGINS", !opts->no_env_plugins,
                      opts->plugins, opts->nplugins, &plugin_copy, &plugins,
-                     &nplugins);
+                     &nplugins, &nenv_plugins);
     if (err == 0)
         err = layers("TILEDISPATCH_RULES", !opts->no_env_rules, opts->rules,
-                     opts->nrules, &rules_copy, &rules, &nrules);
+                     opts->nrules, &rules_copy, &rules, &nrules, &nenv_rules);
     if (err == 0)
         err = td_registry_new(&reg);
     for (size_t i = 0; err == 0 && i < nplugins; i++)
-        err = td_registry_load_plugin(reg, plugins[i], diag);
+        if ((err = td_registry_load_plugin(reg, plugins[i], diag)) != 0)
+            name_env(diag, "TILEDISPATCH_PLUGINS", plugins,
+                     i < nenv_plugins ? nenv_plugins : 0);
     if (err == 0 && !opts->no_default_rules)
         err = td_registry_load_default_rules(reg, diag);
-    if (err == 0 && nrules > 0)
-        err = td_registry_add_rules(reg, rules, nrules, diag);
+    if (err == 0 && nrules > 0 &&
+        (err = td_registry_add_rules(reg, rules, nrules, diag)) != 0)
+        name_env(diag, "TILEDISPATCH_RULES", rules, nenv_rules);
     td__free(plugins);
     td__free(rules);
     td__free(plugin_copy);

@@ -170,6 +170,37 @@ void td__ventry_free(td__ventry *e);
 /* Frees n bound predicates and the array. */
 void td__rule_preds_free(td__rule_pred *preds, size_t n);
 
+/* The file name diagnostics give the built-in rules: the source file they
+ * are compiled from (installed as share/tiledispatch/rules.yaml). */
+#define TD__BUILTIN_RULES_NAME "rules/rules.yaml"
+
+/* hint.c: the tail of a message about an unknown name, written into buf:
+ * " (did you mean 'x'?)" when td_suggest finds a close candidate (or one
+ * differing only in case), else " (expected one of: a, b)" for a short
+ * list, else "". */
+void td__hint(char *buf, size_t cap, const char *name,
+              const char *const *cands, size_t n);
+typedef enum td__names {
+    TD__NAMES_OPS,
+    TD__NAMES_PREDS,
+    TD__NAMES_IMPLS,
+    TD__NAMES_TARGETS /* the targets the loaded rules name */
+} td__names;
+/* The registered names of one kind in *out (td__malloc'd; the strings
+ * belong to the registry), their count; 0 and NULL when none or out of
+ * memory (a hint is then simply left out). */
+size_t td__registry_names(const td_registry *reg, td__names kind,
+                          const char ***out);
+/* td__hint over the registered names of one kind. */
+void td__registry_hint(const td_registry *reg, td__names kind,
+                       const char *name, char *buf, size_t cap);
+/* Looks up the call's op (*op) and checks its target against the targets
+ * the rules name: "unknown op 'summ' (did you mean 'sum'?)" and "unknown
+ * target 'rocm' (expected one of: cuda)" at the call's keys, TD_ENOENT. */
+int td__call_names_check(const td_registry *reg, const td_call *call,
+                         const char *file, const td_op_desc **op,
+                         td_diag *diag);
+
 /* builtin.c: registers the built-in ops, predicates and variant modules. */
 int td__register_builtins(td_registry *reg);
 

@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,9 @@ typedef struct loader {
     td__yerr_at(&(ld)->doc, (code), (node_line), (node_col), __VA_ARGS__)
 #define ERRN(ld, code, node, ...)                                             \
     td__yerr(&(ld)->doc, (code), (node), __VA_ARGS__)
+
+/* The argument names a hint lists at most. */
+#define ARG_NAMES_MAX 32
 
 /* A name field (variant, impl, target, op, string argument). */
 static int check_name(loader *ld, const td_ynode *n, const char *what)
@@ -123,13 +127,23 @@ static int bind_args(loader *ld, const td__pred_entry *pe, const td_ynode *at,
         if ((rc = td__ykey(&ld->doc, k)) != 0)
             return rc;
         bool known = false;
-        for (size_t s = 0; s < pe->desc.nargs; s++)
+        const char *names[ARG_NAMES_MAX];
+        size_t nnames = 0;
+        for (size_t s = 0; s < pe->desc.nargs; s++) {
             if (strcmp(pe->desc.args[s].name, k->str) == 0)
                 known = true;
-        if (!known)
+            if (nnames < ARG_NAMES_MAX)
+                names[nnames++] = pe->desc.args[s].name;
+        }
+        if (!known) {
+            char hint[TD_DIAG_MSG_MAX];
+            td__hint(hint, sizeof hint, k->str, names, nnames);
+            if (nnames == 0)
+                snprintf(hint, sizeof hint, " (it takes no arguments)");
             return ERRN(ld, TD_ESCHEMA, k,
-                        "predicate '%s': unknown argument '%s'", pname,
-                        k->str);
+                        "predicate '%s': unknown argument '%s'%s", pname,
+                        k->str, hint);
+        }
         if ((rc = td__ydup(&ld->doc, m, i)) != 0)
             return rc;
     }
@@ -240,9 +254,13 @@ static int load_pred(loader *ld, const td_ynode *item, td__rule_pred *rp)
     if ((rc = check_name(ld, name_node, "a predicate name")) != 0)
         return rc;
     const td__pred_entry *pe = td__registry_pred(ld->reg, name_node->str);
-    if (pe == NULL)
-        return ERRN(ld, TD_ESCHEMA, name_node, "unknown predicate '%s'",
-                    name_node->str);
+    if (pe == NULL) {
+        char hint[TD_DIAG_MSG_MAX];
+        td__registry_hint(ld->reg, TD__NAMES_PREDS, name_node->str, hint,
+                          sizeof hint);
+        return ERRN(ld, TD_ESCHEMA, name_node, "unknown predicate '%s'%s",
+                    name_node->str, hint);
+    }
     rp->pred = pe;
     if ((rc = bind_args(ld, pe, name_node, args, &rp->args)) != 0)
         return rc;
@@ -315,8 +333,23 @@ static int read_fields(loader *ld, const td_ynode *const *v,
             return rc;
         f->impl_name = at->str;
         f->impl = td__registry_impl(ld->reg, at->str);
-        if (f->impl == NULL)
-            return ERRN(ld, TD_ESCHEMA, at, "unknown impl '%s'", at->str);
+        if (f->impl == NULL) {
+            /* Not a typo of a registered one: most likely the module is
+             * a plugin that was not loaded. */
+            char hint[TD_DIAG_MSG_MAX];
+            const char **names = NULL;
+            size_t n = td__registry_names(ld->reg, TD__NAMES_IMPLS, &names);
+            const char *best = td_suggest(at->str, names, n);
+            td__free(names);
+            if (best != NULL)
+                snprintf(hint, sizeof hint, " (did you mean '%s'?)", best);
+            else
+                snprintf(hint, sizeof hint,
+                         "; if a plugin provides it, load it with --plugin "
+                         "or TILEDISPATCH_PLUGINS");
+            return ERRN(ld, TD_ESCHEMA, at, "unknown impl '%s'%s", at->str,
+                        hint);
+        }
     }
     if (ops != NULL) {
         if (ops->kind != TD_YSEQ)
@@ -332,8 +365,13 @@ static int read_fields(loader *ld, const td_ynode *const *v,
                 return rc;
             const td__op_entry *oe = NULL;
             HASH_FIND(hh, ld->reg->ops, o->str, strlen(o->str), oe);
-            if (oe == NULL)
-                return ERRN(ld, TD_ESCHEMA, o, "unknown op '%s'", o->str);
+            if (oe == NULL) {
+                char hint[TD_DIAG_MSG_MAX];
+                td__registry_hint(ld->reg, TD__NAMES_OPS, o->str, hint,
+                                  sizeof hint);
+                return ERRN(ld, TD_ESCHEMA, o, "unknown op '%s'%s", o->str,
+                            hint);
+            }
             for (size_t j = 0; j < i; j++)
                 if (f->ops[j] == oe)
                     return ERRN(ld, TD_ESCHEMA, o, "op '%s' is listed twice",
@@ -478,6 +516,20 @@ static int override_entry(loader *ld, const td_ynode *m, td__ventry *e,
     return 0;
 }
 
+/* Whether the layer being loaded starts like the built-in rules (their
+ * first line, "# tiledispatch default dispatch table ...") and is not
+ * the first: a copy of the whole table loaded as a layer over itself. */
+static bool complete_table(const loader *ld)
+{
+    size_t len = 0;
+    const char *builtin = td_default_rules(&len);
+    const char *nl = memchr(builtin, '\n', len);
+    size_t head = nl != NULL ? (size_t)(nl - builtin) + 1 : 0;
+    return head > 1 && ld->layer->len >= head &&
+           memcmp(ld->layer->text, builtin, head) == 0 &&
+           ld->layer != ld->rules->layers;
+}
+
 static int load_entry(loader *ld, const td_ynode *m)
 {
     td__rules *r = ld->rules;
@@ -487,9 +539,13 @@ static int load_entry(loader *ld, const td_ynode *m)
     if (m->kind != TD_YMAP)
         return ERRN(ld, TD_ESCHEMA, m, "a variant entry must be a mapping");
     rc = td__ymap_read(&ld->doc, m, entry_keys, E_COUNT, v, &unknown);
-    if (unknown != NULL)
+    if (unknown != NULL) {
+        char hint[TD_DIAG_MSG_MAX];
+        td__hint(hint, sizeof hint, unknown->str, entry_keys, E_COUNT);
         return ERRN(ld, TD_ESCHEMA, unknown,
-                    "unknown key '%.64s' in variant entry", unknown->str);
+                    "unknown key '%.64s' in variant entry%s", unknown->str,
+                    hint);
+    }
     if (rc != 0)
         return rc;
     bool over = false;
@@ -499,6 +555,34 @@ static int load_entry(loader *ld, const td_ynode *m)
     if (v[E_OVERRIDE] != NULL &&
         (rc = td__ybool(&ld->doc, v[E_OVERRIDE], "override", &over)) != 0)
         return rc;
+    if (!over && v[E_TARGET] != NULL && v[E_TARGET]->kind == TD_YSCALAR &&
+        !td__yis_null(v[E_TARGET])) {
+        const td__ventry *old = find_entry(r, v[E_NAME]->str,
+                                           v[E_TARGET]->str);
+        if (old != NULL)
+            return ERRN(ld, TD_ESCHEMA, v[E_NAME],
+                        "duplicate variant '%s' for target '%s' (first "
+                        "declared at %s:%d); to change it, add 'override: "
+                        "true'%s",
+                        old->name, old->target, old->file, old->line,
+                        complete_table(ld)
+                            ? " (this file is a complete table: load it "
+                              "in place of the built-in rules, e.g. with "
+                              "--no-default-rules)"
+                            : "");
+    }
+    if (!over && v[E_OPS] == NULL && v[E_NAME]->kind == TD_YSCALAR) {
+        /* Most likely meant to change that variant, not declare one. */
+        for (size_t i = 0; i < r->nentries; i++) {
+            const td__ventry *o = r->entries[i];
+            if (strcmp(o->name, v[E_NAME]->str) == 0)
+                return ERRN(ld, TD_ESCHEMA, m,
+                            "variant entry is missing 'ops'; variant '%s' "
+                            "exists (declared for target '%s' at %s:%d): to "
+                            "change it, add 'override: true'",
+                            o->name, o->target, o->file, o->line);
+        }
+    }
     if ((!over && ((rc = need(ld, m, v, E_OPS)) != 0 ||
                    (rc = need(ld, m, v, E_TARGET)) != 0 ||
                    (rc = need(ld, m, v, E_PRIORITY)) != 0)) ||
@@ -519,10 +603,22 @@ static int load_entry(loader *ld, const td_ynode *m)
                             "declared for target '%s' at %s:%d)",
                             name, target, name, o->target, o->file, o->line);
         }
+        const char **names = td__calloc(r->nentries ? r->nentries : 1,
+                                        sizeof *names);
+        char hint[TD_DIAG_MSG_MAX];
+        hint[0] = '\0';
+        if (names != NULL) {
+            for (size_t i = 0; i < r->nentries; i++)
+                names[i] = r->entries[i]->name;
+            const char *best = td_suggest(name, names, r->nentries);
+            if (best != NULL)
+                snprintf(hint, sizeof hint, " (did you mean '%s'?)", best);
+            td__free(names);
+        }
         return ERRN(ld, TD_ESCHEMA, v[E_NAME],
                     "override of variant '%s' for target '%s' matches no "
-                    "earlier entry",
-                    name, target);
+                    "earlier entry%s",
+                    name, target, hint);
     }
     if (!over && old != NULL)
         return ERRN(ld, TD_ESCHEMA, v[E_NAME],
@@ -553,9 +649,12 @@ static int load_tree(loader *ld, const td_ynode *root)
         return ERRN(ld, TD_ESCHEMA, root,
                     "a rules file is a mapping with 'version' and 'variants'");
     rc = td__ymap_read(&ld->doc, root, top_keys, 2, vals, &unknown);
-    if (unknown != NULL)
-        return ERRN(ld, TD_ESCHEMA, unknown, "unknown top-level key '%.64s'",
-                    unknown->str);
+    if (unknown != NULL) {
+        char hint[TD_DIAG_MSG_MAX];
+        td__hint(hint, sizeof hint, unknown->str, top_keys, 2);
+        return ERRN(ld, TD_ESCHEMA, unknown,
+                    "unknown top-level key '%.64s'%s", unknown->str, hint);
+    }
     if (rc != 0)
         return rc;
     const td_ynode *version = vals[0], *variants = vals[1];
@@ -820,6 +919,6 @@ int td_registry_load_default_rules(td_registry *reg, td_diag *diag)
 {
     size_t len = 0;
     const char *text = td_default_rules(&len);
-    return td_registry_load_rules_text(reg, "<built-in rules>", text, len,
-                                       diag);
+    return td_registry_load_rules_text(reg, TD__BUILTIN_RULES_NAME, text,
+                                       len, diag);
 }

@@ -78,11 +78,20 @@ size_t td__call_candidates(const td_registry *reg, const td_call *call,
                          "variant '%s' is disabled in the rules for op=%s "
                          "target=%s",
                          forced, op, target);
-            else
+            else {
+                /* The close name among this key's entries, if any. */
+                const char *names[64];
+                size_t nn = 0;
+                for (size_t i = 0; i < total && nn < 64; i++)
+                    names[nn++] = (*key)->cands[i]->name;
+                const char *best = td_suggest(forced, names, nn);
                 snprintf(why, cap,
                          "no variant named '%s' is registered for op=%s "
-                         "target=%s",
-                         forced, op, target);
+                         "target=%s%s%s%s",
+                         forced, op, target,
+                         best != NULL ? " (did you mean '" : "",
+                         best != NULL ? best : "", best != NULL ? "'?)" : "");
+            }
         }
     }
     return n;

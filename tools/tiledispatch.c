@@ -38,12 +38,14 @@ typedef struct options {
     bool json;
     bool no_default_rules; /* --no-default-rules: start from an empty table */
     bool together;         /* validate --together: one combined load */
+    bool help;             /* -h/--help: the usage of cmd, or of all */
 } options;
 
 static const char *const usage_text =
     "usage: tiledispatch COMMAND [ARGS] [OPTIONS]\n"
     "\n"
     "commands:\n"
+    "  help [COMMAND]               this text, or the usage of one command\n"
     "  dispatch CALL.yaml           print the variant chosen for the call\n"
     "  explain  CALL.yaml [--json]  every candidate and why it was or was not "
     "chosen\n"
@@ -81,18 +83,40 @@ static const char *const usage_text =
     "  --arch sm_NN    override the call's arch\n"
     "  --lang L        emit language: cuda (default) or tirx\n"
     "  --json          machine-readable output (explain, rules, predicates, "
-    "impls)\n"
+    "impls);\n"
+    "                  for dispatch, emit and kernel the same as --format "
+    "json\n"
     "  --format F      explain table: text (default), tvm (upstream TVM's "
     "table)\n"
     "                  or json; also for the table a failed dispatch prints\n"
     "  -o FILE         output file (kernel; default stdout)\n"
-    "  -h, --help      this text;  --version  the version\n"
+    "  -h, --help      this text (COMMAND --help: that command's usage);\n"
+    "  --version       the version\n"
     "  Options take their value as '--opt VALUE' or '--opt=VALUE'; a CALL.yaml "
     "of\n"
     "  '-' is read from standard input.\n"
     "\n"
     "exit codes: 0 ok, 1 no variant matched, 2 bad input or usage, 3 "
     "internal error\n";
+
+/* The values of --format and --lang. */
+static const char *const formats[] = {"text", "tvm", "json"};
+static const char *const langs[] = {"cuda", "tirx"};
+
+/* "--format 'jsn': expected text, tvm or json (did you mean 'json'?)". */
+static int bad_value(const char *opt, const char *value,
+                     const char *const *valid, size_t n)
+{
+    fprintf(stderr, "tiledispatch: %s '%s': expected ", opt, value);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                valid[i]);
+    const char *best = td_suggest(value, valid, n);
+    if (best != NULL)
+        fprintf(stderr, " (did you mean '%s'?)", best);
+    fputs("\nTry 'tiledispatch --help'.\n", stderr);
+    return EXIT_USAGE;
+}
 
 /* Maps a library error to the command line's exit code. */
 static int exit_code_for(int err)
@@ -129,14 +153,75 @@ static int usage_error(const char *fmt, const char *arg)
 
 static const char *const commands[] = {"dispatch", "explain",    "emit",
                                        "kernel",   "rules",      "validate",
-                                       "predicates", "impls"};
+                                       "predicates", "impls",    "help"};
 
-static bool is_command(const char *cmd)
+/* One usage per command, for `tiledispatch help CMD` and `CMD --help`
+ * (same order as commands[]). */
+static const char *const command_usage[] = {
+    "usage: tiledispatch dispatch CALL.yaml [--rules FILE]... [--plugin "
+    "PATH]...\n"
+    "                             [--arch sm_NN] [--format F | --json]\n"
+    "Prints the name of the variant chosen for the call.  When none "
+    "matches, the\n"
+    "explain table goes to stderr (--format text|tvm|json) and the exit "
+    "code is 1.\n",
+    "usage: tiledispatch explain CALL.yaml [--json | --format text|tvm|json]"
+    "\n"
+    "                            [--rules FILE]... [--plugin PATH]... "
+    "[--arch sm_NN]\n"
+    "Prints every candidate of the call's op and target, in try order, and "
+    "why it\n"
+    "was or was not chosen.  Exit 1 when none matches.\n",
+    "usage: tiledispatch emit CALL.yaml [--lang cuda|tirx] [--rules "
+    "FILE]...\n"
+    "                         [--plugin PATH]... [--arch sm_NN] [--format F "
+    "| --json]\n"
+    "Prints the code the chosen variant lowers the call to (CUDA by "
+    "default).\n",
+    "usage: tiledispatch kernel CALL.yaml [-o OUT.cu] [--rules FILE]... "
+    "[--plugin PATH]...\n"
+    "                           [--arch sm_NN] [--format F | --json]\n"
+    "Writes a self-checking CUDA program for the call (stdout by "
+    "default).\n",
+    "usage: tiledispatch rules [--json] [--rules FILE]... "
+    "[--no-default-rules]\n"
+    "                          [--plugin PATH]...\n"
+    "Prints the loaded dispatch table, each op and target's variants in try "
+    "order.\n",
+    "usage: tiledispatch validate RULES.yaml... [--together] "
+    "[--no-default-rules]\n"
+    "                             [--plugin PATH]...\n"
+    "Checks each file as a layer over the built-in rules (--together: all "
+    "in one\n"
+    "load).  A complete table (a file that starts like rules/rules.yaml, "
+    "with\n"
+    "'# tiledispatch default dispatch table') is checked in place of the "
+    "built-in\n"
+    "rules.  Prints 'FILE: ok, N entries' per file; exit 2 on the first "
+    "error.\n",
+    "usage: tiledispatch predicates [--json] [--plugin PATH]... [--rules "
+    "FILE]...\n"
+    "Lists the registered predicates and their arguments.  When the rules "
+    "fail to\n"
+    "load, the error goes to stderr, the list is still printed and the exit "
+    "code is 2.\n",
+    "usage: tiledispatch impls [--json] [--plugin PATH]... [--rules "
+    "FILE]...\n"
+    "Lists the registered variant modules and the ops the rules bind them "
+    "to.  When\n"
+    "the rules fail to load, the error goes to stderr, the modules are "
+    "still listed\n"
+    "and the exit code is 2.\n",
+    "usage: tiledispatch help [COMMAND]\n"
+    "Prints the usage of all commands, or of one.\n",
+};
+
+static int command_index(const char *cmd)
 {
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i]) == 0)
-            return true;
-    return false;
+            return (int)i;
+    return -1;
 }
 
 static int unknown_command(const char *cmd)
@@ -153,6 +238,38 @@ static int unknown_command(const char *cmd)
 /* The options that take a value. */
 static const char *const valued[] = {"--rules", "--plugin", "--arch",
                                      "--lang",  "--format", "-o"};
+
+/* Every option, for the "did you mean" of an unknown one. */
+static const char *const all_options[] = {
+    "--rules", "--plugin",           "--arch",     "--lang",
+    "--format", "--json",            "--no-default-rules",
+    "--together", "--help",          "--version"};
+
+static int unknown_option(const char *a)
+{
+    char name[64];
+    const char *eq = strchr(a, '=');
+    size_t n = eq != NULL ? (size_t)(eq - a) : strlen(a);
+    if (n >= sizeof name)
+        n = sizeof name - 1;
+    memcpy(name, a, n);
+    name[n] = '\0';
+    const char *best = td_suggest(
+        name, all_options, sizeof all_options / sizeof *all_options);
+    fprintf(stderr, "tiledispatch: unknown option '%s'\n", a);
+    if (best != NULL)
+        fprintf(stderr, "Did you mean '%s'?\n", best);
+    fputs("Try 'tiledispatch --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Prints the usage of `cmd` (all of it for NULL or "help"). */
+static int print_help(const char *cmd, FILE *to)
+{
+    int k = cmd != NULL ? command_index(cmd) : -1;
+    fputs(k >= 0 ? command_usage[k] : usage_text, to);
+    return EXIT_OK;
+}
 
 /* Parses argv into opts; returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, options *opts)
@@ -175,8 +292,9 @@ static int parse_args(int argc, char **argv, options *opts)
             continue;
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage_text, stdout);
-            return EXIT_OK;
+            /* Answered once the command (if any) is known. */
+            opts->help = true;
+            continue;
         }
         if (strcmp(a, "--version") == 0) {
             printf("tiledispatch %s\n", td_version());
@@ -211,7 +329,7 @@ static int parse_args(int argc, char **argv, options *opts)
                     strcmp(head, "--together") == 0)
                     return usage_error("option '%s' takes no value", head);
             }
-            return usage_error("unknown option '%s'", a);
+            return unknown_option(a);
         }
         if (eq != NULL) {
             value = eq + 1;
@@ -240,12 +358,22 @@ static int parse_args(int argc, char **argv, options *opts)
             opts->out = value;
         }
     }
+    if (opts->help && (opts->cmd == NULL || command_index(opts->cmd) >= 0))
+        return print_help(opts->cmd, stdout);
     if (opts->cmd == NULL) {
         fputs(usage_text, stderr);
         return EXIT_USAGE;
     }
-    if (!is_command(opts->cmd))
+    if (command_index(opts->cmd) < 0)
         return unknown_command(opts->cmd);
+    if (strcmp(opts->cmd, "help") == 0) {
+        if (opts->ninputs > 1)
+            return usage_error("'%s' takes at most one COMMAND", "help");
+        if (opts->ninputs == 1 && command_index(opts->inputs[0]) < 0)
+            return unknown_command(opts->inputs[0]);
+        return print_help(opts->ninputs == 1 ? opts->inputs[0] : NULL,
+                          stdout);
+    }
     return -1;
 }
 
@@ -269,6 +397,41 @@ static int load_registry(const options *opts, bool env_rules,
     td_diag_clear(&d);
     int err = td_registry_load(&lo, out, &d);
     return err != 0 ? report(&d, err) : -1;
+}
+
+/* The registry of `predicates` and `impls`: as load_registry, but when the
+ * rules fail to load (and the plugins did), reports the error, says so and
+ * returns the registry without rules in *out with the exit code: those
+ * listings are how one finds the names a broken rules file needs. */
+static int load_for_listing(const options *opts, td_registry **out)
+{
+    td_load_options lo = {
+        .plugins = opts->plugins,
+        .nplugins = (size_t)opts->nplugins,
+        .rules = opts->rules,
+        .nrules = (size_t)opts->nrules,
+        .no_default_rules = opts->no_default_rules,
+    };
+    td_diag d;
+    td_diag_clear(&d);
+    int err = td_registry_load(&lo, out, &d);
+    if (err == 0)
+        return -1;
+    int rc = report(&d, err);
+    /* Again without any rules: what remains to fail is a plugin. */
+    lo.rules = NULL;
+    lo.nrules = 0;
+    lo.no_default_rules = true;
+    lo.no_env_rules = true;
+    td_diag_clear(&d);
+    if (td_registry_load(&lo, out, &d) != 0) {
+        *out = NULL;
+        return rc;
+    }
+    fprintf(stderr, "tiledispatch: warning: the rules did not load; listing "
+                    "what is registered without them\n");
+    /* main lists *out only when the code is not -1. */
+    return rc;
 }
 
 /* Reads all of standard input (at most 1 MiB, the call-file limit). */
@@ -422,7 +585,8 @@ static int cmd_emit(const td_registry *reg, const td_call *call,
 {
     td_lang lang = TD_LANG_CUDA;
     if (lang_name != NULL && td_lang_parse(lang_name, &lang) != 0)
-        return usage_error("--lang '%s': expected cuda or tirx", lang_name);
+        return bad_value("--lang", lang_name, langs,
+                         sizeof langs / sizeof *langs);
     td_dispatch_result res;
     int rc = run_dispatch(reg, call, &res);
     if (rc >= 0)
@@ -515,6 +679,29 @@ static int print_last_layers(const td_registry *reg, size_t n)
     return EXIT_OK;
 }
 
+/* Whether the file at path starts with the first line of the built-in
+ * rules ("# tiledispatch default dispatch table ..."): the mark of a
+ * complete table, rules/rules.yaml or a copy of it. */
+static bool is_complete_table(const char *path)
+{
+    size_t len = 0;
+    const char *builtin = td_default_rules(&len);
+    const char *nl = memchr(builtin, '\n', len);
+    size_t head = nl != NULL ? (size_t)(nl - builtin) : len;
+    if (head == 0)
+        return false;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return false;
+    char line[256];
+    bool same = head < sizeof line && fgets(line, sizeof line, f) != NULL &&
+                strncmp(line, builtin, head) == 0 &&
+                (line[head] == '\n' || line[head] == '\r' ||
+                 line[head] == '\0');
+    fclose(f);
+    return same;
+}
+
 /* Each file on its own layer over the built-in rules (or an empty table),
  * or with --together all of them in one load. */
 static int cmd_validate(const options *opts)
@@ -525,11 +712,17 @@ static int cmd_validate(const options *opts)
     size_t nfiles = opts->together ? 1 : (size_t)opts->ninputs;
     for (size_t i = 0; i < nfiles; i++) {
         td_registry *reg = NULL;
-        int brc = load_registry(opts, false, &reg);
-        if (brc >= 0)
-            return brc;
         const char *const *paths = opts->together ? opts->inputs
                                                   : &opts->inputs[i];
+        /* A complete table (the built-in file, edited or installed) is
+         * checked in place of the built-in rules, not over them, where
+         * every entry would be its own duplicate. */
+        options o = *opts;
+        if (is_complete_table(paths[0]))
+            o.no_default_rules = true;
+        int brc = load_registry(&o, false, &reg);
+        if (brc >= 0)
+            return brc;
         size_t npaths = opts->together ? (size_t)opts->ninputs : 1;
         td_diag d;
         td_diag_clear(&d);
@@ -559,9 +752,9 @@ int main(int argc, char **argv)
         return usage_error("'%s' takes no file arguments (use --rules FILE)",
                            cmd);
     /* Options that mean nothing to a command are mistakes, not no-ops. */
-    if (opts.json && strcmp(cmd, "explain") != 0 && !rules && !listing)
-        return usage_error("--json applies to explain, rules, predicates and "
-                           "impls, not '%s'",
+    if (opts.json && validate)
+        return usage_error("--json applies to a call's commands, rules, "
+                           "predicates and impls, not '%s'",
                            cmd);
     if (opts.format != NULL) {
         if (validate || rules || listing)
@@ -569,9 +762,16 @@ int main(int argc, char **argv)
                                "failure table of a call, not '%s'",
                                cmd);
         if (td_explain_style_parse(opts.format, &g_style) != 0)
-            return usage_error("--format '%s': expected text, tvm or json",
+            return bad_value("--format", opts.format, formats,
+                             sizeof formats / sizeof *formats);
+        if (opts.json && g_style != TD_EXPLAIN_JSON)
+            return usage_error("--json and --format %s contradict each "
+                               "other",
                                opts.format);
     }
+    /* For a call's commands --json is --format json. */
+    if (opts.json && !rules && !listing)
+        g_style = TD_EXPLAIN_JSON;
     if (opts.lang != NULL && strcmp(cmd, "emit") != 0)
         return usage_error("--lang applies to emit, not '%s'", cmd);
     if (opts.out != NULL && strcmp(cmd, "kernel") != 0)
@@ -589,9 +789,11 @@ int main(int argc, char **argv)
     td_call *call = NULL;
     if (validate) {
         rc = cmd_validate(&opts);
+    } else if (listing) {
+        rc = load_for_listing(&opts, &reg);
     } else {
         rc = load_registry(&opts, true, &reg);
-        if (rc < 0 && !rules && !listing)
+        if (rc < 0 && !rules)
             rc = load_call(&opts, &call);
     }
     if (rc < 0) {
@@ -609,6 +811,14 @@ int main(int argc, char **argv)
             rc = print_listing(reg, opts.json, td_registry_list_impls);
         else
             rc = print_listing(reg, opts.json, td_registry_list_rules);
+    } else if (listing && reg != NULL) {
+        /* The rules did not load: still list what is registered (the
+         * names one needs to fix them), but fail. */
+        int lrc = print_listing(reg, opts.json,
+                                strcmp(cmd, "impls") == 0
+                                    ? td_registry_list_impls
+                                    : td_registry_list_predicates);
+        rc = lrc > rc ? lrc : rc;
     }
     td_call_free(call);
     td_registry_free(reg);

@@ -52,7 +52,8 @@ expect 2 "--format 'html': expected text, tvm or json" explain "$seed" --format 
 expect 2 "--format applies to explain and to the failure table of a call, not 'rules'" rules --format tvm
 expect 1 "dispatch failed" emit "$data/cta_local.yaml"
 expect 1 "no variant named '__nonexistent__' is registered" dispatch "$data/forced_unknown.yaml"
-expect 1 "no registered variants for this op/target" dispatch "$data/no_target.yaml"
+expect 2 "no_target.yaml:2:9: error: unknown target 'trn' (expected one of: cuda)" dispatch "$data/no_target.yaml"
+expect 2 "unknown target 'trn' (expected one of: cuda)" explain "$data/no_target.yaml"
 expect 0 "shared" dispatch "$data/forced_shared.yaml"
 expect 1 "variant 'shared' is disabled in the rules for op=sum target=cuda" dispatch "$data/forced_shared.yaml" --rules "$data/raise_shared.yaml"
 
@@ -107,7 +108,8 @@ fi
 expect 2 "error: cannot write $tmp/no/such/dir/x.cu" kernel "$seed" -o "$tmp/no/such/dir/x.cu"
 
 # Usage errors: exit 2.
-expect 2 "--json applies to explain, rules, predicates and impls, not 'dispatch'" dispatch "$seed" --json
+expect 2 "--json applies to a call's commands, rules, predicates and impls, not 'validate'" validate "$rules" --json
+expect 2 "--json and --format tvm contradict each other" explain "$seed" --json --format tvm
 expect 2 "--lang applies to emit, not 'explain'" explain "$seed" --lang tirx
 expect 2 "-o applies to kernel, not 'emit'" emit "$seed" -o "$tmp/x"
 expect 2 "--rules does not apply" validate "$rules" --rules "$rules"

@@ -38,7 +38,7 @@ check_eq() {  # WHAT GOT WANT
 # An overlay changes only what it names; everything else stays.
 check_eq "built-in order" "$(sum_order)" "packed_add_sum shared_rows local shared "
 check_eq "overlay order" "$(sum_order --rules "$d/raise.yaml")" "shared packed_add_sum shared_rows local "
-expect 0 "  local (prio=10) disabled  [<built-in rules>:" rules --rules "$d/raise.yaml"
+expect 0 "  local (prio=10) disabled  [rules/rules.yaml:" rules --rules "$d/raise.yaml"
 expect 0 "; overridden at $d/raise.yaml:8]" rules --rules "$d/raise.yaml"
 expect 0 "shared" dispatch "$root/tests/cli/data/forced_shared.yaml" --rules "$d/raise.yaml"
 expect 1 "dispatch failed: op=sum target=cuda" dispatch "$seed" --rules "$d/raise.yaml"
@@ -46,7 +46,7 @@ expect 1 "dispatch failed: op=sum target=cuda" dispatch "$seed" --rules "$d/rais
 expect 1 '"status":"disabled","message":"","predicates":[],"file":"'"$d"'/raise.yaml","line":8}' explain "$seed" --rules "$d/raise.yaml" --json
 expect 1 "| disabled | enabled: false in the rules" explain "$seed" --no-default-rules --rules "$rules" --rules "$d/raise.yaml"
 # Layers apply in order: the last one wins, and both overrides are listed.
-expect 0 "  shared (prio=5)  [<built-in rules>:" rules --rules "$d/raise.yaml" --rules "$d/lower.yaml"
+expect 0 "  shared (prio=5)  [rules/rules.yaml:" rules --rules "$d/raise.yaml" --rules "$d/lower.yaml"
 expect 0 "overridden at $d/raise.yaml:4, $d/lower.yaml:3]" rules --rules "$d/raise.yaml" --rules "$d/lower.yaml"
 check_eq "raise then lower" "$(sum_order --rules "$d/raise.yaml" --rules "$d/lower.yaml")" "packed_add_sum shared_rows local shared "
 check_eq "lower then raise" "$(sum_order --rules "$d/lower.yaml" --rules "$d/raise.yaml")" "shared packed_add_sum shared_rows local "
@@ -71,7 +71,7 @@ fi
 
 # Errors: exit 2, positioned, naming both places.
 expect 2 "$d/ghost.yaml:3:11: error: override of variant 'ghost' for target 'cuda' matches no earlier entry" dispatch "$seed" --rules "$d/ghost.yaml"
-expect 2 "$d/dup.yaml:3:11: error: duplicate variant 'local' for target 'cuda' (first declared at <built-in rules>:" dispatch "$seed" --rules "$d/dup.yaml"
+expect 2 "$d/dup.yaml:3:11: error: duplicate variant 'local' for target 'cuda' (first declared at rules/rules.yaml:" dispatch "$seed" --rules "$d/dup.yaml"
 expect 2 "to change it, add 'override: true'" rules --rules "$d/dup.yaml"
 expect 2 "  - name: ghost" rules --rules "$d/ghost.yaml"
 # A whole copy of the rules repeats every entry over the built-ins...
@@ -121,7 +121,11 @@ printf 'version: 1\nvariants:\n  - {name: local2, target: cuda, override: true, 
 expect 2 "override of variant 'local2'" validate "$d/new_entry.yaml" "$tmp/o2.yaml"
 expect 0 "$tmp/o2.yaml: ok, 1 entry (1 override)" validate --together "$d/new_entry.yaml" "$tmp/o2.yaml"
 expect 0 "rules.yaml: ok, 7 entries" validate --no-default-rules "$rules"
-expect 2 "duplicate variant" validate "$rules"
+# The built-in file (marked by its first line) replaces the built-in rules;
+# the same entries without that line are a layer over them: duplicates.
+expect 0 "rules.yaml: ok, 7 entries" validate "$rules"
+tail -n +2 "$rules" >"$tmp/layer.yaml"
+expect 2 "duplicate variant 'packed_add_sum' for target 'cuda' (first declared at rules/rules.yaml:11)" validate "$tmp/layer.yaml"
 expect 2 "--together applies to validate, not 'rules'" rules --together
 expect 2 "cannot open" validate "$tmp/missing.yaml"
 

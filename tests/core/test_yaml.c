@@ -250,7 +250,9 @@ static void test_node_limit(void **state)
             assert_int_equal(c.rc, TD_ESCHEMA);
             assert_string_equal(c.d.msg, "missing required key 'target'");
             assert_int_equal(r.rc, TD_ESCHEMA);
-            assert_string_equal(r.d.msg, "unknown top-level key 'op'");
+            assert_string_equal(r.d.msg, "unknown top-level key 'op' "
+                                         "(expected one of: variants, "
+                                         "version)");
         } else {
             int col = 6 + 2 * (int)(items - 1);
             expect(&c, TD_ELIMIT, 1, col, "more than 65536 YAML nodes");

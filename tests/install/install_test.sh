@@ -101,6 +101,12 @@ else
   fail "missing $man"
 fi
 [ -x "$bindir/tiledispatch" ] || fail "missing $bindir/tiledispatch"
+# Shell completion where bash-completion and zsh look for it.
+for f in share/bash-completion/completions/tiledispatch \
+         share/zsh/site-functions/_tiledispatch; do
+  cmp -s "$prefix/$f" "$src/completions/$(basename "$f" | sed 's/^tiledispatch$/tiledispatch.bash/')" &&
+    ok "completion $f" || fail "missing or different $prefix/$f"
+done
 
 # ---- a program built with pkg-config ---------------------------------------
 san=()

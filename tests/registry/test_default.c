@@ -69,7 +69,7 @@ static void test_default_table(void **state)
         assert_string_equal(infos[i].name, want[i][2]);
         assert_string_equal(infos[i].impl, want[i][2]);
         assert_true(infos[i].enabled);
-        assert_string_equal(infos[i].file, "<built-in rules>");
+        assert_string_equal(infos[i].file, "rules/rules.yaml");
     }
     /* sum: packed_add_sum, shared_rows, local, shared */
     assert_int_equal(infos[8].priority, 20);

@@ -273,31 +273,44 @@ static void test_forced_and_empty(void **state)
                            "target=cuda\",\"candidates\":[]}\n");
     td_free(t);
 
-    /* No entries for the target. */
+    /* A target no rule names: a mistake in the call (input error), with
+     * the known targets, or the one differing only in case. */
     c.dispatch[0] = '\0';
     strcpy(c.target, "trn");
     assert_string_equal(winner(reg, &c, &d), "");
-    assert_int_equal(d.code, TD_ENOMATCH);
-    assert_string_equal(d.msg, "no registered variants for this op/target");
+    assert_int_equal(d.code, TD_ENOENT);
+    assert_true(td_err_is_input(d.code));
+    assert_string_equal(d.msg, "unknown target 'trn' (expected one of: "
+                               "cuda)");
     assert_int_equal(d.line, 3);
-    t = explain_text(reg, &c, false);
-    assert_string_equal(t, "dispatch failed: op=sum target=trn\n"
-                           "no registered variants for this op/target\n");
-    td_free(t);
+    td_explain *ex = (td_explain *)&c;
+    td_diag_clear(&d);
+    assert_int_equal(td_explain_call(reg, &c, &ex, &d), TD_ENOENT);
+    assert_null(ex);
+    strcpy(c.target, "CUDA");
+    assert_string_equal(winner(reg, &c, &d), "");
+    assert_string_equal(d.msg, "unknown target 'CUDA' (did you mean 'cuda'? "
+                               "names are case-sensitive)");
+    strcpy(c.target, "cuda");
 
     /* An op nobody registered. */
     strcpy(c.op, "prod");
     assert_string_equal(winner(reg, &c, &d), "");
     assert_int_equal(d.code, TD_ENOENT);
-    assert_string_equal(d.msg, "unknown op 'prod'");
+    assert_string_equal(d.msg, "unknown op 'prod' (expected one of: max, "
+                               "min, sum)");
     assert_string_equal(d.file, "call.yaml");
     assert_int_equal(d.line, 2);
     assert_int_equal(d.col, 5);
-    td_explain *ex = (td_explain *)&c;
+    ex = (td_explain *)&c;
     td_diag_clear(&d);
     assert_int_equal(td_explain_call(reg, &c, &ex, &d), TD_ENOENT);
     assert_null(ex);
-    assert_string_equal(d.msg, "unknown op 'prod'");
+    assert_string_equal(d.msg, "unknown op 'prod' (expected one of: max, "
+                               "min, sum)");
+    strcpy(c.op, "summ");
+    assert_string_equal(winner(reg, &c, &d), "");
+    assert_string_equal(d.msg, "unknown op 'summ' (did you mean 'sum'?)");
 
     /* An op with no rules at all in a registry that never loaded any. */
     td_registry *empty = fake_registry();

@@ -104,7 +104,7 @@ static void test_layers_in_order(void **state)
     assert_int_equal(shared_priority(reg), 30);
     td_rules_layer layers[4];
     assert_int_equal(td_registry_rules_layers(reg, layers, 4), 2);
-    assert_string_equal(layers[0].file, "<built-in rules>");
+    assert_string_equal(layers[0].file, "rules/rules.yaml");
     assert_string_equal(layers[1].file, up);
     td_registry_free(reg);
 
@@ -202,7 +202,7 @@ static void test_listings(void **state)
 
     char *t = listing(reg, TD_LIST_TEXT, td_registry_list_rules);
     assert_true(starts(t, "op="));
-    assert_non_null(strstr(t, "\n  local (prio=10)  [<built-in rules>:"));
+    assert_non_null(strstr(t, "\n  local (prio=10)  [rules/rules.yaml:"));
     assert_non_null(strstr(t, "      when storage_scope: {expected_scope: "
                               "[local]}\n"));
     assert_true(ends(t, "\n"));
@@ -211,7 +211,7 @@ static void test_listings(void **state)
     assert_true(starts(t, "[\n  {\"op\": "));
     assert_non_null(strstr(t, "\"variant\": \"local\", \"impl\": \"local\", "
                               "\"priority\": 10, \"enabled\": true, "
-                              "\"file\": \"<built-in rules>\""));
+                              "\"file\": \"rules/rules.yaml\""));
     assert_non_null(strstr(t, "{\"name\": \"storage_scope\", \"args\": "
                               "{\"expected_scope\": [\"local\"]}}"));
     assert_true(ends(t, "}\n]\n"));

@@ -301,7 +301,8 @@ static void test_reduction_default_check(void **state)
     call = load(HEAD("nope") "srcs: [A, B]\n");
     td_diag_clear(&d);
     assert_int_equal(td_dispatch(reg, call, &res, &d), TD_ENOENT);
-    assert_string_equal(d.msg, "unknown op 'nope'");
+    assert_string_equal(d.msg, "unknown op 'nope' (expected one of: add, div, "
+                               "exp, max, min, mul, sub, sum)");
     td_call_free(call);
 
     td_registry_free(reg);

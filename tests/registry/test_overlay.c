@@ -271,19 +271,48 @@ static void test_unknown_override(void **state)
                          "  - {name: local, target: cuda, override: true,\n"
                          "     ops: [sum, prod]}\n", &d),
                      TD_ESCHEMA);
-    assert_string_equal(d.msg, "unknown op 'prod'");
+    assert_string_equal(d.msg, "unknown op 'prod' (expected one of: max, min, "
+                               "sum)");
     assert_int_equal(d.line, 4);
     assert_int_equal(d.col, 17);
     assert_int_equal(add(reg, "o.yaml", "version: 1\nvariants:\n"
                          "  - {name: local, target: cuda, override: true,\n"
                          "     impl: nope}\n", &d),
                      TD_ESCHEMA);
-    assert_string_equal(d.msg, "unknown impl 'nope'");
+    assert_string_equal(d.msg, "unknown impl 'nope'; if a plugin provides it, "
+                               "load it with --plugin or "
+                               "TILEDISPATCH_PLUGINS");
     assert_int_equal(add(reg, "o.yaml", "version: 1\nvariants:\n"
                          "  - {name: local, target: cuda, override: true,\n"
                          "     when: [nope]}\n", &d),
                      TD_ESCHEMA);
-    assert_string_equal(d.msg, "unknown predicate 'nope'");
+    assert_string_equal(d.msg, "unknown predicate 'nope' (expected one of: "
+                               "always, count, dtype, exec_scope, flag, "
+                               "local_valid, never, silent, sm_version, "
+                               "storage_scope)");
+    /* A misspelt variant in an override gets the close name. */
+    assert_int_equal(add(reg, "o.yaml", "version: 1\nvariants:\n"
+                         "  - {name: sharde, target: cuda, override: true}\n",
+                         &d),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "override of variant 'sharde' for target "
+                               "'cuda' matches no earlier entry (did you "
+                               "mean 'shared'?)");
+    /* An argument name: the close one, or the list. */
+    assert_int_equal(add(reg, "o.yaml", "version: 1\nvariants:\n"
+                         "  - {name: local, target: cuda, override: true,\n"
+                         "     when: [storage_scope: {expected_scop: "
+                         "[local]}]}\n", &d),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "predicate 'storage_scope': unknown argument "
+                               "'expected_scop' (did you mean "
+                               "'expected_scope'?)");
+    /* An unknown impl close to a registered one is a typo, not a plugin. */
+    assert_int_equal(add(reg, "o.yaml", "version: 1\nvariants:\n"
+                         "  - {name: local, target: cuda, override: true,\n"
+                         "     impl: locl}\n", &d),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "unknown impl 'locl' (did you mean 'local'?)");
     char *after = dump(reg);
     assert_string_equal(after, before);
     td__free(after);
@@ -312,6 +341,22 @@ static void test_duplicate_without_override(void **state)
     assert_string_equal(d.msg, "duplicate variant 'shared' for target "
                                "'cuda' (first declared at base.yaml:10); "
                                "to change it, add 'override: true'");
+    /* Changing a declared variant without 'override: true': the same
+     * hint, whether or not the entry names the target. */
+    assert_int_equal(add(reg, "dup.yaml", "version: 1\nvariants:\n"
+                         "  - {name: shared, target: cuda, enabled: false}\n",
+                         &d),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "duplicate variant 'shared' for target "
+                               "'cuda' (first declared at base.yaml:10); "
+                               "to change it, add 'override: true'");
+    assert_int_equal(add(reg, "dup.yaml", "version: 1\nvariants:\n"
+                         "  - {name: shared, enabled: false}\n", &d),
+                     TD_ESCHEMA);
+    assert_string_equal(d.msg, "variant entry is missing 'ops'; variant "
+                               "'shared' exists (declared for target 'cuda' "
+                               "at base.yaml:10): to change it, add "
+                               "'override: true'");
     /* override: false is the same as no override. */
     static const char dup_false[] =
         "version: 1\n"

@@ -141,8 +141,10 @@ TD_API int td_registry_load_rules(td_registry *reg, const char *const *paths,
 TD_API int td_registry_load_rules_text(td_registry *reg, const char *name,
                                        const char *text, size_t len,
                                        td_diag *diag);
-/* Replaces the table by the built-in layer (td_default_rules, named
- * "<built-in rules>", the text of rules/rules.yaml). */
+/* Replaces the table by the built-in layer: td_default_rules, the text of
+ * rules/rules.yaml, named "rules/rules.yaml" in messages and provenance
+ * (the file it was compiled from; the installed copy,
+ * share/tiledispatch/rules.yaml, has the same lines). */
 TD_API int td_registry_load_default_rules(td_registry *reg, td_diag *diag);
 /* Adds one layer per file, in order, over the loaded ones. */
 TD_API int td_registry_add_rules(td_registry *reg, const char *const *paths,
@@ -190,7 +192,9 @@ typedef struct td_load_options {
  * owned by the caller (td_registry_free); on failure *out is NULL, the
  * code is the failing step's (TD_ENOMEM, or what td_registry_load_plugin,
  * td_registry_load_default_rules or td_registry_add_rules return) and
- * diag names the plugin or the rules position.
+ * diag names the plugin or the rules position; when that file came from
+ * TILEDISPATCH_RULES or TILEDISPATCH_PLUGINS, the message ends with " (a
+ * file named by TILEDISPATCH_RULES)" (or _PLUGINS).
  */
 TD_API int td_registry_load(const td_load_options *opts, td_registry **out,
                             td_diag *diag);
