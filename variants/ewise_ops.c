@@ -316,7 +316,9 @@ static bool threads_ok(const td_call *call, td_reason *why)
         return true;
     const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
     if (!tx->present) {
-        td_reason_set(why, "%s scope missing threadIdx.x launch_params",
+        td_reason_set(why,
+                      "%s scope: no threadIdx.x in the call's launch (add "
+                      "`launch: {threadIdx.x: N}`)",
                       td_exec_scope_name(call->scope));
         return false;
     }

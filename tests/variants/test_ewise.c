@@ -356,6 +356,14 @@ static void test_smem_rejections(void **state)
     strcpy(c->launch[TD_LAUNCH_TX].symbol, "n");
     expect_decline(&td__variant_ewise_smem, c, "non-static threadIdx.x extent: n");
     c->launch[TD_LAUNCH_TX].symbolic = false;
+    /* No threadIdx.x at all: the reason names the call file's key. */
+    c->launch[TD_LAUNCH_TX].present = false;
+    expect_decline(&td__variant_ewise_smem, c,
+                   "cta scope: no threadIdx.x in the call's launch (add "
+                   "`launch: {threadIdx.x: N}`)");
+    expect_decline(&td__variant_ewise_reg, c,
+                   "cta scope: no threadIdx.x in the call's launch");
+    c->launch[TD_LAUNCH_TX].present = true;
     strcpy(c->buffers[0].scope, "local");
     expect_decline(&td__variant_ewise_smem, c, "operand scope local != shared*");
     expect_decline(&td__variant_ewise_reg, c, "operand scope shared != local");
