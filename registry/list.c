@@ -151,8 +151,25 @@ static void pred_text(td_buf *b, const td_pred_info *p)
         td__buf_printf(b, "  [%s]\n", p->origin);
 }
 
-int td_registry_list_predicates(const td_registry *reg, td_list_style style,
-                                char **out)
+/* One entry of a listing, text or JSON (first: the first of the array). */
+static void pred_entry(td_buf *b, const td_registry *reg, const void *info,
+                       bool json, bool first)
+{
+    (void)reg;
+    if (json)
+        pred_json(b, info, first);
+    else
+        pred_text(b, info);
+}
+
+/* The listing driver both listings share: the registry's infos of one kind
+ * (impls or predicates), each written by `entry`, in a JSON array or as
+ * text lines. */
+static int list_infos(const td_registry *reg, td_list_style style,
+                      bool impls, size_t size,
+                      void (*entry)(td_buf *, const td_registry *,
+                                    const void *, bool, bool),
+                      char **out)
 {
     if (out == NULL)
         return TD_EINVAL;
@@ -160,7 +177,7 @@ int td_registry_list_predicates(const td_registry *reg, td_list_style style,
     if (reg == NULL || (style != TD_LIST_TEXT && style != TD_LIST_JSON))
         return TD_EINVAL;
     size_t n;
-    td_pred_info *infos = infos_of(reg, false, &n);
+    unsigned char *infos = infos_of(reg, impls, &n);
     if (infos == NULL)
         return TD_ENOMEM;
     bool json = style == TD_LIST_JSON;
@@ -168,16 +185,19 @@ int td_registry_list_predicates(const td_registry *reg, td_list_style style,
     td__buf_init(&b);
     if (json)
         td__buf_puts(&b, "[");
-    for (size_t i = 0; i < n; i++) {
-        if (json)
-            pred_json(&b, &infos[i], i == 0);
-        else
-            pred_text(&b, &infos[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        entry(&b, reg, infos + i * size, json, i == 0);
     if (json)
         close_array(&b, n);
     td__free(infos);
     return td__buf_take(&b, out);
+}
+
+int td_registry_list_predicates(const td_registry *reg, td_list_style style,
+                                char **out)
+{
+    return list_infos(reg, style, false, sizeof(td_pred_info), pred_entry,
+                      out);
 }
 
 /* The (op, target) pairs of the rules entries that bind impl `name`, as
@@ -250,31 +270,18 @@ static void impl_text(td_buf *b, const td_registry *reg,
     bindings(b, reg, im->name, false);
 }
 
+static void impl_entry(td_buf *b, const td_registry *reg, const void *info,
+                       bool json, bool first)
+{
+    if (json)
+        impl_json(b, reg, info, first);
+    else
+        impl_text(b, reg, info);
+}
+
 int td_registry_list_impls(const td_registry *reg, td_list_style style,
                            char **out)
 {
-    if (out == NULL)
-        return TD_EINVAL;
-    *out = NULL;
-    if (reg == NULL || (style != TD_LIST_TEXT && style != TD_LIST_JSON))
-        return TD_EINVAL;
-    size_t n;
-    td_impl_info *infos = infos_of(reg, true, &n);
-    if (infos == NULL)
-        return TD_ENOMEM;
-    bool json = style == TD_LIST_JSON;
-    td_buf b;
-    td__buf_init(&b);
-    if (json)
-        td__buf_puts(&b, "[");
-    for (size_t i = 0; i < n; i++) {
-        if (json)
-            impl_json(&b, reg, &infos[i], i == 0);
-        else
-            impl_text(&b, reg, &infos[i]);
-    }
-    if (json)
-        close_array(&b, n);
-    td__free(infos);
-    return td__buf_take(&b, out);
+    return list_infos(reg, style, true, sizeof(td_impl_info), impl_entry,
+                      out);
 }
