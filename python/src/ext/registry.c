@@ -148,23 +148,40 @@ PyDoc_STRVAR(Registry_dispatch_doc,
 "op or variant the registry does not know.  The GIL is released while\n"
 "the library works.");
 
+/* Dispatches `call` with the GIL released (keeping the IR only when
+ * keep_ir): 0 and *res, or -1 with DispatchError / InputError raised. */
+static int dispatch_call(RegistryObject *reg, CallObject *call, bool keep_ir,
+                         td_dispatch_result *res)
+{
+    td_diag d;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    td_diag_clear(&d);
+    err = td_dispatch(reg->reg, call->call, res, &d);
+    if (err == 0 && !keep_ir) {
+        td_ir_free(res->ir);
+        res->ir = NULL;
+    }
+    Py_END_ALLOW_THREADS
+    if (err == TD_ENOMATCH) {
+        tdpy_raise_no_match(reg, call);
+        return -1;
+    }
+    if (err != 0) {
+        tdpy_raise_td(err, &d, call);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Registry_dispatch(PyObject *self, PyObject *arg)
 {
     CallObject *call = as_call(arg);
     if (call == NULL)
         return NULL;
-    RegistryObject *reg = (RegistryObject *)self;
     td_dispatch_result res;
-    td_diag d;
-    int err;
-    Py_BEGIN_ALLOW_THREADS
-    td_diag_clear(&d);
-    err = td_dispatch(reg->reg, call->call, &res, &d);
-    Py_END_ALLOW_THREADS
-    if (err == TD_ENOMATCH)
-        return tdpy_raise_no_match(reg, call);
-    if (err != 0)
-        return tdpy_raise_td(err, &d, call);
+    if (dispatch_call((RegistryObject *)self, call, true, &res) != 0)
+        return NULL;
     DispatchObject *o = (DispatchObject *)tdpy_dispatch_alloc(tdpy_Dispatch_Type, 0);
     if (o == NULL) {
         td_ir_free(res.ir);
@@ -191,20 +208,9 @@ static PyObject *Registry_select(PyObject *self, PyObject *arg)
     CallObject *call = as_call(arg);
     if (call == NULL)
         return NULL;
-    RegistryObject *reg = (RegistryObject *)self;
     td_dispatch_result res;
-    td_diag d;
-    int err;
-    Py_BEGIN_ALLOW_THREADS
-    td_diag_clear(&d);
-    err = td_dispatch(reg->reg, call->call, &res, &d);
-    if (err == 0)
-        td_ir_free(res.ir);
-    Py_END_ALLOW_THREADS
-    if (err == TD_ENOMATCH)
-        return tdpy_raise_no_match(reg, call);
-    if (err != 0)
-        return tdpy_raise_td(err, &d, call);
+    if (dispatch_call((RegistryObject *)self, call, false, &res) != 0)
+        return NULL;
     return PyUnicode_FromString(res.variant);
 }
 
