@@ -133,6 +133,42 @@ __device__ __forceinline__ float back(__nv_bfloat16 x, float *) { return __bfloa
 __device__ __forceinline__ __half back(float x, __half *) { return __float2half_rn(x); }
 __device__ __forceinline__ __nv_bfloat16 back(float x, __nv_bfloat16 *) { return __float2bfloat16_rn(x); }
 
+// A cast's result converted back into A for the next application, in
+// pairs with the paired intrinsics where the source is 16-bit: written out
+// so that every implementation pays the same, whatever the compiler would
+// make of 32 scalar conversions next to it (it paired them for one
+// implementation and not for another: 32 against 96 F2F.BF16.F32 in the
+// SASS of the bfloat16 cast's kernels).
+template <typename TI, typename TO>
+__device__ __forceinline__ void back_all(TI *ra, const TO *rc)
+{
+#pragma unroll
+  for (int i = 0; i < 32; i++) ra[i] = back(rc[i], (TI *)0);
+}
+__device__ __forceinline__ void back_all(__half *ra, const float *rc)
+{
+#pragma unroll
+  for (int i = 0; i < 32; i += 2)
+    *(__half2 *)&ra[i] = __float22half2_rn(make_float2(rc[i], rc[i + 1]));
+}
+__device__ __forceinline__ void back_all(__nv_bfloat16 *ra, const float *rc)
+{
+#pragma unroll
+  for (int i = 0; i < 32; i += 2)
+    *(__nv_bfloat162 *)&ra[i] =
+        __float22bfloat162_rn(make_float2(rc[i], rc[i + 1]));
+}
+
+// BENCH_UNROLL1 keeps the compiler from unrolling the iteration loop, so
+// that successive applications of the op are not interleaved: each timed
+// iteration is then the op applied twice (the ping-pong), as a kernel that
+// applies it once between other work sees it.
+#if BENCH_UNROLL1
+#define ITER_PRAGMA _Pragma("unroll 1")
+#else
+#define ITER_PRAGMA
+#endif
+
 // impl 0 tiledispatch, 1 TVM, 2 the reference
 #define RUN(NAME, NS, REG, OPC)                                               \
   do {                                                                        \
@@ -165,6 +201,7 @@ __device__ __forceinline__ __nv_bfloat16 back(float x, __nv_bfloat16 *) { return
       __syncthreads();                                                        \
     }                                                                         \
     const bool pp = REG && OPC != 4; /* ping-pong A <-> C */                 \
+    ITER_PRAGMA                                                               \
     for (int it = 0; it < iters; it += pp ? 2 : 1) {                          \
       asm volatile("" ::: "memory");                                          \
       RUN(NAME, NS, REG, OPC);                                                \
@@ -177,7 +214,7 @@ __device__ __forceinline__ __nv_bfloat16 back(float x, __nv_bfloat16 *) { return
           RUN(NAME, NS, REG, OPC);                                            \
         }                                                                     \
       } else if (REG) {                                                       \
-        for (int i = 0; i < 32; i++) ra[i] = back(rc[i], (TI *)0);            \
+        back_all(ra, rc);                                                     \
       }                                                                       \
     }                                                                         \
     if (blockIdx.x == 0) {                                                    \

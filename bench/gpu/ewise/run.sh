@@ -7,7 +7,8 @@
 # from build/tiledispatch (TILEDISPATCH overrides) with TVM's code for the
 # same calls when TVM_PYTHON names a Python that imports TVM 0.27, then
 # builds DIR/bench_ewise and DIR/pair_bits with nvcc (-arch=$NVCC_ARCH,
-# default sm_90a).  --run runs both (on a machine with the GPU): the table
+# default sm_90a; EWISE_NVCC_FLAGS adds flags, e.g. -DBENCH_UNROLL1=1 for
+# the build whose iteration loop stays rolled).  --run runs both (on a machine with the GPU): the table
 # goes to DIR/bench.csv, the bit check to DIR/pair_bits.txt.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +22,7 @@ else
   python3 "$here/gen.py" "$tool" "$dir/bench_ewise_gen.cuh"
 fi
 arch=${NVCC_ARCH:-sm_90a}
-nvcc -O3 -arch="$arch" -std=c++17 -diag-suppress 177,550 -I"$dir" \
+nvcc -O3 -arch="$arch" -std=c++17 -diag-suppress 177,550 ${EWISE_NVCC_FLAGS:-} -I"$dir" \
   -o "$dir/bench_ewise" "$here/bench_ewise.cu"
 nvcc -O3 -arch="$arch" -o "$dir/pair_bits" "$here/pair_bits.cu"
 if [ "${2:-}" = "--run" ]; then
