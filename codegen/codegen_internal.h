@@ -241,8 +241,8 @@ bool td__ir_stmt_operand(td_ir *ir, const td_expr *e);
 const td_expr *const *td__ir_idx(td_ir *ir, const td_ir_buf *b, int n,
                                  td_expr *const *idx);
 
-/* The dtypes a vector variable may have: float32, float16, bfloat16,
- * int32, uint32 (ir_vec.c). */
+/* The dtypes a vector variable may have: every float and integer dtype of
+ * 8 to 64 bits (ir_vec.c). */
 bool td__vec_dtype(td_dtype t);
 
 /* The paired conversion of td_ir_cast_pair from dtype `from` to `to`
@@ -330,5 +330,26 @@ int td__print_tirx(td__pctx *p);
 /* The CUDA spelling of a value dtype ("float", "__half", "int8_t",
  * "long long", ...), for code that declares buffers the body uses. */
 const char *td__cuda_type(td_dtype t);
+
+
+/* What a printed CUDA body needs from its prelude (print_cuda.c records
+ * it, print_cuda_prelude.c writes it). */
+enum { TD__INC_CFLOAT, TD__INC_CSTDINT, TD__INC_FP16, TD__INC_BF16,
+       TD__INC_COUNT };
+typedef struct td__cuda_needs {
+    bool inc[TD__INC_COUNT];
+    bool maxmin;                  /* td_max / td_min overloads */
+    unsigned warp[3];             /* per combiner: bit log2(width) */
+    bool intrin[TD_INTRIN_COUNT];
+    unsigned f32x2[TD__F32X2_NOPS]; /* per op: bit rounding index */
+    bool bits2[2];                /* pair <-> word helpers: f16, bf16 */
+} td__cuda_needs;
+
+/* Appends the includes and helpers of `need` to o (print_cuda_prelude.c). */
+void td__cuda_prelude(td_buf *o, const td__cuda_needs *need);
+/* The names of the combiners, "sum", "max", "min", by td_combiner. */
+extern const char *const td__comb_names[3];
+/* Appends the name of the packed f32x2 helper of op / rnd to o. */
+void td__f32x2_name(td_buf *o, int op, int rnd);
 
 #endif

@@ -12,8 +12,14 @@
 
 bool td__vec_dtype(td_dtype t)
 {
-    return t == TD_F32 || t == TD_F16 || t == TD_BF16 || t == TD_I32 ||
-           t == TD_U32;
+    switch (t) {
+    case TD_F32: case TD_F16: case TD_BF16: case TD_F64:
+    case TD_I8: case TD_I16: case TD_I32: case TD_I64:
+    case TD_U8: case TD_U16: case TD_U32: case TD_U64:
+        return true;
+    default:
+        return false;
+    }
 }
 
 td_var *td_ir_let_vector(td_ir *ir, const char *name, const td_ir_buf *b,

@@ -14,17 +14,10 @@
 /* Room for the longest literal spelling. */
 #define SPELL_MAX 128
 
-enum { INC_CFLOAT, INC_CSTDINT, INC_FP16, INC_BF16, INC_COUNT };
-
 typedef struct cuda {
     td__pctx *p;
     td_buf line;                  /* the line being composed */
-    bool inc[INC_COUNT];
-    bool maxmin;                  /* td_max / td_min overloads */
-    unsigned warp[3];             /* per combiner: bit log2(width) */
-    bool intrin[TD_INTRIN_COUNT];
-    unsigned f32x2[TD__F32X2_NOPS]; /* per op: bit rounding index */
-    bool bits2[2];                /* pair <-> word helpers: f16, bf16 */
+    td__cuda_needs need;          /* what the prelude must provide */
 } cuda;
 
 /* C precedence levels (higher binds tighter). */
@@ -85,11 +78,11 @@ static bool small_int(td_dtype t)
 static void need_type(cuda *c, td_dtype t)
 {
     if (t == TD_F16)
-        c->inc[INC_FP16] = true;
+        c->need.inc[TD__INC_FP16] = true;
     else if (t == TD_BF16)
-        c->inc[INC_BF16] = true;
+        c->need.inc[TD__INC_BF16] = true;
     else if (small_int(t))
-        c->inc[INC_CSTDINT] = true;
+        c->need.inc[TD__INC_CSTDINT] = true;
 }
 
 static void fail(cuda *c, int code)
@@ -156,7 +149,7 @@ static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
     switch (e->dtype) {
     case TD_F32:
         if (named) {
-            c->inc[INC_CFLOAT] = true;
+            c->need.inc[TD__INC_CFLOAT] = true;
             snprintf(b, cap, "%s", low ? "-FLT_MAX" : "FLT_MAX");
         } else {
             spell_f32(b, cap, (float)e->f);
@@ -164,7 +157,7 @@ static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
         return;
     case TD_F64:
         if (named) {
-            c->inc[INC_CFLOAT] = true;
+            c->need.inc[TD__INC_CFLOAT] = true;
             snprintf(b, cap, "%s", low ? "-DBL_MAX" : "DBL_MAX");
         } else {
             spell_f64(b, cap, e->f);
@@ -337,7 +330,6 @@ static void access(cuda *c, td_buf *o, const td_ir_buf *b, int n,
     td__buf_puts(o, "]");
 }
 
-static const char *const comb_names[] = {"sum", "max", "min"};
 
 static void combine(cuda *c, td_buf *o, const td_expr *e)
 {
@@ -429,14 +421,6 @@ static void cast(cuda *c, td_buf *o, const td_expr *e)
         td__buf_puts(o, ")");
 }
 
-/* The packed f32x2 helper of op / rnd: add.rn is the one the reductions
- * use (TD_INTRIN_PTX_ADD_F32X2). */
-static void f32x2_name(td_buf *o, int op, int rnd)
-{
-    td__buf_printf(o, "tvm_builtin_ptx_%s_%s_ftz_f32x2", td__f32x2_ops[op],
-                   td__f32x2_rnds[rnd]);
-}
-
 static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_THREAD_IDX_X] = "(int)threadIdx.x",
     [TD_INTRIN_ACTIVEMASK] = "__activemask",
@@ -457,9 +441,9 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
-    c->intrin[e->intrin] = true;
+    c->need.intrin[e->intrin] = true;
     if (e->intrin == TD_INTRIN_PTX_ADD_F32X2)
-        c->f32x2[0] |= 1u; /* add.rn */
+        c->need.f32x2[0] |= 1u; /* add.rn */
     switch (e->intrin) {
     case TD_INTRIN_THREAD_IDX_X:
         td__buf_puts(o, intrin_names[e->intrin]);
@@ -468,11 +452,11 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
         int lg = 0;
         while ((1 << lg) < e->width)
             lg++;
-        c->warp[e->comb] |= 1u << lg;
+        c->need.warp[e->comb] |= 1u << lg;
         if (e->comb != TD_COMBINE_SUM)
-            c->maxmin = true;
+            c->need.maxmin = true;
         td__buf_printf(o, "tvm_builtin_cuda_warp_reduce_%s_%d",
-                       comb_names[e->comb], e->width);
+                       td__comb_names[e->comb], e->width);
         args(c, o, e);
         return;
     }
@@ -490,9 +474,13 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
     }
 }
 
-/* The unsigned type of a vector variable: 4, 8 or 16 bytes. */
+/* The type of a vector variable: two 64-bit lanes are a CUDA vector of
+ * their own type (double2, longlong2, ulonglong2); narrower lanes live in
+ * unsigned words (4, 8 or 16 bytes). */
 static const char *vec_type(td_dtype t, int lanes)
 {
+    if (td_dtype_bits(t) == 64)
+        return t == TD_F64 ? "double2" : t == TD_I64 ? "longlong2" : "ulonglong2";
     switch (lanes * td_dtype_bits(t) / 8) {
     case 4: return "unsigned int";
     case 8: return "uint2";
@@ -500,8 +488,20 @@ static const char *vec_type(td_dtype t, int lanes)
     }
 }
 
-/* Lane i of a vector variable: its 32-bit word, reinterpreted (float32)
- * or halved (float16, bfloat16). */
+/* The C type an 8- or 16-bit integer lane is cut to. */
+static const char *int_lane_type(td_dtype t)
+{
+    switch (t) {
+    case TD_I8: return "int8_t";
+    case TD_U8: return "uint8_t";
+    case TD_I16: return "int16_t";
+    default: return "uint16_t";
+    }
+}
+
+/* Lane i of a vector variable: its own field (64-bit lanes), its 32-bit
+ * word reinterpreted (float32, int32), or the word's bits shifted down and
+ * cut (float16, bfloat16, 8- and 16-bit integers). */
 static void lane(cuda *c, td_buf *o, const td_expr *e)
 {
     static const char *const field[] = {".x", ".y", ".z", ".w"};
@@ -509,6 +509,10 @@ static void lane(cuda *c, td_buf *o, const td_expr *e)
     if (!c->p->live[v->id])
         fail(c, TD_EINVAL); /* used outside its scope */
     int bits = td_dtype_bits(v->dtype);
+    if (bits == 64) {
+        td__buf_printf(o, "%s%s", v->name, field[e->i & 1]);
+        return;
+    }
     int word = (int)e->i * bits / 32;
     const char *f = v->lanes * bits == 32 ? "" : field[word & 3];
     if (bits == 32) {
@@ -518,11 +522,19 @@ static void lane(cuda *c, td_buf *o, const td_expr *e)
                        v->name, f);
         return;
     }
-    bool hi = (e->i * bits) % 32 != 0;
+    int shift = (int)(e->i * bits) % 32;
+    if (v->dtype != TD_F16 && v->dtype != TD_BF16) {
+        if (shift != 0)
+            td__buf_printf(o, "(%s)(%s%s >> %d)", int_lane_type(v->dtype),
+                           v->name, f, shift);
+        else
+            td__buf_printf(o, "(%s)%s%s", int_lane_type(v->dtype), v->name, f);
+        return;
+    }
     td__buf_printf(o, "%s((unsigned short)(%s%s%s))",
                    v->dtype == TD_F16 ? "__ushort_as_half"
                                       : "__ushort_as_bfloat16",
-                   v->name, f, hi ? " >> 16" : "");
+                   v->name, f, shift != 0 ? " >> 16" : "");
 }
 
 static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec);
@@ -559,7 +571,7 @@ static void pair(cuda *c, td_buf *o, const td_expr *e)
             td__buf_puts(o, "))");
             return;
         }
-        c->bits2[!h] = true;
+        c->need.bits2[!h] = true;
         td__buf_puts(o, h ? "td_bits_half2(" : "td_bits_bfloat162(");
         word(o, e->var, (int)e->i);
         td__buf_puts(o, ")");
@@ -671,8 +683,8 @@ static void expr(cuda *c, td_buf *o, const td_expr *e, int minprec)
         td__buf_puts(o, e->name);
         break;
     case TD__E_F32X2:
-        c->f32x2[e->xop] |= 1u << e->xrnd;
-        f32x2_name(o, e->xop, e->xrnd);
+        c->need.f32x2[e->xop] |= 1u << e->xrnd;
+        td__f32x2_name(o, e->xop, e->xrnd);
         args(c, o, e);
         break;
     case TD__E_PAIR:  /* pairs are printed above */
@@ -744,13 +756,15 @@ static void cast_pair(cuda *c, const td__stmt *s)
 }
 
 /* One 32-bit word of a vector built from values: value w (a pair) or
- * values 2w, 2w+1 (16-bit lanes), or value w (a 32-bit lane), as bits. */
+ * values 2w, 2w+1 (16-bit lanes), or value w (a 32-bit lane), as bits;
+ * 8- and 16-bit integer lanes are cut to their width and shifted into
+ * place. */
 static void vec_word(cuda *c, const td__stmt *s, int w)
 {
     const td_var *v = s->var;
-    const td_expr *f[2];
+    const td_expr *f[4];
     bool pairs = s->nvals * 2 == v->lanes;
-    int bits = td_dtype_bits(v->dtype), n = pairs || bits == 32 ? 1 : 2;
+    int bits = td_dtype_bits(v->dtype), n = pairs ? 1 : 32 / bits;
     for (int k = 0; k < n; k++) {
         f[k] = td__fold(&c->p->arena, s->vals[w * n + k], c->p->zero);
         if (f[k] == NULL) {
@@ -767,8 +781,22 @@ static void vec_word(cuda *c, const td__stmt *s, int w)
         td__buf_puts(o, ")");
         return;
     }
+    if (v->dtype != TD_F16 && v->dtype != TD_BF16) {
+        /* (unsigned int)(uint8_t)(a) | (unsigned int)(uint8_t)(b) << 8 ... */
+        const char *u = bits == 8 ? "uint8_t" : "uint16_t";
+        td__buf_puts(o, "(");
+        for (int k = 0; k < n; k++) {
+            td__buf_printf(o, "%s(unsigned int)(%s)(", k > 0 ? " | " : "", u);
+            expr(c, o, f[k], P_LOWEST);
+            td__buf_puts(o, ")");
+            if (k > 0)
+                td__buf_printf(o, " << %d", k * bits);
+        }
+        td__buf_puts(o, ")");
+        return;
+    }
     bool h = v->dtype == TD_F16;
-    c->bits2[!h] = true;
+    c->need.bits2[!h] = true;
     td__buf_puts(o, h ? "td_half2_bits(" : "td_bfloat162_bits(");
     if (!pairs)
         td__buf_puts(o, h ? "__halves2half2(" : "__halves2bfloat162(");
@@ -781,14 +809,48 @@ static void vec_word(cuda *c, const td__stmt *s, int w)
     td__buf_puts(o, ")");
 }
 
-/* uint4 r = make_uint4(w0, w1, w2, w3) */
+/* uint4 r = make_uint4(w0, w1, w2, w3); two 64-bit lanes:
+ * double2 r = make_double2(a, b) */
 static void vec_let(cuda *c, const td__stmt *s)
 {
     const td_var *v = s->var;
-    int words = v->lanes * td_dtype_bits(v->dtype) / 32;
     need_type(c, v->dtype);
-    td__buf_printf(&c->line, "%s %s = %s", vec_type(v->dtype, v->lanes),
-                   v->name,
+    const char *t = vec_type(v->dtype, v->lanes);
+    if (td_dtype_bits(v->dtype) == 64) {
+        td__buf_printf(&c->line, "%s %s = make_%s(", t, v->name, t);
+        for (int l = 0; l < 2; l++) {
+            const td_expr *x = td__fold(&c->p->arena, s->vals[l], c->p->zero);
+            if (x == NULL) {
+                fail(c, TD_ENOMEM);
+                return;
+            }
+            if (l > 0)
+                td__buf_puts(&c->line, ", ");
+            expr(c, &c->line, x, P_LOWEST);
+        }
+        td__buf_puts(&c->line, ")");
+        c->p->live[v->id] = 1;
+        return;
+    }
+    int words = v->lanes * td_dtype_bits(v->dtype) / 32;
+    if (words > 1 && td_dtype_bits(v->dtype) < 32) {
+        /* Words of several lanes each get a line of their own:
+         * unsigned int vr0 = ...; ... uint4 vr = make_uint4(vr0, ...) */
+        for (int w = 0; w < words; w++) {
+            line_reset(c);
+            vec_word(c, s, w);
+            td__w_line(&c->p->w, "unsigned int %s%d = %s;", v->name, w,
+                       line_text(c));
+        }
+        line_reset(c);
+        td__buf_printf(&c->line, "%s %s = make_%s(", t, v->name, t);
+        for (int w = 0; w < words; w++)
+            td__buf_printf(&c->line, "%s%s%d", w > 0 ? ", " : "", v->name, w);
+        td__buf_puts(&c->line, ")");
+        c->p->live[v->id] = 1;
+        return;
+    }
+    td__buf_printf(&c->line, "%s %s = %s", t, v->name,
                    words == 4 ? "make_uint4(" : words == 2 ? "make_uint2(" : "");
     for (int w = 0; w < words; w++) {
         if (w > 0)
@@ -906,195 +968,6 @@ static void block(cuda *c, const td__stmt *s)
             c->p->live[t->var->id] = 0;
 }
 
-/* ---- prelude ------------------------------------------------------------ */
-
-static void helper(td_buf *o, const char *text)
-{
-    if (o->len > 0)
-        td__buf_puts(o, "\n");
-    td__buf_puts(o, text);
-}
-
-static const char maxmin_helpers[] =
-    "template <typename T>\n"
-    "__forceinline__ __device__ T td_max(T a, T b) { return a < b ? b : a; }\n"
-    "template <typename T>\n"
-    "__forceinline__ __device__ T td_min(T a, T b) { return b < a ? b : a; }\n"
-    "__forceinline__ __device__ float td_max(float a, float b) { return "
-    "fmaxf(a, b); }\n"
-    "__forceinline__ __device__ float td_min(float a, float b) { return "
-    "fminf(a, b); }\n"
-    "__forceinline__ __device__ double td_max(double a, double b) { return "
-    "fmax(a, b); }\n"
-    "__forceinline__ __device__ double td_min(double a, double b) { return "
-    "fmin(a, b); }\n"
-    "__forceinline__ __device__ __half td_max(__half a, __half b) { return "
-    "__hmax(a, b); }\n"
-    "__forceinline__ __device__ __half td_min(__half a, __half b) { return "
-    "__hmin(a, b); }\n"
-    "__forceinline__ __device__ __nv_bfloat16 td_max(__nv_bfloat16 a, "
-    "__nv_bfloat16 b) { return __hmax(a, b); }\n"
-    "__forceinline__ __device__ __nv_bfloat16 td_min(__nv_bfloat16 a, "
-    "__nv_bfloat16 b) { return __hmin(a, b); }\n";
-
-static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
-    [TD_INTRIN_PTX_PACK_F32X2] =
-        "__forceinline__ __device__ unsigned long long "
-        "tvm_builtin_ptx_mov_b64_pack(float lo, float hi) {\n"
-        "  unsigned long long r;\n"
-        "  asm(\"mov.b64 %0, {%1, %2};\" : \"=l\"(r) : \"f\"(lo), "
-        "\"f\"(hi));\n"
-        "  return r;\n"
-        "}\n",
-    [TD_INTRIN_PTX_UNPACK_LO] =
-        "__forceinline__ __device__ float "
-        "tvm_builtin_ptx_mov_b64_unpack_lo(unsigned long long p) {\n"
-        "  float r[2];\n"
-        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(r[0]), \"=f\"(r[1]) : "
-        "\"l\"(p));\n"
-        "  return r[0];\n"
-        "}\n",
-    [TD_INTRIN_PTX_UNPACK_HI] =
-        "__forceinline__ __device__ float "
-        "tvm_builtin_ptx_mov_b64_unpack_hi(unsigned long long p) {\n"
-        "  float r[2];\n"
-        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(r[0]), \"=f\"(r[1]) : "
-        "\"l\"(p));\n"
-        "  return r[1];\n"
-        "}\n",
-    [TD_INTRIN_PTX_MAX3_F32] =
-        "__forceinline__ __device__ float tvm_builtin_ptx_max3_f32(float a, "
-        "float b, float c) {\n"
-        "  float d;\n"
-        "  asm(\"max.f32 %0, %1, %2, %3;\" : \"=f\"(d) : \"f\"(a), "
-        "\"f\"(b), \"f\"(c));\n"
-        "  return d;\n"
-        "}\n",
-    [TD_INTRIN_PTX_MIN3_F32] =
-        "__forceinline__ __device__ float tvm_builtin_ptx_min3_f32(float a, "
-        "float b, float c) {\n"
-        "  float d;\n"
-        "  asm(\"min.f32 %0, %1, %2, %3;\" : \"=f\"(d) : \"f\"(a), "
-        "\"f\"(b), \"f\"(c));\n"
-        "  return d;\n"
-        "}\n",
-    /* A = all ones, B = the lanes' values (lane l holds B[l % 4][l / 4]):
-     * D[i][j] sums lanes 4j..4j+3, and lane l holds D[l / 4][2 (l % 4)]
-     * and D[l / 4][2 (l % 4) + 1], so d0 + d1 sums lanes 8 (l % 4) ..
-     * 8 (l % 4) + 7; two shuffles add the four blocks. */
-    [TD_INTRIN_WARP_SUM_F64MMA] =
-        "__forceinline__ __device__ float td_warp_sum_f64mma(float x) {\n"
-        "  double d0, d1;\n"
-        "  asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
-        "{%0, %1}, {%2}, {%3}, {%4, %5};\"\n"
-        "      : \"=d\"(d0), \"=d\"(d1)\n"
-        "      : \"d\"(1.0), \"d\"((double)x), \"d\"(0.0), \"d\"(0.0));\n"
-        "  float s = (float)(d0 + d1);\n"
-        "  s += __shfl_xor_sync(0xffffffffu, s, 1, 32);\n"
-        "  s += __shfl_xor_sync(0xffffffffu, s, 2, 32);\n"
-        "  return s;\n"
-        "}\n",
-    /* Integer keys in the order of the floats: negative floats have their
-     * magnitude bits flipped. NaN lanes become -inf (max) or +inf (min). */
-    [TD_INTRIN_WARP_MAX_REDUX] =
-        "__forceinline__ __device__ float td_warp_max_redux(float x) {\n"
-        "  int k = __float_as_int(x);\n"
-        "  k = x != x ? (int)0x807fffff /* -inf */ : k ^ ((k >> 31) & 0x7fffffff);\n"
-        "  k = __reduce_max_sync(0xffffffffu, k);\n"
-        "  return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));\n"
-        "}\n",
-    [TD_INTRIN_WARP_MIN_REDUX] =
-        "__forceinline__ __device__ float td_warp_min_redux(float x) {\n"
-        "  int k = __float_as_int(x);\n"
-        "  k = x != x ? 0x7f800000 /* +inf */ : k ^ ((k >> 31) & 0x7fffffff);\n"
-        "  k = __reduce_min_sync(0xffffffffu, k);\n"
-        "  return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));\n"
-        "}\n",
-};
-
-/* The helper of a packed f32x2 op (TD_INTRIN_PTX_ADD_F32X2 is add.rn). */
-static void f32x2_helper(td_buf *o, int op, int rnd)
-{
-    bool fma = op == TD__F32X2_FMA;
-    if (o->len > 0)
-        td__buf_puts(o, "\n");
-    td__buf_puts(o, "__forceinline__ __device__ unsigned long long ");
-    f32x2_name(o, op, rnd);
-    td__buf_printf(o,
-                   "(unsigned long long a, unsigned long long b%s) {\n"
-                   "  unsigned long long d;\n"
-                   "  asm(\"%s.%s.ftz.f32x2 %%0, %%1, %%2%s;\" : \"=l\"(d) : "
-                   "\"l\"(a), \"l\"(b)%s);\n"
-                   "  return d;\n"
-                   "}\n",
-                   fma ? ", unsigned long long c" : "", td__f32x2_ops[op],
-                   td__f32x2_rnds[rnd], fma ? ", %3" : "",
-                   fma ? ", \"l\"(c)" : "");
-}
-
-static void warp_helper(td_buf *o, td_combiner comb, int width)
-{
-    if (o->len > 0)
-        td__buf_puts(o, "\n");
-    td__buf_printf(o,
-                   "template <typename T>\n"
-                   "__forceinline__ __device__ T "
-                   "tvm_builtin_cuda_warp_reduce_%s_%d(T val) {\n"
-                   "#pragma unroll\n"
-                   "  for (int mask = %d; mask >= 1; mask >>= 1) {\n"
-                   "    T shuffled = __shfl_xor_sync(0xFFFFFFFFu, val, "
-                   "mask);\n",
-                   comb_names[comb], width, width / 2);
-    if (comb == TD_COMBINE_SUM)
-        td__buf_puts(o, "    val = (T)(val + shuffled);\n");
-    else
-        td__buf_printf(o, "    val = td_%s(val, shuffled);\n",
-                       comb_names[comb]);
-    td__buf_puts(o, "  }\n  return val;\n}\n");
-}
-
-static void prelude(cuda *c)
-{
-    td_buf *o = &c->p->prelude;
-    static const char *const includes[INC_COUNT] = {
-        "#include <cfloat>\n", "#include <cstdint>\n",
-        "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n"};
-    if (c->maxmin)
-        c->inc[INC_FP16] = c->inc[INC_BF16] = true;
-    for (int i = 0; i < INC_COUNT; i++)
-        if (c->inc[i])
-            td__buf_puts(o, includes[i]);
-    if (c->maxmin)
-        helper(o, maxmin_helpers);
-    static const char *const bits2[2] = {
-        "__forceinline__ __device__ __half2 td_bits_half2(unsigned int u) "
-        "{ return *(const __half2 *)&u; }\n"
-        "__forceinline__ __device__ unsigned int td_half2_bits(__half2 v) "
-        "{ return *(const unsigned int *)&v; }\n",
-        "__forceinline__ __device__ __nv_bfloat162 td_bits_bfloat162("
-        "unsigned int u) { return *(const __nv_bfloat162 *)&u; }\n"
-        "__forceinline__ __device__ unsigned int td_bfloat162_bits("
-        "__nv_bfloat162 v) { return *(const unsigned int *)&v; }\n"};
-    for (int k = 0; k < 2; k++)
-        if (c->bits2[k])
-            helper(o, bits2[k]);
-    for (int comb = 0; comb < 3; comb++)
-        for (int lg = 1; lg <= 5; lg++)
-            if (c->warp[comb] & (1u << lg))
-                warp_helper(o, (td_combiner)comb, 1 << lg);
-    for (int k = 0; k < TD_INTRIN_COUNT; k++) {
-        if (k == TD_INTRIN_PTX_ADD_F32X2) {
-            /* Every packed f32x2 helper, in (op, rounding) order. */
-            for (int op = 0; op < TD__F32X2_NOPS; op++)
-                for (int rnd = 0; rnd < TD__F32X2_NRNDS; rnd++)
-                    if (c->f32x2[op] & (1u << rnd))
-                        f32x2_helper(o, op, rnd);
-        } else if (c->intrin[k] && ptx_helpers[k] != NULL) {
-            helper(o, ptx_helpers[k]);
-        }
-    }
-}
-
 int td__print_cuda(td__pctx *p)
 {
     cuda c;
@@ -1121,6 +994,6 @@ int td__print_cuda(td__pctx *p)
         return p->err;
     if (err != 0)
         return err;
-    prelude(&c);
+    td__cuda_prelude(&p->prelude, &c.need);
     return p->prelude.err;
 }

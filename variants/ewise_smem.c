@@ -121,8 +121,22 @@ static bool wide_ok(const td_call *call, const td_region *r, int vec)
     const td_buffer *b = &call->buffers[r->buffer];
     int bytes = vec * td_dtype_bits(b->dtype) / 8;
     int last = r->ndim - 1;
-    bool dt = b->dtype == TD_F32 || b->dtype == TD_F16 ||
-              b->dtype == TD_BF16 || b->dtype == TD_I32 || b->dtype == TD_U32;
+    /* the dtypes the printers spell as vector lanes; 64-bit lanes only two
+     * to a 16-byte vector (double2, longlong2, ulonglong2) */
+    bool dt;
+    switch (b->dtype) {
+    case TD_F32: case TD_F16: case TD_BF16:
+    case TD_I8: case TD_I16: case TD_I32:
+    case TD_U8: case TD_U16: case TD_U32:
+        dt = true;
+        break;
+    case TD_F64: case TD_I64: case TD_U64:
+        dt = vec == 2;
+        break;
+    default:
+        dt = false;
+        break;
+    }
     return dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
            r->start[last] % vec == 0 && b->shape[last] % vec == 0;
 }

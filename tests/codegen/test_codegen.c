@@ -1674,9 +1674,11 @@ static void test_vector_pairs(void **state)
     char *body = NULL, *pre = NULL;
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &body, &pre), 0);
     assert_non_null(strstr(body, "uint2 h = *(const uint2 *)&H_ptr[0];"));
-    assert_non_null(strstr(body, "uint2 r = make_uint2(td_half2_bits(__hmul2("
+    assert_non_null(strstr(body, "unsigned int r0 = td_half2_bits(__hmul2("
                                  "td_bits_half2(h.x), __half2half2("));
-    assert_non_null(strstr(body, "td_half2_bits(h2exp(td_bits_half2(h.y))));"));
+    assert_non_null(strstr(body, "unsigned int r1 = td_half2_bits(h2exp("
+                                 "td_bits_half2(h.y)));"));
+    assert_non_null(strstr(body, "uint2 r = make_uint2(r0, r1);"));
     assert_non_null(strstr(body, "*(uint2 *)&G_ptr[0] = r;"));
     assert_non_null(strstr(body, "__float22half2_rn(make_float2("
                                  "__uint_as_float(f.x), __uint_as_float(f.y)))"));
@@ -1719,6 +1721,75 @@ static void test_vector_pairs(void **state)
         assert_int_equal(td_ir_status(ir), TD_EINVAL);
         td_ir_free(ir);
     }
+}
+
+/* Vectors of 8- and 16-bit integer lanes (cut from and packed into words)
+ * and of two 64-bit lanes (double2, longlong2, ulonglong2). */
+static void test_vector_lanes(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    int64_t sh[] = {64};
+    td_ir_buf *B = td_ir_buffer(ir, "B", TD_I8, "shared", 1, sh);
+    td_ir_buf *U = td_ir_buffer(ir, "U", TD_U16, "shared", 1, sh);
+    td_ir_buf *D = td_ir_buffer(ir, "D", TD_F64, "shared", 1, sh);
+    td_ir_buf *L = td_ir_buffer(ir, "L", TD_U64, "shared", 1, sh);
+    td_expr *z[] = {td_int(ir, 0)};
+    td_var *b = td_ir_let_vector(ir, "b", B, 1, z, 8);
+    td_var *u = td_ir_let_vector(ir, "u", U, 1, z, 2);
+    td_var *d = td_ir_let_vector(ir, "d", D, 1, z, 2);
+    td_var *l = td_ir_let_vector(ir, "l", L, 1, z, 2);
+    td_expr *bl[8], *ul[2], *dl[2], *ll[2];
+    for (int i = 0; i < 8; i++)
+        bl[i] = td_value_op(ir, TD_VAL_ADD, td_vec_lane(ir, b, i),
+                            td_const_i(ir, TD_I8, 1));
+    for (int i = 0; i < 2; i++) {
+        ul[i] = td_vec_lane(ir, u, 1 - i);
+        dl[i] = td_value_op(ir, TD_VAL_MUL, td_vec_lane(ir, d, i),
+                            td_const_f(ir, TD_F64, 2.0));
+        ll[i] = td_vec_lane(ir, l, i);
+    }
+    td_ir_store_vector(ir, B, 1, z, td_ir_let_vector_of(ir, "rb", TD_I8, 8, 8, bl));
+    td_ir_store_vector(ir, U, 1, z, td_ir_let_vector_of(ir, "ru", TD_U16, 2, 2, ul));
+    td_ir_store_vector(ir, D, 1, z, td_ir_let_vector_of(ir, "rd", TD_F64, 2, 2, dl));
+    td_ir_store_vector(ir, L, 1, z, td_ir_let_vector_of(ir, "rl", TD_U64, 2, 2, ll));
+    assert_int_equal(td_ir_status(ir), 0);
+    char *body = NULL, *pre = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &body, &pre), 0);
+    assert_non_null(strstr(body, "uint2 b = *(const uint2 *)&B_ptr[0];"));
+    /* lane 0 cut from the low byte, lane 5 from bits 8..15 of word 1 */
+    assert_non_null(strstr(body, "(int8_t)b.x + (int8_t)1"));
+    assert_non_null(strstr(body, "(int8_t)(b.y >> 8) + (int8_t)1"));
+    assert_non_null(strstr(body, "unsigned int rb1 = ((unsigned int)(uint8_t)("));
+    assert_non_null(strstr(body, " << 24);"));
+    assert_non_null(strstr(body, "uint2 rb = make_uint2(rb0, rb1);"));
+    /* one word: no field; lanes swapped */
+    assert_non_null(strstr(body, "unsigned int u = *(const unsigned int *)&U_ptr[0];"));
+    assert_non_null(strstr(body, "unsigned int ru = ((unsigned int)(uint16_t)("
+                                 "(uint16_t)(u >> 16)) | (unsigned int)(uint16_t)("
+                                 "(uint16_t)u) << 16);"));
+    assert_non_null(strstr(body, "double2 d = *(const double2 *)&D_ptr[0];"));
+    assert_non_null(strstr(body, "double2 rd = make_double2(d.x * 2.000000e+00, "
+                                 "d.y * 2.000000e+00);"));
+    assert_non_null(strstr(body, "ulonglong2 rl = make_ulonglong2(l.x, l.y);"));
+    assert_non_null(strstr(body, "*(ulonglong2 *)&L_ptr[0] = rl;"));
+    td_free(body);
+    td_free(pre);
+    td_ir_free(ir);
+
+    /* a 64-bit vector of one lane, and 8 bytes of int64, are no vectors */
+    ir = td_ir_new();
+    D = td_ir_buffer(ir, "D", TD_I64, "shared", 1, sh);
+    z[0] = td_int(ir, 0);
+    td_ir_let_vector(ir, "d", D, 1, z, 1);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    D = td_ir_buffer(ir, "D", TD_I64, "shared", 1, sh);
+    z[0] = td_int(ir, 0);
+    td_ir_let_vector(ir, "d", D, 1, z, 4);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
 }
 
 static void test_cast_pair(void **state)
@@ -2078,6 +2149,7 @@ int main(void)
         cmocka_unit_test(test_ptx_f32x2),
         cmocka_unit_test(test_cast_pair),
         cmocka_unit_test(test_vector_pairs),
+        cmocka_unit_test(test_vector_lanes),
         cmocka_unit_test(test_value_errors),
         cmocka_unit_test(test_value_folding),
         cmocka_unit_test(test_alloc_failures),

@@ -307,6 +307,29 @@ static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w)
 {
     return uint4{x, y, z, w};
 }
+/* Two 64-bit lanes: the 16-byte vectors of float64 and 64-bit integers. */
+struct double2 {
+    double x, y;
+};
+struct longlong2 {
+    long long x, y;
+};
+struct ulonglong2 {
+    unsigned long long x, y;
+};
+static inline double2 make_double2(double x, double y)
+{
+    return double2{x, y};
+}
+static inline longlong2 make_longlong2(long long x, long long y)
+{
+    return longlong2{x, y};
+}
+static inline ulonglong2 make_ulonglong2(unsigned long long x,
+                                         unsigned long long y)
+{
+    return ulonglong2{x, y};
+}
 static inline unsigned __float_as_uint(float f)
 {
     unsigned u;

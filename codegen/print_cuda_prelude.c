@@ -1,0 +1,207 @@
+/*
+ * The CUDA printer's prelude: the includes and the helper functions a
+ * printed body asked for (td__cuda_needs), each once, in a fixed order:
+ * the max / min overloads, the pair <-> word reinterpretations, the warp
+ * reductions by combiner and width, the inline-PTX helpers and the packed
+ * f32x2 ops.  print_cuda.c records the needs while it prints the body.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen_internal.h"
+
+const char *const td__comb_names[3] = {"sum", "max", "min"};
+
+/* The packed f32x2 helper of op / rnd: add.rn is the one the reductions
+ * use (TD_INTRIN_PTX_ADD_F32X2). */
+void td__f32x2_name(td_buf *o, int op, int rnd)
+{
+    td__buf_printf(o, "tvm_builtin_ptx_%s_%s_ftz_f32x2", td__f32x2_ops[op],
+                   td__f32x2_rnds[rnd]);
+}
+
+static void helper(td_buf *o, const char *text)
+{
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, text);
+}
+
+static const char maxmin_helpers[] =
+    "template <typename T>\n"
+    "__forceinline__ __device__ T td_max(T a, T b) { return a < b ? b : a; }\n"
+    "template <typename T>\n"
+    "__forceinline__ __device__ T td_min(T a, T b) { return b < a ? b : a; }\n"
+    "__forceinline__ __device__ float td_max(float a, float b) { return "
+    "fmaxf(a, b); }\n"
+    "__forceinline__ __device__ float td_min(float a, float b) { return "
+    "fminf(a, b); }\n"
+    "__forceinline__ __device__ double td_max(double a, double b) { return "
+    "fmax(a, b); }\n"
+    "__forceinline__ __device__ double td_min(double a, double b) { return "
+    "fmin(a, b); }\n"
+    "__forceinline__ __device__ __half td_max(__half a, __half b) { return "
+    "__hmax(a, b); }\n"
+    "__forceinline__ __device__ __half td_min(__half a, __half b) { return "
+    "__hmin(a, b); }\n"
+    "__forceinline__ __device__ __nv_bfloat16 td_max(__nv_bfloat16 a, "
+    "__nv_bfloat16 b) { return __hmax(a, b); }\n"
+    "__forceinline__ __device__ __nv_bfloat16 td_min(__nv_bfloat16 a, "
+    "__nv_bfloat16 b) { return __hmin(a, b); }\n";
+
+static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
+    [TD_INTRIN_PTX_PACK_F32X2] =
+        "__forceinline__ __device__ unsigned long long "
+        "tvm_builtin_ptx_mov_b64_pack(float lo, float hi) {\n"
+        "  unsigned long long r;\n"
+        "  asm(\"mov.b64 %0, {%1, %2};\" : \"=l\"(r) : \"f\"(lo), "
+        "\"f\"(hi));\n"
+        "  return r;\n"
+        "}\n",
+    [TD_INTRIN_PTX_UNPACK_LO] =
+        "__forceinline__ __device__ float "
+        "tvm_builtin_ptx_mov_b64_unpack_lo(unsigned long long p) {\n"
+        "  float r[2];\n"
+        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(r[0]), \"=f\"(r[1]) : "
+        "\"l\"(p));\n"
+        "  return r[0];\n"
+        "}\n",
+    [TD_INTRIN_PTX_UNPACK_HI] =
+        "__forceinline__ __device__ float "
+        "tvm_builtin_ptx_mov_b64_unpack_hi(unsigned long long p) {\n"
+        "  float r[2];\n"
+        "  asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(r[0]), \"=f\"(r[1]) : "
+        "\"l\"(p));\n"
+        "  return r[1];\n"
+        "}\n",
+    [TD_INTRIN_PTX_MAX3_F32] =
+        "__forceinline__ __device__ float tvm_builtin_ptx_max3_f32(float a, "
+        "float b, float c) {\n"
+        "  float d;\n"
+        "  asm(\"max.f32 %0, %1, %2, %3;\" : \"=f\"(d) : \"f\"(a), "
+        "\"f\"(b), \"f\"(c));\n"
+        "  return d;\n"
+        "}\n",
+    [TD_INTRIN_PTX_MIN3_F32] =
+        "__forceinline__ __device__ float tvm_builtin_ptx_min3_f32(float a, "
+        "float b, float c) {\n"
+        "  float d;\n"
+        "  asm(\"min.f32 %0, %1, %2, %3;\" : \"=f\"(d) : \"f\"(a), "
+        "\"f\"(b), \"f\"(c));\n"
+        "  return d;\n"
+        "}\n",
+    /* A = all ones, B = the lanes' values (lane l holds B[l % 4][l / 4]):
+     * D[i][j] sums lanes 4j..4j+3, and lane l holds D[l / 4][2 (l % 4)]
+     * and D[l / 4][2 (l % 4) + 1], so d0 + d1 sums lanes 8 (l % 4) ..
+     * 8 (l % 4) + 7; two shuffles add the four blocks. */
+    [TD_INTRIN_WARP_SUM_F64MMA] =
+        "__forceinline__ __device__ float td_warp_sum_f64mma(float x) {\n"
+        "  double d0, d1;\n"
+        "  asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
+        "{%0, %1}, {%2}, {%3}, {%4, %5};\"\n"
+        "      : \"=d\"(d0), \"=d\"(d1)\n"
+        "      : \"d\"(1.0), \"d\"((double)x), \"d\"(0.0), \"d\"(0.0));\n"
+        "  float s = (float)(d0 + d1);\n"
+        "  s += __shfl_xor_sync(0xffffffffu, s, 1, 32);\n"
+        "  s += __shfl_xor_sync(0xffffffffu, s, 2, 32);\n"
+        "  return s;\n"
+        "}\n",
+    /* Integer keys in the order of the floats: negative floats have their
+     * magnitude bits flipped. NaN lanes become -inf (max) or +inf (min). */
+    [TD_INTRIN_WARP_MAX_REDUX] =
+        "__forceinline__ __device__ float td_warp_max_redux(float x) {\n"
+        "  int k = __float_as_int(x);\n"
+        "  k = x != x ? (int)0x807fffff /* -inf */ : k ^ ((k >> 31) & 0x7fffffff);\n"
+        "  k = __reduce_max_sync(0xffffffffu, k);\n"
+        "  return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));\n"
+        "}\n",
+    [TD_INTRIN_WARP_MIN_REDUX] =
+        "__forceinline__ __device__ float td_warp_min_redux(float x) {\n"
+        "  int k = __float_as_int(x);\n"
+        "  k = x != x ? 0x7f800000 /* +inf */ : k ^ ((k >> 31) & 0x7fffffff);\n"
+        "  k = __reduce_min_sync(0xffffffffu, k);\n"
+        "  return __int_as_float(k ^ ((k >> 31) & 0x7fffffff));\n"
+        "}\n",
+};
+
+/* The helper of a packed f32x2 op (TD_INTRIN_PTX_ADD_F32X2 is add.rn). */
+static void f32x2_helper(td_buf *o, int op, int rnd)
+{
+    bool fma = op == TD__F32X2_FMA;
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, "__forceinline__ __device__ unsigned long long ");
+    td__f32x2_name(o, op, rnd);
+    td__buf_printf(o,
+                   "(unsigned long long a, unsigned long long b%s) {\n"
+                   "  unsigned long long d;\n"
+                   "  asm(\"%s.%s.ftz.f32x2 %%0, %%1, %%2%s;\" : \"=l\"(d) : "
+                   "\"l\"(a), \"l\"(b)%s);\n"
+                   "  return d;\n"
+                   "}\n",
+                   fma ? ", unsigned long long c" : "", td__f32x2_ops[op],
+                   td__f32x2_rnds[rnd], fma ? ", %3" : "",
+                   fma ? ", \"l\"(c)" : "");
+}
+
+static void warp_helper(td_buf *o, td_combiner comb, int width)
+{
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_printf(o,
+                   "template <typename T>\n"
+                   "__forceinline__ __device__ T "
+                   "tvm_builtin_cuda_warp_reduce_%s_%d(T val) {\n"
+                   "#pragma unroll\n"
+                   "  for (int mask = %d; mask >= 1; mask >>= 1) {\n"
+                   "    T shuffled = __shfl_xor_sync(0xFFFFFFFFu, val, "
+                   "mask);\n",
+                   td__comb_names[comb], width, width / 2);
+    if (comb == TD_COMBINE_SUM)
+        td__buf_puts(o, "    val = (T)(val + shuffled);\n");
+    else
+        td__buf_printf(o, "    val = td_%s(val, shuffled);\n",
+                       td__comb_names[comb]);
+    td__buf_puts(o, "  }\n  return val;\n}\n");
+}
+
+void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
+{
+    static const char *const includes[TD__INC_COUNT] = {
+        "#include <cfloat>\n", "#include <cstdint>\n",
+        "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n"};
+    /* the overloads of td_max / td_min name __half and __nv_bfloat16 */
+    for (int i = 0; i < TD__INC_COUNT; i++)
+        if (c->inc[i] || (c->maxmin && (i == TD__INC_FP16 || i == TD__INC_BF16)))
+            td__buf_puts(o, includes[i]);
+    if (c->maxmin)
+        helper(o, maxmin_helpers);
+    static const char *const bits2[2] = {
+        "__forceinline__ __device__ __half2 td_bits_half2(unsigned int u) "
+        "{ return *(const __half2 *)&u; }\n"
+        "__forceinline__ __device__ unsigned int td_half2_bits(__half2 v) "
+        "{ return *(const unsigned int *)&v; }\n",
+        "__forceinline__ __device__ __nv_bfloat162 td_bits_bfloat162("
+        "unsigned int u) { return *(const __nv_bfloat162 *)&u; }\n"
+        "__forceinline__ __device__ unsigned int td_bfloat162_bits("
+        "__nv_bfloat162 v) { return *(const unsigned int *)&v; }\n"};
+    for (int k = 0; k < 2; k++)
+        if (c->bits2[k])
+            helper(o, bits2[k]);
+    for (int comb = 0; comb < 3; comb++)
+        for (int lg = 1; lg <= 5; lg++)
+            if (c->warp[comb] & (1u << lg))
+                warp_helper(o, (td_combiner)comb, 1 << lg);
+    for (int k = 0; k < TD_INTRIN_COUNT; k++) {
+        if (k == TD_INTRIN_PTX_ADD_F32X2) {
+            /* Every packed f32x2 helper, in (op, rounding) order. */
+            for (int op = 0; op < TD__F32X2_NOPS; op++)
+                for (int rnd = 0; rnd < TD__F32X2_NRNDS; rnd++)
+                    if (c->f32x2[op] & (1u << rnd))
+                        f32x2_helper(o, op, rnd);
+        } else if (c->intrin[k] && ptx_helpers[k] != NULL) {
+            helper(o, ptx_helpers[k]);
+        }
+    }
+}
+
