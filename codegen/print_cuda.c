@@ -387,7 +387,12 @@ static void valop(cuda *c, td_buf *o, const td_expr *e)
     int p = e->valop == TD_VAL_ADD || e->valop == TD_VAL_SUB ? P_ADD : P_MUL;
     if (small_int(e->dtype))
         td__buf_printf(o, "(%s)(", td__cuda_type(e->dtype));
-    expr(c, o, e->a, p);
+    /* Two uint16 operands promote to int, whose product can overflow
+     * (65535 * 65535 > INT_MAX, undefined behaviour): multiply unsigned. */
+    bool wide = e->valop == TD_VAL_MUL && e->dtype == TD_U16;
+    if (wide)
+        td__buf_puts(o, "(unsigned int)");
+    expr(c, o, e->a, wide ? P_UNARY : p);
     td__buf_printf(o, " %s ", text[e->valop]);
     expr(c, o, e->b, p + 1);
     if (small_int(e->dtype))
