@@ -14,7 +14,7 @@
 /* Room for the longest literal spelling. */
 #define SPELL_MAX 128
 
-enum { INC_CFLOAT, INC_CSTDINT, INC_FP16, INC_BF16, INC_COUNT };
+enum { INC_CFLOAT, INC_CSTDINT, INC_FP16, INC_BF16, INC_FP8, INC_COUNT };
 
 typedef struct cuda {
     td__pctx *p;
@@ -71,6 +71,8 @@ const char *td__cuda_type(td_dtype t)
     case TD_U16: return "uint16_t";
     case TD_U32: return "unsigned int";
     case TD_U64: return "unsigned long long";
+    case TD_F8E4M3: return "__nv_fp8_e4m3";
+    case TD_F8E5M2: return "__nv_fp8_e5m2";
     case TD_DTYPE_COUNT: break;
     }
     return "void";
@@ -88,6 +90,8 @@ static void need_type(cuda *c, td_dtype t)
         c->inc[INC_FP16] = true;
     else if (t == TD_BF16)
         c->inc[INC_BF16] = true;
+    else if (td_dtype_is_float8(t))
+        c->inc[INC_FP8] = true;
     else if (small_int(t))
         c->inc[INC_CSTDINT] = true;
 }
@@ -207,6 +211,15 @@ static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
         snprintf(b, cap, "(%s)%llu", td__cuda_type(e->dtype),
                  (unsigned long long)e->u);
         return;
+    case TD_F8E4M3:
+    case TD_F8E5M2:
+        /* The constructor rounds to nearest even, saturating to the
+         * largest finite value (__NV_SATFINITE); no ordering identities
+         * exist for float8 (td_identity refuses them). */
+        c->inc[INC_FP8] = true;
+        spell_f32(f, sizeof f, (float)e->f);
+        snprintf(b, cap, "%s(%s)", td__cuda_type(e->dtype), f);
+        return;
     case TD_DTYPE_COUNT:
         break;
     }
@@ -236,6 +249,14 @@ static bool half_like(td_dtype t)
 static const char *cast_form(td_dtype from, td_dtype to, bool *via)
 {
     const char *fn = NULL;
+    if (td_dtype_is_float8(to)) {
+        /* The __nv_fp8_* constructor from float or double rounds to
+         * nearest even and saturates to the largest finite value
+         * (__NV_SATFINITE, TVM's conversion too); every other dtype goes
+         * through float32 first (exact for the 16-bit floats and float8). */
+        *via = from != TD_F32 && from != TD_F64;
+        return td__cuda_type(to);
+    }
     if (to == TD_F16) {
         fn = from == TD_F64 ? "__double2half" : "__float2half_rn";
     } else if (to == TD_BF16) {
@@ -248,7 +269,7 @@ static const char *cast_form(td_dtype from, td_dtype to, bool *via)
         default: fn = "__float2bfloat16_rn"; break;
         }
     }
-    *via = (half_like(from) && to != TD_F32) ||
+    *via = ((half_like(from) || td_dtype_is_float8(from)) && to != TD_F32) ||
            (fn != NULL && from != TD_F32 && from != TD_F64 &&
             strstr(fn, "__float2") == fn);
     return fn;
@@ -1058,7 +1079,8 @@ static void prelude(cuda *c)
     td_buf *o = &c->p->prelude;
     static const char *const includes[INC_COUNT] = {
         "#include <cfloat>\n", "#include <cstdint>\n",
-        "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n"};
+        "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n",
+        "#include <cuda_fp8.h>\n"};
     if (c->maxmin)
         c->inc[INC_FP16] = c->inc[INC_BF16] = true;
     for (int i = 0; i < INC_COUNT; i++)
