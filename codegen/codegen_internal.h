@@ -94,6 +94,9 @@ struct td_ir_buf {
     int ndim;
     int64_t shape[TD_MAX_RANK];
     int64_t stride[TD_MAX_RANK]; /* row-major element strides */
+    /* td_ir_buffer_swizzle: the CUDA printer XORs bits [m+s, m+s+b) of
+     * the flat index into bits [m, m+b); b == 0: none. */
+    int swz_bits, swz_base, swz_shift;
     td_ir_buf *next;
 };
 

@@ -301,6 +301,24 @@ td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
     return b;
 }
 
+int td_ir_buffer_swizzle(td_ir *ir, td_ir_buf *b, int bits, int base,
+                         int shift)
+{
+    if (!live(ir))
+        return td_ir_status(ir);
+    if (b == NULL || b->owner != ir || b->scratch || bits < 0 ||
+        bits > shift || shift > 31 || base < 0 || base > 31 ||
+        (b->swz_bits != 0 && (b->swz_bits != bits || b->swz_base != base ||
+                              b->swz_shift != shift))) {
+        fail(ir, TD_EINVAL);
+        return TD_EINVAL;
+    }
+    b->swz_bits = bits;
+    b->swz_base = base;
+    b->swz_shift = shift;
+    return 0;
+}
+
 td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
                          int64_t size)
 {

@@ -346,6 +346,20 @@ static void access(cuda *c, td_buf *o, const td_ir_buf *b, int n,
         flat = k == 0 ? t : td__mk_bin(a, TD_OP_ADD, flat, t);
     }
     flat = flat != NULL ? td__fold(a, flat, c->p->zero) : NULL;
+    /* A swizzled buffer: flat ^ (flat / 2^(m+s) % 2^b * 2^m).  Offsets
+     * stay below 2^31, so a swizzle whose source bits start there is the
+     * identity. */
+    int zb = b->swz_bits, zm = b->swz_base, zs = b->swz_shift;
+    if (flat != NULL && zb > 0 && zm + zs < 31) {
+        const td_expr *hi = td__mk_bin(
+            a, TD_OP_MOD,
+            td__mk_bin(a, TD_OP_DIV, flat,
+                       td__mk_int(a, (int64_t)1 << (zm + zs))),
+            td__mk_int(a, (int64_t)1 << zb));
+        if (zm > 0)
+            hi = td__mk_bin(a, TD_OP_MUL, hi, td__mk_int(a, (int64_t)1 << zm));
+        flat = td__fold(a, td__mk_bin(a, TD_OP_XOR, flat, hi), c->p->zero);
+    }
     if (flat == NULL) {
         fail(c, TD_ENOMEM);
         return;
