@@ -358,7 +358,8 @@ static void access(cuda *c, td_buf *o, const td_ir_buf *b, int n,
             td__mk_int(a, (int64_t)1 << zb));
         if (zm > 0)
             hi = td__mk_bin(a, TD_OP_MUL, hi, td__mk_int(a, (int64_t)1 << zm));
-        flat = td__fold(a, td__mk_bin(a, TD_OP_XOR, flat, hi), c->p->zero);
+        const td_expr *x = td__mk_bin(a, TD_OP_XOR, flat, hi);
+        flat = x != NULL ? td__fold(a, x, c->p->zero) : NULL;
     }
     if (flat == NULL) {
         fail(c, TD_ENOMEM);
