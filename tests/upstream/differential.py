@@ -95,10 +95,6 @@ EWISE_DEVIATIONS: dict[str, str] = {
         "8 x 60 halves under a 128-byte swizzle: TVM selects smem and its index "
         "of element 479 is 487, past the 480-element buffer; tiledispatch "
         "refuses a swizzle that moves elements past the buffer",
-    "ewise_swz_inner_false_rejected":
-        "ComposeLayout(..., swizzle_inner=False): TVM builds it and selects smem; "
-        "tiledispatch's layout notation refuses it (only the swizzle of the "
-        "tile layout's offsets is read)",
     "ewise_fp8_add_rejected":
         "add of float8_e4m3fn buffers: TVM selects smem and emits `v_.x + "
         "v__1.x` on __nv_fp8x4_e4m3 vectors, which nvcc (CUDA 13) refuses (no "
