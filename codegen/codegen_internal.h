@@ -94,6 +94,9 @@ struct td_ir_buf {
     int ndim;
     int64_t shape[TD_MAX_RANK];
     int64_t stride[TD_MAX_RANK]; /* row-major element strides */
+    /* td_ir_buffer_swizzle: the CUDA printer XORs bits [m+s, m+s+b) of
+     * the flat index into bits [m, m+b); b == 0: none. */
+    int swz_bits, swz_base, swz_shift;
     td_ir_buf *next;
 };
 
@@ -335,7 +338,7 @@ const char *td__cuda_type(td_dtype t);
 /* What a printed CUDA body needs from its prelude (print_cuda.c records
  * it, print_cuda_prelude.c writes it). */
 enum { TD__INC_CFLOAT, TD__INC_CSTDINT, TD__INC_FP16, TD__INC_BF16,
-       TD__INC_COUNT };
+       TD__INC_FP8, TD__INC_COUNT };
 typedef struct td__cuda_needs {
     bool inc[TD__INC_COUNT];
     bool maxmin;                  /* td_max / td_min overloads */

@@ -301,6 +301,24 @@ td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
     return b;
 }
 
+int td_ir_buffer_swizzle(td_ir *ir, td_ir_buf *b, int bits, int base,
+                         int shift)
+{
+    if (!live(ir))
+        return td_ir_status(ir);
+    if (b == NULL || b->owner != ir || b->scratch || bits < 0 ||
+        bits > shift || shift > 31 || base < 0 || base > 31 ||
+        (b->swz_bits != 0 && (b->swz_bits != bits || b->swz_base != base ||
+                              b->swz_shift != shift))) {
+        fail(ir, TD_EINVAL);
+        return TD_EINVAL;
+    }
+    b->swz_bits = bits;
+    b->swz_base = base;
+    b->swz_shift = shift;
+    return 0;
+}
+
 td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
                          int64_t size)
 {
@@ -483,7 +501,9 @@ td_expr *td_identity(td_ir *ir, td_combiner c, td_dtype t)
 {
     if (!live(ir))
         return NULL;
-    if (!valid_dtype(t) || (unsigned)c > TD_COMBINE_MIN) {
+    /* float8 has no ordering helpers (and no arithmetic): only its zero. */
+    if (!valid_dtype(t) || (unsigned)c > TD_COMBINE_MIN ||
+        (td_dtype_is_float8(t) && c != TD_COMBINE_SUM)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -555,7 +575,7 @@ td_expr *td_combine(td_ir *ir, td_combiner c, td_expr *a, td_expr *b)
 {
     if (!live(ir) || !operand(ir, a) || !operand(ir, b))
         return NULL;
-    if ((unsigned)c > TD_COMBINE_MIN) {
+    if ((unsigned)c > TD_COMBINE_MIN || td_dtype_is_float8(a->dtype)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -636,7 +656,8 @@ td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
         return NULL;
     if ((unsigned)k >= TD_INTRIN_COUNT || intrin_arity[k] < 0 ||
         nargs != intrin_arity[k] || !valid_dtype(dtype) ||
-        (f32_only(k) && dtype != TD_F32)) {
+        (f32_only(k) && dtype != TD_F32) ||
+        (k == TD_INTRIN_SHFL_XOR && td_dtype_is_float8(dtype))) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -649,7 +670,8 @@ td_expr *td_warp_reduce(td_ir *ir, td_combiner c, int width, td_expr *value,
     if (!live(ir))
         return NULL;
     if ((unsigned)c > TD_COMBINE_MIN || width < 2 || width > 32 ||
-        (width & (width - 1)) != 0 || !valid_dtype(dtype)) {
+        (width & (width - 1)) != 0 || !valid_dtype(dtype) ||
+        td_dtype_is_float8(dtype)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -704,7 +726,10 @@ td_expr *td_value_op(td_ir *ir, td_valop op, td_expr *a, td_expr *b)
     /* Pairs: float16 or bfloat16 add, sub, mul, max, min, each lane
      * rounded as the scalar op rounds it. */
     bool pair = td__is_pair(a);
+    /* CUDA's float8 types convert but do not compute: the caller computes
+     * in a wider dtype and casts. */
     if (a->dtype != b->dtype || !valid_dtype(a->dtype) ||
+        td_dtype_is_float8(a->dtype) ||
         pair != td__is_pair(b) ||
         (pair && ((a->dtype != TD_F16 && a->dtype != TD_BF16) ||
                   op == TD_VAL_DIV))) {
@@ -735,7 +760,7 @@ td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a)
     /* Pairs: exp and exp2 of float16 / bfloat16 (h2exp, h2exp2: the same
      * per-lane sequence as hexp, hexp2). */
     bool pair = td__is_pair(a);
-    if (!td_dtype_is_float(a->dtype) ||
+    if (!td_dtype_is_float(a->dtype) || td_dtype_is_float8(a->dtype) ||
         (pair && ((a->dtype != TD_F16 && a->dtype != TD_BF16) ||
                   (f != TD_MATH_EXP && f != TD_MATH_EXP2)))) {
         fail(ir, TD_EINVAL);

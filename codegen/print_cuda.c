@@ -64,6 +64,8 @@ const char *td__cuda_type(td_dtype t)
     case TD_U16: return "uint16_t";
     case TD_U32: return "unsigned int";
     case TD_U64: return "unsigned long long";
+    case TD_F8E4M3: return "__nv_fp8_e4m3";
+    case TD_F8E5M2: return "__nv_fp8_e5m2";
     case TD_DTYPE_COUNT: break;
     }
     return "void";
@@ -81,6 +83,8 @@ static void need_type(cuda *c, td_dtype t)
         c->need.inc[TD__INC_FP16] = true;
     else if (t == TD_BF16)
         c->need.inc[TD__INC_BF16] = true;
+    else if (td_dtype_is_float8(t))
+        c->need.inc[TD__INC_FP8] = true;
     else if (small_int(t))
         c->need.inc[TD__INC_CSTDINT] = true;
 }
@@ -200,6 +204,15 @@ static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
         snprintf(b, cap, "(%s)%llu", td__cuda_type(e->dtype),
                  (unsigned long long)e->u);
         return;
+    case TD_F8E4M3:
+    case TD_F8E5M2:
+        /* The constructor rounds to nearest even, saturating to the
+         * largest finite value (__NV_SATFINITE); no ordering identities
+         * exist for float8 (td_identity refuses them). */
+        c->need.inc[TD__INC_FP8] = true;
+        spell_f32(f, sizeof f, (float)e->f);
+        snprintf(b, cap, "%s(%s)", td__cuda_type(e->dtype), f);
+        return;
     case TD_DTYPE_COUNT:
         break;
     }
@@ -229,6 +242,14 @@ static bool half_like(td_dtype t)
 static const char *cast_form(td_dtype from, td_dtype to, bool *via)
 {
     const char *fn = NULL;
+    if (td_dtype_is_float8(to)) {
+        /* The __nv_fp8_* constructor from float or double rounds to
+         * nearest even and saturates to the largest finite value
+         * (__NV_SATFINITE, TVM's conversion too); every other dtype goes
+         * through float32 first (exact for the 16-bit floats and float8). */
+        *via = from != TD_F32 && from != TD_F64;
+        return td__cuda_type(to);
+    }
     if (to == TD_F16) {
         fn = from == TD_F64 ? "__double2half" : "__float2half_rn";
     } else if (to == TD_BF16) {
@@ -241,7 +262,7 @@ static const char *cast_form(td_dtype from, td_dtype to, bool *via)
         default: fn = "__float2bfloat16_rn"; break;
         }
     }
-    *via = (half_like(from) && to != TD_F32) ||
+    *via = ((half_like(from) || td_dtype_is_float8(from)) && to != TD_F32) ||
            (fn != NULL && from != TD_F32 && from != TD_F64 &&
             strstr(fn, "__float2") == fn);
     return fn;
@@ -318,6 +339,21 @@ static void access(cuda *c, td_buf *o, const td_ir_buf *b, int n,
         flat = k == 0 ? t : td__mk_bin(a, TD_OP_ADD, flat, t);
     }
     flat = flat != NULL ? td__fold(a, flat, c->p->zero) : NULL;
+    /* A swizzled buffer: flat ^ (flat / 2^(m+s) % 2^b * 2^m).  Offsets
+     * stay below 2^31, so a swizzle whose source bits start there is the
+     * identity. */
+    int zb = b->swz_bits, zm = b->swz_base, zs = b->swz_shift;
+    if (flat != NULL && zb > 0 && zm + zs < 31) {
+        const td_expr *hi = td__mk_bin(
+            a, TD_OP_MOD,
+            td__mk_bin(a, TD_OP_DIV, flat,
+                       td__mk_int(a, (int64_t)1 << (zm + zs))),
+            td__mk_int(a, (int64_t)1 << zb));
+        if (zm > 0)
+            hi = td__mk_bin(a, TD_OP_MUL, hi, td__mk_int(a, (int64_t)1 << zm));
+        const td_expr *x = td__mk_bin(a, TD_OP_XOR, flat, hi);
+        flat = x != NULL ? td__fold(a, x, c->p->zero) : NULL;
+    }
     if (flat == NULL) {
         fail(c, TD_ENOMEM);
         return;

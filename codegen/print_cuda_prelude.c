@@ -169,7 +169,8 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
 {
     static const char *const includes[TD__INC_COUNT] = {
         "#include <cfloat>\n", "#include <cstdint>\n",
-        "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n"};
+        "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n",
+        "#include <cuda_fp8.h>\n"};
     /* the overloads of td_max / td_min name __half and __nv_bfloat16 */
     for (int i = 0; i < TD__INC_COUNT; i++)
         if (c->inc[i] || (c->maxmin && (i == TD__INC_FP16 || i == TD__INC_BF16)))

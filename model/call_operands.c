@@ -108,6 +108,10 @@ static double float_max(td_dtype dt)
         return 0x1.fep127;
     case TD_F32:
         return FLT_MAX;
+    case TD_F8E4M3:
+        return 448.0; /* e4m3fn: no infinities, S.1111.111 is NaN */
+    case TD_F8E5M2:
+        return 57344.0;
     default:
         return DBL_MAX;
     }

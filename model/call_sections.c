@@ -67,6 +67,13 @@ static int cl_layout(td__cl *c, const td_ynode *n, td_buffer *b, int64_t elems)
         return cl_err_at(c, rc, n->line, td__ycol_in(n, (size_t)(ld.col - 1)),
                          "%s", ld.msg);
     b->has_layout = true;
+    /* A swizzle permutes shared-memory offsets (TVM's ComposeLayout); on a
+     * register or global buffer it would mean nothing we lower. */
+    if (b->layout.swizzle && strncmp(b->scope, "shared", 6) != 0)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "a swizzled layout needs a shared buffer, but '%s' "
+                      "is %s",
+                      b->name, b->scope);
     if (b->layout.nshard == 0)
         return 0; /* A bare swizzle covers whatever it is applied to. */
     int64_t cover = 1;

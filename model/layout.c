@@ -70,6 +70,38 @@ int td__lay_check(const td_layout *l, char *why, size_t whylen)
                     td_axis_name((td_axis)a), (long long)l->offset[a]);
             return TD_EINVAL;
         }
+    if (l->swizzle) {
+        const int *z = l->swizzle_bits;
+        if (z[0] < 0 || z[0] > 31 || z[1] < 0 || z[1] > 31 || z[2] < 0 ||
+            z[2] > 31 || z[0] > z[2]) {
+            td__lay_why(why, whylen, "bad swizzle (%d, %d, %d)", z[0], z[1],
+                        z[2]);
+            return TD_EINVAL;
+        }
+    }
+    return 0;
+}
+
+int td__lay_swizzle(const td_layout *l, int64_t off, int64_t *out)
+{
+    int rc;
+
+    if (out == NULL)
+        return TD_EINVAL;
+    if ((rc = td__lay_check(l, NULL, 0)) < 0)
+        return rc;
+    if (!l->swizzle) {
+        *out = off;
+        return 0;
+    }
+    if (off < 0)
+        return TD_EINVAL;
+    /* Bits [m+s, m+s+b) XORed into bits [m, m+b); b <= s keeps the source
+     * bits out of the target, so the map is its own inverse.  m + s <= 62
+     * (each at most 31): the shift is defined. */
+    int b = l->swizzle_bits[0], m = l->swizzle_bits[1], sh = l->swizzle_bits[2];
+    int64_t mask = ((int64_t)1 << b) - 1;
+    *out = off ^ (((off >> (m + sh)) & mask) << m);
     return 0;
 }
 
@@ -515,6 +547,10 @@ int td__lay_map(const td_layout *l, int64_t elem,
             !td__lay_add64(coords[it->axis], t, &coords[it->axis]))
             return TD_ELIMIT;
     }
+    /* TVM's ComposeLayout: the swizzle permutes the offset the tile
+     * layout gives, its constant offset included. */
+    if (l->swizzle)
+        return td__lay_swizzle(l, coords[TD_AXIS_M], &coords[TD_AXIS_M]);
     return 0;
 }
 

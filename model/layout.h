@@ -131,8 +131,14 @@ int td__lay_local_region(const td_layout *l, const int64_t *shape, int ndim,
                          const int64_t *start, const int64_t *extent,
                          td_lay_local *out, char *why, size_t whylen);
 
+/* The swizzle of l applied to memory offset `off` (>= 0):
+ * off ^ (((off >> (m + s)) & (2^b - 1)) << m) for Swizzle(b, m, s) (TVM's
+ * ComposeLayout(m, b, s, ...)); `off` itself when l has no swizzle. */
+int td__lay_swizzle(const td_layout *l, int64_t off, int64_t *out);
+
 /* Base coordinate D(x) + O of logical element `elem` (row-major flat index,
- * 0 <= elem < size) on every axis. */
+ * 0 <= elem < size) on every axis; with a swizzle, the m coordinate is
+ * swizzled (td__lay_swizzle; a negative one is TD_EINVAL). */
 int td__lay_map(const td_layout *l, int64_t elem,
                 int64_t coords[TD_AXIS_COUNT]);
 

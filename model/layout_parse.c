@@ -4,14 +4,30 @@
  * (td_layout_format).  The operations on the layouts it yields are in
  * layout.c.
  *
- *   layout  := term ('+' term)*
- *   term    := 'S' '[' spec ']' | 'R' '[' spec ']' | offset | swizzle
- *   spec    := shape [':' strides]
- *   shape   := INT | '(' INT (',' INT)* ','? ')' | INT (',' INT)+
- *   strides := stride | '(' stride (',' stride)* ','? ')' | stride (',' stride)+
- *   stride  := INT | INT '@' AXIS          (a bare INT is on axis m)
- *   offset  := INT '@' AXIS | INT
- *   swizzle := 'Swizzle' '(' INT ',' INT ',' INT ')'
+ *   layout   := terms | compose
+ *   terms    := term ('+' term)*
+ *   term     := 'S' '[' spec ']' | 'R' '[' spec ']' | offset | swizzle
+ *   spec     := shape [':' strides]
+ *   shape    := INT | '(' INT (',' INT)* ','? ')' | INT (',' INT)+
+ *   strides  := stride | '(' stride (',' stride)* ','? ')' | stride (',' stride)+
+ *   stride   := INT | INT '@' AXIS          (a bare INT is on axis m)
+ *   offset   := INT '@' AXIS | INT
+ *   swizzle  := 'Swizzle' '(' INT ',' INT ',' INT ')'          (b, m, s)
+ *   compose  := 'ComposeLayout' '(' INT ',' INT ',' INT ','
+ *               'TileLayout' '(' terms ')' [',' 'swizzle_inner' '=' BOOL] ')'
+ *
+ * `Swizzle(b, m, s)` is ours (CuTe's Swizzle<B, M, S>): the memory offset
+ * o that the rest of the layout gives becomes
+ * o ^ (((o >> (m + s)) & (2^b - 1)) << m), in elements.  `compose` is how
+ * TVM prints a swizzled layout, ComposeLayout(per_element, swizzle_len,
+ * atom_len, TileLayout(X)); it is read as X + Swizzle(swizzle_len,
+ * per_element, atom_len), which is also how it prints.  TVM's
+ * `swizzle_inner=False` (the swizzle taken on the units of 2^per_element
+ * elements the other way round) is refused.  A `T.` before ComposeLayout,
+ * TileLayout, S and R (TVM's printer writes it) is skipped.  A swizzled
+ * layout lays out shared memory: its other terms may use the memory axis m
+ * only, and b <= s (TVM's well-formedness: the XORed bits do not overlap
+ * the bits they come from).
  *
  * Whitespace may appear between any two tokens.  Every error names the
  * 1-based column of the offending character within the text; the caller adds
@@ -242,30 +258,82 @@ static int lay_spec(lay_parser *p, td_iter *iters, int *niters)
     return 0;
 }
 
-int td_layout_parse(const char *text, td_layout *out, td_diag *diag)
+/* Skips TVM's "T." module prefix before a name. */
+static void lay_skip_module(lay_parser *p)
 {
-    lay_parser p = {text ? text : "", 0, diag};
-    td_layout l;
-    memset(&l, 0, sizeof l);
-    bool have_shard = false;
+    lay_skip_ws(p);
+    if (p->text[p->pos] == 'T' && p->text[p->pos + 1] == '.' &&
+        lay_is_ident_start(p->text[p->pos + 2]))
+        p->pos += 2;
+}
+
+/* Whether the identifier at the cursor (after an optional "T.") is `word`;
+ * the cursor moves past it when it is. */
+static bool lay_word(lay_parser *p, const char *word)
+{
+    size_t save = p->pos;
+    lay_skip_module(p);
+    size_t n = strlen(word);
+    if (strncmp(p->text + p->pos, word, n) == 0 &&
+        !lay_is_ident_char(p->text[p->pos + n])) {
+        p->pos += n;
+        return true;
+    }
+    p->pos = save;
+    return false;
+}
+
+/* One swizzle argument: an integer in [0, 31]. */
+static int lay_swizzle_arg(lay_parser *p, const char *what, int *out)
+{
+    lay_skip_ws(p);
+    size_t at = p->pos;
+    int64_t v = 0;
+    int rc = lay_int(p, &v);
+    if (rc)
+        return rc;
+    if (v > 31)
+        return lay_error(p, at, "swizzle %s must be at most 31, got %lld",
+                         what, (long long)v);
+    *out = (int)v;
+    return 0;
+}
+
+/* The swizzle's own checks once b and s are known (at: its column). */
+static int lay_swizzle_check(lay_parser *p, size_t at, const td_layout *l)
+{
+    if (l->swizzle_bits[0] > l->swizzle_bits[2])
+        return lay_error(p, at,
+                         "swizzle bits %d exceed its shift %d: the XORed "
+                         "bits would overlap the bits they come from",
+                         l->swizzle_bits[0], l->swizzle_bits[2]);
+    return 0;
+}
+
+/* Terms up to `end` ('\0' or ')'), added into *l. */
+static int lay_terms(lay_parser *p, td_layout *l, char end, size_t *swz_at)
+{
+    bool have_shard = l->nshard > 0;
+    size_t first = (lay_skip_ws(p), p->pos);
     int rc;
 
-    if (lay_peek(&p) == '\0')
-        return lay_error(&p, p.pos, "empty layout");
+    if (lay_peek(p) == end)
+        return end == '\0' ? lay_error(p, p->pos, "empty layout")
+                           : lay_expected(p, "S[...]");
     for (;;) {
-        lay_skip_ws(&p);
-        size_t term_at = p.pos;
-        const char *t = p.text + p.pos;
+        lay_skip_module(p);
+        size_t term_at = p->pos;
+        const char *t = p->text + p->pos;
         char c = *t;
         size_t idn = 0;
         while (lay_is_ident_char(t[idn]))
             idn++;
         if (c == 'S' && idn == 1) {
             if (have_shard)
-                return lay_error(&p, term_at,
+                return lay_error(p, term_at,
                                  "layout has more than one shard S[...]");
-            p.pos++;
-            rc = lay_spec(&p, l.shard, &l.nshard);
+            p->pos++;
+            rc = lay_spec(p, l->shard, &l->nshard);
             if (rc)
                 return rc;
             have_shard = true;
@@ -275,66 +343,178 @@ int td_layout_parse(const char *text, td_layout *out, td_diag *diag)
             td_iter it[TD_MAX_LAYOUT_ITERS];
             memset(it, 0, sizeof it);
             int n = 0;
-            p.pos++;
-            rc = lay_spec(&p, it, &n);
+            p->pos++;
+            rc = lay_spec(p, it, &n);
             if (rc)
                 return rc;
-            if (l.nrep + n > TD_MAX_LAYOUT_ITERS)
-                return lay_error(&p, term_at, "too many layout iters (max %d)",
+            if (l->nrep + n > TD_MAX_LAYOUT_ITERS)
+                return lay_error(p, term_at, "too many layout iters (max %d)",
                                  TD_MAX_LAYOUT_ITERS);
-            memcpy(&l.rep[l.nrep], it, (size_t)n * sizeof it[0]);
-            l.nrep += n;
+            memcpy(&l->rep[l->nrep], it, (size_t)n * sizeof it[0]);
+            l->nrep += n;
         } else if (idn == 7 && strncmp(t, "Swizzle", 7) == 0) {
-            if (l.swizzle)
-                return lay_error(&p, term_at,
-                                 "layout has more than one Swizzle(...)");
-            p.pos += 7;
-            rc = lay_expect(&p, '(', "'('");
+            if (l->swizzle || end == ')')
+                return lay_error(p, term_at,
+                                 end == ')'
+                                     ? "Swizzle(...) inside ComposeLayout's "
+                                       "TileLayout: the ComposeLayout is "
+                                       "the swizzle"
+                                     : "layout has more than one Swizzle(...)");
+            p->pos += 7;
+            static const char *const what[3] = {"bits", "base", "shift"};
+            rc = lay_expect(p, '(', "'('");
             for (int i = 0; i < 3 && rc == 0; i++) {
-                int64_t v = 0;
-                lay_skip_ws(&p);
-                size_t at = p.pos;
                 if (i > 0)
-                    rc = lay_expect(&p, ',', "','");
-                if (rc == 0) {
-                    lay_skip_ws(&p);
-                    at = p.pos;
-                    rc = lay_int(&p, &v);
-                }
-                if (rc == 0 && v > 31)
-                    rc = lay_error(&p, at,
-                                   "swizzle parameter must be at most 31");
-                l.swizzle_bits[i] = (int)v;
+                    rc = lay_expect(p, ',', "','");
+                if (rc == 0)
+                    rc = lay_swizzle_arg(p, what[i], &l->swizzle_bits[i]);
             }
             if (rc == 0)
-                rc = lay_expect(&p, ')', "')'");
+                rc = lay_expect(p, ')', "')'");
+            if (rc == 0)
+                rc = lay_swizzle_check(p, term_at, l);
             if (rc)
                 return rc;
-            l.swizzle = true;
+            l->swizzle = true;
+            *swz_at = term_at;
+        } else if (idn == 13 && strncmp(t, "ComposeLayout", 13) == 0) {
+            return lay_error(p, term_at,
+                             "ComposeLayout(...) must be the whole layout");
         } else if (isdigit((unsigned char)c) || c == '-') {
             int64_t v;
             td_axis ax;
-            rc = lay_int(&p, &v);
+            rc = lay_int(p, &v);
             if (rc == 0)
-                rc = lay_axis_suffix(&p, &ax);
+                rc = lay_axis_suffix(p, &ax);
             if (rc)
                 return rc;
             /* Both terms are at most LAY_INT_MAX, so only a long chain of
              * offsets can grow large; bound the sum the same way. */
-            if (l.offset[ax] > LAY_INT_MAX - v)
-                return lay_error(&p, term_at, "layout offset too large");
-            l.offset[ax] += v;
+            if (l->offset[ax] > LAY_INT_MAX - v)
+                return lay_error(p, term_at, "layout offset too large");
+            l->offset[ax] += v;
         } else {
-            return lay_expected(&p, "S[...], R[...], an offset or Swizzle(...)");
+            return lay_expected(p, "S[...], R[...], an offset or Swizzle(...)");
         }
-        if (lay_peek(&p) == '\0')
+        if (lay_peek(p) == end)
             break;
-        if (lay_peek(&p) != '+')
-            return lay_expected(&p, "'+' or end of layout");
-        p.pos++;
+        if (lay_peek(p) != '+')
+            return lay_expected(p, end == '\0' ? "'+' or end of layout"
+                                               : "'+' or ')'");
+        p->pos++;
     }
-    if (!have_shard && !l.swizzle)
-        return lay_error(&p, 0, "layout needs a shard S[...]");
+    if (!have_shard && (end == ')' || !l->swizzle))
+        return lay_error(p, first, "layout needs a shard S[...]");
+    return 0;
+}
+
+/* ComposeLayout(per_element, swizzle_len, atom_len, TileLayout(...)
+ * [, swizzle_inner=True]), the cursor after "ComposeLayout". */
+static int lay_compose(lay_parser *p, td_layout *l, size_t at)
+{
+    int pe = 0, len = 0, atom = 0;
+    int rc = lay_expect(p, '(', "'('");
+    if (rc == 0)
+        rc = lay_swizzle_arg(p, "per_element", &pe);
+    if (rc == 0)
+        rc = lay_expect(p, ',', "','");
+    if (rc == 0)
+        rc = lay_swizzle_arg(p, "swizzle_len", &len);
+    if (rc == 0)
+        rc = lay_expect(p, ',', "','");
+    if (rc == 0)
+        rc = lay_swizzle_arg(p, "atom_len", &atom);
+    if (rc == 0)
+        rc = lay_expect(p, ',', "','");
+    if (rc)
+        return rc;
+    if (len > atom)
+        return lay_error(p, at,
+                         "ComposeLayout swizzle_len %d exceeds atom_len %d: "
+                         "the XORed bits would overlap the bits they come "
+                         "from",
+                         len, atom);
+    if (!lay_word(p, "TileLayout"))
+        return lay_expected(p, "TileLayout(...)");
+    size_t dummy = 0;
+    rc = lay_expect(p, '(', "'('");
+    if (rc == 0)
+        rc = lay_terms(p, l, ')', &dummy);
+    if (rc == 0)
+        rc = lay_expect(p, ')', "')'");
+    if (rc)
+        return rc;
+    if (lay_peek(p) == ',') {
+        p->pos++;
+        lay_skip_ws(p);
+        if (!lay_word(p, "swizzle_inner"))
+            return lay_expected(p, "swizzle_inner=");
+        rc = lay_expect(p, '=', "'='");
+        if (rc)
+            return rc;
+        lay_skip_ws(p);
+        size_t vat = p->pos;
+        if (lay_word(p, "False"))
+            return lay_error(p, vat,
+                             "swizzle_inner=False is not supported (only "
+                             "the swizzle of the tile layout's offsets, "
+                             "TVM's default swizzle_inner=True)");
+        if (!lay_word(p, "True"))
+            return lay_expected(p, "True or False");
+    }
+    rc = lay_expect(p, ')', "',' or ')'");
+    if (rc)
+        return rc;
+    l->swizzle = true;
+    l->swizzle_bits[0] = len;
+    l->swizzle_bits[1] = pe;
+    l->swizzle_bits[2] = atom;
+    return 0;
+}
+
+/* A swizzle permutes memory offsets: every other term must be on m. */
+static int lay_swizzle_memory(lay_parser *p, const td_layout *l, size_t at)
+{
+    td_axis bad = TD_AXIS_M;
+    for (int i = 0; i < l->nshard && bad == TD_AXIS_M; i++)
+        bad = l->shard[i].axis;
+    for (int i = 0; i < l->nrep && bad == TD_AXIS_M; i++)
+        bad = l->rep[i].axis;
+    for (int a = 0; a < TD_AXIS_COUNT && bad == TD_AXIS_M; a++)
+        if (l->offset[a] != 0)
+            bad = (td_axis)a;
+    if (bad == TD_AXIS_M)
+        return 0;
+    return lay_error(p, at,
+                     "a swizzled layout lays out shared memory: its terms "
+                     "may use the memory axis m only, found %s",
+                     td_axis_name(bad));
+}
+
+int td_layout_parse(const char *text, td_layout *out, td_diag *diag)
+{
+    lay_parser p = {text ? text : "", 0, diag};
+    td_layout l;
+    memset(&l, 0, sizeof l);
+    size_t swz_at = 0;
+    int rc;
+
+    if (lay_peek(&p) == '\0')
+        return lay_error(&p, p.pos, "empty layout");
+    lay_skip_ws(&p);
+    size_t at = p.pos;
+    if (lay_word(&p, "ComposeLayout")) {
+        rc = lay_compose(&p, &l, at);
+        if (rc == 0 && lay_peek(&p) != '\0')
+            rc = lay_expected(&p, "end of layout");
+        swz_at = at;
+    } else {
+        rc = lay_terms(&p, &l, '\0', &swz_at);
+    }
+    if (rc == 0 && l.swizzle)
+        rc = lay_swizzle_memory(&p, &l, swz_at);
+    if (rc)
+        return rc;
     if (out != NULL)
         *out = l;
     return 0;

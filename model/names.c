@@ -47,7 +47,13 @@ int td_dtype_bits(td_dtype t)
 
 bool td_dtype_is_float(td_dtype t)
 {
-    return t == TD_F32 || t == TD_F16 || t == TD_BF16 || t == TD_F64;
+    return t == TD_F32 || t == TD_F16 || t == TD_BF16 || t == TD_F64 ||
+           td_dtype_is_float8(t);
+}
+
+bool td_dtype_is_float8(td_dtype t)
+{
+    return t == TD_F8E4M3 || t == TD_F8E5M2;
 }
 
 bool td_dtype_is_signed(td_dtype t)
@@ -123,6 +129,10 @@ static const name_alias g_dtype_aliases[] = {
     {"fp32", "float32"},   {"f32", "float32"},     {"float", "float32"},
     {"single", "float32"}, {"fp16", "float16"},    {"f16", "float16"},
     {"half", "float16"},   {"bf16", "bfloat16"},   {"bfloat", "bfloat16"},
+    {"fp8", "float8_e4m3fn"}, {"float8", "float8_e4m3fn"},
+    {"e4m3", "float8_e4m3fn"}, {"fp8_e4m3", "float8_e4m3fn"},
+    {"float8_e4m3", "float8_e4m3fn"}, {"e5m2", "float8_e5m2"},
+    {"fp8_e5m2", "float8_e5m2"},
     {"fp64", "float64"},   {"f64", "float64"},     {"double", "float64"},
     {"i8", "int8"},        {"s8", "int8"},         {"char", "int8"},
     {"i16", "int16"},      {"s16", "int16"},       {"short", "int16"},

@@ -436,6 +436,16 @@ bool td__ewise_common(const td_call *call, const td_op_desc *op, bool shared,
     if (!extras_ok(o, why))
         return false;
     const ew_info *info = td__ewise_info(op);
+    /* float8 stores and converts (zero, fill, cast) but has no CUDA
+     * arithmetic; an op computing in a wider dtype converts its float8
+     * operands to it. */
+    if (td_dtype_is_float8(o->compute) && info->fn != EW_ZERO &&
+        info->fn != EW_FILL && info->fn != EW_CAST) {
+        td_reason_set(why, "%s computes in %s, which has no arithmetic in "
+                      "CUDA (cast the operands to float16 or float32 first)",
+                      op->name, td_dtype_name(o->compute));
+        return false;
+    }
     if (info->float_only && !td_dtype_is_float(o->compute)) {
         td_reason_set(why, "%s needs a floating-point compute dtype, got %s",
                       op->name, td_dtype_name(o->compute));

@@ -22,6 +22,7 @@
  * scope is T = 1, tid = 0, no barrier.  Public headers only.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ewise.h"
@@ -42,14 +43,19 @@ typedef struct smem_plan {
 } smem_plan;
 
 /* Row-major storage: no layout, or a plain stride-1 chain on m with no
- * replica, offset or swizzle (the printers index shared buffers
- * row-major over their shape). */
+ * replica or offset (the printers index shared buffers row-major over
+ * their shape), possibly swizzled (TVM's ComposeLayout; the CUDA printer
+ * XORs the flat index, td_ir_buffer_swizzle).  A swizzle must keep every
+ * offset inside the buffer: its n elements are whole blocks of
+ * 2^(m+b) (the bits it changes) or all below 2^(m+s) (where it changes
+ * nothing).  TVM takes any layout and lets its buffer resolve the
+ * indices; a non-row-major tile under the swizzle is still refused here. */
 static bool row_major(const td_buffer *b, td_reason *why)
 {
     if (!b->has_layout)
         return true;
     const td_layout *l = &b->layout;
-    bool ok = !l->swizzle && l->nrep == 0;
+    bool ok = l->nrep == 0 && l->nshard > 0;
     int64_t run = 1;
     for (int i = l->nshard - 1; ok && i >= 0; i--) {
         const td_iter *it = &l->shard[i];
@@ -64,14 +70,45 @@ static bool row_major(const td_buffer *b, td_reason *why)
     for (int d = 0; ok && d < b->ndim && d < TD_MAX_RANK; d++)
         ok = !__builtin_mul_overflow(n, b->shape[d], &n);
     ok = ok && run == n;
-    if (!ok)
+    if (!ok) {
         td_reason_set(why,
                       "layout of %.*s is not row-major storage (%.*s); this "
                       "path indexes its elements in row-major order",
                       (int)strnlen(b->name, TD_NAME_MAX), b->name,
                       (int)strnlen(b->layout_text, sizeof b->layout_text),
                       b->layout_text);
-    return ok;
+        return false;
+    }
+    if (l->swizzle) {
+        int zb = l->swizzle_bits[0], zm = l->swizzle_bits[1];
+        int zs = l->swizzle_bits[2];
+        bool fits = zm + zs >= 40 || n <= ((int64_t)1 << (zm + zs)) ||
+                    (zm + zb < 40 && n % ((int64_t)1 << (zm + zb)) == 0);
+        if (!fits) {
+            td_reason_set(why,
+                          "the swizzle of %.*s (%.*s) would move elements "
+                          "past its end: its %" PRId64 " elements are not "
+                          "whole blocks of %lld",
+                          (int)strnlen(b->name, TD_NAME_MAX), b->name,
+                          (int)strnlen(b->layout_text, sizeof b->layout_text),
+                          b->layout_text, n, 1LL << (zm + zb));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether accesses of `vec` consecutive elements (starting at multiples
+ * of vec) of buffer b stay contiguous: always without a swizzle; with one
+ * when its XOR unit, 2^m elements, holds a whole vector (the XOR only
+ * changes bits m and up).  A 16-byte vector of float16 needs m >= 3, as
+ * TVM's usual 128-byte swizzle ComposeLayout(3, 3, 3, ...) has. */
+static bool swizzle_keeps(const td_buffer *b, int vec)
+{
+    if (!b->has_layout || !b->layout.swizzle)
+        return true;
+    return b->layout.swizzle_bits[1] >= 31 ||
+           vec <= (1 << b->layout.swizzle_bits[1]);
 }
 
 /* upstream _max_layout_vec */
@@ -138,7 +175,8 @@ static bool wide_ok(const td_call *call, const td_region *r, int vec)
         break;
     }
     return dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
-           r->start[last] % vec == 0 && b->shape[last] % vec == 0;
+           r->start[last] % vec == 0 && b->shape[last] % vec == 0 &&
+           swizzle_keeps(b, vec);
 }
 
 /* The vector path (CUTLASS's epilogue habit): each chunk of vec elements
@@ -196,7 +234,9 @@ static bool smem_check(const td_call *call, const td_op_desc *op,
         bool ok = true;
         if (p->info->pack == EW_PACK_CAST2)
             ok = pair_aligned(call, &call->dst) &&
-                 pair_aligned(call, &p->o.src[0].region);
+                 pair_aligned(call, &p->o.src[0].region) &&
+                 swizzle_keeps(&call->buffers[call->dst.buffer], 2) &&
+                 swizzle_keeps(&call->buffers[p->o.src[0].region.buffer], 2);
         if (ok) {
             p->vec = 2;
             p->pack = p->info->pack;
@@ -288,6 +328,10 @@ static td_ir_buf *declare(smem_ctx *x, int b)
         const td_buffer *tb = &x->call->buffers[b];
         x->bufs[b] = td_ir_buffer(x->ir, tb->name, tb->dtype, tb->scope,
                                   tb->ndim, tb->shape);
+        if (x->bufs[b] != NULL && tb->has_layout && tb->layout.swizzle)
+            td_ir_buffer_swizzle(x->ir, x->bufs[b], tb->layout.swizzle_bits[0],
+                                 tb->layout.swizzle_bits[1],
+                                 tb->layout.swizzle_bits[2]);
     }
     return x->bufs[b];
 }
@@ -376,6 +420,43 @@ static void emit_packed(smem_ctx *x)
                          &x->lane);
 }
 
+/* Says in the emitted code how swizzled operands are read and written:
+ * whole vectors (each vector inside one XOR unit of the swizzle) or one
+ * element at a time (a unit smaller than the vector would split it, or
+ * the plan has no vector path anyway). */
+static void swizzle_note(const td_call *call, const smem_plan *p, td_ir *ir)
+{
+    const td_buffer *bs[EW_MAX_OPERANDS + 1];
+    int n = 0;
+    bs[n++] = &call->buffers[call->dst.buffer];
+    for (int i = 0; i < p->o.n && n <= EW_MAX_OPERANDS; i++)
+        if (p->o.src[i].kind == TD_OPERAND_REGION)
+            bs[n++] = &call->buffers[p->o.src[i].region.buffer];
+    const td_buffer *z = NULL;
+    for (int i = 0; i < n && z == NULL; i++)
+        if (bs[i]->has_layout && bs[i]->layout.swizzle)
+            z = bs[i];
+    if (z == NULL)
+        return;
+    char text[200];
+    int unit = td_dtype_bits(z->dtype) / 8 << z->layout.swizzle_bits[1];
+    if (p->wide)
+        snprintf(text, sizeof text,
+                 "swizzled %s: %d-byte vector accesses (each inside one "
+                 "%d-byte XOR unit)",
+                 z->name, (int)(p->vec * td_dtype_bits(z->dtype) / 8), unit);
+    else if (p->pack == EW_PACK_CAST2)
+        snprintf(text, sizeof text,
+                 "swizzled %s: pair accesses (each inside one %d-byte XOR "
+                 "unit)",
+                 z->name, unit);
+    else
+        snprintf(text, sizeof text,
+                 "swizzled %s: element accesses (%d-byte XOR unit)", z->name,
+                 unit);
+    td_ir_comment(ir, text);
+}
+
 static int smem_emit(const td_call *call, const td_op_desc *op,
                      const void *plan, td_ir *ir, void *user, td_reason *why)
 {
@@ -388,6 +469,7 @@ static int smem_emit(const td_call *call, const td_op_desc *op,
     }
     smem_ctx x = {.ir = ir, .call = call, .p = p};
     td_dtype dt = call->buffers[call->dst.buffer].dtype;
+    swizzle_note(call, p, ir);
     declare(&x, call->dst.buffer);
     for (int i = 0; i < p->o.n; i++)
         if (p->o.src[i].kind == TD_OPERAND_REGION)

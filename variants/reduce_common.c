@@ -205,6 +205,15 @@ static int reduce_checks(const td_call *call, td_combiner comb,
         td_reason_set(why, "unknown reduction combiner");
         return TD_EDECLINED;
     }
+    /* CUDA's float8 types store and convert but have no arithmetic:
+     * every reduction variant refuses them here, before its emitter. */
+    if (td_dtype_is_float8(sb->dtype) || td_dtype_is_float8(db->dtype)) {
+        td_reason_set(why, "%s reduction: float8 has no arithmetic in CUDA "
+                      "(reduce a float16 or float32 copy)",
+                      td_dtype_name(td_dtype_is_float8(sb->dtype) ? sb->dtype
+                                                                  : db->dtype));
+        return TD_EDECLINED;
+    }
     if (known == NULL && db->dtype != sb->dtype) {
         td_reason_set(why, "dtype mismatch: src=%s dst=%s",
                       td_dtype_name(sb->dtype), td_dtype_name(db->dtype));

@@ -755,7 +755,9 @@ static void test_unknown_name_hints(void **state)
         {"flaot32", "unknown dtype 'flaot32' (did you mean 'float32'?)"},
         {"fp3", "unknown dtype 'fp3' (expected one of: float32, float16, "
                 "bfloat16, float64, int8, int16, int32, int64, uint8, "
-                "uint16, uint32, uint64)"},
+                "uint16, uint32, uint64, float8_e4m3fn, float8_e5m2)"},
+        {"fp8", "unknown dtype 'fp8' (did you mean 'float8_e4m3fn'?)"},
+        {"e5m2", "unknown dtype 'e5m2' (did you mean 'float8_e5m2'?)"},
     };
     for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++) {
         char text[512];

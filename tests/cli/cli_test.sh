@@ -152,6 +152,25 @@ expect 0 "shared" dispatch "$rows_call" --rules "$root/rules/upstream.yaml"
 [ "$(cat "$tmp/v")" = shared ] && pass=$((pass + 1)) ||
   { echo "FAIL: upstream.yaml does not give shared: $(cat "$tmp/v")"; fail=$((fail + 1)); }
 
+# Swizzled shared layouts and float8: the elementwise smem variant's
+# refusals, said in explain; a float8 reduction is declined by every
+# reduction variant.
+conf="$root/tests/conformance"
+expect 1 "rejected: ewise_smem_valid — the swizzle of A (ComposeLayout(3, 3, 3, TileLayout(S[(8, 60):(60, 1)]))) would move elements past its end: its 480 elements are not whole blocks of 64" \
+  explain "$conf/ewise_swz_add_partial_rejected.yaml" --format tvm
+expect 1 "rejected: ewise_smem_valid — layout of A is not row-major storage (ComposeLayout(3, 3, 3, TileLayout(S[(8, 64):(1, 8)]))); this path indexes its elements in row-major order" \
+  explain "$conf/ewise_swz_add_colmajor_rejected.yaml" --format tvm
+expect 1 "rejected: ewise_smem_valid — add computes in float8_e4m3fn, which has no arithmetic in CUDA (cast the operands to float16 or float32 first)" \
+  explain "$conf/ewise_fp8_add_rejected.yaml" --format tvm
+expect 1 "declined — float8_e4m3fn reduction: float8 has no arithmetic in CUDA (reduce a float16 or float32 copy)" \
+  explain "$data/sum_float8.yaml" --format tvm
+expect 0 "// swizzled C: 8-byte vector accesses (each inside one 16-byte XOR unit)" \
+  emit "$conf/ewise_swz_add_f16_tvm.yaml"
+"$td" emit "$conf/ewise_swz_add_f16_tvm.yaml" >"$tmp/a" &&
+  "$td" emit "$conf/ewise_swz_add_f16_ours.yaml" >"$tmp/b" && cmp -s "$tmp/a" "$tmp/b" &&
+  pass=$((pass + 1)) ||
+  { echo "FAIL: TVM's ComposeLayout and our Swizzle emit different code"; fail=$((fail + 1)); }
+
 # Deterministic output: same input, same bytes.
 "$td" emit "$seed" >"$tmp/a" && "$td" emit "$seed" >"$tmp/b" && cmp -s "$tmp/a" "$tmp/b" &&
   pass=$((pass + 1)) || { echo "FAIL: emit is not deterministic"; fail=$((fail + 1)); }

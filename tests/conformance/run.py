@@ -252,7 +252,8 @@ CUDA_TYPES = {"float32": "float", "float16": "__half",
               "bfloat16": "__nv_bfloat16", "float64": "double",
               "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
               "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t",
-              "uint32": "uint32_t", "uint64": "uint64_t"}
+              "uint32": "uint32_t", "uint64": "uint64_t",
+              "float8_e4m3fn": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2"}
 
 
 def wrapper_parts(c, args, env):
@@ -358,6 +359,7 @@ def run_case(c, args, outdir):
         if isinstance(parts, str):
             return False, parts
         c["wrapped"] = parts
+        c["compile_arch"] = arch
         return True, f"{variant} ({arch}) [emitted body, compile only]"
     if p.returncode != 0:
         return False, f"kernel exited {p.returncode}: " + p.stderr.strip()

@@ -87,6 +87,19 @@ EWISE_DEVIATIONS: dict[str, str] = {
         "keyword lands in the call's config, which nothing reads, and reg lowers "
         "the call without it; tiledispatch refuses extras on ops that do not "
         "apply them",
+    "ewise_swz_add_colmajor_rejected":
+        "a swizzle over a column-major tile: TVM selects smem and indexes through "
+        "the layout; tiledispatch's smem indexes row-major storage (possibly "
+        "swizzled) only and refuses it",
+    "ewise_swz_add_partial_rejected":
+        "8 x 60 halves under a 128-byte swizzle: TVM selects smem and its index "
+        "of element 479 is 487, past the 480-element buffer; tiledispatch "
+        "refuses a swizzle that moves elements past the buffer",
+    "ewise_fp8_add_rejected":
+        "add of float8_e4m3fn buffers: TVM selects smem and emits `v_.x + "
+        "v__1.x` on __nv_fp8x4_e4m3 vectors, which nvcc (CUDA 13) refuses (no "
+        "member x; cuda_fp8.h defines no arithmetic on float8); tiledispatch "
+        "refuses ops that would compute in float8",
     "ewise_tvm_silu_extras_ignored_upstream":
         "silu with bias and scale: as for reciprocal (TVM: config entries nobody "
         "reads; tiledispatch: refused by the op check)",
@@ -94,7 +107,22 @@ EWISE_DEVIATIONS: dict[str, str] = {
 
 
 def tvm_layout(text: str) -> str:
+    """A call file's layout in TVMScript.  A swizzle, TVM's printed
+    ComposeLayout(per_element, swizzle_len, atom_len, TileLayout(X)) or our
+    X + Swizzle(b, m, s), becomes T.ComposeLayout(m, b, s, T.TileLayout(X))."""
+    m = re.fullmatch(r"\s*(?:T\.)?ComposeLayout\((\d+),\s*(\d+),\s*(\d+),\s*"
+                     r"(?:T\.)?TileLayout\((.*)\)(\s*,\s*swizzle_inner=\w+)?\)\s*",
+                     text)
+    if m:
+        inner = (m.group(5) or "").strip()
+        return (f"T.ComposeLayout({m.group(1)}, {m.group(2)}, {m.group(3)}, "
+                f"{tvm_layout(m.group(4))}{inner})")
+    m = re.fullmatch(r"(.*?)\s*\+\s*Swizzle\((\d+),\s*(\d+),\s*(\d+)\)\s*", text)
+    if m:
+        return (f"T.ComposeLayout({m.group(3)}, {m.group(2)}, {m.group(4)}, "
+                f"{tvm_layout(m.group(1))})")
     body = re.sub(r"(-?\d+)@(\w+)", r"\1 @ Axis.\2", text)
+    body = re.sub(r"\bT\.(?=[SR]\[)", "", body)
     body = re.sub(r"\bS\[", "T.S[", body)
     body = re.sub(r"\bR\[", "T.R[", body)
     body = body.replace(" : ", ":")

@@ -452,6 +452,95 @@ static void test_smem_cta_scalar(void **state)
     free(c);
 }
 
+/* Swizzled shared operands: indexed through the swizzle; 16-byte vectors
+ * only where the swizzle's XOR unit (2^m elements) holds a vector, else
+ * element by element; a swizzle that would move elements past the buffer
+ * is refused, as is a non-row-major tile under it, and float8 arithmetic. */
+static void test_smem_swizzle(void **state)
+{
+    (void)state;
+    td_call *c = smem_add(128);
+    /* float32, 4 a vector (16 bytes): m = 2 keeps them whole */
+    set_layout(c, 0, "ComposeLayout(2, 3, 4, TileLayout(S[(16, 64):(64, 1)]))");
+    set_layout(c, 2, "S[(16, 64) : (64, 1)] + Swizzle(3, 2, 4)");
+    out o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "uint4 va = *(const uint4 *)&A_ptr[fused ^ (fused / 64 % 8 * 4)];");
+    HAS(o.cuda, "uint4 vb = *(const uint4 *)&B_ptr[fused % 64];");
+    HAS(o.cuda, "*(uint4 *)&C_ptr[fused ^ (fused / 64 % 8 * 4)] = vr;");
+    HAS(o.cuda, "// swizzled C: 16-byte vector accesses (each inside one "
+                "16-byte XOR unit)");
+    /* TIRx keeps the logical indices (the buffer's layout resolves them) */
+    HAS(o.tirx, "C[fused // 64, T.ramp((s * 512 + tid * 4) % 64, 1, 4)] = "
+                "vr[T.ramp(0, 1, 4)]");
+    out_free(&o);
+    /* m = 1: a unit of two floats splits the vector: elements */
+    set_layout(c, 2, "S[(16, 64) : (64, 1)] + Swizzle(2, 1, 4)");
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "for (int vec = 0; vec < 4; ++vec)");
+    HAS(o.cuda, "C_ptr[fused ^ (fused / 32 % 4 * 2)] = ");
+    HAS(o.cuda, "A_ptr[fused ^ (fused / 64 % 8 * 4)]");
+    HAS(o.cuda, "// swizzled C: element accesses (8-byte XOR unit)");
+    HASNT(o.cuda, "uint4");
+    out_free(&o);
+    /* all below 2^(m+s) = 2^11: the identity, accepted (printed as is) */
+    set_layout(c, 2, "S[(16, 64) : (64, 1)] + Swizzle(2, 2, 9)");
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "C_ptr[fused ^ (fused / 2048 % 4 * 4)]");
+    out_free(&o);
+    /* whole blocks: 16 x 48 = 768 elements are not blocks of 2^(m+b) =
+     * 512, and 768 > 2^(m+s) */
+    for (int i = 0; i < 3; i++)
+        c->buffers[i].shape[1] = 48;
+    c->dst.extent[1] = c->srcs[0].region.extent[1] =
+        c->srcs[1].region.extent[1] = 48;
+    set_layout(c, 0, "S[(16, 48) : (48, 1)]");
+    set_layout(c, 2, "S[(16, 48) : (48, 1)] + Swizzle(5, 4, 5)");
+    expect_decline(&td__variant_ewise_smem, c,
+                   "the swizzle of C (S[(16, 48) : (48, 1)] + Swizzle(5, 4, "
+                   "5)) would move elements past its end: its 768 elements "
+                   "are not whole blocks of 512");
+    set_layout(c, 2, "S[(16, 48) : (48, 1)] + Swizzle(4, 4, 4)");
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "C_ptr[fused ^ (fused / 256 % 16 * 16)]");
+    out_free(&o);
+    set_layout(c, 2, "ComposeLayout(3, 3, 3, TileLayout(S[(16, 64):(1, 16)]))");
+    expect_decline(&td__variant_ewise_smem, c,
+                   "layout of C is not row-major storage");
+    free(c);
+
+    /* float8: a cast converts (element by element); add would compute in
+     * float8 and is refused */
+    c = smem_add(128);
+    strcpy(c->op, "cast");
+    c->nsrcs = 1;
+    c->buffers[0].dtype = TD_F8E4M3;
+    c->buffers[2].dtype = TD_F16;
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "C_ptr[fused] = __float2half_rn((float)A_ptr[fused]);");
+    HAS(o.prelude, "#include <cuda_fp8.h>");
+    HAS(o.tirx, "T.Cast(\"float16\", A[");
+    out_free(&o);
+    c->buffers[0].dtype = TD_F16;
+    c->buffers[2].dtype = TD_F8E5M2;
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "C_ptr[fused] = __nv_fp8_e5m2((float)A_ptr[fused]);");
+    out_free(&o);
+    free(c);
+    c = smem_add(128);
+    for (int i = 0; i < 3; i++)
+        c->buffers[i].dtype = TD_F8E4M3;
+    expect_decline(&td__variant_ewise_smem, c,
+                   "add computes in float8_e4m3fn, which has no arithmetic "
+                   "in CUDA (cast the operands to float16 or float32 first)");
+    /* a wider compute dtype converts the float8 operand */
+    c->buffers[1].dtype = TD_F32;
+    c->buffers[2].dtype = TD_F32;
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "(float)A_ptr[");
+    out_free(&o);
+    free(c);
+}
+
 static void test_smem_packed(void **state)
 {
     (void)state;
@@ -738,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_parse_normalises),
         cmocka_unit_test(test_smem_rejections),
         cmocka_unit_test(test_smem_cta_scalar),
+        cmocka_unit_test(test_smem_swizzle),
         cmocka_unit_test(test_smem_packed),
         cmocka_unit_test(test_smem_cast_pairs),
         cmocka_unit_test(test_smem_scopes),

@@ -145,6 +145,10 @@ const char *td__kp_ctype(td_dtype t);
 bool td__kp_ident(const char *s);
 /* Bytes of one instance's copy of a shared buffer (a multiple of 16). */
 int64_t td__kp_pitch(const kp_buf *kb);
+/* Where the staging loops put logical element `i` of a shared buffer: "i",
+ * or through the buffer's swizzle "(i ^ (i / D % B * M))", the offset the
+ * emitted body indexes (td__lay_swizzle). */
+void td__kp_shared_at(const kp_buf *kb, char *buf, size_t cap);
 /* Adds buffer b to the staged buffers (once; the flags accumulate). */
 kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
                        bool is_dst);

@@ -36,6 +36,18 @@ const char *td__kp_ctype(td_dtype t)
     return (unsigned)t < TD_DTYPE_COUNT ? td_cuda_type_name(t) : NULL;
 }
 
+void td__kp_shared_at(const kp_buf *kb, char *buf, size_t cap)
+{
+    const td_layout *l = &kb->b->layout;
+    int zb = l->swizzle_bits[0], zm = l->swizzle_bits[1];
+    int zs = l->swizzle_bits[2];
+    if (!kb->b->has_layout || !l->swizzle || zb == 0 || zm + zs >= 31)
+        snprintf(buf, cap, "i");
+    else
+        snprintf(buf, cap, "(i ^ (i / %lld %% %lld * %lld))",
+                 1LL << (zm + zs), 1LL << zb, 1LL << zm);
+}
+
 /* Whether s is a C identifier (the program declares it). */
 bool td__kp_ident(const char *s)
 {
@@ -210,6 +222,28 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         if (td__kp_ctype(b->dtype) == NULL)
             return td__kp_fail(diag, c, TD_EINVAL,
                                "buffer %s has an unsupported dtype", b->name);
+        /* The reference has no float8 rounding yet; the message makes the
+         * conformance runner compile the emitted body alone. */
+        if (td_dtype_is_float8(b->dtype))
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "no reference for the elementwise op '%s' on "
+                               "float8 buffer %s (the program generator has "
+                               "no float8 rounding yet)",
+                               c->op, b->name);
+        /* A swizzled shared buffer is staged through its swizzle
+         * (td__kp_shared_at), which must keep every element inside it. */
+        if (b->has_layout && b->layout.swizzle) {
+            int64_t n = 1, at = 0;
+            for (int d = 0; d < b->ndim; d++)
+                n = td__mul_sat(n, b->shape[d]);
+            for (int64_t e = 0; e < n && e < KP_MAX_ELEMS && at < n; e++)
+                if (td__lay_swizzle(&b->layout, e, &at) != 0)
+                    at = n;
+            if (at >= n)
+                return td__kp_fail(diag, c, TD_EINVAL,
+                                   "the swizzle of %s moves elements past "
+                                   "its end", b->name);
+        }
         if (strcmp(b->scope, "local") == 0) {
             kb->shared = false;
         } else if (strcmp(b->scope, "shared") == 0 ||

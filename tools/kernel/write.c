@@ -112,6 +112,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
              * 16-byte aligned; the body indexes NAME_ptr, which points at
              * this thread's instance's copy. */
             int64_t pitch = td__kp_pitch(kb);
+            char at[96];
+            td__kp_shared_at(kb, at, sizeof at);
             td__buf_printf(o,
                            "    /* %s: shared, one copy per scope instance "
                            "(%" PRId64 " bytes each), staged by the "
@@ -120,10 +122,10 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                            "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n"
                            "    for (int i = td_t; i < %" PRId64
                            "; i += TD_TPI)\n"
-                           "        %s_ptr[i] = td_in_%s[td_inst * %" PRId64
+                           "        %s_ptr[%s] = td_in_%s[td_inst * %" PRId64
                            "LL + i];\n",
                            n, pitch, t, n, t, smem_off, pitch, kb->elems, n,
-                           n, kb->elems);
+                           at, n, kb->elems);
             smem_off += pitch * p->ipb;
             continue;
         }
@@ -159,13 +161,15 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
+        char at[96];
+        td__kp_shared_at(kb, at, sizeof at);
         if (kb->shared)
             td__buf_printf(o,
                            "    for (int i = td_t; i < %" PRId64
                            "; i += TD_TPI)\n"
                            "        td_out_%s[td_inst * %" PRId64
-                           "LL + i] = %s_ptr[i];\n",
-                           kb->elems, n, kb->elems, n);
+                           "LL + i] = %s_ptr[%s];\n",
+                           kb->elems, n, kb->elems, n, at);
         else
             td__buf_printf(o,
                            "    for (int s = 0; s < %" PRId64 "; ++s)\n"

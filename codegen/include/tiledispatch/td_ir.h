@@ -124,6 +124,21 @@ TD_API td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
                                const char *scope, int ndim,
                                const int64_t *shape);
 
+/*
+ * Marks buffer b (of this IR, not a scratch array) as swizzled,
+ * Swizzle(bits, base, shift) of the layout notation (TVM's
+ * ComposeLayout(base, bits, shift, ...)): the CUDA printer indexes element
+ * `flat` (the row-major flat index) at flat ^ (((flat >> (base + shift)) &
+ * (2^bits - 1)) << base); the TIRx printer keeps the logical indices, as
+ * TVM's TIRx does (the buffer's layout resolves them).  A vector access of
+ * n elements stays one access when it starts at a multiple of n and
+ * n <= 2^base (the caller's condition).  0 <= bits <= shift <= 31,
+ * base <= 31, else TD_EINVAL; marking an in-place buffer again must give
+ * the same swizzle.  Returns 0 or the IR's error.
+ */
+TD_API int td_ir_buffer_swizzle(td_ir *ir, td_ir_buf *b, int bits, int base,
+                                int shift);
+
 /* Declares a local scratch array of `size` elements (a register buffer the
  * body allocates itself); the printers declare it where the body starts. */
 TD_API td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,

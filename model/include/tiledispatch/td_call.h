@@ -45,7 +45,9 @@ extern "C" {
     X(U8, "uint8", 8)                                                          \
     X(U16, "uint16", 16)                                                       \
     X(U32, "uint32", 32)                                                       \
-    X(U64, "uint64", 64)
+    X(U64, "uint64", 64)                                                       \
+    X(F8E4M3, "float8_e4m3fn", 8)                                              \
+    X(F8E5M2, "float8_e5m2", 8)
 
 typedef enum td_dtype {
 #define TD__DT_ENUM(id, name, bits) TD_##id,
@@ -57,7 +59,10 @@ typedef enum td_dtype {
 TD_API const char *td_dtype_name(td_dtype t);            /* "float32" */
 TD_API int td_dtype_parse(const char *s, td_dtype *out); /* 0 or TD_ENOENT */
 TD_API int td_dtype_bits(td_dtype t);
-TD_API bool td_dtype_is_float(td_dtype t);
+TD_API bool td_dtype_is_float(td_dtype t);            /* float8 too */
+/* float8_e4m3fn or float8_e5m2: storage and conversions only (CUDA
+ * __nv_fp8_e4m3 / __nv_fp8_e5m2 have no arithmetic). */
+TD_API bool td_dtype_is_float8(td_dtype t);
 TD_API bool td_dtype_is_signed(td_dtype t);             /* floats are signed */
 
 /* ---- execution scopes ------------------------------------------------ */
