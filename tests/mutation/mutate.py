@@ -44,8 +44,9 @@ a check could be asked to catch.  A for header's increment is not mutated
 Each mutant has a stable id PROGRAM:OP:LINE:COL, the position of the
 changed token in the body (line 0 is the line of the opening brace;
 columns from 1), so an id survives changes to the harness around the body.
-A mutant that removes the body's closing barrier, where the harness's next
-statement is the same barrier, is marked equivalent by construction.
+A mutant that removes the body's closing barrier (__syncthreads(),
+__syncwarp(), bar.sync), where the harness's next statement is
+__syncthreads(), is marked equivalent by construction.
 
 gpu-dir writes the mutants of PROGDIR's programs (scripts/gen-programs;
 every program, 16-bit floats and inline PTX included) as OUT/FILE.cu with
@@ -479,10 +480,11 @@ def mutants_of(src, program="prog"):
             short = short[:57] + "..."
         add("drop", span, ";", f"drop {short}")
         last_real = (s, j, kind)
-    # The body's closing barrier, where the harness's next statement is the
-    # same barrier: removing it changes nothing the program can observe.
+    # The body's closing barrier, where the harness's next statement is
+    # __syncthreads() (as strong or stronger): removing it changes nothing
+    # the program can observe.
     if last_real is not None and last_real[1] == len(toks) - 1 and \
-            last_real[2] in ("__syncthreads()", "bar.sync"):
+            last_real[2] in ("__syncthreads()", "__syncwarp()", "bar.sync"):
         after = src[b1:b1 + 200].lstrip()
         if after.startswith("__syncthreads();"):
             out[-1].equivalent = ("the body's closing barrier; the harness "
