@@ -62,6 +62,7 @@ import fnmatch
 import os
 import re
 import sys
+import zlib
 
 MARKER = re.compile(r"/\* The emitted body \(variant ([^)]*)\)\. \*/")
 OPS = ("aor", "ror", "const", "index", "loop", "drop", "minmax", "shfl")
@@ -521,15 +522,19 @@ def equivalent_reason(m, eq):
 
 def pick(mutants, limit):
     """At most limit mutants, spread over the operators in turn (each
-    operator's mutants evenly spaced through the body): deterministic."""
+    operator's mutants evenly spaced through the body), the turn starting
+    at an operator the program's name picks (so that a small limit still
+    reaches every operator over many programs): deterministic."""
     if limit is None or len(mutants) <= limit:
         return list(mutants)
     by_op = {op: [m for m in mutants if m.op == op] for op in OPS}
     take = {op: 0 for op in OPS}
+    first = zlib.crc32(mutants[0].program.encode()) % len(OPS)
+    order = OPS[first:] + OPS[:first]
     left = limit
     while left:
         progressed = False
-        for op in OPS:
+        for op in order:
             if left and take[op] < len(by_op[op]):
                 take[op] += 1
                 left -= 1
