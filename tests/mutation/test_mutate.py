@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Checks tests/mutation/mutate.py on a tiny fixed program: each operator
+yields exactly the expected mutants, the ids do not move when the harness
+around the body changes, no mutant touches anything outside the body, the
+per-program pick is deterministic and spread over the operators, and the
+score fails on an unlisted survivor (passes with it listed, or with
+--allow-survivors).  Then the GPU path without a GPU: gpu-dir writes the
+mutants and a manifest in scripts/gpu-check's format (three data modes),
+and gpu-score reads a results.tsv in gpu-check's format back.
+
+usage: test_mutate.py
+"""
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import mutate  # noqa: E402
+
+TINY = r"""int td_outside(void) { return 1 + 2 < 4; }
+__global__ void td_kernel(const float *A_ptr, float *B_ptr)
+{
+    float before = 0.0f + 1.0f * A_ptr[2 + 1];
+    /* The emitted body (variant local). */
+    {
+        __shared__ float part[4];
+        float acc = -FLT_MAX;
+        for (int red = 0; red < 8; ++red) {
+          acc = fmaxf(acc, A_ptr[red * 2 + 1]);
+        }
+        acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 4, 32));
+        if (threadIdx.x == 0) {
+          B_ptr[0] = acc + 1.5f;
+        }
+        __syncwarp();
+        asm volatile("bar.sync %0, %1;" :: "r"(1), "r"(64) : "memory");
+        B_ptr[1] -= B_ptr[2] / td_from_double<float>(2.0);
+        __syncthreads();
+    }
+    __syncthreads();
+    float after = fminf(3.0f * 4.0f, before);
+}
+"""
+
+EXPECTED = """\
+tiny:const:2:21 -FLT_MAX -> FLT_MAX
+tiny:loop:3:24 loop start 0 -> 1
+tiny:loop:3:31 loop condition < -> <=
+tiny:loop:3:33 loop bound 8 -> 7
+tiny:drop:4:11 drop acc = fmaxf(acc, A_ptr[red * 2 + 1]);
+tiny:minmax:4:17 fmaxf -> fminf
+tiny:aor:4:38 * -> /
+tiny:index:4:40 index 2 -> 3
+tiny:aor:4:42 + -> -
+tiny:index:4:44 index 1 -> 2
+tiny:drop:6:9 drop acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 4, 32));
+tiny:minmax:6:15 fmaxf -> fminf
+tiny:shfl:6:60 __shfl_xor_sync lane 4 -> 2
+tiny:ror:7:25 == -> !=
+tiny:const:7:28 0 -> 1
+tiny:drop:8:11 drop B_ptr[0] = acc + 1.5f;
+tiny:const:8:17 0 -> 1
+tiny:aor:8:26 + -> -
+tiny:const:8:28 1.5f -> 2.5f
+tiny:drop:10:9 drop __syncwarp();
+tiny:drop:11:9 drop asm volatile("bar.sync %0, %1;" :: "r"(1), "r"(64) : "mem...
+tiny:drop:12:9 drop B_ptr[1] -= B_ptr[2] / td_from_double<float>(2.0);
+tiny:const:12:15 1 -> 0
+tiny:aor:12:18 -= -> +=
+tiny:const:12:27 2 -> 3
+tiny:aor:12:30 / -> *
+tiny:const:12:54 2.0 -> 3.0
+tiny:drop:13:9 drop __syncthreads();
+"""
+
+failed = 0
+
+
+def expect(what, ok, detail=""):
+    global failed
+    print(f"{'ok  ' if ok else 'FAIL'} {what}" + ("" if ok else
+                                                   f": {detail}"))
+    failed += not ok
+
+
+def listing(ms):
+    return "".join(f"{m.id} {m.desc}\n" for m in ms)
+
+
+def main():
+    ms = mutate.mutants_of(TINY, "tiny")
+    got = listing(ms)
+    expect("the tiny program's mutants, ids and descriptions", got ==
+           EXPECTED, "\n" + got)
+    expect("every operator yields a mutant",
+           {m.op for m in ms} == set(mutate.OPS), {m.op for m in ms})
+    eq = [m for m in ms if m.equivalent]
+    expect("the closing __syncthreads() before the harness's own is "
+           "equivalent by construction",
+           [m.id for m in eq] == ["tiny:drop:13:9"], [m.id for m in eq])
+    # Stable ids: more harness before the body, other names outside.
+    moved = ("/* two more\n   harness lines */\n" + TINY).replace(
+        "float before", "double before_x")
+    expect("ids and descriptions do not move with the harness",
+           listing(mutate.mutants_of(moved, "tiny")) == got)
+    expect("the same program gives the same mutants twice",
+           listing(mutate.mutants_of(TINY, "tiny")) == got)
+    # Nothing outside the body.
+    _, b0, b1 = mutate.find_body(TINY)
+    outside = []
+    for m in ms:
+        text = m.apply(TINY)
+        tail = len(TINY) - b1
+        if not (b0 < m.start and m.end < b1 and text[:b0 + 1] ==
+                TINY[:b0 + 1] and text[len(text) - tail - 1:] ==
+                TINY[b1 - 1:] and text != TINY):
+            outside.append(m.id)
+    expect("every mutant changes the body and only the body", not outside,
+           outside)
+    m = next(m for m in ms if m.id == "tiny:shfl:6:60")
+    expect("a mutant's text: the shuffle's lane 4 -> 2",
+           "__shfl_xor_sync(0xffffffffu, acc, 2, 32)" in m.apply(TINY))
+    m = next(m for m in ms if m.id == "tiny:drop:11:9")
+    expect("a dropped bar.sync leaves an empty statement",
+           m.diff(TINY) == (
+               'asm volatile("bar.sync %0, %1;" :: "r"(1), "r"(64) : '
+               '"memory");', ";"), m.diff(TINY))
+    expect("a program without an emitted body has no mutants",
+           mutate.mutants_of(TINY.replace("The emitted body", "A body"),
+                             "tiny") == [])
+    # The pick.
+    p1 = [m.id for m in mutate.pick(ms, 9)]
+    p2 = [m.id for m in mutate.pick(mutate.mutants_of(TINY, "tiny"), 9)]
+    expect("pick(9) is deterministic, 9 mutants over 8 operators",
+           p1 == p2 and len(p1) == 9 and
+           len({i.split(":")[1] for i in p1}) == 8, p1)
+    # The score.
+    rows = [{"mutant": ms[0], "status": "killed", "old": "", "new": "",
+             "detail": ""},
+            {"mutant": ms[1], "status": "survived", "old": "a", "new": "b",
+             "detail": ""}]
+    out = io.StringIO()
+    rc = mutate.score(rows, "equivalent.tsv", False, out)
+    expect("an unlisted survivor fails the score",
+           rc == 1 and "tiny:loop:3:24" in out.getvalue() and
+           "1 survived" in out.getvalue(), out.getvalue())
+    expect("--allow-survivors passes with it",
+           mutate.score(rows, "x", True, io.StringIO()) == 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        eqf = os.path.join(tmp, "eq.tsv")
+        with open(eqf, "w") as f:
+            f.write("# comment\ntiny:loop:*\tthe start is unused\n")
+        why = mutate.equivalent_reason(ms[1], mutate.read_equivalent(eqf))
+        expect("equivalent.tsv: a glob line names the mutant",
+               why == "the start is unused", why)
+        # The GPU path: gpu-dir, then gpu-score on made-up results.
+        prog = os.path.join(tmp, "progs")
+        os.makedirs(prog)
+        with open(os.path.join(prog, "tiny.cu"), "w") as f:
+            f.write(TINY)
+        with open(os.path.join(prog, "manifest.tsv"), "w") as f:
+            f.write("tiny\tlocal\tsm_90a\texact,random\tlocal/thread/"
+                    "float32/max\n")
+        out = os.path.join(tmp, "out")
+        tool = os.path.join(HERE, "mutate.py")
+        p = subprocess.run([sys.executable, tool, "gpu-dir", out, prog,
+                            "--per-program", "5"],
+                           capture_output=True, text=True)
+        with open(os.path.join(out, "manifest.tsv")) as f:
+            man = [line.rstrip("\n").split("\t") for line in f]
+        expect("gpu-dir: the unmutated program and 5 mutants, three data "
+               "modes each", p.returncode == 0 and len(man) == 6 and
+               man[0][0] == "tiny__orig" and
+               all(r[3] == "exact,random,random:2" for r in man) and
+               all(os.path.exists(os.path.join(out, r[0] + ".cu"))
+                   for r in man), p.stdout + p.stderr + str(man))
+        os.makedirs(os.path.join(out, "gpu-check"))
+        with open(os.path.join(out, "gpu-check", "results.tsv"), "w") as f:
+            for i, r in enumerate(man):
+                for mode in ("exact", "random", "random:2"):
+                    res = "FAIL" if i in (1, 2) and mode == "exact" else \
+                        "FAIL (compile)" if i == 3 else "PASS"
+                    f.write(f"{r[0]}\t{mode}\tlocal\t{res}\t-\n")
+        p = subprocess.run([sys.executable, tool, "gpu-score", out,
+                            "--equivalent", eqf],
+                           capture_output=True, text=True)
+        expect("gpu-score: 2 killed, 1 stillborn, 2 survivors -> exit 1",
+               p.returncode == 1 and "5 mutants, 2 killed, 2 survived, "
+               "0 equivalent, 1 stillborn" in p.stdout, p.stdout + p.stderr)
+    print(f"test_mutate: {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
