@@ -66,7 +66,8 @@ static double *td_ew_ulp; /* per dst element: one ulp (compute dtype) */
  * every dst region element replaced by td_round_dst(op(operands)),
  * computed in double from the stored inputs.  tol[e] is ULPS ulps of
  * the compute dtype at the reference plus |f'(t)| times the rounding
- * the argument t may have taken (td_ew_f); 0 outside the region.
+ * the argument t may have taken (td_ew_f); 0 outside the region, and 0
+ * for the exact ops on --data exact where the result is representable.
  * TD_TOL_SCALE (default 1) scales it (tests build with 0).
  */
 static inline void td_ew_reference(const double *const *bufs,
@@ -108,5 +109,11 @@ static inline void td_ew_reference(const double *const *bufs,
         tol[de] = TD_TOL_SCALE * ((TD_EW_ULPS(r) + (dt > 0.0 ? 1.0 : 0.0)) *
                                   td_ulp_c(want[de]) + dt + TD_EW_TINY) +
                   TD_EW_INT_TOL;
+        /* add, sub, mul, maximum, fma, fill, cast, zero on exact data:
+         * when the exact result is representable in the compute dtype
+         * and the dst, every correctly rounded step gives it exactly. */
+        if (TD_EW_EXACT_OP && !td_data_random && want[de] == r &&
+            (TD_C_P == 0 || td_round_float(r, TD_C_P, TD_C_EMIN, INFINITY) == r))
+            tol[de] = 0.0;
     }
 }
