@@ -277,6 +277,8 @@ static void test_unary_extras_scalars(void **state)
     c->bias = region(c, "B", 0, 8);
     char *prog = program(reg, c);
     assert_contains(prog, " * scalar:  alpha = 0.5 (float32), a kernel parameter\n");
+    /* exp keeps its ULP bound on exact data too. */
+    assert_contains(prog, "#define TD_EW_EXACT_OP 0 ");
     assert_contains(prog, "float *td_out_C,\n                          const float alpha)\n");
     assert_contains(prog, "    const float td_sv_alpha = td_from_double<float>(0.5);\n");
     assert_contains(prog, "d_out_C, td_sv_alpha);\n");

@@ -64,9 +64,11 @@ typedef struct red_plan {
 /* Rounds of a max / min program at least: per-row coverage of every
  * position when the row is at most this long. */
 #define RED_MIN_ROUNDS 16
-/* Elements staged and checked over all rounds at most (about a second of
- * host time): longer rows get fewer rounds than positions. */
-#define RED_ROUND_BUDGET ((int64_t)1 << 26)
+/* Elements staged and checked over all rounds at most (some seconds of
+ * host time): longer rows get fewer rounds than positions.  Every max /
+ * min of the corpus fits (the largest, two rows of 16384 with accum,
+ * needs 8193 rounds of 32770 elements). */
+#define RED_ROUND_BUDGET ((int64_t)1 << 29)
 /* The magnitude bound M of exact sum data at most (a larger M would not
  * make the check stricter). */
 #define RED_SUM_M_MAX 256
