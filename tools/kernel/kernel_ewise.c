@@ -666,13 +666,17 @@ static void ew_tables(td_buf *o, const kp_plan *p)
     td__buf_printf(o, "#define TD_EW_TINY %.17g\n", tiny);
     /* Ops whose every step is exact when the result is representable
      * (on the exact grid data it is): checked with == there. */
-    bool exact_op = op->ref == EW_REF_ZERO || op->ref == EW_REF_COPY ||
-                    op->ref == EW_REF_FMA ||
-                    (op->ref == EW_REF_BINARY && strcmp(e->name, "fdiv") != 0);
+    int exact_op = op->ref == EW_REF_FMA ? 2
+                   : op->ref == EW_REF_ZERO || op->ref == EW_REF_COPY ||
+                           (op->ref == EW_REF_BINARY &&
+                            strcmp(e->name, "fdiv") != 0)
+                       ? 1
+                       : 0;
     td__buf_printf(o,
                    "#define TD_EW_EXACT_OP %d /* --data exact: == where "
-                   "the result is representable */\n",
-                   exact_op ? 1 : 0);
+                   "the result is representable (2: fma, its product "
+                   "too) */\n",
+                   exact_op);
     /* ULPS: a fixed count; float32 exp and silu add ceil(1.2 |t|)
      * (covers expf's 2 ulps and __expf's 2 + floor(1.173 |t|)). */
     bool grows = !c16 && cp == 24 && op->ulps_grow;

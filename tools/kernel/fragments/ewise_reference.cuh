@@ -61,6 +61,11 @@ static inline double td_ew_operand(int i, const double *const *bufs,
     return bufs[o->buf][f];
 }
 static double *td_ew_ulp; /* per dst element: one ulp (compute dtype) */
+/* Whether x is representable in the compute dtype (integers: always). */
+static inline bool td_c_exact(double x)
+{
+    return TD_C_P == 0 || td_round_float(x, TD_C_P, TD_C_EMIN, INFINITY) == x;
+}
 /*
  * The expected dst of one instance: `init` (the staged values) with
  * every dst region element replaced by td_round_dst(op(operands)),
@@ -110,10 +115,12 @@ static inline void td_ew_reference(const double *const *bufs,
                                   td_ulp_c(want[de]) + dt + TD_EW_TINY) +
                   TD_EW_INT_TOL;
         /* add, sub, mul, maximum, fma, fill, cast, zero on exact data:
-         * when the exact result is representable in the compute dtype
-         * and the dst, every correctly rounded step gives it exactly. */
+         * when the exact result (for fma also the product, which an
+         * unfused multiply rounds) is representable in the compute
+         * dtype and the dst, every correctly rounded step gives it
+         * exactly. */
         if (TD_EW_EXACT_OP && !td_data_random && want[de] == r &&
-            (TD_C_P == 0 || td_round_float(r, TD_C_P, TD_C_EMIN, INFINITY) == r))
+            td_c_exact(r) && (TD_EW_EXACT_OP != 2 || td_c_exact(v[0] * v[1])))
             tol[de] = 0.0;
     }
 }
