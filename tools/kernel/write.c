@@ -3,8 +3,9 @@
  * comment, the includes, the shared helpers, then the family's tables and
  * reference (its hooks), the shared checks, the layout tables, the kernel
  * that stages every buffer in, runs the emitted body and stages it out,
- * and main, which fills the inputs, launches, computes the reference per
- * instance and prints one line.  The fixed text comes from
+ * and main, which runs the family's rounds (each fills the inputs,
+ * launches, computes the reference per instance and checks) and prints
+ * one line.  The fixed text comes from
  * fragments/ (kp_fragments.h); what depends on the call is written
  * here.  The family is called only through p->fam.
  */
