@@ -37,8 +37,9 @@ costs milliseconds.
 --red-paths checks reduction bodies the data must catch (each mutant must
 FAIL in both modes, the programs PASS): a float32 max whose loop skips its
 last element, the same max without its initialising store (accum: false:
-it reads the poisoned dst), and a shared-memory min whose index reads the
-next row.
+it reads the poisoned dst), a shared-memory min whose index reads the
+next row, and an in-place sum (src and dst one region) whose body does
+nothing (the poisoned dst must not replace its sources).
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -387,7 +388,7 @@ def paths(exe, call):
     return 1 if expect.failed else 0
 
 
-def red_paths(exe, max_call, rows_call):
+def red_paths(exe, max_call, rows_call, inplace_call):
     """Mutants of reduction bodies that the data must catch: a max loop
     that skips its last element (the extreme visits every position over
     the rounds), a body without accum that reads the dst before writing
@@ -432,6 +433,19 @@ def red_paths(exe, max_call, rows_call):
                       src[:idx.start()] + f"A_ptr[({idx.group(1)} + 1) % 4 "
                       f"* 32 + {idx.group(2)}]" + src[idx.end():],
                       "round=0 "))
+        # In place (src and dst one region): the poison must not replace
+        # the sources, so a body that does nothing still fails.
+        isrc, name3 = kernel_source(exe, inplace_call, tmp)
+        if isrc is None:
+            return 1
+        at = isrc.find("/* The emitted body")
+        op, cl = isrc.find("{", at), isrc.find("\n    }\n", at)
+        if NOT_EMULATED.search(isrc) or at < 0:
+            print(f"FAIL {inplace_call}: not an emulated in-place reduction")
+            return 1
+        cases.append((name3, "in place", isrc, None))
+        cases.append((name3, "in place, the body emptied",
+                      isrc[:op + 1] + "\n" + isrc[cl:], "round=0 "))
         for k, (pname, what, text, fail) in enumerate(cases):
             prog, err = compile_program(text, f"m{k}", tmp, inc)
             if prog is None:
@@ -441,7 +455,7 @@ def red_paths(exe, max_call, rows_call):
                 rc, line, _ = run_program(prog, ["--data", mode])
                 if fail is None:
                     expect(f"{what} ({mode}): PASS", rc == 0 and
-                           line.startswith(f"PASS {pname} max_err=0"),
+                           line.startswith(f"PASS {pname} max_err="),
                            f"exit {rc}: {line}")
                 else:
                     # Random data moves the extremes: any round may fail.
@@ -527,8 +541,9 @@ def main():
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
     if args.red_paths:
-        if len(args.rest) != 3:
-            ap.error("--red-paths TILEDISPATCH MAX_CALL.yaml ROWS_CALL.yaml")
+        if len(args.rest) != 4:
+            ap.error("--red-paths TILEDISPATCH MAX_CALL.yaml ROWS_CALL.yaml "
+                     "INPLACE_CALL.yaml")
         return red_paths(*args.rest)
     if args.ewise_paths:
         if len(args.rest) != 2:

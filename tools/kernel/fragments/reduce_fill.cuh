@@ -47,13 +47,25 @@ static inline long long td_position(long long g, long long shift)
 {
     return (g * TD_ROUNDS + td_round + shift) % TD_POSITIONS;
 }
+/* Whether element f of the src buffer lies inside the src region. */
+static inline bool td_in_src_region(long long f)
+{
+    for (int d = TD_SRC_NDIM - 1; d >= 0; --d) {
+        const long long c = f % td_src_shape[d] - td_src_start[d];
+        if (c < 0 || c >= td_src_ext[d])
+            return false;
+        f /= td_src_shape[d];
+    }
+    return true;
+}
 /*
  * Reworks instance inst's staged src and dst (as doubles) for this
  * round: max / min put each row's extreme at td_position with every
  * other value beyond it (NaN and infinities too with TD_SPECIALS);
  * without accum the dst region holds TD_POISON, which any read of the
- * dst before the body writes it carries into the result.  Elements
- * outside the regions keep the generators' values.
+ * dst before the body writes it carries into the result (in place, the
+ * dst elements that are sources keep their data).  Elements outside the
+ * regions keep the generators' values.
  */
 static inline void td_fill(double *src, double *dst, long long inst)
 {
@@ -101,6 +113,9 @@ static inline void td_fill(double *src, double *dst, long long inst)
                 s = s * td_src_ext[td_spa[i]] + cd[td_spa[i]];
         }
         const long long de = td_flat(TD_DST_NDIM, td_dst_shape, td_dst_start, cd);
+        /* In place: a dst element that is also a source keeps its data. */
+        if (dst == src && td_in_src_region(de))
+            continue;
         if (!TD_ACCUM) {
             dst[de] = TD_POISON;
         } else if (TD_OP != 0) {
