@@ -72,7 +72,7 @@ CXXFLAGS = ["-std=c++17", "-O1", "-w", "-pthread"]
 # Rounds a corpus program runs here at most (--rounds): an emulated launch
 # costs milliseconds, and a max over one row of 4096 runs 4097 rounds on
 # the GPU.  The path tests run every round.
-EMU_ROUNDS = "4"
+EMU_ROUNDS = "16"
 
 
 def load_run_py():
