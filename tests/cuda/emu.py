@@ -30,12 +30,24 @@ a named scalar): it passes in both modes, and fails with a zero tolerance
 (random data), with exp2f in place of expf, with the last loop iteration
 left out (the sentinel names it) and with another value for the scalar.
 
+Corpus programs run at most EMU_ROUNDS of their rounds (--rounds): the
+longest rows of max / min programs run thousands, and an emulated launch
+costs milliseconds.
+
+--red-paths checks reduction bodies the data must catch (each mutant must
+FAIL in both modes, the programs PASS): a float32 max whose loop skips its
+last element, the same max without its initialising store (accum: false:
+it reads the poisoned dst), a shared-memory min whose index reads the
+next row, and an in-place sum (src and dst one region) whose body does
+nothing (the poisoned dst must not replace its sources).
+
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
 with a no-device error) must print `SKIP NAME: no CUDA device (...)` and
 exit 77; a launch failing otherwise must FAIL (exit 1); a bad option exits
 2; built with -DTD_TOL_SCALE=0, exact data must still pass (its sums are
-exact) and random data must FAIL (its sums are not).
+exact) and random data must FAIL (its sums are not); the body with its
+accumulator starting at 1 must FAIL on exact data (tolerance 0).
 """
 import argparse
 import concurrent.futures
@@ -57,6 +69,10 @@ NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|\basm\b(?! volatile\(\"bar\.syn
 BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((.+?)\), '
                  r'"r"\((\d+)\) : "memory"\);')
 CXXFLAGS = ["-std=c++17", "-O1", "-w", "-pthread"]
+# Rounds a corpus program runs here at most (--rounds): an emulated launch
+# costs milliseconds, and a max over one row of 4096 runs 4097 rounds on
+# the GPU.  The path tests run every round.
+EMU_ROUNDS = "16"
 
 
 def load_run_py():
@@ -181,7 +197,8 @@ def check(d, only, jobs, sample):
                 ok = False
             else:
                 for mode in r["modes"]:
-                    rc, line, _ = run_program(exe, ["--data", mode])
+                    rc, line, _ = run_program(exe, ["--data", mode,
+                                                    "--rounds", EMU_ROUNDS])
                     good = rc == 0 and line.startswith(f"PASS {pname} ")
                     if rc is None:
                         line = (f"FAIL {n}: timeout (emulated barrier or "
@@ -350,9 +367,102 @@ def paths(exe, call):
                f"exit {rc}: {line}")
         rc, line, _ = run_program(strict, ["--data", "random"], env())
         expect("zero tolerance, random data: FAIL, exit 1",
-               rc == 1 and line.startswith(f"FAIL {name} instance=")
+               rc == 1 and line.startswith(f"FAIL {name} round=0 instance=")
                and line.endswith("data=random seed=0x9e3779b97f4a7c15"),
                f"exit {rc}: {line}")
+        # The accumulator starting at 1 instead of 0: exact data makes the
+        # check ==, so the error of 1 shows in the first round.
+        init = re.search(r"(\w+_ptr\[0\] = )0\.0+e\+00f;",
+                         src[src.find("/* The emitted body"):])
+        if init is None:
+            expect("the body starts its accumulator at 0", False, "not found")
+        else:
+            at = src.find("/* The emitted body") + init.start()
+            one, err = compile_program(
+                src[:at] + init.group(1) + "1.000000e+00f;"
+                + src[at + len(init.group(0)):], "one", tmp, inc)
+            rc, line, _ = run_program(one, ["--data", "exact"], env())
+            expect("accumulator starting at 1 (exact data, tol 0): FAIL",
+                   rc == 1 and line.startswith(f"FAIL {name} round=0 ")
+                   and " tol=0 " in line, f"exit {rc}: {line}")
+    return 1 if expect.failed else 0
+
+
+def red_paths(exe, max_call, rows_call, inplace_call):
+    """Mutants of reduction bodies that the data must catch: a max loop
+    that skips its last element (the extreme visits every position over
+    the rounds), a body without accum that reads the dst before writing
+    it (the dst starts poisoned) and a shared-memory min whose index reads
+    the next row (neighbouring rows have distinct extremes).  The programs
+    themselves pass in both modes; each mutant must FAIL in both."""
+    expect = Expect()
+    with tempfile.TemporaryDirectory() as tmp:
+        inc = precompile(tmp)
+        cases = []
+        src, name = kernel_source(exe, max_call, tmp)
+        if src is None:
+            return 1
+        body = src.find("/* The emitted body")
+        loop = re.compile(r"(for \(int (\w+) = 0; \2 < )(\d+)(; \+\+\2\))"
+                          ).search(src, body)
+        init = re.compile(r"\n\s*\w+_ptr\[0\] = -FLT_MAX;").search(src, body)
+        if NOT_EMULATED.search(src) or loop is None or init is None:
+            print(f"FAIL {max_call}: not an emulated float32 max with an "
+                  "initialising store and a loop")
+            return 1
+        last = int(loop.group(3)) - 1
+        cases.append((name, "max", src, None))
+        cases.append((name, "max loop skipping its last element",
+                      src[:loop.start()] + loop.group(1) + str(last)
+                      + loop.group(4) + src[loop.end():],
+                      f"round={last} "))
+        cases.append((name, "max without accum reading the dst (its "
+                      "initialising store dropped)",
+                      src[:init.start()] + src[init.end():], "round=0 "))
+        src, name2 = kernel_source(exe, rows_call, tmp)
+        if src is None:
+            return 1
+        idx = re.compile(r"A_ptr\[(\w+) \* 32 \+ (\w+)\]").search(
+            src, src.find("/* The emitted body"))
+        if NOT_EMULATED.search(src) or idx is None or "fminf" not in src:
+            print(f"FAIL {rows_call}: not an emulated float32 min of rows "
+                  "of 32")
+            return 1
+        cases.append((name2, "min of rows", src, None))
+        cases.append((name2, "min reading the next row",
+                      src[:idx.start()] + f"A_ptr[({idx.group(1)} + 1) % 4 "
+                      f"* 32 + {idx.group(2)}]" + src[idx.end():],
+                      "round=0 "))
+        # In place (src and dst one region): the poison must not replace
+        # the sources, so a body that does nothing still fails.
+        isrc, name3 = kernel_source(exe, inplace_call, tmp)
+        if isrc is None:
+            return 1
+        at = isrc.find("/* The emitted body")
+        op, cl = isrc.find("{", at), isrc.find("\n    }\n", at)
+        if NOT_EMULATED.search(isrc) or at < 0:
+            print(f"FAIL {inplace_call}: not an emulated in-place reduction")
+            return 1
+        cases.append((name3, "in place", isrc, None))
+        cases.append((name3, "in place, the body emptied",
+                      isrc[:op + 1] + "\n" + isrc[cl:], "round=0 "))
+        for k, (pname, what, text, fail) in enumerate(cases):
+            prog, err = compile_program(text, f"m{k}", tmp, inc)
+            if prog is None:
+                print(f"FAIL g++ ({what}):\n" + err[:2000])
+                return 1
+            for mode in ("exact", "random"):
+                rc, line, _ = run_program(prog, ["--data", mode])
+                if fail is None:
+                    expect(f"{what} ({mode}): PASS", rc == 0 and
+                           line.startswith(f"PASS {pname} max_err="),
+                           f"exit {rc}: {line}")
+                else:
+                    # Random data moves the extremes: any round may fail.
+                    tail = fail if mode == "exact" else "round="
+                    expect(f"{what} ({mode}): FAIL", rc == 1 and
+                           line.startswith(f"FAIL {pname} {tail}"),
+                           f"exit {rc}: {line}")
     return 1 if expect.failed else 0
 
 
@@ -406,7 +516,7 @@ def ewise_paths(exe, call):
                    f"exit {rc}: {line}")
         rc, line, _ = run_program(exes["strict"], ["--data", "random"])
         expect("zero tolerance, random data: FAIL", rc == 1 and
-               line.startswith(f"FAIL {name} instance="), f"exit {rc}: {line}")
+               line.startswith(f"FAIL {name} round="), f"exit {rc}: {line}")
         for k, what, tail in (
                 ("exp2", "exp2f in place of expf", ""),
                 ("short", "the last loop iteration left out",
@@ -415,7 +525,7 @@ def ewise_paths(exe, call):
             for mode in ("exact", "random"):
                 rc, line, _ = run_program(exes[k], ["--data", mode])
                 expect(f"{what} ({mode}): FAIL", rc == 1 and
-                       line.startswith(f"FAIL {name} instance=") and
+                       line.startswith(f"FAIL {name} round=") and
                        tail in line, f"exit {rc}: {line}")
     return 1 if expect.failed else 0
 
@@ -427,8 +537,14 @@ def main():
     ap.add_argument("--gen", action="store_true")
     ap.add_argument("--paths", action="store_true")
     ap.add_argument("--ewise-paths", action="store_true")
+    ap.add_argument("--red-paths", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
+    if args.red_paths:
+        if len(args.rest) != 4:
+            ap.error("--red-paths TILEDISPATCH MAX_CALL.yaml ROWS_CALL.yaml "
+                     "INPLACE_CALL.yaml")
+        return red_paths(*args.rest)
     if args.ewise_paths:
         if len(args.rest) != 2:
             ap.error("--ewise-paths TILEDISPATCH CALL.yaml")

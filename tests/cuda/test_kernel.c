@@ -131,12 +131,23 @@ static void test_seed_program(void **state)
     assert_contains(prog, "    float B_local_ptr[1];\n");
     assert_contains(prog, "for (int red = 0; red < 4; ++red)");
     assert_contains(prog, "B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];");
-    assert_contains(prog, "#define TD_ATOL 1.0000000000000001e-05\n");
+    /* Exact sum data: 4 float32 terms, M capped at 256, 2^-7. */
+    assert_contains(prog, "#define TD_SUM_M 256LL ");
+    assert_contains(prog, "#define TD_SUM_SCALE 0.0078125 ");
+    assert_contains(prog, "#define TD_SUM_EXACT 1 ");
+    assert_contains(prog, "#define TD_ROUNDS 2 ");
+    /* accum: false, a float sum: the dst region starts NaN. */
+    assert_contains(prog, "#define TD_POISON NAN ");
+    assert_contains(prog, "            td_fill(v_in_A_local + inst * 4LL, "
+                          "v_in_B_local + inst * 1LL, inst);\n");
     assert_contains(prog, "#define TD_OP 0 ");
     assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(1, 1, 1), 0>>>(d_in_A_local, "
                           "d_out_A_local, d_in_B_local, d_out_B_local);\n");
     assert_contains(prog, "TD_CHECK(cudaGetLastError());\n"
-                          "    TD_CHECK(cudaDeviceSynchronize());\n");
+                          "        TD_CHECK(cudaDeviceSynchronize());\n");
+    /* The rounds: staging, launch and check inside one loop. */
+    assert_true(strstr(prog, "for (td_round = 0;") <
+                strstr(prog, "td_kernel<<<"));
     assert_contains(prog, "printf(\"PASS %s max_err=%.3g\\n\", TD_NAME, "
                           "td_max_err);\n");
     assert_null(strstr(prog, "cuda_fp16.h"));
@@ -153,9 +164,8 @@ static void test_seed_program(void **state)
     assert_true(strstr(prog, "cudaGetDeviceCount(&td_ndev)") <
                 strstr(prog, "TD_CHECK(cudaMalloc("));
     /* --data random: normal inputs for floats, the float32 tolerance. */
-    assert_contains(prog, "h_in_A_local[i] = td_from_double<float>("
-                          "td_data_random ? td_rand_normal() : "
-                          "td_rand_float());\n");
+    assert_contains(prog, "v_in_A_local[i] = td_data_random ? "
+                          "td_rand_normal() : td_sum_value();\n");
     assert_contains(prog, "#define TD_UNIT_ROUNDOFF 5.9604644775390625e-08\n"
                           "#define TD_TINY 1.1754943508222875e-38\n");
     /* Deterministic: the same call gives the same bytes. */
@@ -194,9 +204,15 @@ static void test_instances_and_half(void **state)
     assert_contains(prog, "#define TD_ACCUM 1\n");
     assert_contains(prog, "#define TD_OP 1 ");
     assert_contains(prog, "#define TD_BCAST 1\n");
-    assert_contains(prog, "#define TD_ATOL 0.10000000000000001\n");
     assert_contains(prog, "#define TD_UNIT_ROUNDOFF 0.00048828125\n"
                           "#define TD_TINY 6.103515625e-05\n");
+    /* Max over 8 terms plus the dst: every position of every row in 9
+     * rounds; extremes on the grid k/64, 64 distinct ones. */
+    assert_contains(prog, "#define TD_POSITIONS 9LL ");
+    assert_contains(prog, "#define TD_ROUNDS 9 ");
+    assert_contains(prog, "#define TD_FILL_SPREAD 64LL ");
+    assert_contains(prog, "#define TD_FILL_SCALE 0.015625\n");
+    assert_contains(prog, "#define TD_POISON INFINITY ");
     assert_contains(prog, "dim3(3, 1, 1), dim3(64, 1, 1)");
     assert_contains(prog, "const long long td_nin_A = 3072LL");
     td_free(prog);
@@ -221,11 +237,11 @@ static void test_int_ranges(void **state)
     td_diag d;
     td_diag_clear(&d);
     assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
-    assert_contains(prog, "h_in_A[i] = td_from_double<int8_t>(td_rand_int(-3LL, "
-                          "3LL));\n");
-    assert_contains(prog, "#define TD_ATOL 0\n");
-    /* Integers: the same generator in both modes, tolerance 0. */
-    assert_null(strstr(prog, "td_from_double<int8_t>(td_data_random"));
+    assert_contains(prog, "v_in_A[i] = td_rand_nonzero(-3LL, 3LL);\n");
+    /* Integers: the same generator in both modes, tolerance 0; the
+     * poison is int8's maximum. */
+    assert_null(strstr(prog, "v_in_A[i] = td_data_random"));
+    assert_contains(prog, "#define TD_POISON 127 ");
     assert_contains(prog, "#define TD_UNIT_ROUNDOFF 0\n#define TD_TINY 0\n");
     td_free(prog);
     td_call_free(c);
@@ -292,8 +308,8 @@ static void test_layout_tables(void **state)
                           "    0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, \\\n}\n");
     assert_contains(prog, "td_map_B_host[t * 1 + s]");
     assert_contains(prog, "// fake body");
-    /* warp scope: shuffle tolerance */
-    assert_contains(prog, "#define TD_ATOL 0.0001\n");
+    /* warp scope: exact data all the same */
+    assert_contains(prog, "#define TD_SUM_EXACT 1 ");
     td_free(prog);
     td_call_free(c);
     td_registry_free(reg);

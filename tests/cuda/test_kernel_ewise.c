@@ -228,12 +228,16 @@ static void test_binary(void **state)
     /* Sources, then the dst; the dst starts as the sentinel. */
     assert_contains(prog, "__global__ void td_kernel(const float *__restrict__ "
                           "td_in_A, float *td_out_A,\n");
-    assert_contains(prog, "h_in_A[i] = td_from_double<float>(td_data_random ? "
-                          "td_rand_normal() : td_ew_grid(8, -16, 16));\n");
-    assert_contains(prog, "h_in_C[i] = td_from_double<float>(TD_EW_SENTINEL);\n");
+    assert_contains(prog, "v_in_A[i] = td_data_random ? "
+                          "td_rand_normal() : td_ew_grid(8, -16, 16);\n");
+    assert_contains(prog, "v_in_C[i] = TD_EW_SENTINEL;\n");
     assert_contains(prog, "#define TD_EW_SENTINEL -1984 ");
     assert_contains(prog, "    {1, 1, {8}, {3}, {1}, 0.0, 0}, /* B */\n");
     assert_contains(prog, "r = a + b;");
+    /* add is exact on the exact grid: == where the result is
+     * representable. */
+    assert_contains(prog, "#define TD_EW_EXACT_OP 1 ");
+    assert_contains(prog, "#define TD_ROUNDS 2 ");
     /* float32 add of float32 operands: correctly rounded, exact. */
     assert_contains(prog, "#define TD_EW_ULPS(r) 0\n");
     assert_contains(prog, "td_ew_reference(td_bufs, td_bufs[2], td_want, "
@@ -253,7 +257,7 @@ static void test_binary(void **state)
     prog = program(reg, c);
     assert_contains(prog, "#define TD_C_P 11 ");
     assert_contains(prog, "#define TD_EW_ULPS(r) 1\n");
-    assert_contains(prog, "h_in_C[i] = td_from_double<__half>(TD_EW_SENTINEL);\n");
+    assert_contains(prog, "v_in_C[i] = TD_EW_SENTINEL;\n");
     /* The literal as float32 holds it. */
     assert_contains(prog, "    {-1, 0, {0}, {0}, {0}, 0.10000000149011612, 1}, "
                           "/* literal */\n");
@@ -273,6 +277,8 @@ static void test_unary_extras_scalars(void **state)
     c->bias = region(c, "B", 0, 8);
     char *prog = program(reg, c);
     assert_contains(prog, " * scalar:  alpha = 0.5 (float32), a kernel parameter\n");
+    /* exp keeps its ULP bound on exact data too. */
+    assert_contains(prog, "#define TD_EW_EXACT_OP 0 ");
     assert_contains(prog, "float *td_out_C,\n                          const float alpha)\n");
     assert_contains(prog, "    const float td_sv_alpha = td_from_double<float>(0.5);\n");
     assert_contains(prog, "d_out_C, td_sv_alpha);\n");
@@ -312,12 +318,12 @@ static void test_in_place_and_zero(void **state)
     assert_contains(prog, "__global__ void td_kernel(const float *__restrict__ "
                           "td_in_C, float *td_out_C)\n");
     assert_contains(prog, "#define TD_EW_SENTINEL NAN ");
-    assert_null(strstr(prog, "td_from_double<float>(TD_EW_SENTINEL)"));
+    assert_null(strstr(prog, "= TD_EW_SENTINEL;"));
     td_free(prog);
     td_call_free(c);
     c = ewise_call("ew_zero.yaml", "zero", "int8");
     prog = program(reg, c);
-    assert_contains(prog, "h_in_C[i] = td_from_double<int8_t>(TD_EW_SENTINEL);\n");
+    assert_contains(prog, "v_in_C[i] = TD_EW_SENTINEL;\n");
     assert_contains(prog, "#define TD_EW_SENTINEL 127 ");
     assert_contains(prog, "#define TD_DST_P 0 ");
     assert_contains(prog, "#define TD_EW_ULPS(r) 0\n");

@@ -14,11 +14,13 @@
  *   - the emitted body runs, then every buffer is staged back: a register
  *     buffer writes every thread's every slot, so each replica of each
  *     element is checked on its own;
- *   - a host main fills the inputs deterministically (--data exact: k/64,
- *     exact in every dtype; --data random: normal values, float sums
- *     checked against 2 n u sum|terms| + n tiny; --seed N), runs the
- *     kernel, computes the reference in double precision and prints one
- *     line, "PASS name max_err=E" or "FAIL name ...", exiting 0 or 1; with
+ *   - a host main runs rounds (the family's count; --rounds N caps them),
+ *     each filling the inputs deterministically (--data exact: data chosen
+ *     so that the check is exact where it can be, docs/verification.md
+ *     "What a PASS means"; --data random: normal values checked against
+ *     the worst-case bound; --seed N), running the kernel and computing
+ *     the reference in double precision, and prints one line,
+ *     "PASS name max_err=E" or "FAIL name round=R ...", exiting 0 or 1; with
  *     no usable device (cudaGetDeviceCount fails or finds none, or a CUDA
  *     call fails with a no-device / driver / no-kernel-image error) it
  *     prints "SKIP name: no CUDA device (reason)" and exits 77; a bad

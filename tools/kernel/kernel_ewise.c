@@ -664,6 +664,19 @@ static void ew_tables(td_buf *o, const kp_plan *p)
     if (cp == 24)
         tiny += op->tiny32;
     td__buf_printf(o, "#define TD_EW_TINY %.17g\n", tiny);
+    /* Ops whose every step is exact when the result is representable
+     * (on the exact grid data it is): checked with == there. */
+    int exact_op = op->ref == EW_REF_FMA ? 2
+                   : op->ref == EW_REF_ZERO || op->ref == EW_REF_COPY ||
+                           (op->ref == EW_REF_BINARY &&
+                            strcmp(e->name, "fdiv") != 0)
+                       ? 1
+                       : 0;
+    td__buf_printf(o,
+                   "#define TD_EW_EXACT_OP %d /* --data exact: == where "
+                   "the result is representable (2: fma, its product "
+                   "too) */\n",
+                   exact_op);
     /* ULPS: a fixed count; float32 exp and silu add ceil(1.2 |t|)
      * (covers expf's 2 ulps and __expf's 2 + floor(1.173 |t|)). */
     bool grows = !c16 && cp == 24 && op->ulps_grow;
@@ -729,6 +742,13 @@ static void ew_helpers(td_buf *o, const kp_plan *p)
     td__buf_puts(o, "\n");
 }
 
+/* Two rounds: new data for every buffer in the second. */
+static int ew_rounds(const kp_plan *p)
+{
+    (void)p;
+    return 2;
+}
+
 static void ew_pass(td_buf *o, const kp_plan *p)
 {
     (void)p;
@@ -744,6 +764,7 @@ const kp_family td__kp_ewise = {
     .reference = ew_reference,
     .helpers = ew_helpers,
     .gen_expr = ew_gen_expr,
+    .rounds = ew_rounds,
     .ref_call = ew_ref_call,
     .dst_check = "td_ew_check",
     .pass = ew_pass,

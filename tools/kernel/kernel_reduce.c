@@ -3,12 +3,29 @@
  * variants/reduce_ops.h): the src and the dst buffer are staged, the
  * reference reduces each dst element's source elements in double
  * precision (fragments/reduce_reference.cuh, the op picked by its row's
- * TD_OP code) and allows atol * max(1, sum |terms|) for float sums, or with
- * --data random 2 n u sum|terms| + n tiny, and nothing for max / min and
- * integers.  config kernel_specials puts NaN and infinities among the
- * source values.  The driver reaches this file through td__kp_reduce.
+ * TD_OP code).  The data decides how tight the check is
+ * (fragments/reduce_fill.cuh, docs/verification.md "What a PASS means"):
+ *
+ *   - float sums, --data exact: nonzero integers k in [-M, M] scaled by a
+ *     power of two, with n M <= 2^p (n terms, p the significand bits of
+ *     the narrower of src and dst), so every partial sum in any order is
+ *     exact and the check is ==; where no such M >= 1 exists, and with
+ *     --data random, the worst case of any summation order,
+ *     ((1 + u)^(n-1) - 1) sum|terms| (one more rounding per term when
+ *     src and dst dtypes differ) plus the final rounding to the dst;
+ *   - max / min: every row's extreme is unique, differs from its
+ *     neighbours' and sits at a position that moves with the row and the
+ *     round, so that across rounds (and rows) it visits every position of
+ *     the reduced row, the accumulated dst value included;
+ *   - accum: false: the dst region starts poisoned (NaN for float sums,
+ *     +inf / -inf for max / min, the dtype's extreme for integers), so a
+ *     body that reads the dst before writing it fails.
+ *
+ * config kernel_specials puts NaN and infinities among the source values.
+ * The driver reaches this file through td__kp_reduce.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,9 +45,33 @@ typedef struct red_plan {
     int64_t red_len;
     int64_t spa_len;
     bool bcast;         /* dst keeps the src rank: reduced dims broadcast */
-    double atol;
     bool specials;      /* NaN and infinities among the source values */
+    bool is_float;      /* the dst dtype is a float */
+    int rounds;
+    int64_t positions;  /* terms of a row: red_len, plus the dst (accum) */
+    /* Sums: nonzero k in [-sum_m, sum_m] times 2^-sum_q; exact when every
+     * partial sum is representable. */
+    int64_t sum_m;
+    int sum_q;
+    bool sum_exact;
+    /* Max / min: the grid [lo, hi] (times `scale`) and how many distinct
+     * extremes neighbouring rows get. */
+    int64_t lo, hi, spread;
+    double scale;
+    double poison;      /* the dst region's staged value (accum: false) */
 } red_plan;
+
+/* Rounds of a max / min program at least: per-row coverage of every
+ * position when the row is at most this long. */
+#define RED_MIN_ROUNDS 16
+/* Elements staged and checked over all rounds at most (some seconds of
+ * host time): longer rows get fewer rounds than positions.  Every max /
+ * min of the corpus fits (the largest, two rows of 16384 with accum,
+ * needs 8193 rounds of 32770 elements). */
+#define RED_ROUND_BUDGET ((int64_t)1 << 29)
+/* The magnitude bound M of exact sum data at most (a larger M would not
+ * make the check stricter). */
+#define RED_SUM_M_MAX 256
 
 static red_plan *red_of(const kp_plan *p)
 {
@@ -93,23 +134,6 @@ static int red_axes(kp_plan *p, red_plan *r, td_diag *diag)
     return 0;
 }
 
-static double red_atol(const kp_plan *p, td_dtype t)
-{
-    switch (t) {
-    case TD_F32:
-        /* Packed sums (ftz) and shuffle trees reassociate: upstream uses
-         * 1e-4 for them. */
-        if (strcmp(p->variant, "packed_add_sum") == 0 ||
-            p->call->scope != TD_SCOPE_THREAD)
-            return 1e-4;
-        return 1e-5;
-    case TD_F64: return 1e-9;
-    case TD_F16:
-    case TD_BF16: return 1e-1;
-    default: return 0.0;
-    }
-}
-
 static void red_int_list(td_buf *o, const int *v, int n)
 {
     td__buf_puts(o, "{");
@@ -143,21 +167,26 @@ static void red_int_range(const red_plan *r, td_dtype t, int64_t *lo,
     *hi = a;
 }
 
-/* An input value: exact k/64 or normal for floats, small integers; with
- * specials, about 1 source value in 64 each is NaN, +inf, -inf. */
+/* An input value (before td_fill reworks the regions): for sums nonzero
+ * grid values (td_sum_value) or normal ones, nonzero integers; for max /
+ * min k/64 or normal, small integers; with specials, about 1 source
+ * value in 64 each is NaN, +inf, -inf. */
 static void red_gen_expr(td_buf *o, const kp_plan *p, const kp_buf *kb)
 {
     const red_plan *r = red_of(p);
     td_dtype t = kb->b->dtype;
     bool special = r->specials && kb->is_src;
+    bool sum = r->row->ref == 0;
     if (special)
         td__buf_puts(o, "td_special(");
     if (td_dtype_is_float(t)) {
-        td__buf_puts(o, "td_data_random ? td_rand_normal() : td_rand_float()");
+        td__buf_printf(o, "td_data_random ? td_rand_normal() : %s",
+                       sum ? "td_sum_value()" : "td_rand_float()");
     } else {
         int64_t lo, hi;
         red_int_range(r, t, &lo, &hi);
-        td__buf_printf(o, "td_rand_int(%" PRId64 "LL, %" PRId64 "LL)", lo, hi);
+        td__buf_printf(o, "%s(%" PRId64 "LL, %" PRId64 "LL)",
+                       sum ? "td_rand_nonzero" : "td_rand_int", lo, hi);
     }
     if (special)
         td__buf_puts(o, ")");
@@ -202,13 +231,45 @@ static void red_tables(td_buf *o, const kp_plan *p)
         td__buf_printf(o, "%s%d %s", i ? ", " : "", row->ref, row->name);
     }
     td__buf_puts(o, " */\n");
-    td__buf_printf(o, "#define TD_ATOL %.17g\n", r->atol);
-    /* --data random: the rounding of the narrower of src and dst. */
+    /* The bound of inexact sums: the rounding of the narrower of src and
+     * dst, one more per term where they differ (a conversion), and the
+     * dst's own. */
     double us, ts, ud, tdn;
     red_float_limits(sb->dtype, &us, &ts);
     red_float_limits(db->dtype, &ud, &tdn);
-    td__buf_printf(o, "#define TD_UNIT_ROUNDOFF %.17g\n#define TD_TINY %.17g\n",
-                   us > ud ? us : ud, ts > tdn ? ts : tdn);
+    td__buf_printf(o, "#define TD_UNIT_ROUNDOFF %.17g\n#define TD_TINY %.17g\n"
+                      "#define TD_DST_UNIT_ROUNDOFF %.17g\n"
+                      "#define TD_CONVERT %d /* src and dst dtypes differ */\n",
+                   us > ud ? us : ud, ts > tdn ? ts : tdn, ud,
+                   sb->dtype != db->dtype ? 1 : 0);
+    td__buf_printf(o,
+                   "#define TD_SUM_M %" PRId64 "LL /* sums: k in [-M, M], k != 0 */\n"
+                   "#define TD_SUM_SCALE %.17g /* times 2^-%d */\n"
+                   "#define TD_SUM_EXACT %d /* exact data: every partial "
+                   "sum is representable */\n",
+                   r->sum_m, ldexp(1.0, -r->sum_q), r->sum_q,
+                   r->sum_exact ? 1 : 0);
+    td__buf_printf(o,
+                   "#define TD_SPA_LEN %" PRId64 "LL /* rows of an instance */\n"
+                   "#define TD_POSITIONS %" PRId64 "LL /* terms of a row */\n"
+                   "#define TD_IS_FLOAT %d\n"
+                   "#define TD_FILL_LO %" PRId64 "LL /* max / min: grid [LO, HI] */\n"
+                   "#define TD_FILL_HI %" PRId64 "LL\n"
+                   "#define TD_FILL_SPREAD %" PRId64 "LL /* distinct extremes */\n"
+                   "#define TD_FILL_SCALE %.17g\n",
+                   r->spa_len, r->positions, r->is_float ? 1 : 0, r->lo, r->hi,
+                   r->spread, r->scale);
+    if (isnan(r->poison))
+        td__buf_puts(o, "#define TD_POISON NAN /* the dst region's staged "
+                        "value (accum: false) */\n");
+    else if (isinf(r->poison))
+        td__buf_printf(o, "#define TD_POISON %sINFINITY /* the dst region's "
+                          "staged value (accum: false) */\n",
+                       r->poison < 0 ? "-" : "");
+    else
+        td__buf_printf(o, "#define TD_POISON %.17g /* the dst region's staged "
+                          "value (accum: false) */\n",
+                       r->poison);
     /* With specials, max / min start from the identity, the lowest
      * (highest) finite value, as the emitted code does (TVM's
      * min_value / max_value), and skip NaN as fmaxf / __hmax do. */
@@ -254,6 +315,147 @@ static void red_pass(td_buf *o, const kp_plan *p)
     td__buf_puts(o, td__kp_frag_reduce_pass);
 }
 
+/* Significand bits (with the implicit one) of a float dtype; 0 else. */
+static int red_sig_bits(td_dtype t)
+{
+    switch (t) {
+    case TD_F64: return 53;
+    case TD_F32: return 24;
+    case TD_F16: return 11;
+    case TD_BF16: return 8;
+    default: return 0;
+    }
+}
+
+/* The largest magnitude of an integer dtype the staged doubles hold
+ * exactly (capped at 2^52). */
+static int64_t red_int_lim(td_dtype t)
+{
+    int bits = td_dtype_bits(t);
+    int vb = td_dtype_is_signed(t) ? bits - 1 : bits;
+    return vb >= 52 ? ((int64_t)1 << 52) : (((int64_t)1 << vb) - 1);
+}
+
+/* The data of the rounds: exact sum data, the max / min grid and its
+ * extremes, the poisoned dst and the number of rounds. */
+static void red_data(kp_plan *p, red_plan *r)
+{
+    const td_call *c = p->call;
+    const td_buffer *sb = td__region_buffer(c, &c->src);
+    const td_buffer *db = td__region_buffer(c, &c->dst);
+    int op = r->row->ref;
+    r->is_float = td_dtype_is_float(db->dtype);
+    r->positions = td__mul_sat(r->red_len, 1) + (c->accum ? 1 : 0);
+    /* Sums: n M <= 2^p with p of the narrower float. */
+    int ps = red_sig_bits(sb->dtype), pd = red_sig_bits(db->dtype);
+    int prec = ps == 0 ? pd : pd == 0 ? ps : (ps < pd ? ps : pd);
+    r->sum_m = 1;
+    r->sum_q = 0;
+    r->sum_exact = !r->is_float;
+    if (r->is_float && prec > 0) {
+        int64_t m = (int64_t)(ldexp(1.0, prec) / (double)r->positions);
+        if (m > RED_SUM_M_MAX)
+            m = RED_SUM_M_MAX;
+        r->sum_exact = m >= 1;
+        if (m < 1)
+            m = 1;
+        r->sum_m = m;
+        /* |values| below 4: scaled by 2^-(floor(log2 M) - 1). */
+        int q = 0;
+        while (((int64_t)1 << (q + 2)) <= m)
+            q++;
+        r->sum_q = q;
+    }
+    /* Max / min: floats on the grid k/64, k in [-256, 255] (exact even in
+     * bfloat16); integers in their range.  The top (bottom) `spread`
+     * values are the extremes, the others lie strictly below (above). */
+    if (r->is_float) {
+        r->lo = -256;
+        r->hi = 255;
+        r->scale = 1.0 / 64.0;
+    } else {
+        /* Both dtypes hold the values. */
+        int64_t l2, h2;
+        red_int_range(r, db->dtype, &r->lo, &r->hi);
+        red_int_range(r, sb->dtype, &l2, &h2);
+        if (l2 > r->lo)
+            r->lo = l2;
+        if (h2 < r->hi)
+            r->hi = h2;
+        /* An unsigned min's poison is 0: keep the values above it. */
+        if (op == 2 && !td_dtype_is_signed(db->dtype) && r->lo < 1)
+            r->lo = 1;
+        r->scale = 1.0;
+    }
+    r->spread = (r->hi - r->lo) / 3;
+    if (r->spread > 64)
+        r->spread = 64;
+    if (r->spread < 1)
+        r->spread = 1;
+    /* What a body that reads the dst before writing it sees. */
+    if (op == 0)
+        r->poison = r->is_float ? NAN : (double)red_int_lim(db->dtype);
+    else if (r->is_float)
+        r->poison = op == 1 ? INFINITY : -INFINITY;
+    else if (op == 1)
+        r->poison = (double)red_int_lim(db->dtype);
+    else
+        r->poison = td_dtype_is_signed(db->dtype)
+                        ? -(double)red_int_lim(db->dtype)
+                        : 0.0;
+    /* Rounds: sums two (every term is nonzero, so a dropped one shows in
+     * any round); max / min enough that every position of the row holds
+     * an extreme in some round and row, and every position of every row
+     * where the row is at most RED_MIN_ROUNDS long. */
+    if (op == 0) {
+        r->rounds = 2;
+    } else {
+        int64_t rows = td__mul_sat(p->instances, r->spa_len);
+        int64_t cover = (r->positions + rows - 1) / (rows > 0 ? rows : 1);
+        int64_t n = r->positions < RED_MIN_ROUNDS ? r->positions
+                                                  : RED_MIN_ROUNDS;
+        if (cover > n)
+            n = cover;
+        /* Each round stages and checks every element once: beyond the
+         * budget, fewer rounds (coverage is then partial). */
+        int64_t work = 0;
+        for (int i = 0; i < p->nbufs; i++)
+            work = td__mul_sat(p->bufs[i].elems, p->instances) + work;
+        int64_t most = RED_ROUND_BUDGET / (work > 0 ? work : 1);
+        if (most < RED_MIN_ROUNDS)
+            most = RED_MIN_ROUNDS;
+        if (n > most)
+            n = most;
+        r->rounds = n < 1 ? 1 : (int)n;
+    }
+}
+
+static int red_rounds(const kp_plan *p)
+{
+    return red_of(p)->rounds;
+}
+
+/* td_fill per instance: rework the round's src and dst regions. */
+static void red_fill(td_buf *o, const kp_plan *p)
+{
+    const kp_buf *sk = &p->bufs[0];
+    const kp_buf *dk = p->nbufs > 1 ? &p->bufs[1] : &p->bufs[0];
+    td__buf_printf(o,
+                   "        for (long long inst = 0; inst < TD_INSTANCES; "
+                   "++inst)\n"
+                   "            td_fill(v_in_%s + inst * %" PRId64 "LL, "
+                   "v_in_%s + inst * %" PRId64 "LL, inst);\n",
+                   sk->b->name, sk->elems, dk->b->name, dk->elems);
+}
+
+/* After the shared generators: td_sum_value and td_fill. */
+static void red_helpers(td_buf *o, const kp_plan *p)
+{
+    (void)p;
+    td__buf_puts(o, td__kp_frag_reduce_fill);
+    td__buf_puts(o, "\n");
+}
+
 static int red_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
 {
     const td_call *call = p->call;
@@ -271,7 +473,7 @@ static int red_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     if (err != 0)
         return err;
     const td_buffer *db = td__region_buffer(call, &call->dst);
-    r->atol = red_atol(p, db->dtype);
+    red_data(p, r);
     /* config kernel_specials: the source gets NaN and infinities. */
     const td_config_entry *sp = td_call_config(call, "kernel_specials");
     if (sp != NULL && sp->kind != TD_VALUE_BOOL)
@@ -293,7 +495,10 @@ const kp_family td__kp_reduce = {
     .plan = red_plan_fn,
     .tables = red_tables,
     .reference = red_reference,
+    .helpers = red_helpers,
     .gen_expr = red_gen_expr,
+    .rounds = red_rounds,
+    .fill = red_fill,
     .ref_call = red_ref_call,
     .dst_check = "td_check",
     .pass = red_pass,

@@ -112,8 +112,17 @@ struct kp_family {
     void (*reference)(td_buf *o, const kp_plan *p);
     /* File-scope text after the shared checks (may be NULL). */
     void (*helpers)(td_buf *o, const kp_plan *p);
-    /* The host expression that generates one input value of kb. */
+    /* The host expression that generates one input value of kb, as a
+     * double (the round's value before the dtype rounds it; it may read
+     * td_round and td_data_random). */
     void (*gen_expr)(td_buf *o, const kp_plan *p, const kp_buf *kb);
+    /* Rounds the program runs: each stages new inputs, launches and
+     * checks (NULL: one). */
+    int (*rounds)(const kp_plan *p);
+    /* Inside main's round loop, after the generators: statements that
+     * rework the round's inputs v_in_NAME (doubles) as a whole, such as
+     * where a row's extreme sits or a poisoned dst (may be NULL). */
+    void (*fill)(td_buf *o, const kp_plan *p);
     /* Inside main's instance loop: the reference for instance `inst`,
      * into td_want and td_tol. */
     void (*ref_call)(td_buf *o, const kp_plan *p);
@@ -164,6 +173,8 @@ void td__kp_fam_free(kp_plan *p);
 /* ---- write.c ------------------------------------------------------------ */
 
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n);
+/* The rounds the program runs (the family's, at least one). */
+int td__kp_rounds(const kp_plan *p);
 /* "static const long long td_NAME_shape[] = {...};" and the same for
  * _start and _ext: buffer b's shape, region r's start and extents. */
 void td__kp_region_arrays(td_buf *o, const char *name, const td_buffer *b,

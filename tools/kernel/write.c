@@ -3,8 +3,9 @@
  * comment, the includes, the shared helpers, then the family's tables and
  * reference (its hooks), the shared checks, the layout tables, the kernel
  * that stages every buffer in, runs the emitted body and stages it out,
- * and main, which fills the inputs, launches, computes the reference per
- * instance and prints one line.  The fixed text comes from
+ * and main, which runs the family's rounds (each fills the inputs,
+ * launches, computes the reference per instance and checks) and prints
+ * one line.  The fixed text comes from
  * fragments/ (kp_fragments.h); what depends on the call is written
  * here.  The family is called only through p->fam.
  */
@@ -27,6 +28,11 @@ static const char *kp_gap(td_dtype t)
     case TD_BF16: return "__float2bfloat16(77.0f)";
     default: return "77";
     }
+}
+
+int td__kp_rounds(const kp_plan *p)
+{
+    return p->fam->rounds != NULL ? p->fam->rounds(p) : 1;
 }
 
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
@@ -180,8 +186,10 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     td__buf_puts(o, "}\n\n");
 }
 
-/* main: inputs from the family's generators, the launch, then per
- * instance the family's reference and a check of every staged value. */
+/* main: the host and device arrays, then TD_ROUNDS rounds, each with new
+ * inputs from the family's generators (and its fill), the launch and per
+ * instance the family's reference and a check of every staged value; the
+ * first round with a mismatch ends the loop. */
 static void kp_write_main(td_buf *o, const kp_plan *p)
 {
     td__buf_puts(o, td__kp_frag_main_start);
@@ -206,13 +214,6 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "        return 1;\n    }\n",
                        n, nin, n, nout, t, n, t, t, n, t, n, t, t, n, n, n, n,
                        n, n);
-        td__buf_printf(o, "    for (long long i = 0; i < td_nin_%s; ++i) {\n"
-                          "        h_in_%s[i] = td_from_double<%s>(",
-                       n, n, t);
-        p->fam->gen_expr(o, p, kb);
-        td__buf_printf(o, ");\n        v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
-                          "    }\n",
-                       n, n);
     }
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
@@ -223,12 +224,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "    TD_CHECK(cudaMalloc((void **)&d_in_%s, sizeof(%s) * "
                        "td_nin_%s));\n"
                        "    TD_CHECK(cudaMalloc((void **)&d_out_%s, sizeof(%s) * "
-                       "td_nout_%s));\n"
-                       "    TD_CHECK(cudaMemcpy(d_in_%s, h_in_%s, sizeof(%s) * "
-                       "td_nin_%s, cudaMemcpyHostToDevice));\n"
-                       "    TD_CHECK(cudaMemset(d_out_%s, 0xff, sizeof(%s) * "
                        "td_nout_%s));\n",
-                       t, n, n, n, t, n, n, t, n, n, n, t, n, n, t, n);
+                       t, n, n, n, t, n, n, t, n);
     }
     if (p->smem + p->scratch > KP_SHARED_DEFAULT) {
         int64_t all = p->smem + p->scratch;
@@ -260,7 +257,36 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
                        t, sc->name, t, sc->value);
     }
-    td__buf_printf(o, "    td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
+    td__buf_puts(o, td__kp_frag_main_want);
+    /* The rounds: new inputs (the family's generators, then its fill,
+     * then each value as the buffer's dtype stores it), launch, check. */
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        td__buf_printf(o, "        for (long long i = 0; i < td_nin_%s; ++i)\n"
+                          "            v_in_%s[i] = ",
+                       n, n);
+        p->fam->gen_expr(o, p, kb);
+        td__buf_puts(o, ";\n");
+    }
+    if (p->fam->fill != NULL)
+        p->fam->fill(o, p);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        const char *t = td__kp_ctype(kb->b->dtype);
+        td__buf_printf(o,
+                       "        for (long long i = 0; i < td_nin_%s; ++i) {\n"
+                       "            h_in_%s[i] = td_from_double<%s>(v_in_%s[i]);\n"
+                       "            v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
+                       "        }\n"
+                       "        TD_CHECK(cudaMemcpy(d_in_%s, h_in_%s, sizeof(%s) * "
+                       "td_nin_%s, cudaMemcpyHostToDevice));\n"
+                       "        TD_CHECK(cudaMemset(d_out_%s, 0xff, sizeof(%s) * "
+                       "td_nout_%s));\n",
+                       n, n, t, n, n, n, n, n, t, n, n, t, n);
+    }
+    td__buf_printf(o, "        td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
                       "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 "), %"
                       PRId64 ">>>(",
                    p->grid[0], p->grid[1], p->grid[2], p->block[0],
@@ -271,18 +297,19 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     for (int i = 0; i < p->nscalars; i++)
         td__buf_printf(o, ", td_sv_%s", p->scalars[i].name);
     td__buf_puts(o, ");\n"
-                    "    TD_CHECK(cudaGetLastError());\n"
-                    "    TD_CHECK(cudaDeviceSynchronize());\n");
+                    "        TD_CHECK(cudaGetLastError());\n"
+                    "        TD_CHECK(cudaDeviceSynchronize());\n");
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
         const char *t = td__kp_ctype(p->bufs[i].b->dtype);
         td__buf_printf(o,
-                       "    TD_CHECK(cudaMemcpy(h_out_%s, d_out_%s, sizeof(%s) * "
+                       "        TD_CHECK(cudaMemcpy(h_out_%s, d_out_%s, sizeof(%s) * "
                        "td_nout_%s, cudaMemcpyDeviceToHost));\n",
                        n, n, t, n);
     }
     /* Expected contents per instance and buffer. */
-    td__buf_puts(o, td__kp_frag_main_want);
+    td__buf_puts(o, "        for (long long inst = 0; inst < TD_INSTANCES; "
+                    "++inst) {\n");
     p->fam->ref_call(o, p);
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
@@ -302,34 +329,34 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const char *chk = kb->is_dst ? p->fam->dst_check : "td_check";
         if (kb->shared) {
             td__buf_printf(o,
-                           "        for (long long e = 0; e < %" PRId64 "; ++e)\n"
-                           "            %s(\"%s\", inst, e, -1, -1, "
+                           "            for (long long e = 0; e < %" PRId64 "; ++e)\n"
+                           "                %s(\"%s\", inst, e, -1, -1, "
                            "td_to_double(h_out_%s[inst * %" PRId64 "LL + e]), "
                            "%s, %s);\n",
                            kb->elems, chk, n, n, kb->elems, want, tol);
         } else {
             td__buf_printf(o,
-                           "        for (long long t = 0; t < TD_TPI; ++t)\n"
-                           "            for (long long s = 0; s < %" PRId64
+                           "            for (long long t = 0; t < TD_TPI; ++t)\n"
+                           "                for (long long s = 0; s < %" PRId64
                            "; ++s) {\n",
                            kb->slots);
             if (kb->map)
-                td__buf_printf(o, "                const long long e = "
+                td__buf_printf(o, "                    const long long e = "
                                   "td_map_%s_host[t * %" PRId64 " + s];\n",
                                n, kb->slots);
             else
-                td__buf_puts(o, "                const long long e = s;\n");
+                td__buf_puts(o, "                    const long long e = s;\n");
             td__buf_printf(o,
-                           "                if (e < 0)\n"
-                           "                    continue;\n"
-                           "                %s(\"%s\", inst, e, t, s, "
+                           "                    if (e < 0)\n"
+                           "                        continue;\n"
+                           "                    %s(\"%s\", inst, e, t, s, "
                            "td_to_double(h_out_%s[(inst * TD_TPI + t) * %"
                            PRId64 "LL + s]), %s, %s);\n"
-                           "            }\n",
+                           "                }\n",
                            chk, n, n, kb->slots, want, tol);
         }
     }
-    td__buf_puts(o, "    }\n");
+    td__buf_puts(o, "        }\n    }\n");
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
         td__buf_printf(o,
@@ -364,13 +391,16 @@ static void kp_write_header(td_buf *o, const kp_plan *p)
                    "), block (%" PRId64 ", %" PRId64 ", %" PRId64 ");\n"
                    " *          %" PRId64 " scope instance(s) of %" PRId64
                    " thread(s), each with its own data\n"
-                   " * Options: --data exact|random (default exact), --seed N.\n"
+                   " * rounds:  %d (each stages new data, launches and checks)\n"
+                   " * Options: --data exact|random (default exact), --seed N, --rounds N\n"
+                   " *          (at most N rounds).\n"
                    " * Prints \"PASS %s max_err=E\", \"FAIL %s ...\" or \"SKIP %s: "
                    "no CUDA device (...)\";\n"
                    " * exit 0 / 1 / 77 (2: bad option).\n",
                    p->name, script, p->variant, p->grid[0], p->grid[1],
                    p->grid[2], p->block[0], p->block[1], p->block[2],
-                   p->instances, p->tpi, p->name, p->name, p->name);
+                   p->instances, p->tpi, td__kp_rounds(p), p->name, p->name,
+                   p->name);
     if (p->threads_asked != 0)
         td__buf_printf(o,
                        " * The call launches %" PRId64 " threads a block; "
@@ -405,8 +435,9 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
                    "#define TD_THREADS %" PRId64 " /* threads per block */\n"
                    "#define TD_TPI %" PRId64 " /* threads per scope instance */\n"
                    "#define TD_IPB %" PRId64 " /* instances per block */\n"
-                   "#define TD_INSTANCES %" PRId64 "LL\n\n",
-                   p->nthreads, p->tpi, p->ipb, p->instances);
+                   "#define TD_INSTANCES %" PRId64 "LL\n"
+                   "#define TD_ROUNDS %d /* each: new data, launch, check */\n\n",
+                   p->nthreads, p->tpi, p->ipb, p->instances, td__kp_rounds(p));
     td__buf_puts(o, td__kp_frag_helpers);
     if (p->half)
         td__buf_puts(o, td__kp_frag_helpers_half);

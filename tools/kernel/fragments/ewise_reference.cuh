@@ -61,12 +61,18 @@ static inline double td_ew_operand(int i, const double *const *bufs,
     return bufs[o->buf][f];
 }
 static double *td_ew_ulp; /* per dst element: one ulp (compute dtype) */
+/* Whether x is representable in the compute dtype (integers: always). */
+static inline bool td_c_exact(double x)
+{
+    return TD_C_P == 0 || td_round_float(x, TD_C_P, TD_C_EMIN, INFINITY) == x;
+}
 /*
  * The expected dst of one instance: `init` (the staged values) with
  * every dst region element replaced by td_round_dst(op(operands)),
  * computed in double from the stored inputs.  tol[e] is ULPS ulps of
  * the compute dtype at the reference plus |f'(t)| times the rounding
- * the argument t may have taken (td_ew_f); 0 outside the region.
+ * the argument t may have taken (td_ew_f); 0 outside the region, and 0
+ * for the exact ops on --data exact where the result is representable.
  * TD_TOL_SCALE (default 1) scales it (tests build with 0).
  */
 static inline void td_ew_reference(const double *const *bufs,
@@ -108,5 +114,13 @@ static inline void td_ew_reference(const double *const *bufs,
         tol[de] = TD_TOL_SCALE * ((TD_EW_ULPS(r) + (dt > 0.0 ? 1.0 : 0.0)) *
                                   td_ulp_c(want[de]) + dt + TD_EW_TINY) +
                   TD_EW_INT_TOL;
+        /* add, sub, mul, maximum, fma, fill, cast, zero on exact data:
+         * when the exact result (for fma also the product, which an
+         * unfused multiply rounds) is representable in the compute
+         * dtype and the dst, every correctly rounded step gives it
+         * exactly. */
+        if (TD_EW_EXACT_OP && !td_data_random && want[de] == r &&
+            td_c_exact(r) && (TD_EW_EXACT_OP != 2 || td_c_exact(v[0] * v[1])))
+            tol[de] = 0.0;
     }
 }

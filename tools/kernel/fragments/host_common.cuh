@@ -4,6 +4,12 @@ static double td_max_err = 0.0;
 static double td_max_ratio = 0.0; /* largest err / tol where tol > 0 */
 static long long td_mismatches = 0;
 static char td_first[512];
+/* The round being checked (each round stages new data, launches and
+ * checks; a FAIL line names its round). */
+static int td_round = 0;
+/* --rounds N: at most N of the TD_ROUNDS rounds (a quicker, weaker run;
+ * the CPU stand-in uses it). */
+static long long td_rounds_max = TD_ROUNDS;
 
 /* Compares one staged-back value; remembers the first mismatch. */
 static inline void td_check(const char *buf, long long inst, long long elem,
@@ -23,14 +29,14 @@ static inline void td_check(const char *buf, long long inst, long long elem,
     if (td_mismatches++ == 0) {
         if (thread >= 0)
             snprintf(td_first, sizeof td_first,
-                     "instance=%lld buffer=%s element=%lld thread=%lld "
-                     "slot=%lld got=%.9g want=%.9g tol=%.3g",
-                     inst, buf, elem, thread, slot, got, want, tol);
+                     "round=%d instance=%lld buffer=%s element=%lld "
+                     "thread=%lld slot=%lld got=%.9g want=%.9g tol=%.3g",
+                     td_round, inst, buf, elem, thread, slot, got, want, tol);
         else
             snprintf(td_first, sizeof td_first,
-                     "instance=%lld buffer=%s element=%lld got=%.9g "
-                     "want=%.9g tol=%.3g",
-                     inst, buf, elem, got, want, tol);
+                     "round=%d instance=%lld buffer=%s element=%lld "
+                     "got=%.9g want=%.9g tol=%.3g",
+                     td_round, inst, buf, elem, got, want, tol);
     }
 }
 
@@ -74,7 +80,8 @@ __attribute__((unused)) static inline double td_rand_int(long long lo,
                                      (unsigned long long)(hi - lo + 1)));
 }
 
-/* The options: --data exact|random, --seed N (also --data=..., --seed=...). */
+/* The options: --data exact|random, --seed N, --rounds N (also
+ * --data=..., --seed=..., --rounds=...). */
 static inline const char *td_opt(int argc, char **argv, int *i,
                                  const char *name)
 {
@@ -103,6 +110,11 @@ static inline bool td_options(int argc, char **argv)
             errno = 0;
             td_rng_state = strtoull(v, &end, 0);
             if (errno != 0 || end == v || *end != '\0' || v[0] == '-')
+                return false;
+        } else if ((v = td_opt(argc, argv, &i, "--rounds")) != NULL) {
+            errno = 0;
+            td_rounds_max = strtoll(v, &end, 10);
+            if (errno != 0 || end == v || *end != '\0' || td_rounds_max < 1)
                 return false;
         } else {
             return false;

@@ -2,7 +2,7 @@
 int main(int argc, char **argv)
 {
     if (!td_options(argc, argv)) {
-        fprintf(stderr, "usage: %s [--data exact|random] [--seed N]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--data exact|random] [--seed N] [--rounds N]\n", argv[0]);
         return TD_EXIT_USAGE;
     }
     const unsigned long long td_seed = td_rng_state;

@@ -62,14 +62,25 @@ static inline void td_reference(const double *src, const double *init,
             have = true;
         }
         want[de] = acc;
+        /* The terms of the row and the rounding steps any order takes:
+         * n - 1 additions, plus a conversion per term where src and dst
+         * dtypes differ. */
         const double n = (double)(TD_RED_LEN + TD_ACCUM);
-        if (TD_OP != 0 || !std::isfinite(mag))
-            tol[de] = 0.0; /* exact: max / min, or a special value */
-        else if (td_data_random)
-            tol[de] = TD_TOL_SCALE * (2.0 * n * TD_UNIT_ROUNDOFF * mag +
-                                      n * TD_TINY);
-        else
-            tol[de] = TD_TOL_SCALE * TD_ATOL * (mag > 1.0 ? mag : 1.0);
+        const double steps = n - 1.0 + (TD_CONVERT ? n : 0.0);
+        if (TD_OP != 0 || !TD_IS_FLOAT || !std::isfinite(mag))
+            tol[de] = 0.0; /* exact: max / min, integers, a special value */
+        else if (!td_data_random && TD_SUM_EXACT)
+            tol[de] = 0.0; /* exact data: every partial sum is exact */
+        else {
+            /* (1 + u)^steps - 1 (Higham's gamma without its first-order
+             * denominator, valid for any n) times sum|terms|, then the
+             * final rounding to the dst dtype, and with random data a
+             * flushed subnormal per term. */
+            const double g = expm1(steps * log1p(TD_UNIT_ROUNDOFF)) * mag;
+            tol[de] = TD_TOL_SCALE *
+                      (g + TD_DST_UNIT_ROUNDOFF * (fabs(acc) + g) +
+                       (td_data_random ? n * TD_TINY : 0.0));
+        }
     }
 }
 

@@ -1,0 +1,127 @@
+//! Reductions: the data of a round (td_sum_value, td_fill), after the
+//! shared generators.
+/* Sums, --data exact: k * TD_SUM_SCALE with k != 0 in [-TD_SUM_M,
+ * TD_SUM_M]; with TD_SUM_EXACT every partial sum of the row, in any
+ * order, is representable, so the sum is exact and a dropped or extra
+ * term changes it. */
+__attribute__((unused)) static inline double td_sum_value(void)
+{
+    const long long k = (long long)(td_rng() % (2ULL * TD_SUM_M)) - TD_SUM_M;
+    return (double)(k >= 0 ? k + 1 : k) * TD_SUM_SCALE;
+}
+/* A nonzero integer in [lo, hi] (lo <= 0 < hi or 0 < lo). */
+__attribute__((unused)) static inline double td_rand_nonzero(long long lo,
+                                                            long long hi)
+{
+    if (lo == 0)
+        lo = 1;
+    double v = td_rand_int(lo, hi);
+    return v == 0.0 ? (double)hi : v;
+}
+/* Max / min: row g's extreme in this round, one of TD_FILL_SPREAD values
+ * that neighbouring rows do not share, beyond every other value. */
+static inline double td_extreme(long long g, long long shift)
+{
+    const long long j = (g + td_round + shift) % TD_FILL_SPREAD;
+    const long long k = TD_OP == 1 ? TD_FILL_HI - j : TD_FILL_LO + j;
+    return (double)k * TD_FILL_SCALE;
+}
+/* Max / min: any other value, strictly below (above) every extreme. */
+static inline double td_other(void)
+{
+    const long long lo = TD_OP == 1 ? TD_FILL_LO : TD_FILL_LO + TD_FILL_SPREAD;
+    const long long hi = TD_OP == 1 ? TD_FILL_HI - TD_FILL_SPREAD : TD_FILL_HI;
+    if (TD_IS_FLOAT && td_data_random) {
+        const double v = td_rand_normal();
+        const double a = lo * TD_FILL_SCALE, b = hi * TD_FILL_SCALE;
+        return v < a ? a : v > b ? b : v;
+    }
+    return td_rand_int(lo, hi) * TD_FILL_SCALE;
+}
+/* Where row g's extreme sits this round: position (g R + round + shift)
+ * mod P of its P terms (the reduced elements in row-major order, then
+ * the accumulated dst value), so that every position holds one in some
+ * round and row (R >= P / rows), and with R >= P every position of every
+ * row. */
+static inline long long td_position(long long g, long long shift)
+{
+    return (g * TD_ROUNDS + td_round + shift) % TD_POSITIONS;
+}
+/* Whether element f of the src buffer lies inside the src region. */
+static inline bool td_in_src_region(long long f)
+{
+    for (int d = TD_SRC_NDIM - 1; d >= 0; --d) {
+        const long long c = f % td_src_shape[d] - td_src_start[d];
+        if (c < 0 || c >= td_src_ext[d])
+            return false;
+        f /= td_src_shape[d];
+    }
+    return true;
+}
+/*
+ * Reworks instance inst's staged src and dst (as doubles) for this
+ * round: max / min put each row's extreme at td_position with every
+ * other value beyond it (NaN and infinities too with TD_SPECIALS);
+ * without accum the dst region holds TD_POISON, which any read of the
+ * dst before the body writes it carries into the result (in place, the
+ * dst elements that are sources keep their data).  Elements outside the
+ * regions keep the generators' values.
+ */
+static inline void td_fill(double *src, double *dst, long long inst)
+{
+    /* --data random rotates the positions by a shift drawn once per
+     * run (so the coverage above holds in both modes). */
+    static long long shift = -1;
+    if (shift < 0)
+        shift = td_data_random ? (long long)(td_rng() % TD_POSITIONS) : 0;
+    long long cs[TD_SRC_NDIM], cd[TD_DST_NDIM];
+    for (long long s = 0; TD_OP != 0 && s < TD_SPA_LEN; ++s) {
+        const long long g = inst * TD_SPA_LEN + s;
+        const long long pos = td_position(g, shift);
+        for (int d = 0; d < TD_SRC_NDIM; ++d)
+            cs[d] = 0;
+        long long q = s;
+        for (int i = TD_NSPA - 1; i >= 0; --i) {
+            cs[td_spa[i]] = q % td_src_ext[td_spa[i]];
+            q /= td_src_ext[td_spa[i]];
+        }
+        for (long long red = 0; red < TD_RED_LEN; ++red) {
+            long long r = red;
+            for (int i = TD_NRED - 1; i >= 0; --i) {
+                cs[td_red[i]] = r % td_src_ext[td_red[i]];
+                r /= td_src_ext[td_red[i]];
+            }
+            const double v = red == pos ? td_extreme(g, shift) : td_other();
+            src[td_flat(TD_SRC_NDIM, td_src_shape, td_src_start, cs)] =
+                red != pos && TD_SPECIALS ? td_special(v) : v;
+        }
+    }
+    long long nd = 1;
+    for (int d = 0; d < TD_DST_NDIM; ++d)
+        nd *= td_dst_ext[d];
+    for (long long k = 0; k < nd; ++k) {
+        long long r = k;
+        for (int d = TD_DST_NDIM - 1; d >= 0; --d) {
+            cd[d] = r % td_dst_ext[d];
+            r /= td_dst_ext[d];
+        }
+        /* The row of this dst element, as td_reference finds it. */
+        long long s = k;
+        if (TD_BCAST) {
+            s = 0;
+            for (int i = 0; i < TD_NSPA; ++i)
+                s = s * td_src_ext[td_spa[i]] + cd[td_spa[i]];
+        }
+        const long long de = td_flat(TD_DST_NDIM, td_dst_shape, td_dst_start, cd);
+        /* In place: a dst element that is also a source keeps its data. */
+        if (dst == src && td_in_src_region(de))
+            continue;
+        if (!TD_ACCUM) {
+            dst[de] = TD_POISON;
+        } else if (TD_OP != 0) {
+            const long long g = inst * TD_SPA_LEN + s;
+            dst[de] = td_position(g, shift) == TD_RED_LEN ? td_extreme(g, shift)
+                                                          : td_other();
+        }
+    }
+}
