@@ -315,7 +315,10 @@ def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
     import tvm.script
     from tvm.script import tirx as T
 
-    lines = ["@T.prim_func(check_well_formed=False)", "def tiledispatch_impl():"]
+    # `@T.prim_func` bare: called with arguments, TVM's decorator factory
+    # takes inspect.stack() of the whole compile pipeline (a third of the
+    # parse); parse() below gets check_well_formed itself.
+    lines = ["@T.prim_func", "def tiledispatch_impl():"]
     for name in storage_views:
         lines.append(f"    {name} = {name}__buffer.local()")
     buffers = {(f"{n}__buffer" if n in storage_views else n): b for n, b in buffers.items()}
