@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The TVM bridge's cost inside tvm.compile, next to TVM's own dispatcher.
 
-    bench/bench_bridge.py [--runs N] [--ops K ...] [--cpu]
+    bench/bench_bridge.py [--runs N] [--ops K ...] [--cpu] [--cold]
 
 For a TIRx kernel of K elementwise tile ops on shared memory at CTA scope
 (`Tx.cta.add` with a broadcast row, `mul` by a scalar parameter, `exp`,
@@ -16,7 +16,13 @@ the machine alike.  Printed, as medians over the runs:
                         (TVM's variant search and emit, or the bridge), ms
     bridge breakdown    per call: to_call (TVM objects -> tiledispatch.Call),
                         dispatch + emit in C (reg.dispatch(call).emit),
-                        parse (the TIRx text -> PrimFunc by TVMScript)
+                        build (the PrimFunc built with TVM's IR builder from
+                        the printed body), parse (TVMScript's parser, where
+                        the body leaves what the builder handles: 0 here)
+
+The bridge keeps the statements of each body text it has built (a plan
+per distinct text); --cold forgets them before every compile, so every
+call pays for Python's `ast` of its text.
 
 Needs apache-tvm 0.27.0.post1 and the package installed (scripts/test-python
 makes build-python/venv with both).  No GPU: the CUDA source is generated,
@@ -32,6 +38,7 @@ import tvm.script
 import tiledispatch.tvm as tdtvm
 
 CLOCK = time.perf_counter
+COLD = False
 
 _OPS = [
     "Tx.cta.add(A, A, b)",
@@ -96,8 +103,11 @@ def compile_once(func, target, bridge: bool):
         tdtvm.install(strict=True)
     parts = {}
     if bridge:
+        if COLD:
+            tdtvm._PLANS.clear()
+            tdtvm._CODE.clear()
         parts = {"to_call": Timer(tdtvm, "_to_call"), "dispatch+emit": None,
-                 "parse": Timer(tdtvm, "_parse_body")}
+                 "build": Timer(tdtvm, "_build_body"), "parse": Timer(tdtvm, "_parse_body")}
         lower = Timer(tdtvm, "_lower")
     outer = Timer(dispatcher, "run_dispatch")
     try:
@@ -110,13 +120,14 @@ def compile_once(func, target, bridge: bool):
         if bridge:
             lower.restore()
             parts["parse"].restore()
+            parts["build"].restore()
             parts["to_call"].restore()
             tdtvm.uninstall()
     out = {}
     if bridge:
         out = {"to_call": parts["to_call"].spent,
-               "dispatch+emit": lower.spent - parts["parse"].spent,
-               "parse": parts["parse"].spent}
+               "dispatch+emit": lower.spent - parts["parse"].spent - parts["build"].spent,
+               "build": parts["build"].spent, "parse": parts["parse"].spent}
     return total, outer.spent, outer.calls, out
 
 
@@ -127,13 +138,17 @@ def main():
     ap.add_argument("--cpu", action="store_true",
                     help="the thread's CPU time instead of wall time (a busy machine "
                          "preempting the process does not inflate it)")
+    ap.add_argument("--cold", action="store_true",
+                    help="forget the bridge's per-text plans before every compile")
     args = ap.parse_args()
-    global CLOCK
+    global CLOCK, COLD
+    COLD = args.cold
     if args.cpu:
         CLOCK = time.thread_time
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
     print(f"tvm {tvm.__version__}, {args.runs} interleaved runs each, medians, "
-          f"{'thread CPU' if args.cpu else 'wall'} time")
+          f"{'thread CPU' if args.cpu else 'wall'} time"
+          f"{', plans forgotten before each compile' if COLD else ''}")
     for k in args.ops:
         func = tvm.script.parse(kernel_source(k))
         compile_once(func, target, False)   # warm both paths (imports, caches)
@@ -154,7 +169,7 @@ def main():
         d0, d1 = med(False, 1) / k, med(True, 1) / k
         print(f"  {'compile (ms)':22} {c0:10.2f} {c1:10.2f} {c0 / c1:10.2f}x")
         print(f"  {'dispatch / call (ms)':22} {d0:10.3f} {d1:10.3f} {d0 / d1:10.2f}x")
-        for part in ("to_call", "dispatch+emit", "parse"):
+        for part in ("to_call", "dispatch+emit", "build", "parse"):
             v = statistics.median(r[3][part] for r in rows[True]) * 1e3 / k
             print(f"  {'  bridge: ' + part:22} {'':10} {v:10.3f}")
 

@@ -334,6 +334,233 @@ def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
         raise BridgeError(f"TVM could not parse tiledispatch's TIRx body:\n{source}\n{e}") from e
 
 
+# ---- the body built directly ----------------------------------------------
+#
+# TVM's TVMScript parser spends ~20 ms on a body of a dozen lines: it turns
+# the text into its own AST, evaluates every expression through its
+# dispatching evaluator and inspects frames.  The bodies tiledispatch
+# prints use a small part of TVMScript, so the bridge builds them with
+# TVM's IR builder itself: Python's `ast` splits the text into statements
+# (cached per text), each expression is evaluated by Python over the same
+# `T` namespace (PrimExpr operators build the same nodes), and each
+# statement makes the IR-builder calls TVMScript's tirx parser makes for
+# it.  Anything outside that part raises _Unsupported and the text goes to
+# TVM's parser after all.
+
+
+class _Unsupported(Exception):
+    pass
+
+
+_PLANS: dict[str, Any] = {}    # body text -> its statements, operators rewritten
+
+
+def _apply_op(op_name: str, *values: Any) -> Any:
+    """An operator as TVMScript's evaluator applies it (its table of
+    operator functions per operand type: literals take the other operand's
+    dtype, `and` of PrimExprs is tirx.And, ...)."""
+    from tvm.script.parser.core import doc
+    from tvm.script.parser.core.evaluator import _eval_op
+
+    return _eval_op(getattr(doc, op_name)(), list(values))
+
+
+def _apply_bool(op_name: str, *thunks: Any) -> Any:
+    value = thunks[0]()
+    for thunk in thunks[1:]:
+        if isinstance(value, bool) and value == (op_name == "Or"):
+            return value
+        value = _apply_op(op_name, value, thunk())
+    return value
+
+
+def _rewrite(tree: Any) -> Any:
+    """Every operator of `tree` as a call of _apply_op / _apply_bool."""
+    import ast
+
+    def call(fn: str, *args: Any) -> Any:
+        return ast.Call(func=ast.Name(id=fn, ctx=ast.Load()), args=list(args), keywords=[])
+
+    class Ops(ast.NodeTransformer):
+        def visit_BinOp(self, node: Any) -> Any:
+            self.generic_visit(node)
+            return call("__td_op", ast.Constant(type(node.op).__name__), node.left, node.right)
+
+        def visit_UnaryOp(self, node: Any) -> Any:
+            self.generic_visit(node)
+            return call("__td_op", ast.Constant(type(node.op).__name__), node.operand)
+
+        def visit_Compare(self, node: Any) -> Any:
+            self.generic_visit(node)
+            if len(node.ops) != 1:
+                raise _Unsupported("chained comparison")
+            return call("__td_op", ast.Constant(type(node.ops[0]).__name__), node.left,
+                        node.comparators[0])
+
+        def visit_BoolOp(self, node: Any) -> Any:
+            self.generic_visit(node)
+            thunks = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                    kw_defaults=[], defaults=[]), body=v)
+                      for v in node.values]
+            return call("__td_bool", ast.Constant(type(node.op).__name__), *thunks)
+
+    return ast.fix_missing_locations(Ops().visit(tree))
+
+
+def _plan(tirx_body: str) -> list:
+    import ast
+
+    plan = _PLANS.get(tirx_body)
+    if plan is None:
+        tree = ast.parse(tirx_body)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Lambda, ast.Starred, ast.IfExp, ast.NamedExpr)):
+                raise _Unsupported(type(node).__name__)
+        plan = _rewrite(tree).body
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+            _CODE.clear()
+        _PLANS[tirx_body] = plan
+    return plan
+
+
+_CODE: dict[int, Any] = {}
+
+
+def _eval(node: Any, env: dict[str, Any]) -> Any:
+    import ast
+
+    code = _CODE.get(id(node))
+    if code is None or code[0] is not node:
+        code = (node, compile(ast.Expression(node), "<tiledispatch>", "eval"))
+        _CODE[id(node)] = code
+    return eval(code[1], env)  # noqa: S307  (tiledispatch's own printed body)
+
+
+def _build_stmts(stmts: list, env: dict[str, Any]) -> None:
+    import ast
+
+    import tvm
+    from tvm.ir import TensorLoad
+    from tvm.script.ir_builder.base import IRBuilder
+    from tvm.tirx import is_buffer_var
+    from tvm.tirx.script import builder as B
+
+    for st in stmts:
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+            ann = _eval(st.annotation, env)
+            var = ann() if callable(ann) else ann
+            if not isinstance(var, tvm.ir.Var):
+                raise _Unsupported("annotation")
+            rhs = _eval(st.value, env) if st.value is not None else None
+            scalar = B.local_scalar(dtype=str(var.ty))
+            IRBuilder.name(st.target.id, scalar.scalar.source)
+            env[st.target.id] = scalar.scalar
+            if rhs is not None:
+                B.buffer_store(scalar.scalar.source, rhs, [0])
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1:
+            lhs = st.targets[0]
+            rhs = _eval(st.value, env)
+            if isinstance(lhs, ast.Subscript):
+                if isinstance(lhs.slice, ast.Slice) or (
+                        isinstance(lhs.slice, ast.Tuple)
+                        and any(isinstance(e, ast.Slice) for e in lhs.slice.elts)):
+                    raise _Unsupported("slice store")
+                if isinstance(lhs.slice, ast.Tuple):
+                    indices = [_eval(e, env) for e in lhs.slice.elts]
+                else:
+                    indices = _eval(lhs.slice, env)
+                B.buffer_store(_eval(lhs.value, env), rhs, indices)
+            elif isinstance(lhs, ast.Name):
+                old = env.get(lhs.id)
+                if isinstance(old, TensorLoad) and len(old.source.ty.shape) == 1 and \
+                        int(old.source.ty.shape[0]) == 1:
+                    B.buffer_store(old.source, rhs, [0])
+                elif is_buffer_var(rhs):
+                    IRBuilder.name(lhs.id, rhs)
+                    env[lhs.id] = rhs
+                else:
+                    raise _Unsupported("assignment")
+            else:
+                raise _Unsupported("assignment target")
+        elif isinstance(st, ast.For) and isinstance(st.target, ast.Name) and not st.orelse:
+            frame = _eval(st.iter, env)
+            if not isinstance(frame, B.frame.ForFrame):
+                raise _Unsupported("loop")
+            with frame as v:
+                IRBuilder.name(st.target.id, v)
+                _build_stmts(st.body, {**env, st.target.id: v})
+        elif isinstance(st, ast.If):
+            cond = _eval(st.test, env)
+            if not (tvm.ir.is_prim_expr(cond) or isinstance(cond, tvm.tirx.expr.ExprOp)):
+                raise _Unsupported("condition")
+            with B.If(cond):
+                with B.Then():
+                    _build_stmts(st.body, dict(env))
+                if st.orelse:
+                    with B.Else():
+                        _build_stmts(st.orelse, dict(env))
+        elif isinstance(st, ast.Expr):
+            res = _eval(st.value, env)
+            if res is None or isinstance(res, str):
+                continue
+            if tvm.ir.is_prim_expr(res) or isinstance(res, tvm.ir.Call):
+                B.evaluate(res)
+            else:
+                raise _Unsupported(f"statement {type(res).__name__}")
+        elif isinstance(st, ast.Pass):
+            continue
+        else:
+            raise _Unsupported(type(st).__name__)
+
+
+def _build_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
+                storage_views: tuple[str, ...] = (), scalars: dict[str, Any] | None = None) -> Any:
+    """The PrimFunc _parse_body makes of the same body, built directly
+    (raises _Unsupported where the body leaves the part it handles)."""
+    from tvm.script import tirx as T
+    from tvm.script.ir_builder.base import IRBuilder
+    from tvm.tirx.script import builder as B
+
+    plan = _plan(tirx_body)
+    env: dict[str, Any] = {"T": T, "__td_op": _apply_op, "__td_bool": _apply_bool,
+                           **(_launch_vars(sctx) if sctx is not None else {}),
+                           **buffers, **(scalars or {})}
+    with IRBuilder() as ib:
+        with B.prim_func(is_private=False, s_tir=False, persistent=False):
+            B.func_name("tiledispatch_impl")
+            for name in storage_views:
+                view = buffers[name].local()
+                IRBuilder.name(name, view)
+                env[name] = view
+            _build_stmts(plan, env)
+    return ib.get()
+
+
+_direct = True      # build bodies directly (False: always through TVM's parser)
+_verify = False     # also parse each body and require the same PrimFunc (the tests)
+
+
+def _make_body(tirx_body: str, buffers: dict[str, Any], sctx: Any,
+               storage_views: tuple[str, ...], scalars: dict[str, Any]) -> Any:
+    if _direct:
+        try:
+            built = _build_body(tirx_body, buffers, sctx, storage_views, scalars)
+        except _Unsupported as e:
+            log.debug("body parsed by TVMScript (%s)", e)
+        else:
+            if _verify:
+                import tvm_ffi
+
+                parsed = _parse_body(tirx_body, buffers, sctx, storage_views, scalars)
+                if not tvm_ffi.structural_equal(parsed, built):
+                    raise BridgeError("the body built directly differs from TVM's parse:\n"
+                                      f"{tirx_body}\nparsed:\n{parsed.script()}\n"
+                                      f"built:\n{built.script()}")
+            return built
+    return _parse_body(tirx_body, buffers, sctx, storage_views, scalars)
+
+
 def _storage_views(call: _td.Call) -> tuple[str, ...]:
     """The local buffers with a layout that the body indexes in per-thread
     storage order: all of them at warp and warpgroup scope (the reduction
@@ -350,7 +577,7 @@ def _storage_views(call: _td.Call) -> tuple[str, ...]:
 def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tuple[Any, str]:
     d = reg.dispatch(call)
     body = d.emit("tirx")
-    return _parse_body(body, ops.buffers, sctx, _storage_views(call), ops.scalars), d.variant
+    return _make_body(body, ops.buffers, sctx, _storage_views(call), ops.scalars), d.variant
 
 
 def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
