@@ -14,9 +14,10 @@ has (the reductions ``tirx.tile.sum`` / ``max`` / ``min`` and the
 elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... on a ``cuda``
 target; :func:`install`'s ``ops`` / ``exclude`` narrow them), converts
 both into a :class:`tiledispatch.Call` (:func:`to_call`), dispatches it in
-C, prints the winner's TIRx body and parses it back with TVM's own
-TVMScript parser into the ``PrimFunc`` the pass splices in
-(:func:`lower`).  Every other call goes to the dispatcher that was
+C, prints the winner's TIRx body and builds from it, with TVM's IR
+builder, the ``PrimFunc`` the pass splices in (:func:`lower`): the
+PrimFunc TVM's TVMScript parser would make of the same text, without the
+parser's cost.  Every other call goes to the dispatcher that was
 registered before; each such hand-back is logged (logger
 ``tiledispatch.tvm``, level INFO) and counted (:func:`stats`) with its
 reason.
