@@ -197,6 +197,11 @@ def _dtype(x: Any) -> str | None:
     return str(dtype) if dtype is not None else None
 
 
+# Names the body's namespace gives something else: a buffer of that name
+# is renamed for the call.
+_RESERVED = frozenset({"T", "threadIdx", "blockIdx", "__td_op", "__td_bool"})
+
+
 class _Operands:
     """The buffers and named scalars of one call, by the names its
     tiledispatch call (and so the printed body) gives them."""
@@ -210,8 +215,12 @@ class _Operands:
         name = next((n for n, b in self.buffers.items() if b.same_as(buf)), None)
         if name is None:
             name = str(buf.name)
-            if not _NAME_OK.match(name) or name in self.buffers or name in self.scalars:
-                name = f"buf{len(self.buffers)}"
+            if (not _NAME_OK.match(name) or name in _RESERVED or name.startswith("td_")
+                    or name in self.buffers):
+                n = len(self.buffers)
+                while f"buf{n}" in self.buffers:
+                    n += 1
+                name = f"buf{n}"
             self.buffers[name] = buf
         return _region_text(name, region)
 
