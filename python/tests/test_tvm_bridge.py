@@ -1,5 +1,7 @@
 """tiledispatch.tvm against real TVM (apache-tvm 0.27.0.post1): reductions
-lowered through the bridge inside tvm.compile(..., tir_pipeline="tirx").
+lowered through the bridge inside tvm.compile(..., tir_pipeline="tirx"),
+and install()'s semantics (registry, ops, strict, the account of calls
+handed back to TVM).
 
 Skipped, with the reason, where TVM is not installed (scripts/test-python
 installs it with TD_WITH_TVM=1)."""
@@ -22,7 +24,10 @@ CASES = {c.name: c for c in tc.CASES}
 
 
 @pytest.fixture(autouse=True)
-def _restore():
+def _restore(monkeypatch):
+    # Every body built directly is also parsed by TVMScript: the two
+    # PrimFuncs must be structurally equal (BridgeError otherwise).
+    monkeypatch.setattr(tdtvm, "_verify", True)
     yield
     tdtvm.uninstall()
 
@@ -37,10 +42,46 @@ def test_install_uninstall():
     assert not tdtvm.installed()
     tdtvm.install()
     assert tdtvm.installed() and dispatcher().run_dispatch is not original
-    tdtvm.install(td.Registry())          # again: replaces the registry only
+    tdtvm.install(td.Registry())          # again: replaces the configuration only
+    assert dispatcher().run_dispatch is not original
     tdtvm.uninstall()
     assert not tdtvm.installed() and dispatcher().run_dispatch is original
+    assert tdtvm.taken_ops() == frozenset()
     tdtvm.uninstall()                     # a no-op
+    assert dispatcher().run_dispatch is original
+
+
+def test_install_after_custom_is_back_on_the_default():
+    """install() states the whole configuration: after install(custom), a
+    plain install() dispatches with the default registry again, and a
+    second install(reg) replaces the first."""
+    case = CASES["seed_local_sum"]
+    tdtvm.install(td.Registry(default_rules=False), strict=True)
+    with pytest.raises(Exception, match="tiledispatch: dispatch failed"):
+        tc.compile_cuda(case)
+    tdtvm.install()
+    assert "f_kernel" in tc.compile_cuda(case)
+    tdtvm.install(td.Registry(default_rules=False), strict=True)
+    tdtvm.install(td.Registry(), strict=True)   # replaces, not stacks
+    assert "f_kernel" in tc.compile_cuda(case)
+    tdtvm.uninstall()
+    assert "f_kernel" in tc.compile_cuda(case)  # TVM's own dispatcher
+
+
+def test_install_ops_selection():
+    served = tdtvm.served_ops(td.Registry())
+    assert {"sum", "max", "min", "add", "exp", "cast", "fma", "zero"} <= served
+    tdtvm.install()
+    assert tdtvm.taken_ops() == served
+    tdtvm.install(ops=["exp", "tirx.tile.add"])
+    assert tdtvm.taken_ops() == {"exp", "add"}
+    tdtvm.install(exclude=["sum"])
+    assert tdtvm.taken_ops() == served - {"sum"}
+    with pytest.raises(ValueError, match="not ops tiledispatch has: copy"):
+        tdtvm.install(ops=["copy"])
+    with pytest.raises(TypeError):
+        tdtvm.install(ops="exp")
+    assert tdtvm.taken_ops() == served - {"sum"}   # a refused install changes nothing
 
 
 def test_seed_program_same_cuda_as_tvm():
@@ -67,27 +108,55 @@ def test_bridge_lowers(name):
 
 
 def test_calls_really_go_through_tiledispatch():
-    tdtvm.install(td.Registry(default_rules=False))
+    tdtvm.install(td.Registry(default_rules=False), strict=True)
     with pytest.raises(Exception, match="tiledispatch: dispatch failed") as e:
         tc.compile_cuda(CASES["seed_local_sum"])
     assert "no registered variants" in str(e.value)
 
 
+def test_no_match_handed_back_logged(caplog):
+    """Not strict: a call no variant matches goes to TVM's dispatcher, with
+    a log line and a counter saying why."""
+    import logging
+
+    tdtvm.reset_stats()
+    tdtvm.install(td.Registry(default_rules=False))
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        assert "f_kernel" in tc.compile_cuda(CASES["seed_local_sum"])
+    assert tdtvm.stats()["handed_back"] == {"no variant matched": {"tirx.tile.sum": 1}}
+    assert tdtvm.stats()["dispatched"] == {}
+    (rec,) = [r for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert rec.levelno == logging.INFO
+    assert rec.getMessage().startswith("tirx.tile.sum handed back to TVM: no variant matched")
+    assert "no registered variants" in rec.getMessage()
+    tdtvm.reset_stats()
+    tdtvm.install()
+    tc.compile_cuda(CASES["seed_local_sum"])
+    assert tdtvm.stats() == {"dispatched": {"sum": {"local": 1}}, "handed_back": {}}
+
+
+def test_excluded_op_handed_back():
+    tdtvm.reset_stats()
+    tdtvm.install(td.Registry(default_rules=False), exclude=["sum"], strict=True)
+    assert "f_kernel" in tc.compile_cuda(CASES["seed_local_sum"])   # TVM's dispatcher
+    assert tdtvm.stats()["handed_back"] == {"excluded by install()": {"tirx.tile.sum": 1}}
+
+
 def test_to_call():
     seen = []
-    real = tdtvm.to_call
+    real = tdtvm._to_call
 
     def spy(op_call, sctx):
-        call, bufs = real(op_call, sctx)
-        seen.append((call, sorted(bufs)))
-        return call, bufs
+        call, operands = real(op_call, sctx)
+        seen.append((call, sorted(operands.buffers)))
+        return call, operands
 
     tdtvm.install()
-    tdtvm.to_call = spy
+    tdtvm._to_call = spy
     try:
         tc.compile_cuda(CASES["shared_cta_sum_4x8"])
     finally:
-        tdtvm.to_call = real
+        tdtvm._to_call = real
     (call, names), = seen
     assert names == ["dst", "src"]
     assert (call.op, call.target, call.arch, call.scope) == ("sum", "cuda", "sm_90a", "cta")

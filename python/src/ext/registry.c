@@ -370,6 +370,20 @@ static PyObject *Registry_listing(PyObject *self, PyObject *args, PyObject *kw)
     return r;
 }
 
+PyDoc_STRVAR(Registry_has_op_doc,
+"has_op($self, name, /)\n--\n\n"
+"Whether the registry has the op `name` (a built-in op or one a plugin\n"
+"registered), rules or not: the ops a call may name.");
+
+static PyObject *Registry_has_op(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8AndSize(arg, NULL);
+    if (name == NULL)
+        return NULL;
+    return PyBool_FromLong(
+        td_registry_op(((RegistryObject *)self)->reg, name) != NULL);
+}
+
 static PyObject *Registry_repr(PyObject *self)
 {
     return PyUnicode_FromFormat("<tiledispatch.Registry with %zd rules>",
@@ -383,6 +397,7 @@ static PyMethodDef Registry_methods[] = {
     {"explain_text", (PyCFunction)(void (*)(void))Registry_explain_text,
      METH_VARARGS | METH_KEYWORDS, Registry_explain_text_doc},
     {"rules", Registry_rules, METH_NOARGS, Registry_rules_doc},
+    {"has_op", Registry_has_op, METH_O, Registry_has_op_doc},
     {"listing", (PyCFunction)(void (*)(void))Registry_listing,
      METH_VARARGS | METH_KEYWORDS, Registry_listing_doc},
     {NULL, NULL, 0, NULL}};

@@ -1,20 +1,26 @@
-"""Route Apache TVM's TIRx reduction dispatch through tiledispatch.
+"""Route Apache TVM's TIRx tile-primitive dispatch through tiledispatch.
 
     import tiledispatch.tvm as tdtvm
-    tdtvm.install()            # sum / max / min on CUDA now dispatch in C
+    tdtvm.install()            # every op tiledispatch has, on CUDA, in C
     ...tvm.compile(mod, target=..., tir_pipeline="tirx")...
+    tdtvm.stats()              # what went where, and why
     tdtvm.uninstall()          # TVM's own dispatcher again
 
 TVM's lowering pass calls the global function ``tirx.f_op_dispatcher``
 once per tile-primitive call with the ``TilePrimitiveCall`` and its
 ``DispatchContext``; it hands them to ``dispatcher.run_dispatch``, which
-:func:`install` replaces with a function that, for the
-reductions tiledispatch serves (``tirx.tile.sum``, ``max``, ``min`` on a
-``cuda`` target), converts both into a :class:`tiledispatch.Call`
-(:func:`to_call`), dispatches it in C, prints the winner's TIRx body and
-parses it back with TVM's own TVMScript parser into the ``PrimFunc`` the
-pass splices in (:func:`lower`).  Every other op, and every other target,
-goes to the dispatcher that was registered before, untouched.
+:func:`install` replaces with a function that, for the ops tiledispatch
+has (the reductions ``tirx.tile.sum`` / ``max`` / ``min`` and the
+elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... on a ``cuda``
+target; :func:`install`'s ``ops`` / ``exclude`` narrow them), converts
+both into a :class:`tiledispatch.Call` (:func:`to_call`), dispatches it in
+C, prints the winner's TIRx body and builds from it, with TVM's IR
+builder, the ``PrimFunc`` the pass splices in (:func:`lower`): the
+PrimFunc TVM's TVMScript parser would make of the same text, without the
+parser's cost.  Every other call goes to the dispatcher that was
+registered before; each such hand-back is logged (logger
+``tiledispatch.tvm``, level INFO) and counted (:func:`stats`) with its
+reason.
 
 Written against apache-tvm 0.27.0.post1.  Import this module only where
 TVM is installed; ``import tiledispatch`` never imports TVM.
@@ -22,27 +28,57 @@ TVM is installed; ``import tiledispatch`` never imports TVM.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
-from typing import Any
+from collections import Counter
+from typing import Any, Iterable
 
 import tiledispatch as _td
 
 __all__ = ["install", "uninstall", "installed", "to_call", "lower", "default_registry",
-           "BridgeError"]
+           "served_ops", "taken_ops", "stats", "reset_stats", "BridgeError"]
 
-_OPS = {"tirx.tile.sum": "sum", "tirx.tile.max": "max", "tirx.tile.min": "min"}
+log = logging.getLogger("tiledispatch.tvm")
+
+_PREFIX = "tirx.tile."
+_REDUCTIONS = frozenset({"sum", "max", "min"})
+# TVM's unary ops whose positional arguments are (dst, src, bias, scale);
+# every other elementwise op is (dst, *srcs).
+_BIAS_SCALE = frozenset({"sqrt", "exp", "exp2", "log2"})
+
+# Why a call went back to TVM's dispatcher (the keys of stats()["handed_back"]).
+NOT_OURS = "not an op tiledispatch has"
+EXCLUDED = "excluded by install()"
+NOT_CUDA = "not a cuda target"
+NOT_EXPRESSIBLE = "not expressible as a tiledispatch call"
+NO_MATCH = "no variant matched"
 
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
 _registry = None          # the tiledispatch.Registry in use
+_only: frozenset[str] | None = None  # install(ops=...): the ops the bridge takes, or all
+_exclude: frozenset[str] = frozenset()  # install(exclude=...)
+_strict = False           # no match / inexpressible: raise instead of handing back
+_dispatched: Counter = Counter()     # (op, variant) -> calls
+_handed_back: Counter = Counter()    # (reason, TVM op name) -> calls
 
 
 def default_registry() -> _td.Registry:
-    """The registry the bridge uses unless given one: the built-in rules,
-    every variant included (TVM 0.27's parser reads every body they print:
-    the packed sm100 paths and shared_rows too)."""
+    """The registry the bridge uses unless given one: the built-in rules
+    (with TILEDISPATCH_RULES / TILEDISPATCH_PLUGINS, as everywhere), every
+    variant included (TVM 0.27's parser reads every body they print: the
+    packed sm100 paths and shared_rows too)."""
     return _td.Registry()
+
+
+def served_ops(registry: _td.Registry | None = None) -> frozenset[str]:
+    """The tile primitives TVM has (``tirx.tile.X``, by X) that `registry`
+    (default: default_registry()) has too, built-in or from a plugin,
+    rules or not: the ops the bridge can take."""
+    reg = registry if registry is not None else default_registry()
+    names = _dispatcher_module().list_registered_schedules()
+    return frozenset(op for op in map(_td_op, names) if op is not None and reg.has_op(op))
 
 
 class BridgeError(_td.Error):
@@ -145,42 +181,123 @@ def _arch(sctx: Any) -> str | None:
     return str(arch) if arch else None
 
 
-def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
-    """The tiledispatch call for a TVM reduction call, and the TVM buffers
-    by the names the call gives them."""
+def _tvm_op(op_call: Any) -> str:
+    return str(op_call.op.name)
+
+
+def _td_op(tvm_name: str) -> str | None:
+    return tvm_name[len(_PREFIX):] if tvm_name.startswith(_PREFIX) else None
+
+
+def _dtype(x: Any) -> str | None:
+    """A scalar expression's dtype (TVM 0.27's expressions carry it as
+    their PrimType `ty`)."""
+    ty = getattr(x, "ty", None)
+    dtype = getattr(ty, "dtype", None)
+    return str(dtype) if dtype is not None else None
+
+
+# Names the body's namespace gives something else: a buffer of that name
+# is renamed for the call.
+_RESERVED = frozenset({"T", "threadIdx", "blockIdx", "__td_op", "__td_bool"})
+
+
+class _Operands:
+    """The buffers and named scalars of one call, by the names its
+    tiledispatch call (and so the printed body) gives them."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, Any] = {}
+        self.scalars: dict[str, Any] = {}
+
+    def region(self, region: Any) -> str:
+        buf = region.source
+        name = next((n for n, b in self.buffers.items() if b.same_as(buf)), None)
+        if name is None:
+            name = str(buf.name)
+            if (not _NAME_OK.match(name) or name in _RESERVED or name.startswith("td_")
+                    or name in self.buffers):
+                n = len(self.buffers)
+                while f"buf{n}" in self.buffers:
+                    n += 1
+                name = f"buf{n}"
+            self.buffers[name] = buf
+        return _region_text(name, region)
+
+    def operand(self, x: Any) -> Any:
+        """A region as its text, a constant as {value, dtype}, any other
+        scalar expression as {scalar: NAME, dtype}, NAME bound to it."""
+        from tvm.ir import TensorRegion
+        from tvm.tirx import FloatImm, IntImm
+
+        if isinstance(x, TensorRegion):
+            return self.region(x)
+        dtype = _dtype(x)
+        if dtype is None or dtype == "bool":
+            raise BridgeError(f"unsupported operand {type(x).__name__}: {x!r}")
+        if isinstance(x, (FloatImm, IntImm)):
+            return {"value": float(x.value) if isinstance(x, FloatImm) else int(x.value),
+                    "dtype": dtype}
+        name = f"td_scalar{len(self.scalars)}"
+        self.scalars[name] = x
+        return {"scalar": name, "dtype": dtype}
+
+
+def _call_fields(op_name: str, op_call: Any, ops: _Operands) -> dict[str, Any]:
+    """The op's operand fields of the call: dst, src, axes and accum for a
+    reduction; dst, srcs and extras (bias, scale) for an elementwise op."""
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
     op = TilePrimitiveCall.downcast(op_call)
-    op_name = _OPS.get(op_call.op.name)
+    if op_name in _REDUCTIONS:
+        dst = ops.region(op.output)
+        return dict(dst=dst, src=ops.region(op.input),
+                    axes=[int(a) for a in op.reduce_axes], accum=bool(op.accum))
+    args = list(op_call.args)
+    if not args:
+        raise BridgeError(f"{_tvm_op(op_call)} has no operands")
+    fields: dict[str, Any] = {"dst": ops.region(args[0])}
+    rest = args[1:]
+    if op_name in _BIAS_SCALE:
+        extras = {}
+        for key, x in zip(("bias", "scale"), rest[1:3]):
+            if x is not None:
+                extras[key] = ops.operand(x)
+        rest = rest[:1]
+        if extras:
+            fields["extras"] = extras
+    fields["srcs"] = [ops.operand(x) for x in rest if x is not None]
+    return fields
+
+
+def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
+    op_name = _td_op(_tvm_op(op_call))
     if op_name is None:
-        raise BridgeError(f"{op_call.op.name} is not a reduction tiledispatch serves")
-    dst, src = op.output, op.input
-    buffers: dict[str, Any] = {}
-    names: list[str] = []
-    for region in (dst, src):
-        buf = region.source
-        name = next((n for n, b in buffers.items() if b.same_as(buf)), None)
-        if name is None:
-            name = str(buf.name)
-            if not _NAME_OK.match(name) or name in buffers:
-                name = f"buf{len(buffers)}"
-            buffers[name] = buf
-        names.append(name)
+        raise BridgeError(f"{_tvm_op(op_call)} is not a tile primitive")
+    ops = _Operands()
     fields: dict[str, Any] = dict(
         op=op_name,
         target="cuda",
         arch=_arch(sctx),
         scope=str(sctx.scope_kind) or None,
         launch=_launch(sctx) or None,
-        buffers={n: _buffer_entry(b) for n, b in buffers.items()},
-        dst=_region_text(names[0], dst),
-        src=_region_text(names[1], src),
-        axes=[int(a) for a in op.reduce_axes],
-        accum=bool(op.accum),
-        config=_config(op) or None,
-        dispatch=str(op.dispatch) if getattr(op, "dispatch", None) else None,
+        **_call_fields(op_name, op_call, ops),
+        config=_config(op_call) or None,
+        dispatch=str(op_call.dispatch) if getattr(op_call, "dispatch", None) else None,
     )
-    return _td.Call(**fields), buffers
+    fields["buffers"] = {n: _buffer_entry(b) for n, b in ops.buffers.items()}
+    try:
+        return _td.Call(**fields), ops
+    except _td.InputError as e:
+        raise BridgeError(f"tiledispatch refuses the call: {e.message or e}") from e
+
+
+def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
+    """The tiledispatch call for a TVM tile-primitive call (a reduction or
+    an elementwise op), and the TVM buffers and scalar expressions by the
+    names the call gives them."""
+    call, ops = _to_call(op_call, sctx)
+    return call, {**ops.buffers, **ops.scalars}
 
 
 def _launch_vars(sctx: Any) -> dict[str, Any]:
@@ -198,7 +315,7 @@ def _launch_vars(sctx: Any) -> dict[str, Any]:
 
 
 def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
-                storage_views: tuple[str, ...] = ()) -> Any:
+                storage_views: tuple[str, ...] = (), scalars: dict[str, Any] | None = None) -> Any:
     """The PrimFunc of a TIRx body printed by tiledispatch, through TVM's
     TVMScript parser; the body's buffer names bind to the call's buffers
     and its thread indices to the kernel's launch variables.  The buffers
@@ -208,7 +325,10 @@ def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
     import tvm.script
     from tvm.script import tirx as T
 
-    lines = ["@T.prim_func(check_well_formed=False)", "def tiledispatch_impl():"]
+    # `@T.prim_func` bare: called with arguments, TVM's decorator factory
+    # takes inspect.stack() of the whole compile pipeline (a third of the
+    # parse); parse() below gets check_well_formed itself.
+    lines = ["@T.prim_func", "def tiledispatch_impl():"]
     for name in storage_views:
         lines.append(f"    {name} = {name}__buffer.local()")
     buffers = {(f"{n}__buffer" if n in storage_views else n): b for n, b in buffers.items()}
@@ -216,28 +336,311 @@ def _parse_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
     if len(lines) == 2 + len(storage_views):
         lines.append("    pass")
     source = "\n".join(lines) + "\n"
-    extra = {"T": T, **(_launch_vars(sctx) if sctx is not None else {}), **buffers}
+    extra = {"T": T, **(_launch_vars(sctx) if sctx is not None else {}), **buffers,
+             **(scalars or {})}
     try:
         return tvm.script.parse(source, extra_vars=extra, check_well_formed=False)
     except Exception as e:  # the parser's own error types vary
         raise BridgeError(f"TVM could not parse tiledispatch's TIRx body:\n{source}\n{e}") from e
 
 
+# ---- the body built directly ----------------------------------------------
+#
+# TVM's TVMScript parser spends ~20 ms on a body of a dozen lines: it turns
+# the text into its own AST, evaluates every expression through its
+# dispatching evaluator and inspects frames.  The bodies tiledispatch
+# prints use a small part of TVMScript, so the bridge builds them with
+# TVM's IR builder itself: Python's `ast` splits the text into statements
+# (cached per text), each expression is evaluated by Python over the same
+# `T` namespace (PrimExpr operators build the same nodes), and each
+# statement makes the IR-builder calls TVMScript's tirx parser makes for
+# it.  Anything outside that part raises _Unsupported and the text goes to
+# TVM's parser after all.
+
+
+class _Unsupported(Exception):
+    pass
+
+
+_PLANS: dict[str, Any] = {}    # body text -> its statements, operators rewritten
+
+
+def _apply_op(op_name: str, *values: Any) -> Any:
+    """An operator as TVMScript's evaluator applies it (its table of
+    operator functions per operand type: literals take the other operand's
+    dtype, `and` of PrimExprs is tirx.And, ...)."""
+    from tvm.script.parser.core import doc
+    from tvm.script.parser.core.evaluator import _eval_op
+
+    return _eval_op(getattr(doc, op_name)(), list(values))
+
+
+def _apply_bool(op_name: str, *thunks: Any) -> Any:
+    value = thunks[0]()
+    for thunk in thunks[1:]:
+        if isinstance(value, bool) and value == (op_name == "Or"):
+            return value
+        value = _apply_op(op_name, value, thunk())
+    return value
+
+
+def _rewrite(tree: Any) -> Any:
+    """Every operator of `tree` as a call of _apply_op / _apply_bool."""
+    import ast
+
+    def call(fn: str, *args: Any) -> Any:
+        return ast.Call(func=ast.Name(id=fn, ctx=ast.Load()), args=list(args), keywords=[])
+
+    class Ops(ast.NodeTransformer):
+        def visit_BinOp(self, node: Any) -> Any:
+            self.generic_visit(node)
+            return call("__td_op", ast.Constant(type(node.op).__name__), node.left, node.right)
+
+        def visit_UnaryOp(self, node: Any) -> Any:
+            self.generic_visit(node)
+            return call("__td_op", ast.Constant(type(node.op).__name__), node.operand)
+
+        def visit_Compare(self, node: Any) -> Any:
+            self.generic_visit(node)
+            if len(node.ops) != 1:
+                raise _Unsupported("chained comparison")
+            return call("__td_op", ast.Constant(type(node.ops[0]).__name__), node.left,
+                        node.comparators[0])
+
+        def visit_BoolOp(self, node: Any) -> Any:
+            self.generic_visit(node)
+            thunks = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                    kw_defaults=[], defaults=[]), body=v)
+                      for v in node.values]
+            return call("__td_bool", ast.Constant(type(node.op).__name__), *thunks)
+
+    return ast.fix_missing_locations(Ops().visit(tree))
+
+
+def _plan(tirx_body: str) -> list:
+    import ast
+
+    plan = _PLANS.get(tirx_body)
+    if plan is None:
+        tree = ast.parse(tirx_body)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Lambda, ast.Starred, ast.IfExp, ast.NamedExpr)):
+                raise _Unsupported(type(node).__name__)
+        plan = _rewrite(tree).body
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+            _CODE.clear()
+        _PLANS[tirx_body] = plan
+    return plan
+
+
+_CODE: dict[int, Any] = {}
+
+
+def _eval(node: Any, env: dict[str, Any]) -> Any:
+    import ast
+
+    code = _CODE.get(id(node))
+    if code is None or code[0] is not node:
+        code = (node, compile(ast.Expression(node), "<tiledispatch>", "eval"))
+        _CODE[id(node)] = code
+    return eval(code[1], env)  # noqa: S307  (tiledispatch's own printed body)
+
+
+def _build_stmts(stmts: list, env: dict[str, Any]) -> None:
+    import ast
+
+    import tvm
+    from tvm.ir import TensorLoad
+    from tvm.script.ir_builder.base import IRBuilder
+    from tvm.tirx import is_buffer_var
+    from tvm.tirx.script import builder as B
+
+    for st in stmts:
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+            ann = _eval(st.annotation, env)
+            var = ann() if callable(ann) else ann
+            if not isinstance(var, tvm.ir.Var):
+                raise _Unsupported("annotation")
+            rhs = _eval(st.value, env) if st.value is not None else None
+            scalar = B.local_scalar(dtype=str(var.ty))
+            IRBuilder.name(st.target.id, scalar.scalar.source)
+            env[st.target.id] = scalar.scalar
+            if rhs is not None:
+                B.buffer_store(scalar.scalar.source, rhs, [0])
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1:
+            lhs = st.targets[0]
+            rhs = _eval(st.value, env)
+            if isinstance(lhs, ast.Subscript):
+                if isinstance(lhs.slice, ast.Slice) or (
+                        isinstance(lhs.slice, ast.Tuple)
+                        and any(isinstance(e, ast.Slice) for e in lhs.slice.elts)):
+                    raise _Unsupported("slice store")
+                if isinstance(lhs.slice, ast.Tuple):
+                    indices = [_eval(e, env) for e in lhs.slice.elts]
+                else:
+                    indices = _eval(lhs.slice, env)
+                B.buffer_store(_eval(lhs.value, env), rhs, indices)
+            elif isinstance(lhs, ast.Name):
+                old = env.get(lhs.id)
+                if isinstance(old, TensorLoad) and len(old.source.ty.shape) == 1 and \
+                        int(old.source.ty.shape[0]) == 1:
+                    B.buffer_store(old.source, rhs, [0])
+                elif is_buffer_var(rhs):
+                    IRBuilder.name(lhs.id, rhs)
+                    env[lhs.id] = rhs
+                else:
+                    raise _Unsupported("assignment")
+            else:
+                raise _Unsupported("assignment target")
+        elif isinstance(st, ast.For) and isinstance(st.target, ast.Name) and not st.orelse:
+            frame = _eval(st.iter, env)
+            if not isinstance(frame, B.frame.ForFrame):
+                raise _Unsupported("loop")
+            with frame as v:
+                IRBuilder.name(st.target.id, v)
+                _build_stmts(st.body, {**env, st.target.id: v})
+        elif isinstance(st, ast.If):
+            cond = _eval(st.test, env)
+            if not (tvm.ir.is_prim_expr(cond) or isinstance(cond, tvm.tirx.expr.ExprOp)):
+                raise _Unsupported("condition")
+            with B.If(cond):
+                with B.Then():
+                    _build_stmts(st.body, dict(env))
+                if st.orelse:
+                    with B.Else():
+                        _build_stmts(st.orelse, dict(env))
+        elif isinstance(st, ast.Expr):
+            res = _eval(st.value, env)
+            if res is None or isinstance(res, str):
+                continue
+            if tvm.ir.is_prim_expr(res) or isinstance(res, tvm.ir.Call):
+                B.evaluate(res)
+            else:
+                raise _Unsupported(f"statement {type(res).__name__}")
+        elif isinstance(st, ast.Pass):
+            continue
+        else:
+            raise _Unsupported(type(st).__name__)
+
+
+def _build_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
+                storage_views: tuple[str, ...] = (), scalars: dict[str, Any] | None = None) -> Any:
+    """The PrimFunc _parse_body makes of the same body, built directly
+    (raises _Unsupported where the body leaves the part it handles)."""
+    from tvm.script import tirx as T
+    from tvm.script.ir_builder.base import IRBuilder
+    from tvm.tirx.script import builder as B
+
+    plan = _plan(tirx_body)
+    env: dict[str, Any] = {"T": T, "__td_op": _apply_op, "__td_bool": _apply_bool,
+                           **(_launch_vars(sctx) if sctx is not None else {}),
+                           **buffers, **(scalars or {})}
+    with IRBuilder() as ib:
+        with B.prim_func(is_private=False, s_tir=False, persistent=False):
+            B.func_name("tiledispatch_impl")
+            for name in storage_views:
+                view = buffers[name].local()
+                IRBuilder.name(name, view)
+                env[name] = view
+            _build_stmts(plan, env)
+    return ib.get()
+
+
+_direct = True      # build bodies directly (False: always through TVM's parser)
+_verify = False     # also parse each body and require the same PrimFunc (the tests)
+
+
+def _make_body(tirx_body: str, buffers: dict[str, Any], sctx: Any,
+               storage_views: tuple[str, ...], scalars: dict[str, Any]) -> Any:
+    if _direct:
+        try:
+            built = _build_body(tirx_body, buffers, sctx, storage_views, scalars)
+        except _Unsupported as e:
+            log.debug("body parsed by TVMScript (%s)", e)
+        else:
+            if _verify:
+                import tvm_ffi
+
+                parsed = _parse_body(tirx_body, buffers, sctx, storage_views, scalars)
+                if not tvm_ffi.structural_equal(parsed, built):
+                    raise BridgeError("the body built directly differs from TVM's parse:\n"
+                                      f"{tirx_body}\nparsed:\n{parsed.script()}\n"
+                                      f"built:\n{built.script()}")
+            return built
+    return _parse_body(tirx_body, buffers, sctx, storage_views, scalars)
+
+
+def _storage_views(call: _td.Call) -> tuple[str, ...]:
+    """The local buffers with a layout that the body indexes in per-thread
+    storage order: all of them at warp and warpgroup scope (the reduction
+    paths) and all of them for elementwise ops (`reg` walks the storage)."""
+    out = []
+    for name, b in call.buffers.items():
+        if b["scope"] != "local" or "layout" not in b:
+            continue
+        if call.scope in ("warp", "warpgroup") or call.op not in _REDUCTIONS:
+            out.append(name)
+    return tuple(out)
+
+
+def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tuple[Any, str]:
+    d = reg.dispatch(call)
+    body = d.emit("tirx")
+    return _make_body(body, ops.buffers, sctx, _storage_views(call), ops.scalars), d.variant
+
+
 def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
-    """Dispatch one TVM reduction call with tiledispatch and return the
-    PrimFunc TVM inlines.  Raises RuntimeError with tiledispatch's table
-    when no variant matches (as TVM's dispatcher does)."""
+    """Dispatch one TVM call with tiledispatch and return the PrimFunc TVM
+    inlines.  Raises RuntimeError with tiledispatch's table when no variant
+    matches (as TVM's dispatcher does) and BridgeError when the call cannot
+    be expressed as a tiledispatch call."""
     reg = registry or _registry or default_registry()
-    call, buffers = to_call(op_call, sctx)
+    call, ops = _to_call(op_call, sctx)
     try:
-        d = reg.dispatch(call)
-    except _td.DispatchError as e:
+        return _lower(call, ops, sctx, reg)[0]
+    except (_td.DispatchError, _td.InputError) as e:
         raise RuntimeError(f"tiledispatch: {e}") from e
-    views: tuple[str, ...] = ()
-    if call.scope in ("warp", "warpgroup"):
-        views = tuple(n for n, b in call.buffers.items()
-                      if b["scope"] == "local" and "layout" in b)
-    return _parse_body(d.emit("tirx"), buffers, sctx, views)
+
+
+# ---- the account: what went back to TVM, and why ---------------------------
+
+
+def _hand_back(reason: str, tvm_name: str, detail: str = "") -> None:
+    with _lock:
+        _handed_back[(reason, tvm_name)] += 1
+    if log.isEnabledFor(logging.INFO):
+        log.info("%s handed back to TVM: %s%s", tvm_name, reason,
+                 f" ({detail})" if detail else "")
+
+
+def _no_match_detail(e: _td.DispatchError) -> str:
+    if e.reason:
+        return e.reason
+    return "; ".join(f"{r.variant}: {r.status}" + (f" - {r.reasons[0]}" if r.reasons else "")
+                     for r in e.rows)
+
+
+def stats() -> dict[str, dict[str, dict[str, int]]]:
+    """What the bridge did since the last reset_stats():
+    ``{"dispatched": {op: {variant: calls}}, "handed_back": {reason: {TVM
+    op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
+    ``"excluded by install()"``, ``"not a cuda target"``, ``"not
+    expressible as a tiledispatch call"`` and ``"no variant matched"``."""
+    out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
+    with _lock:
+        for (op, variant), n in sorted(_dispatched.items()):
+            out["dispatched"].setdefault(op, {})[variant] = n
+        for (reason, op), n in sorted(_handed_back.items()):
+            out["handed_back"].setdefault(reason, {})[op] = n
+    return out
+
+
+def reset_stats() -> None:
+    """Zero the counters of stats()."""
+    with _lock:
+        _dispatched.clear()
+        _handed_back.clear()
 
 
 # ---- the hook --------------------------------------------------------------
@@ -256,14 +659,42 @@ def _is_cuda(sctx: Any) -> bool:
 
 
 def _run_dispatch(op_call: Any, sctx: Any) -> Any:
-    prev, reg = _previous, _registry
-    if prev is not None and op_call.op.name in _OPS and _is_cuda(sctx):
-        return lower(op_call, sctx, reg)
-    if prev is None:  # uninstalled while a reference was held
+    prev, reg, only, exclude, strict = _previous, _registry, _only, _exclude, _strict
+    if prev is None or reg is None:  # uninstalled while a reference was held
         from tvm.tirx.operator.tile_primitive import dispatcher
 
-        prev = dispatcher.run_dispatch
-    return prev(op_call, sctx)
+        return dispatcher.run_dispatch(op_call, sctx)
+    tvm_name = _tvm_op(op_call)
+    op = _td_op(tvm_name)
+    if op is None or not reg.has_op(op):
+        _hand_back(NOT_OURS, tvm_name)
+        return prev(op_call, sctx)
+    if op in exclude or (only is not None and op not in only):
+        _hand_back(EXCLUDED, tvm_name)
+        return prev(op_call, sctx)
+    if not _is_cuda(sctx):
+        _hand_back(NOT_CUDA, tvm_name)
+        return prev(op_call, sctx)
+    try:
+        call, operands = _to_call(op_call, sctx)
+    except BridgeError as e:
+        if strict:
+            raise
+        _hand_back(NOT_EXPRESSIBLE, tvm_name, str(e))
+        return prev(op_call, sctx)
+    try:
+        func, variant = _lower(call, operands, sctx, reg)
+    except (_td.DispatchError, _td.InputError) as e:
+        # InputError: the op's own operand check refused the call.
+        if strict:
+            raise RuntimeError(f"tiledispatch: {e}") from e
+        detail = (_no_match_detail(e) if isinstance(e, _td.DispatchError)
+                  else e.message or str(e))
+        _hand_back(NO_MATCH, tvm_name, detail)
+        return prev(op_call, sctx)
+    with _lock:
+        _dispatched[(op, variant)] += 1
+    return func
 
 
 def _dispatcher_module() -> Any:
@@ -280,22 +711,65 @@ def installed() -> bool:
     return _previous is not None
 
 
-def install(registry: _td.Registry | None = None) -> None:
-    """Route TVM's sum / max / min dispatch on CUDA through tiledispatch
-    (with `registry`, or default_registry()); everything else still goes to
-    TVM's dispatcher.  Installing again only replaces the registry."""
-    global _previous, _registry
+def _op_names(names: Iterable[str] | None, what: str) -> set[str] | None:
+    if names is None:
+        return None
+    if isinstance(names, str):
+        raise TypeError(f"{what}= takes a list of op names, not one string")
+    return {n[len(_PREFIX):] if n.startswith(_PREFIX) else n for n in names}
+
+
+def install(registry: _td.Registry | None = None, *, ops: Iterable[str] | None = None,
+            exclude: Iterable[str] = (), strict: bool = False) -> None:
+    """Route TVM's dispatch of the ops tiledispatch has, on CUDA, through
+    tiledispatch with `registry` (default: default_registry()).
+
+    `ops` names the ops the bridge takes (``"exp"`` or ``"tirx.tile.exp"``;
+    default: every op the registry has, see served_ops()), `exclude`
+    removes some; naming an op the registry does not have raises
+    ValueError.  A
+    call the bridge takes but no variant matches, or that it cannot
+    express as a tiledispatch call, goes back to TVM's dispatcher (logged
+    and counted, see stats()); with ``strict=True`` it raises instead
+    (RuntimeError with tiledispatch's table for no match, BridgeError
+    otherwise).
+
+    Each install() states the whole configuration: installing again
+    replaces the registry, the ops and `strict` (so ``install()`` after
+    ``install(custom)`` is back on the default registry); uninstall()
+    restores TVM's dispatcher."""
+    global _previous, _registry, _only, _exclude, _strict
+    reg = registry if registry is not None else default_registry()
+    want = _op_names(ops, "ops")
+    drop = _op_names(exclude, "exclude") or set()
+    unknown = sorted(n for n in (want or set()) | drop if not reg.has_op(n))
+    if unknown:
+        raise ValueError(f"not ops tiledispatch has: {', '.join(unknown)} "
+                         f"(it has {', '.join(sorted(served_ops(reg)))})")
     dispatcher = _dispatcher_module()
     with _lock:
-        _registry = registry or _registry or default_registry()
+        _registry, _strict = reg, bool(strict)
+        _only = frozenset(want) if want is not None else None
+        _exclude = frozenset(drop)
         if _previous is None:
             _previous = dispatcher.run_dispatch
             dispatcher.run_dispatch = _run_dispatch
 
 
+def taken_ops() -> frozenset[str]:
+    """The ops the installed bridge takes, of those TVM has (empty when
+    not installed)."""
+    with _lock:
+        reg, only, exclude = _registry, _only, _exclude
+    if reg is None:
+        return frozenset()
+    return frozenset(op for op in served_ops(reg)
+                     if op not in exclude and (only is None or op in only))
+
+
 def uninstall() -> None:
     """Restore TVM's own dispatcher.  A no-op when not installed."""
-    global _previous, _registry
+    global _previous, _registry, _only, _exclude
     dispatcher = _dispatcher_module()
     with _lock:
         if _previous is None:
@@ -303,3 +777,4 @@ def uninstall() -> None:
         dispatcher.run_dispatch = _previous
         _previous = None
         _registry = None
+        _only, _exclude = None, frozenset()
