@@ -28,7 +28,9 @@ the sample, cuda-full everything.
 --ewise-paths checks one float32 elementwise program (exp, a bias region,
 a named scalar): it passes in both modes, and fails with a zero tolerance
 (random data), with exp2f in place of expf, with the last loop iteration
-left out (the sentinel names it) and with another value for the scalar.
+left out (the sentinel names it), with one iteration past the end (the
+guard bytes after the buffer name it) and with another value for the
+scalar.
 
 Corpus programs run at most EMU_ROUNDS of their rounds (--rounds): the
 longest rows of max / min programs run thousands, and an emulated launch
@@ -499,6 +501,9 @@ def ewise_paths(exe, call):
                 + src[loop.end():], []),
             "scalar": (src[:scal.start()] + scal.group(1) + "0.25)"
                        + src[scal.end():], []),
+            "past": (src[:loop.start()] + loop.group(0).replace(
+                f"< {loop.group(2)};", f"<= {loop.group(2)};")
+                + src[loop.end():], []),
         }
         exes = {}
         for k, (text, flags) in variants.items():
@@ -521,7 +526,9 @@ def ewise_paths(exe, call):
                 ("exp2", "exp2f in place of expf", ""),
                 ("short", "the last loop iteration left out",
                  "(the dst sentinel: never written)"),
-                ("scalar", "another value for the named scalar", "")):
+                ("scalar", "another value for the named scalar", ""),
+                ("past", "one loop iteration past the end",
+                 "wrote past the end of the buffer")):
             for mode in ("exact", "random"):
                 rc, line, _ = run_program(exes[k], ["--data", mode])
                 expect(f"{what} ({mode}): FAIL", rc == 1 and

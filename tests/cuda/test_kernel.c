@@ -127,8 +127,8 @@ static void test_seed_program(void **state)
     assert_contains(prog, "static const char TD_NAME[] = \"seed\";\n");
     assert_contains(prog, "__global__ void td_kernel(const float *__restrict__ "
                           "td_in_A_local, float *td_out_A_local,\n");
-    assert_contains(prog, "    float A_local_ptr[4];\n");
-    assert_contains(prog, "    float B_local_ptr[1];\n");
+    assert_contains(prog, "    float A_local_ptr[4 + 8];\n");
+    assert_contains(prog, "    float B_local_ptr[1 + 8];\n");
     assert_contains(prog, "for (int red = 0; red < 4; ++red)");
     assert_contains(prog, "B_local_ptr[0] = B_local_ptr[0] + A_local_ptr[red];");
     /* Exact sum data: 4 float32 terms, M capped at 256, 2^-7. */
@@ -142,7 +142,7 @@ static void test_seed_program(void **state)
                           "v_in_B_local + inst * 1LL, inst);\n");
     assert_contains(prog, "#define TD_OP 0 ");
     assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(1, 1, 1), 0>>>(d_in_A_local, "
-                          "d_out_A_local, d_in_B_local, d_out_B_local);\n");
+                          "d_out_A_local, d_in_B_local, d_out_B_local, d_guard, td_round % 2 ? 0xCF : 0x4F);\n");
     assert_contains(prog, "TD_CHECK(cudaGetLastError());\n"
                           "        TD_CHECK(cudaDeviceSynchronize());\n");
     /* The rounds: staging, launch and check inside one loop. */
@@ -300,7 +300,7 @@ static void test_layout_tables(void **state)
     /* Lane l holds elements 2l and 2l+1 in slots 0 and 1. */
     assert_contains(prog, "#define TD_MAP_A_INIT { \\\n"
                           "    0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15, \\\n");
-    assert_contains(prog, "    float A_ptr[2];\n");
+    assert_contains(prog, "    float A_ptr[2 + 8];\n");
     assert_contains(prog, "const int e = td_map_A_dev[td_t * 2 + s];");
     /* Every lane holds the one dst element in slot 0. */
     assert_contains(prog, "#define TD_MAP_B_INIT { \\\n"
@@ -340,20 +340,30 @@ static void test_shared_staging(void **state)
     assert_contains(prog, "#define TD_IPB 4 ");
     assert_contains(prog, "#define TD_INSTANCES 8LL\n");
     /* Copies live in dynamic shared memory, each 16-byte aligned: A's
-     * four copies of 512 bytes, then B's of 16. */
+     * four copies of 512 bytes, each followed by 1 KB of guard bytes,
+     * then B's of 16 (and their guards). */
     assert_contains(prog,
                     "    extern __shared__ __align__(16) unsigned char "
                     "td_smem[];\n");
     assert_contains(prog,
                     "    __nv_bfloat16 *const A_ptr = (__nv_bfloat16 *)(td_smem"
-                    " + 0LL + (td_tid / TD_TPI) * 512LL);\n"
+                    " + 0LL + (td_tid / TD_TPI) * 1536LL);\n"
                     "    for (int i = td_t; i < 256; i += TD_TPI)\n"
                     "        A_ptr[i] = td_in_A[td_inst * 256LL + i];\n");
     assert_contains(prog,
                     "    __nv_bfloat16 *const B_ptr = (__nv_bfloat16 *)(td_smem"
-                    " + 2048LL + (td_tid / TD_TPI) * 16LL);\n");
+                    " + 6144LL + (td_tid / TD_TPI) * 1040LL);\n");
     assert_contains(prog, "    __syncthreads();\n    /* The emitted body");
+    /* After the body each instance's threads check its guard bytes. */
     assert_contains(prog, "    }\n    __syncthreads();\n"
+                          "    for (int i = td_t; i < 1024; i += TD_TPI)\n"
+                          "        if (((const unsigned char *)A_ptr)[512 + i] "
+                          "!= (unsigned char)td_gpat)\n"
+                          "            td_guard[0] = 1;\n"
+                          "    for (int i = td_t; i < 1024; i += TD_TPI)\n"
+                          "        if (((const unsigned char *)B_ptr)[16 + i] "
+                          "!= (unsigned char)td_gpat)\n"
+                          "            td_guard[1] = 1;\n"
                           "    for (int i = td_t; i < 256; i += TD_TPI)\n"
                           "        td_out_A[td_inst * 256LL + i] = A_ptr[i];\n"
                           "    for (int i = td_t; i < 8; i += TD_TPI)\n"
@@ -362,7 +372,7 @@ static void test_shared_staging(void **state)
     /* The host holds and checks every instance's copy. */
     assert_contains(prog, "td_nin_A = 2048LL, td_nout_A = 2048LL;");
     assert_contains(prog, "td_nin_B = 64LL, td_nout_B = 64LL;");
-    assert_contains(prog, "td_kernel<<<dim3(2, 1, 1), dim3(128, 1, 1), 2112>>>");
+    assert_contains(prog, "td_kernel<<<dim3(2, 1, 1), dim3(128, 1, 1), 10304>>>");
     /* Under 48 KB: no opt-in. */
     assert_null(strstr(prog, "cudaFuncSetAttribute"));
     /* bfloat16: 8 significand bits, float32's exponent range. */
@@ -410,7 +420,7 @@ static void test_shared_instances(void **state)
         assert_contains(prog, cases[i].ipb);
         assert_contains(prog, cases[i].inst);
         assert_contains(prog, "    float *const A_ptr = (float *)(td_smem + "
-                              "0LL + (td_tid / TD_TPI) * 128LL);\n");
+                              "0LL + (td_tid / TD_TPI) * 1152LL);\n");
         td_free(prog);
         td_call_free(c);
     }
@@ -435,12 +445,12 @@ static void test_shared_large(void **state)
     td_diag_clear(&d);
     assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
     assert_contains(prog, "cudaDevAttrMaxSharedMemoryPerBlockOptin");
-    assert_contains(prog, "    if (td_optin < 65552) {\n");
+    assert_contains(prog, "    if (td_optin < 67600) {\n");
     assert_contains(prog, "cudaFuncSetAttribute(td_kernel, "
                           "cudaFuncAttributeMaxDynamicSharedMemorySize, "
-                          "65552));\n");
+                          "67600));\n");
     assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(256, 1, 1), "
-                          "65552>>>");
+                          "67600>>>");
     td_free(prog);
     td_call_free(c);
     td_registry_free(reg);
@@ -504,13 +514,13 @@ static void test_shared_scratch(void **state)
     char *prog = scratch_program(reg, "[10240]", &err, &d);
     assert_int_equal(err, 0);
     assert_contains(prog, "__shared__ float part[2560];");
-    assert_contains(prog, "    /* 40976 bytes of dynamic shared memory and "
+    assert_contains(prog, "    /* 43024 bytes of dynamic shared memory and "
                           "10240 of the body's own scratch: above the "
                           "default 48 KB, so the kernel opts in. */\n");
-    assert_contains(prog, "    if (td_optin < 51216) {\n");
+    assert_contains(prog, "    if (td_optin < 53264) {\n");
     assert_contains(prog, "cudaFuncAttributeMaxDynamicSharedMemorySize, "
-                          "40976));\n");
-    assert_contains(prog, "dim3(256, 1, 1), 40976>>>");
+                          "43024));\n");
+    assert_contains(prog, "dim3(256, 1, 1), 43024>>>");
     td_free(prog);
     /* The same tile without scratch stays under 48 KB: no opt-in. */
     floats = 0;

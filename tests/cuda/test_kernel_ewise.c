@@ -279,9 +279,9 @@ static void test_unary_extras_scalars(void **state)
     assert_contains(prog, " * scalar:  alpha = 0.5 (float32), a kernel parameter\n");
     /* exp keeps its ULP bound on exact data too. */
     assert_contains(prog, "#define TD_EW_EXACT_OP 0 ");
-    assert_contains(prog, "float *td_out_C,\n                          const float alpha)\n");
+    assert_contains(prog, "float *td_out_C,\n                          int *td_guard, int td_gpat,\n                          const float alpha)\n");
     assert_contains(prog, "    const float td_sv_alpha = td_from_double<float>(0.5);\n");
-    assert_contains(prog, "d_out_C, td_sv_alpha);\n");
+    assert_contains(prog, "d_out_C, d_guard, td_round % 2 ? 0xCF : 0x4F, td_sv_alpha);\n");
     assert_contains(prog, "td_data_random ? td_ew_unif(-4.0, 4.0) : "
                           "td_ew_grid(8, -16, 16)");
     assert_contains(prog, "td_data_random ? td_ew_unif(-1.0, 1.0) : "
@@ -316,7 +316,7 @@ static void test_in_place_and_zero(void **state)
     char *prog = program(reg, c);
     /* One buffer, staged once with data (not the sentinel). */
     assert_contains(prog, "__global__ void td_kernel(const float *__restrict__ "
-                          "td_in_C, float *td_out_C)\n");
+                          "td_in_C, float *td_out_C,\n                          int *td_guard, int td_gpat)\n");
     assert_contains(prog, "#define TD_EW_SENTINEL NAN ");
     assert_null(strstr(prog, "= TD_EW_SENTINEL;"));
     td_free(prog);
@@ -358,7 +358,7 @@ static void test_thread_shared_fewer_threads(void **state)
                           " * so the program launches 28 (thread scope: the "
                           "body does not depend on it).\n");
     assert_contains(prog, "#define TD_IPB 28 ");
-    assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(28, 1, 1), 229376>>>");
+    assert_contains(prog, "td_kernel<<<dim3(1, 1, 1), dim3(28, 1, 1), 230272>>>");
     td_free(prog);
     td_call_free(c);
     td_registry_free(reg);

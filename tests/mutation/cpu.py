@@ -50,8 +50,12 @@ def load_emu():
 
 
 emu = load_emu()
-RUNS = [["--data", "exact"], ["--data", "random"],
-        ["--data", "random", "--seed", "2"]]
+# At most 64 rounds a run (the emulated launches cost milliseconds; a max
+# over a 4096-term row has thousands of rounds): enough for every position
+# of the sample's rows to hold an extreme in some round and row.
+ROUNDS = ["--rounds", "64"]
+RUNS = [["--data", "exact"] + ROUNDS, ["--data", "random"] + ROUNDS,
+        ["--data", "random", "--seed", "2"] + ROUNDS]
 
 
 def run_one(exe, args, timeout, pname):

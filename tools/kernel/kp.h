@@ -85,6 +85,7 @@ typedef struct kp_plan {
     int nscalars;
     kp_scalar scalars[TD_MAX_SRCS + 2];
     int64_t smem;       /* dynamic shared bytes per block */
+    int64_t sguard;     /* guard bytes after each shared copy's pitch */
     int64_t scratch;    /* static shared bytes the body declares itself */
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
@@ -154,6 +155,11 @@ const char *td__kp_ctype(td_dtype t);
 bool td__kp_ident(const char *s);
 /* Bytes of one instance's copy of a shared buffer (a multiple of 16). */
 int64_t td__kp_pitch(const kp_buf *kb);
+/* Bytes from one instance's copy of a shared buffer to the next: the
+ * pitch and the guard bytes after it. */
+int64_t td__kp_stride(const kp_plan *p, const kp_buf *kb);
+/* Guard slots after a register buffer's slots (each thread's array). */
+int64_t td__kp_reg_guard(const kp_buf *kb);
 /* Where the staging loops put logical element `i` of a shared buffer: "i",
  * or through the buffer's swizzle "(i ^ (i / D % B * M))", the offset the
  * emitted body indexes (td__lay_swizzle). */

@@ -28,6 +28,18 @@ int64_t td__kp_pitch(const kp_buf *kb)
     return bytes > INT64_MAX - 15 ? INT64_MAX : (bytes + 15) / 16 * 16;
 }
 
+int64_t td__kp_stride(const kp_plan *p, const kp_buf *kb)
+{
+    return td__kp_pitch(kb) + p->sguard;
+}
+
+/* As many guard slots as the buffer has (a loop one step too far writes
+ * up to a step past the end), 8 to 64. */
+int64_t td__kp_reg_guard(const kp_buf *kb)
+{
+    return kb->slots < 8 ? 8 : kb->slots > 64 ? 64 : kb->slots;
+}
+
 /* The CUDA spelling of a dtype for the program's own declarations: the
  * printer's, so that the body's helpers and overloads see the types they
  * were written for.  NULL for a dtype the program cannot stage. */
@@ -307,6 +319,18 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
             p->block[0] = p->nthreads = p->ipb = room / per;
             p->instances = p->ipb * p->nblocks;
             bytes = per * p->ipb;
+        }
+        /* Guard bytes after every copy, checked after the body (a write
+         * past the end of a buffer changes them): as many as fit, from
+         * 1 KB down to 16, none when the copies alone fill the room. */
+        static const int64_t guards[] = {1024, 256, 64, 16};
+        for (size_t g = 0; g < sizeof guards / sizeof *guards; g++) {
+            int64_t with = td__mul_sat(per + guards[g] * nshared, p->ipb);
+            if (bytes <= room && with <= room) {
+                p->sguard = guards[g];
+                bytes = with;
+                break;
+            }
         }
         p->smem = bytes;
         if (bytes > room && p->scratch > 0)

@@ -99,6 +99,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                        kb->b->name, t, kb->b->name);
         any_shared |= kb->shared;
     }
+    /* One flag per buffer: set when the body wrote past its end. */
+    td__buf_puts(o, ",\n                          int *td_guard, int td_gpat");
     /* Named scalars: the body reads them by name. */
     for (int i = 0; i < p->nscalars; i++)
         td__buf_printf(o, ",\n                          const %s %s",
@@ -117,7 +119,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
             /* One copy per instance in dynamic shared memory, each
              * 16-byte aligned; the body indexes NAME_ptr, which points at
              * this thread's instance's copy. */
-            int64_t pitch = td__kp_pitch(kb);
+            int64_t pitch = td__kp_pitch(kb), stride = td__kp_stride(p, kb);
+            int64_t used = kb->elems * (td_dtype_bits(kb->b->dtype) / 8);
             char at[96];
             td__kp_shared_at(kb, at, sizeof at);
             td__buf_printf(o,
@@ -130,9 +133,18 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                            "; i += TD_TPI)\n"
                            "        %s_ptr[%s] = td_in_%s[td_inst * %" PRId64
                            "LL + i];\n",
-                           n, pitch, t, n, t, smem_off, pitch, kb->elems, n,
+                           n, pitch, t, n, t, smem_off, stride, kb->elems, n,
                            at, n, kb->elems);
-            smem_off += pitch * p->ipb;
+            if (stride > used)
+                td__buf_printf(o,
+                               "    /* the guard bytes after %s (checked "
+                               "after the body) */\n"
+                               "    for (int i = td_t; i < %" PRId64
+                               "; i += TD_TPI)\n"
+                               "        ((unsigned char *)%s_ptr)[%" PRId64
+                               " + i] = (unsigned char)td_gpat;\n",
+                               n, stride - used, n, used);
+            smem_off += stride * p->ipb;
             continue;
         }
         td__buf_printf(o, "    /* %s: registers, %" PRId64 " slot(s) per "
@@ -140,7 +152,15 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                        n, kb->slots,
                        kb->map ? ", filled through the layout"
                                : ", each thread holds the whole buffer");
-        td__buf_printf(o, "    %s %s_ptr[%" PRId64 "];\n", t, n, kb->slots);
+        /* Guard slots after the thread's slots, filled with a byte
+         * pattern and checked after the body. */
+        int64_t g = td__kp_reg_guard(kb);
+        td__buf_printf(o, "    %s %s_ptr[%" PRId64 " + %" PRId64 "];\n"
+                          "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
+                          "; ++i)\n"
+                          "        ((unsigned char *)&%s_ptr[%" PRId64
+                          "])[i] = (unsigned char)td_gpat;\n",
+                       t, n, kb->slots, g, t, g, n, kb->slots);
         td__buf_printf(o, "    for (int s = 0; s < %" PRId64 "; ++s) {\n",
                        kb->slots);
         if (kb->map)
@@ -164,6 +184,32 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     td__buf_puts(o, "    }\n");
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
+    /* A write past the end of a buffer changed its guard bytes. */
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        if (kb->shared) {
+            int64_t used = kb->elems * (td_dtype_bits(kb->b->dtype) / 8);
+            int64_t stride = td__kp_stride(p, kb);
+            if (stride > used)
+                td__buf_printf(o,
+                               "    for (int i = td_t; i < %" PRId64
+                               "; i += TD_TPI)\n"
+                               "        if (((const unsigned char *)%s_ptr)[%"
+                               PRId64 " + i] != (unsigned char)td_gpat)\n"
+                               "            td_guard[%d] = 1;\n",
+                               stride - used, n, used, i);
+        } else {
+            td__buf_printf(o,
+                           "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
+                           "; ++i)\n"
+                           "        if (((const unsigned char *)&%s_ptr[%"
+                           PRId64 "])[i] != (unsigned char)td_gpat)\n"
+                           "            td_guard[%d] = 1;\n",
+                           td__kp_ctype(kb->b->dtype), td__kp_reg_guard(kb), n,
+                           kb->slots, i);
+        }
+    }
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
@@ -251,6 +297,10 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "));\n",
                        all, all, p->smem);
     }
+    td__buf_printf(o,
+                   "    int *d_guard = NULL, h_guard[%d];\n"
+                   "    TD_CHECK(cudaMalloc((void **)&d_guard, sizeof h_guard));\n",
+                   p->nbufs);
     for (int i = 0; i < p->nscalars; i++) {
         const kp_scalar *sc = &p->scalars[i];
         const char *t = td__kp_ctype(sc->dtype);
@@ -286,6 +336,7 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "td_nout_%s));\n",
                        n, n, t, n, n, n, n, n, t, n, n, t, n);
     }
+    td__buf_puts(o, "        TD_CHECK(cudaMemset(d_guard, 0, sizeof h_guard));\n");
     td__buf_printf(o, "        td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
                       "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 "), %"
                       PRId64 ">>>(",
@@ -294,11 +345,21 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     for (int i = 0; i < p->nbufs; i++)
         td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
                        p->bufs[i].b->name, p->bufs[i].b->name);
+    /* The guard bytes alternate by round between 0x4F and 0xCF: read as
+     * a value they are large and positive (float32 3.5e9, float16 29.2,
+     * int8 79), then large and negative, so a read past the end changes
+     * a sum, and wins a max in one round and a min in the next. */
+    td__buf_puts(o, ", d_guard, td_round % 2 ? 0xCF : 0x4F");
     for (int i = 0; i < p->nscalars; i++)
         td__buf_printf(o, ", td_sv_%s", p->scalars[i].name);
     td__buf_puts(o, ");\n"
                     "        TD_CHECK(cudaGetLastError());\n"
-                    "        TD_CHECK(cudaDeviceSynchronize());\n");
+                    "        TD_CHECK(cudaDeviceSynchronize());\n"
+                    "        TD_CHECK(cudaMemcpy(h_guard, d_guard, sizeof h_guard, "
+                    "cudaMemcpyDeviceToHost));\n");
+    for (int i = 0; i < p->nbufs; i++)
+        td__buf_printf(o, "        td_guard_check(\"%s\", h_guard[%d]);\n",
+                       p->bufs[i].b->name, i);
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
         const char *t = td__kp_ctype(p->bufs[i].b->dtype);
@@ -366,6 +427,7 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        "    free(v_in_%s);\n",
                        n, n, n, n, n);
     }
+    td__buf_puts(o, "    TD_CHECK(cudaFree(d_guard));\n");
     td__buf_puts(o, td__kp_frag_main_end);
     p->fam->pass(o, p);
 }

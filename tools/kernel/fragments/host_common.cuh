@@ -40,6 +40,18 @@ static inline void td_check(const char *buf, long long inst, long long elem,
     }
 }
 
+/* A buffer's guard flag after a launch: set when the body wrote past the
+ * end of the buffer (a thread's register slots or an instance's copy in
+ * shared memory), which the values inside it cannot show. */
+static inline void td_guard_check(const char *buf, int flag)
+{
+    if (flag != 0 && td_mismatches++ == 0)
+        snprintf(td_first, sizeof td_first,
+                 "round=%d buffer=%s: the body wrote past the end of the "
+                 "buffer (its guard bytes changed)",
+                 td_round, buf);
+}
+
 /* A deterministic 64-bit LCG (Knuth's MMIX constants); --seed N
  * replaces the initial state. */
 static unsigned long long td_rng_state = 0x9E3779B97F4A7C15ULL;
