@@ -174,4 +174,103 @@ int td__lay_owner_slots(const td_layout *l, int64_t elem, td_lay_owner_fn emit,
  * element or replica reaches (the smallest must be >= 0). */
 int td__lay_bounds(const td_layout *l, int64_t *nthreads, int64_t *nslots);
 
+/* ---- layout algebra (layout_algebra.c): what the copy planners compose */
+
+/*
+ * Upstream TileLayout.slice: l (a layout of `shape`) restricted to the box
+ * [start, start + extent).  Each dim's grouped iters are a mixed radix;
+ * the box must be whole inner iters plus one contiguous run of the next
+ * (else TD_ENOMATCH).  The start goes into the offsets; a dim the box
+ * reduces to one index stays as a unit iter with the stride and axis of
+ * its innermost iter (as TVM prints, e.g. S[(1, 8):(8, 1)] + 8).  Not
+ * canonicalized.  `out` may alias `l`.
+ */
+int td__lay_slice(const td_layout *l, const int64_t *shape, int ndim,
+                  const int64_t *start, const int64_t *extent, td_layout *out);
+
+/* Upstream permute_dims: out->shard[i] = l->shard[perm[i]] (perm is a
+ * permutation of 0..n-1, n == l->nshard); replica and offsets kept. */
+int td__lay_permute_dims(const td_layout *l, const int *perm, int n,
+                         td_layout *out);
+
+/* Upstream permute_by_groups: group g covers shard[seps[g] .. seps[g+1]);
+ * the groups are reordered as perm (a permutation of 0..ngroups-1).  The
+ * new boundaries go to out_seps (ngroups+1 entries; may be NULL). */
+int td__lay_permute_by_groups(const td_layout *l, const int *seps,
+                              int ngroups, const int *perm, td_layout *out,
+                              int *out_seps);
+
+/* The shard iters ordered by stride descending, equal strides keeping
+ * their order (Python's stable sorted, TVM's _sort_by_stride_desc); the
+ * permutation used goes to perm (l->nshard entries; may be NULL). */
+int td__lay_sort_by_stride_desc(const td_layout *l, td_layout *out, int *perm);
+
+/*
+ * TVM's _carve_tail: carve `chunk` elements off the tail of iters[0..*n)
+ * (capacity cap), walking from the last iter: an extent equal to what is
+ * left is eaten and ends the walk; a smaller one must divide it and is
+ * eaten; a larger one must be divisible by it and is split into
+ * (ext/rem, stride*rem) + (rem, stride), which ends the walk (at most one
+ * split, *n grows by one).  TD_ENOMATCH when the tail cannot be carved.
+ */
+int td__lay_carve_tail(td_iter *iters, int *n, int cap, int64_t chunk);
+
+/*
+ * The scope fusers of upstream's target-aware canonicalize: at warpgroup
+ * scope laneid + wid_in_wg become tid_in_wg (x1, x32); at cta scope, with
+ * wgid and tid_in_wg (or laneid + wid_in_wg) present, all become tx.
+ * laneid + warpid -> tx is td__lay_canonicalize's own step.
+ */
+int td__lay_fuse_scope(td_layout *l, td_exec_scope scope);
+
+/*
+ * A ComposeLayout's swizzle (TVM's per_element p, swizzle_len s, atom_len
+ * a, swizzle_inner), applied to the tile's memory offset m in elements:
+ * inner:  m ^ (((m >> (p + a)) & (2^s - 1)) << p);
+ * outer:  m ^ (((m >> p) & (2^s - 1)) << (p + a)).
+ * `on` false is no swizzle.  A vector of n elements starting at m stays
+ * contiguous under it iff n <= 2^p and m % n == 0.
+ */
+typedef struct td_lay_swz {
+    bool on;
+    int per_element;
+    int swizzle_len;
+    int atom_len;
+    bool inner;
+} td_lay_swz;
+
+int td__lay_swz_check(const td_lay_swz *z);
+int td__lay_swz_apply(const td_lay_swz *z, int64_t m, int64_t *out);
+
+/* The swizzle of a layout parsed as a bare `Swizzle(b, m, s)` (that is
+ * ComposeLayout(m, b, s, identity)); `on` false when l has none. */
+void td__lay_swz_from_layout(const td_layout *l, td_lay_swz *z);
+
+/* Upstream is_trivial: canonically one stride-1 memory iter, no replica,
+ * no offset (an identity tile). */
+bool td__lay_is_trivial(const td_layout *l);
+
+/* The row-major layout of a shape. */
+int td__lay_row_major(const int64_t *shape, int ndim, td_layout *out);
+
+/*
+ * Upstream strip_swizzle_to_tile: the tile of a ComposeLayout, except that
+ * a trivial tile whose size differs from the product of `extents` (a bare
+ * swizzle over a bigger buffer or a region) becomes the row-major layout of
+ * `extents`.  The bare-swizzle flag of the result is cleared.
+ */
+int td__lay_strip_swizzle(const td_layout *tile, const int64_t *extents,
+                          int ndim, td_layout *out);
+
+/*
+ * Upstream apply(*coord, shape=shape) for integer coordinates: coord
+ * (0 <= coord[i] < shape[i]) is a row-major index into shape; that flat
+ * index (< the layout's size) is split by l's shard extents and mapped
+ * through the strides, plus the offsets.  The swizzle is not applied
+ * (compose with td__lay_swz_apply).
+ */
+int td__lay_apply_shape(const td_layout *l, const int64_t *coord,
+                        const int64_t *shape, int n,
+                        int64_t coords[TD_AXIS_COUNT]);
+
 #endif

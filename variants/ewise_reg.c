@@ -76,102 +76,6 @@ static void layout_of(const td_buffer *b, td_layout *l)
     }
 }
 
-/* Restricts l (a layout of `shape`) to the box [start, start + ext):
- * upstream TileLayout.slice.  Each dim's iters are a mixed radix; the box
- * must be a whole number of inner iters plus one contiguous run of the
- * next.  Returns false when the box is not representable. */
-static bool slice(const td_layout *l, const int64_t *shape, int ndim,
-                  const int64_t *start, const int64_t *ext, td_layout *out)
-{
-    td_layout g;
-    int seps[TD_MAX_RANK + 1];
-    if (td__lay_group(l, shape, ndim, &g, seps) != 0)
-        return false;
-    td_layout r = g;
-    r.nshard = 0;
-    for (int d = 0; d < ndim; d++) {
-        td_iter tmp[TD_MAX_LAYOUT_ITERS];
-        int nt = 0;
-        int64_t rem = ext[d], pos = start[d];
-        for (int k = seps[d + 1] - 1; k >= seps[d]; k--) {
-            const td_iter *it = &g.shard[k];
-            int64_t c = pos % it->extent, add;
-            pos /= it->extent;
-            /* hostile strides: refuse what int64 cannot hold */
-            if (__builtin_mul_overflow(c, it->stride, &add) ||
-                __builtin_add_overflow(r.offset[it->axis], add,
-                                       &r.offset[it->axis]))
-                return false;
-            if (rem == 1) {
-                continue;
-            } else if (c == 0 && rem % it->extent == 0) {
-                tmp[nt++] = *it;
-                rem /= it->extent;
-            } else if (c >= 0 && c + rem <= it->extent) {
-                tmp[nt++] = (td_iter){rem, it->stride, it->axis};
-                rem = 1;
-            } else {
-                return false;
-            }
-        }
-        if (rem != 1)
-            return false;
-        if (nt == 0)
-            tmp[nt++] = (td_iter){1, 1, TD_AXIS_M};
-        for (int k = nt - 1; k >= 0; k--) {
-            if (r.nshard >= TD_MAX_LAYOUT_ITERS)
-                return false;
-            r.shard[r.nshard++] = tmp[k];
-        }
-    }
-    *out = r;
-    return true;
-}
-
-static bool has_axis(const td_layout *l, td_axis a)
-{
-    for (int i = 0; i < l->nshard; i++)
-        if (l->shard[i].axis == a)
-            return true;
-    return false;
-}
-
-/* Multiplies by 32 or 128 strides and offsets that td__lay_check bounds
- * by 2^40 (checked after slicing): no overflow. */
-static void rewrite_axis(td_layout *l, td_axis from, td_axis to, int64_t mul)
-{
-    for (int i = 0; i < l->nshard; i++)
-        if (l->shard[i].axis == from)
-            l->shard[i] = (td_iter){l->shard[i].extent,
-                                    l->shard[i].stride * mul, to};
-    for (int i = 0; i < l->nrep; i++)
-        if (l->rep[i].axis == from)
-            l->rep[i] = (td_iter){l->rep[i].extent, l->rep[i].stride * mul, to};
-    if (from != to) {
-        l->offset[to] += l->offset[from] * mul;
-        l->offset[from] = 0;
-    }
-}
-
-/* The scope-aware fusers of upstream's canonicalize-with-target: lane and
- * warp ids become the scope's linear thread id where both are present. */
-static void fuse_scope_axes(td_layout *l, td_exec_scope scope)
-{
-    if (scope == TD_SCOPE_WARPGROUP && has_axis(l, TD_AXIS_LANEID) &&
-        has_axis(l, TD_AXIS_WID_IN_WG)) {
-        rewrite_axis(l, TD_AXIS_LANEID, TD_AXIS_TID_IN_WG, 1);
-        rewrite_axis(l, TD_AXIS_WID_IN_WG, TD_AXIS_TID_IN_WG, 32);
-    }
-    if (scope == TD_SCOPE_CTA && has_axis(l, TD_AXIS_WGID) &&
-        (has_axis(l, TD_AXIS_TID_IN_WG) ||
-         (has_axis(l, TD_AXIS_LANEID) && has_axis(l, TD_AXIS_WID_IN_WG)))) {
-        rewrite_axis(l, TD_AXIS_LANEID, TD_AXIS_TX, 1);
-        rewrite_axis(l, TD_AXIS_WID_IN_WG, TD_AXIS_TX, 32);
-        rewrite_axis(l, TD_AXIS_TID_IN_WG, TD_AXIS_TX, 1);
-        rewrite_axis(l, TD_AXIS_WGID, TD_AXIS_TX, 128);
-    }
-}
-
 /* An operand's layout sliced to its region, scope-fused and canonical. */
 static bool sliced_layout(const td_call *call, const td_region *r,
                           td_layout *out, td_reason *why)
@@ -180,7 +84,7 @@ static bool sliced_layout(const td_call *call, const td_region *r,
     td_layout l;
     layout_of(b, &l);
     if (td__lay_check(&l, NULL, 0) != 0 ||
-        !slice(&l, b->shape, b->ndim, r->start, r->extent, out) ||
+        td__lay_slice(&l, b->shape, b->ndim, r->start, r->extent, out) != 0 ||
         td__lay_check(out, NULL, 0) != 0) {
         td_reason_set(why,
                       "layout of %.*s cannot be sliced to the region (%.*s)",
@@ -189,8 +93,9 @@ static bool sliced_layout(const td_call *call, const td_region *r,
                       b->layout_text);
         return false;
     }
-    fuse_scope_axes(out, call->scope);
-    if (td__lay_canonicalize(out, out) != 0) {
+    if (td__lay_fuse_scope(out, call->scope) != 0 ||
+        td__lay_check(out, NULL, 0) != 0 ||
+        td__lay_canonicalize(out, out) != 0) {
         td_reason_set(why, "layout of %.*s is malformed", (int)nlen(b->name),
                       b->name);
         return false;

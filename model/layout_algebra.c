@@ -1,0 +1,394 @@
+/*
+ * Layout algebra for the copy planners: the TileLayout methods TVM's copy
+ * variants compose (slice to a region, permute dims, permute groups of
+ * dims, a stable sort by stride, carving a tail off an iter list, the scope
+ * fusers of a target-aware canonicalize), the swizzle of a ComposeLayout
+ * and the numeric `apply` of a coordinate within a shape.  Everything here
+ * is pure integer arithmetic on td_layout values, overflow-checked like
+ * layout.c; the declarations and contracts are in layout.h.
+ */
+#include <string.h>
+
+#include "layout.h"
+
+/* ---- slice ----------------------------------------------------------- */
+
+/*
+ * One dim of a slice: the grouped iters it[0..n) (outermost first) are a
+ * mixed radix; the box [pos, pos + rem) of that dim must be whole inner
+ * iters plus one contiguous run of the next.  The kept iters go to
+ * tmp[] innermost first; the start's contribution goes to the offsets.
+ */
+static int slice_dim(const td_iter *it, int n, int64_t pos, int64_t rem,
+                     int64_t *offset, td_iter *tmp, int *nt)
+{
+    for (int k = n - 1; k >= 0; k--) {
+        int64_t c = pos % it[k].extent, add;
+
+        pos /= it[k].extent;
+        if (!td__lay_mul64(c, it[k].stride, &add) ||
+            !td__lay_add64(offset[it[k].axis], add, &offset[it[k].axis]))
+            return TD_ELIMIT;
+        if (rem == 1)
+            continue;
+        if (c == 0 && rem % it[k].extent == 0) {
+            tmp[(*nt)++] = it[k];
+            rem /= it[k].extent;
+        } else if (c + rem <= it[k].extent) {
+            tmp[(*nt)++] = (td_iter){rem, it[k].stride, it[k].axis};
+            rem = 1;
+        } else {
+            return TD_ENOMATCH;
+        }
+    }
+    if (rem != 1 || pos != 0)
+        return TD_ENOMATCH;
+    /* TVM keeps a dim the region reduces to one index as a unit iter with
+     * the stride and axis of the dim's innermost iter. */
+    if (*nt == 0)
+        tmp[(*nt)++] = (td_iter){1, it[n - 1].stride, it[n - 1].axis};
+    return 0;
+}
+
+int td__lay_slice(const td_layout *l, const int64_t *shape, int ndim,
+                  const int64_t *start, const int64_t *extent, td_layout *out)
+{
+    td_layout g, r;
+    int seps[TD_MAX_RANK + 1], rc;
+
+    if (l == NULL || shape == NULL || start == NULL || extent == NULL ||
+        out == NULL || ndim < 1 || ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    for (int d = 0; d < ndim; d++)
+        if (start[d] < 0 || extent[d] < 1 || start[d] > shape[d] - extent[d])
+            return TD_EINVAL;
+    if ((rc = td__lay_group(l, shape, ndim, &g, seps)) < 0)
+        return rc;
+    r = g;
+    r.nshard = 0;
+    for (int d = 0; d < ndim; d++) {
+        td_iter tmp[TD_MAX_LAYOUT_ITERS];
+        int nt = 0;
+
+        if (seps[d + 1] == seps[d])
+            return TD_ENOMATCH;
+        rc = slice_dim(&g.shard[seps[d]], seps[d + 1] - seps[d], start[d],
+                       extent[d], r.offset, tmp, &nt);
+        if (rc < 0)
+            return rc;
+        for (int k = nt - 1; k >= 0; k--) {
+            if (r.nshard >= TD_MAX_LAYOUT_ITERS)
+                return TD_ELIMIT;
+            r.shard[r.nshard++] = tmp[k];
+        }
+    }
+    if (td__lay_check(&r, NULL, 0) < 0)
+        return TD_ELIMIT;
+    *out = r;
+    return 0;
+}
+
+/* ---- permutations ---------------------------------------------------- */
+
+int td__lay_permute_dims(const td_layout *l, const int *perm, int n,
+                         td_layout *out)
+{
+    td_layout r;
+    bool seen[TD_MAX_LAYOUT_ITERS] = {false};
+
+    if (l == NULL || perm == NULL || out == NULL || n != l->nshard)
+        return TD_EINVAL;
+    r = *l;
+    for (int i = 0; i < n; i++) {
+        if (perm[i] < 0 || perm[i] >= n || seen[perm[i]])
+            return TD_EINVAL;
+        seen[perm[i]] = true;
+        r.shard[i] = l->shard[perm[i]];
+    }
+    *out = r;
+    return 0;
+}
+
+int td__lay_permute_by_groups(const td_layout *l, const int *seps,
+                              int ngroups, const int *perm, td_layout *out,
+                              int *out_seps)
+{
+    int flat[TD_MAX_LAYOUT_ITERS], n = 0;
+    bool seen[TD_MAX_LAYOUT_ITERS + 1] = {false};
+
+    if (l == NULL || seps == NULL || perm == NULL || out == NULL ||
+        ngroups < 0 || ngroups > TD_MAX_LAYOUT_ITERS || seps[0] != 0 ||
+        seps[ngroups] != l->nshard)
+        return TD_EINVAL;
+    for (int g = 0; g < ngroups; g++)
+        if (seps[g + 1] < seps[g])
+            return TD_EINVAL;
+    if (out_seps != NULL)
+        out_seps[0] = 0;
+    for (int i = 0; i < ngroups; i++) {
+        int g = perm[i];
+
+        if (g < 0 || g >= ngroups || seen[g])
+            return TD_EINVAL;
+        seen[g] = true;
+        for (int k = seps[g]; k < seps[g + 1]; k++)
+            flat[n++] = k;
+        if (out_seps != NULL)
+            out_seps[i + 1] = n;
+    }
+    return td__lay_permute_dims(l, flat, n, out);
+}
+
+int td__lay_sort_by_stride_desc(const td_layout *l, td_layout *out, int *perm)
+{
+    int p[TD_MAX_LAYOUT_ITERS];
+
+    if (l == NULL || out == NULL || l->nshard < 0 ||
+        l->nshard > TD_MAX_LAYOUT_ITERS)
+        return TD_EINVAL;
+    /* Insertion sort: stable, and n is at most 16. */
+    for (int i = 0; i < l->nshard; i++) {
+        int j = i;
+
+        while (j > 0 && l->shard[p[j - 1]].stride < l->shard[i].stride) {
+            p[j] = p[j - 1];
+            j--;
+        }
+        p[j] = i;
+    }
+    if (perm != NULL)
+        memcpy(perm, p, sizeof(int) * (size_t)l->nshard);
+    return td__lay_permute_dims(l, p, l->nshard, out);
+}
+
+/* ---- carve_tail ------------------------------------------------------ */
+
+int td__lay_carve_tail(td_iter *iters, int *n, int cap, int64_t chunk)
+{
+    int64_t rem = chunk;
+
+    if (iters == NULL || n == NULL || *n < 0 || *n > cap || chunk < 1)
+        return TD_EINVAL;
+    for (int i = *n - 1; i >= 0; i--) {
+        int64_t ext = iters[i].extent, st;
+
+        if (ext == rem)
+            return 0;
+        if (ext < rem) {
+            if (ext < 1 || rem % ext != 0)
+                return TD_ENOMATCH;
+            rem /= ext;
+            continue;
+        }
+        if (ext % rem != 0)
+            return TD_ENOMATCH;
+        if (*n >= cap)
+            return TD_ELIMIT;
+        if (!td__lay_mul64(iters[i].stride, rem, &st))
+            return TD_ELIMIT;
+        memmove(&iters[i + 2], &iters[i + 1],
+                sizeof(td_iter) * (size_t)(*n - i - 1));
+        iters[i + 1] = (td_iter){rem, iters[i].stride, iters[i].axis};
+        iters[i] = (td_iter){ext / rem, st, iters[i].axis};
+        (*n)++;
+        return 0;
+    }
+    return TD_ENOMATCH;
+}
+
+/* ---- scope fusers ---------------------------------------------------- */
+
+static bool has_axis(const td_layout *l, td_axis a)
+{
+    for (int i = 0; i < l->nshard; i++)
+        if (l->shard[i].axis == a)
+            return true;
+    return false;
+}
+
+/* Strides and offsets are bounded by td__lay_check (2^40); the callers
+ * check the result again, so a product past that bound is refused there. */
+static int rewrite_axis(td_layout *l, td_axis from, td_axis to, int64_t mul)
+{
+    int64_t v;
+
+    for (int i = 0; i < l->nshard; i++)
+        if (l->shard[i].axis == from) {
+            if (!td__lay_mul64(l->shard[i].stride, mul, &v))
+                return TD_ELIMIT;
+            l->shard[i] = (td_iter){l->shard[i].extent, v, to};
+        }
+    for (int i = 0; i < l->nrep; i++)
+        if (l->rep[i].axis == from) {
+            if (!td__lay_mul64(l->rep[i].stride, mul, &v))
+                return TD_ELIMIT;
+            l->rep[i] = (td_iter){l->rep[i].extent, v, to};
+        }
+    if (from != to) {
+        if (!td__lay_mul64(l->offset[from], mul, &v) ||
+            !td__lay_add64(l->offset[to], v, &l->offset[to]))
+            return TD_ELIMIT;
+        l->offset[from] = 0;
+    }
+    return 0;
+}
+
+int td__lay_fuse_scope(td_layout *l, td_exec_scope scope)
+{
+    int rc = 0;
+
+    if (l == NULL)
+        return TD_EINVAL;
+    if (scope == TD_SCOPE_WARPGROUP && has_axis(l, TD_AXIS_LANEID) &&
+        has_axis(l, TD_AXIS_WID_IN_WG)) {
+        if ((rc = rewrite_axis(l, TD_AXIS_LANEID, TD_AXIS_TID_IN_WG, 1)) < 0 ||
+            (rc = rewrite_axis(l, TD_AXIS_WID_IN_WG, TD_AXIS_TID_IN_WG, 32)) <
+                0)
+            return rc;
+    }
+    if (scope == TD_SCOPE_CTA && has_axis(l, TD_AXIS_WGID) &&
+        (has_axis(l, TD_AXIS_TID_IN_WG) ||
+         (has_axis(l, TD_AXIS_LANEID) && has_axis(l, TD_AXIS_WID_IN_WG)))) {
+        if ((rc = rewrite_axis(l, TD_AXIS_LANEID, TD_AXIS_TX, 1)) < 0 ||
+            (rc = rewrite_axis(l, TD_AXIS_WID_IN_WG, TD_AXIS_TX, 32)) < 0 ||
+            (rc = rewrite_axis(l, TD_AXIS_TID_IN_WG, TD_AXIS_TX, 1)) < 0 ||
+            (rc = rewrite_axis(l, TD_AXIS_WGID, TD_AXIS_TX, 128)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- swizzle --------------------------------------------------------- */
+
+int td__lay_swz_check(const td_lay_swz *z)
+{
+    if (z == NULL)
+        return TD_EINVAL;
+    if (!z->on)
+        return 0;
+    if (z->per_element < 0 || z->swizzle_len < 0 || z->atom_len < 0 ||
+        z->per_element + z->swizzle_len + z->atom_len > 40)
+        return TD_EINVAL;
+    return 0;
+}
+
+int td__lay_swz_apply(const td_lay_swz *z, int64_t m, int64_t *out)
+{
+    int64_t mask;
+
+    if (z == NULL || out == NULL || td__lay_swz_check(z) < 0 || m < 0)
+        return TD_EINVAL;
+    if (!z->on) {
+        *out = m;
+        return 0;
+    }
+    mask = ((int64_t)1 << z->swizzle_len) - 1;
+    if (z->inner)
+        *out = m ^ (((m >> (z->per_element + z->atom_len)) & mask)
+                    << z->per_element);
+    else
+        *out = m ^ (((m >> z->per_element) & mask)
+                    << (z->per_element + z->atom_len));
+    return 0;
+}
+
+void td__lay_swz_from_layout(const td_layout *l, td_lay_swz *z)
+{
+    memset(z, 0, sizeof *z);
+    if (l != NULL && l->swizzle) {
+        /* Swizzle(b, m, s) is ComposeLayout(m, b, s, ...), inner form. */
+        z->on = true;
+        z->swizzle_len = l->swizzle_bits[0];
+        z->per_element = l->swizzle_bits[1];
+        z->atom_len = l->swizzle_bits[2];
+        z->inner = true;
+    }
+}
+
+bool td__lay_is_trivial(const td_layout *l)
+{
+    td_layout c;
+
+    if (l == NULL || td__lay_canonicalize(l, &c) < 0 || c.nrep != 0)
+        return false;
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        if (c.offset[a] != 0)
+            return false;
+    return c.nshard == 1 && c.shard[0].axis == TD_AXIS_M &&
+           c.shard[0].stride == 1;
+}
+
+int td__lay_row_major(const int64_t *shape, int ndim, td_layout *out)
+{
+    int64_t stride = 1;
+
+    if (shape == NULL || out == NULL || ndim < 1 || ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->nshard = ndim;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] < 1)
+            return TD_EINVAL;
+        out->shard[d] = (td_iter){shape[d], stride, TD_AXIS_M};
+        if (!td__lay_mul64(stride, shape[d], &stride))
+            return TD_ELIMIT;
+    }
+    return 0;
+}
+
+int td__lay_strip_swizzle(const td_layout *tile, const int64_t *extents,
+                          int ndim, td_layout *out)
+{
+    int64_t size, want = 1;
+    int rc;
+
+    if (tile == NULL || extents == NULL || out == NULL)
+        return TD_EINVAL;
+    if ((rc = td__lay_size(tile, &size)) < 0)
+        return rc;
+    for (int d = 0; d < ndim; d++)
+        if (!td__lay_mul64(want, extents[d], &want))
+            return TD_ELIMIT;
+    if (td__lay_is_trivial(tile) && size != want)
+        return td__lay_row_major(extents, ndim, out);
+    *out = *tile;
+    out->swizzle = false;
+    return 0;
+}
+
+/* ---- apply with a shape ---------------------------------------------- */
+
+int td__lay_apply_shape(const td_layout *l, const int64_t *coord,
+                        const int64_t *shape, int n,
+                        int64_t coords[TD_AXIS_COUNT])
+{
+    int64_t flat = 0, size;
+    int rc;
+
+    if (l == NULL || coord == NULL || shape == NULL || coords == NULL ||
+        n < 1 || n > TD_MAX_LAYOUT_ITERS)
+        return TD_EINVAL;
+    for (int i = 0; i < n; i++) {
+        if (shape[i] < 1 || coord[i] < 0 || coord[i] >= shape[i])
+            return TD_EINVAL;
+        if (!td__lay_mul64(flat, shape[i], &flat) ||
+            !td__lay_add64(flat, coord[i], &flat))
+            return TD_ELIMIT;
+    }
+    if ((rc = td__lay_size(l, &size)) < 0)
+        return rc;
+    if (flat >= size)
+        return TD_EINVAL;
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        coords[a] = l->offset[a];
+    for (int i = l->nshard - 1; i >= 0; i--) {
+        const td_iter *it = &l->shard[i];
+        int64_t c = flat % it->extent, t;
+
+        flat /= it->extent;
+        if (!td__lay_mul64(c, it->stride, &t) ||
+            !td__lay_add64(coords[it->axis], t, &coords[it->axis]))
+            return TD_ELIMIT;
+    }
+    return 0;
+}
