@@ -1,0 +1,1175 @@
+/*
+ * The copy planners: vec_auto's checks (G, R and their composition),
+ * the global <-> shared plan (TVM's align_layouts_gs and its vector
+ * search), the register plan (align_layouts_raw, the atoms and
+ * _choose_vec_len, with the D2 and D7 fixes) and the ldstmatrix fit (the
+ * mma-fragment grouping of ld_stmatrix.py, with D2 and D3).  Pure layout
+ * arithmetic over model/layout.h; the contracts are in copy_plan.h and the
+ * design in design/copy/planner.md.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "copy_plan.h"
+
+#define WHY(...) td__lay_why(why, whylen, __VA_ARGS__)
+
+/* ---- sides ----------------------------------------------------------- */
+
+int td__copy_side_init(td_copy_side *side, const char *name,
+                       const char *scope, td_dtype dtype, int ndim,
+                       const int64_t *shape, const int64_t *start,
+                       const int64_t *extent, const td_layout *layout,
+                       const td_lay_swz *swz)
+{
+    int rc;
+
+    if (side == NULL || ndim < 1 || ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    memset(side, 0, sizeof *side);
+    side->name = name;
+    side->scope = scope;
+    side->dtype = dtype;
+    side->ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        side->shape[d] = shape[d];
+        side->start[d] = start != NULL ? start[d] : 0;
+        side->extent[d] = extent != NULL ? extent[d] : shape[d];
+        if (shape[d] < 1 || side->start[d] < 0 || side->extent[d] < 1 ||
+            side->start[d] > shape[d] - side->extent[d])
+            return TD_EINVAL;
+    }
+    if (layout != NULL) {
+        side->tile = *layout;
+        td__lay_swz_from_layout(layout, &side->swz);
+        side->tile.swizzle = false;
+    } else if ((rc = td__lay_row_major(shape, ndim, &side->tile)) < 0) {
+        return rc;
+    }
+    if (swz != NULL)
+        side->swz = *swz;
+    return td__lay_swz_check(&side->swz);
+}
+
+int td__copy_side_from_call(const td_call *call, const td_region *r,
+                            td_copy_side *side)
+{
+    const td_buffer *b = td__region_buffer(call, r);
+
+    if (b == NULL)
+        return TD_EINVAL;
+    return td__copy_side_init(side, b->name, b->scope, b->dtype, b->ndim,
+                              b->shape, r->start, r->extent,
+                              b->has_layout ? &b->layout : NULL, NULL);
+}
+
+static bool scope_is(const td_copy_side *s, const char *pat)
+{
+    size_t n = strlen(pat);
+
+    if (s->scope == NULL)
+        return false;
+    if (n > 0 && pat[n - 1] == '*')
+        return strncmp(s->scope, pat, n - 1) == 0;
+    return strcmp(s->scope, pat) == 0;
+}
+
+static const td_copy_side *local_side(const td_copy_req *q)
+{
+    return scope_is(&q->src, "local") ? &q->src : &q->dst;
+}
+
+static const td_copy_side *other_side(const td_copy_req *q)
+{
+    return scope_is(&q->src, "local") ? &q->dst : &q->src;
+}
+
+/*
+ * The side's TileLayout sliced to its region, swizzle stripped (TVM slices
+ * the ComposeLayout, whose trivial tile stands for the buffer's row-major
+ * order, then _extract_tile).  Not canonicalized.
+ */
+static int side_tile(const td_copy_side *s, td_layout *out)
+{
+    td_layout t = s->tile;
+    int64_t size, n = 1;
+    int rc;
+
+    if (td__lay_check(&t, NULL, 0) < 0)
+        return TD_EINVAL;
+    if (s->swz.on && td__lay_is_trivial(&t)) {
+        if ((rc = td__lay_size(&t, &size)) < 0)
+            return rc;
+        for (int d = 0; d < s->ndim; d++)
+            n = td__mul_sat(n, s->shape[d]);
+        if (size != n && (rc = td__lay_row_major(s->shape, s->ndim, &t)) < 0)
+            return rc;
+    }
+    if ((rc = td__lay_slice(&t, s->shape, s->ndim, s->start, s->extent,
+                            out)) < 0)
+        return rc;
+    return td__lay_strip_swizzle(out, s->extent, s->ndim, out);
+}
+
+/* ---- the shared checks (plan section 1.1) ---------------------------- */
+
+int64_t td__copy_thread_count(const td_copy_req *q)
+{
+    switch (q->scope) {
+    case TD_SCOPE_THREAD: return 1;
+    case TD_SCOPE_WARP: return 32;
+    case TD_SCOPE_WARPGROUP: return 128;
+    case TD_SCOPE_CTA: return q->threads_x;
+    default: return 0;
+    }
+}
+
+/* H1 _all_threads_active, with the launch standing for sctx.intra. */
+static bool all_threads_active(const td_copy_req *q, char *why,
+                               size_t whylen)
+{
+    int64_t tx = q->threads_x;
+
+    if (q->scope == TD_SCOPE_THREAD)
+        return true;
+    if (q->threads_yz > 1) {
+        WHY("a multi-dimensional thread launch (threadIdx.y or threadIdx.z) "
+            "is not supported by copy");
+        return false;
+    }
+    if (q->scope == TD_SCOPE_CTA) {
+        if (tx <= 0) {
+            WHY("cta scope missing threadIdx.x launch_params");
+            return false;
+        }
+        return true;
+    }
+    if (tx <= 0) {
+        WHY("sctx.intra missing 'laneid'");
+        return false;
+    }
+    if (tx < 32) {
+        WHY("laneid narrowed to [0, %lld) vs full [0, 32)", (long long)tx);
+        return false;
+    }
+    if (q->scope == TD_SCOPE_WARPGROUP && tx < 128) {
+        WHY("wid_in_wg narrowed to [0, %lld) vs full [0, 4)",
+            (long long)(tx / 32));
+        return false;
+    }
+    return true;
+}
+
+/* H2 validate_copy_op: same dtype, same extents once the 1s are gone. */
+static bool valid_copy(const td_copy_req *q, char *why, size_t whylen)
+{
+    int64_t a[TD_MAX_RANK], b[TD_MAX_RANK];
+    int na = 0, nb = 0;
+
+    for (int d = 0; d < q->src.ndim; d++)
+        if (q->src.extent[d] != 1)
+            a[na++] = q->src.extent[d];
+    for (int d = 0; d < q->dst.ndim; d++)
+        if (q->dst.extent[d] != 1)
+            b[nb++] = q->dst.extent[d];
+    if (q->src.dtype != q->dst.dtype || na != nb ||
+        memcmp(a, b, sizeof(int64_t) * (size_t)na) != 0) {
+        WHY("validate_copy_op failed");
+        return false;
+    }
+    return true;
+}
+
+/* H3 _scope_allowed over the pairs "src->dst" (NULL-terminated). */
+static bool scope_allowed(const td_copy_req *q, const char *const *pairs,
+                          char *why, size_t whylen)
+{
+    char list[256] = "";
+    size_t used = 0;
+
+    for (int i = 0; pairs[i] != NULL; i += 2) {
+        if (scope_is(&q->src, pairs[i]) && scope_is(&q->dst, pairs[i + 1]))
+            return true;
+        int k = snprintf(list + used, sizeof list - used, "%s%s->%s",
+                         i ? ", " : "", pairs[i], pairs[i + 1]);
+        if (k > 0 && (size_t)k < sizeof list - used)
+            used += (size_t)k;
+    }
+    WHY("unsupported memory scopes src=%s dst=%s; allowed: %s",
+        q->src.scope ? q->src.scope : "?", q->dst.scope ? q->dst.scope : "?",
+        list);
+    return false;
+}
+
+static const char *const gs_pairs[] = {"global", "shared*", "shared*",
+                                       "global", NULL};
+static const char *const reg_pairs[] = {"local", "shared*", "shared*",
+                                        "local", "local", "global",
+                                        "global", "local", NULL};
+static const char *const ldst_pairs[] = {"local", "shared*", "shared*",
+                                         "local", NULL};
+
+static bool vec_scope_ok(const td_copy_req *q, char *why, size_t whylen)
+{
+    if (!q->cuda) {
+        WHY("non-cuda target");
+        return false;
+    }
+    if (q->scope == TD_SCOPE_CLUSTER || q->scope >= TD_SCOPE_COUNT) {
+        WHY("unsupported exec_scope %s", td_exec_scope_name(q->scope));
+        return false;
+    }
+    return true;
+}
+
+bool td__copy_check_gs(const td_copy_req *q, char *why, size_t whylen)
+{
+    int64_t t, n;
+    const td_copy_side *g;
+
+    if (!vec_scope_ok(q, why, whylen) || !all_threads_active(q, why, whylen) ||
+        !valid_copy(q, why, whylen) ||
+        !scope_allowed(q, gs_pairs, why, whylen))
+        return false;
+    t = td__copy_thread_count(q);
+    if (t <= 0) {
+        WHY("degenerate thread_cnt=%lld (scope has empty intra)",
+            (long long)t);
+        return false;
+    }
+    g = scope_is(&q->src, "global") ? &q->src : &q->dst;
+    n = 1;
+    for (int d = 0; d < g->ndim; d++)
+        n = td__mul_sat(n, g->extent[d]);
+    if (n % t != 0) {
+        WHY("region size %lld not divisible by thread_cnt=%lld", (long long)n,
+            (long long)t);
+        return false;
+    }
+    return true;
+}
+
+/* The (scope, subscope) of a thread axis, as TVM's Axis objects carry. */
+static void axis_scopes(td_axis a, const char **sc, const char **sub)
+{
+    switch (a) {
+    case TD_AXIS_LANEID: *sc = "warp"; *sub = "thread"; return;
+    case TD_AXIS_WID_IN_WG: *sc = "warpgroup"; *sub = "warp"; return;
+    case TD_AXIS_TID_IN_WG: *sc = "warpgroup"; *sub = "thread"; return;
+    case TD_AXIS_WARPID: *sc = "cta"; *sub = "warp"; return;
+    case TD_AXIS_WGID: *sc = "cta"; *sub = "warpgroup"; return;
+    case TD_AXIS_TX: *sc = "cta"; *sub = "thread"; return;
+    case TD_AXIS_CBX: case TD_AXIS_CBY: case TD_AXIS_CBZ:
+        *sc = "cluster"; *sub = "cta"; return;
+    default: *sc = "thread"; *sub = "cta"; return;
+    }
+}
+
+static int scope_rank(const char *s)
+{
+    static const char *const r[] = {"thread", "warp", "warpgroup", "cta"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, r[i]) == 0)
+            return i;
+    return 99;
+}
+
+/* The register layout sliced to its region, scope-fused, canonical. */
+static int reg_layout(const td_copy_req *q, const td_copy_side *r,
+                      td_layout *out)
+{
+    int rc;
+
+    if ((rc = side_tile(r, out)) < 0 ||
+        (rc = td__lay_fuse_scope(out, q->scope)) < 0 ||
+        (rc = td__lay_check(out, NULL, 0)) < 0)
+        return rc;
+    return td__lay_canonicalize(out, out);
+}
+
+/*
+ * D2: the register layout's threads are exactly the scope's T threads,
+ * each once: its thread iters, on the scope's own thread-id axis, chain
+ * from stride 1 up to T (no thread replicas).
+ */
+static bool covers_scope(const td_copy_req *q, const td_copy_side *rs,
+                         const td_layout *r, char *why, size_t whylen)
+{
+    static const td_axis own[] = {TD_AXIS_M, TD_AXIS_LANEID,
+                                  TD_AXIS_TID_IN_WG, TD_AXIS_TX};
+    int64_t t = td__copy_thread_count(q), prod = 1, need = 1;
+    td_iter it[TD_MAX_LAYOUT_ITERS];
+    int n = 0;
+    bool ok = true;
+
+    for (int i = 0; i < r->nrep; i++)
+        if (td_axis_is_thread(r->rep[i].axis)) {
+            WHY("register layout of %s replicates elements across threads",
+                rs->name);
+            return false;
+        }
+    for (int i = 0; i < r->nshard; i++)
+        if (td_axis_is_thread(r->shard[i].axis) && r->shard[i].extent > 1) {
+            it[n++] = r->shard[i];
+            prod = td__mul_sat(prod, r->shard[i].extent);
+            if (q->scope > TD_SCOPE_CTA || r->shard[i].axis != own[q->scope])
+                ok = false;
+        }
+    if (prod != t) {
+        WHY("register layout of %s covers %lld of the %s's %lld threads",
+            rs->name, (long long)prod, td_exec_scope_name(q->scope),
+            (long long)t);
+        return false;
+    }
+    /* Ascending strides must chain 1, e0, e0*e1, ... */
+    for (int k = 0; k < n && ok; k++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (it[i].stride == need)
+                best = i;
+        if (best < 0)
+            ok = false;
+        else
+            need = td__mul_sat(need, it[best].extent);
+    }
+    if (!ok) {
+        WHY("register layout of %s does not map the %s's %lld threads one "
+            "to one",
+            rs->name, td_exec_scope_name(q->scope), (long long)t);
+        return false;
+    }
+    return true;
+}
+
+bool td__copy_check_reg(const td_copy_req *q, char *why, size_t whylen)
+{
+    const td_copy_side *rs, *ss;
+    td_layout r, s;
+
+    if (!vec_scope_ok(q, why, whylen) || !all_threads_active(q, why, whylen) ||
+        !valid_copy(q, why, whylen) ||
+        !scope_allowed(q, reg_pairs, why, whylen))
+        return false;
+    rs = local_side(q);
+    ss = other_side(q);
+    if (rs->swz.on) {
+        WHY("R layout is swizzle");
+        return false;
+    }
+    for (int i = 0; i < rs->tile.nshard; i++) {
+        td_axis a = rs->tile.shard[i].axis;
+        const char *sc, *sub;
+
+        if (!td_axis_is_thread(a))
+            continue;
+        axis_scopes(a, &sc, &sub);
+        if (scope_rank(sub) > 2) {
+            WHY("R thread axis '%s' subscope='%s' (not register-level)",
+                td_axis_name(a), sub);
+            return false;
+        }
+        if (scope_rank(sc) > (int)q->scope) {
+            WHY("R thread axis '%s' scope='%s' > exec '%s'", td_axis_name(a),
+                sc, td_exec_scope_name(q->scope));
+            return false;
+        }
+    }
+    if (side_tile(rs, &r) < 0) {
+        WHY("R layout slice failed");
+        return false;
+    }
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        if (td_axis_is_thread((td_axis)a) && r.offset[a] != 0) {
+            WHY("R sliced offset on thread axis '%s' = %lld",
+                td_axis_name((td_axis)a), (long long)r.offset[a]);
+            return false;
+        }
+    if (side_tile(ss, &s) < 0) {
+        WHY("S layout slice failed");
+        return false;
+    }
+    if (reg_layout(q, rs, &r) < 0) {
+        WHY("R layout slice failed");
+        return false;
+    }
+    return covers_scope(q, rs, &r, why, whylen);
+}
+
+bool td__copy_vec_auto_applicable(const td_copy_req *q, char *why,
+                                  size_t whylen)
+{
+    char g[512], r[512];
+
+    if (td__copy_check_gs(q, g, sizeof g) || td__copy_check_reg(q, r, sizeof r))
+        return true;
+    WHY("gmem_smem: %s; reg: %s", g, r);
+    return false;
+}
+
+/* ---- vector candidates ----------------------------------------------- */
+
+/* Element counts of 128, 64, 32, 16 and 8 bits, widest first, then 1. */
+static int vec_candidates(int elem_bits, int64_t *out)
+{
+    static const int bits[] = {128, 64, 32, 16, 8};
+    int n = 0;
+
+    for (int i = 0; i < 5; i++) {
+        if (elem_bits <= 0 || bits[i] < elem_bits || bits[i] % elem_bits)
+            continue;
+        int64_t v = bits[i] / elem_bits;
+        if (n == 0 || out[n - 1] != v)
+            out[n++] = v;
+    }
+    if (n == 0 || out[n - 1] != 1)
+        out[n++] = 1;
+    return n;
+}
+
+static bool aligned(int64_t v, const int64_t *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (t[i] % v != 0)
+            return false;
+    return true;
+}
+
+static int offsets_into(const td_layout *l, int64_t *t, int n)
+{
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        t[n++] = l->offset[a];
+    return n;
+}
+
+/* ---- global <-> shared ----------------------------------------------- */
+
+/* TVM's _verify_s_tail_contig. */
+static bool s_tail_contig(const td_layout *s, int64_t vec)
+{
+    int64_t acc;
+
+    if (s->nshard == 0)
+        return vec == 1;
+    if (s->shard[s->nshard - 1].stride != 1)
+        return false;
+    acc = s->shard[s->nshard - 1].extent;
+    if (acc == vec)
+        return true;
+    for (int k = s->nshard - 2; k >= 0; k--) {
+        if (s->shard[k].stride != acc)
+            break;
+        acc = td__mul_sat(acc, s->shard[k].extent);
+        if (acc == vec)
+            return true;
+        if (acc > vec)
+            return false;
+    }
+    return acc >= vec && acc % vec == 0;
+}
+
+/* One vec candidate of align_layouts_gs; 0 when it fits. */
+static int try_gs_vec(const td_layout *g, const td_layout *s_al, int64_t vec,
+                      int64_t t, td_layout *gp, td_layout *sp)
+{
+    td_iter it[TD_MAX_LAYOUT_ITERS + 2];
+    int n = g->nshard, nt, seps[TD_MAX_LAYOUT_ITERS + 3];
+    int64_t shape[TD_MAX_LAYOUT_ITERS + 2], terms[2 * TD_MAX_LAYOUT_ITERS +
+                                                 2 * TD_AXIS_COUNT + 4];
+    int nterm = 0;
+    td_iter last;
+
+    memcpy(it, g->shard, sizeof(td_iter) * (size_t)n);
+    if (vec == 1) {
+        it[n++] = (td_iter){1, 1, n ? g->shard[n - 1].axis : TD_AXIS_M};
+    } else if (td__lay_carve_tail(it, &n, TD_MAX_LAYOUT_ITERS + 1, vec) < 0) {
+        return TD_ENOMATCH;
+    }
+    last = it[n - 1];
+    nt = n - 1;
+    if (t > 1 && td__lay_carve_tail(it, &nt, TD_MAX_LAYOUT_ITERS + 1, t) < 0)
+        return TD_ENOMATCH;
+    it[nt] = last;
+    n = nt + 1;
+    if (n > TD_MAX_LAYOUT_ITERS || n > TD_MAX_RANK * 2)
+        return TD_ENOMATCH;
+    *gp = *g;
+    gp->nshard = n;
+    memcpy(gp->shard, it, sizeof(td_iter) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        shape[i] = it[i].extent;
+    if (n > TD_MAX_RANK) {
+        /* td__lay_group takes at most TD_MAX_RANK dims. */
+        return TD_ENOMATCH;
+    }
+    if (td__lay_group(s_al, shape, n, sp, seps) < 0)
+        return TD_ENOMATCH;
+    if (!s_tail_contig(sp, vec))
+        return TD_ENOMATCH;
+    for (int i = 0; i + 1 < sp->nshard; i++)
+        terms[nterm++] = sp->shard[i].stride;
+    for (int i = 0; i + 1 < gp->nshard; i++)
+        terms[nterm++] = gp->shard[i].stride;
+    nterm = offsets_into(sp, terms, nterm);
+    nterm = offsets_into(gp, terms, nterm);
+    return aligned(vec, terms, nterm) ? 0 : TD_ENOMATCH;
+}
+
+int td__copy_plan_gs(const td_copy_req *q, td_copy_gs_plan *out, char *why,
+                     size_t whylen)
+{
+    const td_copy_side *gs, *ss;
+    td_layout g, s, s1, s_al, gsort;
+    int64_t pre[TD_MAX_LAYOUT_ITERS], cand[8], n = 1;
+    int perm[TD_MAX_LAYOUT_ITERS], seps[TD_MAX_LAYOUT_ITERS + 1], ncand;
+    bool ident = true;
+
+    if (q == NULL || out == NULL)
+        return TD_EINVAL;
+    if (!td__copy_check_gs(q, why, whylen))
+        return TD_ENOMATCH;
+    memset(out, 0, sizeof *out);
+    out->g_is_src = scope_is(&q->src, "global");
+    gs = out->g_is_src ? &q->src : &q->dst;
+    ss = out->g_is_src ? &q->dst : &q->src;
+    out->elem_bits = td_dtype_bits(gs->dtype);
+    out->threads = td__copy_thread_count(q);
+    out->swz = ss->swz;
+    if (gs->swz.on) {
+        WHY("global operand %s: a swizzled layout is not supported in global "
+            "memory",
+            gs->name);
+        return TD_ENOMATCH;
+    }
+    if (side_tile(gs, &g) < 0 || side_tile(ss, &s) < 0) {
+        WHY("the layouts of %s and %s cannot be sliced to the regions",
+            gs->name, ss->name);
+        return TD_ENOMATCH;
+    }
+    for (int i = 0; i < g.nshard; i++)
+        pre[i] = g.shard[i].extent;
+    if (td__lay_sort_by_stride_desc(&g, &gsort, perm) < 0 ||
+        td__lay_canonicalize(&gsort, &gsort) < 0)
+        return TD_EINVAL;
+    for (int i = 0; i < g.nshard; i++)
+        ident = ident && perm[i] == i;
+    if (g.nshard > TD_MAX_RANK ||
+        td__lay_group(&s, pre, g.nshard, &s1, seps) < 0) {
+        /* TVM then copies in G's sorted order against S's own order, which
+         * pairs the wrong elements unless the sort kept G's order. */
+        if (!ident) {
+            WHY("S layout of %s cannot be grouped by the iters of %s",
+                ss->name, gs->name);
+            return TD_ENOMATCH;
+        }
+        out->g = gsort;
+        if (td__lay_canonicalize(&s, &out->s) < 0)
+            return TD_EINVAL;
+        out->vec = 1;
+    } else {
+        if (td__lay_permute_by_groups(&s1, seps, g.nshard, perm, &s_al,
+                                      NULL) < 0 ||
+            td__lay_canonicalize(&s_al, &s_al) < 0)
+            return TD_EINVAL;
+        ncand = vec_candidates(out->elem_bits, cand);
+        out->vec = 0;
+        for (int i = 0; i < ncand; i++) {
+            if (cand[i] > 1 && ss->swz.on &&
+                cand[i] > ((int64_t)1 << ss->swz.per_element))
+                continue;
+            if (try_gs_vec(&gsort, &s_al, cand[i], out->threads, &out->g,
+                           &out->s) == 0) {
+                out->vec = cand[i];
+                break;
+            }
+        }
+        if (out->vec == 0) {
+            out->g = gsort;
+            out->s = s_al;
+            out->vec = 1;
+        }
+    }
+    if (td__lay_size(&out->g, &n) < 0 || out->threads <= 0 ||
+        n % (out->threads * out->vec) != 0)
+        return TD_EINVAL;
+    out->rounds = n / (out->threads * out->vec);
+    return 0;
+}
+
+int td__copy_gs_offsets(const td_copy_gs_plan *p, int64_t f, int64_t tid,
+                        int64_t *g_off, int64_t *s_off)
+{
+    int64_t c[3] = {f, tid, 0}, sh[3] = {p->rounds, p->threads, p->vec};
+    int64_t gc[TD_AXIS_COUNT], sc[TD_AXIS_COUNT];
+    int rc;
+
+    if ((rc = td__lay_apply_shape(&p->g, c, sh, 3, gc)) < 0 ||
+        (rc = td__lay_apply_shape(&p->s, c, sh, 3, sc)) < 0)
+        return rc;
+    *g_off = gc[TD_AXIS_M];
+    return td__lay_swz_apply(&p->swz, sc[TD_AXIS_M], s_off);
+}
+
+/* ---- registers <-> shared/global ------------------------------------- */
+
+/* TVM's _split_atoms_for_vec: the atoms left once the inner vec elements
+ * are consumed (the boundary atom split). */
+static int split_atoms(const td_copy_atom *a, int n, int64_t vec,
+                       td_copy_atom *outer, int *nout)
+{
+    int64_t acc = 1;
+
+    memcpy(outer, a, sizeof(td_copy_atom) * (size_t)n);
+    while (n > 0) {
+        td_copy_atom x = outer[n - 1];
+        int64_t na = td__mul_sat(acc, x.extent);
+
+        if (na == vec) {
+            n--;
+            break;
+        }
+        if (na > vec) {
+            int64_t f = vec / acc;
+            if (f < 1 || x.extent % f != 0)
+                return TD_ENOMATCH;
+            outer[n - 1] = (td_copy_atom){x.extent / f, x.s_stride * f,
+                                          x.r_mul * f};
+            break;
+        }
+        acc = na;
+        n--;
+    }
+    if (n == 0 && acc != vec && vec != 1)
+        return TD_ENOMATCH; /* the atoms hold fewer than vec elements */
+    *nout = n;
+    return 0;
+}
+
+/* D7: the registers of the vector are consecutive, i.e. the consumed
+ * atoms' r_mul chain from 1. */
+static bool reg_tail_consecutive(const td_copy_atom *a, int n, int64_t vec)
+{
+    int64_t acc = 1;
+
+    for (int k = n - 1; k >= 0 && acc < vec; k--) {
+        int64_t take = a[k].extent;
+
+        if (a[k].extent == 1)
+            continue;
+        if (a[k].r_mul != acc)
+            return false;
+        if (td__mul_sat(acc, take) > vec)
+            take = vec / acc;
+        acc = td__mul_sat(acc, take);
+    }
+    return acc >= vec;
+}
+
+int64_t td__copy_choose_vec(int elem_bits, const td_copy_atom *atoms, int n,
+                            const td_layout *r, const td_layout *s,
+                            int64_t max_vec)
+{
+    int64_t cand[8], t = 0;
+    int nc = vec_candidates(elem_bits, cand);
+
+    if (n > 0 && atoms[n - 1].s_stride == 1) {
+        t = atoms[n - 1].extent;
+        for (int k = n - 2; k >= 0; k--) {
+            if (atoms[k].s_stride != t)
+                break;
+            t = td__mul_sat(t, atoms[k].extent);
+        }
+    }
+    for (int i = 0; i < nc; i++) {
+        int64_t v = cand[i], terms[4 * TD_MAX_LAYOUT_ITERS +
+                                   2 * TD_AXIS_COUNT];
+        td_copy_atom outer[2 * TD_MAX_LAYOUT_ITERS];
+        int no = n, nt = 0;
+
+        if (max_vec > 0 && v > max_vec)
+            continue;
+        if (v == 1)
+            return 1;
+        if (t % v != 0 || t < v)
+            continue;
+        if (split_atoms(atoms, n, v, outer, &no) < 0)
+            continue;
+        if (!reg_tail_consecutive(atoms, n, v))
+            continue;
+        for (int k = 0; k < no; k++) {
+            terms[nt++] = outer[k].s_stride;
+            terms[nt++] = outer[k].r_mul;
+        }
+        nt = offsets_into(s, terms, nt);
+        nt = offsets_into(r, terms, nt);
+        if (aligned(v, terms, nt))
+            return v;
+    }
+    return 1;
+}
+
+/* Thread iters first, then stride descending (stable): TVM's perm. */
+static void thread_first_perm(const td_layout *r, int *perm)
+{
+    int n = 0;
+
+    for (int pass = 0; pass < 2; pass++) {
+        int from = n;
+        for (int i = 0; i < r->nshard; i++)
+            if (td_axis_is_thread(r->shard[i].axis) == (pass == 0)) {
+                int j = n++;
+                while (j > from &&
+                       r->shard[perm[j - 1]].stride < r->shard[i].stride) {
+                    perm[j] = perm[j - 1];
+                    j--;
+                }
+                perm[j] = i;
+            }
+    }
+}
+
+int td__copy_plan_reg(const td_copy_req *q, td_copy_reg_plan *out, char *why,
+                      size_t whylen)
+{
+    const td_copy_side *rs, *ss;
+    td_layout r, s, sg, rperm, st;
+    int perm[TD_MAX_LAYOUT_ITERS], seps[TD_MAX_LAYOUT_ITERS + 1];
+    int sseps[TD_MAX_LAYOUT_ITERS + 1], na = 0;
+    int64_t shape[TD_MAX_LAYOUT_ITERS], max_vec = 0;
+    td_copy_atom atoms[2 * TD_MAX_LAYOUT_ITERS];
+
+    if (q == NULL || out == NULL)
+        return TD_EINVAL;
+    if (!td__copy_check_reg(q, why, whylen))
+        return TD_ENOMATCH;
+    memset(out, 0, sizeof *out);
+    rs = local_side(q);
+    ss = other_side(q);
+    out->r_is_src = rs == &q->src;
+    out->s_global = scope_is(ss, "global");
+    out->elem_bits = td_dtype_bits(rs->dtype);
+    out->threads = td__copy_thread_count(q);
+    out->swz = ss->swz;
+    if (reg_layout(q, rs, &r) < 0 || side_tile(ss, &s) < 0 ||
+        td__lay_canonicalize(&s, &s) < 0)
+        return TD_EINVAL;
+    for (int i = 0; i < r.nshard; i++)
+        shape[i] = r.shard[i].extent;
+    thread_first_perm(&r, perm);
+    if (r.nshard > TD_MAX_RANK ||
+        td__lay_group(&s, shape, r.nshard, &sg, seps) < 0) {
+        WHY("S layout cannot be grouped by the register layout's iters");
+        return TD_ENOMATCH;
+    }
+    if (td__lay_permute_by_groups(&sg, seps, r.nshard, perm, &out->s,
+                                  sseps) < 0 ||
+        td__lay_permute_dims(&r, perm, r.nshard, &rperm) < 0 ||
+        td__lay_canonicalize(&rperm, &out->r) < 0)
+        return TD_EINVAL;
+    /* One atom per (register position, S iter of its group). */
+    for (int k = 0; k < rperm.nshard; k++) {
+        if (td_axis_is_thread(rperm.shard[k].axis))
+            continue;
+        for (int j = sseps[k]; j < sseps[k + 1]; j++) {
+            int64_t inner = 1;
+            for (int i = j + 1; i < sseps[k + 1]; i++)
+                inner = td__mul_sat(inner, out->s.shard[i].extent);
+            atoms[na++] = (td_copy_atom){out->s.shard[j].extent,
+                                         out->s.shard[j].stride,
+                                         td__mul_sat(rperm.shard[k].stride,
+                                                     inner)};
+        }
+    }
+    if (ss->swz.on && ss->swz.swizzle_len > 0)
+        max_vec = (int64_t)1 << ss->swz.per_element;
+    out->vec = td__copy_choose_vec(out->elem_bits, atoms, na, &out->r,
+                                   &out->s, max_vec);
+    out->nouter = na;
+    if (split_atoms(atoms, na, out->vec, out->outer, &out->nouter) < 0)
+        return TD_EINVAL;
+    out->rounds = 1;
+    for (int k = 0; k < out->nouter; k++)
+        out->rounds = td__mul_sat(out->rounds, out->outer[k].extent);
+    out->r_off_base = 0;
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        out->r_off_base += out->r.offset[a];
+    if (td__lay_storage(&rs->tile, &st) < 0 ||
+        td__lay_span(&st, TD_LAY_ALL_MEMORY, &out->r_slots) < 0)
+        return TD_EINVAL;
+    return 0;
+}
+
+int td__copy_reg_thread_base(const td_copy_reg_plan *p, int64_t tid,
+                             int64_t *s_base)
+{
+    int64_t mem = 1, flat, c[TD_AXIS_COUNT];
+    int rc;
+
+    if (tid < 0 || tid >= p->threads)
+        return TD_EINVAL;
+    for (int i = 0; i < p->r.nshard; i++)
+        if (!td_axis_is_thread(p->r.shard[i].axis))
+            mem = td__mul_sat(mem, p->r.shard[i].extent);
+    /* r is canonical with its one thread iter (T, 1) first (D2), so the
+     * thread's coordinate is tid itself. */
+    flat = tid * mem;
+    if ((rc = td__lay_apply_shape(&p->s, &flat, &(int64_t){INT64_MAX}, 1,
+                                  c)) < 0)
+        return rc;
+    *s_base = c[TD_AXIS_M];
+    return 0;
+}
+
+int td__copy_reg_round(const td_copy_reg_plan *p, int64_t f, int64_t *ds,
+                       int64_t *dr)
+{
+    if (f < 0 || f >= p->rounds)
+        return TD_EINVAL;
+    *ds = 0;
+    *dr = 0;
+    for (int k = p->nouter - 1; k >= 0; k--) {
+        int64_t c = f % p->outer[k].extent;
+        f /= p->outer[k].extent;
+        *ds += c * p->outer[k].s_stride;
+        *dr += c * p->outer[k].r_mul;
+    }
+    return 0;
+}
+
+int td__copy_reg_offsets(const td_copy_reg_plan *p, int64_t f, int64_t tid,
+                         int64_t *s_off, int64_t *r_slot)
+{
+    int64_t base, ds, dr;
+    int rc;
+
+    if ((rc = td__copy_reg_thread_base(p, tid, &base)) < 0 ||
+        (rc = td__copy_reg_round(p, f, &ds, &dr)) < 0)
+        return rc;
+    *r_slot = p->r_off_base + dr;
+    return td__lay_swz_apply(&p->swz, base + ds, s_off);
+}
+
+/* ---- ldstmatrix ------------------------------------------------------ */
+
+bool td__copy_check_ldst(const td_copy_req *q, char *why, size_t whylen)
+{
+    if (!q->cuda) {
+        WHY("non-cuda target");
+        return false;
+    }
+    if (q->scope != TD_SCOPE_WARP && q->scope != TD_SCOPE_WARPGROUP &&
+        q->scope != TD_SCOPE_CTA) {
+        WHY("unsupported exec_scope %s (need warp, warpgroup, or cta)",
+            td_exec_scope_name(q->scope));
+        return false;
+    }
+    return all_threads_active(q, why, whylen) && valid_copy(q, why, whylen) &&
+           scope_allowed(q, ldst_pairs, why, whylen);
+}
+
+/* A layout of the iters it[0..n) (offsets zero). */
+static void from_iters(td_layout *l, const td_iter *it, int n)
+{
+    memset(l, 0, sizeof *l);
+    l->nshard = n;
+    memcpy(l->shard, it, sizeof(td_iter) * (size_t)n);
+}
+
+/* Segment k of a grouped layout is one iter; its stride in *st. */
+static bool one_iter(const td_layout *l, const int *seps, int k, int64_t *st)
+{
+    if (seps[k + 1] - seps[k] != 1)
+        return false;
+    *st = l->shard[seps[k]].stride;
+    return true;
+}
+
+/* TVM's _try_num: the [T/32, 8, 4, M/(2 num), num, 2] fit. */
+static bool try_num(const td_layout *rin, const td_layout *sin, int64_t tt,
+                    int64_t mt, int num, td_copy_ldst_plan *p)
+{
+    int64_t gs[6] = {tt / 32, 8, 4, mt / (2 * num), num, 2};
+    int64_t r8, r4, r2, s8, s4, s2;
+    td_layout rg, sg;
+    int rsep[7], ssep[7];
+
+    if (td__lay_group(rin, gs, 6, &rg, rsep) < 0 ||
+        td__lay_group(sin, gs, 6, &sg, ssep) < 0)
+        return false;
+    if (tt > 32 &&
+        (rsep[1] - rsep[0] != 1 || rg.shard[rsep[0]].stride != 32))
+        return false;
+    if (!one_iter(&rg, rsep, 1, &r8) || !one_iter(&rg, rsep, 2, &r4) ||
+        !one_iter(&rg, rsep, 5, &r2) || !one_iter(&sg, ssep, 1, &s8) ||
+        !one_iter(&sg, ssep, 2, &s4) || !one_iter(&sg, ssep, 5, &s2))
+        return false;
+    if (r8 != 4 || r4 != 1 || r2 != 1)
+        return false;
+    if (num > 1)
+        for (int i = ssep[4]; i < ssep[5]; i++)
+            if (sg.shard[i].stride <= 0 || sg.shard[i].stride % 8 != 0)
+                return false;
+    for (int i = ssep[3]; i < ssep[4]; i++)
+        if (sg.shard[i].extent != 1 && sg.shard[i].stride % 8 != 0)
+            return false;
+    if (s4 == 2 && s2 == 1 && s8 > 0 && s8 % 8 == 0) {
+        p->trans = false;
+        p->row_stride = s8;
+    } else if (s8 == 1 && s2 > 0 && s2 % 8 == 0 && s4 == 2 * s2) {
+        p->trans = true;
+        p->row_stride = s2;
+    } else {
+        return false;
+    }
+    p->num = num;
+    p->r = rg;
+    p->s = sg;
+    memcpy(p->r_seps, rsep, sizeof rsep);
+    memcpy(p->s_seps, ssep, sizeof ssep);
+    return true;
+}
+
+/*
+ * The "sorted" variant: segment 3 (the mm iters) of r sub-grouped by s's
+ * mm extents and both reordered by s stride descending.  False when that
+ * grouping fails or changes nothing.
+ */
+static bool sorted_variant(const td_layout *r, const td_layout *s, int64_t tt,
+                           int64_t mt, td_layout *rs_out, td_layout *ss_out)
+{
+    int64_t g5[5] = {tt / 32, 8, 4, mt / 2, 2}, sext[TD_MAX_LAYOUT_ITERS];
+    td_layout rg, sg, rm, rmg, rmp;
+    int rsep[6], ssep[6], msep[TD_MAX_LAYOUT_ITERS + 1];
+    int perm[TD_MAX_LAYOUT_ITERS], ns, n;
+    bool ident = true;
+    td_iter sm[TD_MAX_LAYOUT_ITERS];
+
+    if (mt % 2 != 0 || td__lay_group(r, g5, 5, &rg, rsep) < 0 ||
+        td__lay_group(s, g5, 5, &sg, ssep) < 0)
+        return false;
+    ns = ssep[4] - ssep[3];
+    if (ns > TD_MAX_RANK)
+        return false;
+    for (int i = 0; i < ns; i++) {
+        sm[i] = sg.shard[ssep[3] + i];
+        sext[i] = sm[i].extent;
+    }
+    from_iters(&rm, &rg.shard[rsep[3]], rsep[4] - rsep[3]);
+    if (td__lay_group(&rm, sext, ns, &rmg, msep) < 0)
+        return false;
+    /* stable sort of s's mm iters by stride descending */
+    for (int i = 0; i < ns; i++) {
+        int j = i;
+        while (j > 0 && sm[perm[j - 1]].stride < sm[i].stride) {
+            perm[j] = perm[j - 1];
+            j--;
+        }
+        perm[j] = i;
+    }
+    for (int i = 0; i < ns; i++)
+        ident = ident && perm[i] == i;
+    if (ident ||
+        td__lay_permute_by_groups(&rmg, msep, ns, perm, &rmp, NULL) < 0)
+        return false;
+    *rs_out = rg;
+    n = rsep[3];
+    for (int i = 0; i < rmp.nshard; i++)
+        rs_out->shard[n++] = rmp.shard[i];
+    for (int i = rsep[4]; i < rg.nshard; i++)
+        rs_out->shard[n++] = rg.shard[i];
+    if (n > TD_MAX_LAYOUT_ITERS)
+        return false;
+    rs_out->nshard = n;
+    *ss_out = sg;
+    n = ssep[3];
+    for (int i = 0; i < ns; i++)
+        ss_out->shard[n++] = sm[perm[i]];
+    for (int i = ssep[4]; i < sg.nshard; i++)
+        ss_out->shard[n++] = sg.shard[i];
+    ss_out->nshard = n;
+    return true;
+}
+
+int td__copy_plan_ldst(const td_copy_req *q, td_copy_ldst_plan *out,
+                       char *why, size_t whylen)
+{
+    const td_copy_side *rs, *ss;
+    td_layout r, s, sg, rsort, ssort;
+    int seps[TD_MAX_LAYOUT_ITERS + 1], perm[TD_MAX_LAYOUT_ITERS];
+    int64_t shape[TD_MAX_LAYOUT_ITERS], tt = 1, mt = 1;
+    td_axis lane = TD_AXIS_M;
+    bool have_sort, found = false;
+
+    if (q == NULL || out == NULL)
+        return TD_EINVAL;
+    if (!td__copy_check_ldst(q, why, whylen))
+        return TD_ENOMATCH;
+    memset(out, 0, sizeof *out);
+    rs = local_side(q);
+    ss = other_side(q);
+    out->ld = rs == &q->dst;
+    out->swz = ss->swz;
+    /* D3: the instruction moves 16-bit elements. */
+    if (td_dtype_bits(rs->dtype) != 16) {
+        WHY("ldstmatrix moves 16-bit elements (.b16); %s is %s", rs->name,
+            td_dtype_name(rs->dtype));
+        return TD_ENOMATCH;
+    }
+    if (reg_layout(q, rs, &r) < 0 || side_tile(ss, &s) < 0 ||
+        td__lay_canonicalize(&s, &s) < 0) {
+        WHY("the layouts of %s and %s cannot be sliced to the regions",
+            rs->name, ss->name);
+        return TD_ENOMATCH;
+    }
+    if (ss->swz.on && ss->swz.per_element < 3) {
+        WHY("swizzle per_element=%d < 3 incompatible with .b16 "
+            "ldmatrix/stmatrix (need 8-fp16 chunk integrity)",
+            ss->swz.per_element);
+        return TD_ENOMATCH;
+    }
+    if (r.nrep != 0 || s.nrep != 0) {
+        WHY("%s layout has replica; ldstmatrix requires no replica",
+            r.nrep ? "R" : "S");
+        return TD_ENOMATCH;
+    }
+    {
+        /* the distinct thread axis names, sorted as Python sorts them */
+        const char *names[TD_AXIS_COUNT];
+        int nn = 0;
+        for (int a = 1; a < TD_AXIS_COUNT; a++)
+            for (int i = 0; i < r.nshard; i++)
+                if (r.shard[i].axis == (td_axis)a) {
+                    names[nn++] = td_axis_name((td_axis)a);
+                    break;
+                }
+        if (nn != 1) {
+            char list[128] = "";
+            size_t used = 0;
+            for (int i = 0; i < nn; i++)
+                for (int j = i + 1; j < nn; j++)
+                    if (strcmp(names[j], names[i]) < 0) {
+                        const char *t = names[i];
+                        names[i] = names[j];
+                        names[j] = t;
+                    }
+            for (int i = 0; i < nn; i++) {
+                int k = snprintf(list + used, sizeof list - used, "%s'%s'",
+                                 i ? ", " : "", names[i]);
+                if (k > 0 && (size_t)k < sizeof list - used)
+                    used += (size_t)k;
+            }
+            WHY("R must have exactly one thread axis name; got [%s]", list);
+            return TD_ENOMATCH;
+        }
+        for (int i = 0; i < r.nshard; i++)
+            if (td_axis_is_thread(r.shard[i].axis))
+                lane = r.shard[i].axis;
+        if (lane != TD_AXIS_LANEID && lane != TD_AXIS_TID_IN_WG &&
+            lane != TD_AXIS_TX) {
+            WHY("R thread axis '%s' not in ['laneid', 'tid_in_wg', 'tx']",
+                td_axis_name(lane));
+            return TD_ENOMATCH;
+        }
+    }
+    out->lane_axis = lane;
+    for (int i = 0; i < r.nshard; i++)
+        shape[i] = r.shard[i].extent;
+    if (r.nshard > TD_MAX_RANK ||
+        td__lay_group(&s, shape, r.nshard, &sg, seps) < 0) {
+        WHY("S layout cannot be grouped by the register layout's iters");
+        return TD_ENOMATCH;
+    }
+    thread_first_perm(&r, perm);
+    if (td__lay_permute_dims(&r, perm, r.nshard, &r) < 0 ||
+        td__lay_permute_by_groups(&sg, seps, r.nshard, perm, &s, NULL) < 0 ||
+        td__lay_canonicalize(&r, &r) < 0 || td__lay_canonicalize(&s, &s) < 0)
+        return TD_EINVAL;
+    for (int i = 0; i < r.nshard; i++) {
+        if (td_axis_is_thread(r.shard[i].axis))
+            tt = td__mul_sat(tt, r.shard[i].extent);
+        else
+            mt = td__mul_sat(mt, r.shard[i].extent);
+    }
+    if (tt % 32 != 0) {
+        WHY("R thread section total %lld not divisible by 32", (long long)tt);
+        return TD_ENOMATCH;
+    }
+    /* D2: every thread of the scope owns a fragment, once. */
+    if (tt != td__copy_thread_count(q)) {
+        WHY("register layout of %s covers %lld of the %s's %lld threads",
+            rs->name, (long long)tt, td_exec_scope_name(q->scope),
+            (long long)td__copy_thread_count(q));
+        return TD_ENOMATCH;
+    }
+    out->t_total = tt;
+    out->m_total = mt;
+    have_sort = sorted_variant(&r, &s, tt, mt, &rsort, &ssort);
+    for (int num = 4; num >= 1 && !found; num /= 2) {
+        if (mt % (2 * num) != 0)
+            continue;
+        if (have_sort && try_num(&rsort, &ssort, tt, mt, num, out))
+            found = true;
+        else if (try_num(&r, &s, tt, mt, num, out))
+            found = true;
+    }
+    if (!found) {
+        WHY("ldstmatrix layout doesn't fit any num \xe2\x88\x88 {4,2,1}");
+        return TD_ENOMATCH;
+    }
+    out->m_outer = mt / (2 * out->num);
+    /* Segment 4 (the num words) by register stride descending, so that the
+     * words are consecutive registers. */
+    {
+        int a = out->r_seps[4], b = out->r_seps[5], sa = out->s_seps[4];
+        td_iter ri[TD_MAX_LAYOUT_ITERS], si[TD_MAX_LAYOUT_ITERS];
+        int ord[TD_MAX_LAYOUT_ITERS];
+
+        if (b - a == out->s_seps[5] - sa && b - a > 1) {
+            for (int i = 0; i < b - a; i++) {
+                int j = i;
+                while (j > 0 && out->r.shard[a + ord[j - 1]].stride <
+                                    out->r.shard[a + i].stride) {
+                    ord[j] = ord[j - 1];
+                    j--;
+                }
+                ord[j] = i;
+            }
+            for (int i = 0; i < b - a; i++) {
+                ri[i] = out->r.shard[a + ord[i]];
+                si[i] = out->s.shard[sa + ord[i]];
+            }
+            memcpy(&out->r.shard[a], ri, sizeof(td_iter) * (size_t)(b - a));
+            memcpy(&out->s.shard[sa], si, sizeof(td_iter) * (size_t)(b - a));
+        }
+    }
+    return 0;
+}
+
+int td__copy_ldst_smem_off(const td_copy_ldst_plan *p, int64_t warp,
+                           int64_t lane, int64_t mm, int64_t *off)
+{
+    int64_t c[6] = {warp, 0, 0, mm, p->num > 1 ? lane / 8 : 0, 0};
+    int64_t sh[6] = {p->t_total / 32, 8, 4, p->m_outer, p->num, 2};
+    int64_t out[TD_AXIS_COUNT];
+    int rc;
+
+    if (lane < 0 || lane >= 32)
+        return TD_EINVAL;
+    if ((rc = td__lay_apply_shape(&p->s, c, sh, 6, out)) < 0)
+        return rc;
+    return td__lay_swz_apply(&p->swz,
+                             out[TD_AXIS_M] + (lane % 8) * p->row_stride, off);
+}
+
+int td__copy_ldst_word(const td_copy_ldst_plan *p, int64_t mm, int i,
+                       int64_t *word)
+{
+    int64_t c[6] = {0, 0, 0, mm, i, 0};
+    int64_t sh[6] = {p->t_total / 32, 8, 4, p->m_outer, p->num, 2};
+    int64_t out[TD_AXIS_COUNT];
+    int rc;
+
+    if ((rc = td__lay_apply_shape(&p->r, c, sh, 6, out)) < 0)
+        return rc;
+    *word = out[TD_AXIS_M] / 2;
+    return 0;
+}
