@@ -624,6 +624,7 @@ static int split_atoms(const td_copy_atom *a, int n, int64_t vec,
         int64_t na = td__mul_sat(acc, x.extent);
 
         if (na == vec) {
+            acc = na;
             n--;
             break;
         }
@@ -633,6 +634,7 @@ static int split_atoms(const td_copy_atom *a, int n, int64_t vec,
                 return TD_ENOMATCH;
             outer[n - 1] = (td_copy_atom){x.extent / f, x.s_stride * f,
                                           x.r_mul * f};
+            acc = vec;
             break;
         }
         acc = na;
