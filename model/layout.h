@@ -265,8 +265,9 @@ int td__lay_strip_swizzle(const td_layout *tile, const int64_t *extents,
 /*
  * Upstream apply(*coord, shape=shape) for integer coordinates: coord
  * (0 <= coord[i] < shape[i]) is a row-major index into shape; that flat
- * index (< the layout's size) is split by l's shard extents and mapped
- * through the strides, plus the offsets.  The swizzle is not applied
+ * index is split by l's shard extents (the outermost iter takes the rest
+ * unreduced, as TVM does, so an index past the layout's size runs on along
+ * the outermost stride) and mapped through the strides, plus the offsets.  The swizzle is not applied
  * (compose with td__lay_swz_apply).
  */
 int td__lay_apply_shape(const td_layout *l, const int64_t *coord,

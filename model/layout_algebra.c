@@ -70,10 +70,27 @@ int td__lay_slice(const td_layout *l, const int64_t *shape, int ndim,
         td_iter tmp[TD_MAX_LAYOUT_ITERS];
         int nt = 0;
 
+        td_iter dim[TD_MAX_LAYOUT_ITERS];
+        int nd = 0;
+
         if (seps[d + 1] == seps[d])
             return TD_ENOMATCH;
-        rc = slice_dim(&g.shard[seps[d]], seps[d + 1] - seps[d], start[d],
-                       extent[d], r.offset, tmp, &nt);
+        /* Fuse the dim's adjacent iters that are one contiguous run (as
+         * TVM does), so that a box crossing their boundary still slices. */
+        for (int k = seps[d]; k < seps[d + 1]; k++) {
+            const td_iter *it = &g.shard[k];
+            int64_t run, ext;
+
+            if (nd > 0 && dim[nd - 1].axis == it->axis &&
+                td__lay_mul64(it->extent, it->stride, &run) &&
+                run == dim[nd - 1].stride &&
+                td__lay_mul64(dim[nd - 1].extent, it->extent, &ext)) {
+                dim[nd - 1] = (td_iter){ext, it->stride, it->axis};
+                continue;
+            }
+            dim[nd++] = *it;
+        }
+        rc = slice_dim(dim, nd, start[d], extent[d], r.offset, tmp, &nt);
         if (rc < 0)
             return rc;
         for (int k = nt - 1; k >= 0; k--) {
@@ -362,11 +379,10 @@ int td__lay_apply_shape(const td_layout *l, const int64_t *coord,
                         const int64_t *shape, int n,
                         int64_t coords[TD_AXIS_COUNT])
 {
-    int64_t flat = 0, size;
-    int rc;
+    int64_t flat = 0;
 
     if (l == NULL || coord == NULL || shape == NULL || coords == NULL ||
-        n < 1 || n > TD_MAX_LAYOUT_ITERS)
+        n < 1 || n > TD_MAX_LAYOUT_ITERS || td__lay_check(l, NULL, 0) < 0)
         return TD_EINVAL;
     for (int i = 0; i < n; i++) {
         if (shape[i] < 1 || coord[i] < 0 || coord[i] >= shape[i])
@@ -375,15 +391,13 @@ int td__lay_apply_shape(const td_layout *l, const int64_t *coord,
             !td__lay_add64(flat, coord[i], &flat))
             return TD_ELIMIT;
     }
-    if ((rc = td__lay_size(l, &size)) < 0)
-        return rc;
-    if (flat >= size)
-        return TD_EINVAL;
     for (int a = 0; a < TD_AXIS_COUNT; a++)
         coords[a] = l->offset[a];
+    /* As TVM's SplitCoord: every iter but the outermost takes the index
+     * modulo its extent; the outermost takes the rest, unreduced. */
     for (int i = l->nshard - 1; i >= 0; i--) {
         const td_iter *it = &l->shard[i];
-        int64_t c = flat % it->extent, t;
+        int64_t c = i > 0 ? flat % it->extent : flat, t;
 
         flat /= it->extent;
         if (!td__lay_mul64(c, it->stride, &t) ||
