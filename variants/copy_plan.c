@@ -764,9 +764,10 @@ int td__copy_plan_reg(const td_copy_req *q, td_copy_reg_plan *out, char *why,
     }
     if (td__lay_permute_by_groups(&sg, seps, r.nshard, perm, &out->s,
                                   sseps) < 0 ||
-        td__lay_permute_dims(&r, perm, r.nshard, &rperm) < 0 ||
-        td__lay_canonicalize(&rperm, &out->r) < 0)
+        td__lay_permute_dims(&r, perm, r.nshard, &out->r_perm) < 0 ||
+        td__lay_canonicalize(&out->r_perm, &out->r) < 0)
         return TD_EINVAL;
+    rperm = out->r_perm;
     /* One atom per (register position, S iter of its group). */
     for (int k = 0; k < rperm.nshard; k++) {
         if (td_axis_is_thread(rperm.shard[k].axis))
@@ -1149,7 +1150,10 @@ int td__copy_plan_ldst(const td_copy_req *q, td_copy_ldst_plan *out,
 int td__copy_ldst_smem_off(const td_copy_ldst_plan *p, int64_t warp,
                            int64_t lane, int64_t mm, int64_t *off)
 {
-    int64_t c[6] = {warp, 0, 0, mm, p->num > 1 ? lane / 8 : 0, 0};
+    /* Lanes past 8 * num give no address to the instruction (x1 reads
+     * lanes 0-7, x2 0-15); TVM's `lane // 8` runs past segment 4 for them.
+     * Here they repeat the first 8 * num lanes, which stays in bounds. */
+    int64_t c[6] = {warp, 0, 0, mm, (lane / 8) % p->num, 0};
     int64_t sh[6] = {p->t_total / 32, 8, 4, p->m_outer, p->num, 2};
     int64_t out[TD_AXIS_COUNT];
     int rc;

@@ -147,6 +147,8 @@ typedef struct td_copy_reg_plan {
     int nouter;
     td_copy_atom outer[2 * TD_MAX_LAYOUT_ITERS]; /* outer atoms */
     td_layout r;          /* r_p: canonical, thread iter first */
+    td_layout r_perm;     /* r_perm: r permuted, before canonicalizing
+                             (its memory iters pair with S's groups) */
     td_layout s;          /* s_p: S grouped by r's iters, same order */
     td_lay_swz swz;
     int64_t r_off_base;   /* r_off_base (the region's register offset) */
@@ -189,7 +191,10 @@ bool td__copy_check_ldst(const td_copy_req *req, char *why, size_t whylen);
  *                      + (lane % 8) * row_stride)
  * and word i (< num) of the instruction is 32-bit register word
  *   r(0, 0, 0, mm, i, 0) / 2
- * of the fragment (TVM's r_words[...]).
+ * of the fragment (TVM's r_words[...]).  Only lanes below 8 * num supply
+ * addresses (the hardware ignores the others'); td__copy_ldst_smem_off
+ * gives lane l >= 8 * num the address of lane l % (8 * num), and an emitter
+ * may print TVM's `lane // 8` form instead, the difference being unread.
  */
 typedef struct td_copy_ldst_plan {
     bool ld;              /* ldmatrix (shared -> local), else stmatrix */

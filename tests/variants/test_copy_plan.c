@@ -68,6 +68,397 @@ static void mkreq(const crow *r, td_copy_req *q)
     mkside(&r->dst, &q->dst);
 }
 
+
+/* A side from a compact spec (layout text may be NULL; p < 0: no swizzle). */
+static cside S2(const char *name, const char *scope, const char *dt, int nd,
+                const int64_t *shape, const int64_t *start, const int64_t *ext,
+                const char *layout, int p)
+{
+    cside c;
+
+    memset(&c, 0, sizeof c);
+    c.name = name;
+    c.scope = scope;
+    c.dtype = dt;
+    c.ndim = nd;
+    for (int d = 0; d < nd; d++) {
+        c.shape[d] = shape[d];
+        c.start[d] = start ? start[d] : 0;
+        c.ext[d] = ext ? ext[d] : shape[d];
+    }
+    c.layout = layout;
+    c.p = p;
+    c.s = 3;
+    c.a = 3;
+    return c;
+}
+
+static td_copy_req REQ(td_exec_scope scope, int64_t tx, cside src, cside dst)
+{
+    crow r;
+    td_copy_req q;
+
+    memset(&r, 0, sizeof r);
+    r.scope = scope;
+    r.tx = tx;
+    r.src = src;
+    r.dst = dst;
+    mkreq(&r, &q);
+    return q;
+}
+
+#define SH(...) ((const int64_t[]){__VA_ARGS__})
+
+/* cases1.py gs_warp_swz: warp, f16 [32, 64] global -> shared
+ * ComposeLayout(3, 3, 3, TileLayout(S[32, 64])).  TVM prints 8 rounds of v4,
+ * g_lin = f * 256 + tid * 8,
+ * s_off = f * 256 + tid // 8 * 64 + (tid % 8 * 8 ^ (f * 4 + tid // 8 & 7) << 3). */
+static void test_gs_swizzled_offsets(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARP, 32,
+                        S2("A", "global", "float16", 2, SH(32, 64), NULL, NULL, NULL, -1),
+                        S2("S", "shared", "float16", 2, SH(32, 64), NULL, NULL,
+                           "S[(32, 64) : (64, 1)]", 3));
+    td_copy_gs_plan p;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+    assert_true(p.g_is_src);
+    assert_int_equal(p.vec, 8);
+    assert_int_equal(p.rounds, 8);
+    assert_int_equal(p.threads, 32);
+    for (int64_t f = 0; f < 8; f++)
+        for (int64_t tid = 0; tid < 32; tid++) {
+            int64_t g, s;
+            assert_int_equal(td__copy_gs_offsets(&p, f, tid, &g, &s), 0);
+            assert_int_equal(g, f * 256 + tid * 8);
+            assert_int_equal(s, f * 256 + tid / 8 * 64 +
+                                    ((tid % 8 * 8) ^ (((f * 4 + tid / 8) & 7) << 3)));
+        }
+}
+
+/* cases3.py gs_ktiled: warpgroup, f16 [128, 64] global -> shared
+ * S[(128, 8, 8) : (8, 1024, 1)]: g_lin = f * 1024 + tid * 8,
+ * s_off = tid % 8 * 1024 + f * 128 + tid // 8 * 8 (v4). */
+static void test_gs_ktiled_offsets(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARPGROUP, 128,
+                        S2("A", "global", "float16", 2, SH(128, 64), NULL, NULL, NULL, -1),
+                        S2("S", "shared", "float16", 2, SH(128, 64), NULL, NULL,
+                           "S[(128, 8, 8) : (8, 1024, 1)]", -1));
+    td_copy_gs_plan p;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.vec, 8);
+    assert_int_equal(p.rounds, 8);
+    for (int64_t f = 0; f < 8; f++)
+        for (int64_t tid = 0; tid < 128; tid += 5) {
+            int64_t g, s;
+            assert_int_equal(td__copy_gs_offsets(&p, f, tid, &g, &s), 0);
+            assert_int_equal(g, f * 1024 + tid * 8);
+            assert_int_equal(s, tid % 8 * 1024 + f * 128 + tid / 8 * 8);
+        }
+}
+
+/* gs_off3: warp, A[0:4, 3:35] of f16 [4, 35] -> S[0:4, 0:32]: TVM uses
+ * scalar u16 accesses, 4 rounds (the start 3 is not aligned). */
+static void test_gs_misaligned_start(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARP, 32,
+                        S2("A", "global", "float16", 2, SH(4, 35), SH(0, 3), SH(4, 32), NULL, -1),
+                        S2("S", "shared", "float16", 2, SH(4, 32), NULL, NULL, NULL, -1));
+    td_copy_gs_plan p;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.vec, 1);
+    assert_int_equal(p.rounds, 4);
+    for (int64_t f = 0; f < 4; f++)
+        for (int64_t tid = 0; tid < 32; tid++) {
+            int64_t g, s;
+            assert_int_equal(td__copy_gs_offsets(&p, f, tid, &g, &s), 0);
+            assert_int_equal(g, f * 35 + 3 + tid);
+            assert_int_equal(s, f * 32 + tid);
+        }
+}
+
+/* test_gmem_smem.py's algorithm tests (plan section 5.1 c): the swizzle
+ * chunk caps the width at 2^p elements (p = 2: .v2.u32, 1: .u32, 0: .u16);
+ * a row stride of 20 f16 elements allows 4 (.v2.u32); a start of 3 forces
+ * scalars. */
+static void test_gs_algorithm_cases(void **state)
+{
+    static const int64_t want[] = {1, 2, 4, 8};
+    td_copy_gs_plan p;
+    char why[256];
+
+    (void)state;
+    for (int pe = 0; pe <= 3; pe++) {
+        td_copy_req q = REQ(TD_SCOPE_WARP, 32,
+                            S2("A", "global", "float16", 2, SH(32, 32), NULL, NULL, NULL, -1),
+                            S2("S", "shared", "float16", 2, SH(32, 32), NULL, NULL,
+                               "S[(32, 32) : (32, 1)]", pe));
+        assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+        assert_int_equal(p.vec, want[pe]);
+    }
+    td_copy_req q = REQ(TD_SCOPE_THREAD, 1,
+                        S2("A", "global", "float16", 2, SH(2, 16), NULL, NULL,
+                           "S[(2, 16) : (20, 1)]", -1),
+                        S2("S", "shared", "float16", 2, SH(2, 16), NULL, NULL,
+                           "S[(2, 16) : (20, 1)]", -1));
+    assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.vec, 4);
+    assert_int_equal(p.rounds, 8);
+    q = REQ(TD_SCOPE_THREAD, 1,
+            S2("A", "global", "float16", 2, SH(4, 32), SH(0, 3), SH(4, 16), NULL, -1),
+            S2("S", "shared", "float16", 2, SH(4, 16), NULL, NULL, NULL, -1));
+    assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.vec, 1);
+}
+
+/* reg_warp_l2s_f16: Rg S[(32, 8) : (1@laneid, 1)] -> Sm [32, 8]:
+ * s_base = v * 8, one round, ds = dr = 0, v4 (8 halves). */
+static void test_reg_warp_offsets(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARP, 32,
+                        S2("Rg", "local", "float16", 2, SH(32, 8), NULL, NULL,
+                           "S[(32, 8) : (1@laneid, 1)]", -1),
+                        S2("Sm", "shared", "float16", 2, SH(32, 8), NULL, NULL, NULL, -1));
+    td_copy_reg_plan p;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(td__copy_plan_reg(&q, &p, why, sizeof why), 0);
+    assert_true(p.r_is_src);
+    assert_false(p.s_global);
+    assert_int_equal(p.vec, 8);
+    assert_int_equal(p.rounds, 1);
+    assert_int_equal(p.r_slots, 8);
+    for (int64_t v = 0; v < 32; v++) {
+        int64_t s, r;
+        assert_int_equal(td__copy_reg_offsets(&p, 0, v, &s, &r), 0);
+        assert_int_equal(s, v * 8);
+        assert_int_equal(r, 0);
+    }
+}
+
+/* reg_thread_g2l: Tx.copy(Rg[0:8, 0:8], A[3:4, 8:16, 8:16]), f16: s_base =
+ * 904 (3 * 256 + 8 * 16 + 8), 8 rounds, ds = f % 8 * 16, dr = f % 8 * 8. */
+static void test_reg_thread_offsets(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_THREAD, 1,
+                        S2("A", "global", "float16", 3, SH(4, 16, 16), SH(3, 8, 8),
+                           SH(1, 8, 8), NULL, -1),
+                        S2("Rg", "local", "float16", 2, SH(8, 8), NULL, NULL, NULL, -1));
+    td_copy_reg_plan p;
+    char why[256];
+    int64_t base, ds, dr;
+
+    (void)state;
+    assert_int_equal(td__copy_plan_reg(&q, &p, why, sizeof why), 0);
+    assert_false(p.r_is_src);
+    assert_true(p.s_global);
+    assert_int_equal(p.vec, 8);
+    assert_int_equal(p.rounds, 8);
+    assert_int_equal(td__copy_reg_thread_base(&p, 0, &base), 0);
+    assert_int_equal(base, 904);
+    for (int64_t f = 0; f < 8; f++) {
+        assert_int_equal(td__copy_reg_round(&p, f, &ds, &dr), 0);
+        assert_int_equal(ds, f % 8 * 16);
+        assert_int_equal(dr, f % 8 * 8);
+    }
+    assert_int_equal(td__copy_reg_round(&p, 8, &ds, &dr), TD_EINVAL);
+}
+
+/* reg_wg_l2s_swz: Rg S[(128, 64) : (1@tid_in_wg, 1)] -> Sm
+ * ComposeLayout(3, 3, 3, TileLayout(S[(512,)])) f16: 8 rounds,
+ * s_off = v * 64 + (f * 8 ^ (v & 7) << 3); and the sliced variant
+ * (columns 8:40) that TVM also moves with v4. */
+static void test_reg_wg_swizzled_offsets(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARPGROUP, 128,
+                        S2("Rg", "local", "float16", 2, SH(128, 64), NULL, NULL,
+                           "S[(128, 64) : (1@tid_in_wg, 1)]", -1),
+                        S2("Sm", "shared", "float16", 2, SH(128, 64), NULL, NULL,
+                           "S[512 : 1]", 3));
+    td_copy_reg_plan p;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(td__copy_plan_reg(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.vec, 8);
+    assert_int_equal(p.rounds, 8);
+    for (int64_t f = 0; f < 8; f++)
+        for (int64_t v = 0; v < 128; v += 3) {
+            int64_t s, r;
+            assert_int_equal(td__copy_reg_offsets(&p, f, v, &s, &r), 0);
+            assert_int_equal(s, v * 64 + ((f * 8) ^ ((v & 7) << 3)));
+            assert_int_equal(r, f * 8);
+        }
+    q = REQ(TD_SCOPE_WARPGROUP, 128,
+            S2("Rg", "local", "float16", 2, SH(128, 64), SH(0, 8), SH(128, 32),
+               "S[(128, 64) : (1@tid_in_wg, 1)]", -1),
+            S2("Sm", "shared", "float16", 2, SH(128, 64), SH(0, 8), SH(128, 32),
+               "S[512 : 1]", 3));
+    assert_int_equal(td__copy_plan_reg(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.vec, 8);
+    assert_int_equal(p.rounds, 4);
+    assert_int_equal(p.r_off_base, 8);
+    for (int64_t f = 0; f < 4; f++)
+        for (int64_t v = 0; v < 128; v += 7) {
+            int64_t s, r, m = v * 64 + 8 + f * 8;
+            assert_int_equal(td__copy_reg_offsets(&p, f, v, &s, &r), 0);
+            assert_int_equal(s, m ^ (((m >> 6) & 7) << 3));
+            assert_int_equal(r, 8 + f * 8);
+        }
+}
+
+/* test_reg.py: _choose_vec_len(16, [(8, 1, 1)], S[8:1], S[8:1]) == 8, and
+ * == 4 with max_vec_len=4; the tcgen05 D epilogue pairs the register
+ * layout's three memory groups ([8, 2, 2]) with S, and TVM moves it with
+ * st.shared.v2.u32 in 16 rounds. */
+static void test_reg_algorithm(void **state)
+{
+    td_copy_atom a[] = {{8, 1, 1}};
+    td_layout t;
+    td_diag d;
+    td_copy_reg_plan p;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(td_layout_parse("S[8 : 1]", &t, &d), 0);
+    assert_int_equal(td__copy_choose_vec(16, a, 1, &t, &t, 0), 8);
+    assert_int_equal(td__copy_choose_vec(16, a, 1, &t, &t, 4), 4);
+    /* D7: registers 2 apart are not a vector (TVM would say 8) */
+    a[0].r_mul = 2;
+    assert_int_equal(td__copy_choose_vec(16, a, 1, &t, &t, 0), 1);
+
+    td_copy_req q = REQ(TD_SCOPE_WARPGROUP, 128,
+                        S2("Rg", "local", "float32", 2, SH(64, 64), NULL, NULL,
+                           "S[(4, 2, 8, 8, 4, 2) : (1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]", -1),
+                        S2("Sm", "shared", "float32", 2, SH(64, 64), NULL, NULL,
+                           "S[(64, 2, 32) : (32, 2048, 1)]", 2));
+    assert_int_equal(td__copy_plan_reg(&q, &p, why, sizeof why), 0);
+    int64_t mem[TD_MAX_LAYOUT_ITERS];
+    int nm = 0;
+    for (int i = 0; i < p.r_perm.nshard; i++)
+        if (!td_axis_is_thread(p.r_perm.shard[i].axis))
+            mem[nm++] = p.r_perm.shard[i].extent;
+    assert_int_equal(nm, 3);
+    assert_int_equal(mem[0], 8);
+    assert_int_equal(mem[1], 2);
+    assert_int_equal(mem[2], 2);
+    assert_int_equal(p.vec, 2);
+    assert_int_equal(p.rounds, 16);
+    /* every element is moved exactly once: the (thread, round, lane)
+     * positions cover the 4096 swizzled shared offsets */
+    static unsigned char seen[4096];
+    memset(seen, 0, sizeof seen);
+    for (int64_t v = 0; v < 128; v++)
+        for (int64_t f = 0; f < 16; f++) {
+            int64_t s, r;
+            assert_int_equal(td__copy_reg_offsets(&p, f, v, &s, &r), 0);
+            assert_true(s >= 0 && s + 1 < 4096);
+            assert_true(r >= 0 && r + 1 < p.r_slots);
+            seen[s]++;
+            seen[s + 1]++;
+        }
+    for (int i = 0; i < 4096; i++)
+        assert_int_equal(seen[i], 1);
+}
+
+/* ldsm_warp_x4: Sm S[(8, 4, 4, 2) : (32, 2, 8, 1)], Rg S[(8, 4, 4, 2) :
+ * (4@laneid, 1@laneid, 2, 1)]: smem_off = w * 256 + laneid % 8 * 32 +
+ * laneid // 8 * 8 + mm * 2, words r_words[0..3]. */
+static void test_ldst_warp_x4(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARP, 32,
+                        S2("Sm", "shared", "float16", 4, SH(8, 4, 4, 2), NULL, NULL,
+                           "S[(8, 4, 4, 2) : (32, 2, 8, 1)]", -1),
+                        S2("Rg", "local", "float16", 4, SH(8, 4, 4, 2), NULL, NULL,
+                           "S[(8, 4, 4, 2) : (4@laneid, 1@laneid, 2, 1)]", -1));
+    td_copy_ldst_plan p;
+    char why[256];
+    int64_t off, w;
+
+    (void)state;
+    assert_int_equal(td__copy_plan_ldst(&q, &p, why, sizeof why), 0);
+    assert_true(p.ld);
+    assert_int_equal(p.num, 4);
+    assert_false(p.trans);
+    assert_int_equal(p.m_outer, 1);
+    assert_int_equal(p.lane_axis, TD_AXIS_LANEID);
+    for (int64_t lane = 0; lane < 32; lane++) {
+        assert_int_equal(td__copy_ldst_smem_off(&p, 0, lane, 0, &off), 0);
+        assert_int_equal(off, lane % 8 * 32 + lane / 8 * 8);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(td__copy_ldst_word(&p, 0, i, &w), 0);
+        assert_int_equal(w, i);
+    }
+}
+
+/* stsm_warp_x2_trans: Sm [8, 4, 2, 2] S[(8, 4, 2, 2) : (1, 32, 8, 16)]:
+ * smem_off = mm * 32 + laneid % 8 * 16 + laneid // 8 * 8 + w * 8, x2.trans. */
+static void test_ldst_warp_x2_trans(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARP, 32,
+                        S2("Rg", "local", "float16", 4, SH(8, 4, 2, 2), NULL, NULL,
+                           "S[(8, 4, 2, 2) : (4@laneid, 1@laneid, 2, 1)]", -1),
+                        S2("Sm", "shared", "float16", 4, SH(8, 4, 2, 2), NULL, NULL,
+                           "S[(8, 4, 2, 2) : (1, 32, 8, 16)]", -1));
+    td_copy_ldst_plan p;
+    char why[256];
+    int64_t off, w;
+
+    (void)state;
+    assert_int_equal(td__copy_plan_ldst(&q, &p, why, sizeof why), 0);
+    assert_false(p.ld);
+    assert_int_equal(p.num, 2);
+    assert_true(p.trans);
+    assert_int_equal(p.row_stride, 16);
+    for (int64_t lane = 0; lane < 32; lane++) {
+        assert_int_equal(td__copy_ldst_smem_off(&p, 0, lane, 0, &off), 0);
+        if (lane < 16) /* x2 reads the addresses of lanes 0-15 */
+            assert_int_equal(off, lane % 8 * 16 + lane / 8 * 8);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(td__copy_ldst_word(&p, 0, i, &w), 0);
+        assert_int_equal(w, i);
+    }
+}
+
+/* ldsm_wg_x1_swz: Sm ComposeLayout(3, 3, 3, TileLayout(S[(4, 8, 4, 1, 2) :
+ * (64, 8, 2, 8, 1)])), Rg S[(4, 8, 4, 1, 2) : (32@tid_in_wg, 4@tid_in_wg,
+ * 1@tid_in_wg, 2, 1)]: smem_off = w * 64 + (laneid % 8 * 8 ^ (w & 7) << 3)
+ * with w = warp_id_in_wg, x1. */
+static void test_ldst_wg_x1_swizzled(void **state)
+{
+    td_copy_req q = REQ(TD_SCOPE_WARPGROUP, 128,
+                        S2("Sm", "shared", "float16", 5, SH(4, 8, 4, 1, 2), NULL, NULL,
+                           "S[(4, 8, 4, 1, 2) : (64, 8, 2, 8, 1)]", 3),
+                        S2("Rg", "local", "float16", 5, SH(4, 8, 4, 1, 2), NULL, NULL,
+                           "S[(4, 8, 4, 1, 2) : (32@tid_in_wg, 4@tid_in_wg, 1@tid_in_wg, 2, 1)]",
+                           -1));
+    td_copy_ldst_plan p;
+    char why[256];
+    int64_t off;
+
+    (void)state;
+    assert_int_equal(td__copy_plan_ldst(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.num, 1);
+    assert_int_equal(p.lane_axis, TD_AXIS_TID_IN_WG);
+    for (int64_t w = 0; w < 4; w++)
+        for (int64_t lane = 0; lane < 32; lane++) {
+            assert_int_equal(td__copy_ldst_smem_off(&p, w, lane, 0, &off), 0);
+            assert_int_equal(off, w * 64 + ((lane % 8 * 8) ^ ((w & 7) << 3)));
+        }
+}
+
 /* Every inventory row: TVM's width / num / trans. */
 static void test_inventory(void **state)
 {
@@ -117,6 +508,17 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inventory),
+        cmocka_unit_test(test_gs_swizzled_offsets),
+        cmocka_unit_test(test_gs_ktiled_offsets),
+        cmocka_unit_test(test_gs_misaligned_start),
+        cmocka_unit_test(test_gs_algorithm_cases),
+        cmocka_unit_test(test_reg_warp_offsets),
+        cmocka_unit_test(test_reg_thread_offsets),
+        cmocka_unit_test(test_reg_wg_swizzled_offsets),
+        cmocka_unit_test(test_reg_algorithm),
+        cmocka_unit_test(test_ldst_warp_x4),
+        cmocka_unit_test(test_ldst_warp_x2_trans),
+        cmocka_unit_test(test_ldst_wg_x1_swizzled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
