@@ -290,7 +290,8 @@ static int reg_layout(const td_copy_req *q, const td_copy_side *r,
 /*
  * D2: the register layout's threads are exactly the scope's T threads,
  * each once: its thread iters, on the scope's own thread-id axis, chain
- * from stride 1 up to T (no thread replicas).
+ * from stride 1 up to T (no thread replicas).  A layout with no thread
+ * iters is per-thread storage that every thread moves whole.
  */
 static bool covers_scope(const td_copy_req *q, const td_copy_side *rs,
                          const td_layout *r, char *why, size_t whylen)
@@ -315,6 +316,10 @@ static bool covers_scope(const td_copy_req *q, const td_copy_side *rs,
             if (q->scope > TD_SCOPE_CTA || r->shard[i].axis != own[q->scope])
                 ok = false;
         }
+    /* No thread iters: every thread holds (and moves) a whole copy, as
+     * TVM does for a plain local buffer at warp scope. */
+    if (n == 0)
+        return true;
     if (prod != t) {
         WHY("register layout of %s covers %lld of the %s's %lld threads",
             rs->name, (long long)prod, td_exec_scope_name(q->scope),
@@ -813,8 +818,11 @@ int td__copy_reg_thread_base(const td_copy_reg_plan *p, int64_t tid,
         if (!td_axis_is_thread(p->r.shard[i].axis))
             mem = td__mul_sat(mem, p->r.shard[i].extent);
     /* r is canonical with its one thread iter (T, 1) first (D2), so the
-     * thread's coordinate is tid itself. */
-    flat = tid * mem;
+     * thread's coordinate is tid itself; without one, every thread moves
+     * the same elements. */
+    flat = p->r.nshard > 0 && td_axis_is_thread(p->r.shard[0].axis)
+               ? tid * mem
+               : 0;
     if ((rc = td__lay_apply_shape(&p->s, &flat, &(int64_t){INT64_MAX}, 1,
                                   c)) < 0)
         return rc;

@@ -135,7 +135,9 @@ typedef struct td_copy_atom {
  * where ds(f), dr(f) are the outer atoms' offsets of f (last atom
  * fastest) and s_base(tid) = td__lay_apply_shape(s, flat index of
  * (tid, 0...) in r's shard).  The register array holds r_slots elements
- * (span of the per-thread storage, TVM's r_buf.local()).
+ * (span of the per-thread storage, TVM's r_buf.local()).  A register
+ * layout without thread axes is per-thread storage: s_base is then 0 for
+ * every thread, and each thread of the scope moves all of it (as TVM).
  */
 typedef struct td_copy_reg_plan {
     bool r_is_src;        /* registers -> memory (st), else ld */

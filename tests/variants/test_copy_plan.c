@@ -504,6 +504,226 @@ static void test_inventory(void **state)
     assert_int_equal(bad, 0);
 }
 
+
+/* vec_auto_applicable's composed reason and the ldstmatrix check, with the
+ * texts TVM 0.27 gives for the same probes (its predicates' return values,
+ * recorded on this machine). */
+static void va_reason(const td_copy_req *q, const char *want)
+{
+    char why[1024] = "";
+
+    assert_false(td__copy_vec_auto_applicable(q, why, sizeof why));
+    assert_string_equal(why, want);
+}
+
+static void ldst_reason(const td_copy_req *q, const char *want)
+{
+    td_copy_ldst_plan p;
+    char why[1024] = "";
+
+    assert_int_equal(td__copy_plan_ldst(q, &p, why, sizeof why), TD_ENOMATCH);
+    assert_string_equal(why, want);
+}
+
+static void test_reasons_tvm(void **state)
+{
+    const char *lane4 = "S[(32, 4) : (1@laneid, 1)]";
+    td_copy_req q;
+
+    (void)state;
+    /* rej_r_laneid_thread: a laneid layout at thread scope */
+    q = REQ(TD_SCOPE_THREAD, 32,
+            S2("Rg", "local", "float32", 2, SH(32, 4), NULL, NULL, lane4, -1),
+            S2("Sm", "shared", "float32", 2, SH(32, 4), NULL, NULL, NULL, -1));
+    va_reason(&q, "gmem_smem: unsupported memory scopes src=local dst=shared; "
+                  "allowed: global->shared*, shared*->global; reg: R thread "
+                  "axis 'laneid' scope='warp' > exec 'thread'");
+    ldst_reason(&q, "unsupported exec_scope thread (need warp, warpgroup, or cta)");
+    /* rej_r_offset: Sm[1:2, 0:4] <- Rg[1:2, 0:4] of that layout, warp */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("Rg", "local", "float32", 2, SH(32, 4), SH(1, 0), SH(1, 4), lane4, -1),
+            S2("Sm", "shared", "float32", 2, SH(32, 4), SH(1, 0), SH(1, 4), NULL, -1));
+    va_reason(&q, "gmem_smem: unsupported memory scopes src=local dst=shared; "
+                  "allowed: global->shared*, shared*->global; reg: R sliced "
+                  "offset on thread axis 'laneid' = 1");
+    q.src.dtype = q.dst.dtype = TD_F16;
+    ldst_reason(&q, "R must have exactly one thread axis name; got []");
+    /* rej_s2s: shared -> shared */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("A", "shared", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1),
+            S2("Sm", "shared", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1));
+    va_reason(&q, "gmem_smem: unsupported memory scopes src=shared dst=shared; "
+                  "allowed: global->shared*, shared*->global; reg: unsupported "
+                  "memory scopes src=shared dst=shared; allowed: local->shared*, "
+                  "shared*->local, local->global, global->local");
+    ldst_reason(&q, "unsupported memory scopes src=shared dst=shared; allowed: "
+                    "local->shared*, shared*->local");
+    /* rej_dtype_mismatch */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("A", "global", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1),
+            S2("Sm", "shared", "float16", 2, SH(32, 8), NULL, NULL, NULL, -1));
+    va_reason(&q, "gmem_smem: validate_copy_op failed; reg: validate_copy_op failed");
+    /* cluster scope */
+    q = REQ(TD_SCOPE_CLUSTER, 64,
+            S2("A", "global", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1),
+            S2("Sm", "shared", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1));
+    va_reason(&q, "gmem_smem: unsupported exec_scope cluster; reg: unsupported "
+                  "exec_scope cluster");
+    ldst_reason(&q, "unsupported exec_scope cluster (need warp, warpgroup, or cta)");
+    /* rej_ldst_fit: a row per lane is no mma fragment */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("Sm", "shared", "float16", 2, SH(32, 8), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float16", 2, SH(32, 8), NULL, NULL,
+               "S[(32, 8) : (1@laneid, 1)]", -1));
+    ldst_reason(&q, "ldstmatrix layout doesn't fit any num \xe2\x88\x88 {4,2,1}");
+    /* rej_ldst_swz2 */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("Sm", "shared", "float16", 4, SH(8, 4, 4, 2), NULL, NULL,
+               "S[(8, 4, 4, 2) : (32, 2, 8, 1)]", 2),
+            S2("Rg", "local", "float16", 4, SH(8, 4, 4, 2), NULL, NULL,
+               "S[(8, 4, 4, 2) : (4@laneid, 1@laneid, 2, 1)]", -1));
+    ldst_reason(&q, "swizzle per_element=2 < 3 incompatible with .b16 "
+                    "ldmatrix/stmatrix (need 8-fp16 chunk integrity)");
+    /* rej_ldst_warpid */
+    q = REQ(TD_SCOPE_CTA, 128,
+            S2("Sm", "shared", "float16", 2, SH(32, 8), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float16", 2, SH(32, 8), NULL, NULL,
+               "S[(32, 8) : (1@warpid, 1)]", -1));
+    ldst_reason(&q, "R thread axis 'warpid' not in ['laneid', 'tid_in_wg', 'tx']");
+    /* rej_bx */
+    q = REQ(TD_SCOPE_CTA, 128,
+            S2("Sm", "shared", "float32", 2, SH(2, 8), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float32", 2, SH(2, 8), NULL, NULL,
+               "S[(2, 8) : (1@bx, 1)]", -1));
+    va_reason(&q, "gmem_smem: unsupported memory scopes src=shared dst=local; "
+                  "allowed: global->shared*, shared*->global; reg: R thread "
+                  "axis 'bx' subscope='cta' (not register-level)");
+    q.src.dtype = q.dst.dtype = TD_F16;
+    ldst_reason(&q, "R thread axis 'bx' not in ['laneid', 'tid_in_wg', 'tx']");
+    /* rej_g2l_warp: a plain local buffer at warp scope (every lane loads
+     * the whole region) is vec_auto's */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("A", "global", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1));
+    char why[512];
+    td_copy_reg_plan rp;
+    assert_true(td__copy_vec_auto_applicable(&q, why, sizeof why));
+    assert_int_equal(td__copy_plan_reg(&q, &rp, why, sizeof why), 0);
+    assert_int_equal(rp.vec, 4);
+    assert_int_equal(rp.rounds, 64);
+    int64_t so, ro;
+    assert_int_equal(td__copy_reg_offsets(&rp, 3, 17, &so, &ro), 0);
+    assert_int_equal(so, 12);
+    assert_int_equal(ro, 12);
+}
+
+/* The launch checks (H1) as plan section 1.1 maps them, and a non-cuda
+ * target. */
+static void test_reasons_launch(void **state)
+{
+    td_copy_req q;
+    char why[512];
+
+    (void)state;
+    q = REQ(TD_SCOPE_WARP, 16,
+            S2("A", "global", "float32", 1, SH(32), NULL, NULL, NULL, -1),
+            S2("Sm", "shared", "float32", 1, SH(32), NULL, NULL, NULL, -1));
+    assert_false(td__copy_check_gs(&q, why, sizeof why));
+    assert_string_equal(why, "laneid narrowed to [0, 16) vs full [0, 32)");
+    q.scope = TD_SCOPE_WARPGROUP;
+    q.threads_x = 64;
+    assert_false(td__copy_check_gs(&q, why, sizeof why));
+    assert_string_equal(why, "wid_in_wg narrowed to [0, 2) vs full [0, 4)");
+    q.scope = TD_SCOPE_CTA;
+    q.threads_x = 0;
+    assert_false(td__copy_check_gs(&q, why, sizeof why));
+    assert_string_equal(why, "cta scope missing threadIdx.x launch_params");
+    q.threads_x = 32;
+    assert_true(td__copy_check_gs(&q, why, sizeof why));
+    q.threads_yz = 2;
+    assert_false(td__copy_check_gs(&q, why, sizeof why));
+    assert_string_equal(why, "a multi-dimensional thread launch (threadIdx.y "
+                             "or threadIdx.z) is not supported by copy");
+    q.threads_yz = 1;
+    q.cuda = false;
+    assert_false(td__copy_check_gs(&q, why, sizeof why));
+    assert_string_equal(why, "non-cuda target");
+    assert_false(td__copy_check_ldst(&q, why, sizeof why));
+    assert_string_equal(why, "non-cuda target");
+}
+
+/* Where we differ from TVM on purpose (design/copy/plan.md section 4). */
+static void test_deviations(void **state)
+{
+    td_copy_req q;
+    td_copy_reg_plan rp;
+    char why[512];
+
+    (void)state;
+    /* D1 (d_cta48): TVM takes 32 * (48 // 32) = 32 threads and writes past
+     * the tile; we count the 48 real threads, so 256 elements do not split. */
+    q = REQ(TD_SCOPE_CTA, 48,
+            S2("A", "global", "float32", 2, SH(16, 16), NULL, NULL, NULL, -1),
+            S2("Sm", "shared", "float32", 2, SH(16, 16), NULL, NULL, NULL, -1));
+    va_reason(&q, "gmem_smem: region size 256 not divisible by thread_cnt=48; "
+                  "reg: unsupported memory scopes src=global dst=shared; "
+                  "allowed: local->shared*, shared*->local, local->global, "
+                  "global->local");
+    /* D2 (d_reg_wg_half, d_reg_warp_16): TVM lets threads 64-127 (lanes
+     * 16-31) read past the buffer. */
+    q = REQ(TD_SCOPE_WARPGROUP, 128,
+            S2("Sm", "shared", "float32", 2, SH(64, 8), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float32", 2, SH(64, 8), NULL, NULL,
+               "S[(64, 8) : (1@tid_in_wg, 1)]", -1));
+    va_reason(&q, "gmem_smem: unsupported memory scopes src=shared dst=local; "
+                  "allowed: global->shared*, shared*->global; reg: register "
+                  "layout of Rg covers 64 of the warpgroup's 128 threads");
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("Sm", "shared", "float32", 2, SH(16, 8), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float32", 2, SH(16, 8), NULL, NULL,
+               "S[(16, 8) : (1@laneid, 1)]", -1));
+    assert_false(td__copy_check_reg(&q, why, sizeof why));
+    assert_string_equal(why, "register layout of Rg covers 16 of the warp's 32 threads");
+    /* lanes in a stride-2 order cover the warp, but not one to one */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("Sm", "shared", "float32", 2, SH(32, 8), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float32", 2, SH(32, 8), NULL, NULL,
+               "S[(32, 8) : (2@laneid, 1)]", -1));
+    assert_false(td__copy_check_reg(&q, why, sizeof why));
+    assert_string_equal(why, "register layout of Rg does not map the warp's "
+                             "32 threads one to one");
+    /* D2 for ldstmatrix: a one-warp fragment at warpgroup scope */
+    q = REQ(TD_SCOPE_WARPGROUP, 128,
+            S2("Sm", "shared", "float16", 4, SH(8, 4, 4, 2), NULL, NULL,
+               "S[(8, 4, 4, 2) : (32, 2, 8, 1)]", -1),
+            S2("Rg", "local", "float16", 4, SH(8, 4, 4, 2), NULL, NULL,
+               "S[(8, 4, 4, 2) : (4@laneid, 1@laneid, 2, 1)]", -1));
+    ldst_reason(&q, "register layout of Rg covers 32 of the warpgroup's 128 threads");
+    /* D3 (d_ldsm_f32): TVM issues ldmatrix .b16 on a float32 fragment */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("Sm", "shared", "float32", 4, SH(8, 4, 4, 2), NULL, NULL,
+               "S[(8, 4, 4, 2) : (32, 2, 8, 1)]", -1),
+            S2("Rg", "local", "float32", 4, SH(8, 4, 4, 2), NULL, NULL,
+               "S[(8, 4, 4, 2) : (4@laneid, 1@laneid, 2, 1)]", -1));
+    ldst_reason(&q, "ldstmatrix moves 16-bit elements (.b16); Rg is float32");
+    /* D7 (d_reg_gapped_vec): the 4 elements sit in registers 0, 2, 4, 6;
+     * TVM stores r_words[0..3] with st.shared.v4; we move one at a time. */
+    q = REQ(TD_SCOPE_WARP, 32,
+            S2("Rg", "local", "float32", 2, SH(32, 4), NULL, NULL,
+               "S[(32, 4) : (1@laneid, 2)]", -1),
+            S2("Sm", "shared", "float32", 2, SH(32, 4), NULL, NULL, NULL, -1));
+    assert_int_equal(td__copy_plan_reg(&q, &rp, why, sizeof why), 0);
+    assert_int_equal(rp.vec, 1);
+    assert_int_equal(rp.rounds, 4);
+    assert_int_equal(rp.r_slots, 7);
+    for (int64_t f = 0; f < 4; f++) {
+        int64_t so, ro;
+        assert_int_equal(td__copy_reg_offsets(&rp, f, 5, &so, &ro), 0);
+        assert_int_equal(so, 5 * 4 + f);
+        assert_int_equal(ro, 2 * f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +739,9 @@ int main(void)
         cmocka_unit_test(test_ldst_warp_x4),
         cmocka_unit_test(test_ldst_warp_x2_trans),
         cmocka_unit_test(test_ldst_wg_x1_swizzled),
+        cmocka_unit_test(test_reasons_tvm),
+        cmocka_unit_test(test_reasons_launch),
+        cmocka_unit_test(test_deviations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
