@@ -178,6 +178,28 @@ int td__copy_reg_round(const td_copy_reg_plan *p, int64_t f, int64_t *ds,
 int td__copy_reg_offsets(const td_copy_reg_plan *p, int64_t f, int64_t tid,
                          int64_t *s_off, int64_t *r_slot);
 
+/* ---- shared by copy_plan.c and copy_plan_ldst.c ---------------------- */
+
+/* Whether the side's scope matches pat (a trailing '*' is a prefix). */
+bool td__copy_scope_is(const td_copy_side *s, const char *pat);
+/* The local side of a copy (src when src is local), and the other one. */
+const td_copy_side *td__copy_local_side(const td_copy_req *q);
+const td_copy_side *td__copy_other_side(const td_copy_req *q);
+/* The side's TileLayout sliced to its region, swizzle stripped (not
+ * canonicalized). */
+int td__copy_side_tile(const td_copy_side *s, td_layout *out);
+/* The register side's layout sliced, scope-fused and canonical. */
+int td__copy_reg_layout(const td_copy_req *q, const td_copy_side *r,
+                        td_layout *out);
+/* TVM's H1 (_all_threads_active), H2 (validate_copy_op) and H3
+ * (_scope_allowed over "src", "dst" pattern pairs, NULL-terminated). */
+bool td__copy_threads_active(const td_copy_req *q, char *why, size_t whylen);
+bool td__copy_valid(const td_copy_req *q, char *why, size_t whylen);
+bool td__copy_scope_allowed(const td_copy_req *q, const char *const *pairs,
+                            char *why, size_t whylen);
+/* Shard positions, thread iters first, then stride descending (stable). */
+void td__copy_thread_first_perm(const td_layout *r, int *perm);
+
 /* ---- ldstmatrix ------------------------------------------------------ */
 
 /* ldstmatrix_applicable (TVM _is_ldstmatrix: target, scope, H1-H3). */
