@@ -155,7 +155,9 @@ def width_bytes(acc):
 def c_side(bufs, ref):
     name, region = ref
     sc, shape, dt, lay, swz = bufs[name]
-    p, s, a = swz or (-1, 0, 0)
+    p, s, a = -1, 0, 0
+    if swz:  # TVM's printed ComposeLayout, through our parser
+        lay = "ComposeLayout(%d, %d, %d, TileLayout(%s))" % (swz + (lay,))
     laytxt = '"%s"' % lay if lay else "NULL"
     ints = lambda v: "{" + ", ".join(str(x) for x in v) + "}"
     return (f'{{"{name}", "{sc}", "{dt}", {len(shape)}, {ints(shape)}, {ints([r[0] for r in region])}, '
