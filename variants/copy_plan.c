@@ -357,7 +357,11 @@ bool td__copy_check_reg(const td_copy_req *q, char *why, size_t whylen)
     rs = td__copy_local_side(q);
     ss = td__copy_other_side(q);
     if (rs->swz.on) {
-        WHY("R layout is swizzle");
+        /* TVM's is_swizzle(): a ComposeLayout over a trivial tile. */
+        if (td__lay_is_trivial(&rs->tile))
+            WHY("R layout is swizzle");
+        else
+            WHY("R layout is ComposeLayout, not TileLayout");
         return false;
     }
     for (int i = 0; i < rs->tile.nshard; i++) {

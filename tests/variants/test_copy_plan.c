@@ -620,6 +620,27 @@ static void test_reasons_tvm(void **state)
     assert_int_equal(ro, 12);
 }
 
+/* A swizzled register layout (the call parser refuses one; a hand-built
+ * request may carry it): TVM's two texts. */
+static void test_reasons_reg_swizzle(void **state)
+{
+    td_copy_req q;
+    char why[512];
+
+    (void)state;
+    q = REQ(TD_SCOPE_THREAD, 1,
+            S2("Sm", "shared", "float16", 2, SH(8, 64), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float16", 2, SH(8, 64), NULL, NULL, "S[512 : 1]", 3));
+    assert_false(td__copy_check_reg(&q, why, sizeof why));
+    assert_string_equal(why, "R layout is swizzle");
+    q = REQ(TD_SCOPE_THREAD, 1,
+            S2("Sm", "shared", "float16", 2, SH(8, 64), NULL, NULL, NULL, -1),
+            S2("Rg", "local", "float16", 2, SH(8, 64), NULL, NULL,
+               "S[(8, 64) : (1, 8)]", 3));
+    assert_false(td__copy_check_reg(&q, why, sizeof why));
+    assert_string_equal(why, "R layout is ComposeLayout, not TileLayout");
+}
+
 /* The launch checks (H1) as plan section 1.1 maps them, and a non-cuda
  * target. */
 static void test_reasons_launch(void **state)
@@ -743,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_ldst_warp_x2_trans),
         cmocka_unit_test(test_ldst_wg_x1_swizzled),
         cmocka_unit_test(test_reasons_tvm),
+        cmocka_unit_test(test_reasons_reg_swizzle),
         cmocka_unit_test(test_reasons_launch),
         cmocka_unit_test(test_deviations),
     };
