@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -748,10 +749,206 @@ static void test_deviations(void **state)
     }
 }
 
+
+/* ---- every plan moves each element to its place ---------------------- */
+
+/* A (key, value) pair: where an element is on one side and the other. */
+typedef struct pair {
+    int64_t a, b, c;
+} pair;
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    if (p->c != q->c)
+        return p->c < q->c ? -1 : 1;
+    return 0;
+}
+
+#define MAXE 16384
+
+/* Element e (row-major over the side's region) of a side: its memory
+ * offset (swizzled) and, for a register side, the owning thread. */
+static void place(const td_copy_side *sd, int64_t e, int64_t *off,
+                  int64_t *tid)
+{
+    td_layout t = sd->tile, sl;
+    int64_t c[TD_AXIS_COUNT], n = 1, size;
+
+    /* a bare swizzle's trivial tile stands for the buffer's row-major order */
+    for (int d = 0; d < sd->ndim; d++)
+        n *= sd->shape[d];
+    assert_int_equal(td__lay_size(&t, &size), 0);
+    if (sd->swz.on && td__lay_is_trivial(&t) && size != n)
+        assert_int_equal(td__lay_row_major(sd->shape, sd->ndim, &t), 0);
+    assert_int_equal(td__lay_slice(&t, sd->shape, sd->ndim, sd->start,
+                                   sd->extent, &sl), 0);
+    assert_int_equal(td__lay_map(&sl, e, c), 0);
+    assert_int_equal(td__lay_swz_apply(&sd->swz, c[TD_AXIS_M], off), 0);
+    c[TD_AXIS_M] = 0;
+    assert_int_equal(td__lay_thread_id(c, tid), 0);
+}
+
+static int64_t region_elems(const td_copy_side *sd)
+{
+    int64_t n = 1;
+    for (int d = 0; d < sd->ndim; d++)
+        n *= sd->extent[d];
+    return n;
+}
+
+/* The pairs the copy must make: (src place, dst place) per element, with
+ * the register side as (thread, slot). */
+static int64_t want_pairs(const td_copy_req *q, bool reg, pair *w)
+{
+    const td_copy_side *r = td__copy_local_side(q), *o = td__copy_other_side(q);
+    int64_t n = region_elems(&q->src);
+
+    assert_true(n <= MAXE);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t a, ta, b, tb;
+        if (reg) {
+            place(r, e, &a, &ta);
+            place(o, e, &b, &tb);
+            w[e] = (pair){ta, a, b};
+        } else {
+            place(&q->src, e, &a, &ta);
+            place(&q->dst, e, &b, &tb);
+            w[e] = (pair){0, a, b};
+        }
+    }
+    qsort(w, (size_t)n, sizeof *w, pair_cmp);
+    return n;
+}
+
+static bool same(pair *g, int64_t ng, pair *w, int64_t nw)
+{
+    if (ng != nw)
+        return false;
+    qsort(g, (size_t)ng, sizeof *g, pair_cmp);
+    return memcmp(g, w, sizeof(pair) * (size_t)ng) == 0;
+}
+
+static bool gs_moves_all(const td_copy_req *q, const td_copy_gs_plan *p,
+                         pair *g, pair *w)
+{
+    int64_t n = 0, nw = want_pairs(q, false, w);
+
+    for (int64_t f = 0; f < p->rounds; f++)
+        for (int64_t t = 0; t < p->threads; t++) {
+            int64_t go, so;
+            assert_int_equal(td__copy_gs_offsets(p, f, t, &go, &so), 0);
+            for (int64_t l = 0; l < p->vec && n < MAXE; l++, n++)
+                g[n] = p->g_is_src ? (pair){0, go + l, so + l}
+                                   : (pair){0, so + l, go + l};
+        }
+    return same(g, n, w, nw);
+}
+
+static bool reg_moves_all(const td_copy_req *q, const td_copy_reg_plan *p,
+                          pair *g, pair *w)
+{
+    int64_t n = 0, nw = want_pairs(q, true, w);
+    bool per_thread = p->r.nshard == 0 || !td_axis_is_thread(p->r.shard[0].axis);
+    int64_t nt = per_thread ? 1 : p->threads;
+
+    for (int64_t f = 0; f < p->rounds; f++)
+        for (int64_t t = 0; t < nt; t++) {
+            int64_t so, ro;
+            assert_int_equal(td__copy_reg_offsets(p, f, t, &so, &ro), 0);
+            for (int64_t l = 0; l < p->vec && n < MAXE; l++, n++) {
+                assert_true(ro + l < p->r_slots);
+                g[n] = (pair){t, ro + l, so + l};
+            }
+        }
+    return same(g, n, w, nw);
+}
+
+/*
+ * ldmatrix / stmatrix semantics: matrix i's row r is at the address lane
+ * 8 i + r gives; thread t's word i holds that matrix's elements
+ * (t / 4, 2 (t % 4)) and (t / 4, 2 (t % 4) + 1), or with .trans
+ * (2 (t % 4), t / 4) and (2 (t % 4) + 1, t / 4), in its registers 2 w,
+ * 2 w + 1.
+ */
+static bool ldst_moves_all(const td_copy_req *q, const td_copy_ldst_plan *p,
+                           pair *g, pair *w)
+{
+    int64_t n = 0, nw = want_pairs(q, true, w);
+
+    for (int64_t wp = 0; wp < p->t_total / 32; wp++)
+        for (int64_t mm = 0; mm < p->m_outer; mm++)
+            for (int i = 0; i < p->num; i++) {
+                int64_t word;
+                assert_int_equal(td__copy_ldst_word(p, mm, i, &word), 0);
+                for (int64_t t = 0; t < 32; t++)
+                    for (int k = 0; k < 2; k++) {
+                        int64_t row, col, addr;
+                        if (!p->trans) {
+                            row = t / 4;
+                            col = 2 * (t % 4) + k;
+                        } else {
+                            row = 2 * (t % 4) + k;
+                            col = t / 4;
+                        }
+                        assert_int_equal(td__copy_ldst_smem_off(p, wp, 8 * i + row,
+                                                                mm, &addr), 0);
+                        if (n < MAXE)
+                            g[n++] = (pair){wp * 32 + t, 2 * word + k, addr + col};
+                    }
+            }
+    return same(g, n, w, nw);
+}
+
+/* Every inventory plan pairs each source element with its destination:
+ * the semantics, not only the width. */
+static void test_inventory_moves(void **state)
+{
+    static pair g[MAXE], w[MAXE];
+    int checked = 0;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const crow *r = &rows[i];
+        td_copy_req q;
+        char why[512];
+        bool ok;
+
+        mkreq(r, &q);
+        if (region_elems(&q.src) > MAXE)
+            continue;
+        if (r->kind == 0) {
+            td_copy_gs_plan p;
+            assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+            ok = gs_moves_all(&q, &p, g, w);
+        } else if (r->kind == 1) {
+            td_copy_reg_plan p;
+            assert_int_equal(td__copy_plan_reg(&q, &p, why, sizeof why), 0);
+            ok = reg_moves_all(&q, &p, g, w);
+        } else {
+            td_copy_ldst_plan p;
+            assert_int_equal(td__copy_plan_ldst(&q, &p, why, sizeof why), 0);
+            ok = ldst_moves_all(&q, &p, g, w);
+        }
+        if (!ok)
+            printf("%s: the plan does not move every element to its place\n",
+                   r->name);
+        assert_true(ok);
+        checked++;
+    }
+    printf("moves: %d plans checked\n", checked);
+    assert_true(checked > 300);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inventory),
+        cmocka_unit_test(test_inventory_moves),
         cmocka_unit_test(test_gs_swizzled_offsets),
         cmocka_unit_test(test_gs_ktiled_offsets),
         cmocka_unit_test(test_gs_misaligned_start),
