@@ -511,7 +511,9 @@ static int try_gs_vec(const td_layout *g, const td_layout *s_al, int64_t vec,
     }
     if (td__lay_group(s_al, shape, n, sp, seps) < 0)
         return TD_ENOMATCH;
-    if (!s_tail_contig(sp, vec))
+    /* TVM checks only S's tail; a G vector iter of stride > 1 (a column
+     * of a wider global array) would load the wrong elements. */
+    if (!s_tail_contig(sp, vec) || !s_tail_contig(gp, vec))
         return TD_ENOMATCH;
     for (int i = 0; i + 1 < sp->nshard; i++)
         terms[nterm++] = sp->shard[i].stride;

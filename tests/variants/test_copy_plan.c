@@ -682,9 +682,27 @@ static void test_deviations(void **state)
 {
     td_copy_req q;
     td_copy_reg_plan rp;
+    td_copy_gs_plan gp;
     char why[512];
 
     (void)state;
+    /* A column of a wider global array (probe col_g2s: thread scope,
+     * Sm[0:64, 0:1] <- A[0:64, 2:3] of f16 [64, 5], Sm S[(64, 1) : (1, 64)]):
+     * TVM loads a u32 at g_lin = f * 10 + 2, two elements of one row; the
+     * column's elements are 5 apart, so we move one at a time. */
+    q = REQ(TD_SCOPE_THREAD, 1,
+            S2("A", "global", "float16", 2, SH(64, 5), SH(0, 2), SH(64, 1), NULL, -1),
+            S2("Sm", "shared", "float16", 2, SH(64, 1), NULL, NULL,
+               "S[(64, 1) : (1, 64)]", -1));
+    assert_int_equal(td__copy_plan_gs(&q, &gp, why, sizeof why), 0);
+    assert_int_equal(gp.vec, 1);
+    assert_int_equal(gp.rounds, 64);
+    for (int64_t f = 0; f < 64; f++) {
+        int64_t go, so;
+        assert_int_equal(td__copy_gs_offsets(&gp, f, 0, &go, &so), 0);
+        assert_int_equal(go, f * 5 + 2);
+        assert_int_equal(so, f);
+    }
     /* D1 (d_cta48): TVM takes 32 * (48 // 32) = 32 threads and writes past
      * the tile; we count the 48 real threads, so 256 elements do not split. */
     q = REQ(TD_SCOPE_CTA, 48,
@@ -944,11 +962,222 @@ static void test_inventory_moves(void **state)
     assert_true(checked > 300);
 }
 
+
+/* ---- random copies: whatever plan comes out is right ------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static int64_t rnd(int64_t n)
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (int64_t)((rng >> 33) % (uint64_t)n);
+}
+
+/*
+ * A random bijective layout of a 2-D shape: each dim split into factors,
+ * the factor iters given the strides of a random order (axes: memory, or
+ * for `nthr` > 1 the thread chain 1..nthr on `ax` taken by the innermost
+ * iters of the chosen order).
+ */
+static void rand_layout(const int64_t *shape, int64_t nthr, td_axis ax,
+                        td_layout *l)
+{
+    td_iter it[8];
+    int n = 0, order[8];
+    int64_t st = 1, tst = 1;
+
+    memset(l, 0, sizeof *l);
+    for (int d = 0; d < 2; d++) {
+        int64_t e = shape[d];
+        if (e >= 4 && rnd(2)) {
+            int64_t f = e >= 8 && rnd(2) ? 4 : 2;
+            it[n++] = (td_iter){e / f, 0, TD_AXIS_M};
+            it[n++] = (td_iter){f, 0, TD_AXIS_M};
+        } else {
+            it[n++] = (td_iter){e, 0, TD_AXIS_M};
+        }
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rnd(i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    /* innermost first in `order` from its end */
+    for (int k = n - 1; k >= 0; k--) {
+        td_iter *x = &it[order[k]];
+        if (nthr > 1 && tst < nthr && nthr % (tst * x->extent) == 0) {
+            x->stride = tst;
+            x->axis = ax;
+            tst *= x->extent;
+        } else {
+            x->stride = st;
+            st *= x->extent;
+        }
+    }
+    l->nshard = n;
+    memcpy(l->shard, it, sizeof(td_iter) * (size_t)n);
+}
+
+static void test_random_gs(void **state)
+{
+    static pair g[MAXE], w[MAXE];
+    static const td_exec_scope sc[] = {TD_SCOPE_THREAD, TD_SCOPE_WARP,
+                                       TD_SCOPE_WARPGROUP, TD_SCOPE_CTA};
+    static const char *const dts[] = {"uint8", "float16", "float32"};
+    int planned = 0, vec_hist[17] = {0};
+
+    (void)state;
+    for (int iter = 0; iter < 3000; iter++) {
+        int64_t shape[2] = {(int64_t)1 << rnd(7), (int64_t)1 << rnd(7)};
+        int64_t gshape[2], gstart[2];
+        td_layout sl;
+        td_copy_req q;
+        td_copy_gs_plan p;
+        char why[512];
+        td_dtype dt;
+        td_exec_scope scope = sc[rnd(4)];
+        int64_t tx = scope == TD_SCOPE_CTA ? 32 * (1 + rnd(4))
+                     : scope == TD_SCOPE_WARPGROUP ? 128
+                     : scope == TD_SCOPE_WARP ? 32 : 1;
+        td_lay_swz z = {false, 0, 0, 0, true};
+
+        if (shape[0] * shape[1] > 4096)
+            continue;
+        for (int d = 0; d < 2; d++) {
+            gshape[d] = shape[d] + (rnd(3) == 0 ? rnd(5) : 0);
+            gstart[d] = rnd(gshape[d] - shape[d] + 1);
+        }
+        rand_layout(shape, 1, TD_AXIS_M, &sl);
+        if (rnd(3) == 0) {
+            z.on = true;
+            z.per_element = (int)rnd(4);
+            z.swizzle_len = 1 + (int)rnd(3);
+            z.atom_len = z.swizzle_len + (int)rnd(2);
+        }
+        assert_int_equal(td_dtype_parse(dts[rnd(3)], &dt), 0);
+        memset(&q, 0, sizeof q);
+        q.cuda = true;
+        q.scope = scope;
+        q.threads_x = tx;
+        q.threads_yz = 1;
+        td_copy_side gsd, ssd;
+        assert_int_equal(td__copy_side_init(&gsd, "A", "global", dt, 2, gshape,
+                                            gstart, shape, NULL, NULL), 0);
+        assert_int_equal(td__copy_side_init(&ssd, "S", "shared", dt, 2, shape,
+                                            NULL, NULL, &sl, &z), 0);
+        if (rnd(2)) {
+            q.src = gsd;
+            q.dst = ssd;
+        } else {
+            q.src = ssd;
+            q.dst = gsd;
+        }
+        if (td__copy_plan_gs(&q, &p, why, sizeof why) != 0)
+            continue;
+        planned++;
+        vec_hist[p.vec]++;
+        if (!gs_moves_all(&q, &p, g, w)) {
+            char b[256];
+            td_layout_format(&sl, b, sizeof b);
+            printf("random gs %d: scope %d tx %lld shape [%lld, %lld] S %s "
+                   "swz %d/%d/%d vec %lld\n", iter, (int)scope, (long long)tx,
+                   (long long)shape[0], (long long)shape[1], b, z.per_element,
+                   z.swizzle_len, z.atom_len, (long long)p.vec);
+            td_layout_format(&p.g, b, sizeof b);
+            printf("  G [%lld, %lld] from [%lld, %lld]; plan g %s", (long long)gshape[0],
+                   (long long)gshape[1], (long long)gstart[0], (long long)gstart[1], b);
+            td_layout_format(&p.s, b, sizeof b);
+            printf(" s %s rounds %lld T %lld\n", b, (long long)p.rounds,
+                   (long long)p.threads);
+            fail();
+        }
+    }
+    printf("random gs: %d plans (vec 1: %d, 2: %d, 4: %d, 8: %d, 16: %d)\n",
+           planned, vec_hist[1], vec_hist[2], vec_hist[4], vec_hist[8],
+           vec_hist[16]);
+    assert_true(planned > 500);
+    assert_true(vec_hist[8] > 0 && vec_hist[1] > 0);
+}
+
+static void test_random_reg(void **state)
+{
+    static pair g[MAXE], w[MAXE];
+    static const td_exec_scope sc[] = {TD_SCOPE_THREAD, TD_SCOPE_WARP,
+                                       TD_SCOPE_WARPGROUP, TD_SCOPE_CTA};
+    static const td_axis ax[] = {TD_AXIS_M, TD_AXIS_LANEID, TD_AXIS_TID_IN_WG,
+                                 TD_AXIS_TX};
+    static const char *const dts[] = {"uint8", "float16", "float32"};
+    int planned = 0, wide = 0;
+
+    (void)state;
+    for (int iter = 0; iter < 3000; iter++) {
+        int si = (int)rnd(4);
+        int64_t nthr = si == 0 ? 1 : si == 1 ? 32 : si == 2 ? 128 : 64;
+        int64_t shape[2] = {(int64_t)1 << rnd(8), (int64_t)1 << rnd(8)};
+        td_layout rl, sl;
+        td_copy_req q;
+        td_copy_reg_plan p;
+        char why[512];
+        td_dtype dt;
+        td_lay_swz z = {false, 0, 0, 0, true};
+
+        if (shape[0] * shape[1] > 8192 || shape[0] * shape[1] < nthr)
+            continue;
+        rand_layout(shape, nthr, ax[si], &rl);
+        rand_layout(shape, 1, TD_AXIS_M, &sl);
+        if (rnd(3) == 0) {
+            z.on = true;
+            z.per_element = (int)rnd(4);
+            z.swizzle_len = 1 + (int)rnd(3);
+            z.atom_len = z.swizzle_len + (int)rnd(2);
+        }
+        assert_int_equal(td_dtype_parse(dts[rnd(3)], &dt), 0);
+        memset(&q, 0, sizeof q);
+        q.cuda = true;
+        q.scope = sc[si];
+        q.threads_x = nthr;
+        q.threads_yz = 1;
+        td_copy_side rsd, ssd;
+        assert_int_equal(td__copy_side_init(&rsd, "Rg", "local", dt, 2, shape,
+                                            NULL, NULL, &rl, NULL), 0);
+        assert_int_equal(td__copy_side_init(&ssd, "S",
+                                            rnd(2) ? "shared" : "global", dt, 2,
+                                            shape, NULL, NULL, &sl, &z), 0);
+        if (rnd(2)) {
+            q.src = rsd;
+            q.dst = ssd;
+        } else {
+            q.src = ssd;
+            q.dst = rsd;
+        }
+        if (td__copy_plan_reg(&q, &p, why, sizeof why) != 0)
+            continue;
+        planned++;
+        wide += p.vec > 1;
+        if (!reg_moves_all(&q, &p, g, w)) {
+            char b[256], c[256];
+            td_layout_format(&rl, b, sizeof b);
+            td_layout_format(&sl, c, sizeof c);
+            printf("random reg %d: R %s S %s swz %d/%d/%d vec %lld\n", iter, b,
+                   c, z.per_element, z.swizzle_len, z.atom_len,
+                   (long long)p.vec);
+            fail();
+        }
+    }
+    printf("random reg: %d plans, %d wider than one element\n", planned, wide);
+    assert_true(planned > 500);
+    assert_true(wide > 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inventory),
         cmocka_unit_test(test_inventory_moves),
+        cmocka_unit_test(test_random_gs),
+        cmocka_unit_test(test_random_reg),
         cmocka_unit_test(test_gs_swizzled_offsets),
         cmocka_unit_test(test_gs_ktiled_offsets),
         cmocka_unit_test(test_gs_misaligned_start),
