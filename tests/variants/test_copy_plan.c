@@ -1049,7 +1049,14 @@ static void test_random_gs(void **state)
             gshape[d] = shape[d] + (rnd(3) == 0 ? rnd(5) : 0);
             gstart[d] = rnd(gshape[d] - shape[d] + 1);
         }
-        rand_layout(shape, 1, TD_AXIS_M, &sl);
+        /* the shared buffer may be bigger than the region (by a power of
+         * two, so that the random factorisations still apply) */
+        int64_t sshape[2], sstart[2];
+        for (int d = 0; d < 2; d++) {
+            sshape[d] = shape[d] << (rnd(4) == 0 ? 1 : 0);
+            sstart[d] = rnd(sshape[d] - shape[d] + 1);
+        }
+        rand_layout(sshape, 1, TD_AXIS_M, &sl);
         if (rnd(3) == 0) {
             z.on = true;
             z.per_element = (int)rnd(4);
@@ -1065,8 +1072,8 @@ static void test_random_gs(void **state)
         td_copy_side gsd, ssd;
         assert_int_equal(td__copy_side_init(&gsd, "A", "global", dt, 2, gshape,
                                             gstart, shape, NULL, NULL), 0);
-        assert_int_equal(td__copy_side_init(&ssd, "S", "shared", dt, 2, shape,
-                                            NULL, NULL, &sl, &z), 0);
+        assert_int_equal(td__copy_side_init(&ssd, "S", "shared", dt, 2, sshape,
+                                            sstart, shape, &sl, &z), 0);
         if (rnd(2)) {
             q.src = gsd;
             q.dst = ssd;
@@ -1125,8 +1132,21 @@ static void test_random_reg(void **state)
 
         if (shape[0] * shape[1] > 8192 || shape[0] * shape[1] < nthr)
             continue;
+        int64_t rst[2] = {0, 0}, rex[2] = {shape[0], shape[1]};
+        int64_t sshape[2], sst[2];
         rand_layout(shape, nthr, ax[si], &rl);
-        rand_layout(shape, 1, TD_AXIS_M, &sl);
+        /* sometimes a sub-box of the register buffer (most are refused:
+         * they cut thread iters; the rest must still be right) */
+        if (rnd(4) == 0)
+            for (int d = 0; d < 2; d++) {
+                rex[d] = shape[d] > 1 ? shape[d] >> rnd(2) : 1;
+                rst[d] = rex[d] * rnd(shape[d] / rex[d]);
+            }
+        for (int d = 0; d < 2; d++) {
+            sshape[d] = rex[d] << (rnd(4) == 0 ? 1 : 0);
+            sst[d] = rnd(sshape[d] - rex[d] + 1);
+        }
+        rand_layout(sshape, 1, TD_AXIS_M, &sl);
         if (rnd(3) == 0) {
             z.on = true;
             z.per_element = (int)rnd(4);
@@ -1141,10 +1161,10 @@ static void test_random_reg(void **state)
         q.threads_yz = 1;
         td_copy_side rsd, ssd;
         assert_int_equal(td__copy_side_init(&rsd, "Rg", "local", dt, 2, shape,
-                                            NULL, NULL, &rl, NULL), 0);
+                                            rst, rex, &rl, NULL), 0);
         assert_int_equal(td__copy_side_init(&ssd, "S",
                                             rnd(2) ? "shared" : "global", dt, 2,
-                                            shape, NULL, NULL, &sl, &z), 0);
+                                            sshape, sst, rex, &sl, &z), 0);
         if (rnd(2)) {
             q.src = rsd;
             q.dst = ssd;
