@@ -64,6 +64,34 @@ int td__copy_side_from_call(const td_call *call, const td_region *r,
                               b->has_layout ? &b->layout : NULL, NULL);
 }
 
+int td__copy_req_from_call(const td_call *call, td_copy_req *q)
+{
+    const td_region *src;
+    int rc;
+
+    if (call == NULL || q == NULL)
+        return TD_EINVAL;
+    memset(q, 0, sizeof *q);
+    q->cuda = td__name_is(call->target, "cuda");
+    q->scope = call->scope;
+    if (call->launch[TD_LAUNCH_TX].present &&
+        !call->launch[TD_LAUNCH_TX].symbolic)
+        q->threads_x = call->launch[TD_LAUNCH_TX].extent;
+    q->threads_yz = 1;
+    for (int t = TD_LAUNCH_TY; t <= TD_LAUNCH_TZ; t++)
+        if (call->launch[t].present)
+            q->threads_yz = call->launch[t].symbolic
+                                ? INT64_MAX
+                                : td__mul_sat(q->threads_yz,
+                                              call->launch[t].extent);
+    if (call->nsrcs < 1 || call->srcs[0].kind != TD_OPERAND_REGION)
+        return TD_EINVAL;
+    src = &call->srcs[0].region;
+    if ((rc = td__copy_side_from_call(call, src, &q->src)) < 0)
+        return rc;
+    return td__copy_side_from_call(call, &call->dst, &q->dst);
+}
+
 bool td__copy_scope_is(const td_copy_side *s, const char *pat)
 {
     size_t n = strlen(pat);

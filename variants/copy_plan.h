@@ -63,6 +63,12 @@ int td__copy_side_init(td_copy_side *side, const char *name,
 int td__copy_side_from_call(const td_call *call, const td_region *r,
                             td_copy_side *side);
 
+/* The request of a loaded copy call: target, scope, the launch's
+ * threadIdx.x (0 when absent or symbolic) and threadIdx.y * .z (INT64_MAX
+ * when symbolic), srcs[0] and dst.  TD_EINVAL when the first source is not
+ * a region. */
+int td__copy_req_from_call(const td_call *call, td_copy_req *q);
+
 /*
  * The scope's thread count T: thread 1, warp 32, warpgroup 128, cta the
  * launch's threadIdx.x (TVM uses 32 * (threadIdx.x // 32); defect D1).

@@ -1191,10 +1191,55 @@ static void test_random_reg(void **state)
     assert_true(wide > 100);
 }
 
+
+/* A loaded call file gives the same request as the hand-built one:
+ * TVM's printed ComposeLayout on the shared buffer, the launch. */
+static void test_req_from_call(void **state)
+{
+    static const char text[] =
+        "op: add\n"
+        "target: cuda\n"
+        "arch: sm_90a\n"
+        "scope: warp\n"
+        "launch: {threadIdx.x: 32}\n"
+        "buffers:\n"
+        "  A: {scope: global, dtype: float16, shape: [32, 64]}\n"
+        "  S: {scope: shared, dtype: float16, shape: [32, 64],\n"
+        "      layout: \"ComposeLayout(3, 3, 3, TileLayout(S[(32, 64) : (64, 1)]))\"}\n"
+        "dst: \"S[0:32, 0:64]\"\n"
+        "srcs: [\"A[0:32, 0:64]\", \"A[0:32, 0:64]\"]\n";
+    td_call *call = NULL;
+    td_diag d;
+    td_copy_req q;
+    td_copy_gs_plan p;
+    char why[256];
+
+    (void)state;
+    if (td_call_parse("t.yaml", text, sizeof text - 1, &call, &d) != 0)
+        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+    assert_int_equal(td__copy_req_from_call(call, &q), 0);
+    assert_true(q.cuda);
+    assert_int_equal(q.scope, TD_SCOPE_WARP);
+    assert_int_equal(q.threads_x, 32);
+    assert_int_equal(q.threads_yz, 1);
+    assert_string_equal(q.src.name, "A");
+    assert_string_equal(q.dst.scope, "shared");
+    assert_true(q.dst.swz.on);
+    assert_int_equal(q.dst.swz.per_element, 3);
+    assert_int_equal(q.dst.swz.swizzle_len, 3);
+    assert_int_equal(q.dst.swz.atom_len, 3);
+    assert_false(q.dst.tile.swizzle);
+    assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+    assert_int_equal(p.vec, 8);
+    assert_int_equal(p.rounds, 8);
+    td_call_free(call);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inventory),
+        cmocka_unit_test(test_req_from_call),
         cmocka_unit_test(test_inventory_moves),
         cmocka_unit_test(test_random_gs),
         cmocka_unit_test(test_random_reg),
