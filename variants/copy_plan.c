@@ -505,8 +505,9 @@ static bool s_tail_contig(const td_layout *s, int64_t vec)
 
 /* One vec candidate of align_layouts_gs; 0 when it fits. */
 static int try_gs_vec(const td_layout *g, const td_layout *s_al, int64_t vec,
-                      int64_t t, td_layout *gp, td_layout *sp)
+                      int64_t t, td_copy_gs_plan *out)
 {
+    td_layout *gp = &out->g, *sp = &out->s;
     td_iter it[TD_MAX_LAYOUT_ITERS + 2];
     int n = g->nshard, nt, seps[TD_MAX_LAYOUT_ITERS + 3];
     int64_t shape[TD_MAX_LAYOUT_ITERS + 2], terms[2 * TD_MAX_LAYOUT_ITERS +
@@ -516,7 +517,8 @@ static int try_gs_vec(const td_layout *g, const td_layout *s_al, int64_t vec,
 
     memcpy(it, g->shard, sizeof(td_iter) * (size_t)n);
     if (vec == 1) {
-        it[n++] = (td_iter){1, 1, n ? g->shard[n - 1].axis : TD_AXIS_M};
+        td_axis a = n > 0 ? g->shard[n - 1].axis : TD_AXIS_M;
+        it[n++] = (td_iter){1, 1, a};
     } else if (td__lay_carve_tail(it, &n, TD_MAX_LAYOUT_ITERS + 1, vec) < 0) {
         return TD_ENOMATCH;
     }
@@ -549,7 +551,17 @@ static int try_gs_vec(const td_layout *g, const td_layout *s_al, int64_t vec,
         terms[nterm++] = gp->shard[i].stride;
     nterm = offsets_into(sp, terms, nterm);
     nterm = offsets_into(gp, terms, nterm);
-    return aligned(vec, terms, nterm) ? 0 : TD_ENOMATCH;
+    if (!aligned(vec, terms, nterm))
+        return TD_ENOMATCH;
+    /* The segments: the thread iters are the last ones before the vec
+     * iter whose extents multiply to T. */
+    out->n_thread = 0;
+    for (int64_t prod = 1; prod < t && out->n_thread < n - 1;)
+        prod = td__mul_sat(prod, gp->shard[n - 2 - out->n_thread++].extent);
+    out->n_outer = n - 1 - out->n_thread;
+    memcpy(out->s_seps, seps, sizeof(int) * (size_t)(n + 1));
+    out->carved = true;
+    return 0;
 }
 
 int td__copy_plan_gs(const td_copy_req *q, td_copy_gs_plan *out, char *why,
@@ -614,8 +626,7 @@ int td__copy_plan_gs(const td_copy_req *q, td_copy_gs_plan *out, char *why,
             if (cand[i] > 1 && ss->swz.on &&
                 cand[i] > ((int64_t)1 << ss->swz.per_element))
                 continue;
-            if (try_gs_vec(&gsort, &s_al, cand[i], out->threads, &out->g,
-                           &out->s) == 0) {
+            if (try_gs_vec(&gsort, &s_al, cand[i], out->threads, out) == 0) {
                 out->vec = cand[i];
                 break;
             }
@@ -806,6 +817,9 @@ int td__copy_plan_reg(const td_copy_req *q, td_copy_reg_plan *out, char *why,
         td__lay_canonicalize(&out->r_perm, &out->r) < 0)
         return TD_EINVAL;
     rperm = out->r_perm;
+    for (int k = 0; k < rperm.nshard && td_axis_is_thread(rperm.shard[k].axis);
+         k++)
+        out->s_nthread = sseps[k + 1];
     /* One atom per (register position, S iter of its group). */
     for (int k = 0; k < rperm.nshard; k++) {
         if (td_axis_is_thread(rperm.shard[k].axis))

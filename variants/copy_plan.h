@@ -110,6 +110,16 @@ typedef struct td_copy_gs_plan {
     td_layout g;       /* g_p: flat index -> global element offset (m) */
     td_layout s;       /* s_p: flat index -> shared tile offset (m) */
     td_lay_swz swz;    /* the shared layout's swizzle, applied on top */
+    /* When the search carved them (carved; TVM's g_final_iters): g's shard
+     * is n_outer iters that f's digits index, n_thread iters for tid's,
+     * then the one vec iter (extent vec, stride 1); g's iter i is s's
+     * iters s_seps[i] .. s_seps[i+1] (so f's and tid's digits split the
+     * same way on S).  Not carved (the scalar fallback when no width fits
+     * the thread split): split the flat index f * T + tid instead. */
+    bool carved;
+    int n_outer;
+    int n_thread;
+    int s_seps[TD_MAX_LAYOUT_ITERS + 3];
 } td_copy_gs_plan;
 
 int td__copy_plan_gs(const td_copy_req *req, td_copy_gs_plan *out,
@@ -154,6 +164,9 @@ typedef struct td_copy_reg_plan {
     int64_t rounds;       /* total_outer */
     int nouter;
     td_copy_atom outer[2 * TD_MAX_LAYOUT_ITERS]; /* outer atoms */
+    int s_nthread;        /* s's first s_nthread iters are the thread
+                             part: s_base(tid) splits tid over their
+                             extents (the rest are the atoms' iters) */
     td_layout r;          /* r_p: canonical, thread iter first */
     td_layout r_perm;     /* r_perm: r permuted, before canonicalizing
                              (its memory iters pair with S's groups) */

@@ -1235,11 +1235,81 @@ static void test_req_from_call(void **state)
     td_call_free(call);
 }
 
+
+/* The segments an emitter prints from: for every carved inventory g2s/s2g
+ * plan, f's digits over the outer iters and tid's over the thread iters
+ * (and the same split on S through s_seps) give td__copy_gs_offsets; for
+ * every register plan, tid split over s's first s_nthread iters gives the
+ * thread base. */
+static int64_t digits(const td_layout *l, int from, int to, int64_t x,
+                      const int *seps)
+{
+    int64_t sum = 0;
+    int a = seps ? seps[from] : from, b = seps ? seps[to] : to;
+
+    for (int i = b - 1; i >= a; i--) {
+        int64_t e = l->shard[i].extent;
+        sum += (i > a ? x % e : x) * l->shard[i].stride;
+        x /= e;
+    }
+    return sum;
+}
+
+static void test_emitter_segments(void **state)
+{
+    int checked = 0;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const crow *r = &rows[i];
+        td_copy_req q;
+        char why[512];
+
+        mkreq(r, &q);
+        if (r->kind == 0) {
+            td_copy_gs_plan p;
+            assert_int_equal(td__copy_plan_gs(&q, &p, why, sizeof why), 0);
+            assert_true(p.carved);
+            int no = p.n_outer, nt = p.n_thread;
+            assert_int_equal(p.g.nshard, no + nt + 1);
+            assert_int_equal(p.g.shard[no + nt].extent, p.vec);
+            assert_int_equal(p.g.shard[no + nt].stride, 1);
+            for (int64_t f = 0; f < p.rounds; f += 3)
+                for (int64_t t = 0; t < p.threads; t += 7) {
+                    int64_t go, so, g, s;
+                    assert_int_equal(td__copy_gs_offsets(&p, f, t, &go, &so), 0);
+                    g = digits(&p.g, 0, no, f, NULL) +
+                        digits(&p.g, no, no + nt, t, NULL) + p.g.offset[TD_AXIS_M];
+                    s = digits(&p.s, 0, no, f, p.s_seps) +
+                        digits(&p.s, no, no + nt, t, p.s_seps) + p.s.offset[TD_AXIS_M];
+                    assert_int_equal(go, g);
+                    assert_int_equal(td__lay_swz_apply(&p.swz, s, &s), 0);
+                    assert_int_equal(so, s);
+                }
+            checked++;
+        } else if (r->kind == 1) {
+            td_copy_reg_plan p;
+            assert_int_equal(td__copy_plan_reg(&q, &p, why, sizeof why), 0);
+            for (int64_t t = 0; t < p.threads; t += 5) {
+                int64_t base;
+                assert_int_equal(td__copy_reg_thread_base(&p, t, &base), 0);
+                int ns = p.s_nthread;
+                int64_t want = (ns ? digits(&p.s, 0, ns, t, NULL) : 0) +
+                               p.s.offset[TD_AXIS_M];
+                assert_int_equal(base, want);
+            }
+            checked++;
+        }
+    }
+    assert_true(checked > 250);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inventory),
         cmocka_unit_test(test_req_from_call),
+        cmocka_unit_test(test_emitter_segments),
         cmocka_unit_test(test_inventory_moves),
         cmocka_unit_test(test_random_gs),
         cmocka_unit_test(test_random_reg),
