@@ -174,7 +174,7 @@ def run_softmax(ffi: object, sm: Path) -> dict:
             stop.record()
             stop.synchronize()
             per.append(cp.cuda.get_elapsed_time(start, stop) * 1000.0 / 200)
-        res[which] = {"max_abs_err": err, "pass": bool(err <= 1e-6 * 16),
+        res[which] = {"max_abs_err": err, "pass": bool(err <= 1e-5),
                       "us_per_launch_median": float(np.median(per)),
                       "us_per_launch_min": float(min(per))}
     return res

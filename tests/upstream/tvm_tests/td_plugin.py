@@ -53,6 +53,23 @@ def pytest_addoption(parser: Any) -> None:
                 help="replay run_and_check with the outputs gpu_run.py wrote here")
 
 
+class _HandBacks:
+    """Collects the bridge's hand-back log lines (logger tiledispatch.tvm)
+    of the item running now."""
+
+    lines: list = []
+
+    @classmethod
+    def handler(cls) -> Any:
+        import logging
+
+        class H(logging.Handler):
+            def emit(self, record: Any) -> None:
+                cls.lines.append(record.getMessage()[:300])
+
+        return H(level=logging.INFO)
+
+
 class _State:
     item: Any = None          # the item running now
     compiled: list = []       # the Executables tvm.compile returned for it
@@ -221,9 +238,14 @@ def pytest_configure(config: Any) -> None:
     if config.getoption("--td-report"):
         _State.report = open(config.getoption("--td-report"), "w")
     if config.getoption("--td-bridge") == "on":
+        import logging
+
         import tiledispatch.tvm as tdtvm
 
         tdtvm.install()
+        log = logging.getLogger("tiledispatch.tvm")
+        log.setLevel(logging.INFO)
+        log.addHandler(_HandBacks.handler())
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -243,11 +265,14 @@ def pytest_runtest_call(item: Any) -> Any:
         import tiledispatch.tvm as tdtvm
 
         tdtvm.reset_stats()
+    _HandBacks.lines = []
     yield
     if bridge:
         stats = tdtvm.stats()
         item.user_properties.append(("td_dispatched", stats["dispatched"]))
         item.user_properties.append(("td_handed_back", stats["handed_back"]))
+        item.user_properties.append(("td_log", [ln for ln in _HandBacks.lines
+                                                if "tirx.tile.copy" not in ln]))
     item.user_properties.append(("gpu_half", _State.gpu_half))
 
 
@@ -260,6 +285,8 @@ def pytest_runtest_logreport(report: Any) -> None:
                 "dispatched": props.get("td_dispatched"),
                 "handed_back": props.get("td_handed_back"),
                 "gpu_half": props.get("gpu_half")}
+        if props.get("td_log"):
+            line["log"] = props["td_log"]
         if report.outcome == "skipped" and isinstance(report.longrepr, tuple):
             line["reason"] = report.longrepr[2]
         elif report.outcome == "failed":
