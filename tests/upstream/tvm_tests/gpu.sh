@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (an H200): the bundle prepare_gpu.sh made, with
-# TVM's runtime and apache-tvm-ffi from the bundle, numpy and cupy from the
+# TVM's runtime and apache-tvm-ffi from the bundle, numpy and torch from the
 # machine's Python.  Writes $OUT/summary.json (the softmax against numpy
 # and its timings; how many test items ran), $OUT/tests.tar (each item's
 # tensors after its kernel, for check_gpu.sh) and $OUT/gpu.log.

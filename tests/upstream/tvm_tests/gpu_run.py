@@ -7,7 +7,8 @@ libraries, apache-tvm-ffi and this script are enough).
     python3 gpu_run.py BUNDLE OUTDIR
 
 BUNDLE holds lib/ (libtvm_runtime.so, libtvm_runtime_cuda.so), wheels/
-(apache-tvm-ffi for the GPU machine's Python), tests/ (manifest.jsonl,
+(apache-tvm-ffi for the GPU machine's Python; numpy and torch are
+there already), tests/ (manifest.jsonl,
 KEY.TAG.so, KEY.TAG.in.npz) and softmax/ (td.so, maybe tvm.so).  The
 CUDA source inside each library is compiled by nvcc on the GPU machine
 (every distinct source once, in parallel, before the runs), for sm_90a.
@@ -103,16 +104,40 @@ def _sources(ffi: object, libs: list[Path]) -> list[str]:
     return seen
 
 
-def _call(ffi: object, lib: Path, name: str, arrays: list) -> tuple[list, float]:
-    import cupy as cp
+# Dtypes numpy has only through ml_dtypes: they travel as their bits
+# (td_plugin.py saves them so) and torch, which has them, reads the bits.
+_BITS = {"bfloat16": "uint16", "float8_e4m3fn": "uint8", "float8_e5m2": "uint8"}
+
+
+def _to_device(a: np.ndarray, dtype: str | None) -> object:
+    import torch
+
+    t = torch.from_numpy(np.ascontiguousarray(a))
+    if dtype in _BITS:
+        t = t.view(getattr(torch, dtype))
+    return t.cuda()
+
+
+def _to_host(t: object, dtype: str | None) -> np.ndarray:
+    import torch
+
+    t = t.cpu()
+    if dtype in _BITS:
+        t = t.view(getattr(torch, _BITS[dtype]))
+    return t.numpy()
+
+
+def _call(ffi: object, lib: Path, name: str, arrays: list, dtypes: dict) -> list:
+    import torch
 
     mod = ffi.load_module(str(lib))
     fn = mod[name]
-    dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in arrays]
-    args = [ffi.from_dlpack(d) if isinstance(d, cp.ndarray) else d for d in dev]
-    fn(*args)
-    cp.cuda.runtime.deviceSynchronize()
-    return [cp.asnumpy(d) if isinstance(d, cp.ndarray) else None for d in dev], 0.0
+    dev = [_to_device(a, dtypes.get(str(i))) if isinstance(a, np.ndarray) else a
+           for i, a in enumerate(arrays)]
+    fn(*[ffi.from_dlpack(d) if isinstance(d, torch.Tensor) else d for d in dev])
+    torch.cuda.synchronize()
+    return [_to_host(d, dtypes.get(str(i))) if isinstance(d, torch.Tensor) else None
+            for i, d in enumerate(dev)]
 
 
 def run_tests(ffi: object, comp: _Compiler, tests: Path, out: Path) -> dict:
@@ -127,7 +152,8 @@ def run_tests(ffi: object, comp: _Compiler, tests: Path, out: Path) -> dict:
             inp = np.load(tests / f"{name}.in.npz")
             arrays = [inp[f"a{i}"] if spec == "tensor" else spec
                       for i, spec in enumerate(row["args"])]
-            res, _ = _call(ffi, tests / row["lib"], row.get("fn", "main"), arrays)
+            res = _call(ffi, tests / row["lib"], row.get("fn", "main"), arrays,
+                        row.get("dtypes", {}))
             np.savez(outdir / f"{name}.out.npz",
                      **{f"a{i}": r for i, r in enumerate(res) if r is not None})
             counts["ran"] += 1
@@ -140,7 +166,7 @@ def run_tests(ffi: object, comp: _Compiler, tests: Path, out: Path) -> dict:
 
 
 def run_softmax(ffi: object, sm: Path) -> dict:
-    import cupy as cp
+    import torch
 
     meta = json.loads((sm / "softmax.json").read_text())
     rows, cols = meta["rows"], meta["cols"]
@@ -149,34 +175,35 @@ def run_softmax(ffi: object, sm: Path) -> dict:
     e = np.exp(x - x.max(axis=1, keepdims=True))
     ref = e / e.sum(axis=1, keepdims=True)
     res = {"meta": meta}
-    for which in ("td", "tvm", "hybrid"):
+    for which in ("td", "hybrid", "tvm"):
         lib = sm / f"{which}.so"
         if not lib.exists():
             continue
-        mod = ffi.load_module(str(lib))
-        fn = mod["main"]
-        dx, dy = cp.asarray(x), cp.zeros((rows, cols), dtype=cp.float32)
+        fn = ffi.load_module(str(lib))["main"]
+        dx = torch.from_numpy(x).cuda()
+        dy = torch.zeros((rows, cols), dtype=torch.float32, device="cuda")
         fx, fy = ffi.from_dlpack(dx), ffi.from_dlpack(dy)
         fn(fx, fy)
-        cp.cuda.runtime.deviceSynchronize()
-        y = cp.asnumpy(dy)
-        err = float(np.abs(y - ref).max())
-        # Launch-to-launch time: 200 warm launches, median of 9 batches.
+        torch.cuda.synchronize()
+        err = float(np.abs(dy.cpu().numpy() - ref).max())
+        # Warm, then 9 batches of 200 launches timed by CUDA events.
         for _ in range(20):
             fn(fx, fy)
-        cp.cuda.runtime.deviceSynchronize()
+        torch.cuda.synchronize()
         per = []
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
         for _ in range(9):
+            start = torch.cuda.Event(enable_timing=True)
+            stop = torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(200):
                 fn(fx, fy)
             stop.record()
             stop.synchronize()
-            per.append(cp.cuda.get_elapsed_time(start, stop) * 1000.0 / 200)
+            per.append(start.elapsed_time(stop) * 1000.0 / 200)
         res[which] = {"max_abs_err": err, "pass": bool(err <= 1e-5),
-                      "us_per_launch_median": float(np.median(per)),
-                      "us_per_launch_min": float(min(per))}
+                      "us_per_launch_median": round(float(np.median(per)), 2),
+                      "us_per_launch_min": round(float(min(per)), 2),
+                      "GB_per_s_median": round(2 * x.nbytes / (np.median(per) * 1e3), 1)}
     return res
 
 

@@ -38,6 +38,8 @@ import numpy as np
 import pytest
 
 _GATE = "requires a CUDA compute capability 10.0 device"
+# Dtypes numpy has only through ml_dtypes: exported as their bits.
+_BITS = {"bfloat16": "uint16", "float8_e4m3fn": "uint8", "float8_e5m2": "uint8"}
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -138,16 +140,24 @@ class _Compiled:
             out = np.load(path)
             for i, a in enumerate(args):
                 if isinstance(a, _FakeTensor) and f"a{i}" in out:
-                    a.data = out[f"a{i}"]
+                    got = out[f"a{i}"]
+                    if got.dtype != a.data.dtype and got.dtype.itemsize == a.data.dtype.itemsize:
+                        got = got.view(a.data.dtype)   # bits of an ml_dtypes array
+                    a.data = got
             _State.gpu_half = "checked against the GPU's outputs"
             return None
         if _State.export is not None:
             lib = _State.export / f"{key}.{tag}.so"
             self._exe.export_library(str(lib))
-            arrays, spec = {}, []
+            arrays, spec, dtypes = {}, [], {}
             for i, a in enumerate(args):
                 if isinstance(a, _FakeTensor):
-                    arrays[f"a{i}"] = a.data
+                    name = a.data.dtype.name
+                    if name in _BITS:  # ml_dtypes: saved as their bits
+                        arrays[f"a{i}"] = a.data.view(_BITS[name])
+                        dtypes[str(i)] = name
+                    else:
+                        arrays[f"a{i}"] = a.data
                     spec.append("tensor")
                 elif isinstance(a, (int, float, np.number)):
                     spec.append(a.item() if isinstance(a, np.number) else a)
@@ -156,7 +166,8 @@ class _Compiled:
             np.savez(_State.export / f"{key}.{tag}.in.npz", **arrays)
             with open(_State.export / "manifest.jsonl", "a") as f:
                 f.write(json.dumps({"key": key, "tag": tag, "lib": lib.name, "fn": fn,
-                                    "args": spec, "nodeid": _State.item.nodeid}) + "\n")
+                                    "args": spec, "dtypes": dtypes,
+                                    "nodeid": _State.item.nodeid}) + "\n")
             _State.gpu_half = "exported for the GPU"
             raise _Recorded()
         raise _Deferred()
