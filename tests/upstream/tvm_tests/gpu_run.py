@@ -45,7 +45,12 @@ def _load_runtime(bundle: Path) -> object:
     ffi_lib = Path(tvm_ffi.__file__).parent / "lib" / "libtvm_ffi.so"
     ctypes.CDLL(str(ffi_lib), ctypes.RTLD_GLOBAL)
     ctypes.CDLL(str(bundle / "lib" / "libtvm_runtime.so"), ctypes.RTLD_GLOBAL)
-    ctypes.CDLL(str(bundle / "lib" / "libtvm_runtime_cuda.so"), ctypes.RTLD_GLOBAL)
+    try:
+        ctypes.CDLL(str(bundle / "lib" / "libtvm_runtime_cuda.so"), ctypes.RTLD_GLOBAL)
+    except OSError:
+        # No libcudart.so.13 on the loader's path there: the bundle's.
+        ctypes.CDLL(str(bundle / "lib" / "libcudart.so.13"), ctypes.RTLD_GLOBAL)
+        ctypes.CDLL(str(bundle / "lib" / "libtvm_runtime_cuda.so"), ctypes.RTLD_GLOBAL)
     return tvm_ffi
 
 

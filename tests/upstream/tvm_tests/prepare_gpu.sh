@@ -33,6 +33,10 @@ fi
 tvmlib=$("$py" -c 'import os, tvm; print(os.path.join(os.path.dirname(tvm.__file__), "lib"))')
 mkdir -p "$bundle/lib" "$bundle/wheels"
 cp "$tvmlib/libtvm_runtime.so" "$tvmlib/libtvm_runtime_cuda.so" "$bundle/lib/"
+# The CUDA runtime TVM's CUDA module links (used there only if the
+# machine's own is not on the loader's path).
+cudart=$(ldd "$tvmlib/libtvm_runtime_cuda.so" | awk '/libcudart/ {print $3}')
+[ -n "$cudart" ] && cp -L "$cudart" "$bundle/lib/libcudart.so.13"
 ffi_version=$("$py" -c 'import importlib.metadata as m; print(m.version("apache-tvm-ffi"))')
 if ! ls "$bundle/wheels"/apache_tvm_ffi-"$ffi_version"-cp312-*.whl >/dev/null 2>&1; then
   "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
