@@ -3,7 +3,7 @@
 # replays every exported item's own run_and_check (TVM's assertions,
 # unmodified) with the tensors the H200 produced, and prints the counts.
 #
-#   tests/upstream/tvm_tests/check_gpu.sh RESULTS [OUTDIR]
+#   tests/upstream/tvm_tests/check_gpu.sh RESULTS [OUTDIR [PYTEST ARGS...]]
 #
 # RESULTS is the folder the device run wrote ($OUT: tests.tar,
 # summary.json).  An item passes when its check passes on the GPU's
@@ -15,6 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 results=$(cd "${1:?usage: check_gpu.sh RESULTS [OUTDIR]}" && pwd)
 out=${2:-$root/build/tvm_own_tests_gpu}
+shift $(($# < 2 ? $# : 2))
 py=${TD_UPSTREAM_PYTHON:-$root/build-python/venv/bin/python}
 mkdir -p "$out"
 rm -rf "$out/tests"
@@ -23,7 +24,7 @@ cd "$out"
 rc=0
 PYTHONPATH=$here "$py" -m pytest -q -p no:cacheprovider --rootdir "$here" -c /dev/null \
   -p td_plugin -W ignore --td-bridge=on --td-report="$out/gpu.jsonl" \
-  --td-gpu-results="$out/tests" "$here/tests" >"$out/replay.log" 2>&1 || rc=$?
+  --td-gpu-results="$out/tests" "$@" "$here/tests" >"$out/replay.log" 2>&1 || rc=$?
 "$py" - "$out/gpu.jsonl" <<'PY'
 import collections, json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
