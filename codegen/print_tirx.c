@@ -186,6 +186,27 @@ static void access(tirx *x, td_buf *o, const td_ir_buf *b, int n,
     td__buf_puts(o, "]");
 }
 
+/* A vector access of a swizzled buffer, one lane: NAME[i, j + td_k].
+ * TVM lowers a buffer's layout (its ComposeLayout swizzle) index by
+ * index and refuses a T.ramp index there, so the printer spells such an
+ * access as a T.vectorized loop over the lanes (TVM then emits one
+ * access per lane, each through the swizzle). */
+static void access_lane(tirx *x, td_buf *o, const td_ir_buf *b, int n,
+                        const td_expr *const *idx)
+{
+    access(x, o, b, n, idx, 1);
+    if (o->data == NULL || o->len < 1 || x->p->err != 0)
+        return;
+    o->len--;                       /* the closing bracket */
+    o->data[o->len] = '\0';
+    td__buf_puts(o, " + td_k]");
+}
+
+static bool swizzled(const td_ir_buf *b)
+{
+    return b != NULL && b->swz_bits > 0;
+}
+
 static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_THREAD_IDX_X] = "threadIdx.x",
     [TD_INTRIN_ACTIVEMASK] = "T.tvm_warp_activemask",
@@ -556,6 +577,20 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         top_expr(x, s->value, P_LOWEST);
         break;
     case TD__S_LET:
+        if (s->var->lanes > 1 && s->value->kind == TD__E_LOAD &&
+            swizzled(s->value->buf)) {
+            td__w_line(w, "%s = T.alloc_buffer((%d,), \"%s\", scope=\"local\")",
+                       s->var->name, s->var->lanes,
+                       td_dtype_name(s->var->dtype));
+            td__w_open(w, "for td_k in T.vectorized(%d)", s->var->lanes);
+            td__buf_printf(&x->line, "%s[td_k] = ", s->var->name);
+            access_lane(x, &x->line, s->value->buf, s->value->nargs,
+                        (const td_expr *const *)s->value->args);
+            td__w_line(w, "%s", line_text(x));
+            td__w_close(w);
+            p->live[s->var->id] = 1;
+            return s;
+        }
         if (s->var->lanes > 1) {
             /* A vector: a local buffer of its lanes, stored at once
              * (v[T.ramp(0, 1, n)] = B[i, T.ramp(j, 1, n)]); a lane reads
@@ -627,6 +662,14 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
     case TD__S_VEC_STORE:
         if (!p->live[s->var->id])
             fail(x, TD_EINVAL);
+        if (swizzled(s->buf)) {
+            td__w_open(w, "for td_k in T.vectorized(%d)", s->var->lanes);
+            access_lane(x, &x->line, s->buf, s->nidx, s->idx);
+            td__buf_printf(&x->line, " = %s[td_k]", s->var->name);
+            td__w_line(w, "%s", line_text(x));
+            td__w_close(w);
+            return s;
+        }
         access(x, &x->line, s->buf, s->nidx, s->idx, s->var->lanes);
         td__buf_printf(&x->line, " = %s[T.ramp(0, 1, %d)]", s->var->name,
                        s->var->lanes);

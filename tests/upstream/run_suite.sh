@@ -2,6 +2,8 @@
 # The upstream suite's runner (tests/upstream/meson.build):
 #   run_suite.sh ROOT differential      real TVM's choice vs tiledispatch's
 #   run_suite.sh ROOT both-ways OUTDIR  every case lowered both ways + nvcc
+#   run_suite.sh ROOT tvm-own-tests OUTDIR  TVM's own tile-primitive tests,
+#                                       with the bridge and without
 # Needs the Python package and the pinned apache-tvm in
 # ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
 # names another interpreter).  Without them: one SKIP line, exit 77.
@@ -23,6 +25,8 @@ case $what in
     out=$3
     rm -rf "$out"
     exec "$py" "$root/tests/upstream/both_ways.py" "$out" --jobs "$(nproc)" ;;
+  tvm-own-tests)
+    exec "$py" "$root/tests/upstream/tvm_tests/run_suite.py" "$3" ;;
   *)
     echo "run_suite.sh: unknown check '$what'" >&2
     exit 2 ;;

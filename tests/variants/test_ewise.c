@@ -469,9 +469,16 @@ static void test_smem_swizzle(void **state)
     HAS(o.cuda, "*(uint4 *)&C_ptr[fused ^ (fused / 64 % 8 * 4)] = vr;");
     HAS(o.cuda, "// swizzled C: 16-byte vector accesses (each inside one "
                 "16-byte XOR unit)");
-    /* TIRx keeps the logical indices (the buffer's layout resolves them) */
-    HAS(o.tirx, "C[fused // 64, T.ramp((s * 512 + tid * 4) % 64, 1, 4)] = "
-                "vr[T.ramp(0, 1, 4)]");
+    /* TIRx keeps the logical indices (the buffer's layout resolves them);
+     * a swizzled buffer's vector access is a T.vectorized loop over its
+     * lanes (TVM refuses a T.ramp index into a ComposeLayout), an
+     * unswizzled one's stays one T.ramp access */
+    HAS(o.tirx, "    for td_k in T.vectorized(4):\n"
+                "        va[td_k] = A[fused // 64, fused % 64 + td_k]\n");
+    HAS(o.tirx, "    for td_k in T.vectorized(4):\n"
+                "        C[fused // 64, fused % 64 + td_k] = vr[td_k]\n");
+    HAS(o.tirx, "vb[T.ramp(0, 1, 4)] = B[0, T.ramp((s * 512 + tid * 4) % 64, 1, 4)]");
+    HASNT(o.tirx, "C[fused // 64, T.ramp(");
     out_free(&o);
     /* m = 1: a unit of two floats splits the vector: elements */
     set_layout(c, 2, "S[(16, 64) : (64, 1)] + Swizzle(2, 1, 4)");

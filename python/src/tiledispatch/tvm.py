@@ -102,9 +102,19 @@ _NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _layout_text(layout: Any) -> str | None:
     """TVM's TileLayout as tiledispatch's TileLayout notation:
     ``T.TileLayout(T.S[(32, 4):(1 @ Axis.laneid, 1)])`` becomes
-    ``S[(32, 4) : (1@laneid, 1)]``."""
+    ``S[(32, 4) : (1@laneid, 1)]``; a ``ComposeLayout(m, b, s, X)`` (TVM's
+    swizzle) becomes ``X + Swizzle(b, m, s)``."""
     if layout is None:
         return None
+    if type(layout).__name__ == "ComposeLayout":
+        # TVM's swizzled layout: a TileLayout and a swizzle of the offsets
+        # it gives, ours as `X + Swizzle(b, m, s)` (docs/contract.md).
+        if not bool(layout.swizzle_inner):
+            raise BridgeError(f"unsupported layout {layout!r}: swizzle_inner=False "
+                              "(tiledispatch swizzles the offsets the tile layout gives)")
+        inner = _layout_text(layout.tile_layout)
+        return (f"{inner} + Swizzle({int(layout.swizzle_len)}, {int(layout.per_element)}, "
+                f"{int(layout.atom_len)})")
     text = repr(layout)
     m = re.fullmatch(r"T\.TileLayout\((.*)\)", text, re.S)
     if m is None:
