@@ -161,6 +161,8 @@ typedef enum td__skind {
 typedef struct td__ptx {
     bool store;
     bool shared;          /* the memory side's space: shared, else global */
+    bool matrix, trans;   /* ldmatrix / stmatrix (lanes = num, bits 32) */
+    const td_expr *offset; /* the address as a storage offset, or NULL */
     int bits, lanes;
     const td_ir_buf *regs;
     const td_expr *word;
@@ -172,7 +174,7 @@ typedef struct td__ptx {
 
 /* The helper function's key: everything but the operands (what makes the
  * instruction), as a number below TD__PTX_KEYS. */
-#define TD__PTX_KEYS (1 << 15)
+#define TD__PTX_KEYS (1 << 16)
 unsigned td__ptx_key(const td__ptx *x);
 void td__ptx_unkey(unsigned key, td__ptx *x);
 /* "ld.global.nc.L1::no_allocate.v4.u32" */

@@ -1048,13 +1048,32 @@ static void ptx_reg(cuda *c, const td__ptx *x, int lane)
     td__buf_puts(&c->line, "]");
 }
 
+/* The access's address: &A_ptr[i] (logical indices through the layout)
+ * or A_ptr + offset (a storage offset the emitter computed). */
+static void ptx_addr(cuda *c, const td__stmt *s, const td_expr *const *idx)
+{
+    if (s->ptx->offset == NULL) {
+        td__buf_puts(&c->line, "&");
+        access(c, &c->line, s->buf, s->nidx, idx);
+        return;
+    }
+    const td_expr *off = td__fold(&c->p->arena, s->ptx->offset, c->p->zero);
+    if (off == NULL) {
+        fail(c, TD_ENOMEM);
+        return;
+    }
+    td__buf_printf(&c->line, "%s%s + ", s->buf->name,
+                   s->buf->scratch ? "" : "_ptr");
+    expr(c, &c->line, off, P_ADD + 1);
+}
+
 /* td_ptx_ld_global_v4_u32(regs..., &A_ptr[i]) or
  * td_ptx_st_shared_u32(&S_ptr[i], regs...); the helper is recorded. */
 static void ptx(cuda *c, const td__stmt *s)
 {
     const td__ptx *x = s->ptx;
     const td_expr *idx[TD_MAX_RANK];
-    if (!fold_idx(c, s->nidx, s->idx, idx))
+    if (x->offset == NULL && !fold_idx(c, s->nidx, s->idx, idx))
         return;
     unsigned key = td__ptx_key(x);
     bool known = false;
@@ -1071,18 +1090,16 @@ static void ptx(cuda *c, const td__stmt *s)
     need_type(c, s->buf->dtype);
     td__ptx_helper_name(&c->line, x);
     td__buf_puts(&c->line, "(");
-    if (x->store) {
-        td__buf_puts(&c->line, "&");
-        access(c, &c->line, s->buf, s->nidx, idx);
-    }
+    if (x->store)
+        ptx_addr(c, s, idx);
     for (int l = 0; l < x->lanes; l++) {
         if (l > 0 || x->store)
             td__buf_puts(&c->line, ", ");
         ptx_reg(c, x, l);
     }
     if (!x->store) {
-        td__buf_puts(&c->line, ", &");
-        access(c, &c->line, s->buf, s->nidx, idx);
+        td__buf_puts(&c->line, ", ");
+        ptx_addr(c, s, idx);
     }
     td__buf_puts(&c->line, ")");
 }

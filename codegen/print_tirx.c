@@ -520,6 +520,26 @@ static void ptx_reg(tirx *x, const td__ptx *t, int lane)
     td__buf_puts(&x->line, "]");
 }
 
+/* The access's address: T.address_of(A[i, j]), or TVM's pointer offset
+ * from the buffer's first element when the emitter computed the storage
+ * offset. */
+static void ptx_addr(tirx *x, const td__stmt *s)
+{
+    if (s->ptx->offset == NULL) {
+        td__buf_puts(&x->line, "T.address_of(");
+        access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+        td__buf_puts(&x->line, ")");
+        return;
+    }
+    td__buf_printf(&x->line, "T.cuda.func_call(\"tvm_builtin_pointer_offset\", "
+                             "T.address_of(%s[", s->buf->name);
+    for (int d = 0; d < s->buf->ndim; d++)
+        td__buf_puts(&x->line, d ? ", 0" : "0");
+    td__buf_puts(&x->line, "]), ");
+    top_expr(x, s->ptx->offset, P_LOWEST);
+    td__buf_puts(&x->line, ", return_type=T.handle().ty)");
+}
+
 /* TVM's positional T.ptx.ld / T.ptx.st: the registers and the address,
  * then the qualifier slots (scalar and vector forms differ in number;
  * 256-bit loads have an L2 eviction slot). */
@@ -529,7 +549,9 @@ static void ptx(tirx *x, const td__stmt *s)
     static const char *const vec[4] = {"", "v2", "v4", "v8"};
     const char *type = t->bits == 8 ? "u8" : t->bits == 16 ? "u16" : "u32";
     const char *space = t->shared ? "shared" : "global";
-    td__buf_printf(&x->line, "T.ptx.%s(", t->store ? "st" : "ld");
+    td__buf_printf(&x->line, "T.ptx.%s(",
+                   t->matrix ? (t->store ? "stmatrix" : "ldmatrix")
+                             : (t->store ? "st" : "ld"));
     int nreg = t->lanes;
     for (int k = 0; k <= nreg; k++) {
         bool addr = t->store ? k == 0 : k == nreg;
@@ -541,9 +563,16 @@ static void ptx(tirx *x, const td__stmt *s)
         }
         if (t->shared)
             td__buf_puts(&x->line, "T.cuda.cvta_generic_to_shared(");
-        td__buf_puts(&x->line, "T.address_of(");
-        access(x, &x->line, s->buf, s->nidx, s->idx, 1);
-        td__buf_puts(&x->line, t->shared ? "))" : ")");
+        ptx_addr(x, s);
+        if (t->shared)
+            td__buf_puts(&x->line, ")");
+    }
+    if (t->matrix) {
+        td__buf_printf(&x->line,
+                       ", \"sync\", \"aligned\", \"m8n8\", \"x%d\", \"%s\", "
+                       "\"shared\", \"b16\", \"\")",
+                       t->lanes, t->trans ? "trans" : "");
+        return;
     }
     const char *nc = t->nc ? "nc" : "";
     const char *l1 = td_ptx_l1_name(t->l1), *l2 = td_ptx_l2_name(t->l2);
