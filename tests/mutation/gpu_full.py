@@ -33,7 +33,8 @@ PASS.  A mutant is KILLED when any run FAILs, crashes or runs past
 fail), SURVIVED when all three PASS.  The unmutated kernel m0 of each
 program must pass all three first, else the program's mutants are ERROR.
 With --deadline S (seconds after the start) no new work starts after it,
-and what is left is reported as NOT-RUN, so a call ends in time.
+no run goes on past S + --grace (default 60), and what is left is
+reported as NOT-RUN, so a call ends in time.
 
 Results (OUTDIR): results-I.tsv (mutant id, variant, operator, status,
 description, detail), log-I.txt (progress, times, counts).  `score`
@@ -165,6 +166,7 @@ def run_cmd(args):
         f"{sum(c[1] for c in counts.values())} mutants), "
         f"-j {args.j}, {args.runners} runners, bundles of {args.bundle}")
     deadline = t0 + args.deadline if args.deadline else None
+    hard_end = deadline + args.grace if deadline is not None else None
     results = {}   # mutant id -> (mutant, status, detail)
     tmp = tempfile.mkdtemp(prefix="gpu_full_")
     nvcc = os.environ.get("NVCC", "nvcc")
@@ -197,13 +199,19 @@ def run_cmd(args):
             if late():
                 return "NOT-RUN", "past the deadline", longest
             r0 = time.monotonic()
+            # No run goes on past the deadline's grace (the call's end):
+            # one cut short there was not run, not killed.
+            cut = limit if hard_end is None else \
+                min(limit, max(1.0, hard_end - r0))
             try:
                 p = subprocess.run([exe] + a, capture_output=True, text=True,
-                                   timeout=limit,
+                                   timeout=cut,
                                    env=dict(os.environ, TD_MUTANT=str(slot)))
                 first = (p.stdout.strip().splitlines() or [""])[0]
                 rc = p.returncode
             except subprocess.TimeoutExpired:
+                if cut < limit:
+                    return "NOT-RUN", "cut at the deadline's grace", longest
                 first, rc = f"timeout after {limit:.0f} s", None
             took = time.monotonic() - r0
             longest = max(longest, took)
@@ -254,6 +262,7 @@ def run_cmd(args):
                 st, det, took = runner.submit(run_kernel, exe, 0, pname,
                                               args.base_timeout).result()
                 base = ("ok", "") if st == "PASS" else \
+                    ("not-run", det) if st == "NOT-RUN" else \
                     ("error", f"unmutated program: {st} {det}")
                 # A mutant may take a few times the unmutated program's
                 # longest run before it counts as hanging (killed).
@@ -261,7 +270,7 @@ def run_cmd(args):
             futs = []
             for j, i in enumerate(idx):
                 if base[0] != "ok":
-                    results[ms[i].id] = (ms[i], "error", base[1])
+                    results[ms[i].id] = (ms[i], base[0], base[1])
                     continue
                 futs.append((i, runner.submit(run_kernel, exe, j + 1, pname,
                                               limit)))
@@ -364,7 +373,10 @@ def main():
                    "program's longest run plus 2 s where that is more)")
     a.add_argument("--base-timeout", type=float, default=120.0,
                    help="an unmutated program's run")
-    a.add_argument("--deadline", type=float, default=None)
+    a.add_argument("--deadline", type=float, default=None,
+                   help="seconds after the start: no new work after it")
+    a.add_argument("--grace", type=float, default=60.0,
+                   help="seconds after the deadline that runs may go on")
     a.add_argument("--all", action="store_true",
                    help="the emulatable programs too")
     a.add_argument("--arch", default=os.environ.get("NVCC_ARCH", "sm_90a"))
