@@ -12,9 +12,10 @@
 # progs.tar.gz -C P .).  Without --all only the programs the CPU stand-in
 # cannot run (16-bit floats, inline PTX); with --all every sm_90a program.
 # Run from the repository root; needs bash, python3, nvcc and the GPU.
-# Each call stops starting new work at $DEADLINE seconds (default 480), so
-# it ends within the device's 600 s limit; what is left is listed as
-# not run.  Results under $OUT:
+# Each call stops starting new work at $DEADLINE seconds (default 450) and
+# cuts runs 60 s later, so it ends within the device's 600 s limit; what
+# is left is listed as not run.  $RUNNERS programs run on the GPU at once
+# (default 12), nvcc runs on every core.  Results under $OUT:
 #   results-I.tsv  one line per mutant (id, variant, operator, status,
 #                  description, the first failing run, the diff lines)
 #   log-I.txt      one line per program, the shard's totals and times
@@ -45,8 +46,8 @@ fi
 } >"$OUT/env-$k.txt" 2>&1
 jobs=$(nproc)
 python3 "$root/tests/mutation/gpu_full.py" run "$progs" "$OUT" \
-  --shard "$SHARD" -j "$jobs" --runners "${RUNNERS:-8}" \
-  --deadline "${DEADLINE:-480}" "$@" | tail -n 3
+  --shard "$SHARD" -j "$jobs" --runners "${RUNNERS:-12}" \
+  --deadline "${DEADLINE:-450}" "$@" | tail -n 3
 python3 "$root/tests/mutation/gpu_full.py" score "$OUT" \
   >"$OUT/score-$k.txt" 2>&1
 rc=$?

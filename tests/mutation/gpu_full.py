@@ -37,7 +37,8 @@ no run goes on past S + --grace (default 60), and what is left is
 reported as NOT-RUN, so a call ends in time.
 
 Results (OUTDIR): results-I.tsv (mutant id, variant, operator, status,
-description, detail), log-I.txt (progress, times, counts).  `score`
+description, detail, the old and new line, gpu or cpu: whether the CPU
+stand-in can run the program), log-I.txt (progress, times, counts).  `score`
 reads every results-*.tsv under OUTDIR and prints mutate.py's table
 (equivalent.tsv applied); exit 1 on a survivor not listed there, unless
 --allow-survivors.
@@ -299,7 +300,9 @@ def run_cmd(args):
                 old, new = m.diff(src)
                 f.write("\t".join(x.replace("\t", " ").replace("\n", " ")
                                   for x in [m.id, m.variant, m.op, st,
-                                            m.desc, det, old, new]) + "\n")
+                                            m.desc, det, old, new,
+                                            "gpu" if progs[r[0]][2]
+                                            else "cpu"]) + "\n")
     by = {}
     for _, st, _ in results.values():
         by[st] = by.get(st, 0) + 1
@@ -321,11 +324,11 @@ def score_cmd(args):
         print(f"gpu_full.py: no results-*.tsv in {args.outdir}")
         return 2
     eq = mutate.read_equivalent(args.equivalent)
-    notrun = skipped = 0
+    notrun = notrun_gpu = skipped = 0
     for fn in files:
         with open(os.path.join(args.outdir, fn)) as f:
             for line in f:
-                mid, variant, op, st, desc, det, old, new = \
+                mid, variant, op, st, desc, det, old, new, where = \
                     line.rstrip("\n").split("\t")
                 prog, _, ln, col = mid.rsplit(":", 3)
                 m = mutate.Mutant(id=mid, program=prog, variant=variant,
@@ -333,6 +336,7 @@ def score_cmd(args):
                                   end=0, new="", desc=desc)
                 if st == "not-run":
                     notrun += 1
+                    notrun_gpu += where == "gpu"
                     continue
                 if st == "skipped":
                     skipped += 1
@@ -348,7 +352,8 @@ def score_cmd(args):
                 rows.append({"mutant": m, "status": st, "detail": det,
                              "old": old, "new": new})
     if notrun or skipped:
-        print(f"not run: {notrun} (past a shard's deadline), skipped: "
+        print(f"not run: {notrun} (past a shard's deadline; {notrun_gpu} "
+              f"of programs the CPU stand-in cannot run), skipped: "
               f"{skipped} (no device)")
     rc = mutate.score(rows, args.equivalent, args.allow_survivors)
     return rc if not (notrun or skipped) else max(rc, 1)
@@ -365,7 +370,7 @@ def main():
     a.add_argument("--shard", default="0/1")
     a.add_argument("-j", type=int, default=os.cpu_count() or 1,
                    help="programs (nvcc jobs) at once")
-    a.add_argument("--runners", type=int, default=8,
+    a.add_argument("--runners", type=int, default=12,
                    help="program runs at once on the GPU")
     a.add_argument("--bundle", type=int, default=64)
     a.add_argument("--timeout", type=float, default=10.0,

@@ -127,7 +127,7 @@ def check_gpu_full(ms):
         with open(os.path.join(tmp, "results-0.tsv"), "w") as f:
             for m, st in rows:
                 f.write("\t".join([m.id, m.variant, m.op, st, m.desc, "",
-                                   "a", "b"]) + "\n")
+                                   "a", "b", "gpu"]) + "\n")
         eqf = os.path.join(tmp, "eq.tsv")
         with open(eqf, "w") as f:
             f.write(f"{live[1].id}\tsee why\n")
@@ -136,7 +136,8 @@ def check_gpu_full(ms):
                             "--equivalent", eqf],
                            capture_output=True, text=True)
         expect("gpu_full score: 1 killed, 1 equivalent, 1 not run -> "
-               "exit 1", p.returncode == 1 and "not run: 1" in p.stdout and
+               "exit 1", p.returncode == 1 and "not run: 1 (past a shard's "
+               "deadline; 1 of programs" in p.stdout and
                "2 mutants, 1 killed, 0 survived, 1 equivalent" in p.stdout,
                p.stdout + p.stderr)
 
