@@ -234,12 +234,16 @@ static void red_tables(td_buf *o, const kp_plan *p)
     int64_t dst_elems = 1;
     for (int d = 0; d < db->ndim; d++)
         dst_elems *= db->shape[d];
-    int64_t src_elems = 1;
+    int64_t src_elems = 1, src_region = 1;
     for (int d = 0; d < sb->ndim; d++)
         src_elems *= sb->shape[d];
+    for (int d = 0; d < c->src.ndim; d++)
+        src_region *= c->src.extent[d];
     td__buf_printf(o, "#define TD_DST_ELEMS %" PRId64 "LL\n"
-                      "#define TD_SRC_ELEMS %" PRId64 "LL\n",
-                   dst_elems, src_elems);
+                      "#define TD_SRC_ELEMS %" PRId64 "LL\n"
+                      "#define TD_SRC_OUTSIDE %d /* src elements outside "
+                      "the region */\n",
+                   dst_elems, src_elems, src_region < src_elems ? 1 : 0);
     td__buf_printf(o, "#define TD_NRED %d\n#define TD_NSPA %d\n", r->nreduce,
                    r->nspatial);
     td__buf_printf(o, "#define TD_RED_LEN %" PRId64 "LL\n", r->red_len);

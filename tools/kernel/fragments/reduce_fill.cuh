@@ -86,7 +86,7 @@ static inline void td_fill(double *src, double *dst, long long inst)
     /* Max / min: the src elements outside the region hold the value that
      * wins (TD_OUTSIDE), so a body that reads one in place of a term of
      * the region fails whatever the round. */
-    for (long long f = 0; TD_OP != 0 && f < TD_SRC_ELEMS; ++f)
+    for (long long f = 0; TD_OP != 0 && TD_SRC_OUTSIDE && f < TD_SRC_ELEMS; ++f)
         if (!td_in_src_region(f))
             src[f] = TD_OUTSIDE;
     /* Integer max / min, the identity round: every term is the op's
