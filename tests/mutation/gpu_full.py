@@ -157,9 +157,11 @@ def run_cmd(args):
         muts[name] = ms
         counts[name] = (gpu_only, len(ms))
     names = shard_of(counts, k, n)
-    # The programs only the GPU can run first: a deadline cuts the others.
-    mine = [r for r in rows if r[0] in names and progs[r[0]][2]] + \
-        [r for r in rows if r[0] in names and not progs[r[0]][2]]
+    # The programs only the GPU can run first (a deadline cuts the
+    # others), the ones with the most mutants first within each class (so
+    # no large program starts last).
+    mine = sorted((r for r in rows if r[0] in names),
+                  key=lambda r: (not progs[r[0]][2], -counts[r[0]][1], r[0]))
     nm = sum(counts[r[0]][1] for r in mine)
     ng = sum(1 for r in mine if progs[r[0]][2])
     say(f"shard {k}/{n}: {len(mine)} programs ({ng} the CPU stand-in "
