@@ -294,7 +294,7 @@ static void red_tables(td_buf *o, const kp_plan *p)
     /* Max / min: what the src elements outside the region hold, the
      * value that wins (the src dtype's highest for max, lowest for min;
      * infinities for floats). */
-    if (r->is_float || td_dtype_is_float(sb->dtype))
+    if (td_dtype_is_float(sb->dtype))
         td__buf_printf(o, "#define TD_OUTSIDE %sINFINITY /* max / min: the src "
                           "outside its region */\n",
                        r->row->ref == 2 ? "-" : "");
@@ -493,6 +493,7 @@ static void red_data(kp_plan *p, red_plan *r)
      * where the row is at most RED_MIN_ROUNDS long. */
     r->stride = red_stride(r->positions);
     r->ident_round = op != 0 && !r->is_float &&
+                     !td_dtype_is_float(sb->dtype) &&
                      red_int_ident(sb->dtype, db->dtype, op, &r->ident);
     if (op == 0) {
         r->rounds = 2;
