@@ -239,6 +239,7 @@ def run_cmd(args):
         groups = [pending[i:i + args.bundle]
                   for i in range(0, len(pending), args.bundle)] or [[]]
         base = None
+        bare_ok = False
         limit = args.timeout
         gi = 0
         while groups:
@@ -249,6 +250,19 @@ def run_cmd(args):
                 continue
             exe, err = compile_bundle(name, src, idx, f"b{gi}")
             gi += 1
+            if exe is None and base is None and idx and not bare_ok:
+                # Does the program itself compile?  If not, its mutants
+                # prove nothing (errors, not stillborn).
+                bare, berr = compile_bundle(name, src, [], f"b{gi}")
+                gi += 1
+                if bare is None:
+                    for i in pending:
+                        results[ms[i].id] = (ms[i], "error", "unmutated "
+                                             "program: nvcc: "
+                                             + berr.strip()[:300])
+                    break
+                os.unlink(bare)
+                bare_ok = True
             if exe is None:
                 if len(idx) <= 1:
                     if not idx:
