@@ -413,11 +413,18 @@ def red_paths(exe, max_call, rows_call, inplace_call):
                   "initialising store and a loop")
             return 1
         last = int(loop.group(3)) - 1
+        # Exact data, one row: round r puts the maximum at position
+        # r * TD_POS_STRIDE mod P (P = last + 1), so at the last one in
+        # the round r that solves r * stride = last (mod P).
+        stride = re.search(r"#define TD_POS_STRIDE (\d+)LL", src)
+        stride = int(stride.group(1)) if stride else 1
+        at_last = next(r for r in range(last + 1)
+                       if r * stride % (last + 1) == last)
         cases.append((name, "max", src, None))
         cases.append((name, "max loop skipping its last element",
                       src[:loop.start()] + loop.group(1) + str(last)
                       + loop.group(4) + src[loop.end():],
-                      f"round={last} "))
+                      f"round={at_last} "))
         cases.append((name, "max without accum reading the dst (its "
                       "initialising store dropped)",
                       src[:init.start()] + src[init.end():], "round=0 "))

@@ -8,7 +8,8 @@
 #   tests/cuda/gpu_exact.sh run DIR OUT   # GPU machine: needs nvcc, python3
 #
 # run writes OUT/gpu-check.txt, OUT/results.tsv and OUT/mutants.txt and
-# exits 0 when every program passed and every mutant failed.
+# exits 0 when every program passed in every mode and every mutant was
+# caught (a mutant is caught when any mode fails: tests/cuda/gpu_mutants.py).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -12,8 +12,11 @@ prepare (on the build machine) writes OUTDIR/NAME.cu for each case below
 expected PASS or FAIL).  run (on the GPU machine: needs nvcc and python3
 only) compiles each for the GPU's arch (sm_90a; -arch may be changed with
 $NVCC_ARCH), runs it with --data exact and --data random, and writes
-RESULTDIR/mutants.txt: one line per run, then "mutants: N of M as
-expected".  Exit 0 when every program passed and every mutant failed.
+RESULTDIR/mutants.txt: a line per program and mutant (its modes below it),
+then "programs: P of Q pass every mode" and "mutants: K of M caught".  A
+program must PASS in every mode; a mutant is caught when ANY mode does not
+pass (a FAIL line, a crash, a hang) or it does not compile.  Exit 0 when
+every program passed and every mutant was caught.
 """
 import os
 import re
@@ -113,11 +116,33 @@ def prepare(exe, outdir):
     return 0
 
 
+def run_one(exe, mode):
+    """(verdict, line): PASS, FAIL (a FAIL line, a crash or another
+    program error), HANG (past 120 s) or SKIP (no usable device)."""
+    try:
+        r = subprocess.run([exe, "--data", mode], capture_output=True,
+                           text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "HANG", "timeout after 120 s"
+    first = (r.stdout.strip().splitlines() or [""])[0]
+    if r.returncode == 0 and first.startswith("PASS "):
+        return "PASS", first
+    if r.returncode == 77:
+        return "SKIP", first
+    return "FAIL", f"exit {r.returncode}: {first}"
+
+
 def run(outdir, resdir):
+    """A program is right when it PASSes in every mode; a mutant is caught
+    when ANY mode does not pass (a FAIL line, a crash, a hang) or it does
+    not compile: one mode that catches it is enough, as in the mutation
+    suite.  A SKIP (no device) proves nothing either way."""
     os.makedirs(resdir, exist_ok=True)
     nvcc = os.environ.get("NVCC", "nvcc")
     arch = os.environ.get("NVCC_ARCH", "sm_90a")
-    lines, good, total = [], 0, 0
+    lines = []
+    progs = [0, 0]    # passed, total
+    muts = [0, 0]     # caught, total
     with tempfile.TemporaryDirectory() as tmp:
         for row in open(os.path.join(outdir, "cases.tsv")):
             fn, want = row.split()
@@ -126,24 +151,32 @@ def run(outdir, resdir):
                                 os.path.join(outdir, fn)],
                                capture_output=True, text=True)
             if p.returncode != 0:
-                lines.append(f"{fn}: nvcc failed: {p.stderr[:500]}")
-                total += 2
-                continue
-            for mode in ("exact", "random"):
-                total += 1
-                r = subprocess.run([exe, "--data", mode], capture_output=True,
-                                   text=True, timeout=120)
-                first = (r.stdout.strip().splitlines() or [""])[0]
-                ok = first.startswith(want + " ") and \
-                    r.returncode == (0 if want == "PASS" else 1)
-                good += ok
-                lines.append(f"{'ok  ' if ok else 'BAD '} {fn} {mode} "
-                             f"(want {want}): exit {r.returncode}: {first}")
-    lines.append(f"mutants: {good} of {total} as expected")
+                verdicts = [("nvcc", "FAIL", "nvcc failed: "
+                             + p.stderr.strip()[:300])]
+            else:
+                verdicts = [(mode,) + run_one(exe, mode)
+                            for mode in ("exact", "random")]
+            if want == "PASS":
+                ok = all(v == "PASS" for _, v, _ in verdicts)
+                progs[0] += ok
+                progs[1] += 1
+                tag = "ok    " if ok else "BAD   "
+            else:
+                skipped = any(v == "SKIP" for _, v, _ in verdicts)
+                ok = not skipped and any(v != "PASS" for _, v, _ in verdicts)
+                muts[0] += ok
+                muts[1] += 1
+                tag = "caught" if ok else "MISSED"
+            lines.append(f"{tag} {fn} (want {want})")
+            lines += [f"         {mode}: {v}: {line}"
+                      for mode, v, line in verdicts]
+    lines.append(f"programs: {progs[0]} of {progs[1]} pass every mode")
+    lines.append(f"mutants: {muts[0]} of {muts[1]} caught (a mutant is "
+                 "caught when any mode fails or it does not compile)")
     with open(os.path.join(resdir, "mutants.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    return 0 if good == total else 1
+    return 0 if progs[0] == progs[1] and muts[0] == muts[1] else 1
 
 
 def main():

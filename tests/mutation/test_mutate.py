@@ -6,7 +6,11 @@ per-program pick is deterministic and spread over the operators, and the
 score fails on an unlisted survivor (passes with it listed, or with
 --allow-survivors).  Then the GPU path without a GPU: gpu-dir writes the
 mutants and a manifest in scripts/gpu-check's format (three data modes),
-and gpu-score reads a results.tsv in gpu-check's format back.
+and gpu-score reads a results.tsv in gpu-check's format back.  And
+gpu_full.py's pieces: a bundle holds the harness once and one kernel per
+mutant (each the program's td_kernel with that mutant's body, renamed),
+the shards split the programs without overlap, and its score counts
+killed, equivalent and not-run mutants.
 
 usage: test_mutate.py
 """
@@ -19,6 +23,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mutate  # noqa: E402
+import gpu_full  # noqa: E402
 
 TINY = r"""int td_outside(void) { return 1 + 2 < 4; }
 __global__ void td_kernel(const float *A_ptr, float *B_ptr)
@@ -88,6 +93,53 @@ def expect(what, ok, detail=""):
 
 def listing(ms):
     return "".join(f"{m.id} {m.desc}\n" for m in ms)
+
+
+def check_gpu_full(ms):
+    live = [m for m in ms if not m.equivalent][:3]
+    texts = [TINY] + [m.apply(TINY) for m in live]
+    b = gpu_full.bundle(TINY, texts)
+    a0, a1 = gpu_full.kernel_span(TINY)
+    head, tail = TINY[:a0], TINY[a1:]
+    kernels = [t[slice(*gpu_full.kernel_span(t))].replace(
+        "void td_kernel(", f"void td_kernel_m{k}(", 1)
+        for k, t in enumerate(texts)]
+    expect("gpu_full bundle: the harness once, then m0 (the program's "
+           "kernel) and one kernel per mutant, each with its body",
+           b.startswith(head + "\n".join(kernels)) and b.endswith(tail) and
+           b.count("__global__ void td_kernel_m") == 4 and
+           "void td_kernel(" not in b, b[:200])
+    expect("gpu_full bundle: the launch picks a kernel through TD_MUTANT",
+           "#define td_kernel (td_kernels[td_picked])" in b and
+           'getenv("TD_MUTANT")' in b and
+           "td_kernels[4] = {td_kernel_m0, td_kernel_m1, td_kernel_m2, "
+           "td_kernel_m3}" in b, b[len(head):][-600:])
+    counts = {f"p{i}": (i % 3 == 0, 10 + i) for i in range(20)}
+    shards = [gpu_full.shard_of(counts, k, 3) for k in range(3)]
+    gpu = [sum(1 for n in sh if counts[n][0]) for sh in shards]
+    expect("gpu_full shards: every program in exactly one shard, the "
+           "GPU-only ones spread evenly",
+           sorted(n for sh in shards for n in sh) == sorted(counts) and
+           max(gpu) - min(gpu) <= 1, (shards, gpu))
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [(live[0], "killed"), (live[1], "survived"),
+                (live[2], "not-run")]
+        with open(os.path.join(tmp, "results-0.tsv"), "w") as f:
+            for m, st in rows:
+                f.write("\t".join([m.id, m.variant, m.op, st, m.desc, "",
+                                   "a", "b", "gpu"]) + "\n")
+        eqf = os.path.join(tmp, "eq.tsv")
+        with open(eqf, "w") as f:
+            f.write(f"{live[1].id}\tsee why\n")
+        p = subprocess.run([sys.executable,
+                            os.path.join(HERE, "gpu_full.py"), "score", tmp,
+                            "--equivalent", eqf],
+                           capture_output=True, text=True)
+        expect("gpu_full score: 1 killed, 1 equivalent, 1 not run -> "
+               "exit 1", p.returncode == 1 and "not run: 1 (past a shard's "
+               "deadline; 1 of programs" in p.stdout and
+               "2 mutants, 1 killed, 0 survived, 1 equivalent" in p.stdout,
+               p.stdout + p.stderr)
 
 
 def main():
@@ -190,6 +242,7 @@ def main():
         expect("gpu-score: 2 killed, 1 stillborn, 2 survivors -> exit 1",
                p.returncode == 1 and "5 mutants, 2 killed, 2 survived, "
                "0 equivalent, 1 stillborn" in p.stdout, p.stdout + p.stderr)
+    check_gpu_full(ms)
     print(f"test_mutate: {failed} failed")
     return 1 if failed else 0
 

@@ -59,6 +59,14 @@ typedef struct red_plan {
     int64_t lo, hi, spread;
     double scale;
     double poison;      /* the dst region's staged value (accum: false) */
+    /* Max / min: td_position's step through a row's positions, coprime
+     * with their number (a bijection, far from 1: see red_stride). */
+    int64_t stride;
+    /* Integer max / min: round 1 stages every term at `ident`, the op's
+     * identity in the narrower of src and dst (the dtype's lowest for
+     * max, highest for min), so a body whose identity is off fails. */
+    bool ident_round;
+    double ident;
 } red_plan;
 
 /* Rounds of a max / min program at least: per-row coverage of every
@@ -205,6 +213,15 @@ static void red_float_limits(td_dtype t, double *u, double *tiny)
     }
 }
 
+/* The largest magnitude of an integer dtype the staged doubles hold
+ * exactly (capped at 2^52). */
+static int64_t red_int_lim(td_dtype t)
+{
+    int bits = td_dtype_bits(t);
+    int vb = td_dtype_is_signed(t) ? bits - 1 : bits;
+    return vb >= 52 ? ((int64_t)1 << 52) : (((int64_t)1 << vb) - 1);
+}
+
 /* The constants and tables td_reference reads. */
 static void red_tables(td_buf *o, const kp_plan *p)
 {
@@ -217,7 +234,16 @@ static void red_tables(td_buf *o, const kp_plan *p)
     int64_t dst_elems = 1;
     for (int d = 0; d < db->ndim; d++)
         dst_elems *= db->shape[d];
-    td__buf_printf(o, "#define TD_DST_ELEMS %" PRId64 "LL\n", dst_elems);
+    int64_t src_elems = 1, src_region = 1;
+    for (int d = 0; d < sb->ndim; d++)
+        src_elems *= sb->shape[d];
+    for (int d = 0; d < c->src.ndim; d++)
+        src_region *= c->src.extent[d];
+    td__buf_printf(o, "#define TD_DST_ELEMS %" PRId64 "LL\n"
+                      "#define TD_SRC_ELEMS %" PRId64 "LL\n"
+                      "#define TD_SRC_OUTSIDE %d /* src elements outside "
+                      "the region */\n",
+                   dst_elems, src_elems, src_region < src_elems ? 1 : 0);
     td__buf_printf(o, "#define TD_NRED %d\n#define TD_NSPA %d\n", r->nreduce,
                    r->nspatial);
     td__buf_printf(o, "#define TD_RED_LEN %" PRId64 "LL\n", r->red_len);
@@ -256,9 +282,29 @@ static void red_tables(td_buf *o, const kp_plan *p)
                    "#define TD_FILL_LO %" PRId64 "LL /* max / min: grid [LO, HI] */\n"
                    "#define TD_FILL_HI %" PRId64 "LL\n"
                    "#define TD_FILL_SPREAD %" PRId64 "LL /* distinct extremes */\n"
-                   "#define TD_FILL_SCALE %.17g\n",
+                   "#define TD_FILL_SCALE %.17g\n"
+                   "#define TD_POS_STRIDE %" PRId64 "LL /* td_position's step, "
+                   "coprime with TD_POSITIONS */\n"
+                   "#define TD_IDENT_ROUND %d /* integer max / min: the round "
+                   "of identities, or -1 */\n"
+                   "#define TD_IDENT %.17g\n",
                    r->spa_len, r->positions, r->is_float ? 1 : 0, r->lo, r->hi,
-                   r->spread, r->scale);
+                   r->spread, r->scale, r->stride, r->ident_round ? 1 : -1,
+                   r->ident_round ? r->ident : 0.0);
+    /* Max / min: what the src elements outside the region hold, the
+     * value that wins (the src dtype's highest for max, lowest for min;
+     * infinities for floats). */
+    if (td_dtype_is_float(sb->dtype))
+        td__buf_printf(o, "#define TD_OUTSIDE %sINFINITY /* max / min: the src "
+                          "outside its region */\n",
+                       r->row->ref == 2 ? "-" : "");
+    else
+        td__buf_printf(o, "#define TD_OUTSIDE %.17g /* max / min: the src "
+                          "outside its region */\n",
+                       r->row->ref == 2 ? (td_dtype_is_signed(sb->dtype)
+                                               ? -(double)red_int_lim(sb->dtype)
+                                               : 0.0)
+                                        : (double)red_int_lim(sb->dtype));
     if (isnan(r->poison))
         td__buf_puts(o, "#define TD_POISON NAN /* the dst region's staged "
                         "value (accum: false) */\n");
@@ -327,13 +373,51 @@ static int red_sig_bits(td_dtype t)
     }
 }
 
-/* The largest magnitude of an integer dtype the staged doubles hold
- * exactly (capped at 2^52). */
-static int64_t red_int_lim(td_dtype t)
+static int64_t red_gcd(int64_t a, int64_t b)
 {
-    int bits = td_dtype_bits(t);
-    int vb = td_dtype_is_signed(t) ? bits - 1 : bits;
-    return vb >= 52 ? ((int64_t)1 << 52) : (((int64_t)1 << vb) - 1);
+    while (b != 0) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* td_position's stride over P positions: the first integer from P / phi
+ * up that is coprime with P.  Consecutive rounds then land far apart and
+ * in every residue class of the small strides a body's lanes, vectors and
+ * unrolled blocks use, so a run cut short (--rounds) still puts the
+ * extreme into every class of positions a one-change body misses. */
+static int64_t red_stride(int64_t positions)
+{
+    if (positions <= 2)
+        return 1;
+    int64_t s = (int64_t)((double)positions * 0.6180339887498949);
+    if (s < 1)
+        s = 1;
+    while (red_gcd(positions, s) != 1)
+        s++;
+    return s;
+}
+
+/* The identity of an integer max (min) that both dtypes hold, and
+ * whether a double holds it exactly (not so a 64-bit highest). */
+static bool red_int_ident(td_dtype a, td_dtype b, int op, double *out)
+{
+    double v = 0.0;
+    for (int i = 0; i < 2; i++) {
+        td_dtype t = i ? b : a;
+        int bits = td_dtype_bits(t);
+        bool sgn = td_dtype_is_signed(t);
+        double x = op == 1 ? (sgn ? -ldexp(1.0, bits - 1) : 0.0)
+                           : ldexp(1.0, sgn ? bits - 1 : bits) - 1.0;
+        if (op == 2 && bits > 52)
+            return false;
+        if (i == 0 || (op == 1 ? x > v : x < v))
+            v = x;
+    }
+    *out = v;
+    return true;
 }
 
 /* The data of the rounds: exact sum data, the max / min grid and its
@@ -407,6 +491,10 @@ static void red_data(kp_plan *p, red_plan *r)
      * any round); max / min enough that every position of the row holds
      * an extreme in some round and row, and every position of every row
      * where the row is at most RED_MIN_ROUNDS long. */
+    r->stride = red_stride(r->positions);
+    r->ident_round = op != 0 && !r->is_float &&
+                     !td_dtype_is_float(sb->dtype) &&
+                     red_int_ident(sb->dtype, db->dtype, op, &r->ident);
     if (op == 0) {
         r->rounds = 2;
     } else {
@@ -427,6 +515,10 @@ static void red_data(kp_plan *p, red_plan *r)
         if (n > most)
             n = most;
         r->rounds = n < 1 ? 1 : (int)n;
+        /* The identity round comes on top (round 1, within any --rounds
+         * cap of at least 2). */
+        if (r->ident_round)
+            r->rounds++;
     }
 }
 

@@ -85,6 +85,17 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
     }
 }
 
+/* Buffer i's guard byte is the round's pattern XOR this: a different byte
+ * for each of four neighbouring buffers (0x4F, 0x4D, 0x4B, 0x49, or 0xCF
+ * to 0xC9 by round: still large, float16 10.6 at least, and of the
+ * round's sign), so a body that copies one buffer's guard bytes past the
+ * end of another (a loop one step too far, elementwise) still changes
+ * the other's. */
+static int kp_gxor(int i)
+{
+    return 2 * (i % 4);
+}
+
 /* The kernel: every buffer staged in from its instance's global copy, the
  * emitted body, every buffer staged out. */
 static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
@@ -142,8 +153,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                                "    for (int i = td_t; i < %" PRId64
                                "; i += TD_TPI)\n"
                                "        ((unsigned char *)%s_ptr)[%" PRId64
-                               " + i] = (unsigned char)td_gpat;\n",
-                               n, stride - used, n, used);
+                               " + i] = (unsigned char)(td_gpat ^ %d);\n",
+                               n, stride - used, n, used, kp_gxor(i));
             smem_off += stride * p->ipb;
             continue;
         }
@@ -159,8 +170,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                           "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
                           "; ++i)\n"
                           "        ((unsigned char *)&%s_ptr[%" PRId64
-                          "])[i] = (unsigned char)td_gpat;\n",
-                       t, n, kb->slots, g, t, g, n, kb->slots);
+                          "])[i] = (unsigned char)(td_gpat ^ %d);\n",
+                       t, n, kb->slots, g, t, g, n, kb->slots, kp_gxor(i));
         td__buf_printf(o, "    for (int s = 0; s < %" PRId64 "; ++s) {\n",
                        kb->slots);
         if (kb->map)
@@ -196,18 +207,18 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                                "    for (int i = td_t; i < %" PRId64
                                "; i += TD_TPI)\n"
                                "        if (((const unsigned char *)%s_ptr)[%"
-                               PRId64 " + i] != (unsigned char)td_gpat)\n"
+                               PRId64 " + i] != (unsigned char)(td_gpat ^ %d))\n"
                                "            td_guard[%d] = 1;\n",
-                               stride - used, n, used, i);
+                               stride - used, n, used, kp_gxor(i), i);
         } else {
             td__buf_printf(o,
                            "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
                            "; ++i)\n"
                            "        if (((const unsigned char *)&%s_ptr[%"
-                           PRId64 "])[i] != (unsigned char)td_gpat)\n"
+                           PRId64 "])[i] != (unsigned char)(td_gpat ^ %d))\n"
                            "            td_guard[%d] = 1;\n",
                            td__kp_ctype(kb->b->dtype), td__kp_reg_guard(kb), n,
-                           kb->slots, i);
+                           kb->slots, kp_gxor(i), i);
         }
     }
     for (int i = 0; i < p->nbufs; i++) {
@@ -348,7 +359,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     /* The guard bytes alternate by round between 0x4F and 0xCF: read as
      * a value they are large and positive (float32 3.5e9, float16 29.2,
      * int8 79), then large and negative, so a read past the end changes
-     * a sum, and wins a max in one round and a min in the next. */
+     * a sum, and wins a max in one round and a min in the next.  Each
+     * buffer XORs its own small mask in (kp_gxor). */
     td__buf_puts(o, ", d_guard, td_round % 2 ? 0xCF : 0x4F");
     for (int i = 0; i < p->nscalars; i++)
         td__buf_printf(o, ", td_sv_%s", p->scalars[i].name);

@@ -48,4 +48,22 @@ static inline bool td_no_device(cudaError_t e)
     } while (0)
 
 template <typename T> static inline double td_to_double(T v) { return (double)v; }
+/* A 64-bit integer that a double does not hold exactly reads as NaN,
+ * which matches no wanted value: the check compares doubles, and without
+ * this an identity off by a few units near -2^63 would compare equal. */
+__attribute__((unused)) static inline double td_to_double(long long v)
+{
+    const double d = (double)v;
+    return d >= 9223372036854775808.0 || (long long)d != v ? NAN : d;
+}
+__attribute__((unused)) static inline double td_to_double(long v) { return td_to_double((long long)v); }
+__attribute__((unused)) static inline double td_to_double(unsigned long long v)
+{
+    const double d = (double)v;
+    return d >= 18446744073709551616.0 || (unsigned long long)d != v ? NAN : d;
+}
+__attribute__((unused)) static inline double td_to_double(unsigned long v)
+{
+    return td_to_double((unsigned long long)v);
+}
 template <typename T> static inline T td_from_double(double v) { return (T)v; }

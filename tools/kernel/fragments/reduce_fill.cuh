@@ -38,14 +38,22 @@ static inline double td_other(void)
     }
     return td_rand_int(lo, hi) * TD_FILL_SCALE;
 }
-/* Where row g's extreme sits this round: position (g R + round + shift)
- * mod P of its P terms (the reduced elements in row-major order, then
- * the accumulated dst value), so that every position holds one in some
- * round and row (R >= P / rows), and with R >= P every position of every
- * row. */
+/* Where row g's extreme sits this round: the k-th position of the
+ * stride order, k = g R + round + shift (R the rounds of data, without
+ * the identity round), position k TD_POS_STRIDE mod P of the row's P
+ * terms (the reduced elements in row-major order, then the accumulated
+ * dst value).  The stride is coprime with P, so over R >= P / rows
+ * rounds every position holds an extreme in some round and row, and with
+ * R >= P every position of every row; and consecutive rounds land far
+ * apart and in every residue class mod a small power of two, so a run
+ * cut short by --rounds still reaches every lane, vector slot and
+ * unrolled block of the body. */
 static inline long long td_position(long long g, long long shift)
 {
-    return (g * TD_ROUNDS + td_round + shift) % TD_POSITIONS;
+    const long long data_rounds = TD_ROUNDS - (TD_IDENT_ROUND >= 0);
+    const long long j = td_round - (TD_IDENT_ROUND >= 0 && td_round > TD_IDENT_ROUND);
+    const long long k = (g * data_rounds + j + shift) % TD_POSITIONS;
+    return k * TD_POS_STRIDE % TD_POSITIONS;
 }
 /* Whether element f of the src buffer lies inside the src region. */
 static inline bool td_in_src_region(long long f)
@@ -75,6 +83,15 @@ static inline void td_fill(double *src, double *dst, long long inst)
     if (shift < 0)
         shift = td_data_random ? (long long)(td_rng() % TD_POSITIONS) : 0;
     long long cs[TD_SRC_NDIM], cd[TD_DST_NDIM];
+    /* Max / min: the src elements outside the region hold the value that
+     * wins (TD_OUTSIDE), so a body that reads one in place of a term of
+     * the region fails whatever the round. */
+    for (long long f = 0; TD_OP != 0 && TD_SRC_OUTSIDE && f < TD_SRC_ELEMS; ++f)
+        if (!td_in_src_region(f))
+            src[f] = TD_OUTSIDE;
+    /* Integer max / min, the identity round: every term is the op's
+     * identity, which only a body whose identity is right returns. */
+    const bool ident = td_round == TD_IDENT_ROUND;
     for (long long s = 0; TD_OP != 0 && s < TD_SPA_LEN; ++s) {
         const long long g = inst * TD_SPA_LEN + s;
         const long long pos = td_position(g, shift);
@@ -93,7 +110,7 @@ static inline void td_fill(double *src, double *dst, long long inst)
             }
             const double v = red == pos ? td_extreme(g, shift) : td_other();
             src[td_flat(TD_SRC_NDIM, td_src_shape, td_src_start, cs)] =
-                red != pos && TD_SPECIALS ? td_special(v) : v;
+                ident ? TD_IDENT : red != pos && TD_SPECIALS ? td_special(v) : v;
         }
     }
     long long nd = 1;
@@ -120,8 +137,9 @@ static inline void td_fill(double *src, double *dst, long long inst)
             dst[de] = TD_POISON;
         } else if (TD_OP != 0) {
             const long long g = inst * TD_SPA_LEN + s;
-            dst[de] = td_position(g, shift) == TD_RED_LEN ? td_extreme(g, shift)
-                                                          : td_other();
+            dst[de] = ident ? TD_IDENT
+                      : td_position(g, shift) == TD_RED_LEN ? td_extreme(g, shift)
+                                                            : td_other();
         }
     }
 }

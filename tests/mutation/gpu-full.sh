@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The full mutation run on a GPU machine, one shard a call: every mutant of
+# every program the GPU can run (tests/mutation/gpu_full.py: bundles of
+# mutant kernels, one nvcc run per bundle, each mutant run in exact data
+# and random data with two seeds), the programs the CPU stand-in cannot
+# run first.
+#
+#   OUT=DIR SHARD=I/N tests/mutation/gpu-full.sh PROGS [--all]
+#
+# PROGS is scripts/gen-programs' output, a directory or a .tar.gz of one
+# (made on the build machine: scripts/gen-programs P && tar czf
+# progs.tar.gz -C P .).  Without --all only the programs the CPU stand-in
+# cannot run (16-bit floats, inline PTX); with --all every sm_90a program.
+# Run from the repository root; needs bash, python3, nvcc and the GPU.
+# Each call stops starting new work at $DEADLINE seconds (default 450) and
+# cuts runs 60 s later, so it ends within the device's 600 s limit; what
+# is left is listed as not run.  $RUNNERS programs run on the GPU at once
+# (default 12), nvcc runs on every core.  Results under $OUT:
+#   results-I.tsv  one line per mutant (id, variant, operator, status,
+#                  description, the first failing run, the diff lines)
+#   log-I.txt      one line per program, the shard's totals and times
+#   score-I.txt    gpu_full.py score over this shard's results
+#   env-I.txt      GPU, driver, nvcc, commit, dates
+# Afterwards, with every shard's results-*.tsv in one DIR (any machine):
+#   python3 tests/mutation/gpu_full.py score DIR
+set -u
+if [ $# -lt 1 ] || [ -z "${OUT:-}" ] || [ -z "${SHARD:-}" ]; then
+  echo "usage: OUT=DIR SHARD=I/N tests/mutation/gpu-full.sh PROGS [--all]" >&2
+  exit 2
+fi
+progs=$1; shift
+root=$(cd "$(dirname "$0")/../.." && pwd)
+k=${SHARD%%/*}
+mkdir -p "$OUT"
+if [ -f "$progs" ]; then
+  dir=$(mktemp -d)
+  tar xzf "$progs" -C "$dir" || exit 2
+  progs=$dir
+fi
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  nvcc --version | tail -n1
+  git -C "$root" log -1 --format=%H 2>/dev/null
+  echo "nproc $(nproc), shard $SHARD, args: $*"
+  date -u
+} >"$OUT/env-$k.txt" 2>&1
+jobs=$(nproc)
+python3 "$root/tests/mutation/gpu_full.py" run "$progs" "$OUT" \
+  --shard "$SHARD" -j "$jobs" --runners "${RUNNERS:-12}" \
+  --deadline "${DEADLINE:-450}" "$@" | tail -n 3
+python3 "$root/tests/mutation/gpu_full.py" score "$OUT" \
+  >"$OUT/score-$k.txt" 2>&1
+rc=$?
+date -u >>"$OUT/env-$k.txt"
+grep -E '^mutation:|^not run' "$OUT/score-$k.txt"
+exit $rc
