@@ -60,6 +60,7 @@
 static const kp_family *const kp_families[] = {
     &td__kp_reduce,
     &td__kp_ewise,
+    &td__kp_copy,
 };
 #define KP_NFAMILIES (sizeof kp_families / sizeof kp_families[0])
 
@@ -226,8 +227,10 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     td__buf_free(&o);
     td_free(body);
     td_free(prelude);
-    for (int i = 0; i < p->nbufs; i++)
+    for (int i = 0; i < p->nbufs; i++) {
         td__free(p->bufs[i].map);
+        td__free(p->bufs[i].phys);
+    }
     if (fam->free != NULL)
         fam->free(p);
     td__kp_fam_free(p);

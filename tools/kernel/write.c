@@ -20,9 +20,15 @@
 #include "model.h"
 #include "tiledispatch.h"
 
-/* A value of dtype t written as a device expression (the gap filler). */
-static const char *kp_gap(td_dtype t)
+/* A value of dtype t written as a device expression (the gap filler); a
+ * bit-exact family's gap bits. */
+static const char *kp_gap(const kp_plan *p, td_dtype t, char *buf, size_t cap)
 {
+    if (p->fam->bits) {
+        snprintf(buf, cap, "td_from_bits<%s>(0x%llxULL)", td__kp_ctype(t),
+                 p->fam->gap_bits(t));
+        return buf;
+    }
     switch (t) {
     case TD_F16: return "__float2half(77.0f)";
     case TD_BF16: return "__float2bfloat16(77.0f)";
@@ -94,9 +100,16 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *t = td__kp_ctype(kb->b->dtype);
-        td__buf_printf(o, "%sconst %s *__restrict__ td_in_%s, %s *td_out_%s",
-                       i ? ",\n                          " : "", t,
-                       kb->b->name, t, kb->b->name);
+        /* A global buffer is the body's NAME_ptr itself: every instance
+         * addresses the one array. */
+        if (kb->global)
+            td__buf_printf(o, "%s%s *%s_ptr",
+                           i ? ",\n                          " : "", t,
+                           kb->b->name);
+        else
+            td__buf_printf(o, "%sconst %s *__restrict__ td_in_%s, %s *td_out_%s",
+                           i ? ",\n                          " : "", t,
+                           kb->b->name, t, kb->b->name);
         any_shared |= kb->shared;
     }
     /* One flag per buffer: set when the body wrote past its end. */
@@ -111,10 +124,16 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         td__buf_puts(o, "    extern __shared__ __align__(16) unsigned char "
                         "td_smem[];\n");
     int64_t smem_off = 0;
+    char gap[96];
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
         const char *t = td__kp_ctype(kb->b->dtype);
+        if (kb->global) {
+            td__buf_printf(o, "    /* %s: global, one array for every "
+                              "instance (a kernel parameter). */\n", n);
+            continue;
+        }
         if (kb->shared) {
             /* One copy per instance in dynamic shared memory, each
              * 16-byte aligned; the body indexes NAME_ptr, which points at
@@ -171,7 +190,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         td__buf_printf(o,
                        "        %s_ptr[s] = e >= 0 ? td_in_%s[td_inst * %"
                        PRId64 "LL + e] : %s;\n    }\n",
-                       n, n, kb->elems, kp_gap(kb->b->dtype));
+                       n, n, kb->elems,
+                       kp_gap(p, kb->b->dtype, gap, sizeof gap));
     }
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
@@ -188,6 +208,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
+        if (kb->global)
+            continue; /* its guards are checked by the host */
         if (kb->shared) {
             int64_t used = kb->elems * (td_dtype_bits(kb->b->dtype) / 8);
             int64_t stride = td__kp_stride(p, kb);
@@ -215,6 +237,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         const char *n = kb->b->name;
         char at[96];
         td__kp_shared_at(kb, at, sizeof at);
+        if (kb->global)
+            continue;
         if (kb->shared)
             td__buf_printf(o,
                            "    for (int i = td_t; i < %" PRId64
@@ -238,6 +262,11 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
  * first round with a mismatch ends the loop. */
 static void kp_write_main(td_buf *o, const kp_plan *p)
 {
+    const bool bits = p->fam->bits;
+    /* The host's copy of the inputs: exact doubles, or raw bits. */
+    const char *vt = bits ? "unsigned long long" : "double";
+    const char *from = bits ? "td_from_bits" : "td_from_double";
+    const char *to = bits ? "td_bits" : "td_to_double";
     td__buf_puts(o, td__kp_frag_main_start);
     /* Host arrays: inputs (device type and exact double copies) and the
      * staged-back outputs. */
@@ -245,21 +274,23 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
         const char *t = td__kp_ctype(kb->b->dtype);
-        int64_t nin = kb->elems * p->instances;
-        int64_t nout = kb->shared ? nin : kb->slots * p->tpi * p->instances;
+        int64_t nin = td__kp_nin(p, kb);
+        int64_t nout = kb->shared || kb->global
+                           ? nin
+                           : kb->slots * p->tpi * p->instances;
         td__buf_printf(o,
                        "    const long long td_nin_%s = %" PRId64 "LL, "
                        "td_nout_%s = %" PRId64 "LL;\n"
                        "    %s *h_in_%s = (%s *)malloc(sizeof(%s) * td_nin_%s);\n"
                        "    %s *h_out_%s = (%s *)malloc(sizeof(%s) * td_nout_%s);\n"
-                       "    double *v_in_%s = (double *)malloc(sizeof(double) * "
+                       "    %s *v_in_%s = (%s *)malloc(sizeof(%s) * "
                        "td_nin_%s);\n"
                        "    if (h_in_%s == NULL || h_out_%s == NULL || v_in_%s == "
                        "NULL) {\n"
                        "        printf(\"FAIL %%s host out of memory\\n\", TD_NAME);\n"
                        "        return 1;\n    }\n",
-                       n, nin, n, nout, t, n, t, t, n, t, n, t, t, n, n, n, n,
-                       n, n);
+                       n, nin, n, nout, t, n, t, t, n, t, n, t, t, n, vt, n,
+                       vt, vt, n, n, n, n);
     }
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
@@ -268,10 +299,20 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         td__buf_printf(o,
                        "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n"
                        "    TD_CHECK(cudaMalloc((void **)&d_in_%s, sizeof(%s) * "
-                       "td_nin_%s));\n"
-                       "    TD_CHECK(cudaMalloc((void **)&d_out_%s, sizeof(%s) * "
-                       "td_nout_%s));\n",
-                       t, n, n, n, t, n, n, t, n);
+                       "td_nin_%s));\n",
+                       t, n, n, n, t, n);
+        /* A global buffer is one array, read back from where it is. */
+        if (kb->global)
+            td__buf_printf(o,
+                           "    /* %s: global, %" PRId64 " elements of "
+                           "storage between %" PRId64 " guard elements on "
+                           "each side. */\n",
+                           n, kb->span, kb->gpad);
+        else
+            td__buf_printf(o,
+                           "    TD_CHECK(cudaMalloc((void **)&d_out_%s, "
+                           "sizeof(%s) * td_nout_%s));\n",
+                           n, t, n);
     }
     if (p->smem + p->scratch > KP_SHARED_DEFAULT) {
         int64_t all = p->smem + p->scratch;
@@ -307,7 +348,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
                        t, sc->name, t, sc->value);
     }
-    td__buf_puts(o, td__kp_frag_main_want);
+    td__buf_puts(o, bits ? td__kp_frag_main_want_bits
+                         : td__kp_frag_main_want);
     /* The rounds: new inputs (the family's generators, then its fill,
      * then each value as the buffer's dtype stores it), launch, check. */
     for (int i = 0; i < p->nbufs; i++) {
@@ -327,14 +369,17 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const char *t = td__kp_ctype(kb->b->dtype);
         td__buf_printf(o,
                        "        for (long long i = 0; i < td_nin_%s; ++i) {\n"
-                       "            h_in_%s[i] = td_from_double<%s>(v_in_%s[i]);\n"
-                       "            v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
+                       "            h_in_%s[i] = %s<%s>(v_in_%s[i]);\n"
+                       "            v_in_%s[i] = %s(h_in_%s[i]);\n"
                        "        }\n"
                        "        TD_CHECK(cudaMemcpy(d_in_%s, h_in_%s, sizeof(%s) * "
-                       "td_nin_%s, cudaMemcpyHostToDevice));\n"
-                       "        TD_CHECK(cudaMemset(d_out_%s, 0xff, sizeof(%s) * "
-                       "td_nout_%s));\n",
-                       n, n, t, n, n, n, n, n, t, n, n, t, n);
+                       "td_nin_%s, cudaMemcpyHostToDevice));\n",
+                       n, n, from, t, n, n, to, n, n, n, t, n);
+        if (!kb->global)
+            td__buf_printf(o,
+                           "        TD_CHECK(cudaMemset(d_out_%s, 0xff, "
+                           "sizeof(%s) * td_nout_%s));\n",
+                           n, t, n);
     }
     td__buf_puts(o, "        TD_CHECK(cudaMemset(d_guard, 0, sizeof h_guard));\n");
     td__buf_printf(o, "        td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
@@ -342,9 +387,15 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                       PRId64 ">>>(",
                    p->grid[0], p->grid[1], p->grid[2], p->block[0],
                    p->block[1], p->block[2], p->smem);
-    for (int i = 0; i < p->nbufs; i++)
-        td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
-                       p->bufs[i].b->name, p->bufs[i].b->name);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        if (kb->global)
+            td__buf_printf(o, "%sd_in_%s + %" PRId64, i ? ", " : "",
+                           kb->b->name, kb->gpad);
+        else
+            td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
+                           kb->b->name, kb->b->name);
+    }
     /* The guard bytes alternate by round between 0x4F and 0xCF: read as
      * a value they are large and positive (float32 3.5e9, float16 29.2,
      * int8 79), then large and negative, so a read past the end changes
@@ -364,17 +415,20 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const char *n = p->bufs[i].b->name;
         const char *t = td__kp_ctype(p->bufs[i].b->dtype);
         td__buf_printf(o,
-                       "        TD_CHECK(cudaMemcpy(h_out_%s, d_out_%s, sizeof(%s) * "
+                       "        TD_CHECK(cudaMemcpy(h_out_%s, d_%s_%s, sizeof(%s) * "
                        "td_nout_%s, cudaMemcpyDeviceToHost));\n",
-                       n, n, t, n);
+                       n, p->bufs[i].global ? "in" : "out", n, t, n);
     }
     /* Expected contents per instance and buffer. */
     td__buf_puts(o, "        for (long long inst = 0; inst < TD_INSTANCES; "
                     "++inst) {\n");
     p->fam->ref_call(o, p);
+    const char *same = bits ? "td_check_bits" : "td_check";
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
+        if (kb->global)
+            continue; /* after the instances: one array for all */
         /* The dst buffer is checked against the reference; a src buffer
          * that is not the dst must come back unchanged. */
         char want[160], tol[160];
@@ -387,14 +441,14 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
             snprintf(tol, sizeof tol, "0.0");
         }
         /* The family may check its dst values its own way. */
-        const char *chk = kb->is_dst ? p->fam->dst_check : "td_check";
+        const char *chk = kb->is_dst ? p->fam->dst_check : same;
         if (kb->shared) {
             td__buf_printf(o,
                            "            for (long long e = 0; e < %" PRId64 "; ++e)\n"
                            "                %s(\"%s\", inst, e, -1, -1, "
-                           "td_to_double(h_out_%s[inst * %" PRId64 "LL + e]), "
+                           "%s(h_out_%s[inst * %" PRId64 "LL + e]), "
                            "%s, %s);\n",
-                           kb->elems, chk, n, n, kb->elems, want, tol);
+                           kb->elems, chk, n, to, n, kb->elems, want, tol);
         } else {
             td__buf_printf(o,
                            "            for (long long t = 0; t < TD_TPI; ++t)\n"
@@ -407,25 +461,56 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                                n, kb->slots);
             else
                 td__buf_puts(o, "                    const long long e = s;\n");
+            /* A bit-exact family checks that a slot no element owns
+             * still holds the gap bits. */
+            if (bits)
+                td__buf_printf(o,
+                               "                    if (e < 0) {\n"
+                               "                        %s(\"%s\", inst, -1, t, s, "
+                               "td_bits(h_out_%s[(inst * TD_TPI + t) * %"
+                               PRId64 "LL + s]), 0x%llxULL, 0.0);\n"
+                               "                        continue;\n"
+                               "                    }\n",
+                               chk, n, n, kb->slots,
+                               p->fam->gap_bits(kb->b->dtype));
+            else
+                td__buf_puts(o, "                    if (e < 0)\n"
+                                "                        continue;\n");
             td__buf_printf(o,
-                           "                    if (e < 0)\n"
-                           "                        continue;\n"
                            "                    %s(\"%s\", inst, e, t, s, "
-                           "td_to_double(h_out_%s[(inst * TD_TPI + t) * %"
+                           "%s(h_out_%s[(inst * TD_TPI + t) * %"
                            PRId64 "LL + s]), %s, %s);\n"
                            "                }\n",
-                           chk, n, n, kb->slots, want, tol);
+                           chk, n, to, n, kb->slots, want, tol);
         }
     }
-    td__buf_puts(o, "        }\n    }\n");
+    td__buf_puts(o, "        }\n");
+    /* Global buffers, once: every instance addressed the same array (the
+     * dst's reference is the same for every instance; the family's data
+     * sees to it), guard elements included. */
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        if (!kb->global)
+            continue;
+        td__buf_printf(o,
+                       "        for (long long e = 0; e < td_nin_%s; ++e)\n"
+                       "            %s(\"%s\", -1, e, -1, -1, "
+                       "%s(h_out_%s[e]), %s%s[e], 0.0);\n",
+                       n, kb->is_dst ? p->fam->dst_check : same, n, to, n,
+                       kb->is_dst ? "td_want" : "v_in_",
+                       kb->is_dst ? "" : n);
+    }
+    td__buf_puts(o, "    }\n");
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
+        td__buf_printf(o, "    TD_CHECK(cudaFree(d_in_%s));\n", n);
+        if (!p->bufs[i].global)
+            td__buf_printf(o, "    TD_CHECK(cudaFree(d_out_%s));\n", n);
         td__buf_printf(o,
-                       "    TD_CHECK(cudaFree(d_in_%s));\n"
-                       "    TD_CHECK(cudaFree(d_out_%s));\n"
                        "    free(h_in_%s);\n    free(h_out_%s);\n"
                        "    free(v_in_%s);\n",
-                       n, n, n, n, n);
+                       n, n, n);
     }
     td__buf_puts(o, "    TD_CHECK(cudaFree(d_guard));\n");
     td__buf_puts(o, td__kp_frag_main_end);
@@ -484,6 +569,8 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
         td__buf_puts(o, "#include <cuda_fp16.h>\n");
     if (p->bf16)
         td__buf_puts(o, "#include <cuda_bf16.h>\n");
+    if (p->fp8)
+        td__buf_puts(o, "#include <cuda_fp8.h>\n");
     td__buf_puts(o, "\n");
     if (prelude != NULL && prelude[0] != '\0') {
         td__buf_puts(o, prelude);
@@ -505,12 +592,16 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
         td__buf_puts(o, td__kp_frag_helpers_half);
     if (p->bf16)
         td__buf_puts(o, td__kp_frag_helpers_bf16);
+    if (p->fam->bits)
+        td__buf_puts(o, td__kp_frag_bits);
     td__buf_puts(o, "\n");
     /* The family's reference, then the checks, generators and options
      * every program shares, then what the family adds after them. */
     p->fam->tables(o, p);
     p->fam->reference(o, p);
     td__buf_puts(o, td__kp_frag_host_common);
+    if (p->fam->bits)
+        td__buf_puts(o, td__kp_frag_bits_check);
     td__buf_puts(o, "\n");
     if (p->fam->helpers != NULL)
         p->fam->helpers(o, p);

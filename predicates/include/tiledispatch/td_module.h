@@ -46,7 +46,8 @@ TD_API void td_reason_set(td_reason *why, const char *fmt, ...)
 
 typedef enum td_op_kind {
     TD_OP_KIND_REDUCTION,
-    TD_OP_KIND_ELEMENTWISE
+    TD_OP_KIND_ELEMENTWISE,
+    TD_OP_KIND_COPY       /* moves one region into another (`copy`) */
 } td_op_kind;
 
 typedef struct td_op_desc td_op_desc;
