@@ -549,8 +549,10 @@ def copy_paths(test_exe):
     -> global) must PASS in both data modes; its wrong variants must FAIL in
     both: one store past the region ("written outside the region"), a
     transposed source index and a dropped last store (both "first mismatch
-    at" the element, with the paired source element); and a body that also
-    writes its global source must FAIL ("the buffer must not change")."""
+    at" the element, with the paired source element); a body that also
+    writes its global source must FAIL ("the buffer must not change"), and
+    one that writes a register slot its layout leaves to no element (the
+    fake variant ignores layouts) too ("a register slot no element owns")."""
     expect = Expect()
     with tempfile.TemporaryDirectory() as tmp:
         dump = os.path.join(tmp, "dump")
@@ -577,7 +579,8 @@ def copy_paths(test_exe):
         wrong = {"_copy_past": "written outside the region",
                  "_copy_transpose": "first mismatch at ",
                  "_copy_drop": "first mismatch at ",
-                 "_srcwrite": "the buffer must not change"}
+                 "_srcwrite": "the buffer must not change",
+                 "_holes": "a register slot no element owns"}
         with concurrent.futures.ThreadPoolExecutor(2) as ex:
             built = dict(zip(sorted(progs), ex.map(
                 lambda n: compile_program(progs[n], n, tmp, inc),

@@ -322,6 +322,24 @@ static void test_registers_and_global(void **state)
     assert_contains(prog, "#define TD_CP_SENTINEL 0xa5ULL ");
     assert_contains(prog, "#define TD_DST_ELEMS 520LL ");
     td_free(prog);
+    /* A register dst whose layout leaves slots 1, 3 and 5 to no element:
+     * they start as the sentinel and are checked to hold it.  The fake
+     * variant ignores layouts (it writes slots 0-3), so this program must
+     * FAIL on slot 1 (tests/cuda/emu.py --copy-paths). */
+    prog = program(reg, copy_call("cp_g2l_holes.yaml", "copy", "thread",
+                                  "threadIdx.x: 2", "float32",
+                                  "scope: global, shape: [4]",
+                                  "scope: local, shape: [4], "
+                                  "layout: \"S[4 : 2]\"",
+                                  "B[0:4]", "A[0:4]", ""));
+    assert_contains(prog, "B_ptr[s] = e >= 0 ? td_in_B[td_inst * 4LL + e] : "
+                          "td_from_bits<float>(0xffa5a5a5ULL);\n");
+    assert_contains(prog, "#define TD_MAP_B_INIT { \\\n    0,-1,1,-1,2,-1,3,");
+    assert_contains(prog, "                    if (e < 0) {\n"
+                          "                        td_cp_check(\"B\", inst, "
+                          "-1, t, s, td_bits(h_out_B[(inst * TD_TPI + t) * "
+                          "7LL + s]), 0xffa5a5a5ULL, 0.0);\n");
+    td_free(prog);
     for (size_t m = 0; m < sizeof ops / sizeof ops[0]; m++) {
         char name[64];
         snprintf(name, sizeof name, "cp_g2g_%s.yaml", ops[m]);
