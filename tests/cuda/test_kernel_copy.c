@@ -340,6 +340,24 @@ static void test_registers_and_global(void **state)
                           "-1, t, s, td_bits(h_out_B[(inst * TD_TPI + t) * "
                           "7LL + s]), 0xffa5a5a5ULL, 0.0);\n");
     td_free(prog);
+    /* 16-bit floats (the GPU runs these; the CPU stand-in has none). */
+    prog = program(reg, copy_call("cp_s2g_f16.yaml", "copy", "warp",
+                                  "threadIdx.x: 32", "float16",
+                                  "scope: shared, shape: [8, 8]",
+                                  "scope: global, shape: [64]", "B[0:64]",
+                                  "A[0:8, 0:8]",
+                                  "config: {kernel_specials: true}\n"));
+    assert_contains(prog, "#define TD_CP_SENTINEL 0xfda5ULL ");
+    assert_contains(prog, "#include <cuda_fp16.h>\n");
+    td_free(prog);
+    prog = program(reg, copy_call("cp_g2l_bf16.yaml", "copy", "thread",
+                                  "threadIdx.x: 32", "bfloat16",
+                                  "scope: global, shape: [8]",
+                                  "scope: local, shape: [4], "
+                                  "layout: \"S[4 : 2]\"",
+                                  "B[0:4]", "A[4:8]", ""));
+    assert_contains(prog, "td_from_bits<__nv_bfloat16>(0xffa5ULL)");
+    td_free(prog);
     for (size_t m = 0; m < sizeof ops / sizeof ops[0]; m++) {
         char name[64];
         snprintf(name, sizeof name, "cp_g2g_%s.yaml", ops[m]);

@@ -228,7 +228,6 @@ static void cp_int_table(td_buf *o, const char *name, const int *v,
 static void cp_tables(td_buf *o, const kp_plan *p)
 {
     const cp_plan *c = cp_of(p);
-    const td_call *call = p->call;
     const kp_buf *sk = &p->bufs[c->src], *dk = &p->bufs[c->dst];
     td_dtype t = dk->b->dtype;
     int eb, mb;
@@ -255,8 +254,12 @@ static void cp_tables(td_buf *o, const kp_plan *p)
                    cp_sentinel(t), c->region, c->nwant,
                    dk->global ? dk->gpad : (int64_t)0, dk->b->ndim,
                    sk->b->ndim);
-    td__kp_region_arrays(o, "dst", dk->b, &call->dst);
-    td__kp_region_arrays(o, "src", sk->b, &call->srcs[0].region);
+    /* The shapes name an element's coordinates in a FAIL line. */
+    td__buf_puts(o, "static const long long td_dst_shape[] = ");
+    td__kp_i64_list(o, dk->b->shape, dk->b->ndim);
+    td__buf_puts(o, ";\nstatic const long long td_src_shape[] = ");
+    td__kp_i64_list(o, sk->b->shape, sk->b->ndim);
+    td__buf_puts(o, ";\n");
     td__buf_puts(o, "/* Per dst position (its host array of one instance; "
                     "a global dst: guards,\n"
                     " * storage, guards): the dst element there, the src "

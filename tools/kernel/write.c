@@ -296,11 +296,15 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
         const char *t = td__kp_ctype(kb->b->dtype);
+        if (kb->global)
+            td__buf_printf(o, "    %s *d_in_%s = NULL;\n", t, n);
+        else
+            td__buf_printf(o, "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n",
+                           t, n, n);
         td__buf_printf(o,
-                       "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n"
                        "    TD_CHECK(cudaMalloc((void **)&d_in_%s, sizeof(%s) * "
                        "td_nin_%s));\n",
-                       t, n, n, n, t, n);
+                       n, t, n);
         /* A global buffer is one array, read back from where it is. */
         if (kb->global)
             td__buf_printf(o,
