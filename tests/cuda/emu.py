@@ -70,7 +70,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_PY = os.path.join(HERE, "..", "conformance", "run.py")
-NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|\basm\b(?! volatile\(\"bar\.sync)")
+NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|\basm\b(?! volatile\(\"bar\.sync)")
 # The id may be an expression (one named barrier per warpgroup:
 # "8 + (int)threadIdx.x / 128").
 BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((.+?)\), '

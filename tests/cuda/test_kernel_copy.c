@@ -358,6 +358,16 @@ static void test_registers_and_global(void **state)
                                   "B[0:4]", "A[4:8]", ""));
     assert_contains(prog, "td_from_bits<__nv_bfloat16>(0xffa5ULL)");
     td_free(prog);
+    /* float8: bits only (the other families have no float8 reference). */
+    prog = program(reg, copy_call("cp_g2s_f8.yaml", "copy", "cta",
+                                  "threadIdx.x: 64", "float8_e4m3fn",
+                                  "scope: global, shape: [32, 32]",
+                                  "scope: shared, shape: [32, 32]",
+                                  "B[0:32, 0:32]", "A[0:32, 0:32]", ""));
+    assert_contains(prog, "#include <cuda_fp8.h>\n");
+    assert_contains(prog, "#define TD_CP_SENTINEL 0xffULL ");
+    assert_contains(prog, "#define TD_CP_EBITS 4 ");
+    td_free(prog);
     for (size_t m = 0; m < sizeof ops / sizeof ops[0]; m++) {
         char name[64];
         snprintf(name, sizeof name, "cp_g2g_%s.yaml", ops[m]);
