@@ -26,6 +26,7 @@
 
 #include "tiledispatch.h"
 #include "tiledispatch/td_kernel.h"
+#include "../common/td_test_alloc.h"
 
 static td_call *parse(const char *name, const char *text)
 {
@@ -433,6 +434,52 @@ static void test_refusals(void **state)
     td_registry_free(reg);
 }
 
+/* A strided global view (a layout over a larger array): the storage is
+ * the layout's span, each element at its offset; and every allocation the
+ * program generator makes for it may fail, leaking nothing. */
+static void test_global_layout_and_alloc_failures(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    td_call *c = copy_call("cp_view.yaml", "copy", "warp", "threadIdx.x: 32",
+                           "float32",
+                           "scope: global, shape: [4, 4], "
+                           "layout: \"S[(4, 4) : (8, 1)]\"",
+                           "scope: shared, shape: [2, 4]", "B[0:2, 0:4]",
+                           "A[1:3, 0:4]", "");
+    char *prog = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    if (td_kernel_program(reg, c, &prog, &d) != 0)
+        fail_msg("kernel: %s", d.msg);
+    /* 64 guards, offsets 0..27, 64 guards; A[1, 0] at offset 8 */
+    assert_contains(prog, "const long long td_nin_A = 156LL,");
+    assert_contains(prog, "static const int td_cp_sidx[] = {\n    72, 73, "
+                          "74, 75, 80, 81, 82, 83,\n};\n");
+    td_free(prog);
+    alloc_install();
+    int ok = 0;
+    for (long fail_at = 1; fail_at <= 10000 && !ok; fail_at++) {
+        alloc_arm(fail_at);
+        long live = g_ca.live;
+        prog = NULL;
+        td_diag_clear(&d);
+        int err = td_kernel_program(reg, c, &prog, &d);
+        if (err == 0) {
+            ok = 1;
+            td_free(prog);
+        } else {
+            assert_int_equal(err, TD_ENOMEM);
+            assert_null(prog);
+        }
+        assert_int_equal(g_ca.live, live);
+    }
+    td_set_allocator(NULL);
+    assert_true(ok);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_shared_to_global),
         cmocka_unit_test(test_registers_and_global),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_global_layout_and_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
