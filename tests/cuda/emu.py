@@ -586,7 +586,8 @@ def copy_paths(test_exe):
                  "_copy_transpose": "first mismatch at ",
                  "_copy_drop": "first mismatch at ",
                  "_srcwrite": "the buffer must not change",
-                 "_holes": "a register slot no element owns"}
+                 "cp_g2l_holes": "a register slot no element owns",
+                 "cp_g2s_holes": "a hole no element has"}
         with concurrent.futures.ThreadPoolExecutor(2) as ex:
             built = dict(zip(sorted(progs), ex.map(
                 lambda n: compile_program(progs[n], n, tmp, inc),

@@ -57,6 +57,18 @@ static td_ir_buf *ir_buf(td_ir *ir, const td_buffer *b)
     return td_ir_buffer(ir, b->name, b->dtype, b->scope, b->ndim, b->shape);
 }
 
+/* The fake variant knows one kind of layout: a 1-D buffer with one shard
+ * iter on the memory axis (element i at i * stride).  A call file whose
+ * name has "holes" in it gets a variant that ignores even that. */
+static td_expr *lay_index(td_ir *ir, const td_call *call, const td_buffer *b,
+                          td_expr *i)
+{
+    if (!b->has_layout || b->ndim != 1 || b->layout.nshard != 1 ||
+        strstr(call->file, "holes") != NULL)
+        return i;
+    return td_mul(ir, i, td_int(ir, b->layout.shard[0].stride));
+}
+
 static int fake_emit(const td_call *call, const td_op_desc *op,
                      const void *plan, td_ir *ir, void *user, td_reason *why)
 {
@@ -96,6 +108,8 @@ static int fake_emit(const td_call *call, const td_op_desc *op,
     td_expr *si[TD_MAX_RANK], *di[TD_MAX_RANK];
     unravel(ir, sr, sk, si);
     unravel(ir, &call->dst, td_var_ref(ir, k), di);
+    si[0] = lay_index(ir, call, &call->buffers[sr->buffer], si[0]);
+    di[0] = lay_index(ir, call, &call->buffers[call->dst.buffer], di[0]);
     td_ir_store(ir, d, call->dst.ndim, di, td_load(ir, s, sr->ndim, si));
     td_ir_end_for(ir);
     if (strcmp(call->op, "copy_past") == 0) {
@@ -341,6 +355,31 @@ static void test_registers_and_global(void **state)
                           "-1, t, s, td_bits(h_out_B[(inst * TD_TPI + t) * "
                           "7LL + s]), 0xffa5a5a5ULL, 0.0);\n");
     td_free(prog);
+    /* A shared dst with a strided layout (8 elements over 15 offsets):
+     * staged and read back offset by offset, the holes checked; the
+     * layout-blind variant writes offset 1, a hole. */
+    static const char *const shl[] = {"cp_g2s_strided.yaml",
+                                      "cp_g2s_holes.yaml"};
+    for (int h = 0; h < 2; h++) {
+        prog = program(reg, copy_call(shl[h], "copy", "warp",
+                                      "threadIdx.x: 64", "int32",
+                                      "scope: global, shape: [8]",
+                                      "scope: shared, shape: [8], "
+                                      "layout: \"S[8 : 2]\"",
+                                      "B[0:8]", "A[0:8]", ""));
+        if (h == 0) {
+            assert_contains(prog, "#define TD_INV_B_INIT { \\\n    0,-1,1,"
+                                  "-1,2,-1,3,-1,4,-1,5,-1,6,-1,7, \\\n}\n");
+            assert_contains(prog, "        B_ptr[i] = e >= 0 ? td_in_B[td_inst "
+                                  "* 8LL + e] : td_from_bits<int>("
+                                  "0xa5a5a5a5ULL);\n");
+            assert_contains(prog, "td_out_B[td_inst * 15LL + i] = B_ptr[i];");
+            assert_contains(prog, "td_cp_check(\"B\", inst, -1, -1, i, "
+                                  "td_bits(h_out_B[inst * 15LL + i]), "
+                                  "0xa5a5a5a5ULL, 0.0);\n");
+        }
+        td_free(prog);
+    }
     /* 16-bit floats (the GPU runs these; the CPU stand-in has none). */
     prog = program(reg, copy_call("cp_s2g_f16.yaml", "copy", "warp",
                                   "threadIdx.x: 32", "float16",

@@ -230,6 +230,7 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     for (int i = 0; i < p->nbufs; i++) {
         td__free(p->bufs[i].map);
         td__free(p->bufs[i].phys);
+        td__free(p->bufs[i].inv);
     }
     if (fam->free != NULL)
         fam->free(p);

@@ -31,7 +31,6 @@
 
 #include "kp.h"
 #include "kp_fragments.h"
-#include "layout.h"
 
 typedef struct cp_plan {
     int src, dst;           /* indices into the staged buffers */
@@ -91,27 +90,6 @@ static int64_t cp_elem(const td_buffer *b, const td_region *r, int64_t k)
     for (int d = 0; d < b->ndim; d++)
         e = e * b->shape[d] + idx[d];
     return e;
-}
-
-/* A shared buffer is staged row-major (through a bare swizzle); a layout
- * that moves elements elsewhere is not staged yet. */
-static int cp_shared_layout(const kp_plan *p, const kp_buf *kb, td_diag *diag)
-{
-    const td_buffer *b = kb->b;
-    if (!kb->shared || !b->has_layout || b->layout.nshard == 0)
-        return 0;
-    td_layout l = b->layout;
-    l.swizzle = false;
-    for (int64_t e = 0; e < kb->elems; e++) {
-        int64_t co[TD_AXIS_COUNT];
-        if (td__lay_map(&l, e, co) != 0 || co[TD_AXIS_M] != e)
-            return td__kp_fail(diag, p->call, TD_EINVAL,
-                               "shared buffer %s: only row-major layouts "
-                               "(with or without a swizzle) are staged by "
-                               "copy programs (element %" PRId64 ")",
-                               b->name, e);
-    }
-    return 0;
 }
 
 /* The per-position tables: for every position of the dst's host array of
@@ -203,10 +181,6 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "config kernel_specials needs a float dtype, "
                            "not %s", td_dtype_name(db->dtype));
     int err = td__kp_check_bufs(p, ir, diag);
-    if (err == 0)
-        err = cp_shared_layout(p, &p->bufs[c->src], diag);
-    if (err == 0)
-        err = cp_shared_layout(p, &p->bufs[c->dst], diag);
     if (err == 0)
         err = cp_tables_fill(p, c, diag);
     return err;

@@ -57,12 +57,17 @@ typedef struct kp_buf {
     int *map;         /* tpi * slots entries (element or -1), or NULL when
                          every thread holds the whole buffer row-major */
     int role;         /* the family's: how its inputs are generated */
-    /* Global buffers: the storage's span in elements (the layout's, at
-     * least the shape's product), the guard elements before and after it,
-     * and the physical offset of each logical element (NULL: row-major). */
+    /* Global buffers, and shared ones with a layout in bit-exact
+     * families: the storage's span in elements (the layout's, at least
+     * the shape's product), the guard elements before and after it
+     * (global), the physical offset of each logical element (NULL:
+     * row-major) and, for shared ones, the element at each offset (-1: a
+     * hole); such a shared buffer is staged and read back position by
+     * position, holes included. */
     int64_t span;
     int64_t gpad;
     int64_t *phys;
+    int *inv;
 } kp_buf;
 
 /* A named scalar of the call: a kernel parameter. */
@@ -186,6 +191,9 @@ int64_t td__kp_reg_guard(const kp_buf *kb);
  * or through the buffer's swizzle "(i ^ (i / D % B * M))", the offset the
  * emitted body indexes (td__lay_swizzle). */
 void td__kp_shared_at(const kp_buf *kb, char *buf, size_t cap);
+/* Elements of one instance's copy of a shared buffer: the span when it
+ * is staged by positions (kp_buf.inv), else the shape's product. */
+int64_t td__kp_shared_elems(const kp_buf *kb);
 /* Elements of the host and device arrays of a buffer: a global buffer's
  * guards and span; a staged one's elements times the instances. */
 int64_t td__kp_nin(const kp_plan *p, const kp_buf *kb);

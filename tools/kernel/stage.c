@@ -22,9 +22,15 @@
 /* Bytes of one instance's copy of a shared buffer in the block's dynamic
  * shared memory: rounded up to 16, so that every copy starts 16-byte
  * aligned (vector accesses of the emitted code rely on it). */
+int64_t td__kp_shared_elems(const kp_buf *kb)
+{
+    return kb->inv != NULL ? kb->span : kb->elems;
+}
+
 int64_t td__kp_pitch(const kp_buf *kb)
 {
-    int64_t bytes = td__mul_sat(kb->elems, td_dtype_bits(kb->b->dtype) / 8);
+    int64_t bytes = td__mul_sat(td__kp_shared_elems(kb),
+                                td_dtype_bits(kb->b->dtype) / 8);
     return bytes > INT64_MAX - 15 ? INT64_MAX : (bytes + 15) / 16 * 16;
 }
 
@@ -226,15 +232,18 @@ int64_t td__kp_nin(const kp_plan *p, const kp_buf *kb)
     return td__mul_sat(kb->elems, p->instances);
 }
 
-/* A global buffer: its layout (none: row-major) must put every logical
- * element at its own non-negative offset of the one memory axis; the
- * storage is the offsets' span, with 256 bytes of guard elements on both
- * sides (the device array stays 256-byte aligned). */
-static int kp_global_map(kp_plan *p, kp_buf *kb, td_diag *diag)
+/* A global buffer, or a shared one with a layout: the layout (none:
+ * row-major) must put every logical element at its own non-negative
+ * offset of the one memory axis (through a shared buffer's swizzle); the
+ * storage is the offsets' span.  A global one has 256 bytes of guard
+ * elements on both sides (the device array stays 256-byte aligned); a
+ * shared one gets the element at each offset (kp_buf.inv). */
+static int kp_phys_map(kp_plan *p, kp_buf *kb, td_diag *diag)
 {
     const td_call *c = p->call;
     const td_buffer *b = kb->b;
-    kb->gpad = 256 / (td_dtype_bits(b->dtype) / 8);
+    const char *what = kb->global ? "global" : "shared";
+    kb->gpad = kb->global ? 256 / (td_dtype_bits(b->dtype) / 8) : 0;
     kb->span = kb->elems;
     if (!b->has_layout)
         return 0;
@@ -245,16 +254,16 @@ static int kp_global_map(kp_plan *p, kp_buf *kb, td_diag *diag)
     for (int a = 0; a < TD_AXIS_COUNT; a++)
         thread |= td_axis_is_thread((td_axis)a) && l->offset[a] != 0;
     if (td__lay_check(l, NULL, 0) != 0 || thread || l->nrep != 0 ||
-        l->swizzle)
+        (l->swizzle && kb->global))
         return td__kp_fail(diag, c, TD_EINVAL,
-                           "global buffer %s: a layout with thread axes, "
-                           "replicas or a swizzle is not a global array",
-                           b->name);
+                           "%s buffer %s: a layout with thread axes, "
+                           "replicas%s is not a %s array", what, b->name,
+                           kb->global ? " or a swizzle" : "", what);
     int64_t size = 0;
     if (td__lay_size(l, &size) != 0 || size != kb->elems)
         return td__kp_fail(diag, c, TD_EINVAL,
-                           "the layout of global buffer %s does not cover its "
-                           "%" PRId64 " elements", b->name, kb->elems);
+                           "the layout of %s buffer %s does not cover its "
+                           "%" PRId64 " elements", what, b->name, kb->elems);
     kb->phys = td__malloc((size_t)kb->elems * sizeof *kb->phys);
     if (kb->phys == NULL)
         return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
@@ -264,9 +273,9 @@ static int kp_global_map(kp_plan *p, kp_buf *kb, td_diag *diag)
         if (td__lay_map(l, e, co) != 0 || co[TD_AXIS_M] < 0 ||
             co[TD_AXIS_M] >= KP_MAX_ELEMS)
             return td__kp_fail(diag, c, TD_EINVAL,
-                               "the layout of global buffer %s puts element %"
+                               "the layout of %s buffer %s puts element %"
                                PRId64 " outside an array of %" PRId64
-                               " elements", b->name, e, KP_MAX_ELEMS);
+                               " elements", what, b->name, e, KP_MAX_ELEMS);
         kb->phys[e] = co[TD_AXIS_M];
         if (co[TD_AXIS_M] + 1 > top)
             top = co[TD_AXIS_M] + 1;
@@ -285,10 +294,23 @@ static int kp_global_map(kp_plan *p, kp_buf *kb, td_diag *diag)
     td__free(seen);
     if (dup >= 0)
         return td__kp_fail(diag, c, TD_EINVAL,
-                           "the layout of global buffer %s puts element %"
+                           "the layout of %s buffer %s puts element %"
                            PRId64 " at an offset another element has",
-                           b->name, dup);
+                           what, b->name, dup);
     kb->span = top;
+    if (kb->global)
+        return 0;
+    if (top > KP_MAX_TABLE)
+        return td__kp_fail(diag, c, TD_ELIMIT,
+                           "shared buffer %s spans %" PRId64 " elements (at "
+                           "most %" PRId64 ")", b->name, top, KP_MAX_TABLE);
+    kb->inv = td__malloc((size_t)top * sizeof *kb->inv);
+    if (kb->inv == NULL)
+        return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
+    for (int64_t i = 0; i < top; i++)
+        kb->inv[i] = -1;
+    for (int64_t e = 0; e < kb->elems; e++)
+        kb->inv[kb->phys[e]] = (int)e;
     return 0;
 }
 
@@ -319,7 +341,8 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
                                c->op, b->name);
         /* A swizzled shared buffer is staged through its swizzle
          * (td__kp_shared_at), which must keep every element inside it. */
-        if (b->has_layout && b->layout.swizzle) {
+        if (b->has_layout && b->layout.swizzle &&
+            !(p->fam->bits && b->layout.nshard > 0)) {
             int64_t n = 1, at = 0;
             for (int d = 0; d < b->ndim; d++)
                 n = td__mul_sat(n, b->shape[d]);
@@ -357,6 +380,14 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
             return td__kp_fail(diag, c, TD_ELIMIT,
                                "buffer %s has %" PRId64 " elements (at most %"
                                PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
+        /* A bit-exact family stages a shared buffer with a layout (not a
+         * bare swizzle) position by position, holes included. */
+        if (kb->shared && p->fam->bits && b->has_layout &&
+            b->layout.nshard > 0) {
+            int err = kp_phys_map(p, kb, diag);
+            if (err != 0)
+                return err;
+        }
         if (b->dtype == TD_F16)
             p->half = true;
         if (b->dtype == TD_BF16)
@@ -436,7 +467,7 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
     for (int i = 0; i < p->nbufs; i++) {
         kp_buf *kb = &p->bufs[i];
         if (kb->global) {
-            int err = kp_global_map(p, kb, diag);
+            int err = kp_phys_map(p, kb, diag);
             if (err != 0)
                 return err;
             if (td__kp_nin(p, kb) > KP_MAX_ELEMS)

@@ -69,6 +69,27 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
 {
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
+        if (kb->inv != NULL) {
+            const char *n = kb->b->name;
+            td__buf_printf(o,
+                           "/* %s: logical element at each offset of its "
+                           "shared storage; -1 = a hole.\n   layout: %s */\n"
+                           "#define TD_INV_%s_INIT {",
+                           n, kb->b->layout_text[0] ? kb->b->layout_text : "?",
+                           n);
+            for (int64_t j = 0; j < kb->span; j++) {
+                if (j % 16 == 0)
+                    td__buf_puts(o, " \\\n    ");
+                td__buf_printf(o, "%d,", kb->inv[j]);
+            }
+            td__buf_printf(o, " \\\n}\n"
+                              "__device__ const int td_inv_%s_dev[] = "
+                              "TD_INV_%s_INIT;\n"
+                              "static const int td_inv_%s_host[] = "
+                              "TD_INV_%s_INIT;\n\n",
+                           n, n, n, n);
+            continue;
+        }
         if (kb->shared || kb->map == NULL)
             continue;
         const char *n = kb->b->name;
@@ -139,7 +160,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
              * 16-byte aligned; the body indexes NAME_ptr, which points at
              * this thread's instance's copy. */
             int64_t pitch = td__kp_pitch(kb), stride = td__kp_stride(p, kb);
-            int64_t used = kb->elems * (td_dtype_bits(kb->b->dtype) / 8);
+            int64_t used = td__kp_shared_elems(kb) *
+                           (td_dtype_bits(kb->b->dtype) / 8);
             char at[96];
             td__kp_shared_at(kb, at, sizeof at);
             td__buf_printf(o,
@@ -147,13 +169,26 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                            "(%" PRId64 " bytes each), staged by the "
                            "instance's threads. */\n"
                            "    %s *const %s_ptr = (%s *)(td_smem + %" PRId64
-                           "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n"
-                           "    for (int i = td_t; i < %" PRId64
-                           "; i += TD_TPI)\n"
-                           "        %s_ptr[%s] = td_in_%s[td_inst * %" PRId64
-                           "LL + i];\n",
-                           n, pitch, t, n, t, smem_off, stride, kb->elems, n,
-                           at, n, kb->elems);
+                           "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n",
+                           n, pitch, t, n, t, smem_off, stride);
+            if (kb->inv != NULL)
+                /* Through its layout: every offset of the storage, the
+                 * holes with the gap bits. */
+                td__buf_printf(o,
+                               "    for (int i = td_t; i < %" PRId64
+                               "; i += TD_TPI) {\n"
+                               "        const int e = td_inv_%s_dev[i];\n"
+                               "        %s_ptr[i] = e >= 0 ? td_in_%s[td_inst * %"
+                               PRId64 "LL + e] : %s;\n    }\n",
+                               kb->span, n, n, n, kb->elems,
+                               kp_gap(p, kb->b->dtype, gap, sizeof gap));
+            else
+                td__buf_printf(o,
+                               "    for (int i = td_t; i < %" PRId64
+                               "; i += TD_TPI)\n"
+                               "        %s_ptr[%s] = td_in_%s[td_inst * %" PRId64
+                               "LL + i];\n",
+                               kb->elems, n, at, n, kb->elems);
             if (stride > used)
                 td__buf_printf(o,
                                "    /* the guard bytes after %s (checked "
@@ -211,7 +246,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         if (kb->global)
             continue; /* its guards are checked by the host */
         if (kb->shared) {
-            int64_t used = kb->elems * (td_dtype_bits(kb->b->dtype) / 8);
+            int64_t used = td__kp_shared_elems(kb) *
+                           (td_dtype_bits(kb->b->dtype) / 8);
             int64_t stride = td__kp_stride(p, kb);
             if (stride > used)
                 td__buf_printf(o,
@@ -239,7 +275,14 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         td__kp_shared_at(kb, at, sizeof at);
         if (kb->global)
             continue;
-        if (kb->shared)
+        if (kb->inv != NULL)
+            td__buf_printf(o,
+                           "    for (int i = td_t; i < %" PRId64
+                           "; i += TD_TPI)\n"
+                           "        td_out_%s[td_inst * %" PRId64
+                           "LL + i] = %s_ptr[i];\n",
+                           kb->span, n, kb->span, n);
+        else if (kb->shared)
             td__buf_printf(o,
                            "    for (int i = td_t; i < %" PRId64
                            "; i += TD_TPI)\n"
@@ -275,7 +318,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const char *n = kb->b->name;
         const char *t = td__kp_ctype(kb->b->dtype);
         int64_t nin = td__kp_nin(p, kb);
-        int64_t nout = kb->shared || kb->global
+        int64_t nout = kb->inv != NULL ? kb->span * p->instances
+                       : kb->shared || kb->global
                            ? nin
                            : kb->slots * p->tpi * p->instances;
         td__buf_printf(o,
@@ -446,7 +490,28 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         }
         /* The family may check its dst values its own way. */
         const char *chk = kb->is_dst ? p->fam->dst_check : same;
-        if (kb->shared) {
+        if (kb->inv != NULL) {
+            /* Every offset of the storage: a hole must hold the gap bits
+             * (its offset goes where a register slot would). */
+            td__buf_printf(o,
+                           "            for (long long i = 0; i < %" PRId64
+                           "; ++i) {\n"
+                           "                const long long e = "
+                           "td_inv_%s_host[i];\n"
+                           "                if (e < 0) {\n"
+                           "                    %s(\"%s\", inst, -1, -1, i, "
+                           "td_bits(h_out_%s[inst * %" PRId64 "LL + i]), "
+                           "0x%llxULL, 0.0);\n"
+                           "                    continue;\n"
+                           "                }\n"
+                           "                %s(\"%s\", inst, e, -1, -1, "
+                           "td_bits(h_out_%s[inst * %" PRId64 "LL + i]), "
+                           "%s, %s);\n"
+                           "            }\n",
+                           kb->span, n, chk, n, n, kb->span,
+                           p->fam->gap_bits(kb->b->dtype), chk, n, n, kb->span,
+                           want, tol);
+        } else if (kb->shared) {
             td__buf_printf(o,
                            "            for (long long e = 0; e < %" PRId64 "; ++e)\n"
                            "                %s(\"%s\", inst, e, -1, -1, "

@@ -34,7 +34,9 @@ static inline void td_cp_check(const char *buf, long long inst, long long e,
         snprintf(who + n, sizeof who - n, " thread=%lld slot=%lld", thread, slot);
     }
     if (e < 0 || td_cp_dlog[e] < 0) {
-        if (e < 0)
+        if (e < 0 && thread < 0)
+            snprintf(at, sizeof at, "offset %lld of the shared storage, a hole no element has", slot);
+        else if (e < 0)
             snprintf(at, sizeof at, "a register slot no element owns");
         else if (e < TD_CP_DST_PAD)
             snprintf(at, sizeof at, "guard element %lld before the array", TD_CP_DST_PAD - e);
