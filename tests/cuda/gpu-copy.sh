@@ -28,11 +28,11 @@ prepare)
     exit 1
   fi
   # shellcheck disable=SC2086
-  python3 "$root/tests/conformance/run.py" "$root/build/tiledispatch" \
-    --cases "$root/tests/conformance" --out "$dir/progs" --data both $names \
+  python3 "$root/tests/conformance/run.py" "$root/build/tiledispatch" $names \
+    --cases "$root/tests/conformance" --out "$dir/progs" --data both \
     || exit 1
   TD_COPY_DUMP="$dir/fake" "$root/build/tests/cuda/cuda_test_kernel_copy" \
-    >/dev/null || exit 1
+    >/dev/null 2>&1 || exit 1
   echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/fake ($(ls "$dir"/fake/*.cu | wc -l))"
   ;;
 run)

@@ -36,6 +36,19 @@ static const char *kp_gap(const kp_plan *p, td_dtype t, char *buf, size_t cap)
     }
 }
 
+/* The guard byte of buffer i: the round's pattern; in a bit-exact family
+ * one of its own per buffer, so that a copy that reads past the end of
+ * one buffer and writes past the end of another changes the bytes it
+ * writes. */
+static const char *kp_gpat(const kp_plan *p, int i, char *buf, size_t cap)
+{
+    if (!p->fam->bits)
+        return "(unsigned char)td_gpat";
+    snprintf(buf, cap, "(unsigned char)(td_gpat ^ 0x%02x)",
+             (unsigned)(0x11 * (i + 1)) & 0xffu);
+    return buf;
+}
+
 int td__kp_rounds(const kp_plan *p)
 {
     return p->fam->rounds != NULL ? p->fam->rounds(p) : 1;
@@ -145,7 +158,7 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         td__buf_puts(o, "    extern __shared__ __align__(16) unsigned char "
                         "td_smem[];\n");
     int64_t smem_off = 0;
-    char gap[96];
+    char gap[96], gpat[48];
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
@@ -196,8 +209,9 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                                "    for (int i = td_t; i < %" PRId64
                                "; i += TD_TPI)\n"
                                "        ((unsigned char *)%s_ptr)[%" PRId64
-                               " + i] = (unsigned char)td_gpat;\n",
-                               n, stride - used, n, used);
+                               " + i] = %s;\n",
+                               n, stride - used, n, used,
+                               kp_gpat(p, i, gpat, sizeof gpat));
             smem_off += stride * p->ipb;
             continue;
         }
@@ -213,8 +227,9 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                           "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
                           "; ++i)\n"
                           "        ((unsigned char *)&%s_ptr[%" PRId64
-                          "])[i] = (unsigned char)td_gpat;\n",
-                       t, n, kb->slots, g, t, g, n, kb->slots);
+                          "])[i] = %s;\n",
+                       t, n, kb->slots, g, t, g, n, kb->slots,
+                       kp_gpat(p, i, gpat, sizeof gpat));
         td__buf_printf(o, "    for (int s = 0; s < %" PRId64 "; ++s) {\n",
                        kb->slots);
         if (kb->map)
@@ -254,18 +269,19 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                                "    for (int i = td_t; i < %" PRId64
                                "; i += TD_TPI)\n"
                                "        if (((const unsigned char *)%s_ptr)[%"
-                               PRId64 " + i] != (unsigned char)td_gpat)\n"
+                               PRId64 " + i] != %s)\n"
                                "            td_guard[%d] = 1;\n",
-                               stride - used, n, used, i);
+                               stride - used, n, used,
+                               kp_gpat(p, i, gpat, sizeof gpat), i);
         } else {
             td__buf_printf(o,
                            "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
                            "; ++i)\n"
                            "        if (((const unsigned char *)&%s_ptr[%"
-                           PRId64 "])[i] != (unsigned char)td_gpat)\n"
+                           PRId64 "])[i] != %s)\n"
                            "            td_guard[%d] = 1;\n",
                            td__kp_ctype(kb->b->dtype), td__kp_reg_guard(kb), n,
-                           kb->slots, i);
+                           kb->slots, kp_gpat(p, i, gpat, sizeof gpat), i);
         }
     }
     for (int i = 0; i < p->nbufs; i++) {
