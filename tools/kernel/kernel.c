@@ -10,7 +10,9 @@
  *     register buffers through their layouts (a table, generated here from
  *     the layout's inverse map, says which logical element each thread's
  *     register slot holds), shared buffers by a cooperative copy and a
- *     barrier;
+ *     barrier; a global buffer of a copy call is not staged: it is one
+ *     array, a kernel parameter named as the body indexes it, that every
+ *     instance addresses;
  *   - the emitted body runs, then every buffer is staged back: a register
  *     buffer writes every thread's every slot, so each replica of each
  *     element is checked on its own;

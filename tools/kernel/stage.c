@@ -1,9 +1,11 @@
 /*
  * The staged buffers of a self-checking program, for every family: each
  * buffer the call touches is checked (a short C name, a dtype the program
- * can hold, local or shared storage, a size the program can allocate) and
- * decided (shared memory, one copy per scope instance, or registers through
- * a table made from the layout's inverse map).  Also the diagnostics and
+ * can hold, local or shared storage, or global for a family that takes
+ * it, a size the program can allocate) and decided (shared memory, one
+ * copy per scope instance, or registers through a table made from the
+ * layout's inverse map, or one global array with guards around it; a
+ * bit-exact family's shared buffer with a layout by offsets).  Also the diagnostics and
  * small spellings the families and the writer share.
  */
 #include <inttypes.h>
