@@ -70,7 +70,25 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_PY = os.path.join(HERE, "..", "conformance", "run.py")
-NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|\basm\b(?! volatile\(\"bar\.sync)")
+_NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|\basm\b(?! volatile\(\"bar\.sync)")
+# Device-only code with a host path beside it (the copy variants' PTX
+# helpers: `#ifdef __CUDA_ARCH__` asm `#else` plain C++ `#endif`): g++
+# compiles the host path, so the asm there does not keep a program off the
+# stand-in.
+DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#else\n", re.M | re.S)
+
+
+class _NotEmulated:
+    """NOT_EMULATED.search(src): what keeps a program off the stand-in
+    (16-bit floats, float8, inline PTX other than bar.sync outside
+    device-only blocks with a host path), or None."""
+
+    @staticmethod
+    def search(src):
+        return _NOT_EMULATED.search(DEVICE_ONLY.sub("", src))
+
+
+NOT_EMULATED = _NotEmulated()
 # The id may be an expression (one named barrier per warpgroup:
 # "8 + (int)threadIdx.x / 128").
 BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((.+?)\), '

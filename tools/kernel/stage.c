@@ -395,7 +395,9 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         if (b->dtype == TD_BF16)
             p->bf16 = true;
     }
-    if (nshared != 0 && nshared != nstaged)
+    /* A bit-exact family stages both side by side (a copy between
+     * registers and shared memory). */
+    if (nshared != 0 && nshared != nstaged && !p->fam->bits)
         return td__kp_fail(diag, c, TD_EINVAL,
                            "mixed shared and register buffers are not staged");
     if (p->nthreads % p->tpi != 0)
