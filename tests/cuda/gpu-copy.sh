@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The GPU run of the copy programs: every copy_* conformance case's
-# self-checking program in both data modes (scripts/gpu-check), and the
+# The GPU run of the copy programs: every copy_* conformance and golden
+# case's self-checking program in both data modes (scripts/gpu-check; the
+# sm_100a ones are listed "not run" on an H200), and the
 # unit test's fake-variant programs (tests/cuda/test_kernel_copy.c: global,
 # shared and register operands), whose good ones must PASS and whose wrong
 # ones (one store past the region, a transposed index, a dropped store)
@@ -27,10 +28,11 @@ prepare)
     echo "gpu-copy: no tests/conformance/copy_*.yaml" >&2
     exit 1
   fi
+  golden=$(cd "$root/tests/golden/cases" && ls copy_*.yaml 2>/dev/null | sed 's/^/golden-/; s/\.yaml$//')
   # shellcheck disable=SC2086
-  python3 "$root/tests/conformance/run.py" "$root/build/tiledispatch" $names \
-    --cases "$root/tests/conformance" --out "$dir/progs" --data both \
-    || exit 1
+  python3 "$root/tests/conformance/run.py" "$root/build/tiledispatch" $names $golden \
+    --cases "$root/tests/conformance" --golden "$root/tests/golden/cases" \
+    --out "$dir/progs" --data both || exit 1
   TD_COPY_DUMP="$dir/fake" "$root/build/tests/cuda/cuda_test_kernel_copy" \
     >/dev/null 2>&1 || exit 1
   echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/fake ($(ls "$dir"/fake/*.cu | wc -l))"
