@@ -197,13 +197,19 @@ def stratified(items, name_of, class_of, keys, extra_keys=()):
 # sampled more coarsely than the reductions, so that the sample stays small.
 EWISE_OPS = {"zero", "fill", "reciprocal", "sqrt", "exp", "exp2", "log2",
              "silu", "add", "sub", "mul", "fdiv", "maximum", "cast", "fma"}
+# Copies (one op, bit-exact programs): one per variant, exec scope and
+# dtype class.
+COPY_OPS = {"copy"}
 STRATA = {
     "reduction": (("variant", "scope", "dtype"), ("variant", "op")),
     "elementwise": (("variant", "scope"), ("op",), ("dtype",)),
+    "copy": (("variant", "scope", "dtype"),),
 }
 
 
 def family(cls):
+    if cls["op"] in COPY_OPS:
+        return "copy"
     return "elementwise" if cls["op"] in EWISE_OPS else "reduction"
 
 
@@ -489,7 +495,8 @@ def main():
         print(f"sample: {len(cases)} of {total} cases; reductions one per "
               "(variant, scope, dtype class) and per (variant, op), "
               "elementwise ops one per (variant, scope), op and "
-              "dtype class", flush=True)
+              "dtype class, copies one per (variant, scope, dtype class)",
+              flush=True)
     modes = "exact,random" if args.data == "both" else args.data
     what = "compiled" if args.compile else "written"
     start = time.monotonic()

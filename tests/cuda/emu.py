@@ -4,6 +4,7 @@
 usage: emu.py [-j N] [--sample] PROGDIR [NAME...]
        emu.py [-j N] [--sample] --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]
        emu.py --paths TILEDISPATCH CALL.yaml
+       emu.py --copy-paths TEST_KERNEL_COPY
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
 program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
@@ -43,6 +44,10 @@ it reads the poisoned dst), a shared-memory min whose index reads the
 next row, and an in-place sum (src and dst one region) whose body does
 nothing (the poisoned dst must not replace its sources).
 
+--copy-paths runs the copy programs of the unit test test_kernel_copy.c
+(its fake copy variant and three wrong ones) and a body that writes its
+source: the good programs PASS in both modes, the wrong ones FAIL.
+
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
 with a no-device error) must print `SKIP NAME: no CUDA device (...)` and
@@ -65,7 +70,25 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_PY = os.path.join(HERE, "..", "conformance", "run.py")
-NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|\basm\b(?! volatile\(\"bar\.sync)")
+_NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|\basm\b(?! volatile\(\"bar\.sync)")
+# Device-only code with a host path beside it (the copy variants' PTX
+# helpers: `#ifdef __CUDA_ARCH__` asm `#else` plain C++ `#endif`): g++
+# compiles the host path, so the asm there does not keep a program off the
+# stand-in.
+DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#else\n", re.M | re.S)
+
+
+class _NotEmulated:
+    """NOT_EMULATED.search(src): what keeps a program off the stand-in
+    (16-bit floats, float8, inline PTX other than bar.sync outside
+    device-only blocks with a host path), or None."""
+
+    @staticmethod
+    def search(src):
+        return _NOT_EMULATED.search(DEVICE_ONLY.sub("", src))
+
+
+NOT_EMULATED = _NotEmulated()
 # The id may be an expression (one named barrier per warpgroup:
 # "8 + (int)threadIdx.x / 128").
 BAR = re.compile(r'asm volatile\("bar\.sync %0, %1;" :: "r"\((.+?)\), '
@@ -544,6 +567,78 @@ def ewise_paths(exe, call):
     return 1 if expect.failed else 0
 
 
+def copy_paths(test_exe):
+    """The copy programs the unit test tests/cuda/test_kernel_copy.c writes
+    (TD_COPY_DUMP; a fake copy variant: global <-> shared at warp and cta
+    scope, global -> registers with specials, registers -> global, global
+    -> global) must PASS in both data modes; its wrong variants must FAIL in
+    both: one store past the region ("written outside the region"), a
+    transposed source index and a dropped last store (both "first mismatch
+    at" the element, with the paired source element); a body that also
+    writes its global source must FAIL ("the buffer must not change"), and
+    one that writes a register slot its layout leaves to no element (the
+    fake variant ignores layouts) too ("a register slot no element owns")."""
+    expect = Expect()
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = os.path.join(tmp, "dump")
+        os.makedirs(dump)
+        p = subprocess.run([test_exe], capture_output=True, text=True,
+                           env=dict(os.environ, TD_COPY_DUMP=dump))
+        if p.returncode != 0:
+            print(f"FAIL {test_exe}: exit {p.returncode}\n{p.stdout[-2000:]}")
+            return 1
+        names = sorted(f[:-3] for f in os.listdir(dump) if f.endswith(".cu"))
+        inc = precompile(tmp)
+        progs = {}
+        for n in names:
+            with open(os.path.join(dump, n + ".cu")) as f:
+                text = f.read()
+            # 16-bit floats: the GPU run's (tests/cuda/gpu-copy.sh); the
+            # global -> global program's transposed and dropped stores
+            # show nothing the other placements' do not (time).
+            if not NOT_EMULATED.search(text) and n not in (
+                    "cp_g2g_copy_transpose", "cp_g2g_copy_drop"):
+                progs[n] = text
+        # The good g2s program, its body also writing the global source.
+        good = progs.get("cp_g2s_copy", "")
+        at = good.find("    /* The emitted body")
+        if at < 0:
+            print("FAIL cp_g2s_copy.cu: no emitted body")
+            return 1
+        progs["cp_g2s_srcwrite"] = (good[:at] + "    if (td_tid == 0) "
+                                    "A_ptr[70] = A_ptr[71];\n" + good[at:])
+        wrong = {"_copy_past": "written outside the region",
+                 "_copy_transpose": "first mismatch at ",
+                 "_copy_drop": "first mismatch at ",
+                 "_srcwrite": "the buffer must not change",
+                 "cp_g2l_holes": "a register slot no element owns",
+                 "cp_g2s_holes": "a hole no element has"}
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            built = dict(zip(sorted(progs), ex.map(
+                lambda n: compile_program(progs[n], n, tmp, inc),
+                sorted(progs))))
+        for n, text in sorted(progs.items()):
+            exe, err = built[n]
+            if exe is None:
+                print(f"FAIL g++ ({n}):\n" + err[:2000])
+                return 1
+            m = re.search(r'TD_NAME\[\] = "([^"]*)"', text)
+            pname = m.group(1) if m else n
+            tail = next((t for k, t in wrong.items() if n.endswith(k)), None)
+            for mode in ("exact", "random"):
+                rc, line, _ = run_program(exe, ["--data", mode])
+                if tail is None:
+                    expect(f"{n} ({mode}): PASS bit-exact",
+                           rc == 0 and line.startswith(
+                               f"PASS {pname} max_err=0 bit-exact: "),
+                           f"exit {rc}: {line}")
+                else:
+                    expect(f"{n} ({mode}): FAIL, '{tail}'",
+                           rc == 1 and line.startswith(f"FAIL {pname} round=")
+                           and tail in line, f"exit {rc}: {line}")
+    return 1 if expect.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
@@ -552,8 +647,13 @@ def main():
     ap.add_argument("--paths", action="store_true")
     ap.add_argument("--ewise-paths", action="store_true")
     ap.add_argument("--red-paths", action="store_true")
+    ap.add_argument("--copy-paths", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
+    if args.copy_paths:
+        if len(args.rest) != 1:
+            ap.error("--copy-paths TEST_KERNEL_COPY")
+        return copy_paths(args.rest[0])
     if args.red_paths:
         if len(args.rest) != 4:
             ap.error("--red-paths TILEDISPATCH MAX_CALL.yaml ROWS_CALL.yaml "

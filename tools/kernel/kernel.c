@@ -10,7 +10,9 @@
  *     register buffers through their layouts (a table, generated here from
  *     the layout's inverse map, says which logical element each thread's
  *     register slot holds), shared buffers by a cooperative copy and a
- *     barrier;
+ *     barrier; a global buffer of a copy call is not staged: it is one
+ *     array, a kernel parameter named as the body indexes it, that every
+ *     instance addresses;
  *   - the emitted body runs, then every buffer is staged back: a register
  *     buffer writes every thread's every slot, so each replica of each
  *     element is checked on its own;
@@ -60,6 +62,7 @@
 static const kp_family *const kp_families[] = {
     &td__kp_reduce,
     &td__kp_ewise,
+    &td__kp_copy,
 };
 #define KP_NFAMILIES (sizeof kp_families / sizeof kp_families[0])
 
@@ -226,8 +229,11 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     td__buf_free(&o);
     td_free(body);
     td_free(prelude);
-    for (int i = 0; i < p->nbufs; i++)
+    for (int i = 0; i < p->nbufs; i++) {
         td__free(p->bufs[i].map);
+        td__free(p->bufs[i].phys);
+        td__free(p->bufs[i].inv);
+    }
     if (fam->free != NULL)
         fam->free(p);
     td__kp_fam_free(p);

@@ -11,6 +11,7 @@
  *                    kernel and main, with the family's hooks in between
  *   kernel_reduce.c  the reduction family (variants/reduce_ops.h rows)
  *   kernel_ewise.c   the elementwise family (variants/ewise_table.h rows)
+ *   kernel_copy.c    the copy family (bit-exact, global operands)
  *   fragments/       the programs' fixed CUDA text, embedded at build time
  *                    (scripts/embed_fragments.py: kp_fragments.h)
  *
@@ -42,10 +43,13 @@
 /* Bytes of a family's plan kept inside the shared one (td__kp_fam_data). */
 #define KP_FAM_INLINE 256
 
-/* One buffer the program stages. */
+/* One buffer the program stages.  A global buffer is not staged: it is one
+ * device array that every scope instance addresses (a kernel parameter
+ * NAME_ptr), with guard elements on both sides of its storage. */
 typedef struct kp_buf {
     const td_buffer *b;
-    bool shared;      /* shared memory; else registers */
+    bool shared;      /* shared memory; else registers (or global) */
+    bool global;      /* a global array (only for families with globals) */
     bool is_src;      /* read by the call (its inputs are generated) */
     bool is_dst;
     int64_t elems;    /* logical elements (product of the shape) */
@@ -53,6 +57,17 @@ typedef struct kp_buf {
     int *map;         /* tpi * slots entries (element or -1), or NULL when
                          every thread holds the whole buffer row-major */
     int role;         /* the family's: how its inputs are generated */
+    /* Global buffers, and shared ones with a layout in bit-exact
+     * families: the storage's span in elements (the layout's, at least
+     * the shape's product), the guard elements before and after it
+     * (global), the physical offset of each logical element (NULL:
+     * row-major) and, for shared ones, the element at each offset (-1: a
+     * hole); such a shared buffer is staged and read back position by
+     * position, holes included. */
+    int64_t span;
+    int64_t gpad;
+    int64_t *phys;
+    int *inv;
 } kp_buf;
 
 /* A named scalar of the call: a kernel parameter. */
@@ -89,6 +104,7 @@ typedef struct kp_plan {
     int64_t scratch;    /* static shared bytes the body declares itself */
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
+    bool fp8;           /* cuda_fp8.h needed (bit-exact families only) */
     /* A small family plan lives here, so that it costs no allocation. */
     _Alignas(max_align_t) unsigned char fam_inline[KP_FAM_INLINE];
 } kp_plan;
@@ -132,15 +148,26 @@ struct kp_family {
     const char *dst_check;
     /* The end of main: the PASS line. */
     void (*pass)(td_buf *o, const kp_plan *p);
+    /* Bit-exact family: the host keeps every input as its raw bits
+     * (unsigned long long v_in_NAME, td_from_bits / td_bits), gen_expr
+     * yields bits, every check compares bits (td_check_bits; dst_check
+     * takes the same arguments with bits for got and want), register
+     * slots no element owns start as gap_bits(dtype) and are checked to
+     * still hold it, and float8 buffers are staged. */
+    bool bits;
+    unsigned long long (*gap_bits)(td_dtype t);
+    /* Global buffers are accepted (kp_buf.global; needs bits). */
+    bool globals;
     /* Frees what the family's plan holds beyond fam_data, which the
      * driver releases (may be NULL; accepts a plan whose plan hook failed
      * or never ran). */
     void (*free)(kp_plan *p);
 };
 
-/* The families (kernel_reduce.c, kernel_ewise.c). */
+/* The families (kernel_reduce.c, kernel_ewise.c, kernel_copy.c). */
 extern const kp_family td__kp_reduce;
 extern const kp_family td__kp_ewise;
+extern const kp_family td__kp_copy;
 
 /* ---- stage.c ------------------------------------------------------------ */
 
@@ -164,6 +191,12 @@ int64_t td__kp_reg_guard(const kp_buf *kb);
  * or through the buffer's swizzle "(i ^ (i / D % B * M))", the offset the
  * emitted body indexes (td__lay_swizzle). */
 void td__kp_shared_at(const kp_buf *kb, char *buf, size_t cap);
+/* Elements of one instance's copy of a shared buffer: the span when it
+ * is staged by positions (kp_buf.inv), else the shape's product. */
+int64_t td__kp_shared_elems(const kp_buf *kb);
+/* Elements of the host and device arrays of a buffer: a global buffer's
+ * guards and span; a staged one's elements times the instances. */
+int64_t td__kp_nin(const kp_plan *p, const kp_buf *kb);
 /* Adds buffer b to the staged buffers (once; the flags accumulate). */
 kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
                        bool is_dst);

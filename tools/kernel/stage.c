@@ -1,9 +1,11 @@
 /*
  * The staged buffers of a self-checking program, for every family: each
  * buffer the call touches is checked (a short C name, a dtype the program
- * can hold, local or shared storage, a size the program can allocate) and
- * decided (shared memory, one copy per scope instance, or registers through
- * a table made from the layout's inverse map).  Also the diagnostics and
+ * can hold, local or shared storage, or global for a family that takes
+ * it, a size the program can allocate) and decided (shared memory, one
+ * copy per scope instance, or registers through a table made from the
+ * layout's inverse map, or one global array with guards around it; a
+ * bit-exact family's shared buffer with a layout by offsets).  Also the diagnostics and
  * small spellings the families and the writer share.
  */
 #include <inttypes.h>
@@ -22,9 +24,15 @@
 /* Bytes of one instance's copy of a shared buffer in the block's dynamic
  * shared memory: rounded up to 16, so that every copy starts 16-byte
  * aligned (vector accesses of the emitted code rely on it). */
+int64_t td__kp_shared_elems(const kp_buf *kb)
+{
+    return kb->inv != NULL ? kb->span : kb->elems;
+}
+
 int64_t td__kp_pitch(const kp_buf *kb)
 {
-    int64_t bytes = td__mul_sat(kb->elems, td_dtype_bits(kb->b->dtype) / 8);
+    int64_t bytes = td__mul_sat(td__kp_shared_elems(kb),
+                                td_dtype_bits(kb->b->dtype) / 8);
     return bytes > INT64_MAX - 15 ? INT64_MAX : (bytes + 15) / 16 * 16;
 }
 
@@ -219,11 +227,100 @@ kp_buf *td__kp_add_buf(kp_plan *p, const td_buffer *b, bool is_src,
     return &p->bufs[p->nbufs++];
 }
 
+int64_t td__kp_nin(const kp_plan *p, const kp_buf *kb)
+{
+    if (kb->global)
+        return kb->span + 2 * kb->gpad;
+    return td__mul_sat(kb->elems, p->instances);
+}
+
+/* A global buffer, or a shared one with a layout: the layout (none:
+ * row-major) must put every logical element at its own non-negative
+ * offset of the one memory axis (through a shared buffer's swizzle); the
+ * storage is the offsets' span.  A global one has 256 bytes of guard
+ * elements on both sides (the device array stays 256-byte aligned); a
+ * shared one gets the element at each offset (kp_buf.inv). */
+static int kp_phys_map(kp_plan *p, kp_buf *kb, td_diag *diag)
+{
+    const td_call *c = p->call;
+    const td_buffer *b = kb->b;
+    const char *what = kb->global ? "global" : "shared";
+    kb->gpad = kb->global ? 256 / (td_dtype_bits(b->dtype) / 8) : 0;
+    kb->span = kb->elems;
+    if (!b->has_layout)
+        return 0;
+    const td_layout *l = &b->layout;
+    bool thread = false;
+    for (int i = 0; i < l->nshard; i++)
+        thread |= td_axis_is_thread(l->shard[i].axis);
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        thread |= td_axis_is_thread((td_axis)a) && l->offset[a] != 0;
+    if (td__lay_check(l, NULL, 0) != 0 || thread || l->nrep != 0 ||
+        (l->swizzle && kb->global))
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "%s buffer %s: a layout with thread axes, "
+                           "replicas%s is not a %s array", what, b->name,
+                           kb->global ? " or a swizzle" : "", what);
+    int64_t size = 0;
+    if (td__lay_size(l, &size) != 0 || size != kb->elems)
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s buffer %s does not cover its "
+                           "%" PRId64 " elements", what, b->name, kb->elems);
+    kb->phys = td__malloc((size_t)kb->elems * sizeof *kb->phys);
+    if (kb->phys == NULL)
+        return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
+    int64_t top = 0;
+    for (int64_t e = 0; e < kb->elems; e++) {
+        int64_t co[TD_AXIS_COUNT];
+        if (td__lay_map(l, e, co) != 0 || co[TD_AXIS_M] < 0 ||
+            co[TD_AXIS_M] >= KP_MAX_ELEMS)
+            return td__kp_fail(diag, c, TD_EINVAL,
+                               "the layout of %s buffer %s puts element %"
+                               PRId64 " outside an array of %" PRId64
+                               " elements", what, b->name, e, KP_MAX_ELEMS);
+        kb->phys[e] = co[TD_AXIS_M];
+        if (co[TD_AXIS_M] + 1 > top)
+            top = co[TD_AXIS_M] + 1;
+    }
+    /* Two elements at one offset (a broadcast view) cannot each be
+     * checked against their own source. */
+    unsigned char *seen = td__calloc((size_t)top, 1);
+    if (seen == NULL)
+        return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
+    int64_t dup = -1;
+    for (int64_t e = 0; e < kb->elems && dup < 0; e++) {
+        if (seen[kb->phys[e]])
+            dup = e;
+        seen[kb->phys[e]] = 1;
+    }
+    td__free(seen);
+    if (dup >= 0)
+        return td__kp_fail(diag, c, TD_EINVAL,
+                           "the layout of %s buffer %s puts element %"
+                           PRId64 " at an offset another element has",
+                           what, b->name, dup);
+    kb->span = top;
+    if (kb->global)
+        return 0;
+    if (top > KP_MAX_TABLE)
+        return td__kp_fail(diag, c, TD_ELIMIT,
+                           "shared buffer %s spans %" PRId64 " elements (at "
+                           "most %" PRId64 ")", b->name, top, KP_MAX_TABLE);
+    kb->inv = td__malloc((size_t)top * sizeof *kb->inv);
+    if (kb->inv == NULL)
+        return td__fail(diag, TD_ENOMEM, c->file, "out of memory");
+    for (int64_t i = 0; i < top; i++)
+        kb->inv[i] = -1;
+    for (int64_t e = 0; e < kb->elems; e++)
+        kb->inv[kb->phys[e]] = (int)e;
+    return 0;
+}
+
 /* Decides how each buffer is staged. */
 int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
 {
     const td_call *c = p->call;
-    int nshared = 0;
+    int nshared = 0, nstaged = 0;
     for (int i = 0; i < p->nbufs; i++) {
         kp_buf *kb = &p->bufs[i];
         const td_buffer *b = kb->b;
@@ -236,7 +333,9 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
                                "buffer %s has an unsupported dtype", b->name);
         /* The reference has no float8 rounding yet; the message makes the
          * conformance runner compile the emitted body alone. */
-        if (td_dtype_is_float8(b->dtype))
+        if (td_dtype_is_float8(b->dtype) && p->fam->bits)
+            p->fp8 = true;
+        else if (td_dtype_is_float8(b->dtype))
             return td__kp_fail(diag, c, TD_EINVAL,
                                "no reference for the elementwise op '%s' on "
                                "float8 buffer %s (the program generator has "
@@ -244,7 +343,8 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
                                c->op, b->name);
         /* A swizzled shared buffer is staged through its swizzle
          * (td__kp_shared_at), which must keep every element inside it. */
-        if (b->has_layout && b->layout.swizzle) {
+        if (b->has_layout && b->layout.swizzle &&
+            !(p->fam->bits && b->layout.nshard > 0)) {
             int64_t n = 1, at = 0;
             for (int d = 0; d < b->ndim; d++)
                 n = td__mul_sat(n, b->shape[d]);
@@ -258,15 +358,22 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         }
         if (strcmp(b->scope, "local") == 0) {
             kb->shared = false;
+            nstaged++;
         } else if (strcmp(b->scope, "shared") == 0 ||
                    strcmp(b->scope, "shared.dyn") == 0) {
             kb->shared = true;
             nshared++;
+            nstaged++;
+        } else if (strcmp(b->scope, "global") == 0 && p->fam->globals) {
+            kb->global = true;
         } else {
             return td__kp_fail(diag, c, TD_EINVAL,
                                "buffer %s: storage scope '%s' is not staged by "
-                               "kernel programs (local and shared are)",
-                               b->name, b->scope);
+                               "kernel programs (local and shared are%s)",
+                               b->name, b->scope,
+                               p->fam->globals ? "; global is a kernel "
+                                                 "parameter"
+                                               : "");
         }
         kb->elems = 1;
         for (int d = 0; d < b->ndim; d++)
@@ -275,12 +382,22 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
             return td__kp_fail(diag, c, TD_ELIMIT,
                                "buffer %s has %" PRId64 " elements (at most %"
                                PRId64 ")", b->name, kb->elems, KP_MAX_ELEMS);
+        /* A bit-exact family stages a shared buffer with a layout (not a
+         * bare swizzle) position by position, holes included. */
+        if (kb->shared && p->fam->bits && b->has_layout &&
+            b->layout.nshard > 0) {
+            int err = kp_phys_map(p, kb, diag);
+            if (err != 0)
+                return err;
+        }
         if (b->dtype == TD_F16)
             p->half = true;
         if (b->dtype == TD_BF16)
             p->bf16 = true;
     }
-    if (nshared != 0 && nshared != p->nbufs)
+    /* A bit-exact family stages both side by side (a copy between
+     * registers and shared memory). */
+    if (nshared != 0 && nshared != nstaged && !p->fam->bits)
         return td__kp_fail(diag, c, TD_EINVAL,
                            "mixed shared and register buffers are not staged");
     if (p->nthreads % p->tpi != 0)
@@ -307,7 +424,8 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         int64_t room = KP_MAX_SHARED - p->scratch;
         int64_t bytes = 0;
         for (int i = 0; i < p->nbufs; i++)
-            bytes += td__kp_pitch(&p->bufs[i]);
+            if (p->bufs[i].shared)
+                bytes += td__kp_pitch(&p->bufs[i]);
         int64_t per = bytes;
         bytes = td__mul_sat(bytes, p->ipb);
         if (bytes > room && c->scope == TD_SCOPE_THREAD && per <= room &&
@@ -352,6 +470,17 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
 
     for (int i = 0; i < p->nbufs; i++) {
         kp_buf *kb = &p->bufs[i];
+        if (kb->global) {
+            int err = kp_phys_map(p, kb, diag);
+            if (err != 0)
+                return err;
+            if (td__kp_nin(p, kb) > KP_MAX_ELEMS)
+                return td__kp_fail(diag, c, TD_ELIMIT,
+                                   "global buffer %s spans %" PRId64
+                                   " elements (at most %" PRId64 ")",
+                                   kb->b->name, kb->span, KP_MAX_ELEMS);
+            continue;
+        }
         if (td__mul_sat(kb->elems, p->instances) > KP_MAX_ELEMS)
             return td__kp_fail(diag, c, TD_ELIMIT,
                                "buffer %s: %" PRId64 " instances x %" PRId64

@@ -20,14 +20,42 @@
 #include "model.h"
 #include "tiledispatch.h"
 
-/* A value of dtype t written as a device expression (the gap filler). */
-static const char *kp_gap(td_dtype t)
+/* A value of dtype t written as a device expression (the gap filler); a
+ * bit-exact family's gap bits. */
+static const char *kp_gap(const kp_plan *p, td_dtype t, char *buf, size_t cap)
 {
+    if (p->fam->bits) {
+        snprintf(buf, cap, "td_from_bits<%s>(0x%llxULL)", td__kp_ctype(t),
+                 p->fam->gap_bits(t));
+        return buf;
+    }
     switch (t) {
     case TD_F16: return "__float2half(77.0f)";
     case TD_BF16: return "__float2bfloat16(77.0f)";
     default: return "77";
     }
+}
+
+static int kp_gxor(int i)
+{
+    return 2 * (i % 4);
+}
+
+/* The guard byte of buffer i: the round's pattern; in a bit-exact family
+ * one of its own per buffer, so that a copy that reads past the end of
+ * one buffer and writes past the end of another changes the bytes it
+ * writes. */
+static const char *kp_gpat(const kp_plan *p, int i, char *buf, size_t cap)
+{
+    /* Bit-exact families take a whole-byte mask per buffer; the others a
+     * small even one (kp_gxor), so a guard read as a value keeps its sign
+     * and size (see the round patterns where the kernel is launched). */
+    if (!p->fam->bits)
+        snprintf(buf, cap, "(unsigned char)(td_gpat ^ %d)", kp_gxor(i));
+    else
+        snprintf(buf, cap, "(unsigned char)(td_gpat ^ 0x%02x)",
+                 (unsigned)(0x11 * (i + 1)) & 0xffu);
+    return buf;
 }
 
 int td__kp_rounds(const kp_plan *p)
@@ -63,6 +91,27 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
 {
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
+        if (kb->inv != NULL) {
+            const char *n = kb->b->name;
+            td__buf_printf(o,
+                           "/* %s: logical element at each offset of its "
+                           "shared storage; -1 = a hole.\n   layout: %s */\n"
+                           "#define TD_INV_%s_INIT {",
+                           n, kb->b->layout_text[0] ? kb->b->layout_text : "?",
+                           n);
+            for (int64_t j = 0; j < kb->span; j++) {
+                if (j % 16 == 0)
+                    td__buf_puts(o, " \\\n    ");
+                td__buf_printf(o, "%d,", kb->inv[j]);
+            }
+            td__buf_printf(o, " \\\n}\n"
+                              "__device__ const int td_inv_%s_dev[] = "
+                              "TD_INV_%s_INIT;\n"
+                              "static const int td_inv_%s_host[] = "
+                              "TD_INV_%s_INIT;\n\n",
+                           n, n, n, n);
+            continue;
+        }
         if (kb->shared || kb->map == NULL)
             continue;
         const char *n = kb->b->name;
@@ -91,11 +140,6 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
  * round's sign), so a body that copies one buffer's guard bytes past the
  * end of another (a loop one step too far, elementwise) still changes
  * the other's. */
-static int kp_gxor(int i)
-{
-    return 2 * (i % 4);
-}
-
 /* The kernel: every buffer staged in from its instance's global copy, the
  * emitted body, every buffer staged out. */
 static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
@@ -105,9 +149,16 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *t = td__kp_ctype(kb->b->dtype);
-        td__buf_printf(o, "%sconst %s *__restrict__ td_in_%s, %s *td_out_%s",
-                       i ? ",\n                          " : "", t,
-                       kb->b->name, t, kb->b->name);
+        /* A global buffer is the body's NAME_ptr itself: every instance
+         * addresses the one array. */
+        if (kb->global)
+            td__buf_printf(o, "%s%s *%s_ptr",
+                           i ? ",\n                          " : "", t,
+                           kb->b->name);
+        else
+            td__buf_printf(o, "%sconst %s *__restrict__ td_in_%s, %s *td_out_%s",
+                           i ? ",\n                          " : "", t,
+                           kb->b->name, t, kb->b->name);
         any_shared |= kb->shared;
     }
     /* One flag per buffer: set when the body wrote past its end. */
@@ -122,16 +173,23 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         td__buf_puts(o, "    extern __shared__ __align__(16) unsigned char "
                         "td_smem[];\n");
     int64_t smem_off = 0;
+    char gap[96], gpat[48];
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
         const char *t = td__kp_ctype(kb->b->dtype);
+        if (kb->global) {
+            td__buf_printf(o, "    /* %s: global, one array for every "
+                              "instance (a kernel parameter). */\n", n);
+            continue;
+        }
         if (kb->shared) {
             /* One copy per instance in dynamic shared memory, each
              * 16-byte aligned; the body indexes NAME_ptr, which points at
              * this thread's instance's copy. */
             int64_t pitch = td__kp_pitch(kb), stride = td__kp_stride(p, kb);
-            int64_t used = kb->elems * (td_dtype_bits(kb->b->dtype) / 8);
+            int64_t used = td__kp_shared_elems(kb) *
+                           (td_dtype_bits(kb->b->dtype) / 8);
             char at[96];
             td__kp_shared_at(kb, at, sizeof at);
             td__buf_printf(o,
@@ -139,13 +197,26 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                            "(%" PRId64 " bytes each), staged by the "
                            "instance's threads. */\n"
                            "    %s *const %s_ptr = (%s *)(td_smem + %" PRId64
-                           "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n"
-                           "    for (int i = td_t; i < %" PRId64
-                           "; i += TD_TPI)\n"
-                           "        %s_ptr[%s] = td_in_%s[td_inst * %" PRId64
-                           "LL + i];\n",
-                           n, pitch, t, n, t, smem_off, stride, kb->elems, n,
-                           at, n, kb->elems);
+                           "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n",
+                           n, pitch, t, n, t, smem_off, stride);
+            if (kb->inv != NULL)
+                /* Through its layout: every offset of the storage, the
+                 * holes with the gap bits. */
+                td__buf_printf(o,
+                               "    for (int i = td_t; i < %" PRId64
+                               "; i += TD_TPI) {\n"
+                               "        const int e = td_inv_%s_dev[i];\n"
+                               "        %s_ptr[i] = e >= 0 ? td_in_%s[td_inst * %"
+                               PRId64 "LL + e] : %s;\n    }\n",
+                               kb->span, n, n, n, kb->elems,
+                               kp_gap(p, kb->b->dtype, gap, sizeof gap));
+            else
+                td__buf_printf(o,
+                               "    for (int i = td_t; i < %" PRId64
+                               "; i += TD_TPI)\n"
+                               "        %s_ptr[%s] = td_in_%s[td_inst * %" PRId64
+                               "LL + i];\n",
+                               kb->elems, n, at, n, kb->elems);
             if (stride > used)
                 td__buf_printf(o,
                                "    /* the guard bytes after %s (checked "
@@ -153,8 +224,9 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                                "    for (int i = td_t; i < %" PRId64
                                "; i += TD_TPI)\n"
                                "        ((unsigned char *)%s_ptr)[%" PRId64
-                               " + i] = (unsigned char)(td_gpat ^ %d);\n",
-                               n, stride - used, n, used, kp_gxor(i));
+                               " + i] = %s;\n",
+                               n, stride - used, n, used,
+                               kp_gpat(p, i, gpat, sizeof gpat));
             smem_off += stride * p->ipb;
             continue;
         }
@@ -170,8 +242,9 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                           "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
                           "; ++i)\n"
                           "        ((unsigned char *)&%s_ptr[%" PRId64
-                          "])[i] = (unsigned char)(td_gpat ^ %d);\n",
-                       t, n, kb->slots, g, t, g, n, kb->slots, kp_gxor(i));
+                          "])[i] = %s;\n",
+                       t, n, kb->slots, g, t, g, n, kb->slots,
+                       kp_gpat(p, i, gpat, sizeof gpat));
         td__buf_printf(o, "    for (int s = 0; s < %" PRId64 "; ++s) {\n",
                        kb->slots);
         if (kb->map)
@@ -182,7 +255,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         td__buf_printf(o,
                        "        %s_ptr[s] = e >= 0 ? td_in_%s[td_inst * %"
                        PRId64 "LL + e] : %s;\n    }\n",
-                       n, n, kb->elems, kp_gap(kb->b->dtype));
+                       n, n, kb->elems,
+                       kp_gap(p, kb->b->dtype, gap, sizeof gap));
     }
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
@@ -199,26 +273,30 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
+        if (kb->global)
+            continue; /* its guards are checked by the host */
         if (kb->shared) {
-            int64_t used = kb->elems * (td_dtype_bits(kb->b->dtype) / 8);
+            int64_t used = td__kp_shared_elems(kb) *
+                           (td_dtype_bits(kb->b->dtype) / 8);
             int64_t stride = td__kp_stride(p, kb);
             if (stride > used)
                 td__buf_printf(o,
                                "    for (int i = td_t; i < %" PRId64
                                "; i += TD_TPI)\n"
                                "        if (((const unsigned char *)%s_ptr)[%"
-                               PRId64 " + i] != (unsigned char)(td_gpat ^ %d))\n"
+                               PRId64 " + i] != %s)\n"
                                "            td_guard[%d] = 1;\n",
-                               stride - used, n, used, kp_gxor(i), i);
+                               stride - used, n, used,
+                               kp_gpat(p, i, gpat, sizeof gpat), i);
         } else {
             td__buf_printf(o,
                            "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
                            "; ++i)\n"
                            "        if (((const unsigned char *)&%s_ptr[%"
-                           PRId64 "])[i] != (unsigned char)(td_gpat ^ %d))\n"
+                           PRId64 "])[i] != %s)\n"
                            "            td_guard[%d] = 1;\n",
                            td__kp_ctype(kb->b->dtype), td__kp_reg_guard(kb), n,
-                           kb->slots, kp_gxor(i), i);
+                           kb->slots, kp_gpat(p, i, gpat, sizeof gpat), i);
         }
     }
     for (int i = 0; i < p->nbufs; i++) {
@@ -226,7 +304,16 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
         const char *n = kb->b->name;
         char at[96];
         td__kp_shared_at(kb, at, sizeof at);
-        if (kb->shared)
+        if (kb->global)
+            continue;
+        if (kb->inv != NULL)
+            td__buf_printf(o,
+                           "    for (int i = td_t; i < %" PRId64
+                           "; i += TD_TPI)\n"
+                           "        td_out_%s[td_inst * %" PRId64
+                           "LL + i] = %s_ptr[i];\n",
+                           kb->span, n, kb->span, n);
+        else if (kb->shared)
             td__buf_printf(o,
                            "    for (int i = td_t; i < %" PRId64
                            "; i += TD_TPI)\n"
@@ -249,6 +336,11 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
  * first round with a mismatch ends the loop. */
 static void kp_write_main(td_buf *o, const kp_plan *p)
 {
+    const bool bits = p->fam->bits;
+    /* The host's copy of the inputs: exact doubles, or raw bits. */
+    const char *vt = bits ? "unsigned long long" : "double";
+    const char *from = bits ? "td_from_bits" : "td_from_double";
+    const char *to = bits ? "td_bits" : "td_to_double";
     td__buf_puts(o, td__kp_frag_main_start);
     /* Host arrays: inputs (device type and exact double copies) and the
      * staged-back outputs. */
@@ -256,33 +348,50 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
         const char *t = td__kp_ctype(kb->b->dtype);
-        int64_t nin = kb->elems * p->instances;
-        int64_t nout = kb->shared ? nin : kb->slots * p->tpi * p->instances;
+        int64_t nin = td__kp_nin(p, kb);
+        int64_t nout = kb->inv != NULL ? kb->span * p->instances
+                       : kb->shared || kb->global
+                           ? nin
+                           : kb->slots * p->tpi * p->instances;
         td__buf_printf(o,
                        "    const long long td_nin_%s = %" PRId64 "LL, "
                        "td_nout_%s = %" PRId64 "LL;\n"
                        "    %s *h_in_%s = (%s *)malloc(sizeof(%s) * td_nin_%s);\n"
                        "    %s *h_out_%s = (%s *)malloc(sizeof(%s) * td_nout_%s);\n"
-                       "    double *v_in_%s = (double *)malloc(sizeof(double) * "
+                       "    %s *v_in_%s = (%s *)malloc(sizeof(%s) * "
                        "td_nin_%s);\n"
                        "    if (h_in_%s == NULL || h_out_%s == NULL || v_in_%s == "
                        "NULL) {\n"
                        "        printf(\"FAIL %%s host out of memory\\n\", TD_NAME);\n"
                        "        return 1;\n    }\n",
-                       n, nin, n, nout, t, n, t, t, n, t, n, t, t, n, n, n, n,
-                       n, n);
+                       n, nin, n, nout, t, n, t, t, n, t, n, t, t, n, vt, n,
+                       vt, vt, n, n, n, n);
     }
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
         const char *t = td__kp_ctype(kb->b->dtype);
+        if (kb->global)
+            td__buf_printf(o, "    %s *d_in_%s = NULL;\n", t, n);
+        else
+            td__buf_printf(o, "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n",
+                           t, n, n);
         td__buf_printf(o,
-                       "    %s *d_in_%s = NULL, *d_out_%s = NULL;\n"
                        "    TD_CHECK(cudaMalloc((void **)&d_in_%s, sizeof(%s) * "
-                       "td_nin_%s));\n"
-                       "    TD_CHECK(cudaMalloc((void **)&d_out_%s, sizeof(%s) * "
-                       "td_nout_%s));\n",
-                       t, n, n, n, t, n, n, t, n);
+                       "td_nin_%s));\n",
+                       n, t, n);
+        /* A global buffer is one array, read back from where it is. */
+        if (kb->global)
+            td__buf_printf(o,
+                           "    /* %s: global, %" PRId64 " elements of "
+                           "storage between %" PRId64 " guard elements on "
+                           "each side. */\n",
+                           n, kb->span, kb->gpad);
+        else
+            td__buf_printf(o,
+                           "    TD_CHECK(cudaMalloc((void **)&d_out_%s, "
+                           "sizeof(%s) * td_nout_%s));\n",
+                           n, t, n);
     }
     if (p->smem + p->scratch > KP_SHARED_DEFAULT) {
         int64_t all = p->smem + p->scratch;
@@ -318,7 +427,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
                        t, sc->name, t, sc->value);
     }
-    td__buf_puts(o, td__kp_frag_main_want);
+    td__buf_puts(o, bits ? td__kp_frag_main_want_bits
+                         : td__kp_frag_main_want);
     /* The rounds: new inputs (the family's generators, then its fill,
      * then each value as the buffer's dtype stores it), launch, check. */
     for (int i = 0; i < p->nbufs; i++) {
@@ -338,14 +448,17 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const char *t = td__kp_ctype(kb->b->dtype);
         td__buf_printf(o,
                        "        for (long long i = 0; i < td_nin_%s; ++i) {\n"
-                       "            h_in_%s[i] = td_from_double<%s>(v_in_%s[i]);\n"
-                       "            v_in_%s[i] = td_to_double(h_in_%s[i]);\n"
+                       "            h_in_%s[i] = %s<%s>(v_in_%s[i]);\n"
+                       "            v_in_%s[i] = %s(h_in_%s[i]);\n"
                        "        }\n"
                        "        TD_CHECK(cudaMemcpy(d_in_%s, h_in_%s, sizeof(%s) * "
-                       "td_nin_%s, cudaMemcpyHostToDevice));\n"
-                       "        TD_CHECK(cudaMemset(d_out_%s, 0xff, sizeof(%s) * "
-                       "td_nout_%s));\n",
-                       n, n, t, n, n, n, n, n, t, n, n, t, n);
+                       "td_nin_%s, cudaMemcpyHostToDevice));\n",
+                       n, n, from, t, n, n, to, n, n, n, t, n);
+        if (!kb->global)
+            td__buf_printf(o,
+                           "        TD_CHECK(cudaMemset(d_out_%s, 0xff, "
+                           "sizeof(%s) * td_nout_%s));\n",
+                           n, t, n);
     }
     td__buf_puts(o, "        TD_CHECK(cudaMemset(d_guard, 0, sizeof h_guard));\n");
     td__buf_printf(o, "        td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
@@ -353,9 +466,15 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                       PRId64 ">>>(",
                    p->grid[0], p->grid[1], p->grid[2], p->block[0],
                    p->block[1], p->block[2], p->smem);
-    for (int i = 0; i < p->nbufs; i++)
-        td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
-                       p->bufs[i].b->name, p->bufs[i].b->name);
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        if (kb->global)
+            td__buf_printf(o, "%sd_in_%s + %" PRId64, i ? ", " : "",
+                           kb->b->name, kb->gpad);
+        else
+            td__buf_printf(o, "%sd_in_%s, d_out_%s", i ? ", " : "",
+                           kb->b->name, kb->b->name);
+    }
     /* The guard bytes alternate by round between 0x4F and 0xCF: read as
      * a value they are large and positive (float32 3.5e9, float16 29.2,
      * int8 79), then large and negative, so a read past the end changes
@@ -376,17 +495,20 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         const char *n = p->bufs[i].b->name;
         const char *t = td__kp_ctype(p->bufs[i].b->dtype);
         td__buf_printf(o,
-                       "        TD_CHECK(cudaMemcpy(h_out_%s, d_out_%s, sizeof(%s) * "
+                       "        TD_CHECK(cudaMemcpy(h_out_%s, d_%s_%s, sizeof(%s) * "
                        "td_nout_%s, cudaMemcpyDeviceToHost));\n",
-                       n, n, t, n);
+                       n, p->bufs[i].global ? "in" : "out", n, t, n);
     }
     /* Expected contents per instance and buffer. */
     td__buf_puts(o, "        for (long long inst = 0; inst < TD_INSTANCES; "
                     "++inst) {\n");
     p->fam->ref_call(o, p);
+    const char *same = bits ? "td_check_bits" : "td_check";
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         const char *n = kb->b->name;
+        if (kb->global)
+            continue; /* after the instances: one array for all */
         /* The dst buffer is checked against the reference; a src buffer
          * that is not the dst must come back unchanged. */
         char want[160], tol[160];
@@ -399,14 +521,35 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
             snprintf(tol, sizeof tol, "0.0");
         }
         /* The family may check its dst values its own way. */
-        const char *chk = kb->is_dst ? p->fam->dst_check : "td_check";
-        if (kb->shared) {
+        const char *chk = kb->is_dst ? p->fam->dst_check : same;
+        if (kb->inv != NULL) {
+            /* Every offset of the storage: a hole must hold the gap bits
+             * (its offset goes where a register slot would). */
+            td__buf_printf(o,
+                           "            for (long long i = 0; i < %" PRId64
+                           "; ++i) {\n"
+                           "                const long long e = "
+                           "td_inv_%s_host[i];\n"
+                           "                if (e < 0) {\n"
+                           "                    %s(\"%s\", inst, -1, -1, i, "
+                           "td_bits(h_out_%s[inst * %" PRId64 "LL + i]), "
+                           "0x%llxULL, 0.0);\n"
+                           "                    continue;\n"
+                           "                }\n"
+                           "                %s(\"%s\", inst, e, -1, -1, "
+                           "td_bits(h_out_%s[inst * %" PRId64 "LL + i]), "
+                           "%s, %s);\n"
+                           "            }\n",
+                           kb->span, n, chk, n, n, kb->span,
+                           p->fam->gap_bits(kb->b->dtype), chk, n, n, kb->span,
+                           want, tol);
+        } else if (kb->shared) {
             td__buf_printf(o,
                            "            for (long long e = 0; e < %" PRId64 "; ++e)\n"
                            "                %s(\"%s\", inst, e, -1, -1, "
-                           "td_to_double(h_out_%s[inst * %" PRId64 "LL + e]), "
+                           "%s(h_out_%s[inst * %" PRId64 "LL + e]), "
                            "%s, %s);\n",
-                           kb->elems, chk, n, n, kb->elems, want, tol);
+                           kb->elems, chk, n, to, n, kb->elems, want, tol);
         } else {
             td__buf_printf(o,
                            "            for (long long t = 0; t < TD_TPI; ++t)\n"
@@ -419,25 +562,56 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                                n, kb->slots);
             else
                 td__buf_puts(o, "                    const long long e = s;\n");
+            /* A bit-exact family checks that a slot no element owns
+             * still holds the gap bits. */
+            if (bits)
+                td__buf_printf(o,
+                               "                    if (e < 0) {\n"
+                               "                        %s(\"%s\", inst, -1, t, s, "
+                               "td_bits(h_out_%s[(inst * TD_TPI + t) * %"
+                               PRId64 "LL + s]), 0x%llxULL, 0.0);\n"
+                               "                        continue;\n"
+                               "                    }\n",
+                               chk, n, n, kb->slots,
+                               p->fam->gap_bits(kb->b->dtype));
+            else
+                td__buf_puts(o, "                    if (e < 0)\n"
+                                "                        continue;\n");
             td__buf_printf(o,
-                           "                    if (e < 0)\n"
-                           "                        continue;\n"
                            "                    %s(\"%s\", inst, e, t, s, "
-                           "td_to_double(h_out_%s[(inst * TD_TPI + t) * %"
+                           "%s(h_out_%s[(inst * TD_TPI + t) * %"
                            PRId64 "LL + s]), %s, %s);\n"
                            "                }\n",
-                           chk, n, n, kb->slots, want, tol);
+                           chk, n, to, n, kb->slots, want, tol);
         }
     }
-    td__buf_puts(o, "        }\n    }\n");
+    td__buf_puts(o, "        }\n");
+    /* Global buffers, once: every instance addressed the same array (the
+     * dst's reference is the same for every instance; the family's data
+     * sees to it), guard elements included. */
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        const char *n = kb->b->name;
+        if (!kb->global)
+            continue;
+        td__buf_printf(o,
+                       "        for (long long e = 0; e < td_nin_%s; ++e)\n"
+                       "            %s(\"%s\", -1, e, -1, -1, "
+                       "%s(h_out_%s[e]), %s%s[e], 0.0);\n",
+                       n, kb->is_dst ? p->fam->dst_check : same, n, to, n,
+                       kb->is_dst ? "td_want" : "v_in_",
+                       kb->is_dst ? "" : n);
+    }
+    td__buf_puts(o, "    }\n");
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
+        td__buf_printf(o, "    TD_CHECK(cudaFree(d_in_%s));\n", n);
+        if (!p->bufs[i].global)
+            td__buf_printf(o, "    TD_CHECK(cudaFree(d_out_%s));\n", n);
         td__buf_printf(o,
-                       "    TD_CHECK(cudaFree(d_in_%s));\n"
-                       "    TD_CHECK(cudaFree(d_out_%s));\n"
                        "    free(h_in_%s);\n    free(h_out_%s);\n"
                        "    free(v_in_%s);\n",
-                       n, n, n, n, n);
+                       n, n, n);
     }
     td__buf_puts(o, "    TD_CHECK(cudaFree(d_guard));\n");
     td__buf_puts(o, td__kp_frag_main_end);
@@ -496,6 +670,8 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
         td__buf_puts(o, "#include <cuda_fp16.h>\n");
     if (p->bf16)
         td__buf_puts(o, "#include <cuda_bf16.h>\n");
+    if (p->fp8)
+        td__buf_puts(o, "#include <cuda_fp8.h>\n");
     td__buf_puts(o, "\n");
     if (prelude != NULL && prelude[0] != '\0') {
         td__buf_puts(o, prelude);
@@ -517,12 +693,16 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
         td__buf_puts(o, td__kp_frag_helpers_half);
     if (p->bf16)
         td__buf_puts(o, td__kp_frag_helpers_bf16);
+    if (p->fam->bits)
+        td__buf_puts(o, td__kp_frag_bits);
     td__buf_puts(o, "\n");
     /* The family's reference, then the checks, generators and options
      * every program shares, then what the family adds after them. */
     p->fam->tables(o, p);
     p->fam->reference(o, p);
     td__buf_puts(o, td__kp_frag_host_common);
+    if (p->fam->bits)
+        td__buf_puts(o, td__kp_frag_bits_check);
     td__buf_puts(o, "\n");
     if (p->fam->helpers != NULL)
         p->fam->helpers(o, p);

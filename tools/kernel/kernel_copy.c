@@ -1,0 +1,353 @@
+/*
+ * Self-checking programs for copy calls (ops of kind TD_OP_KIND_COPY): the
+ * family's hooks (td__kp_copy).  A copy moves bits, so the program checks
+ * bits (kp_family.bits: the host keeps raw bits, never doubles):
+ *
+ *   - the source's elements get distinct bit patterns (--data exact: the
+ *     element's index scrambled to the dtype's width; --data random: a hash
+ *     of the index, the round and the seed); float sources stay finite and
+ *     normal unless config kernel_specials mixes in NaN payloads, +-inf,
+ *     +-0 and subnormals;
+ *   - the destination's whole storage starts as a sentinel no source value
+ *     has (a negative NaN for floats): every element outside the region,
+ *     every register slot no element owns, every guard element around a
+ *     global array;
+ *   - after the launch every dst position must hold the bits of its paired
+ *     source element (the k-th element of the dst region pairs with the
+ *     k-th of the src region, both row-major; unit dims change nothing) or,
+ *     outside the region, still the sentinel ("written outside the
+ *     region"); the source must come back unchanged;
+ *   - global operands are kernel parameters (one array for every
+ *     instance).  When the dst is global every instance writes the same
+ *     array, so every instance's source gets the same data (the key of an
+ *     element is its index in the instance, not in the program).
+ *
+ * The shared staging puts a barrier after the body before any buffer is
+ * staged out (the emitted copy has none of its own).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kp.h"
+#include "kp_fragments.h"
+
+typedef struct cp_plan {
+    int src, dst;           /* indices into the staged buffers */
+    int64_t region;         /* elements of either region */
+    int64_t nwant;          /* dst positions per instance (TD_DST_ELEMS) */
+    int *dlog, *slog, *sidx; /* per dst position; -1: none (see tables) */
+    bool specials;
+} cp_plan;
+
+static cp_plan *cp_of(const kp_plan *p)
+{
+    return (cp_plan *)p->fam_data;
+}
+
+/* The sentinel and the gap bits of a dtype: for floats a negative NaN
+ * (0xA5.. in its payload), which no exact or random source value is; for
+ * integers 0xA5.. (the generator steps off it). */
+static unsigned long long cp_sentinel(td_dtype t)
+{
+    switch (t) {
+    case TD_F32: return 0xFFA5A5A5ULL;
+    case TD_F16: return 0xFDA5ULL;
+    case TD_BF16: return 0xFFA5ULL;
+    case TD_F64: return 0xFFF5A5A5A5A5A5A5ULL;
+    case TD_F8E4M3: return 0xFFULL;
+    case TD_F8E5M2: return 0xFDULL;
+    default: break;
+    }
+    int bits = td_dtype_bits(t);
+    unsigned long long a = 0xA5A5A5A5A5A5A5A5ULL;
+    return bits >= 64 ? a : a & ((1ULL << bits) - 1);
+}
+
+/* Exponent and mantissa bits of a float dtype (0, 0: an integer). */
+static void cp_fmt(td_dtype t, int *ebits, int *mbits)
+{
+    switch (t) {
+    case TD_F32: *ebits = 8; *mbits = 23; break;
+    case TD_F16: *ebits = 5; *mbits = 10; break;
+    case TD_BF16: *ebits = 8; *mbits = 7; break;
+    case TD_F64: *ebits = 11; *mbits = 52; break;
+    case TD_F8E4M3: *ebits = 4; *mbits = 3; break;
+    case TD_F8E5M2: *ebits = 5; *mbits = 2; break;
+    default: *ebits = 0; *mbits = 0; break;
+    }
+}
+
+/* Row-major flat index in buffer b of the k-th element of region r. */
+static int64_t cp_elem(const td_buffer *b, const td_region *r, int64_t k)
+{
+    int64_t idx[TD_MAX_RANK];
+    for (int d = r->ndim - 1; d >= 0; d--) {
+        idx[d] = r->start[d] + k % r->extent[d];
+        k /= r->extent[d];
+    }
+    int64_t e = 0;
+    for (int d = 0; d < b->ndim; d++)
+        e = e * b->shape[d] + idx[d];
+    return e;
+}
+
+/* The per-position tables: for every position of the dst's host array of
+ * one instance, the dst element there, the src element it pairs with and
+ * where that is in the src's host array. */
+static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
+{
+    const td_call *call = p->call;
+    const kp_buf *sk = &p->bufs[c->src], *dk = &p->bufs[c->dst];
+    c->nwant = dk->global ? td__kp_nin(p, dk) : dk->elems;
+    if (c->nwant > KP_MAX_TABLE)
+        return td__kp_fail(diag, call, TD_ELIMIT,
+                           "dst buffer %s: %" PRId64 " positions to check "
+                           "(at most %" PRId64 ")",
+                           dk->b->name, c->nwant, KP_MAX_TABLE);
+    size_t n = (size_t)c->nwant;
+    c->dlog = td__malloc(n * sizeof *c->dlog);
+    c->slog = td__malloc(n * sizeof *c->slog);
+    c->sidx = td__malloc(n * sizeof *c->sidx);
+    if (c->dlog == NULL || c->slog == NULL || c->sidx == NULL)
+        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        c->dlog[i] = c->slog[i] = c->sidx[i] = -1;
+    for (int64_t e = 0; e < dk->elems; e++) {
+        int64_t pos = dk->global ? dk->gpad + (dk->phys ? dk->phys[e] : e) : e;
+        c->dlog[pos] = (int)e;
+    }
+    const td_region *sr = &call->srcs[0].region;
+    for (int64_t k = 0; k < c->region; k++) {
+        int64_t de = cp_elem(dk->b, &call->dst, k);
+        int64_t se = cp_elem(sk->b, sr, k);
+        int64_t pos = dk->global ? dk->gpad + (dk->phys ? dk->phys[de] : de)
+                                 : de;
+        c->slog[pos] = (int)se;
+        c->sidx[pos] = (int)(sk->global
+                                 ? sk->gpad + (sk->phys ? sk->phys[se] : se)
+                                 : se);
+    }
+    return 0;
+}
+
+static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
+{
+    const td_call *call = p->call;
+    cp_plan *c = td__kp_fam_data(p, sizeof *c);
+    if (c == NULL)
+        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
+    if (call->nsrcs != 1 || call->srcs[0].kind != TD_OPERAND_REGION)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "a copy takes one source region");
+    const td_region *sr = &call->srcs[0].region;
+    const td_buffer *sb = td__region_buffer(call, sr);
+    const td_buffer *db = td__region_buffer(call, &call->dst);
+    if (sb == NULL || db == NULL)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "a copy region does not name a buffer");
+    if (sb == db)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "a copy within one buffer (%s) is not checked by "
+                           "kernel programs", sb->name);
+    if (sb->dtype != db->dtype)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "a copy from %s to %s has no bit-exact reference",
+                           td_dtype_name(sb->dtype), td_dtype_name(db->dtype));
+    int64_t sn = 1, dn = 1;
+    for (int d = 0; d < sr->ndim; d++)
+        sn = td__mul_sat(sn, sr->extent[d]);
+    for (int d = 0; d < call->dst.ndim; d++)
+        dn = td__mul_sat(dn, call->dst.extent[d]);
+    if (sn != dn || sn < 1)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "the src region has %" PRId64 " elements, the dst "
+                           "region %" PRId64, sn, dn);
+    c->region = dn;
+    p->nbufs = 0;
+    kp_buf *sk = td__kp_add_buf(p, sb, true, false);
+    kp_buf *dk = td__kp_add_buf(p, db, false, true);
+    if (sk == NULL || dk == NULL)
+        return td__kp_fail(diag, call, TD_ELIMIT, "too many buffers");
+    c->src = (int)(sk - p->bufs);
+    c->dst = (int)(dk - p->bufs);
+    const td_config_entry *sp = td_call_config(call, "kernel_specials");
+    if (sp != NULL && sp->kind != TD_VALUE_BOOL)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config kernel_specials must be true or false");
+    c->specials = sp != NULL && sp->b;
+    if (c->specials && !td_dtype_is_float(db->dtype))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config kernel_specials needs a float dtype, "
+                           "not %s", td_dtype_name(db->dtype));
+    int err = td__kp_check_bufs(p, ir, diag);
+    if (err == 0)
+        err = cp_tables_fill(p, c, diag);
+    return err;
+}
+
+static void cp_int_table(td_buf *o, const char *name, const int *v,
+                         int64_t n)
+{
+    td__buf_printf(o, "static const int %s[] = {", name);
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 16 == 0)
+            td__buf_puts(o, "\n   ");
+        td__buf_printf(o, " %d,", v[i]);
+    }
+    td__buf_puts(o, "\n};\n");
+}
+
+/* The constants and the per-position tables the reference reads. */
+static void cp_tables(td_buf *o, const kp_plan *p)
+{
+    const cp_plan *c = cp_of(p);
+    const kp_buf *sk = &p->bufs[c->src], *dk = &p->bufs[c->dst];
+    td_dtype t = dk->b->dtype;
+    int eb, mb;
+    cp_fmt(t, &eb, &mb);
+    td__buf_printf(o,
+                   "/* Copy %s -> %s (%s, %s -> %s), checked bit for bit. */\n"
+                   "#define TD_CP_SRC_NAME \"%s\"\n"
+                   "#define TD_CP_BITS %d\n"
+                   "#define TD_CP_EBITS %d /* exponent bits; 0: an integer */\n"
+                   "#define TD_CP_MBITS %d\n"
+                   "#define TD_CP_SPECIALS %d /* config kernel_specials */\n"
+                   "#define TD_CP_SENTINEL 0x%llxULL /* the dst's bits where "
+                   "nothing may be written */\n"
+                   "#define TD_CP_REGION %" PRId64 "LL /* elements copied */\n"
+                   "#define TD_DST_ELEMS %" PRId64 "LL /* dst positions "
+                   "checked per instance */\n"
+                   "#define TD_CP_DST_PAD %" PRId64 "LL /* guard elements "
+                   "on each side of a global dst */\n"
+                   "#define TD_CP_DST_NDIM %d\n#define TD_CP_SRC_NDIM %d\n",
+                   sk->b->name, dk->b->name, td_dtype_name(t),
+                   sk->global ? "global" : sk->shared ? "shared" : "registers",
+                   dk->global ? "global" : dk->shared ? "shared" : "registers",
+                   sk->b->name, td_dtype_bits(t), eb, mb, c->specials ? 1 : 0,
+                   cp_sentinel(t), c->region, c->nwant,
+                   dk->global ? dk->gpad : (int64_t)0, dk->b->ndim,
+                   sk->b->ndim);
+    /* The shapes name an element's coordinates in a FAIL line. */
+    td__buf_puts(o, "static const long long td_dst_shape[] = ");
+    td__kp_i64_list(o, dk->b->shape, dk->b->ndim);
+    td__buf_puts(o, ";\nstatic const long long td_src_shape[] = ");
+    td__kp_i64_list(o, sk->b->shape, sk->b->ndim);
+    td__buf_puts(o, ";\n");
+    td__buf_puts(o, "/* Per dst position (its host array of one instance; "
+                    "a global dst: guards,\n"
+                    " * storage, guards): the dst element there, the src "
+                    "element it pairs\n"
+                    " * with and that one's index in the src's host array; "
+                    "-1: none. */\n");
+    cp_int_table(o, "td_cp_dlog", c->dlog, c->nwant);
+    cp_int_table(o, "td_cp_slog", c->slog, c->nwant);
+    cp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
+    td__buf_puts(o, "\n");
+}
+
+/* The --data flag (the tolerance switch is unused: bits are equal or
+ * not); the reference itself needs the shared checks' state (td_round),
+ * so it follows them (cp_helpers). */
+static void cp_reference(td_buf *o, const kp_plan *p)
+{
+    (void)p;
+    td__buf_puts(o, td__kp_frag_tol);
+    td__buf_puts(o, "\n");
+}
+
+/* After the shared checks: the generator, the reference, td_cp_check. */
+static void cp_helpers(td_buf *o, const kp_plan *p)
+{
+    (void)p;
+    td__buf_puts(o, td__kp_frag_copy_reference);
+    td__buf_puts(o, td__kp_frag_copy_check);
+    td__buf_puts(o, "\n");
+}
+
+static void cp_gen_expr(td_buf *o, const kp_plan *p, const kp_buf *kb)
+{
+    const cp_plan *c = cp_of(p);
+    if (kb->is_dst) {
+        td__buf_puts(o, "TD_CP_SENTINEL");
+        return;
+    }
+    /* A global dst: every instance copies the same data into it. */
+    if (!kb->global && p->bufs[c->dst].global)
+        td__buf_printf(o, "td_cp_gen((unsigned long long)(i %% %" PRId64
+                          "LL), td_seed)",
+                       kb->elems);
+    else
+        td__buf_puts(o, "td_cp_gen((unsigned long long)i, td_seed)");
+}
+
+static void cp_ref_call(td_buf *o, const kp_plan *p)
+{
+    const cp_plan *c = cp_of(p);
+    const kp_buf *sk = &p->bufs[c->src];
+    if (sk->global)
+        td__buf_printf(o, "            td_cp_reference(v_in_%s, td_want);\n",
+                       sk->b->name);
+    else
+        td__buf_printf(o,
+                       "            td_cp_reference(v_in_%s + inst * %" PRId64
+                       "LL, td_want);\n",
+                       sk->b->name, sk->elems);
+}
+
+static void cp_header(td_buf *o, const kp_plan *p)
+{
+    (void)p;
+    td__buf_puts(o,
+                 " * Copy: every dst element of the region must hold its "
+                 "source element's\n"
+                 " * bits, every other dst position (outside the region, "
+                 "unowned register\n"
+                 " * slots, guard elements) the sentinel, and the source "
+                 "must not change;\n"
+                 " * global buffers are one array for every instance "
+                 "(kernel parameters).\n");
+}
+
+/* Four rounds: new bits each, the guard bytes alternating. */
+static int cp_rounds(const kp_plan *p)
+{
+    (void)p;
+    return 4;
+}
+
+static void cp_pass(td_buf *o, const kp_plan *p)
+{
+    (void)p;
+    td__buf_puts(o, td__kp_frag_copy_pass);
+}
+
+static void cp_free(kp_plan *p)
+{
+    cp_plan *c = cp_of(p);
+    if (c == NULL)
+        return;
+    td__free(c->dlog);
+    td__free(c->slog);
+    td__free(c->sidx);
+    c->dlog = c->slog = c->sidx = NULL;
+}
+
+const kp_family td__kp_copy = {
+    .kind = TD_OP_KIND_COPY,
+    .what = "a copy",
+    .plan = cp_plan_fn,
+    .header = cp_header,
+    .tables = cp_tables,
+    .reference = cp_reference,
+    .helpers = cp_helpers,
+    .gen_expr = cp_gen_expr,
+    .rounds = cp_rounds,
+    .ref_call = cp_ref_call,
+    .dst_check = "td_cp_check",
+    .pass = cp_pass,
+    .free = cp_free,
+    .bits = true,
+    .gap_bits = cp_sentinel,
+    .globals = true,
+};
