@@ -97,6 +97,13 @@ struct td_ir_buf {
     /* td_ir_buffer_swizzle: the CUDA printer XORs bits [m+s, m+s+b) of
      * the flat index into bits [m, m+b); b == 0: none. */
     int swz_bits, swz_base, swz_shift;
+    /* td_ir_buffer_layout: dim d owns iters [lay_sep[d], lay_sep[d+1]) of
+     * lay_ext/lay_str (outermost first), lay_off added; lay_n == 0: the
+     * row-major strides above. */
+    int lay_n;
+    int64_t lay_ext[TD_MAX_LAYOUT_ITERS], lay_str[TD_MAX_LAYOUT_ITERS];
+    int lay_sep[TD_MAX_RANK + 1];
+    int64_t lay_off;
     td_ir_buf *next;
 };
 

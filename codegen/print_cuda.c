@@ -333,10 +333,30 @@ static void access(cuda *c, td_buf *o, const td_ir_buf *b, int n,
 {
     td__arena *a = &c->p->arena;
     const td_expr *flat = NULL;
-    for (int k = 0; k < n; k++) {
-        const td_expr *t =
-            td__mk_bin(a, TD_OP_MUL, idx[k], td__mk_int(a, b->stride[k]));
-        flat = k == 0 ? t : td__mk_bin(a, TD_OP_ADD, flat, t);
+    if (b->lay_n > 0 && n == b->ndim) {
+        /* A layout (td_ir_buffer_layout): each dim's index split over its
+         * iters. */
+        flat = td__mk_int(a, b->lay_off);
+        for (int k = 0; k < n; k++) {
+            int64_t inner = 1;
+            for (int j = b->lay_sep[k + 1] - 1; j >= b->lay_sep[k]; j--) {
+                const td_expr *t = idx[k];
+                if (inner > 1)
+                    t = td__mk_bin(a, TD_OP_DIV, t, td__mk_int(a, inner));
+                if (j > b->lay_sep[k])
+                    t = td__mk_bin(a, TD_OP_MOD, t,
+                                   td__mk_int(a, b->lay_ext[j]));
+                t = td__mk_bin(a, TD_OP_MUL, t, td__mk_int(a, b->lay_str[j]));
+                flat = td__mk_bin(a, TD_OP_ADD, flat, t);
+                inner *= b->lay_ext[j];
+            }
+        }
+    } else {
+        for (int k = 0; k < n; k++) {
+            const td_expr *t =
+                td__mk_bin(a, TD_OP_MUL, idx[k], td__mk_int(a, b->stride[k]));
+            flat = k == 0 ? t : td__mk_bin(a, TD_OP_ADD, flat, t);
+        }
     }
     flat = flat != NULL ? td__fold(a, flat, c->p->zero) : NULL;
     /* A swizzled buffer: flat ^ (flat / 2^(m+s) % 2^b * 2^m).  Offsets

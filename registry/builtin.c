@@ -9,6 +9,7 @@
 #include "predicates.h"
 #include "registry_internal.h"
 #include "variants.h"
+#include "copy.h"
 #include "ewise.h"
 #include "reduce_ops.h"
 
@@ -23,12 +24,15 @@ static int register_all(td_registry *reg)
 {
     int rc;
     /* Each family's ops, from its table (variants/reduce_ops.h,
-     * variants/ewise_table.h). */
+     * variants/ewise_table.h, variants/copy.h). */
     for (size_t i = 0; i < td__reduce_ops_count; i++)
         if ((rc = td_register_op(reg, &td__reduce_ops[i])) != 0)
             return rc;
     for (size_t i = 0; i < td__ewise_ops_count; i++)
         if ((rc = td_register_op(reg, &td__ewise_ops[i])) != 0)
+            return rc;
+    for (size_t i = 0; i < td__copy_ops_count; i++)
+        if ((rc = td_register_op(reg, &td__copy_ops[i])) != 0)
             return rc;
     for (size_t i = 0; i < td__generic_predicates_count; i++)
         if ((rc = td_register_predicate(reg, &td__generic_predicates[i])) != 0)

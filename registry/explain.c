@@ -175,6 +175,8 @@ static size_t put_reasons(td_buf *b, const td_explain_row *r,
             put_reason(b, &n,
                        "%zu of %zu predicates passed; the emitter accepted",
                        r->npreds, r->npreds);
+        if (detail[0])
+            put_reason(b, &n, "note: %s", detail);
         break;
     case TD_CAND_REJECTED:
         for (size_t k = 0; k < r->npreds; k++) {
@@ -234,6 +236,7 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
         r->after_failure = rc != 0;
     } else if (st == TD_CAND_SELECTED) {
         ex->selected = (long)(ex->nrows - 1);
+        detail = reason; /* the emitter's note, if any */
     }
     /* One block per row holds the message, the detail, the reasons and
      * the array that points at them (freed with the message). */
@@ -723,6 +726,10 @@ static void format_json(const td_explain *ex, td_buf *b)
         td__buf_json_str(b, td_cand_status_name(r->status));
         td__buf_puts(b, ",\"message\":");
         td__buf_json_str(b, r->message);
+        if (r->status == TD_CAND_SELECTED && r->detail[0]) {
+            td__buf_puts(b, ",\"note\":");
+            td__buf_json_str(b, r->detail);
+        }
         td__buf_puts(b, ",\"predicates\":[");
         for (size_t k = 0; k < r->npreds; k++) {
             td__buf_puts(b, k ? ",{\"name\":" : "{\"name\":");

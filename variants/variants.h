@@ -18,7 +18,8 @@
     X(td__variant_packed_add_sum) /* Blackwell packed sum */               \
     X(td__variant_3input_maxmin)  /* Blackwell 3-input max/min */     \
     X(td__variant_ewise_reg)      /* elementwise, registers */         \
-    X(td__variant_ewise_smem)     /* elementwise, shared memory */
+    X(td__variant_ewise_smem)     /* elementwise, shared memory */    \
+    X(td__variant_copy_fallback)  /* copy, one thread, scalar */
 
 #define TD__DECLARE_MODULE(desc) extern const td_impl_desc desc;
 TD_BUILTIN_MODULES(TD__DECLARE_MODULE)

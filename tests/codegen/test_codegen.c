@@ -109,6 +109,63 @@ static void test_seed(void **state)
     td_ir_free(ir);
 }
 
+/* td_ir_buffer_layout: a dimension split over two iters (a K-tiled shared
+ * tile), an offset; CUDA indexes the offset, TIRx the logical indices. */
+static void test_buffer_layout(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    const int64_t shape[2] = {8, 16};
+    td_ir_buf *s = td_ir_buffer(ir, "S", TD_F32, "shared", 2, shape);
+    td_ir_buf *a = td_ir_buffer(ir, "A", TD_F32, "global", 2, shape);
+    const int64_t ext[3] = {8, 2, 8}, str[3] = {8, 64, 1};
+    const int seps[3] = {0, 1, 3};
+    assert_int_equal(td_ir_buffer_layout(ir, s, 3, ext, str, seps, 4), 0);
+    td_var *v = td_ir_for(ir, "v", td_int(ir, 8), TD_LOOP_SERIAL);
+    td_var *w = td_ir_for(ir, "w", td_int(ir, 16), TD_LOOP_SERIAL);
+    td_expr *i[2] = {td_var_ref(ir, v), td_var_ref(ir, w)};
+    td_expr *j[2] = {td_var_ref(ir, v), td_var_ref(ir, w)};
+    td_ir_store(ir, s, 2, i, td_load(ir, a, 2, j));
+    td_ir_end_for(ir);
+    td_ir_end_for(ir);
+    expect(ir, TD_LANG_CUDA, 0,
+           "for (int v = 0; v < 8; ++v) {\n"
+           "  for (int w = 0; w < 16; ++w) {\n"
+           "    S_ptr[4 + v * 8 + w % 8 + w / 8 * 64] = A_ptr[v * 16 + w];\n"
+           "  }\n"
+           "}\n",
+           "");
+    expect(ir, TD_LANG_TIRX, 0,
+           "for v in T.serial(8):\n"
+           "    for w in T.serial(16):\n"
+           "        S[v, w] = A[v, w]\n",
+           NULL);
+    td_ir_free(ir);
+
+    /* Misuse: extents that do not multiply to the shape, a scratch
+     * array, a negative offset; each leaves the IR failed. */
+    const int64_t bad_ext[3] = {8, 2, 4};
+    ir = td_ir_new();
+    s = td_ir_buffer(ir, "S", TD_F32, "shared", 2, shape);
+    assert_int_equal(td_ir_buffer_layout(ir, s, 3, bad_ext, str, seps, 0),
+                     TD_EINVAL);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    td_ir_buf *t = td_ir_scratch(ir, "t", TD_F32, 128);
+    const int64_t one_ext[1] = {128}, one_str[1] = {1};
+    const int one_seps[2] = {0, 1};
+    assert_int_equal(td_ir_buffer_layout(ir, t, 1, one_ext, one_str,
+                                         one_seps, 0),
+                     TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    s = td_ir_buffer(ir, "S", TD_F32, "shared", 2, shape);
+    assert_int_equal(td_ir_buffer_layout(ir, s, 3, ext, str, seps, -1),
+                     TD_EINVAL);
+    td_ir_free(ir);
+}
+
 static void test_seed_accum_max(void **state)
 {
     (void)state;
@@ -2124,6 +2181,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_seed_accum_max),
+        cmocka_unit_test(test_buffer_layout),
         cmocka_unit_test(test_nested_folding),
         cmocka_unit_test(test_fold_rules),
         cmocka_unit_test(test_fold_keeps_calls),

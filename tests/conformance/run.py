@@ -8,11 +8,14 @@ must dispatch to and, optionally, the arch its program needs:
     # arch: sm_100a
 
 `# expect: none` says that no variant may match: `tiledispatch dispatch`
-must exit 1 (the failure table).  `# expect: error` says that the call is
-refused before any variant is tried (an op's operand check): exit 2, and
-the positioned message on stderr must contain the text of an optional
-`# error: TEXT` line.  No program is written for either (they are left
-out of the manifest).
+must exit 1 (the failure table), and a `# error: TEXT` line must appear in
+the message of one of the candidates (`explain --format json`).
+`# expect: error` says that the call is refused before any variant is
+tried (an op's operand check): exit 2, and the positioned message on
+stderr must contain the text of an optional `# error: TEXT` line.  No
+program is written for either (they are left out of the manifest).  A
+`# note: TEXT` line says that the selected variant's note (what the caller
+owns, explain's `note:`) contains TEXT.
 
 Without `# arch:`, the packed variants need sm_100a, and so does any
 program whose text uses the Blackwell-only `.f32x2` instructions (the
@@ -65,6 +68,7 @@ cannot be found (meson's "skipped").
 import argparse
 import concurrent.futures
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -98,6 +102,29 @@ def read_header(path, error_text=False):
             elif line.strip() and not line.lstrip().startswith("#"):
                 break
     return (expect, arch, error) if error_text else (expect, arch)
+
+
+def read_note(path):
+    """The text of a call file's `# note:` line, or None."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\s*#\s*note\s*:\s*(.*?)\s*$", line)
+            if m:
+                return m.group(1)
+            if line.strip() and not line.lstrip().startswith("#"):
+                break
+    return None
+
+
+def explain_json(c, args, env):
+    """`tiledispatch explain --format json` of a case, parsed (None when it
+    does not run)."""
+    p = subprocess.run([args.exe, "explain", c["path"], "--format", "json"],
+                       capture_output=True, text=True, env=env)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return None
 
 
 def golden_variant(path):
@@ -230,6 +257,11 @@ def dispatch_case(c, args):
     c["class"] = case_class(c["path"], c["variant"])
     first = (p.stderr.strip().splitlines() or [""])[0]
     if c["expect"] == "none":
+        if p.returncode == 1 and c.get("error"):
+            ex = explain_json(c, args, env)
+            msgs = [r.get("message", "") for r in (ex or {}).get("candidates", [])]
+            if not any(c["error"] in m for m in msgs):
+                return f"no candidate's message has '{c['error']}'"
         if p.returncode == 1:
             return None
         if p.returncode == 0:
@@ -245,6 +277,13 @@ def dispatch_case(c, args):
     if p.returncode != 0:
         return f"dispatch exited {p.returncode}: " + \
             (p.stderr.strip().splitlines() or [""])[0]
+    note = read_note(c["path"])
+    if note is not None:
+        ex = explain_json(c, args, env)
+        got = [r.get("note", "") for r in (ex or {}).get("candidates", [])
+               if r.get("status") == "selected"]
+        if not got or note not in got[0]:
+            return f"the selected variant's note lacks '{note}': {got}"
     return None
 
 

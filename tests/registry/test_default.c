@@ -32,12 +32,22 @@ static void test_default_table(void **state)
 {
     (void)state;
     td_registry *reg = default_registry();
-    /* 12 reduction entries and, for each of the 15 elementwise ops, reg
-     * then smem (equal priority: by name); ops in name order. */
+    /* 12 reduction entries, for each of the 15 elementwise ops reg then
+     * smem (equal priority: by name), and the copy entries; ops in name
+     * order. */
     td_rule_info all[64], infos[12];
-    assert_int_equal(td_registry_rules(reg, all, 64), 42);
-    int nred = 0, new = 0;
-    for (int i = 0; i < 42; i++) {
+    assert_int_equal(td_registry_rules(reg, all, 64), 43);
+    int nred = 0, new = 0, ncopy = 0;
+    for (int i = 0; i < 43; i++) {
+        if (strcmp(all[i].op, "copy") == 0) {
+            assert_string_equal(all[i].name, "fallback");
+            assert_int_equal(all[i].priority, 0);
+            assert_int_equal(all[i].npreds, 1);
+            assert_int_equal(td_registry_op(reg, "copy")->kind,
+                             TD_OP_KIND_COPY);
+            ncopy++;
+            continue;
+        }
         bool red = strcmp(all[i].op, "sum") == 0 ||
                    strcmp(all[i].op, "max") == 0 ||
                    strcmp(all[i].op, "min") == 0;
@@ -56,6 +66,7 @@ static void test_default_table(void **state)
     }
     assert_int_equal(nred, 12);
     assert_int_equal(new, 30);
+    assert_int_equal(ncopy, 1);
     static const char *const want[12][3] = {
         {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},
         {"max", "cuda", "local"},         {"max", "cuda", "shared"},

@@ -139,6 +139,23 @@ TD_API td_ir_buf *td_ir_buffer(td_ir *ir, const char *name, td_dtype dtype,
 TD_API int td_ir_buffer_swizzle(td_ir *ir, td_ir_buf *b, int bits, int base,
                                 int shift);
 
+/*
+ * Gives buffer b (of this IR, not a scratch array) a storage layout other
+ * than row-major over its shape (a TileLayout's memory iters grouped by
+ * logical dimension): dim d owns iters [seps[d], seps[d+1]) of the
+ * (extent, stride) pairs, outermost first, the product of a dim's extents
+ * being its shape; `offset` is added.  The CUDA printer indexes
+ * sum over d and its iters k of (i_d / inner_k % extent_k) * stride_k
+ * + offset (inner_k: the product of the later extents of the dim; the
+ * outermost iter needs no modulo), then the swizzle if any; the TIRx
+ * printer keeps the logical indices (TVM's buffer resolves them).
+ * 0 <= offset, 1 <= niters <= TD_MAX_LAYOUT_ITERS, seps[0] == 0,
+ * seps[ndim] == niters, else TD_EINVAL.  Returns 0 or the IR's error.
+ */
+TD_API int td_ir_buffer_layout(td_ir *ir, td_ir_buf *b, int niters,
+                               const int64_t *extent, const int64_t *stride,
+                               const int *seps, int64_t offset);
+
 /* Declares a local scratch array of `size` elements (a register buffer the
  * body allocates itself); the printers declare it where the body starts. */
 TD_API td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,

@@ -46,7 +46,8 @@ TD_API void td_reason_set(td_reason *why, const char *fmt, ...)
 
 typedef enum td_op_kind {
     TD_OP_KIND_REDUCTION,
-    TD_OP_KIND_ELEMENTWISE
+    TD_OP_KIND_ELEMENTWISE,
+    TD_OP_KIND_COPY       /* moves one region into another (`copy`) */
 } td_op_kind;
 
 typedef struct td_op_desc td_op_desc;
@@ -151,6 +152,9 @@ typedef int (*td_plan_fn)(const td_call *call, const td_op_desc *op,
  * (never NULL then), NULL otherwise.  Returns 0; or TD_EDECLINED with a
  * reason in *why (dispatch goes on to the next candidate); or another
  * negative code for a real failure (TD_ENOMEM), which stops dispatch.
+ * An emitter that accepts may leave a note in *why (what the caller owns,
+ * e.g. the barrier after a copy); explain shows it on the selected row.
+ * It starts empty: an emitter that writes nothing leaves no note.
  */
 typedef int (*td_emit_fn)(const td_call *call, const td_op_desc *op,
                           const void *plan, td_ir *ir, void *user,

@@ -336,7 +336,8 @@ typedef struct td_explain_row {
     int line;
     /* DECLINED: the plan's or the emitter's reason ("" when none);
      * FAILED: the emitter's reason (its code's description when none);
-     * "" otherwise. */
+     * SELECTED: the emitter's note ("" when none: what the caller must
+     * do around the emitted code, e.g. synchronise); "" otherwise. */
     const char *detail;
     int error;           /* FAILED: the emitter's TD_E* code; else 0 */
     bool after_failure;  /* NOT_TRIED: an earlier emitter failed (rather

@@ -1,0 +1,70 @@
+/*
+ * The copy family (upstream copy/): the op table (one op, `copy`), the
+ * checks its variants share (TVM's validate_copy_op, the scope pairs, the
+ * refusals of layouts a copy cannot address) and the buffer declarations
+ * every copy emitter makes.  Internal to variants/.
+ */
+#ifndef TILEDISPATCH_VARIANTS_COPY_H
+#define TILEDISPATCH_VARIANTS_COPY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tiledispatch/td_module.h"
+
+extern const td_op_desc td__copy_ops[];
+extern const size_t td__copy_ops_count;
+
+/* The call's source and destination regions and buffers (the op check has
+ * made sure there is exactly one source region). */
+const td_region *td__copy_src_region(const td_call *call);
+const td_buffer *td__copy_src(const td_call *call);
+const td_buffer *td__copy_dst(const td_call *call);
+
+/*
+ * The non-unit extents of a region, in order (upstream's squeeze: the
+ * dims of extent 1 dropped); returns their number and fills dims[] with
+ * the region's dimension of each.
+ */
+int td__copy_squeeze(const td_region *r, int64_t *ext, int *dims);
+
+/*
+ * TVM's validate_copy_op: both dtypes equal and the squeezed extents
+ * equal in number and value.  False with "validate_copy_op failed".
+ */
+bool td__copy_valid(const td_call *call, td_reason *why);
+
+/* True when the buffer lives in shared memory (`shared*`), registers
+ * (`local`) or global memory. */
+bool td__copy_is_shared(const td_buffer *b);
+bool td__copy_is_local(const td_buffer *b);
+bool td__copy_is_global(const td_buffer *b);
+
+/* TVM's match_scope: a pattern ending in `*` matches as a prefix. */
+bool td__copy_scope_match(const char *pattern, const char *scope);
+
+/*
+ * A global operand must be a plain TileLayout: no swizzle and no thread
+ * axis (global memory is one array of the kernel, not per thread).
+ * False with "global operand A: a swizzled/thread layout is not supported
+ * in global memory".
+ */
+bool td__copy_global_ok(const td_call *call, td_reason *why);
+
+/*
+ * Whether the layout of b has a thread axis (shard or replica iter, or an
+ * offset); the first such axis's name in *axis.
+ */
+bool td__copy_thread_axis(const td_buffer *b, const char **axis);
+
+/*
+ * Declares buffer b of the call in ir with its storage layout (the
+ * layout's memory iters grouped by dimension, td_ir_buffer_layout; its
+ * swizzle, td_ir_buffer_swizzle).  NULL with a reason in *why when the
+ * layout cannot be addressed that way (replicas, thread axes, a grouping
+ * that does not fit the shape).
+ */
+td_ir_buf *td__copy_declare(const td_call *call, int b, td_ir *ir,
+                            td_reason *why);
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ * The copy op (upstream tirx.tile.copy): its descriptor, its operand check
+ * (upstream's front end, run by the registry before any variant through
+ * td_op_desc.check) and the checks and buffer declarations the copy
+ * variants share (copy.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "copy.h"
+#include "layout.h"
+
+static bool copy_check(const td_call *call, const td_op_desc *op,
+                       td_pos *where, td_reason *why);
+
+const td_op_desc td__copy_ops[] = {
+    {.name = "copy", .kind = TD_OP_KIND_COPY, .check = copy_check},
+};
+const size_t td__copy_ops_count = sizeof td__copy_ops / sizeof *td__copy_ops;
+
+/* ---- operands ------------------------------------------------------------ */
+
+const td_region *td__copy_src_region(const td_call *call)
+{
+    if (call->nsrcs >= 1 && call->srcs[0].kind == TD_OPERAND_REGION)
+        return &call->srcs[0].region;
+    return &call->src;
+}
+
+const td_buffer *td__copy_src(const td_call *call)
+{
+    return &call->buffers[td__copy_src_region(call)->buffer];
+}
+
+const td_buffer *td__copy_dst(const td_call *call)
+{
+    return &call->buffers[call->dst.buffer];
+}
+
+int td__copy_squeeze(const td_region *r, int64_t *ext, int *dims)
+{
+    int n = 0;
+    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++) {
+        if (r->extent[d] == 1)
+            continue;
+        ext[n] = r->extent[d];
+        if (dims != NULL)
+            dims[n] = d;
+        n++;
+    }
+    return n;
+}
+
+static const char *kind_name(td_operand_kind k)
+{
+    switch (k) {
+    case TD_OPERAND_LITERAL:
+        return "a literal";
+    case TD_OPERAND_SCALAR:
+        return "a named scalar";
+    default:
+        return "absent";
+    }
+}
+
+/* "['4', '8']": the extents as TVM's front end prints them. */
+static void shape_text(char *buf, size_t cap, const int64_t *ext, int n)
+{
+    size_t len = 0;
+    int k = snprintf(buf, cap, "[");
+    len = k > 0 ? (size_t)k : 0;
+    for (int i = 0; i < n && len < cap; i++) {
+        k = snprintf(buf + len, cap - len, "%s'%" PRId64 "'", i ? ", " : "",
+                     ext[i]);
+        if (k < 0)
+            return;
+        len += (size_t)k;
+    }
+    if (len < cap)
+        snprintf(buf + len, cap - len, "]");
+}
+
+/* Upstream's front end (tirx.py, copy): one source region, nothing else,
+ * and regions of identical squeezed shape. */
+static bool copy_check(const td_call *call, const td_op_desc *op,
+                       td_pos *where, td_reason *why)
+{
+    (void)op;
+    if (call->nsrcs != 1) {
+        if (call->nsrcs > 1 && call->nsrcs <= TD_MAX_SRCS &&
+            call->srcs[1].pos.line > 0)
+            *where = call->srcs[1].pos;
+        else if (call->pos_srcs.line > 0)
+            *where = call->pos_srcs;
+        if (call->nsrcs == 0)
+            td_reason_set(why, "expects one source region, got none");
+        else
+            td_reason_set(why, "expects one source region, got %d operands",
+                          call->nsrcs);
+        return false;
+    }
+    if (call->srcs[0].kind != TD_OPERAND_REGION) {
+        if (call->srcs[0].pos.line > 0)
+            *where = call->srcs[0].pos;
+        td_reason_set(why, "expects a source region, not %s",
+                      kind_name(call->srcs[0].kind));
+        return false;
+    }
+    if (call->bias.kind != TD_OPERAND_NONE ||
+        call->scale.kind != TD_OPERAND_NONE) {
+        const td_operand *x = call->bias.kind != TD_OPERAND_NONE ? &call->bias
+                                                                 : &call->scale;
+        if (x->pos.line > 0)
+            *where = x->pos;
+        else if (call->pos_extras.line > 0)
+            *where = call->pos_extras;
+        td_reason_set(why, "takes no extras, got '%s'",
+                      x == &call->bias ? "bias" : "scale");
+        return false;
+    }
+    if (!(call->naxes == 1 && call->axes[0] == -1)) {
+        td_reason_set(why, "takes no axes (a copy moves every element of "
+                           "its region)");
+        return false;
+    }
+    if (call->accum) {
+        td_reason_set(why, "takes no accum (a copy overwrites its "
+                           "destination)");
+        return false;
+    }
+    int64_t de[TD_MAX_RANK], se[TD_MAX_RANK];
+    int dn = td__copy_squeeze(&call->dst, de, NULL);
+    int sn = td__copy_squeeze(&call->srcs[0].region, se, NULL);
+    bool same = dn == sn;
+    for (int i = 0; same && i < dn; i++)
+        same = de[i] == se[i];
+    if (!same) {
+        char dt[200], st[200];
+        shape_text(dt, sizeof dt, de, dn);
+        shape_text(st, sizeof st, se, sn);
+        if (call->pos_srcs.line > 0)
+            *where = call->pos_srcs;
+        td_reason_set(why,
+                      "copy: dst region shape %s != src region shape %s; "
+                      "copy operands must cover identical regions - reshape "
+                      "via buffer views (unflatten/select/narrow/...) "
+                      "instead",
+                      dt, st);
+        return false;
+    }
+    return true;
+}
+
+/* ---- shared checks ------------------------------------------------------- */
+
+bool td__copy_valid(const td_call *call, td_reason *why)
+{
+    const td_buffer *s = td__copy_src(call), *d = td__copy_dst(call);
+    int64_t de[TD_MAX_RANK], se[TD_MAX_RANK];
+    int dn = td__copy_squeeze(&call->dst, de, NULL);
+    int sn = td__copy_squeeze(td__copy_src_region(call), se, NULL);
+    bool ok = s->dtype == d->dtype && dn == sn;
+    for (int i = 0; ok && i < dn; i++)
+        ok = de[i] == se[i];
+    if (!ok)
+        td_reason_set(why, "validate_copy_op failed");
+    return ok;
+}
+
+bool td__copy_is_shared(const td_buffer *b)
+{
+    return strncmp(b->scope, "shared", 6) == 0;
+}
+
+bool td__copy_is_local(const td_buffer *b)
+{
+    return strncmp(b->scope, "local", TD_NAME_MAX) == 0;
+}
+
+bool td__copy_is_global(const td_buffer *b)
+{
+    return strncmp(b->scope, "global", TD_NAME_MAX) == 0;
+}
+
+bool td__copy_scope_match(const char *pattern, const char *scope)
+{
+    size_t n = strlen(pattern);
+    if (n > 0 && pattern[n - 1] == '*')
+        return strncmp(pattern, scope, n - 1) == 0;
+    return strncmp(pattern, scope, TD_NAME_MAX) == 0;
+}
+
+bool td__copy_thread_axis(const td_buffer *b, const char **axis)
+{
+    if (!b->has_layout)
+        return false;
+    const td_layout *l = &b->layout;
+    for (int i = 0; i < l->nshard; i++)
+        if (td_axis_is_thread(l->shard[i].axis) && l->shard[i].extent > 1) {
+            *axis = td_axis_name(l->shard[i].axis);
+            return true;
+        }
+    for (int i = 0; i < l->nrep; i++)
+        if (td_axis_is_thread(l->rep[i].axis) && l->rep[i].extent > 1) {
+            *axis = td_axis_name(l->rep[i].axis);
+            return true;
+        }
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        if (td_axis_is_thread((td_axis)a) && l->offset[a] != 0) {
+            *axis = td_axis_name((td_axis)a);
+            return true;
+        }
+    return false;
+}
+
+bool td__copy_global_ok(const td_call *call, td_reason *why)
+{
+    const td_buffer *ops[2] = {td__copy_dst(call), td__copy_src(call)};
+    for (int i = 0; i < 2; i++) {
+        const td_buffer *b = ops[i];
+        const char *axis;
+        if (!td__copy_is_global(b))
+            continue;
+        if ((b->has_layout && b->layout.swizzle) ||
+            td__copy_thread_axis(b, &axis)) {
+            td_reason_set(why,
+                          "global operand %.*s: a swizzled/thread layout is "
+                          "not supported in global memory",
+                          (int)strnlen(b->name, TD_NAME_MAX), b->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- declarations -------------------------------------------------------- */
+
+static bool row_major(const int64_t *ext, const int64_t *str, int n,
+                      int64_t off)
+{
+    int64_t s = 1;
+    for (int k = n - 1; k >= 0; k--) {
+        if (ext[k] > 1 && str[k] != s)
+            return false;
+        s *= ext[k];
+    }
+    return off == 0;
+}
+
+td_ir_buf *td__copy_declare(const td_call *call, int bi, td_ir *ir,
+                            td_reason *why)
+{
+    const td_buffer *b = &call->buffers[bi];
+    int nm = (int)strnlen(b->name, TD_NAME_MAX);
+    td_ir_buf *out =
+        td_ir_buffer(ir, b->name, b->dtype, b->scope, b->ndim, b->shape);
+    if (out == NULL || !b->has_layout)
+        return out;
+    const td_layout *l = &b->layout;
+    const char *axis;
+    if (td__copy_thread_axis(b, &axis)) {
+        td_reason_set(why, "the layout of %.*s has the thread axis %s",
+                      nm, b->name, axis);
+        return NULL;
+    }
+    if (l->nrep > 0) {
+        td_reason_set(why, "the layout of %.*s has replica iters", nm,
+                      b->name);
+        return NULL;
+    }
+    int64_t size = 1, elems = 1;
+    for (int k = 0; k < l->nshard; k++)
+        size *= l->shard[k].extent;
+    for (int d = 0; d < b->ndim; d++)
+        elems *= b->shape[d];
+    int64_t ext[TD_MAX_LAYOUT_ITERS], str[TD_MAX_LAYOUT_ITERS];
+    int seps[TD_MAX_RANK + 1], n = 0;
+    bool plain = false;
+    if (size != elems && l->swizzle && l->nshard == 1 &&
+        l->shard[0].stride == 1 && l->offset[TD_AXIS_M] == 0) {
+        /* A bare swizzle over a tile of another size (TVM's
+         * ComposeLayout(.., TileLayout(S[512:1]))): row-major storage. */
+        plain = true;
+    } else {
+        td_layout g;
+        if (td__lay_group(l, b->shape, b->ndim, &g, seps) != 0) {
+            td_reason_set(why, "the layout of %.*s (%s) does not fit its "
+                               "shape",
+                          nm, b->name, b->layout_text);
+            return NULL;
+        }
+        n = g.nshard;
+        for (int k = 0; k < n; k++) {
+            ext[k] = g.shard[k].extent;
+            str[k] = g.shard[k].stride;
+            if (str[k] < 0) {
+                td_reason_set(why, "the layout of %.*s has a negative stride",
+                              nm, b->name);
+                return NULL;
+            }
+        }
+        plain = row_major(ext, str, n, l->offset[TD_AXIS_M]);
+    }
+    if (!plain && td_ir_buffer_layout(ir, out, n, ext, str, seps,
+                                      l->offset[TD_AXIS_M]) != 0) {
+        td_reason_set(why, "the layout of %.*s cannot be addressed", nm,
+                      b->name);
+        return NULL;
+    }
+    if (l->swizzle)
+        td_ir_buffer_swizzle(ir, out, l->swizzle_bits[0], l->swizzle_bits[1],
+                             l->swizzle_bits[2]);
+    return out;
+}
