@@ -153,8 +153,34 @@ typedef enum td__skind {
     TD__S_COMMENT,
     TD__S_CAST_PAIR,
     TD__S_VEC_LET,  /* var (lanes > 1) from nidx values: lanes or pairs */
-    TD__S_VEC_STORE /* buf, nidx, idx: the vector variable var at once */
+    TD__S_VEC_STORE, /* buf, nidx, idx: the vector variable var at once */
+    TD__S_PTX       /* buf, nidx, idx (memory side), ptx (the rest) */
 } td__skind;
+
+/* A PTX container access (td_ir_ptx_ld / td_ir_ptx_st, ir_ptx.c). */
+typedef struct td__ptx {
+    bool store;
+    bool shared;          /* the memory side's space: shared, else global */
+    int bits, lanes;
+    const td_ir_buf *regs;
+    const td_expr *word;
+    bool nc;
+    td_ptx_l1 l1;
+    td_ptx_l2 l2;
+    td_ptx_prefetch prefetch;
+} td__ptx;
+
+/* The helper function's key: everything but the operands (what makes the
+ * instruction), as a number below TD__PTX_KEYS. */
+#define TD__PTX_KEYS (1 << 15)
+unsigned td__ptx_key(const td__ptx *x);
+void td__ptx_unkey(unsigned key, td__ptx *x);
+/* "ld.global.nc.L1::no_allocate.v4.u32" */
+void td__ptx_chain(td_buf *o, const td__ptx *x);
+/* "td_ptx_ld_global_nc_L1__no_allocate_v4_u32" */
+void td__ptx_helper_name(td_buf *o, const td__ptx *x);
+/* The helper function's text (print_cuda_prelude.c). */
+void td__ptx_helper(td_buf *o, unsigned key);
 
 typedef struct td__stmt td__stmt;
 struct td__stmt {
@@ -181,6 +207,8 @@ struct td__stmt {
     const td_expr *const *vals;
     /* CAST_PAIR: buf, nidx, idx (the destination pair) and value: the
      * source pair as a load (lanes 2) that no printer spells as one. */
+    /* PTX: the access's other parts. */
+    const td__ptx *ptx;
 };
 
 /* A name the IR handed out, to keep names unique. */
@@ -345,7 +373,7 @@ const char *td__cuda_type(td_dtype t);
 /* What a printed CUDA body needs from its prelude (print_cuda.c records
  * it, print_cuda_prelude.c writes it). */
 enum { TD__INC_CFLOAT, TD__INC_CSTDINT, TD__INC_FP16, TD__INC_BF16,
-       TD__INC_FP8, TD__INC_COUNT };
+       TD__INC_FP8, TD__INC_CSTRING, TD__INC_COUNT };
 typedef struct td__cuda_needs {
     bool inc[TD__INC_COUNT];
     bool maxmin;                  /* td_max / td_min overloads */
@@ -353,6 +381,8 @@ typedef struct td__cuda_needs {
     bool intrin[TD_INTRIN_COUNT];
     unsigned f32x2[TD__F32X2_NOPS]; /* per op: bit rounding index */
     bool bits2[2];                /* pair <-> word helpers: f16, bf16 */
+    int nptx;                     /* PTX access helpers, by td__ptx_key */
+    unsigned ptx[64];
 } td__cuda_needs;
 
 /* Appends the includes and helpers of `need` to o (print_cuda_prelude.c). */

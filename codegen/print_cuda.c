@@ -782,6 +782,7 @@ static const char *line_text(cuda *c)
 }
 
 static void block(cuda *c, const td__stmt *s);
+static void ptx(cuda *c, const td__stmt *s);
 
 /* Folds n indices into out; false (and ENOMEM) when the arena fails. */
 static bool fold_idx(cuda *c, int n, const td_expr *const *idx,
@@ -1003,6 +1004,9 @@ static void stmt(cuda *c, const td__stmt *s)
     case TD__S_VEC_LET:
         vec_let(c, s);
         break;
+    case TD__S_PTX:
+        ptx(c, s);
+        break;
     case TD__S_VEC_STORE: {
         const td_expr *idx[TD_MAX_RANK];
         if (!fold_idx(c, s->nidx, s->idx, idx))
@@ -1017,6 +1021,70 @@ static void stmt(cuda *c, const td__stmt *s)
     }
     }
     td__w_line(w, "%s;", line_text(c));
+}
+
+/* Container i of a register buffer: tmp[i] when its elements are the
+ * containers, else ((unsigned int *)Rg_ptr)[i]. */
+static void ptx_reg(cuda *c, const td__ptx *x, int lane)
+{
+    static const char *const ctype[3] = {"unsigned char", "unsigned short",
+                                         "unsigned int"};
+    static const td_dtype cdt[3] = {TD_U8, TD_U16, TD_U32};
+    int k = x->bits == 8 ? 0 : x->bits == 16 ? 1 : 2;
+    td__arena *a = &c->p->arena;
+    const td_expr *sum = td__mk_bin(a, TD_OP_ADD, x->word, td__mk_int(a, lane));
+    const td_expr *i = sum != NULL ? td__fold(a, sum, c->p->zero) : NULL;
+    if (i == NULL) {
+        fail(c, TD_ENOMEM);
+        return;
+    }
+    const char *suffix = x->regs->scratch ? "" : "_ptr";
+    if (x->regs->dtype == cdt[k])
+        td__buf_printf(&c->line, "%s%s[", x->regs->name, suffix);
+    else
+        td__buf_printf(&c->line, "((%s *)%s%s)[", ctype[k], x->regs->name,
+                       suffix);
+    expr(c, &c->line, i, P_LOWEST);
+    td__buf_puts(&c->line, "]");
+}
+
+/* td_ptx_ld_global_v4_u32(regs..., &A_ptr[i]) or
+ * td_ptx_st_shared_u32(&S_ptr[i], regs...); the helper is recorded. */
+static void ptx(cuda *c, const td__stmt *s)
+{
+    const td__ptx *x = s->ptx;
+    const td_expr *idx[TD_MAX_RANK];
+    if (!fold_idx(c, s->nidx, s->idx, idx))
+        return;
+    unsigned key = td__ptx_key(x);
+    bool known = false;
+    for (int i = 0; i < c->need.nptx; i++)
+        known |= c->need.ptx[i] == key;
+    if (!known) {
+        if (c->need.nptx == (int)(sizeof c->need.ptx / sizeof *c->need.ptx)) {
+            fail(c, TD_EINVAL);
+            return;
+        }
+        c->need.ptx[c->need.nptx++] = key;
+    }
+    c->need.inc[TD__INC_CSTRING] = true;
+    need_type(c, s->buf->dtype);
+    td__ptx_helper_name(&c->line, x);
+    td__buf_puts(&c->line, "(");
+    if (x->store) {
+        td__buf_puts(&c->line, "&");
+        access(c, &c->line, s->buf, s->nidx, idx);
+    }
+    for (int l = 0; l < x->lanes; l++) {
+        if (l > 0 || x->store)
+            td__buf_puts(&c->line, ", ");
+        ptx_reg(c, x, l);
+    }
+    if (!x->store) {
+        td__buf_puts(&c->line, ", &");
+        access(c, &c->line, s->buf, s->nidx, idx);
+    }
+    td__buf_puts(&c->line, ")");
 }
 
 /* Prints a block; its lets go out of scope at its end. */

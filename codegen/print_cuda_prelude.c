@@ -6,6 +6,7 @@
  * f32x2 ops.  print_cuda.c records the needs while it prints the body.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen_internal.h"
@@ -165,12 +166,100 @@ static void warp_helper(td_buf *o, td_combiner comb, int width)
     td__buf_puts(o, "  }\n  return val;\n}\n");
 }
 
+/* The helper of one PTX access (td__ptx_key): the instruction under
+ * __CUDA_ARCH__, with TVM's operand constraints ("r" for 32-bit
+ * containers and shared addresses, "l" for global pointers, "h" for 16-
+ * and 8-bit containers, an 8-bit one through a 16-bit register), and the
+ * same bytes moved by memcpy in a host build. */
+void td__ptx_helper(td_buf *o, unsigned key)
+{
+    static const char *const ctype[3] = {"unsigned char", "unsigned short",
+                                         "unsigned int"};
+    td__ptx x;
+    td__ptx_unkey(key, &x);
+    int k = x.bits == 8 ? 0 : x.bits == 16 ? 1 : 2;
+    const char *con = x.bits == 32 ? "r" : "h";
+    int bytes = x.bits / 8;
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, "__forceinline__ __device__ void ");
+    td__ptx_helper_name(o, &x);
+    td__buf_puts(o, "(");
+    if (x.store)
+        td__buf_puts(o, "void *addr");
+    for (int l = 0; l < x.lanes; l++)
+        td__buf_printf(o, "%s%s %s%d", l > 0 || x.store ? ", " : "",
+                       ctype[k], x.store ? "s" : "&d", l);
+    if (!x.store)
+        td__buf_puts(o, ", const void *addr");
+    td__buf_puts(o, ") {\n#ifdef __CUDA_ARCH__\n");
+    if (x.shared)
+        td__buf_puts(o, "  unsigned int a = (unsigned int)"
+                        "__cvta_generic_to_shared(addr);\n");
+    if (!x.store && x.bits == 8)
+        td__buf_puts(o, "  unsigned short t0;\n");
+    td__buf_puts(o, "  asm volatile(\"");
+    td__ptx_chain(o, &x);
+    /* operands: the loads' registers first, then the address */
+    int at = x.store ? 0 : x.lanes;
+    char regs[128];
+    size_t rn = 0;
+    int first = x.store ? 1 : 0;
+    if (x.lanes > 1)
+        rn += (size_t)snprintf(regs + rn, sizeof regs - rn, "{");
+    for (int l = 0; l < x.lanes; l++)
+        rn += (size_t)snprintf(regs + rn, sizeof regs - rn, "%s%%%d",
+                               l ? ", " : "", first + l);
+    if (x.lanes > 1)
+        snprintf(regs + rn, sizeof regs - rn, "}");
+    if (x.store)
+        td__buf_printf(o, " [%%0], %s;\"\n      :", regs);
+    else
+        td__buf_printf(o, " %s, [%%%d];\"\n      : ", regs, at);
+    if (!x.store)
+        for (int l = 0; l < x.lanes; l++) {
+            if (x.bits == 8)
+                td__buf_puts(o, "\"=h\"(t0)");
+            else
+                td__buf_printf(o, "%s\"=%s\"(d%d)", l ? ", " : "", con, l);
+        }
+    td__buf_printf(o, " : \"%s\"(%s)", x.shared ? "r" : "l",
+                   x.shared ? "a" : "addr");
+    if (x.store)
+        for (int l = 0; l < x.lanes; l++) {
+            if (x.bits == 8)
+                td__buf_printf(o, ", \"h\"((unsigned short)s%d)", l);
+            else
+                td__buf_printf(o, ", \"%s\"(s%d)", con, l);
+        }
+    td__buf_puts(o, " : \"memory\");\n");
+    if (!x.store && x.bits == 8)
+        td__buf_puts(o, "  d0 = (unsigned char)t0;\n");
+    td__buf_puts(o, "#else\n");
+    for (int l = 0; l < x.lanes; l++) {
+        if (x.store)
+            td__buf_printf(o, "  memcpy((char *)addr + %d, &s%d, %d);\n",
+                           l * bytes, l, bytes);
+        else
+            td__buf_printf(o,
+                           "  memcpy(&d%d, (const char *)addr + %d, %d);\n",
+                           l, l * bytes, bytes);
+    }
+    td__buf_puts(o, "#endif\n}\n");
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
+
 void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
 {
     static const char *const includes[TD__INC_COUNT] = {
         "#include <cfloat>\n", "#include <cstdint>\n",
         "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n",
-        "#include <cuda_fp8.h>\n"};
+        "#include <cuda_fp8.h>\n", "#include <cstring>\n"};
     /* the overloads of td_max / td_min name __half and __nv_bfloat16 */
     for (int i = 0; i < TD__INC_COUNT; i++)
         if (c->inc[i] || (c->maxmin && (i == TD__INC_FP16 || i == TD__INC_BF16)))
@@ -204,5 +293,11 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
             helper(o, ptx_helpers[k]);
         }
     }
+    unsigned keys[sizeof c->ptx / sizeof *c->ptx];
+    int n = c->nptx;
+    memcpy(keys, c->ptx, sizeof *keys * (size_t)n);
+    qsort(keys, (size_t)n, sizeof *keys, cmp_key);
+    for (int i = 0; i < n; i++)
+        td__ptx_helper(o, keys[i]);
 }
 

@@ -498,6 +498,82 @@ static const td_var *unpack_pair(const td__stmt *s)
 
 /* Prints `s` (with the statement after it, for an unpack pair); returns
  * the last statement printed. */
+/* Container i of a register buffer: tmp[i] when its elements are the
+ * containers, else Rg.view("uint32")[i] (TVM views the buffer so). */
+static void ptx_reg(tirx *x, const td__ptx *t, int lane)
+{
+    static const td_dtype cdt[3] = {TD_U8, TD_U16, TD_U32};
+    td_dtype c = cdt[t->bits == 8 ? 0 : t->bits == 16 ? 1 : 2];
+    td__arena *a = &x->p->arena;
+    const td_expr *sum = td__mk_bin(a, TD_OP_ADD, t->word, td__mk_int(a, lane));
+    const td_expr *i = sum != NULL ? td__fold(a, sum, NULL) : NULL;
+    if (i == NULL) {
+        fail(x, TD_ENOMEM);
+        return;
+    }
+    if (t->regs->dtype == c)
+        td__buf_printf(&x->line, "%s[", t->regs->name);
+    else
+        td__buf_printf(&x->line, "%s.view(\"%s\")[", t->regs->name,
+                       td_dtype_name(c));
+    expr(x, &x->line, i, P_LOWEST);
+    td__buf_puts(&x->line, "]");
+}
+
+/* TVM's positional T.ptx.ld / T.ptx.st: the registers and the address,
+ * then the qualifier slots (scalar and vector forms differ in number;
+ * 256-bit loads have an L2 eviction slot). */
+static void ptx(tirx *x, const td__stmt *s)
+{
+    const td__ptx *t = s->ptx;
+    static const char *const vec[4] = {"", "v2", "v4", "v8"};
+    const char *type = t->bits == 8 ? "u8" : t->bits == 16 ? "u16" : "u32";
+    const char *space = t->shared ? "shared" : "global";
+    td__buf_printf(&x->line, "T.ptx.%s(", t->store ? "st" : "ld");
+    int nreg = t->lanes;
+    for (int k = 0; k <= nreg; k++) {
+        bool addr = t->store ? k == 0 : k == nreg;
+        if (k > 0)
+            td__buf_puts(&x->line, ", ");
+        if (!addr) {
+            ptx_reg(x, t, t->store ? k - 1 : k);
+            continue;
+        }
+        if (t->shared)
+            td__buf_puts(&x->line, "T.cuda.cvta_generic_to_shared(");
+        td__buf_puts(&x->line, "T.address_of(");
+        access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+        td__buf_puts(&x->line, t->shared ? "))" : ")");
+    }
+    const char *nc = t->nc ? "nc" : "";
+    const char *l1 = td_ptx_l1_name(t->l1), *l2 = td_ptx_l2_name(t->l2);
+    const char *pf = td_ptx_prefetch_name(t->prefetch);
+    if (t->lanes == 1 && t->store)
+        td__buf_printf(&x->line,
+                       ", \"\", \"\", \"\", \"%s\", \"\", \"\", \"\", \"%s\", \"\")",
+                       space, type);
+    else if (t->store)
+        td__buf_printf(&x->line,
+                       ", \"\", \"\", \"%s\", \"\", \"\", \"\", \"%s\", \"%s\", \"\")",
+                       space, vec[t->lanes == 2 ? 1 : t->lanes == 4 ? 2 : 3],
+                       type);
+    else if (t->lanes == 1)
+        td__buf_printf(&x->line,
+                       ", \"\", \"\", \"\", \"%s\", \"\", \"%s\", \"%s\", \"\", "
+                       "\"%s\", \"%s\", \"\")",
+                       space, nc, l1, pf, type);
+    else if (t->lanes == 8)
+        td__buf_printf(&x->line,
+                       ", \"\", \"\", \"%s\", \"\", \"%s\", \"%s\", \"%s\", \"\", "
+                       "\"%s\", \"v8\", \"%s\", \"\")",
+                       space, nc, l1, l2, pf, type);
+    else
+        td__buf_printf(&x->line,
+                       ", \"\", \"\", \"%s\", \"\", \"%s\", \"%s\", \"\", \"%s\", "
+                       "\"%s\", \"%s\", \"\")",
+                       space, nc, l1, pf, vec[t->lanes == 2 ? 1 : 2], type);
+}
+
 static const td__stmt *stmt(tirx *x, const td__stmt *s)
 {
     td__writer *w = &x->p->w;
@@ -630,6 +706,9 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         access(x, &x->line, s->buf, s->nidx, s->idx, s->var->lanes);
         td__buf_printf(&x->line, " = %s[T.ramp(0, 1, %d)]", s->var->name,
                        s->var->lanes);
+        break;
+    case TD__S_PTX:
+        ptx(x, s);
         break;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of

@@ -58,6 +58,17 @@ bool td__copy_global_ok(const td_call *call, td_reason *why);
 bool td__copy_thread_axis(const td_buffer *b, const char **axis);
 
 /*
+ * The storage offset (in elements, layout and swizzle applied) of the
+ * element with row-major flat index `flat` of buffer b; false when b's
+ * layout does not map it to one memory offset (thread axes, replicas).
+ */
+bool td__copy_phys(const td_buffer *b, int64_t flat, int64_t *off);
+
+/* The row-major flat index in its buffer of the k-th element of region r
+ * (row-major over the region's extents). */
+int64_t td__copy_elem(const td_call *call, const td_region *r, int64_t k);
+
+/*
  * Declares buffer b of the call in ir with its storage layout (the
  * layout's memory iters grouped by dimension, td_ir_buffer_layout; its
  * swizzle, td_ir_buffer_swizzle).  NULL with a reason in *why when the

@@ -234,6 +234,46 @@ bool td__copy_global_ok(const td_call *call, td_reason *why)
     return true;
 }
 
+bool td__copy_phys(const td_buffer *b, int64_t flat, int64_t *off)
+{
+    if (!b->has_layout) {
+        *off = flat;
+        return true;
+    }
+    const td_layout *l = &b->layout;
+    const char *axis;
+    if (td__copy_thread_axis(b, &axis) || l->nrep > 0)
+        return false;
+    int64_t size = 1, elems = 1;
+    for (int k = 0; k < l->nshard; k++)
+        size *= l->shard[k].extent;
+    for (int d = 0; d < b->ndim; d++)
+        elems *= b->shape[d];
+    if (size != elems && l->swizzle && l->nshard == 1 &&
+        l->shard[0].stride == 1 && l->offset[TD_AXIS_M] == 0)
+        return td__lay_swizzle(l, flat, off) == 0; /* a bare swizzle */
+    int64_t c[TD_AXIS_COUNT];
+    if (size != elems || td__lay_map(l, flat, c) != 0)
+        return false;
+    *off = c[TD_AXIS_M];
+    return true;
+}
+
+int64_t td__copy_elem(const td_call *call, const td_region *r, int64_t k)
+{
+    const td_buffer *b = &call->buffers[r->buffer];
+    int64_t flat = 0;
+    int64_t rest = k;
+    int64_t coord[TD_MAX_RANK];
+    for (int d = r->ndim - 1; d >= 0; d--) {
+        coord[d] = r->start[d] + rest % r->extent[d];
+        rest /= r->extent[d];
+    }
+    for (int d = 0; d < r->ndim; d++)
+        flat = flat * b->shape[d] + coord[d];
+    return flat;
+}
+
 /* ---- declarations -------------------------------------------------------- */
 
 static bool row_major(const int64_t *ext, const int64_t *str, int n,

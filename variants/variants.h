@@ -19,7 +19,12 @@
     X(td__variant_3input_maxmin)  /* Blackwell 3-input max/min */     \
     X(td__variant_ewise_reg)      /* elementwise, registers */         \
     X(td__variant_ewise_smem)     /* elementwise, shared memory */    \
-    X(td__variant_copy_fallback)  /* copy, one thread, scalar */
+    X(td__variant_copy_fallback)  /* copy, one thread, scalar */    \
+    X(td__variant_copy_vec_16b)   /* copy, forced 2-byte access */    \
+    X(td__variant_copy_vec_32b)   /* copy, forced 4-byte access */    \
+    X(td__variant_copy_vec_64b)   /* copy, forced 8-byte access */    \
+    X(td__variant_copy_vec_128b)  /* copy, forced 16-byte access */   \
+    X(td__variant_copy_vec_256b)  /* copy, forced 32-byte access */
 
 #define TD__DECLARE_MODULE(desc) extern const td_impl_desc desc;
 TD_BUILTIN_MODULES(TD__DECLARE_MODULE)

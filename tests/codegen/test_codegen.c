@@ -166,6 +166,93 @@ static void test_buffer_layout(void **state)
     td_ir_free(ir);
 }
 
+/* PTX container accesses: the chains, the 8-bit container through a
+ * 16-bit register, the helpers once each, TVM's positional TIRx; and
+ * every form PTX does not have refused. */
+static void test_ptx_access(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    const int64_t g_shape[1] = {64}, s_shape[2] = {4, 16}, r_shape[1] = {8};
+    td_ir_buf *g = td_ir_buffer(ir, "G", TD_U8, "global", 1, g_shape);
+    td_ir_buf *sm = td_ir_buffer(ir, "S", TD_U8, "shared.dyn", 2, s_shape);
+    td_ir_buf *r = td_ir_buffer(ir, "R", TD_U8, "local", 1, r_shape);
+    td_expr *gi[1] = {td_int(ir, 5)};
+    td_expr *si[2] = {td_int(ir, 1), td_int(ir, 3)};
+    td_ptx_access ld = {.mem = g, .n = 1, .idx = gi, .bits = 8, .lanes = 1,
+                        .regs = r, .word = td_int(ir, 2), .nc = true,
+                        .l1 = TD_PTX_L1_EVICT_LAST};
+    td_ir_ptx_ld(ir, &ld);
+    td_ptx_access st = {.mem = sm, .n = 2, .idx = si, .bits = 8,
+                        .lanes = 1, .regs = r, .word = td_int(ir, 2)};
+    td_ir_ptx_st(ir, &st);
+    td_ir_ptx_st(ir, &st); /* the same helper, printed once */
+    assert_int_equal(td_ir_status(ir), 0);
+    char *b = NULL, *p = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), 0);
+    assert_string_equal(b,
+        "td_ptx_ld_global_nc_L1__evict_last_u8(R_ptr[2], &G_ptr[5]);\n"
+        "td_ptx_st_shared_u8(&S_ptr[19], R_ptr[2]);\n"
+        "td_ptx_st_shared_u8(&S_ptr[19], R_ptr[2]);\n");
+    assert_int_equal(count(p, "__device__ void td_ptx_st_shared_u8("), 1);
+    assert_non_null(strstr(p, "asm volatile(\"ld.global.nc.L1::evict_last.u8 "
+                              "%0, [%1];\"\n      : \"=h\"(t0) : \"l\"(addr) "
+                              ": \"memory\");\n  d0 = (unsigned char)t0;"));
+    assert_non_null(strstr(p, "\"h\"((unsigned short)s0) : \"memory\""));
+    assert_non_null(strstr(p, "#else\n  memcpy(&d0, (const char *)addr + 0, 1);"));
+    assert_non_null(strstr(p, "#include <cstring>"));
+    td_free(b);
+    td_free(p);
+    expect(ir, TD_LANG_TIRX, 0,
+           "T.ptx.ld(R[2], T.address_of(G[5]), \"\", \"\", \"\", \"global\", "
+           "\"\", \"nc\", \"L1::evict_last\", \"\", \"\", \"u8\", \"\")\n"
+           "T.ptx.st(T.cuda.cvta_generic_to_shared(T.address_of(S[1, 3])), "
+           "R[2], \"\", \"\", \"\", \"shared\", \"\", \"\", \"\", \"u8\", "
+           "\"\")\n"
+           "T.ptx.st(T.cuda.cvta_generic_to_shared(T.address_of(S[1, 3])), "
+           "R[2], \"\", \"\", \"\", \"shared\", \"\", \"\", \"\", \"u8\", "
+           "\"\")\n",
+           NULL);
+    td_ir_free(ir);
+
+    /* Refused: 16-bit vectors, v8 in shared memory, hints on a store or
+     * on a shared load, an L2 eviction priority below 256 bits, a
+     * register buffer that is not local, a 3-lane access. */
+    for (int k = 0; k < 7; k++) {
+        ir = td_ir_new();
+        g = td_ir_buffer(ir, "G", TD_U32, "global", 1, g_shape);
+        sm = td_ir_buffer(ir, "S", TD_U32, "shared", 2, s_shape);
+        r = td_ir_buffer(ir, "R", TD_U32, "local", 1, r_shape);
+        td_expr *i1[1] = {td_int(ir, 0)};
+        td_expr *i2[2] = {td_int(ir, 0), td_int(ir, 0)};
+        td_ptx_access a = {.mem = g, .n = 1, .idx = i1, .bits = 32,
+                           .lanes = 4, .regs = r, .word = td_int(ir, 0)};
+        bool store = false;
+        switch (k) {
+        case 0: a.bits = 16; a.lanes = 2; break;
+        case 1: a.mem = sm; a.n = 2; a.idx = i2; a.lanes = 8; break;
+        case 2: a.nc = true; store = true; break;
+        case 3: a.mem = sm; a.n = 2; a.idx = i2;
+                a.prefetch = TD_PTX_PREFETCH_64B; break;
+        case 4: a.l2 = TD_PTX_L2_EVICT_FIRST; break;
+        case 5: a.regs = g; break;
+        default: a.lanes = 3; break;
+        }
+        if (store)
+            td_ir_ptx_st(ir, &a);
+        else
+            td_ir_ptx_ld(ir, &a);
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+    td_ptx_l1 l1;
+    assert_int_equal(td_ptx_l1_parse("L1::no_allocate", &l1), 0);
+    assert_int_equal(l1, TD_PTX_L1_NO_ALLOCATE);
+    assert_int_equal(td_ptx_l1_parse("", &l1), TD_ENOENT);
+    assert_string_equal(td_ptx_prefetch_name(TD_PTX_PREFETCH_128B), "L2::128B");
+    assert_null(td_ptx_l2_name(TD_PTX_L2_COUNT));
+}
+
 static void test_seed_accum_max(void **state)
 {
     (void)state;
@@ -2182,6 +2269,7 @@ int main(void)
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_seed_accum_max),
         cmocka_unit_test(test_buffer_layout),
+        cmocka_unit_test(test_ptx_access),
         cmocka_unit_test(test_nested_folding),
         cmocka_unit_test(test_fold_rules),
         cmocka_unit_test(test_fold_keeps_calls),

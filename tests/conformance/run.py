@@ -9,7 +9,8 @@ must dispatch to and, optionally, the arch its program needs:
 
 `# expect: none` says that no variant may match: `tiledispatch dispatch`
 must exit 1 (the failure table), and a `# error: TEXT` line must appear in
-the message of one of the candidates (`explain --format json`).
+the message of one of the candidates or in the reason why there were none
+(`explain --format json`).
 `# expect: error` says that the call is refused before any variant is
 tried (an op's operand check): exit 2, and the positioned message on
 stderr must contain the text of an optional `# error: TEXT` line.  No
@@ -300,6 +301,7 @@ def dispatch_case(c, args):
         if p.returncode == 1 and c.get("error"):
             ex = explain_json(c, args, env)
             msgs = [r.get("message", "") for r in (ex or {}).get("candidates", [])]
+            msgs.append((ex or {}).get("empty_reason", ""))
             if not any(c["error"] in m for m in msgs):
                 return f"no candidate's message has '{c['error']}'"
         if p.returncode == 1:
@@ -371,7 +373,9 @@ def wrapper_parts(c, args, env):
         if scope.startswith("shared"):
             decl.append(f"__shared__ {t} {name}_ptr[{n}];")
         else:
-            decl.append(f"{t} {name}_ptr[{n}];")
+            # alignas(16): the copy variants view registers as 32-bit
+            # containers.
+            decl.append(f"alignas(16) {t} {name}_ptr[{n}];")
             decl.append(f"for (int i = 0; i < {n}; ++i) "
                         f"{name}_ptr[i] = (({t} *)in)[i];")
         store.append(f"for (int i = 0; i < {n}; ++i) "

@@ -352,6 +352,87 @@ TD_API void td_ir_cast_pair(td_ir *ir, const td_ir_buf *dst, int dn,
 /* A comment line, printed in both languages. */
 TD_API void td_ir_comment(td_ir *ir, const char *text);
 
+/* ---- PTX loads and stores of containers -------------------------------- */
+
+/* The cache hints a PTX load may carry (copy's config values), each with
+ * its PTX spelling ("L1::no_allocate", "L2::evict_first", "L2::256B"). */
+typedef enum td_ptx_l1 {
+    TD_PTX_L1_NONE,
+    TD_PTX_L1_EVICT_NORMAL,
+    TD_PTX_L1_EVICT_UNCHANGED,
+    TD_PTX_L1_EVICT_FIRST,
+    TD_PTX_L1_EVICT_LAST,
+    TD_PTX_L1_NO_ALLOCATE,
+    TD_PTX_L1_COUNT
+} td_ptx_l1;
+
+typedef enum td_ptx_l2 {
+    TD_PTX_L2_NONE,
+    TD_PTX_L2_EVICT_FIRST,
+    TD_PTX_L2_EVICT_LAST,
+    TD_PTX_L2_EVICT_NORMAL,
+    TD_PTX_L2_COUNT
+} td_ptx_l2;
+
+typedef enum td_ptx_prefetch {
+    TD_PTX_PREFETCH_NONE,
+    TD_PTX_PREFETCH_64B,
+    TD_PTX_PREFETCH_128B,
+    TD_PTX_PREFETCH_256B,
+    TD_PTX_PREFETCH_COUNT
+} td_ptx_prefetch;
+
+/* The PTX spelling of a hint ("" for NONE, NULL out of range), and the
+ * hint a spelling names (0, or TD_ENOENT). */
+TD_API const char *td_ptx_l1_name(td_ptx_l1 h);
+TD_API const char *td_ptx_l2_name(td_ptx_l2 h);
+TD_API const char *td_ptx_prefetch_name(td_ptx_prefetch h);
+TD_API int td_ptx_l1_parse(const char *s, td_ptx_l1 *out);
+TD_API int td_ptx_l2_parse(const char *s, td_ptx_l2 *out);
+TD_API int td_ptx_prefetch_parse(const char *s, td_ptx_prefetch *out);
+
+/*
+ * One PTX access of `lanes` containers of `bits` bits each, moving bits,
+ * not values (TVM's copy_ptx_form): 8 or 16 bits with one lane (.u8,
+ * .u16), 32 bits with 1, 2, 4 or 8 lanes (.u32, .v2/.v4/.v8.u32; the 256
+ * bits of .v8 only in global memory).
+ *
+ * The memory side is buffer `mem` of the call (scope global or shared*),
+ * at the element with logical indices idx[0..n) (the printers map it
+ * through the buffer's layout and swizzle, as any access); the caller
+ * guarantees the alignment (bits * lanes / 8 bytes) and that the lanes'
+ * bytes are consecutive there.  The register side is `regs`, a local
+ * buffer of the call or a scratch array, viewed as containers of `bits`
+ * (its element size must divide the container, or equal it), from
+ * container `word` on.  Shared addresses go through cvta (a 32-bit shared
+ * address), global ones are generic pointers.
+ *
+ * CUDA: a call of a helper function in the prelude, one per distinct
+ * instruction (td_ptx_ld_global_nc_v4_u32(...)), whose body is the
+ * instruction in `asm volatile(... : "memory")` under __CUDA_ARCH__ and a
+ * memcpy of the same bytes otherwise (a host build of the program runs
+ * it); TIRx: TVM's positional T.ptx.ld(...) / T.ptx.st(...).
+ */
+typedef struct td_ptx_access {
+    const td_ir_buf *mem;
+    int n;
+    td_expr *const *idx;
+    int bits;                 /* container width: 8, 16 or 32 */
+    int lanes;                /* 1, 2, 4 or 8 (32-bit containers only) */
+    const td_ir_buf *regs;
+    td_expr *word;            /* the first container of regs */
+    /* Loads from global memory only (zero for everything else): */
+    bool nc;                  /* .nc: the read-only path */
+    td_ptx_l1 l1;
+    td_ptx_l2 l2;             /* only on a 256-bit load */
+    td_ptx_prefetch prefetch;
+} td_ptx_access;
+
+/* ld.SPACE[.nc][.L1::..][.L2::evict_..][.L2::NB].TAIL {regs}, [mem] */
+TD_API void td_ir_ptx_ld(td_ir *ir, const td_ptx_access *a);
+/* st.SPACE.TAIL [mem], {regs}; the hints must be absent. */
+TD_API void td_ir_ptx_st(td_ir *ir, const td_ptx_access *a);
+
 /* ---- printing -------------------------------------------------------- */
 
 /*
