@@ -164,6 +164,7 @@ typedef struct td__ptx {
     int bits, lanes;
     const td_ir_buf *regs;
     const td_expr *word;
+    bool flat;            /* the statement's one idx is a storage offset */
     bool nc;
     td_ptx_l1 l1;
     td_ptx_l2 l2;

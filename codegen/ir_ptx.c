@@ -199,9 +199,25 @@ static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store)
         td__ir_fail(ir, TD_EINVAL);
         return;
     }
-    const td_expr *const *idx = td__ir_idx(ir, a->mem, a->n, a->idx);
-    if (idx == NULL)
-        return;
+    const td_expr *const *idx;
+    if (a->offset != NULL) {
+        td_expr *const *one = td__arena_alloc(&((td_ir *)ir)->arena,
+                                              sizeof(td_expr *));
+        if (a->n != 0 || !td__ir_stmt_operand(ir, a->offset)) {
+            td__ir_fail(ir, TD_EINVAL);
+            return;
+        }
+        if (one == NULL) {
+            td__ir_fail(ir, TD_ENOMEM);
+            return;
+        }
+        *(td_expr **)one = a->offset;
+        idx = (const td_expr *const *)one;
+    } else {
+        idx = td__ir_idx(ir, a->mem, a->n, a->idx);
+        if (idx == NULL)
+            return;
+    }
     td__stmt *s = td__ir_stmt(ir, TD__S_PTX);
     td__ptx *x = s != NULL ? td__arena_alloc(&((td_ir *)ir)->arena,
                                              sizeof *x)
@@ -216,12 +232,13 @@ static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store)
     x->lanes = a->lanes;
     x->regs = a->regs;
     x->word = a->word;
+    x->flat = a->offset != NULL;
     x->nc = a->nc;
     x->l1 = a->l1;
     x->l2 = a->l2;
     x->prefetch = a->prefetch;
     s->buf = a->mem;
-    s->nidx = a->n;
+    s->nidx = a->offset != NULL ? 1 : a->n;
     s->idx = idx;
     s->ptx = x;
     td__ir_append(ir, s);

@@ -1048,6 +1048,20 @@ static void ptx_reg(cuda *c, const td__ptx *x, int lane)
     td__buf_puts(&c->line, "]");
 }
 
+/* The memory address of a PTX access: &A_ptr[i] through the buffer's
+ * layout, or &A_ptr[off] for a storage offset (td_ptx_access.offset). */
+static void ptx_addr(cuda *c, const td__stmt *s, const td_expr *const *idx)
+{
+    td__buf_puts(&c->line, "&");
+    if (!s->ptx->flat) {
+        access(c, &c->line, s->buf, s->nidx, idx);
+        return;
+    }
+    td__buf_printf(&c->line, "%s_ptr[", s->buf->name);
+    expr(c, &c->line, idx[0], P_LOWEST);
+    td__buf_puts(&c->line, "]");
+}
+
 /* td_ptx_ld_global_v4_u32(regs..., &A_ptr[i]) or
  * td_ptx_st_shared_u32(&S_ptr[i], regs...); the helper is recorded. */
 static void ptx(cuda *c, const td__stmt *s)
@@ -1071,18 +1085,16 @@ static void ptx(cuda *c, const td__stmt *s)
     need_type(c, s->buf->dtype);
     td__ptx_helper_name(&c->line, x);
     td__buf_puts(&c->line, "(");
-    if (x->store) {
-        td__buf_puts(&c->line, "&");
-        access(c, &c->line, s->buf, s->nidx, idx);
-    }
+    if (x->store)
+        ptx_addr(c, s, idx);
     for (int l = 0; l < x->lanes; l++) {
         if (l > 0 || x->store)
             td__buf_puts(&c->line, ", ");
         ptx_reg(c, x, l);
     }
     if (!x->store) {
-        td__buf_puts(&c->line, ", &");
-        access(c, &c->line, s->buf, s->nidx, idx);
+        td__buf_puts(&c->line, ", ");
+        ptx_addr(c, s, idx);
     }
     td__buf_puts(&c->line, ")");
 }

@@ -520,6 +520,32 @@ static void ptx_reg(tirx *x, const td__ptx *t, int lane)
     td__buf_puts(&x->line, "]");
 }
 
+/* T.address_of(A[i, j]), or for a storage offset (td_ptx_access.offset)
+ * TVM's T.cuda.func_call("tvm_builtin_pointer_offset",
+ * T.address_of(A[0, 0]), off, return_type="handle"). */
+static void ptx_addr(tirx *x, const td__stmt *s)
+{
+    if (!s->ptx->flat) {
+        td__buf_puts(&x->line, "T.address_of(");
+        access(x, &x->line, s->buf, s->nidx, s->idx, 1);
+        td__buf_puts(&x->line, ")");
+        return;
+    }
+    td__buf_printf(&x->line,
+                   "T.cuda.func_call(\"tvm_builtin_pointer_offset\", "
+                   "T.address_of(%s[", s->buf->name);
+    for (int i = 0; i < s->buf->ndim; i++)
+        td__buf_puts(&x->line, i > 0 ? ", 0" : "0");
+    td__buf_puts(&x->line, "]), ");
+    const td_expr *f = td__fold(&x->p->arena, s->idx[0], NULL);
+    if (f == NULL) {
+        fail(x, TD_ENOMEM);
+        return;
+    }
+    expr(x, &x->line, f, P_LOWEST);
+    td__buf_puts(&x->line, ", return_type=\"handle\")");
+}
+
 /* TVM's positional T.ptx.ld / T.ptx.st: the registers and the address,
  * then the qualifier slots (scalar and vector forms differ in number;
  * 256-bit loads have an L2 eviction slot). */
@@ -541,9 +567,8 @@ static void ptx(tirx *x, const td__stmt *s)
         }
         if (t->shared)
             td__buf_puts(&x->line, "T.cuda.cvta_generic_to_shared(");
-        td__buf_puts(&x->line, "T.address_of(");
-        access(x, &x->line, s->buf, s->nidx, s->idx, 1);
-        td__buf_puts(&x->line, t->shared ? "))" : ")");
+        ptx_addr(x, s);
+        td__buf_puts(&x->line, t->shared ? ")" : "");
     }
     const char *nc = t->nc ? "nc" : "";
     const char *l1 = td_ptx_l1_name(t->l1), *l2 = td_ptx_l2_name(t->l2);

@@ -421,6 +421,11 @@ typedef struct td_ptx_access {
     int lanes;                /* 1, 2, 4 or 8 (32-bit containers only) */
     const td_ir_buf *regs;
     td_expr *word;            /* the first container of regs */
+    /* Non-NULL: the memory side is element `offset` of mem's storage
+     * counted from its first element, layout and swizzle already applied
+     * by the caller (n must be 0; TVM's tvm_builtin_pointer_offset of
+     * &mem[0, ...]), as the auto-vectorised copy computes it. */
+    td_expr *offset;
     /* Loads from global memory only (zero for everything else): */
     bool nc;                  /* .nc: the read-only path */
     td_ptx_l1 l1;
