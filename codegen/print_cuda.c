@@ -783,6 +783,7 @@ static const char *line_text(cuda *c)
 
 static void block(cuda *c, const td__stmt *s);
 static void ptx(cuda *c, const td__stmt *s);
+static void ldst(cuda *c, const td__stmt *s);
 
 /* Folds n indices into out; false (and ENOMEM) when the arena fails. */
 static bool fold_idx(cuda *c, int n, const td_expr *const *idx,
@@ -1007,6 +1008,9 @@ static void stmt(cuda *c, const td__stmt *s)
     case TD__S_PTX:
         ptx(c, s);
         break;
+    case TD__S_LDST:
+        ldst(c, s);
+        break;
     case TD__S_VEC_STORE: {
         const td_expr *idx[TD_MAX_RANK];
         if (!fold_idx(c, s->nidx, s->idx, idx))
@@ -1095,6 +1099,44 @@ static void ptx(cuda *c, const td__stmt *s)
     if (!x->store) {
         td__buf_puts(&c->line, ", ");
         ptx_addr(c, s, idx);
+    }
+    td__buf_puts(&c->line, ")");
+}
+
+/* td_ldmatrix_x4(words..., &S_ptr[off]) or td_stmatrix_x2_trans(&S_ptr[off],
+ * words...), the words ((unsigned int *)Rg_ptr)[i]; the helper is
+ * recorded. */
+static void ldst(cuda *c, const td__stmt *s)
+{
+    const td__ldst *x = s->ldst;
+    const td_expr *off;
+    if (!fold_idx(c, 1, s->idx, &off))
+        return;
+    c->need.ldst[td__ldst_key(x)] = true;
+    need_type(c, s->buf->dtype);
+    td__ldst_helper_name(&c->line, x);
+    td__buf_puts(&c->line, "(");
+    if (x->store) {
+        td__buf_printf(&c->line, "&%s_ptr[", s->buf->name);
+        expr(c, &c->line, off, P_LOWEST);
+        td__buf_puts(&c->line, "], ");
+    }
+    const char *suffix = x->regs->scratch ? "" : "_ptr";
+    for (int i = 0; i < s->nvals; i++) {
+        const td_expr *w = td__fold(&c->p->arena, s->vals[i], c->p->zero);
+        if (w == NULL) {
+            fail(c, TD_ENOMEM);
+            return;
+        }
+        td__buf_printf(&c->line, "%s((unsigned int *)%s%s)[", i ? ", " : "",
+                       x->regs->name, suffix);
+        expr(c, &c->line, w, P_LOWEST);
+        td__buf_puts(&c->line, "]");
+    }
+    if (!x->store) {
+        td__buf_printf(&c->line, ", &%s_ptr[", s->buf->name);
+        expr(c, &c->line, off, P_LOWEST);
+        td__buf_puts(&c->line, "]");
     }
     td__buf_puts(&c->line, ")");
 }

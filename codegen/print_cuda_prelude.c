@@ -299,5 +299,8 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
     for (int i = 0; i < n; i++)
         td__ptx_helper(o, keys[i]);
+    for (unsigned k = 0; k < TD__LDST_KEYS; k++)
+        if (c->ldst[k])
+            td__ldst_helper(o, k);
 }
 

@@ -599,6 +599,51 @@ static void ptx(tirx *x, const td__stmt *s)
                        space, nc, l1, pf, vec[t->lanes == 2 ? 1 : 2], type);
 }
 
+/* TVM's positional T.ptx.ldmatrix(words..., addr, "sync", "aligned",
+ * "m8n8", "x4", trans, "shared", "b16", "") and T.ptx.stmatrix(addr,
+ * words..., "sync", "aligned", "m8n8", "x2", "trans", "shared", "b16",
+ * ""); the address as TVM's pointer offset through cvta. */
+static void ldst(tirx *x, const td__stmt *s)
+{
+    const td__ldst *t = s->ldst;
+    td__buf_printf(&x->line, "T.ptx.%s(", t->store ? "stmatrix" : "ldmatrix");
+    for (int k = 0; k <= t->num; k++) {
+        bool addr = t->store ? k == 0 : k == t->num;
+        if (k > 0)
+            td__buf_puts(&x->line, ", ");
+        if (!addr) {
+            int i = t->store ? k - 1 : k;
+            const td_expr *w = td__fold(&x->p->arena, s->vals[i], NULL);
+            if (w == NULL) {
+                fail(x, TD_ENOMEM);
+                return;
+            }
+            td__buf_printf(&x->line, "%s.view(\"uint32\")[", t->regs->name);
+            expr(x, &x->line, w, P_LOWEST);
+            td__buf_puts(&x->line, "]");
+            continue;
+        }
+        td__buf_printf(&x->line,
+                       "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
+                       "\"tvm_builtin_pointer_offset\", T.address_of(%s[",
+                       s->buf->name);
+        for (int d = 0; d < s->buf->ndim; d++)
+            td__buf_puts(&x->line, d > 0 ? ", 0" : "0");
+        td__buf_puts(&x->line, "]), ");
+        const td_expr *f = td__fold(&x->p->arena, s->idx[0], NULL);
+        if (f == NULL) {
+            fail(x, TD_ENOMEM);
+            return;
+        }
+        expr(x, &x->line, f, P_LOWEST);
+        td__buf_puts(&x->line, ", return_type=\"handle\"))");
+    }
+    td__buf_printf(&x->line,
+                   ", \"sync\", \"aligned\", \"m8n8\", \"x%d\", \"%s\", "
+                   "\"shared\", \"b16\", \"\")",
+                   t->num, t->trans ? "trans" : "");
+}
+
 static const td__stmt *stmt(tirx *x, const td__stmt *s)
 {
     td__writer *w = &x->p->w;
@@ -734,6 +779,9 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         break;
     case TD__S_PTX:
         ptx(x, s);
+        break;
+    case TD__S_LDST:
+        ldst(x, s);
         break;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of

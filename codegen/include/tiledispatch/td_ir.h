@@ -438,6 +438,33 @@ TD_API void td_ir_ptx_ld(td_ir *ir, const td_ptx_access *a);
 /* st.SPACE.TAIL [mem], {regs}; the hints must be absent. */
 TD_API void td_ir_ptx_st(td_ir *ir, const td_ptx_access *a);
 
+/* ---- ldmatrix / stmatrix ------------------------------------------------ */
+
+/*
+ * One warp-collective `ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16`
+ * (store false: shared -> registers) or `stmatrix...` (store true), num 1,
+ * 2 or 4.  Every lane of the warp must execute it.  `offset` is this
+ * lane's row address: an element offset of mem's storage (shared, 16-bit
+ * elements) counted from its first element, layout and swizzle applied by
+ * the caller (TVM's tvm_builtin_pointer_offset); `words[0..num)` are the
+ * 32-bit containers of the local buffer `regs` (16-bit elements, two per
+ * word) the instruction moves.  CUDA: a prelude helper per instruction,
+ * the asm under __CUDA_ARCH__ (a host build traps: the CPU stand-in cannot
+ * run a warp-collective instruction); TIRx: TVM's positional
+ * T.ptx.ldmatrix(...) / T.ptx.stmatrix(...).
+ */
+typedef struct td_ldst_access {
+    bool store;
+    int num;
+    bool trans;
+    const td_ir_buf *mem;
+    td_expr *offset;
+    const td_ir_buf *regs;
+    td_expr *const *words;
+} td_ldst_access;
+
+TD_API void td_ir_ldstmatrix(td_ir *ir, const td_ldst_access *a);
+
 /* ---- printing -------------------------------------------------------- */
 
 /*
