@@ -169,6 +169,93 @@ static void test_buffer_layout(void **state)
 /* PTX container accesses: the chains, the 8-bit container through a
  * 16-bit register, the helpers once each, TVM's positional TIRx; and
  * every form PTX does not have refused. */
+/* A PTX access at a storage offset (td_ptx_access.offset) and the
+ * warp-collective ldmatrix / stmatrix. */
+static void test_ptx_offset_and_ldst(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    const int64_t s_shape[2] = {8, 16}, r_shape[1] = {8};
+    td_ir_buf *sm = td_ir_buffer(ir, "S", TD_F16, "shared", 2, s_shape);
+    td_ir_buf *r = td_ir_buffer(ir, "R", TD_F16, "local", 1, r_shape);
+    td_ptx_access st = {.mem = sm, .offset = td_int(ir, 24), .bits = 32,
+                        .lanes = 2, .regs = r, .word = td_int(ir, 1)};
+    td_ir_ptx_st(ir, &st);
+    td_expr *w[4] = {td_int(ir, 0), td_int(ir, 1), td_int(ir, 2),
+                     td_int(ir, 3)};
+    td_ldst_access ld = {.num = 4, .mem = sm, .offset = td_int(ir, 8),
+                         .regs = r, .words = w};
+    td_ir_ldstmatrix(ir, &ld);
+    td_ldst_access sx = {.store = true, .num = 2, .trans = true, .mem = sm,
+                         .offset = td_int(ir, 16), .regs = r, .words = w};
+    td_ir_ldstmatrix(ir, &sx);
+    assert_int_equal(td_ir_status(ir), 0);
+    char *b = NULL, *p = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), 0);
+    assert_string_equal(b,
+        "td_ptx_st_shared_v2_u32(&S_ptr[24], ((unsigned int *)R_ptr)[1], "
+        "((unsigned int *)R_ptr)[2]);\n"
+        "td_ldmatrix_x4(((unsigned int *)R_ptr)[0], ((unsigned int *)R_ptr)[1], "
+        "((unsigned int *)R_ptr)[2], ((unsigned int *)R_ptr)[3], &S_ptr[8]);\n"
+        "td_stmatrix_x2_trans(&S_ptr[16], ((unsigned int *)R_ptr)[0], "
+        "((unsigned int *)R_ptr)[1]);\n");
+    assert_non_null(strstr(p, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4."
+                              "shared.b16 {%0, %1, %2, %3}, [%4];\"\n      : "
+                              "\"=r\"(d0), \"=r\"(d1), \"=r\"(d2), \"=r\"(d3) "
+                              ": \"r\"(a) : \"memory\");"));
+    assert_non_null(strstr(p, "asm volatile(\"stmatrix.sync.aligned.m8n8.x2."
+                              "trans.shared.b16 [%0], {%1, %2};\""));
+    assert_non_null(strstr(p, "__builtin_trap();"));
+    td_free(b);
+    td_free(p);
+    expect(ir, TD_LANG_TIRX, 0,
+           "T.ptx.st(T.cuda.cvta_generic_to_shared(T.cuda.func_call("
+           "\"tvm_builtin_pointer_offset\", T.address_of(S[0, 0]), 24, "
+           "return_type=\"handle\")), R.view(\"uint32\")[1], "
+           "R.view(\"uint32\")[2], \"\", \"\", \"shared\", \"\", \"\", \"\", "
+           "\"v2\", \"u32\", \"\")\n"
+           "T.ptx.ldmatrix(R.view(\"uint32\")[0], R.view(\"uint32\")[1], "
+           "R.view(\"uint32\")[2], R.view(\"uint32\")[3], "
+           "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
+           "\"tvm_builtin_pointer_offset\", T.address_of(S[0, 0]), 8, "
+           "return_type=\"handle\")), \"sync\", \"aligned\", \"m8n8\", "
+           "\"x4\", \"\", \"shared\", \"b16\", \"\")\n"
+           "T.ptx.stmatrix(T.cuda.cvta_generic_to_shared(T.cuda.func_call("
+           "\"tvm_builtin_pointer_offset\", T.address_of(S[0, 0]), 16, "
+           "return_type=\"handle\")), R.view(\"uint32\")[0], "
+           "R.view(\"uint32\")[1], \"sync\", \"aligned\", \"m8n8\", \"x2\", "
+           "\"trans\", \"shared\", \"b16\", \"\")\n",
+           NULL);
+    td_ir_free(ir);
+
+    /* Refused: x3, 32-bit elements, a global memory side, an offset
+     * together with indices. */
+    for (int k = 0; k < 4; k++) {
+        ir = td_ir_new();
+        const int64_t one[1] = {64};
+        td_ir_buf *m = td_ir_buffer(ir, "S", k == 1 ? TD_F32 : TD_F16,
+                                    k == 2 ? "global" : "shared", 1, one);
+        td_ir_buf *rr = td_ir_buffer(ir, "R", k == 1 ? TD_F32 : TD_F16,
+                                     "local", 1, r_shape);
+        td_expr *ww[4] = {td_int(ir, 0), td_int(ir, 1), td_int(ir, 2),
+                          td_int(ir, 3)};
+        if (k == 3) {
+            td_expr *ii[1] = {td_int(ir, 0)};
+            td_ptx_access a = {.mem = m, .n = 1, .idx = ii,
+                               .offset = td_int(ir, 0), .bits = 32,
+                               .lanes = 1, .regs = rr, .word = td_int(ir, 0)};
+            td_ir_ptx_ld(ir, &a);
+        } else {
+            td_ldst_access a = {.num = k == 0 ? 3 : 4, .mem = m,
+                                .offset = td_int(ir, 0), .regs = rr,
+                                .words = ww};
+            td_ir_ldstmatrix(ir, &a);
+        }
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
 static void test_ptx_access(void **state)
 {
     (void)state;
@@ -2270,6 +2357,7 @@ int main(void)
         cmocka_unit_test(test_seed_accum_max),
         cmocka_unit_test(test_buffer_layout),
         cmocka_unit_test(test_ptx_access),
+        cmocka_unit_test(test_ptx_offset_and_ldst),
         cmocka_unit_test(test_nested_folding),
         cmocka_unit_test(test_fold_rules),
         cmocka_unit_test(test_fold_keeps_calls),
