@@ -51,40 +51,6 @@ static const td_pred_desc ldst_preds[] = {
     {.name = "ldstmatrix_applicable", .fn = ldst_pred},
 };
 
-/* sum over iters[0..n) of v's mixed-radix digits times the strides (the
- * outermost takes the rest). */
-static td_expr *split(td_ir *ir, td_expr *acc, td_expr *v,
-                      const td_iter *iters, int n)
-{
-    int64_t inner = 1;
-    for (int k = n - 1; k >= 0; k--) {
-        const td_iter *it = &iters[k];
-        if (it->extent > 1 && it->stride != 0) {
-            td_expr *d = inner > 1 ? td_div(ir, v, td_int(ir, inner)) : v;
-            if (k > 0)
-                d = td_mod(ir, d, td_int(ir, it->extent));
-            d = td_mul(ir, d, td_int(ir, it->stride));
-            acc = td_add(ir, acc, d);
-        }
-        inner *= it->extent;
-    }
-    return acc;
-}
-
-/* TVM's element-index swizzle (as vec_auto's). */
-static td_expr *swizzle(td_ir *ir, td_expr *m, const td_lay_swz *z)
-{
-    if (!z->on || z->swizzle_len == 0)
-        return m;
-    int from = z->inner ? z->per_element + z->atom_len : z->per_element;
-    int to = z->inner ? z->per_element : z->per_element + z->atom_len;
-    td_expr *bits = td_binary(ir, TD_OP_BITAND,
-                              td_div(ir, m, td_int(ir, (int64_t)1 << from)),
-                              td_int(ir, ((int64_t)1 << z->swizzle_len) - 1));
-    return td_binary(ir, TD_OP_XOR, m,
-                     td_binary(ir, TD_OP_SHL, bits, td_int(ir, to)));
-}
-
 static int ldst_emit(const td_call *call, const td_op_desc *op,
                      const void *plan, td_ir *ir, void *user, td_reason *why)
 {
@@ -145,13 +111,13 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
             return rc;
         td_expr *off = td_int(ir, c);
         if (warp != NULL)
-            off = split(ir, off, warp, p.s.shard + p.s_seps[0],
+            off = td__copy_split_expr(ir, off, warp, p.s.shard + p.s_seps[0],
                         p.s_seps[1] - p.s_seps[0]);
         if (p.num > 1) {
             td_expr *m = td_div(ir, lane, td_int(ir, 8));
             if (p.num == 2)
                 m = td_mod(ir, m, td_int(ir, 2));
-            off = split(ir, off, m, p.s.shard + p.s_seps[4],
+            off = td__copy_split_expr(ir, off, m, p.s.shard + p.s_seps[4],
                         p.s_seps[5] - p.s_seps[4]);
         }
         off = td_add(ir, off,
@@ -161,7 +127,7 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
         for (int i = 0; i < p.num; i++)
             wx[i] = td_int(ir, words[mm][i]);
         td_ldst_access a = {.store = !p.ld, .num = p.num, .trans = p.trans,
-                            .mem = mb, .offset = swizzle(ir, off, &p.swz),
+                            .mem = mb, .offset = td__copy_swizzle_expr(ir, off, &p.swz),
                             .regs = regs, .words = wx};
         td_ir_ldstmatrix(ir, &a);
     }

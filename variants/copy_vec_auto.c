@@ -54,11 +54,8 @@ static td_expr *thread_id(const td_call *call, td_ir *ir)
     return td_var_ref(ir, td_ir_let(ir, "tid", TD_I32, tx));
 }
 
-/* sum over iters[0..n) of the digit of v (mixed radix over their extents,
- * innermost last; the outermost takes the rest unreduced, as TVM's
- * SplitCoord) times the stride; `acc` (may be NULL) is added to. */
-static td_expr *split(td_ir *ir, td_expr *acc, td_expr *v,
-                      const td_iter *iters, int n)
+td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
+                             const td_iter *iters, int n)
 {
     int64_t inner = 1;
     for (int k = n - 1; k >= 0; k--) {
@@ -82,10 +79,7 @@ static td_expr *plus(td_ir *ir, td_expr *a, int64_t c)
     return c != 0 ? td_add(ir, a, td_int(ir, c)) : a;
 }
 
-/* TVM's element-index swizzle of m (ComposeLayout.apply): with
- * swizzle_inner m ^ ((m >> (p + a) & (2^s - 1)) << p), else
- * m ^ ((m >> p & (2^s - 1)) << (p + a)). */
-static td_expr *swizzle(td_ir *ir, td_expr *m, const td_lay_swz *z)
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z)
 {
     if (!z->on || z->swizzle_len == 0)
         return m;
@@ -155,24 +149,24 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
     td_expr *g = NULL, *s = NULL;
     if (p.carved) {
         int no = p.n_outer, nt = p.n_thread;
-        g = split(ir, NULL, fv, p.g.shard, no);
+        g = td__copy_split_expr(ir, NULL, fv, p.g.shard, no);
         if (tid != NULL)
-            g = split(ir, g, tid, p.g.shard + no, nt);
-        s = split(ir, NULL, fv, p.s.shard + p.s_seps[0],
+            g = td__copy_split_expr(ir, g, tid, p.g.shard + no, nt);
+        s = td__copy_split_expr(ir, NULL, fv, p.s.shard + p.s_seps[0],
                   p.s_seps[no] - p.s_seps[0]);
         if (tid != NULL)
-            s = split(ir, s, tid, p.s.shard + p.s_seps[no],
+            s = td__copy_split_expr(ir, s, tid, p.s.shard + p.s_seps[no],
                       p.s_seps[no + nt] - p.s_seps[no]);
     } else {
         td_expr *flat = td_mul(ir, fv, td_int(ir, p.threads));
         if (tid != NULL)
             flat = td_add(ir, flat, tid);
         flat = td_mul(ir, flat, td_int(ir, p.vec));
-        g = split(ir, NULL, flat, p.g.shard, p.g.nshard);
-        s = split(ir, NULL, flat, p.s.shard, p.s.nshard);
+        g = td__copy_split_expr(ir, NULL, flat, p.g.shard, p.g.nshard);
+        s = td__copy_split_expr(ir, NULL, flat, p.s.shard, p.s.nshard);
     }
     g = plus(ir, g, p.g.offset[TD_AXIS_M]);
-    s = swizzle(ir, plus(ir, s, p.s.offset[TD_AXIS_M]), &p.swz);
+    s = td__copy_swizzle_expr(ir, plus(ir, s, p.s.offset[TD_AXIS_M]), &p.swz);
     td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
     td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
     td_ptx_access ld = {.bits = bits, .lanes = lanes, .regs = tmp,
@@ -264,7 +258,7 @@ static int emit_reg(const td_call *call, const td_copy_req *q, td_ir *ir,
     int bits, lanes;
     form(p.vec * p.elem_bits / 8, &bits, &lanes);
     td_expr *tid = p.s_nthread > 0 ? thread_id(call, ir) : NULL;
-    td_expr *base = tid != NULL ? split(ir, NULL, tid, p.s.shard, p.s_nthread)
+    td_expr *base = tid != NULL ? td__copy_split_expr(ir, NULL, tid, p.s.shard, p.s_nthread)
                                 : NULL;
     base = plus(ir, base, p.s.offset[TD_AXIS_M]);
     bool swz = p.swz.on && p.swz.swizzle_len > 0;
@@ -293,7 +287,7 @@ static int emit_reg(const td_call *call, const td_copy_req *q, td_ir *ir,
     td_var *drv = td_ir_let(ir, "dr", TD_I32, drr != NULL ? drr : td_int(ir, 0));
     td_expr *off = swz ? td_add(ir, base, td_var_ref(ir, dsv))
                        : td_add(ir, td_var_ref(ir, bv), td_var_ref(ir, dsv));
-    off = swizzle(ir, off, &p.swz);
+    off = td__copy_swizzle_expr(ir, off, &p.swz);
     td_expr *ov = swz ? td_var_ref(ir, td_ir_let(ir, "s_off", TD_I32, off))
                       : off;
     td_expr *slot = plus(ir, td_var_ref(ir, drv), p.r_off_base);
