@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that vec_auto's emitted copies move every element to its place.
+"""Checks that vec_auto's and ldstmatrix's emitted copies move every
+element to its place.
 
 For each call file given whose emitted TIRx is a vec_auto body (a round
 loop of T.ptx.ld/st), the script evaluates the printed offsets (g_lin,
@@ -7,7 +8,11 @@ s_off, s_base + ds, r_w: Python expressions) for every thread and round
 and checks, with the operands' own layouts (tile, swizzle, register
 thread axes), that each element of the source region lands on the
 destination element of the same row-major position, each exactly once.
-A register buffer without thread axes is every thread's own copy.
+A register buffer without thread axes is every thread's own copy.  For an
+ldstmatrix body the row addresses are evaluated for every lane and warp
+and the instruction's fragment semantics applied (x{num}: lane 8j + r
+addresses row r of matrix j; thread t's word j holds row t / 4, columns
+2 (t % 4) and + 1, or with .trans column t / 4 of rows 2 (t % 4) and + 1).
 
 usage: check_copy_offsets.py TILEDISPATCH (CALL.yaml | DIR)...
 
@@ -134,6 +139,46 @@ def check_reg(f, call, tx):
     want = len(rcoords) if has_thread else len(rcoords) * T
     return len(seen) == want
 
+
+def check_ldst(f, call, tx):
+    bufs = call["buffers"]
+    dn, dreg = region(call["dst"]); sn, sreg = region(call["src"])
+    rn, rreg, mn, mreg = (sn, sreg, dn, dreg) if bufs[sn]["scope"] == "local" else (dn, dreg, sn, sreg)
+    rb, mb = bufs[rn], bufs[mn]
+    rlay = parse_reg(rb.get("layout"), rb["shape"])
+    mlay = parse_layout(mb.get("layout"), mb["shape"])
+    T = {"warp": 32, "warpgroup": 128}.get(call["scope"], call["launch"]["threadIdx.x"])
+    rcoords = list(itertools.product(*[range(a, z) for a, z in rreg]))
+    mcoords = list(itertools.product(*[range(a, z) for a, z in mreg]))
+    rpos = {reg_place(rlay, rb["shape"], c): k for k, c in enumerate(rcoords)}
+    mpos = {phys(mlay, mb["shape"], c): k for k, c in enumerate(mcoords)}
+    seen = set()
+    for line in tx.splitlines():
+        m = re.search(r"T.ptx.(ldmatrix|stmatrix)\((.*)\)$", line.strip())
+        if not m:
+            continue
+        words = [int(x) for x in re.findall(r'\.view\("uint32"\)\[(\d+)\]', line)]
+        expr = re.search(r'T.address_of\(\w+\[[0-9, ]+\]\), (.*?), return_type', line).group(1)
+        num = int(re.search(r'"x(\d)"', line).group(1))
+        trans = '"trans"' in line
+        if len(words) != num:
+            return False
+        for w in range(T // 32):
+            addr = [eval(expr, {"laneid": l, "warp": w}) for l in range(32)]
+            for t in range(32):
+                for j in range(num):
+                    for h in range(2):
+                        if trans:
+                            off = addr[8 * j + 2 * (t % 4) + h] + t // 4
+                        else:
+                            off = addr[8 * j + t // 4] + 2 * (t % 4) + h
+                        k1 = mpos.get(off)
+                        k2 = rpos.get((w * 32 + t, words[j] * 2 + h))
+                        if k1 is None or k1 != k2 or k1 in seen:
+                            return False
+                        seen.add(k1)
+    return len(seen) == len(rcoords)
+
 bad = 0; n = 0
 files = []
 for a in sys.argv[2:]:
@@ -141,8 +186,14 @@ for a in sys.argv[2:]:
 for f in files:
     call = yaml.safe_load(open(f))
     out = subprocess.run([sys.argv[1], "emit", f, "--lang", "tirx"], capture_output=True, text=True)
-    if out.returncode != 0 or "T.ptx.ldmatrix" in out.stdout or "T.ptx.stmatrix" in out.stdout or "T.ptx." not in out.stdout or "for f in" not in out.stdout: continue
     tx = out.stdout
+    if out.returncode == 0 and ("T.ptx.ldmatrix" in tx or "T.ptx.stmatrix" in tx):
+        n += 1
+        if not check_ldst(f, call, tx):
+            bad += 1; print("BAD", f)
+        continue
+    if out.returncode != 0 or "T.ptx." not in tx or "for f in" not in tx:
+        continue
     if "g_lin" not in tx:
         n += 1
         if not check_reg(f, call, tx):
@@ -182,5 +233,5 @@ for f in files:
     n += 1
     if not ok:
         bad += 1; print("BAD", f)
-print(f"{n} vec_auto bodies checked, {bad} wrong")
+print(f"{n} vec_auto and ldstmatrix bodies checked, {bad} wrong")
 sys.exit(1 if bad or n == 0 else 0)
