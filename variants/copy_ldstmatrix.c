@@ -71,6 +71,26 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
     }
     const td_region *sr = td__copy_src_region(call), *dr = &call->dst;
     const td_region *rr = p.ld ? dr : sr, *mr = p.ld ? sr : dr;
+    /* Each row the instruction moves is 16 bytes that must start on a
+     * 16-byte boundary (TVM checks the strides only, not where the region
+     * starts). */
+    for (int64_t wi = 0; wi < p.t_total / 32; wi++)
+        for (int64_t mm = 0; mm < p.m_outer; mm++)
+            for (int64_t lane = 0; lane < 8 * p.num; lane++) {
+                int64_t off;
+                if ((rc = td__copy_ldst_smem_off(&p, wi, lane, mm, &off)) < 0)
+                    return rc;
+                if (off % 8 != 0) {
+                    const td_buffer *m = &call->buffers[mr->buffer];
+                    td_reason_set(why,
+                                  "ldstmatrix: the rows of %.*s must start "
+                                  "on 16-byte boundaries; lane %lld's row "
+                                  "starts at element %lld",
+                                  (int)strnlen(m->name, TD_NAME_MAX), m->name,
+                                  (long long)lane, (long long)off);
+                    return TD_EDECLINED;
+                }
+            }
     const td_buffer *rb = &call->buffers[rr->buffer];
     /* The words of every instruction (constants), and the register
      * storage they span. */

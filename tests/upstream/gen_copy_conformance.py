@@ -349,6 +349,22 @@ def extra_cases():
         expect="vec_auto", access="ld.shared.v4.u32",
         derived="probe ldsm_decline: a row per lane is no mma fragment; ldstmatrix declines "
                 "(ldstmatrix layout doesn't fit any num in {4,2,1}) and vec_auto takes it")
+    for start, name in [(1, "misaligned"), (0, "aligned")]:
+        c = ldst("float16", lay="S[(8, 5, 4, 2) : (64, 2, 16, 1)]", shape=(8, 5, 4, 2))
+        c["bufs"] = dict(c["bufs"], Rg=("local", (8, 4, 4, 2), "float16", frag, None))
+        c["dst"] = ("Rg", full((8, 4, 4, 2)))
+        c["src"] = ("Sm", [(0, 8), (start, start + 4), (0, 4), (0, 2)])
+        if start:
+            C["copy_ldsm_region_offset_misaligned"] = with_(
+                c, expect="vec_auto",
+                derived="an ldmatrix fragment whose rows start 2 halves (4 bytes) past a 16-byte "
+                        "boundary: TVM checks the strides, never the region's start (not probed); "
+                        "here ldstmatrix declines (the rows of Sm must start on 16-byte "
+                        "boundaries) and vec_auto takes it")
+        else:
+            C["copy_ldsm_region_offset_aligned"] = with_(
+                c, expect="ldstmatrix", access="ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                derived="the same fragment starting on a row boundary of a padded shared tile")
     return C
 
 
