@@ -154,41 +154,28 @@ typedef enum td__skind {
     TD__S_CAST_PAIR,
     TD__S_VEC_LET,  /* var (lanes > 1) from nidx values: lanes or pairs */
     TD__S_VEC_STORE, /* buf, nidx, idx: the vector variable var at once */
-    TD__S_PTX,      /* buf, nidx, idx (memory side), ptx (the rest) */
-    TD__S_LDST      /* buf, idx[0] (storage offset), vals (words), ldst */
+    TD__S_PTX       /* buf, nidx, idx (memory side), ptx (the rest) */
 } td__skind;
 
 /* A PTX container access (td_ir_ptx_ld / td_ir_ptx_st, ir_ptx.c). */
 typedef struct td__ptx {
     bool store;
     bool shared;          /* the memory side's space: shared, else global */
+    bool matrix, trans;   /* ldmatrix / stmatrix (lanes = num, bits 32) */
+    const td_expr *offset; /* the address as a storage offset, or NULL */
     int bits, lanes;
     const td_ir_buf *regs;
     const td_expr *word;
-    bool flat;            /* the statement's one idx is a storage offset */
+    const td_expr *const *words; /* matrix: word i, or NULL: word + i */
     bool nc;
     td_ptx_l1 l1;
     td_ptx_l2 l2;
     td_ptx_prefetch prefetch;
 } td__ptx;
 
-/* An ldmatrix / stmatrix (td_ir_ldstmatrix, ir_ldst.c). */
-typedef struct td__ldst {
-    bool store, trans;
-    int num;
-    const td_ir_buf *regs;
-} td__ldst;
-
-/* Its helper's key (store, trans, num: below TD__LDST_KEYS), the helper's
- * name ("td_ldmatrix_x4_trans"), its text, and the PTX instruction. */
-#define TD__LDST_KEYS 12
-unsigned td__ldst_key(const td__ldst *x);
-void td__ldst_helper_name(td_buf *o, const td__ldst *x);
-void td__ldst_helper(td_buf *o, unsigned key);
-
 /* The helper function's key: everything but the operands (what makes the
  * instruction), as a number below TD__PTX_KEYS. */
-#define TD__PTX_KEYS (1 << 15)
+#define TD__PTX_KEYS (1 << 16)
 unsigned td__ptx_key(const td__ptx *x);
 void td__ptx_unkey(unsigned key, td__ptx *x);
 /* "ld.global.nc.L1::no_allocate.v4.u32" */
@@ -225,8 +212,6 @@ struct td__stmt {
      * source pair as a load (lanes 2) that no printer spells as one. */
     /* PTX: the access's other parts. */
     const td__ptx *ptx;
-    /* LDST: the instruction's other parts. */
-    const td__ldst *ldst;
 };
 
 /* A name the IR handed out, to keep names unique. */
@@ -401,7 +386,6 @@ typedef struct td__cuda_needs {
     bool bits2[2];                /* pair <-> word helpers: f16, bf16 */
     int nptx;                     /* PTX access helpers, by td__ptx_key */
     unsigned ptx[64];
-    bool ldst[TD__LDST_KEYS];     /* ldmatrix / stmatrix helpers */
 } td__cuda_needs;
 
 /* Appends the includes and helpers of `need` to o (print_cuda_prelude.c). */

@@ -1,6 +1,7 @@
 /*
- * PTX loads and stores of containers (td_ir_ptx_ld, td_ir_ptx_st): the
- * builder, which checks an access, the cache hints' names, and the
+ * PTX loads and stores of containers (td_ir_ptx_ld, td_ir_ptx_st) and
+ * the warp-collective ldmatrix / stmatrix: the builder, which checks an
+ * access, the cache hints' names, and the
  * instruction text both printers share (the chain "ld.global.nc.v4.u32"
  * and the CUDA helper's name).  A copy moves bits, not values: the
  * registers are seen as 8-, 16- or 32-bit containers, whatever the
@@ -90,7 +91,8 @@ unsigned td__ptx_key(const td__ptx *x)
            (unsigned)x->nc << 2 | (unsigned)x->l1 << 3 |
            (unsigned)x->l2 << 6 | (unsigned)x->prefetch << 8 |
            (unsigned)bits_code(x->bits) << 10 |
-           (unsigned)lanes_code(x->lanes) << 12;
+           (unsigned)lanes_code(x->lanes) << 12 | (unsigned)x->matrix << 14 |
+           (unsigned)x->trans << 15;
 }
 
 void td__ptx_unkey(unsigned key, td__ptx *x)
@@ -104,6 +106,8 @@ void td__ptx_unkey(unsigned key, td__ptx *x)
     x->prefetch = (td_ptx_prefetch)(key >> 8 & 3);
     x->bits = 8 << (key >> 10 & 3);
     x->lanes = 1 << (key >> 12 & 3);
+    x->matrix = key >> 14 & 1;
+    x->trans = key >> 15 & 1;
 }
 
 /* The chain's tokens in the ISA's order (TVM's copy_ptx_ld_chain). */
@@ -111,7 +115,20 @@ static int tokens(const td__ptx *x, const char **t)
 {
     static const char *const vec[4] = {"", "v2", "v4", "v8"};
     static const char *const type[3] = {"u8", "u16", "u32"};
+    static const char *const num[4] = {"x1", "x2", "x4", "x8"};
     int n = 0;
+    if (x->matrix) {
+        t[n++] = x->store ? "stmatrix" : "ldmatrix";
+        t[n++] = "sync";
+        t[n++] = "aligned";
+        t[n++] = "m8n8";
+        t[n++] = num[lanes_code(x->lanes)];
+        if (x->trans)
+            t[n++] = "trans";
+        t[n++] = "shared";
+        t[n++] = "b16";
+        return n;
+    }
     t[n++] = x->store ? "st" : "ld";
     t[n++] = x->shared ? "shared" : "global";
     if (x->nc)
@@ -191,29 +208,19 @@ static bool valid(const td_ir *ir, const td_ptx_access *a, bool store)
     return true;
 }
 
-static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store)
+static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store,
+                       bool matrix, bool trans,
+                       const td_expr *const *words)
 {
     if (!td__ir_live(ir))
         return;
-    if (!valid(ir, a, store) || !td__ir_stmt_operand(ir, a->word)) {
+    if (!valid(ir, a, store) || !td__ir_stmt_operand(ir, a->word) ||
+        (a->offset != NULL && !td__ir_stmt_operand(ir, a->offset))) {
         td__ir_fail(ir, TD_EINVAL);
         return;
     }
-    const td_expr *const *idx;
-    if (a->offset != NULL) {
-        td_expr *const *one = td__arena_alloc(&((td_ir *)ir)->arena,
-                                              sizeof(td_expr *));
-        if (a->n != 0 || !td__ir_stmt_operand(ir, a->offset)) {
-            td__ir_fail(ir, TD_EINVAL);
-            return;
-        }
-        if (one == NULL) {
-            td__ir_fail(ir, TD_ENOMEM);
-            return;
-        }
-        *(td_expr **)one = a->offset;
-        idx = (const td_expr *const *)one;
-    } else {
+    const td_expr *const *idx = NULL;
+    if (a->offset == NULL) {
         idx = td__ir_idx(ir, a->mem, a->n, a->idx);
         if (idx == NULL)
             return;
@@ -227,18 +234,21 @@ static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store)
         return;
     }
     x->store = store;
+    x->matrix = matrix;
+    x->trans = trans;
+    x->offset = a->offset;
     x->shared = strncmp(a->mem->scope, "shared", 6) == 0;
     x->bits = a->bits;
     x->lanes = a->lanes;
     x->regs = a->regs;
     x->word = a->word;
-    x->flat = a->offset != NULL;
+    x->words = words;
     x->nc = a->nc;
     x->l1 = a->l1;
     x->l2 = a->l2;
     x->prefetch = a->prefetch;
     s->buf = a->mem;
-    s->nidx = a->offset != NULL ? 1 : a->n;
+    s->nidx = idx != NULL ? a->n : 0;
     s->idx = idx;
     s->ptx = x;
     td__ir_append(ir, s);
@@ -246,10 +256,56 @@ static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store)
 
 void td_ir_ptx_ld(td_ir *ir, const td_ptx_access *a)
 {
-    ptx_access(ir, a, false);
+    ptx_access(ir, a, false, false, false, NULL);
 }
 
 void td_ir_ptx_st(td_ir *ir, const td_ptx_access *a)
 {
-    ptx_access(ir, a, true);
+    ptx_access(ir, a, true, false, false, NULL);
+}
+
+/* As the container accesses, with the matrix form's own conditions: a
+ * shared buffer of 16-bit elements, 1, 2 or 4 words, a per-lane offset. */
+static void matrix_access(td_ir *ir, const td_ptx_matrix *m, bool store)
+{
+    if (!td__ir_live(ir))
+        return;
+    if (m == NULL || m->mem == NULL || m->offset == NULL ||
+        strncmp(m->mem->scope, "shared", 6) != 0 ||
+        td_dtype_bits(m->mem->dtype) != 16 ||
+        (m->num != 1 && m->num != 2 && m->num != 4)) {
+        td__ir_fail(ir, TD_EINVAL);
+        return;
+    }
+    const td_expr **w = NULL;
+    td_expr *first = m->word;
+    if (m->words != NULL) {
+        w = td__arena_alloc(&ir->arena, sizeof *w * (size_t)m->num);
+        if (w == NULL) {
+            td__ir_fail(ir, TD_ENOMEM);
+            return;
+        }
+        for (int i = 0; i < m->num; i++) {
+            if (m->words[i] == NULL ||
+                !td__ir_stmt_operand(ir, m->words[i])) {
+                td__ir_fail(ir, TD_EINVAL);
+                return;
+            }
+            w[i] = m->words[i];
+        }
+        first = m->words[0];
+    }
+    td_ptx_access a = {.mem = m->mem, .offset = m->offset, .bits = 32,
+                       .lanes = m->num, .regs = m->regs, .word = first};
+    ptx_access(ir, &a, store, true, m->trans, w);
+}
+
+void td_ir_ldmatrix(td_ir *ir, const td_ptx_matrix *m)
+{
+    matrix_access(ir, m, false);
+}
+
+void td_ir_stmatrix(td_ir *ir, const td_ptx_matrix *m)
+{
+    matrix_access(ir, m, true);
 }

@@ -783,7 +783,6 @@ static const char *line_text(cuda *c)
 
 static void block(cuda *c, const td__stmt *s);
 static void ptx(cuda *c, const td__stmt *s);
-static void ldst(cuda *c, const td__stmt *s);
 
 /* Folds n indices into out; false (and ENOMEM) when the arena fails. */
 static bool fold_idx(cuda *c, int n, const td_expr *const *idx,
@@ -1008,9 +1007,6 @@ static void stmt(cuda *c, const td__stmt *s)
     case TD__S_PTX:
         ptx(c, s);
         break;
-    case TD__S_LDST:
-        ldst(c, s);
-        break;
     case TD__S_VEC_STORE: {
         const td_expr *idx[TD_MAX_RANK];
         if (!fold_idx(c, s->nidx, s->idx, idx))
@@ -1036,7 +1032,9 @@ static void ptx_reg(cuda *c, const td__ptx *x, int lane)
     static const td_dtype cdt[3] = {TD_U8, TD_U16, TD_U32};
     int k = x->bits == 8 ? 0 : x->bits == 16 ? 1 : 2;
     td__arena *a = &c->p->arena;
-    const td_expr *sum = td__mk_bin(a, TD_OP_ADD, x->word, td__mk_int(a, lane));
+    const td_expr *sum =
+        x->words != NULL ? x->words[lane]
+                         : td__mk_bin(a, TD_OP_ADD, x->word, td__mk_int(a, lane));
     const td_expr *i = sum != NULL ? td__fold(a, sum, c->p->zero) : NULL;
     if (i == NULL) {
         fail(c, TD_ENOMEM);
@@ -1052,18 +1050,23 @@ static void ptx_reg(cuda *c, const td__ptx *x, int lane)
     td__buf_puts(&c->line, "]");
 }
 
-/* The memory address of a PTX access: &A_ptr[i] through the buffer's
- * layout, or &A_ptr[off] for a storage offset (td_ptx_access.offset). */
+/* The access's address: &A_ptr[i] (logical indices through the layout)
+ * or A_ptr + offset (a storage offset the emitter computed). */
 static void ptx_addr(cuda *c, const td__stmt *s, const td_expr *const *idx)
 {
-    td__buf_puts(&c->line, "&");
-    if (!s->ptx->flat) {
+    if (s->ptx->offset == NULL) {
+        td__buf_puts(&c->line, "&");
         access(c, &c->line, s->buf, s->nidx, idx);
         return;
     }
-    td__buf_printf(&c->line, "%s_ptr[", s->buf->name);
-    expr(c, &c->line, idx[0], P_LOWEST);
-    td__buf_puts(&c->line, "]");
+    const td_expr *off = td__fold(&c->p->arena, s->ptx->offset, c->p->zero);
+    if (off == NULL) {
+        fail(c, TD_ENOMEM);
+        return;
+    }
+    td__buf_printf(&c->line, "%s%s + ", s->buf->name,
+                   s->buf->scratch ? "" : "_ptr");
+    expr(c, &c->line, off, P_ADD + 1);
 }
 
 /* td_ptx_ld_global_v4_u32(regs..., &A_ptr[i]) or
@@ -1072,7 +1075,7 @@ static void ptx(cuda *c, const td__stmt *s)
 {
     const td__ptx *x = s->ptx;
     const td_expr *idx[TD_MAX_RANK];
-    if (!fold_idx(c, s->nidx, s->idx, idx))
+    if (x->offset == NULL && !fold_idx(c, s->nidx, s->idx, idx))
         return;
     unsigned key = td__ptx_key(x);
     bool known = false;
@@ -1099,44 +1102,6 @@ static void ptx(cuda *c, const td__stmt *s)
     if (!x->store) {
         td__buf_puts(&c->line, ", ");
         ptx_addr(c, s, idx);
-    }
-    td__buf_puts(&c->line, ")");
-}
-
-/* td_ldmatrix_x4(words..., &S_ptr[off]) or td_stmatrix_x2_trans(&S_ptr[off],
- * words...), the words ((unsigned int *)Rg_ptr)[i]; the helper is
- * recorded. */
-static void ldst(cuda *c, const td__stmt *s)
-{
-    const td__ldst *x = s->ldst;
-    const td_expr *off;
-    if (!fold_idx(c, 1, s->idx, &off))
-        return;
-    c->need.ldst[td__ldst_key(x)] = true;
-    need_type(c, s->buf->dtype);
-    td__ldst_helper_name(&c->line, x);
-    td__buf_puts(&c->line, "(");
-    if (x->store) {
-        td__buf_printf(&c->line, "&%s_ptr[", s->buf->name);
-        expr(c, &c->line, off, P_LOWEST);
-        td__buf_puts(&c->line, "], ");
-    }
-    const char *suffix = x->regs->scratch ? "" : "_ptr";
-    for (int i = 0; i < s->nvals; i++) {
-        const td_expr *w = td__fold(&c->p->arena, s->vals[i], c->p->zero);
-        if (w == NULL) {
-            fail(c, TD_ENOMEM);
-            return;
-        }
-        td__buf_printf(&c->line, "%s((unsigned int *)%s%s)[", i ? ", " : "",
-                       x->regs->name, suffix);
-        expr(c, &c->line, w, P_LOWEST);
-        td__buf_puts(&c->line, "]");
-    }
-    if (!x->store) {
-        td__buf_printf(&c->line, ", &%s_ptr[", s->buf->name);
-        expr(c, &c->line, off, P_LOWEST);
-        td__buf_puts(&c->line, "]");
     }
     td__buf_puts(&c->line, ")");
 }

@@ -166,6 +166,47 @@ static void warp_helper(td_buf *o, td_combiner comb, int width)
     td__buf_puts(o, "  }\n  return val;\n}\n");
 }
 
+/* ldmatrix / stmatrix: the words and the lane's shared row address; no
+ * host half (one thread cannot stand in for the warp's exchange). */
+static void matrix_helper(td_buf *o, const td__ptx *x)
+{
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, "__forceinline__ __device__ void ");
+    td__ptx_helper_name(o, x);
+    td__buf_puts(o, "(");
+    if (x->store)
+        td__buf_puts(o, "void *addr");
+    for (int l = 0; l < x->lanes; l++)
+        td__buf_printf(o, "%sunsigned int %s%d", l > 0 || x->store ? ", " : "",
+                       x->store ? "s" : "&d", l);
+    if (!x->store)
+        td__buf_puts(o, ", const void *addr");
+    td__buf_puts(o, ") {\n#ifdef __CUDA_ARCH__\n"
+                    "  unsigned int a = (unsigned int)"
+                    "__cvta_generic_to_shared(addr);\n  asm volatile(\"");
+    td__ptx_chain(o, x);
+    int first = x->store ? 1 : 0;
+    td__buf_puts(o, x->store ? " [%0], {" : " {");
+    for (int l = 0; l < x->lanes; l++)
+        td__buf_printf(o, "%s%%%d", l ? ", " : "", first + l);
+    if (x->store)
+        td__buf_puts(o, "};\"\n      : : \"r\"(a)");
+    else
+        td__buf_printf(o, "}, [%%%d];\"\n      : ", x->lanes);
+    for (int l = 0; l < x->lanes; l++) {
+        if (x->store)
+            td__buf_printf(o, ", \"r\"(s%d)", l);
+        else
+            td__buf_printf(o, "%s\"=r\"(d%d)", l ? ", " : "", l);
+    }
+    if (!x->store)
+        td__buf_puts(o, " : \"r\"(a)");
+    td__buf_puts(o, " : \"memory\");\n#else\n"
+                    "  (void)addr;\n  __builtin_trap(); /* warp-collective: no "
+                    "host stand-in */\n#endif\n}\n");
+}
+
 /* The helper of one PTX access (td__ptx_key): the instruction under
  * __CUDA_ARCH__, with TVM's operand constraints ("r" for 32-bit
  * containers and shared addresses, "l" for global pointers, "h" for 16-
@@ -177,6 +218,10 @@ void td__ptx_helper(td_buf *o, unsigned key)
                                          "unsigned int"};
     td__ptx x;
     td__ptx_unkey(key, &x);
+    if (x.matrix) {
+        matrix_helper(o, &x);
+        return;
+    }
     int k = x.bits == 8 ? 0 : x.bits == 16 ? 1 : 2;
     const char *con = x.bits == 32 ? "r" : "h";
     int bytes = x.bits / 8;
@@ -299,8 +344,5 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
     for (int i = 0; i < n; i++)
         td__ptx_helper(o, keys[i]);
-    for (unsigned k = 0; k < TD__LDST_KEYS; k++)
-        if (c->ldst[k])
-            td__ldst_helper(o, k);
 }
 

@@ -505,7 +505,9 @@ static void ptx_reg(tirx *x, const td__ptx *t, int lane)
     static const td_dtype cdt[3] = {TD_U8, TD_U16, TD_U32};
     td_dtype c = cdt[t->bits == 8 ? 0 : t->bits == 16 ? 1 : 2];
     td__arena *a = &x->p->arena;
-    const td_expr *sum = td__mk_bin(a, TD_OP_ADD, t->word, td__mk_int(a, lane));
+    const td_expr *sum =
+        t->words != NULL ? t->words[lane]
+                         : td__mk_bin(a, TD_OP_ADD, t->word, td__mk_int(a, lane));
     const td_expr *i = sum != NULL ? td__fold(a, sum, NULL) : NULL;
     if (i == NULL) {
         fail(x, TD_ENOMEM);
@@ -520,30 +522,24 @@ static void ptx_reg(tirx *x, const td__ptx *t, int lane)
     td__buf_puts(&x->line, "]");
 }
 
-/* T.address_of(A[i, j]), or for a storage offset (td_ptx_access.offset)
- * TVM's T.cuda.func_call("tvm_builtin_pointer_offset",
- * T.address_of(A[0, 0]), off, return_type="handle"). */
+/* The access's address: T.address_of(A[i, j]), or TVM's pointer offset
+ * from the buffer's first element when the emitter computed the storage
+ * offset. */
 static void ptx_addr(tirx *x, const td__stmt *s)
 {
-    if (!s->ptx->flat) {
+    if (s->ptx->offset == NULL) {
         td__buf_puts(&x->line, "T.address_of(");
         access(x, &x->line, s->buf, s->nidx, s->idx, 1);
         td__buf_puts(&x->line, ")");
         return;
     }
-    td__buf_printf(&x->line,
-                   "T.cuda.func_call(\"tvm_builtin_pointer_offset\", "
-                   "T.address_of(%s[", s->buf->name);
-    for (int i = 0; i < s->buf->ndim; i++)
-        td__buf_puts(&x->line, i > 0 ? ", 0" : "0");
+    td__buf_printf(&x->line, "T.cuda.func_call(\"tvm_builtin_pointer_offset\", "
+                             "T.address_of(%s[", s->buf->name);
+    for (int d = 0; d < s->buf->ndim; d++)
+        td__buf_puts(&x->line, d ? ", 0" : "0");
     td__buf_puts(&x->line, "]), ");
-    const td_expr *f = td__fold(&x->p->arena, s->idx[0], NULL);
-    if (f == NULL) {
-        fail(x, TD_ENOMEM);
-        return;
-    }
-    expr(x, &x->line, f, P_LOWEST);
-    td__buf_puts(&x->line, ", return_type=\"handle\")");
+    top_expr(x, s->ptx->offset, P_LOWEST);
+    td__buf_puts(&x->line, ", return_type=T.handle().ty)");
 }
 
 /* TVM's positional T.ptx.ld / T.ptx.st: the registers and the address,
@@ -555,7 +551,9 @@ static void ptx(tirx *x, const td__stmt *s)
     static const char *const vec[4] = {"", "v2", "v4", "v8"};
     const char *type = t->bits == 8 ? "u8" : t->bits == 16 ? "u16" : "u32";
     const char *space = t->shared ? "shared" : "global";
-    td__buf_printf(&x->line, "T.ptx.%s(", t->store ? "st" : "ld");
+    td__buf_printf(&x->line, "T.ptx.%s(",
+                   t->matrix ? (t->store ? "stmatrix" : "ldmatrix")
+                             : (t->store ? "st" : "ld"));
     int nreg = t->lanes;
     for (int k = 0; k <= nreg; k++) {
         bool addr = t->store ? k == 0 : k == nreg;
@@ -568,7 +566,15 @@ static void ptx(tirx *x, const td__stmt *s)
         if (t->shared)
             td__buf_puts(&x->line, "T.cuda.cvta_generic_to_shared(");
         ptx_addr(x, s);
-        td__buf_puts(&x->line, t->shared ? ")" : "");
+        if (t->shared)
+            td__buf_puts(&x->line, ")");
+    }
+    if (t->matrix) {
+        td__buf_printf(&x->line,
+                       ", \"sync\", \"aligned\", \"m8n8\", \"x%d\", \"%s\", "
+                       "\"shared\", \"b16\", \"\")",
+                       t->lanes, t->trans ? "trans" : "");
+        return;
     }
     const char *nc = t->nc ? "nc" : "";
     const char *l1 = td_ptx_l1_name(t->l1), *l2 = td_ptx_l2_name(t->l2);
@@ -597,51 +603,6 @@ static void ptx(tirx *x, const td__stmt *s)
                        ", \"\", \"\", \"%s\", \"\", \"%s\", \"%s\", \"\", \"%s\", "
                        "\"%s\", \"%s\", \"\")",
                        space, nc, l1, pf, vec[t->lanes == 2 ? 1 : 2], type);
-}
-
-/* TVM's positional T.ptx.ldmatrix(words..., addr, "sync", "aligned",
- * "m8n8", "x4", trans, "shared", "b16", "") and T.ptx.stmatrix(addr,
- * words..., "sync", "aligned", "m8n8", "x2", "trans", "shared", "b16",
- * ""); the address as TVM's pointer offset through cvta. */
-static void ldst(tirx *x, const td__stmt *s)
-{
-    const td__ldst *t = s->ldst;
-    td__buf_printf(&x->line, "T.ptx.%s(", t->store ? "stmatrix" : "ldmatrix");
-    for (int k = 0; k <= t->num; k++) {
-        bool addr = t->store ? k == 0 : k == t->num;
-        if (k > 0)
-            td__buf_puts(&x->line, ", ");
-        if (!addr) {
-            int i = t->store ? k - 1 : k;
-            const td_expr *w = td__fold(&x->p->arena, s->vals[i], NULL);
-            if (w == NULL) {
-                fail(x, TD_ENOMEM);
-                return;
-            }
-            td__buf_printf(&x->line, "%s.view(\"uint32\")[", t->regs->name);
-            expr(x, &x->line, w, P_LOWEST);
-            td__buf_puts(&x->line, "]");
-            continue;
-        }
-        td__buf_printf(&x->line,
-                       "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
-                       "\"tvm_builtin_pointer_offset\", T.address_of(%s[",
-                       s->buf->name);
-        for (int d = 0; d < s->buf->ndim; d++)
-            td__buf_puts(&x->line, d > 0 ? ", 0" : "0");
-        td__buf_puts(&x->line, "]), ");
-        const td_expr *f = td__fold(&x->p->arena, s->idx[0], NULL);
-        if (f == NULL) {
-            fail(x, TD_ENOMEM);
-            return;
-        }
-        expr(x, &x->line, f, P_LOWEST);
-        td__buf_puts(&x->line, ", return_type=\"handle\"))");
-    }
-    td__buf_printf(&x->line,
-                   ", \"sync\", \"aligned\", \"m8n8\", \"x%d\", \"%s\", "
-                   "\"shared\", \"b16\", \"\")",
-                   t->num, t->trans ? "trans" : "");
 }
 
 static const td__stmt *stmt(tirx *x, const td__stmt *s)
@@ -779,9 +740,6 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         break;
     case TD__S_PTX:
         ptx(x, s);
-        break;
-    case TD__S_LDST:
-        ldst(x, s);
         break;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of

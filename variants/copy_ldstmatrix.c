@@ -146,10 +146,14 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
         td_expr *wx[4];
         for (int i = 0; i < p.num; i++)
             wx[i] = td_int(ir, words[mm][i]);
-        td_ldst_access a = {.store = !p.ld, .num = p.num, .trans = p.trans,
-                            .mem = mb, .offset = td__copy_swizzle_expr(ir, off, &p.swz),
-                            .regs = regs, .words = wx};
-        td_ir_ldstmatrix(ir, &a);
+        td_ptx_matrix a = {.mem = mb,
+                           .offset = td__copy_swizzle_expr(ir, off, &p.swz),
+                           .num = p.num, .trans = p.trans, .regs = regs,
+                           .word = wx[0], .words = wx};
+        if (p.ld)
+            td_ir_ldmatrix(ir, &a);
+        else
+            td_ir_stmatrix(ir, &a);
     }
     rc = td_ir_status(ir);
     if (rc != 0)

@@ -169,93 +169,6 @@ static void test_buffer_layout(void **state)
 /* PTX container accesses: the chains, the 8-bit container through a
  * 16-bit register, the helpers once each, TVM's positional TIRx; and
  * every form PTX does not have refused. */
-/* A PTX access at a storage offset (td_ptx_access.offset) and the
- * warp-collective ldmatrix / stmatrix. */
-static void test_ptx_offset_and_ldst(void **state)
-{
-    (void)state;
-    td_ir *ir = td_ir_new();
-    const int64_t s_shape[2] = {8, 16}, r_shape[1] = {8};
-    td_ir_buf *sm = td_ir_buffer(ir, "S", TD_F16, "shared", 2, s_shape);
-    td_ir_buf *r = td_ir_buffer(ir, "R", TD_F16, "local", 1, r_shape);
-    td_ptx_access st = {.mem = sm, .offset = td_int(ir, 24), .bits = 32,
-                        .lanes = 2, .regs = r, .word = td_int(ir, 1)};
-    td_ir_ptx_st(ir, &st);
-    td_expr *w[4] = {td_int(ir, 0), td_int(ir, 1), td_int(ir, 2),
-                     td_int(ir, 3)};
-    td_ldst_access ld = {.num = 4, .mem = sm, .offset = td_int(ir, 8),
-                         .regs = r, .words = w};
-    td_ir_ldstmatrix(ir, &ld);
-    td_ldst_access sx = {.store = true, .num = 2, .trans = true, .mem = sm,
-                         .offset = td_int(ir, 16), .regs = r, .words = w};
-    td_ir_ldstmatrix(ir, &sx);
-    assert_int_equal(td_ir_status(ir), 0);
-    char *b = NULL, *p = NULL;
-    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), 0);
-    assert_string_equal(b,
-        "td_ptx_st_shared_v2_u32(&S_ptr[24], ((unsigned int *)R_ptr)[1], "
-        "((unsigned int *)R_ptr)[2]);\n"
-        "td_ldmatrix_x4(((unsigned int *)R_ptr)[0], ((unsigned int *)R_ptr)[1], "
-        "((unsigned int *)R_ptr)[2], ((unsigned int *)R_ptr)[3], &S_ptr[8]);\n"
-        "td_stmatrix_x2_trans(&S_ptr[16], ((unsigned int *)R_ptr)[0], "
-        "((unsigned int *)R_ptr)[1]);\n");
-    assert_non_null(strstr(p, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4."
-                              "shared.b16 {%0, %1, %2, %3}, [%4];\"\n      : "
-                              "\"=r\"(d0), \"=r\"(d1), \"=r\"(d2), \"=r\"(d3) "
-                              ": \"r\"(a) : \"memory\");"));
-    assert_non_null(strstr(p, "asm volatile(\"stmatrix.sync.aligned.m8n8.x2."
-                              "trans.shared.b16 [%0], {%1, %2};\""));
-    assert_non_null(strstr(p, "__builtin_trap();"));
-    td_free(b);
-    td_free(p);
-    expect(ir, TD_LANG_TIRX, 0,
-           "T.ptx.st(T.cuda.cvta_generic_to_shared(T.cuda.func_call("
-           "\"tvm_builtin_pointer_offset\", T.address_of(S[0, 0]), 24, "
-           "return_type=\"handle\")), R.view(\"uint32\")[1], "
-           "R.view(\"uint32\")[2], \"\", \"\", \"shared\", \"\", \"\", \"\", "
-           "\"v2\", \"u32\", \"\")\n"
-           "T.ptx.ldmatrix(R.view(\"uint32\")[0], R.view(\"uint32\")[1], "
-           "R.view(\"uint32\")[2], R.view(\"uint32\")[3], "
-           "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
-           "\"tvm_builtin_pointer_offset\", T.address_of(S[0, 0]), 8, "
-           "return_type=\"handle\")), \"sync\", \"aligned\", \"m8n8\", "
-           "\"x4\", \"\", \"shared\", \"b16\", \"\")\n"
-           "T.ptx.stmatrix(T.cuda.cvta_generic_to_shared(T.cuda.func_call("
-           "\"tvm_builtin_pointer_offset\", T.address_of(S[0, 0]), 16, "
-           "return_type=\"handle\")), R.view(\"uint32\")[0], "
-           "R.view(\"uint32\")[1], \"sync\", \"aligned\", \"m8n8\", \"x2\", "
-           "\"trans\", \"shared\", \"b16\", \"\")\n",
-           NULL);
-    td_ir_free(ir);
-
-    /* Refused: x3, 32-bit elements, a global memory side, an offset
-     * together with indices. */
-    for (int k = 0; k < 4; k++) {
-        ir = td_ir_new();
-        const int64_t one[1] = {64};
-        td_ir_buf *m = td_ir_buffer(ir, "S", k == 1 ? TD_F32 : TD_F16,
-                                    k == 2 ? "global" : "shared", 1, one);
-        td_ir_buf *rr = td_ir_buffer(ir, "R", k == 1 ? TD_F32 : TD_F16,
-                                     "local", 1, r_shape);
-        td_expr *ww[4] = {td_int(ir, 0), td_int(ir, 1), td_int(ir, 2),
-                          td_int(ir, 3)};
-        if (k == 3) {
-            td_expr *ii[1] = {td_int(ir, 0)};
-            td_ptx_access a = {.mem = m, .n = 1, .idx = ii,
-                               .offset = td_int(ir, 0), .bits = 32,
-                               .lanes = 1, .regs = rr, .word = td_int(ir, 0)};
-            td_ir_ptx_ld(ir, &a);
-        } else {
-            td_ldst_access a = {.num = k == 0 ? 3 : 4, .mem = m,
-                                .offset = td_int(ir, 0), .regs = rr,
-                                .words = ww};
-            td_ir_ldstmatrix(ir, &a);
-        }
-        assert_int_equal(td_ir_status(ir), TD_EINVAL);
-        td_ir_free(ir);
-    }
-}
-
 static void test_ptx_access(void **state)
 {
     (void)state;
@@ -338,6 +251,78 @@ static void test_ptx_access(void **state)
     assert_int_equal(td_ptx_l1_parse("", &l1), TD_ENOENT);
     assert_string_equal(td_ptx_prefetch_name(TD_PTX_PREFETCH_128B), "L2::128B");
     assert_null(td_ptx_l2_name(TD_PTX_L2_COUNT));
+}
+
+/* ldmatrix / stmatrix: the per-lane offset address, the words, TVM's
+ * positional TIRx, the helper without a host half; refusals. */
+static void test_ptx_matrix(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    const int64_t s_shape[2] = {8, 32}, r_shape[1] = {8};
+    td_ir_buf *sm = td_ir_buffer(ir, "Sm", TD_F16, "shared", 2, s_shape);
+    td_ir_buf *r = td_ir_buffer(ir, "Rg", TD_F16, "local", 1, r_shape);
+    td_var *lane = td_ir_let(ir, "lane", TD_I32,
+                             td_mod(ir, td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
+                                                     TD_I32, 0, NULL),
+                                    td_int(ir, 32)));
+    td_expr *off = td_mul(ir, td_mod(ir, td_var_ref(ir, lane), td_int(ir, 8)),
+                          td_int(ir, 32));
+    td_ptx_matrix m = {.mem = sm, .offset = off, .num = 4, .regs = r,
+                       .word = td_int(ir, 0)};
+    td_ir_ldmatrix(ir, &m);
+    td_ptx_matrix st = {.mem = sm, .offset = td_var_ref(ir, lane), .num = 2,
+                        .trans = true, .regs = r, .word = td_int(ir, 2)};
+    td_ir_stmatrix(ir, &st);
+    assert_int_equal(td_ir_status(ir), 0);
+    char *b = NULL, *p = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), 0);
+    assert_string_equal(b,
+        "int lane = (int)threadIdx.x % 32;\n"
+        "td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], "
+        "((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], "
+        "((unsigned int *)Rg_ptr)[3], Sm_ptr + lane % 8 * 32);\n"
+        "td_ptx_stmatrix_sync_aligned_m8n8_x2_trans_shared_b16(Sm_ptr + lane, "
+        "((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);\n");
+    assert_non_null(strstr(p, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x4."
+                              "shared.b16 {%0, %1, %2, %3}, [%4];\"\n      : "
+                              "\"=r\"(d0), \"=r\"(d1), \"=r\"(d2), \"=r\"(d3) : "
+                              "\"r\"(a) : \"memory\");"));
+    assert_non_null(strstr(p, "asm volatile(\"stmatrix.sync.aligned.m8n8.x2."
+                              "trans.shared.b16 [%0], {%1, %2};\"\n      : : "
+                              "\"r\"(a), \"r\"(s0), \"r\"(s1) : \"memory\");"));
+    assert_int_equal(count(p, "__builtin_trap();"), 2);
+    td_free(b);
+    td_free(p);
+    expect(ir, TD_LANG_TIRX, 0,
+           "lane: T.int32 = threadIdx.x % 32\n"
+           "T.ptx.ldmatrix(Rg.view(\"uint32\")[0], Rg.view(\"uint32\")[1], "
+           "Rg.view(\"uint32\")[2], Rg.view(\"uint32\")[3], "
+           "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
+           "\"tvm_builtin_pointer_offset\", T.address_of(Sm[0, 0]), "
+           "lane % 8 * 32, return_type=T.handle().ty)), \"sync\", \"aligned\", "
+           "\"m8n8\", \"x4\", \"\", \"shared\", \"b16\", \"\")\n"
+           "T.ptx.stmatrix(T.cuda.cvta_generic_to_shared(T.cuda.func_call("
+           "\"tvm_builtin_pointer_offset\", T.address_of(Sm[0, 0]), lane, "
+           "return_type=T.handle().ty)), Rg.view(\"uint32\")[2], "
+           "Rg.view(\"uint32\")[3], \"sync\", \"aligned\", \"m8n8\", \"x2\", "
+           "\"trans\", \"shared\", \"b16\", \"\")\n",
+           NULL);
+    td_ir_free(ir);
+
+    /* Refused: 32-bit elements, num 3, global memory, no offset. */
+    for (int k = 0; k < 4; k++) {
+        ir = td_ir_new();
+        sm = td_ir_buffer(ir, "Sm", k == 0 ? TD_F32 : TD_F16,
+                          k == 2 ? "global" : "shared", 2, s_shape);
+        r = td_ir_buffer(ir, "Rg", TD_F16, "local", 1, r_shape);
+        td_ptx_matrix bad = {.mem = sm, .offset = k == 3 ? NULL : td_int(ir, 0),
+                             .num = k == 1 ? 3 : 4, .regs = r,
+                             .word = td_int(ir, 0)};
+        td_ir_ldmatrix(ir, &bad);
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
 }
 
 static void test_seed_accum_max(void **state)
@@ -2357,7 +2342,7 @@ int main(void)
         cmocka_unit_test(test_seed_accum_max),
         cmocka_unit_test(test_buffer_layout),
         cmocka_unit_test(test_ptx_access),
-        cmocka_unit_test(test_ptx_offset_and_ldst),
+        cmocka_unit_test(test_ptx_matrix),
         cmocka_unit_test(test_nested_folding),
         cmocka_unit_test(test_fold_rules),
         cmocka_unit_test(test_fold_keeps_calls),

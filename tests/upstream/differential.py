@@ -572,9 +572,15 @@ def main() -> int:
     op_counts: dict = {}
     ew_names: list = []
     reasons = [0, 0]   # no-match cases with TVM's reasons; with the same reasons here
+    copies = 0
     for f in files:
         m = re.search(r"^# expect: (\S+)", f.read_text(), re.M)
         expect = m.group(1) if m else "?"
+        if re.search(r"^op:\s*copy\s*$", f.read_text(), re.M):
+            # No TVMScript writer for copies yet: counted, not compared
+            # (their expectations come from TVM runs, design/copy/plan.md).
+            copies += 1
+            continue
         ewise = _ewise_op(f)
         if ewise:
             ew_names.append(f.stem)
@@ -698,6 +704,8 @@ def main() -> int:
     if not args.names and silent:
         print(f"paths no case exercised against TVM: {', '.join(sorted(silent))}")
         unexplained += len(silent)
+    if copies:
+        print(f"copy cases not compared with TVM yet (no copy writer): {copies}")
     print(f"unexplained disagreements (or bridge round-trip mismatches): {unexplained}")
     return 1 if unexplained else 0
 

@@ -417,15 +417,14 @@ typedef struct td_ptx_access {
     const td_ir_buf *mem;
     int n;
     td_expr *const *idx;
+    /* Instead of idx (n ignored) when not NULL: the address as an element
+     * offset from the buffer's start in storage, the caller having
+     * applied the layout and swizzle (TVM's tvm_builtin_pointer_offset). */
+    td_expr *offset;
     int bits;                 /* container width: 8, 16 or 32 */
     int lanes;                /* 1, 2, 4 or 8 (32-bit containers only) */
     const td_ir_buf *regs;
     td_expr *word;            /* the first container of regs */
-    /* Non-NULL: the memory side is element `offset` of mem's storage
-     * counted from its first element, layout and swizzle already applied
-     * by the caller (n must be 0; TVM's tvm_builtin_pointer_offset of
-     * &mem[0, ...]), as the auto-vectorised copy computes it. */
-    td_expr *offset;
     /* Loads from global memory only (zero for everything else): */
     bool nc;                  /* .nc: the read-only path */
     td_ptx_l1 l1;
@@ -438,32 +437,34 @@ TD_API void td_ir_ptx_ld(td_ir *ir, const td_ptx_access *a);
 /* st.SPACE.TAIL [mem], {regs}; the hints must be absent. */
 TD_API void td_ir_ptx_st(td_ir *ir, const td_ptx_access *a);
 
-/* ---- ldmatrix / stmatrix ------------------------------------------------ */
-
 /*
- * One warp-collective `ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16`
- * (store false: shared -> registers) or `stmatrix...` (store true), num 1,
- * 2 or 4.  Every lane of the warp must execute it.  `offset` is this
- * lane's row address: an element offset of mem's storage (shared, 16-bit
- * elements) counted from its first element, layout and swizzle applied by
- * the caller (TVM's tvm_builtin_pointer_offset); `words[0..num)` are the
- * 32-bit containers of the local buffer `regs` (16-bit elements, two per
- * word) the instruction moves.  CUDA: a prelude helper per instruction,
- * the asm under __CUDA_ARCH__ (a host build traps: the CPU stand-in cannot
- * run a warp-collective instruction); TIRx: TVM's positional
- * T.ptx.ldmatrix(...) / T.ptx.stmatrix(...).
+ * ldmatrix / stmatrix .sync.aligned.m8n8.x{num}[.trans].shared.b16: a
+ * warp-collective move of num 8x8 matrices of 16-bit elements between
+ * shared memory (each lane gives the address of one 8-element row: lanes
+ * 8i..8i+7 the rows of matrix i) and num 32-bit registers per lane (two
+ * elements each).  `mem` is a shared buffer of 16-bit elements, `offset`
+ * this lane's row as an element offset from its start in storage (layout
+ * and swizzle applied by the caller; 16-byte aligned); `regs` a local
+ * buffer or scratch viewed as 32-bit containers from `word`.  Every lane
+ * of the warp must execute it (the caller's condition).  CUDA: a prelude
+ * helper per instruction (the host half of a build without __CUDA_ARCH__
+ * traps: one thread cannot stand in for a warp); TIRx: TVM's positional
+ * T.ptx.ldmatrix / T.ptx.stmatrix.
  */
-typedef struct td_ldst_access {
-    bool store;
-    int num;
-    bool trans;
+typedef struct td_ptx_matrix {
     const td_ir_buf *mem;
     td_expr *offset;
+    int num;                  /* 1, 2 or 4 */
+    bool trans;
     const td_ir_buf *regs;
+    td_expr *word;
+    /* Optional: the num words one by one (word is then ignored), for a
+     * fragment whose words of one instruction are not consecutive. */
     td_expr *const *words;
-} td_ldst_access;
+} td_ptx_matrix;
 
-TD_API void td_ir_ldstmatrix(td_ir *ir, const td_ldst_access *a);
+TD_API void td_ir_ldmatrix(td_ir *ir, const td_ptx_matrix *m);
+TD_API void td_ir_stmatrix(td_ir *ir, const td_ptx_matrix *m);
 
 /* ---- printing -------------------------------------------------------- */
 
