@@ -319,39 +319,6 @@ int td_ir_buffer_swizzle(td_ir *ir, td_ir_buf *b, int bits, int base,
     return 0;
 }
 
-int td_ir_buffer_layout(td_ir *ir, td_ir_buf *b, int niters,
-                        const int64_t *extent, const int64_t *stride,
-                        const int *seps, int64_t offset)
-{
-    if (!live(ir))
-        return td_ir_status(ir);
-    bool ok = b != NULL && b->owner == ir && !b->scratch && niters >= 1 &&
-              niters <= TD_MAX_LAYOUT_ITERS && extent != NULL &&
-              stride != NULL && seps != NULL && offset >= 0 &&
-              offset <= TD_MAX_EXTENT && seps[0] == 0 &&
-              seps[b->ndim] == niters;
-    for (int d = 0; ok && d < b->ndim; d++) {
-        int64_t prod = 1;
-        ok = seps[d] <= seps[d + 1];
-        for (int k = seps[d]; ok && k < seps[d + 1]; k++) {
-            ok = extent[k] >= 1 && extent[k] <= TD_MAX_EXTENT &&
-                 stride[k] >= 0 && stride[k] <= TD_MAX_EXTENT &&
-                 !__builtin_mul_overflow(prod, extent[k], &prod);
-        }
-        ok = ok && prod == b->shape[d];
-    }
-    if (!ok) {
-        fail(ir, TD_EINVAL);
-        return TD_EINVAL;
-    }
-    b->lay_n = niters;
-    memcpy(b->lay_ext, extent, sizeof *extent * (size_t)niters);
-    memcpy(b->lay_str, stride, sizeof *stride * (size_t)niters);
-    memcpy(b->lay_sep, seps, sizeof *seps * (size_t)(b->ndim + 1));
-    b->lay_off = offset;
-    return 0;
-}
-
 td_ir_buf *td_ir_scratch(td_ir *ir, const char *name, td_dtype dtype,
                          int64_t size)
 {

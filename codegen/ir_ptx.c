@@ -1,7 +1,8 @@
 /*
- * PTX loads and stores of containers (td_ir_ptx_ld, td_ir_ptx_st) and
- * the warp-collective ldmatrix / stmatrix: the builder, which checks an
- * access, the cache hints' names, and the
+ * What the copies address and how: call buffers stored through a layout
+ * (td_ir_buffer_layout), PTX loads and stores of containers (td_ir_ptx_ld,
+ * td_ir_ptx_st) and the warp-collective ldmatrix / stmatrix: the
+ * builders, which check an access, the cache hints' names, and the
  * instruction text both printers share (the chain "ld.global.nc.v4.u32"
  * and the CUDA helper's name).  A copy moves bits, not values: the
  * registers are seen as 8-, 16- or 32-bit containers, whatever the
@@ -163,6 +164,41 @@ void td__ptx_helper_name(td_buf *o, const td__ptx *x)
         for (const char *c = t[i]; *c; c++)
             td__buf_append(o, *c == ':' ? "_" : c, 1);
     }
+}
+
+/* ---- buffers through a layout ------------------------------------------------ */
+
+int td_ir_buffer_layout(td_ir *ir, td_ir_buf *b, int niters,
+                        const int64_t *extent, const int64_t *stride,
+                        const int *seps, int64_t offset)
+{
+    if (!td__ir_live(ir))
+        return td_ir_status(ir);
+    bool ok = b != NULL && b->owner == ir && !b->scratch && niters >= 1 &&
+              niters <= TD_MAX_LAYOUT_ITERS && extent != NULL &&
+              stride != NULL && seps != NULL && offset >= 0 &&
+              offset <= TD_MAX_EXTENT && seps[0] == 0 &&
+              seps[b->ndim] == niters;
+    for (int d = 0; ok && d < b->ndim; d++) {
+        int64_t prod = 1;
+        ok = seps[d] <= seps[d + 1];
+        for (int k = seps[d]; ok && k < seps[d + 1]; k++) {
+            ok = extent[k] >= 1 && extent[k] <= TD_MAX_EXTENT &&
+                 stride[k] >= 0 && stride[k] <= TD_MAX_EXTENT &&
+                 !__builtin_mul_overflow(prod, extent[k], &prod);
+        }
+        ok = ok && prod == b->shape[d];
+    }
+    if (!ok) {
+        td__ir_fail(ir, TD_EINVAL);
+        return TD_EINVAL;
+    }
+    b->lay_n = niters;
+    memcpy(b->lay_ext, extent, sizeof *extent * (size_t)niters);
+    memcpy(b->lay_str, stride, sizeof *stride * (size_t)niters);
+    memcpy(b->lay_sep, seps, sizeof *seps * (size_t)(b->ndim + 1));
+    b->lay_off = offset;
+    return 0;
 }
 
 /* ---- the builder ------------------------------------------------------------ */

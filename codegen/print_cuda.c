@@ -1,8 +1,10 @@
 /*
  * The CUDA C printer: the body as statements for a device function, with
- * call buffers spelled NAME_ptr and indexed row-major, loops of extent 1
- * dropped, and a prelude (includes and helper functions, each once, in a
- * fixed order) requested by what the body uses.
+ * call buffers spelled NAME_ptr and indexed row-major (or through their
+ * layout, td_ir_buffer_layout, and swizzle), loops of extent 1 dropped,
+ * PTX accesses as calls of their helpers, and a prelude (includes and
+ * helper functions, each once, in a fixed order) requested by what the
+ * body uses.
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,8 +2,10 @@
  * The CUDA printer's prelude: the includes and the helper functions a
  * printed body asked for (td__cuda_needs), each once, in a fixed order:
  * the max / min overloads, the pair <-> word reinterpretations, the warp
- * reductions by combiner and width, the inline-PTX helpers and the packed
- * f32x2 ops.  print_cuda.c records the needs while it prints the body.
+ * reductions by combiner and width, the inline-PTX helpers, the packed
+ * f32x2 ops and the PTX container accesses (ld / st / ldmatrix /
+ * stmatrix, one helper per instruction).  print_cuda.c records the needs
+ * while it prints the body.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /*
  * The TIRx printer: TVMScript-like text for reading.  Loops keep their
  * extent-1 form, buffers keep multi-dimensional indices, identities print
- * as T.min_value / T.max_value, and Python's precedence decides the
+ * as T.min_value / T.max_value, PTX accesses as TVM's positional
+ * T.ptx.ld / st / ldmatrix / stmatrix, and Python's precedence decides the
  * parentheses.
  */
 #include <math.h>
