@@ -166,6 +166,7 @@ typedef struct td__ptx {
     int bits, lanes;
     const td_ir_buf *regs;
     const td_expr *word;
+    const td_expr *const *words; /* matrix: word i, or NULL: word + i */
     bool nc;
     td_ptx_l1 l1;
     td_ptx_l2 l2;

@@ -245,7 +245,8 @@ static bool valid(const td_ir *ir, const td_ptx_access *a, bool store)
 }
 
 static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store,
-                       bool matrix, bool trans)
+                       bool matrix, bool trans,
+                       const td_expr *const *words)
 {
     if (!td__ir_live(ir))
         return;
@@ -277,6 +278,7 @@ static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store,
     x->lanes = a->lanes;
     x->regs = a->regs;
     x->word = a->word;
+    x->words = words;
     x->nc = a->nc;
     x->l1 = a->l1;
     x->l2 = a->l2;
@@ -290,12 +292,12 @@ static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store,
 
 void td_ir_ptx_ld(td_ir *ir, const td_ptx_access *a)
 {
-    ptx_access(ir, a, false, false, false);
+    ptx_access(ir, a, false, false, false, NULL);
 }
 
 void td_ir_ptx_st(td_ir *ir, const td_ptx_access *a)
 {
-    ptx_access(ir, a, true, false, false);
+    ptx_access(ir, a, true, false, false, NULL);
 }
 
 /* As the container accesses, with the matrix form's own conditions: a
@@ -311,9 +313,27 @@ static void matrix_access(td_ir *ir, const td_ptx_matrix *m, bool store)
         td__ir_fail(ir, TD_EINVAL);
         return;
     }
+    const td_expr **w = NULL;
+    td_expr *first = m->word;
+    if (m->words != NULL) {
+        w = td__arena_alloc(&ir->arena, sizeof *w * (size_t)m->num);
+        if (w == NULL) {
+            td__ir_fail(ir, TD_ENOMEM);
+            return;
+        }
+        for (int i = 0; i < m->num; i++) {
+            if (m->words[i] == NULL ||
+                !td__ir_stmt_operand(ir, m->words[i])) {
+                td__ir_fail(ir, TD_EINVAL);
+                return;
+            }
+            w[i] = m->words[i];
+        }
+        first = m->words[0];
+    }
     td_ptx_access a = {.mem = m->mem, .offset = m->offset, .bits = 32,
-                       .lanes = m->num, .regs = m->regs, .word = m->word};
-    ptx_access(ir, &a, store, true, m->trans);
+                       .lanes = m->num, .regs = m->regs, .word = first};
+    ptx_access(ir, &a, store, true, m->trans, w);
 }
 
 void td_ir_ldmatrix(td_ir *ir, const td_ptx_matrix *m)

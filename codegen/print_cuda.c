@@ -1034,7 +1034,9 @@ static void ptx_reg(cuda *c, const td__ptx *x, int lane)
     static const td_dtype cdt[3] = {TD_U8, TD_U16, TD_U32};
     int k = x->bits == 8 ? 0 : x->bits == 16 ? 1 : 2;
     td__arena *a = &c->p->arena;
-    const td_expr *sum = td__mk_bin(a, TD_OP_ADD, x->word, td__mk_int(a, lane));
+    const td_expr *sum =
+        x->words != NULL ? x->words[lane]
+                         : td__mk_bin(a, TD_OP_ADD, x->word, td__mk_int(a, lane));
     const td_expr *i = sum != NULL ? td__fold(a, sum, c->p->zero) : NULL;
     if (i == NULL) {
         fail(c, TD_ENOMEM);

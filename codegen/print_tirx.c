@@ -527,7 +527,9 @@ static void ptx_reg(tirx *x, const td__ptx *t, int lane)
     static const td_dtype cdt[3] = {TD_U8, TD_U16, TD_U32};
     td_dtype c = cdt[t->bits == 8 ? 0 : t->bits == 16 ? 1 : 2];
     td__arena *a = &x->p->arena;
-    const td_expr *sum = td__mk_bin(a, TD_OP_ADD, t->word, td__mk_int(a, lane));
+    const td_expr *sum =
+        t->words != NULL ? t->words[lane]
+                         : td__mk_bin(a, TD_OP_ADD, t->word, td__mk_int(a, lane));
     const td_expr *i = sum != NULL ? td__fold(a, sum, NULL) : NULL;
     if (i == NULL) {
         fail(x, TD_ENOMEM);

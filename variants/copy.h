@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "layout.h"
 #include "tiledispatch/td_module.h"
 
 extern const td_op_desc td__copy_ops[];
@@ -77,5 +78,16 @@ int64_t td__copy_elem(const td_call *call, const td_region *r, int64_t k);
  */
 td_ir_buf *td__copy_declare(const td_call *call, int b, td_ir *ir,
                             td_reason *why);
+
+/* IR pieces of the vectorised copies (copy_vec_auto.c): the sum over
+ * iters[0..n) of v's mixed-radix digits (innermost last; the outermost
+ * takes the rest unreduced, as TVM's SplitCoord) times their strides,
+ * added to acc (NULL: nothing yet; the result is NULL when no term is
+ * left); and TVM's element-index swizzle of m (ComposeLayout.apply: with
+ * swizzle_inner m ^ ((m >> (p + a) & (2^s - 1)) << p), else
+ * m ^ ((m >> p & (2^s - 1)) << (p + a))). */
+td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
+                             const td_iter *iters, int n);
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z);
 
 #endif

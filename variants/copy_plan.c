@@ -190,7 +190,7 @@ bool td__copy_threads_active(const td_copy_req *q, char *why,
 }
 
 /* H2 validate_copy_op: same dtype, same extents once the 1s are gone. */
-bool td__copy_valid(const td_copy_req *q, char *why, size_t whylen)
+bool td__copy_req_valid(const td_copy_req *q, char *why, size_t whylen)
 {
     int64_t a[TD_MAX_RANK], b[TD_MAX_RANK];
     int na = 0, nb = 0;
@@ -255,7 +255,7 @@ bool td__copy_check_gs(const td_copy_req *q, char *why, size_t whylen)
     const td_copy_side *g;
 
     if (!vec_scope_ok(q, why, whylen) || !td__copy_threads_active(q, why, whylen) ||
-        !td__copy_valid(q, why, whylen) ||
+        !td__copy_req_valid(q, why, whylen) ||
         !td__copy_scope_allowed(q, gs_pairs, why, whylen))
         return false;
     t = td__copy_thread_count(q);
@@ -379,7 +379,7 @@ bool td__copy_check_reg(const td_copy_req *q, char *why, size_t whylen)
     td_layout r, s;
 
     if (!vec_scope_ok(q, why, whylen) || !td__copy_threads_active(q, why, whylen) ||
-        !td__copy_valid(q, why, whylen) ||
+        !td__copy_req_valid(q, why, whylen) ||
         !td__copy_scope_allowed(q, reg_pairs, why, whylen))
         return false;
     rs = td__copy_local_side(q);

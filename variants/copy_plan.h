@@ -213,7 +213,7 @@ int td__copy_reg_layout(const td_copy_req *q, const td_copy_side *r,
 /* TVM's H1 (_all_threads_active), H2 (validate_copy_op) and H3
  * (_scope_allowed over "src", "dst" pattern pairs, NULL-terminated). */
 bool td__copy_threads_active(const td_copy_req *q, char *why, size_t whylen);
-bool td__copy_valid(const td_copy_req *q, char *why, size_t whylen);
+bool td__copy_req_valid(const td_copy_req *q, char *why, size_t whylen);
 bool td__copy_scope_allowed(const td_copy_req *q, const char *const *pairs,
                             char *why, size_t whylen);
 /* Shard positions, thread iters first, then stride descending (stable). */

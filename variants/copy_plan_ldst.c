@@ -28,7 +28,7 @@ bool td__copy_check_ldst(const td_copy_req *q, char *why, size_t whylen)
             td_exec_scope_name(q->scope));
         return false;
     }
-    return td__copy_threads_active(q, why, whylen) && td__copy_valid(q, why, whylen) &&
+    return td__copy_threads_active(q, why, whylen) && td__copy_req_valid(q, why, whylen) &&
            td__copy_scope_allowed(q, ldst_pairs, why, whylen);
 }
 

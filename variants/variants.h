@@ -20,6 +20,8 @@
     X(td__variant_ewise_reg)      /* elementwise, registers */         \
     X(td__variant_ewise_smem)     /* elementwise, shared memory */    \
     X(td__variant_copy_fallback)  /* copy, one thread, scalar */    \
+    X(td__variant_copy_vec_auto)  /* copy, auto-vectorised */       \
+    X(td__variant_copy_ldstmatrix) /* copy, ldmatrix / stmatrix */   \
     X(td__variant_copy_vec_16b)   /* copy, forced 2-byte access */    \
     X(td__variant_copy_vec_32b)   /* copy, forced 4-byte access */    \
     X(td__variant_copy_vec_64b)   /* copy, forced 8-byte access */    \

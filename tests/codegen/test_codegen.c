@@ -325,6 +325,47 @@ static void test_ptx_matrix(void **state)
     }
 }
 
+/* td_ptx_matrix.words: an instruction's registers one by one (a fragment
+ * whose words are not consecutive); a NULL word among them is refused. */
+static void test_ptx_matrix_words(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    const int64_t s_shape[1] = {256}, r_shape[1] = {16};
+    td_ir_buf *sm = td_ir_buffer(ir, "Sm", TD_BF16, "shared", 1, s_shape);
+    td_ir_buf *r = td_ir_buffer(ir, "Rg", TD_BF16, "local", 1, r_shape);
+    td_expr *w[4] = {td_int(ir, 0), td_int(ir, 2), td_int(ir, 4),
+                     td_int(ir, 6)};
+    td_ptx_matrix m = {.mem = sm, .offset = td_int(ir, 8), .num = 4,
+                       .regs = r, .words = w};
+    td_ir_ldmatrix(ir, &m);
+    assert_int_equal(td_ir_status(ir), 0);
+    expect(ir, TD_LANG_CUDA, 0,
+           "td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], "
+           "((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[4], "
+           "((unsigned int *)Rg_ptr)[6], Sm_ptr + 8);\n",
+           NULL);
+    expect(ir, TD_LANG_TIRX, 0,
+           "T.ptx.ldmatrix(Rg.view(\"uint32\")[0], Rg.view(\"uint32\")[2], "
+           "Rg.view(\"uint32\")[4], Rg.view(\"uint32\")[6], "
+           "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
+           "\"tvm_builtin_pointer_offset\", T.address_of(Sm[0]), 8, "
+           "return_type=T.handle().ty)), \"sync\", \"aligned\", \"m8n8\", "
+           "\"x4\", \"\", \"shared\", \"b16\", \"\")\n",
+           NULL);
+    td_ir_free(ir);
+
+    ir = td_ir_new();
+    sm = td_ir_buffer(ir, "Sm", TD_BF16, "shared", 1, s_shape);
+    r = td_ir_buffer(ir, "Rg", TD_BF16, "local", 1, r_shape);
+    td_expr *bad[2] = {td_int(ir, 0), NULL};
+    td_ptx_matrix mb = {.mem = sm, .offset = td_int(ir, 0), .num = 2,
+                        .regs = r, .words = bad};
+    td_ir_stmatrix(ir, &mb);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+}
+
 static void test_seed_accum_max(void **state)
 {
     (void)state;
@@ -2343,6 +2384,7 @@ int main(void)
         cmocka_unit_test(test_buffer_layout),
         cmocka_unit_test(test_ptx_access),
         cmocka_unit_test(test_ptx_matrix),
+        cmocka_unit_test(test_ptx_matrix_words),
         cmocka_unit_test(test_nested_folding),
         cmocka_unit_test(test_fold_rules),
         cmocka_unit_test(test_fold_keeps_calls),

@@ -16,7 +16,13 @@ tried (an op's operand check): exit 2, and the positioned message on
 stderr must contain the text of an optional `# error: TEXT` line.  No
 program is written for either (they are left out of the manifest).  A
 `# note: TEXT` line says that the selected variant's note (what the caller
-owns, explain's `note:`) contains TEXT.
+owns, explain's `note:`) contains TEXT.  A `# access: CHAIN...` line
+(copies) lists the PTX memory instructions TVM's code for the call uses
+(`ld.global.v4.u32 st.shared.v4.u32`,
+`ldmatrix.sync.aligned.m8n8.x4.shared.b16`): the `asm` strings of the
+emitted CUDA must hold exactly those instructions (the same set; the
+operands aside); `# access: scalar` says that they hold none (plain
+element accesses, as TVM's fallback).
 
 Without `# arch:`, the packed variants need sm_100a, and so does any
 program whose text uses the Blackwell-only `.f32x2` instructions (the
@@ -126,6 +132,40 @@ def explain_json(c, args, env):
         return json.loads(p.stdout)
     except ValueError:
         return None
+
+
+def read_access(path):
+    """The instructions of a call file's `# access:` line (a set; empty for
+    `scalar`), or None without one."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\s*#\s*access\s*:\s*(.*?)\s*$", line)
+            if m:
+                toks = m.group(1).split()
+                return set() if toks == ["scalar"] else set(toks)
+            if line.strip() and not line.lstrip().startswith("#"):
+                break
+    return None
+
+
+# A PTX memory instruction at the start of an asm string (its operands
+# follow after a space): ld.global.nc.v4.u32, st.shared.u16,
+# ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16.
+PTX_MEM = re.compile(r'"\s*((?:ld|st|ldmatrix|stmatrix)\.[A-Za-z0-9_:.]+)')
+
+
+def access_error(c, args, env, want):
+    """None when the emitted CUDA's PTX memory instructions are `want`,
+    else what differs."""
+    p = subprocess.run([args.exe, "emit", c["path"], "--lang", "cuda"],
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        return f"emit exited {p.returncode}: " + p.stderr.strip()
+    got = set(PTX_MEM.findall(p.stdout))
+    if got == want:
+        return None
+    show = lambda s: " ".join(sorted(s)) or "scalar"
+    return f"access: emitted {show(got)}, TVM's is {show(want)}"
 
 
 def golden_variant(path):
@@ -292,6 +332,9 @@ def dispatch_case(c, args):
                if r.get("status") == "selected"]
         if not got or note not in got[0]:
             return f"the selected variant's note lacks '{note}': {got}"
+    want = read_access(c["path"])
+    if want is not None:
+        return access_error(c, args, env, want)
     return None
 
 

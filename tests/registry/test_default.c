@@ -36,17 +36,19 @@ static void test_default_table(void **state)
      * smem (equal priority: by name), and the copy entries; ops in name
      * order. */
     td_rule_info all[64], infos[12];
-    assert_int_equal(td_registry_rules(reg, all, 64), 48);
+    assert_int_equal(td_registry_rules(reg, all, 64), 50);
     int nred = 0, new = 0, ncopy = 0;
-    for (int i = 0; i < 48; i++) {
+    for (int i = 0; i < 50; i++) {
         if (strcmp(all[i].op, "copy") == 0) {
-            /* the five forced widths (by name), then fallback */
-            static const char *const copy_names[6] = {
+            /* the five forced widths (by name), ldstmatrix and vec_auto
+             * (by name), fallback */
+            static const char *const copy_names[8] = {
                 "vec_128b", "vec_16b", "vec_256b", "vec_32b", "vec_64b",
-                "fallback"};
-            assert_true(ncopy < 6);
+                "ldstmatrix", "vec_auto", "fallback"};
+            static const int copy_prio[8] = {20, 20, 20, 20, 20, 10, 10, 0};
+            assert_true(ncopy < 8);
             assert_string_equal(all[i].name, copy_names[ncopy]);
-            assert_int_equal(all[i].priority, ncopy < 5 ? 20 : 0);
+            assert_int_equal(all[i].priority, copy_prio[ncopy]);
             assert_int_equal(all[i].npreds, 1);
             assert_int_equal(td_registry_op(reg, "copy")->kind,
                              TD_OP_KIND_COPY);
@@ -71,7 +73,7 @@ static void test_default_table(void **state)
     }
     assert_int_equal(nred, 12);
     assert_int_equal(new, 30);
-    assert_int_equal(ncopy, 6);
+    assert_int_equal(ncopy, 8);
     static const char *const want[12][3] = {
         {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},
         {"max", "cuda", "local"},         {"max", "cuda", "shared"},

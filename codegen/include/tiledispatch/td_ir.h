@@ -458,6 +458,9 @@ typedef struct td_ptx_matrix {
     bool trans;
     const td_ir_buf *regs;
     td_expr *word;
+    /* Optional: the num words one by one (word is then ignored), for a
+     * fragment whose words of one instruction are not consecutive. */
+    td_expr *const *words;
 } td_ptx_matrix;
 
 TD_API void td_ir_ldmatrix(td_ir *ir, const td_ptx_matrix *m);

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Checks that vec_auto's and ldstmatrix's emitted copies move every
+element to its place.
+
+For each call file given whose emitted TIRx is a vec_auto body (a round
+loop of T.ptx.ld/st), the script evaluates the printed offsets (g_lin,
+s_off, s_base + ds, r_w: Python expressions) for every thread and round
+and checks, with the operands' own layouts (tile, swizzle, register
+thread axes), that each element of the source region lands on the
+destination element of the same row-major position, each exactly once.
+A register buffer without thread axes is every thread's own copy.  For an
+ldstmatrix body the row addresses are evaluated for every lane and warp
+and the instruction's fragment semantics applied (x{num}: lane 8j + r
+addresses row r of matrix j; thread t's word j holds row t / 4, columns
+2 (t % 4) and + 1, or with .trans column t / 4 of rows 2 (t % 4) and + 1).
+
+usage: check_copy_offsets.py TILEDISPATCH (CALL.yaml | DIR)...
+
+(a directory stands for its copy_*.yaml files)
+
+Exit status: 0 all good (and at least one body checked), 1 otherwise.
+"""
+import glob
+import itertools
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+def parse_layout(text, shape):
+    swz = None
+    m = re.match(r"ComposeLayout\((\d+), (\d+), (\d+), TileLayout\((.*)\)\)$", text or "")
+    if m:
+        swz = tuple(map(int, m.groups()[:3])); text = m.group(4)
+    if not text:
+        st, s = [], 1
+        for d in reversed(shape): st.append(s); s *= d
+        return list(shape), list(reversed(st)), swz
+    m = re.match(r"S\[\((.*)\)\s*:\s*\((.*)\)\]$", text)
+    if m:
+        ex = [int(x) for x in m.group(1).split(",")]
+        stv = [int(x) for x in m.group(2).split(",")]
+        return ex, stv, swz
+    m = re.match(r"S\[(\d+)\s*:\s*(\d+)\]$", text)
+    return [int(m.group(1))], [int(m.group(2))], swz
+
+def phys(lay, shape, coord):
+    ex, st, swz = lay
+    flat = 0
+    for c, d in zip(coord, shape): flat = flat * d + c
+    off = 0
+    for e, s in zip(reversed(ex), reversed(st)):
+        off += (flat % e) * s; flat //= e
+    if swz:
+        p, s, a = swz
+        off ^= ((off >> (p + a)) & ((1 << s) - 1)) << p
+    return off
+
+def region(r):
+    m = re.match(r"(\w+)\[(.*)\]$", r)
+    return m.group(1), [tuple(map(int, x.split(":"))) for x in m.group(2).split(",")]
+
+
+AX_SCALE = {"laneid": 1, "tid_in_wg": 1, "tx": 1, "wid_in_wg": 32, "warpid": 32}
+
+def parse_reg(text, shape):
+    """(extents, strides, axes) of a register layout; none: row-major."""
+    if not text:
+        ex, st, _ = parse_layout(None, shape)
+        return ex, st, [None] * len(ex)
+    m = re.match(r"S\[\((.*)\)\s*:\s*\((.*)\)\]$", text)
+    if m:
+        ex = [int(x) for x in m.group(1).split(",")]
+        sts = [x.strip() for x in m.group(2).split(",")]
+    else:
+        m = re.match(r"S\[(\d+)\s*:\s*(\S+)\]$", text)
+        ex, sts = [int(m.group(1))], [m.group(2)]
+    st, ax = [], []
+    for x in sts:
+        if "@" in x:
+            a, b = x.split("@"); st.append(int(a)); ax.append(b)
+        else:
+            st.append(int(x)); ax.append(None)
+    return ex, st, ax
+
+def reg_place(lay, shape, coord):
+    ex, st, ax = lay
+    flat = 0
+    for c, d in zip(coord, shape): flat = flat * d + c
+    tid = slot = 0
+    for e, s, a in zip(reversed(ex), reversed(st), reversed(ax)):
+        dgt = flat % e; flat //= e
+        if a is None: slot += dgt * s
+        else: tid += dgt * s * AX_SCALE[a]
+    return tid, slot
+
+def check_reg(f, call, tx):
+    bufs = call["buffers"]
+    dn, dreg = region(call["dst"]); sn, sreg = region(call["src"])
+    rn, rreg, mn, mreg = (sn, sreg, dn, dreg) if bufs[sn]["scope"] == "local" else (dn, dreg, sn, sreg)
+    rb, mb = bufs[rn], bufs[mn]
+    rlay = parse_reg(rb.get("layout"), rb["shape"])
+    mlay = parse_layout(mb.get("layout"), mb["shape"])
+    rounds = int(re.search(r"T.serial\((\d+)\)", tx).group(1))
+    env_lines = [l.strip() for l in tx.splitlines() if re.match(r"\s*\w+: T.int32 = ", l)]
+    m = re.search(r'"(v4|v2)", "u32"', tx)
+    lanes = {"v4": 4, "v2": 2}[m.group(1)] if m else 1
+    cbits = 32 if '"u32"' in tx else 16 if '"u16"' in tx else 8
+    dt = rb["dtype"]
+    eb = 8 if ("float8" in dt or dt in ("int8", "uint8")) else 16 if "16" in dt else 32 if "32" in dt else 64
+    vec = lanes * cbits // eb
+    T = {"thread": 1, "warp": 32, "warpgroup": 128}.get(call["scope"], call["launch"]["threadIdx.x"])
+    addr = re.search(r'T.address_of\(\w+\[[0-9, ]+\]\), (.*?), return_type', tx).group(1)
+    rcoords = list(itertools.product(*[range(a, z) for a, z in rreg]))
+    mcoords = list(itertools.product(*[range(a, z) for a, z in mreg]))
+    has_thread = any(a is not None for a in rlay[2])
+    rpos = {}
+    for k, c in enumerate(rcoords):
+        rpos[reg_place(rlay, rb["shape"], c)] = k
+    mpos = {phys(mlay, mb["shape"], c): k for k, c in enumerate(mcoords)}
+    seen = set()
+    for tid in range(T):
+        for fr in range(rounds):
+            env = {"f": fr, "tid": tid}
+            for l in env_lines:
+                name, e = l.split(": T.int32 = ")
+                if name != "tid":
+                    env[name] = eval(e, dict(env))
+            off = eval(addr, dict(env))
+            slot0 = env["r_w"] * cbits // eb
+            for l in range(vec):
+                k1 = mpos.get(off + l)
+                k2 = rpos.get((tid if has_thread else 0, slot0 + l))
+                if k1 is None or k1 != k2:
+                    return False
+                seen.add((tid, k1))
+    want = len(rcoords) if has_thread else len(rcoords) * T
+    return len(seen) == want
+
+
+def check_ldst(f, call, tx):
+    bufs = call["buffers"]
+    dn, dreg = region(call["dst"]); sn, sreg = region(call["src"])
+    rn, rreg, mn, mreg = (sn, sreg, dn, dreg) if bufs[sn]["scope"] == "local" else (dn, dreg, sn, sreg)
+    rb, mb = bufs[rn], bufs[mn]
+    rlay = parse_reg(rb.get("layout"), rb["shape"])
+    mlay = parse_layout(mb.get("layout"), mb["shape"])
+    T = {"warp": 32, "warpgroup": 128}.get(call["scope"], call["launch"]["threadIdx.x"])
+    rcoords = list(itertools.product(*[range(a, z) for a, z in rreg]))
+    mcoords = list(itertools.product(*[range(a, z) for a, z in mreg]))
+    rpos = {reg_place(rlay, rb["shape"], c): k for k, c in enumerate(rcoords)}
+    mpos = {phys(mlay, mb["shape"], c): k for k, c in enumerate(mcoords)}
+    seen = set()
+    for line in tx.splitlines():
+        m = re.search(r"T.ptx.(ldmatrix|stmatrix)\((.*)\)$", line.strip())
+        if not m:
+            continue
+        words = [int(x) for x in re.findall(r'\.view\("uint32"\)\[(\d+)\]', line)]
+        expr = re.search(r'T.address_of\(\w+\[[0-9, ]+\]\), (.*?), return_type', line).group(1)
+        num = int(re.search(r'"x(\d)"', line).group(1))
+        trans = '"trans"' in line
+        if len(words) != num:
+            return False
+        for w in range(T // 32):
+            addr = [eval(expr, {"laneid": l, "warp": w}) for l in range(32)]
+            for t in range(32):
+                for j in range(num):
+                    for h in range(2):
+                        if trans:
+                            off = addr[8 * j + 2 * (t % 4) + h] + t // 4
+                        else:
+                            off = addr[8 * j + t // 4] + 2 * (t % 4) + h
+                        k1 = mpos.get(off)
+                        k2 = rpos.get((w * 32 + t, words[j] * 2 + h))
+                        if k1 is None or k1 != k2 or k1 in seen:
+                            return False
+                        seen.add(k1)
+    return len(seen) == len(rcoords)
+
+bad = 0; n = 0
+files = []
+for a in sys.argv[2:]:
+    files += sorted(glob.glob(os.path.join(a, "copy_*.yaml"))) if os.path.isdir(a) else [a]
+for f in files:
+    call = yaml.safe_load(open(f))
+    out = subprocess.run([sys.argv[1], "emit", f, "--lang", "tirx"], capture_output=True, text=True)
+    tx = out.stdout
+    if out.returncode == 0 and ("T.ptx.ldmatrix" in tx or "T.ptx.stmatrix" in tx):
+        n += 1
+        if not check_ldst(f, call, tx):
+            bad += 1; print("BAD", f)
+        continue
+    if out.returncode != 0 or "T.ptx." not in tx or "for f in" not in tx:
+        continue
+    if "g_lin" not in tx:
+        n += 1
+        if not check_reg(f, call, tx):
+            bad += 1; print("BAD", f)
+        continue
+    rounds = int(re.search(r"T.serial\((\d+)\)", tx).group(1))
+    gl = re.search(r"g_lin: T.int32 = (.*)", tx).group(1)
+    so = re.search(r"s_off: T.int32 = (.*)", tx).group(1)
+    m = re.search(r'"(v4|v2)", "u32"', tx)
+    lanes = {"v4": 4, "v2": 2}[m.group(1)] if m else 1
+    cbits = 32 if '"u32"' in tx else 16 if '"u16"' in tx else 8
+    bufs = call["buffers"]
+    dn, dreg = region(call["dst"]); sn, sreg = region(call["src"])
+    dt = bufs[dn]["dtype"]
+    eb = 8 if ("float8" in dt or dt in ("int8", "uint8")) else 16 if "16" in dt else 32 if "32" in dt else 64
+    vec = lanes * cbits // eb
+    T = {"thread": 1, "warp": 32, "warpgroup": 128}.get(call["scope"], call["launch"]["threadIdx.x"])
+    gname = dn if bufs[dn]["scope"] == "global" else sn
+    def mk(name, reg):
+        b = bufs[name]; lay = parse_layout(b.get("layout"), b["shape"])
+        pos = {}
+        coords = [c for c in itertools.product(*[range(a, z) for a, z in reg])]
+        for k, c in enumerate(coords): pos[phys(lay, b["shape"], c)] = k
+        return pos
+    dpos, spos = mk(dn, dreg), mk(sn, sreg)
+    seen = set(); ok = True
+    for fr in range(rounds):
+        for tid in range(T):
+            g = eval(gl, {"f": fr, "tid": tid}); s = eval(so, {"f": fr, "tid": tid})
+            src0, dst0 = (g, s) if gname == sn else (s, g)
+            for l in range(vec):
+                a, b = spos.get(src0 + l), dpos.get(dst0 + l)
+                if a is None or b is None or a != b or b in seen:
+                    ok = False; break
+                seen.add(b)
+    if ok and len(seen) != len(dpos): ok = False
+    n += 1
+    if not ok:
+        bad += 1; print("BAD", f)
+print(f"{n} vec_auto and ldstmatrix bodies checked, {bad} wrong")
+sys.exit(1 if bad or n == 0 else 0)

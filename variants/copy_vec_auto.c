@@ -1,0 +1,348 @@
+/*
+ * The auto-vectorised copy `vec_auto` (upstream copy/vec_auto*.py,
+ * priority 10): its predicate vec_auto_applicable (the planner's check G,
+ * global <-> shared, or R, registers <-> shared/global, with TVM's
+ * composed reason) and its two emitters.  Global <-> shared: every thread
+ * of the scope moves `vec` consecutive elements per round through a
+ * scratch of containers (ld then st), a serial loop over the rounds, the
+ * offsets g_lin and s_off printed as TVM prints them (the swizzle as an
+ * XOR).  Registers <-> memory: the register layout says which thread owns
+ * what; each round is one PTX access between the thread's storage, viewed
+ * as containers, and memory at s_base + ds.  The plans come from
+ * copy_plan.c (design/copy/planner.md); no barrier is emitted.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "copy.h"
+#include "copy_plan.h"
+#include "variants.h"
+
+static bool vec_auto_pred(const td_call *call, const td_args *args,
+                          void *user, td_reason *why)
+{
+    (void)args;
+    (void)user;
+    td_copy_req q;
+    char w[TD_REASON_MAX];
+    if (td__copy_req_from_call(call, &q) != 0) {
+        td_reason_set(why, "vec_auto: the source is not a region");
+        return false;
+    }
+    if (!td__copy_vec_auto_applicable(&q, w, sizeof w)) {
+        td_reason_set(why, "%s", w);
+        return false;
+    }
+    return true;
+}
+
+static const td_pred_desc vec_auto_preds[] = {
+    {.name = "vec_auto_applicable", .fn = vec_auto_pred},
+};
+
+/* The scope's thread id: lane, thread in the warpgroup, threadIdx.x; NULL
+ * at thread scope (the emitters print 0). */
+static td_expr *thread_id(const td_call *call, td_ir *ir)
+{
+    if (call->scope == TD_SCOPE_THREAD)
+        return NULL;
+    td_expr *tx = td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32, 0, NULL);
+    if (call->scope == TD_SCOPE_WARP)
+        tx = td_mod(ir, tx, td_int(ir, 32));
+    else if (call->scope == TD_SCOPE_WARPGROUP)
+        tx = td_mod(ir, tx, td_int(ir, 128));
+    return td_var_ref(ir, td_ir_let(ir, "tid", TD_I32, tx));
+}
+
+td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
+                             const td_iter *iters, int n)
+{
+    int64_t inner = 1;
+    for (int k = n - 1; k >= 0; k--) {
+        const td_iter *it = &iters[k];
+        if (it->extent > 1 && it->stride != 0) {
+            td_expr *d = inner > 1 ? td_div(ir, v, td_int(ir, inner)) : v;
+            if (k > 0)
+                d = td_mod(ir, d, td_int(ir, it->extent));
+            d = td_mul(ir, d, td_int(ir, it->stride));
+            acc = acc != NULL ? td_add(ir, acc, d) : d;
+        }
+        inner *= it->extent;
+    }
+    return acc;
+}
+
+static td_expr *plus(td_ir *ir, td_expr *a, int64_t c)
+{
+    if (a == NULL)
+        return td_int(ir, c);
+    return c != 0 ? td_add(ir, a, td_int(ir, c)) : a;
+}
+
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z)
+{
+    if (!z->on || z->swizzle_len == 0)
+        return m;
+    int from = z->inner ? z->per_element + z->atom_len : z->per_element;
+    int to = z->inner ? z->per_element : z->per_element + z->atom_len;
+    td_expr *bits = td_binary(ir, TD_OP_BITAND,
+                              td_div(ir, m, td_int(ir, (int64_t)1 << from)),
+                              td_int(ir, ((int64_t)1 << z->swizzle_len) - 1));
+    return td_binary(ir, TD_OP_XOR, m,
+                     td_binary(ir, TD_OP_SHL, bits, td_int(ir, to)));
+}
+
+/* The PTX container form of `bytes` bytes (TVM's copy_ptx_form). */
+static void form(int64_t bytes, int *bits, int *lanes)
+{
+    *bits = bytes >= 4 ? 32 : (int)bytes * 8;
+    *lanes = bytes >= 4 ? (int)(bytes / 4) : 1;
+}
+
+static td_dtype container(int bits)
+{
+    return bits == 32 ? TD_U32 : bits == 16 ? TD_U16 : TD_U8;
+}
+
+static const char *const note_mem =
+    "no barrier is emitted: the caller synchronises (__syncwarp() for "
+    "readers in the same warp, a named barrier or __syncthreads() for "
+    "others) before other threads read %.*s (%s)";
+
+/* config keys the global <-> shared path does not apply (TVM reads none
+ * of them there), for explain's note. */
+static void unused_hints(const td_call *call, char *buf, size_t cap)
+{
+    static const char *const keys[] = {"cache", "l1_evict", "l2_evict",
+                                       "prefetch_size"};
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (td_call_config(call, keys[i]) != NULL && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s",
+                                  n > 0 ? ", " : "", keys[i]);
+}
+
+static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
+                   td_reason *why)
+{
+    td_copy_gs_plan p;
+    char w[TD_REASON_MAX];
+    int rc = td__copy_plan_gs(q, &p, w, sizeof w);
+    if (rc != 0) {
+        td_reason_set(why, "%s", w);
+        return rc == TD_ENOMATCH ? TD_EDECLINED : rc;
+    }
+    const td_region *sr = td__copy_src_region(call), *dr = &call->dst;
+    const td_region *gr = p.g_is_src ? sr : dr, *smr = p.g_is_src ? dr : sr;
+    td_ir_buf *gb = td__copy_declare(call, gr->buffer, ir, why);
+    td_ir_buf *sb = gb != NULL ? td__copy_declare(call, smr->buffer, ir, why)
+                               : NULL;
+    if (gb == NULL || sb == NULL)
+        return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EDECLINED;
+    int bits, lanes;
+    form(p.vec * p.elem_bits / 8, &bits, &lanes);
+    td_ir_buf *tmp = td_ir_scratch(ir, "tmp", container(bits), lanes);
+    td_expr *tid = p.threads > 1 ? thread_id(call, ir) : NULL;
+    td_var *f = td_ir_for(ir, "f", td_int(ir, p.rounds), TD_LOOP_SERIAL);
+    td_expr *fv = td_var_ref(ir, f);
+    td_expr *g = NULL, *s = NULL;
+    if (p.carved) {
+        int no = p.n_outer, nt = p.n_thread;
+        g = td__copy_split_expr(ir, NULL, fv, p.g.shard, no);
+        if (tid != NULL)
+            g = td__copy_split_expr(ir, g, tid, p.g.shard + no, nt);
+        s = td__copy_split_expr(ir, NULL, fv, p.s.shard + p.s_seps[0],
+                  p.s_seps[no] - p.s_seps[0]);
+        if (tid != NULL)
+            s = td__copy_split_expr(ir, s, tid, p.s.shard + p.s_seps[no],
+                      p.s_seps[no + nt] - p.s_seps[no]);
+    } else {
+        td_expr *flat = td_mul(ir, fv, td_int(ir, p.threads));
+        if (tid != NULL)
+            flat = td_add(ir, flat, tid);
+        flat = td_mul(ir, flat, td_int(ir, p.vec));
+        g = td__copy_split_expr(ir, NULL, flat, p.g.shard, p.g.nshard);
+        s = td__copy_split_expr(ir, NULL, flat, p.s.shard, p.s.nshard);
+    }
+    g = plus(ir, g, p.g.offset[TD_AXIS_M]);
+    s = td__copy_swizzle_expr(ir, plus(ir, s, p.s.offset[TD_AXIS_M]), &p.swz);
+    td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
+    td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
+    td_ptx_access ld = {.bits = bits, .lanes = lanes, .regs = tmp,
+                        .word = td_int(ir, 0)};
+    td_ptx_access st = ld;
+    ld.mem = p.g_is_src ? gb : sb;
+    ld.offset = td_var_ref(ir, p.g_is_src ? gv : sv);
+    st.mem = p.g_is_src ? sb : gb;
+    st.offset = td_var_ref(ir, p.g_is_src ? sv : gv);
+    td_ir_ptx_ld(ir, &ld);
+    td_ir_ptx_st(ir, &st);
+    td_ir_end_for(ir);
+    rc = td_ir_status(ir);
+    if (rc != 0)
+        return rc;
+    const td_buffer *d = td__copy_dst(call);
+    char hints[64], note[TD_REASON_MAX];
+    unused_hints(call, hints, sizeof hints);
+    snprintf(note, sizeof note, note_mem,
+             (int)strnlen(d->name, TD_NAME_MAX), d->name, d->scope);
+    if (hints[0] != '\0')
+        td_reason_set(why, "%s; config %s not applied (the global <-> "
+                           "shared path reads no cache hints, as TVM)",
+                      note, hints);
+    else
+        td_reason_set(why, "%s", note);
+    return 0;
+}
+
+/* The load hints of the register path: cache='nc' and the L1 / prefetch
+ * hints on a global load; an L2 eviction priority needs a 256-bit load,
+ * which vec_auto never makes. */
+static bool reg_hints(const td_call *call, td_ptx_access *a, td_reason *why)
+{
+    const td_config_entry *e = td_call_config(call, "cache");
+    if (e != NULL) {
+        if (e->kind != TD_VALUE_STRING || strcmp(e->s, "nc") != 0) {
+            td_reason_set(why, "vec_auto: unsupported cache config; "
+                               "expected None or 'nc'");
+            return false;
+        }
+        a->nc = true;
+    }
+    e = td_call_config(call, "l2_evict");
+    if (e != NULL && !(e->kind == TD_VALUE_STRING && e->s[0] == '\0')) {
+        td_reason_set(why, "config 'l2_evict' needs a 256-bit load "
+                           "(vec_256b)");
+        return false;
+    }
+    e = td_call_config(call, "l1_evict");
+    if (e != NULL && e->kind == TD_VALUE_STRING && e->s[0] != '\0' &&
+        td_ptx_l1_parse(e->s, &a->l1) != 0) {
+        td_reason_set(why, "config 'l1_evict': '%.*s' is not an L1 hint",
+                      (int)strnlen(e->s, TD_NAME_MAX), e->s);
+        return false;
+    }
+    e = td_call_config(call, "prefetch_size");
+    if (e != NULL && e->kind == TD_VALUE_STRING && e->s[0] != '\0' &&
+        td_ptx_prefetch_parse(e->s, &a->prefetch) != 0) {
+        td_reason_set(why, "config 'prefetch_size': '%.*s' is not a "
+                           "prefetch size",
+                      (int)strnlen(e->s, TD_NAME_MAX), e->s);
+        return false;
+    }
+    return true;
+}
+
+static int emit_reg(const td_call *call, const td_copy_req *q, td_ir *ir,
+                    td_reason *why)
+{
+    td_copy_reg_plan p;
+    char w[TD_REASON_MAX];
+    int rc = td__copy_plan_reg(q, &p, w, sizeof w);
+    if (rc != 0) {
+        td_reason_set(why, "%s", w);
+        return rc == TD_ENOMATCH ? TD_EDECLINED : rc;
+    }
+    const td_region *sr = td__copy_src_region(call), *dr = &call->dst;
+    const td_region *rr = p.r_is_src ? sr : dr, *mr = p.r_is_src ? dr : sr;
+    const td_buffer *rb = &call->buffers[rr->buffer];
+    td_ptx_access a = {0};
+    if (!p.r_is_src && p.s_global && !reg_hints(call, &a, why))
+        return TD_EDECLINED;
+    td_ir_buf *mb = td__copy_declare(call, mr->buffer, ir, why);
+    if (mb == NULL)
+        return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EDECLINED;
+    td_ir_buf *regs = td_ir_buffer(ir, rb->name, rb->dtype, rb->scope, 1,
+                                   &p.r_slots);
+    int bits, lanes;
+    form(p.vec * p.elem_bits / 8, &bits, &lanes);
+    td_expr *tid = p.s_nthread > 0 ? thread_id(call, ir) : NULL;
+    td_expr *base = tid != NULL ? td__copy_split_expr(ir, NULL, tid, p.s.shard, p.s_nthread)
+                                : NULL;
+    base = plus(ir, base, p.s.offset[TD_AXIS_M]);
+    bool swz = p.swz.on && p.swz.swizzle_len > 0;
+    td_var *bv = swz ? NULL : td_ir_let(ir, "s_base", TD_I32, base);
+    td_var *f = td_ir_for(ir, "f", td_int(ir, p.rounds), TD_LOOP_SERIAL);
+    td_expr *fv = td_var_ref(ir, f), *ds = NULL, *drr = NULL;
+    int64_t inner = 1;
+    for (int k = p.nouter - 1; k >= 0; k--) {
+        const td_copy_atom *at = &p.outer[k];
+        if (at->extent > 1) {
+            td_expr *d = inner > 1 ? td_div(ir, fv, td_int(ir, inner)) : fv;
+            if (k > 0)
+                d = td_mod(ir, d, td_int(ir, at->extent));
+            if (at->s_stride != 0) {
+                td_expr *t = td_mul(ir, d, td_int(ir, at->s_stride));
+                ds = ds != NULL ? td_add(ir, ds, t) : t;
+            }
+            if (at->r_mul != 0) {
+                td_expr *t = td_mul(ir, d, td_int(ir, at->r_mul));
+                drr = drr != NULL ? td_add(ir, drr, t) : t;
+            }
+        }
+        inner *= at->extent;
+    }
+    td_var *dsv = td_ir_let(ir, "ds", TD_I32, ds != NULL ? ds : td_int(ir, 0));
+    td_var *drv = td_ir_let(ir, "dr", TD_I32, drr != NULL ? drr : td_int(ir, 0));
+    td_expr *off = swz ? td_add(ir, base, td_var_ref(ir, dsv))
+                       : td_add(ir, td_var_ref(ir, bv), td_var_ref(ir, dsv));
+    off = td__copy_swizzle_expr(ir, off, &p.swz);
+    td_expr *ov = swz ? td_var_ref(ir, td_ir_let(ir, "s_off", TD_I32, off))
+                      : off;
+    td_expr *slot = plus(ir, td_var_ref(ir, drv), p.r_off_base);
+    td_expr *word = p.elem_bits == bits
+                        ? slot
+                        : p.elem_bits < bits
+                              ? td_div(ir, slot, td_int(ir, bits / p.elem_bits))
+                              : td_mul(ir, slot, td_int(ir, p.elem_bits / bits));
+    td_var *wv = td_ir_let(ir, "r_w", TD_I32, word);
+    a.mem = mb;
+    a.offset = ov;
+    a.bits = bits;
+    a.lanes = lanes;
+    a.regs = regs;
+    a.word = td_var_ref(ir, wv);
+    if (p.r_is_src)
+        td_ir_ptx_st(ir, &a);
+    else
+        td_ir_ptx_ld(ir, &a);
+    td_ir_end_for(ir);
+    rc = td_ir_status(ir);
+    if (rc != 0)
+        return rc;
+    const td_buffer *d = td__copy_dst(call);
+    if (p.r_is_src)
+        td_reason_set(why, note_mem, (int)strnlen(d->name, TD_NAME_MAX),
+                      d->name, d->scope);
+    else
+        td_reason_set(why, "each thread loads its own registers; no barrier "
+                           "is emitted");
+    return 0;
+}
+
+static int vec_auto_emit(const td_call *call, const td_op_desc *op,
+                         const void *plan, td_ir *ir, void *user,
+                         td_reason *why)
+{
+    (void)op;
+    (void)plan;
+    (void)user;
+    td_copy_req q;
+    char w[TD_REASON_MAX];
+    if (td__copy_req_from_call(call, &q) != 0) {
+        td_reason_set(why, "vec_auto: the source is not a region");
+        return TD_EDECLINED;
+    }
+    /* As TVM: G when it passes, else R. */
+    if (td__copy_check_gs(&q, w, sizeof w))
+        return emit_gs(call, &q, ir, why);
+    return emit_reg(call, &q, ir, why);
+}
+
+const td_impl_desc td__variant_copy_vec_auto = {
+    .name = "vec_auto",
+    .emit = vec_auto_emit,
+    .preds = vec_auto_preds,
+    .npreds = sizeof vec_auto_preds / sizeof *vec_auto_preds,
+};
