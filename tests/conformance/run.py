@@ -243,7 +243,7 @@ COPY_OPS = {"copy"}
 STRATA = {
     "reduction": (("variant", "scope", "dtype"), ("variant", "op")),
     "elementwise": (("variant", "scope"), ("op",), ("dtype",)),
-    "copy": (("variant", "scope", "dtype"),),
+    "copy": (("variant", "scope"), ("dtype",)),
 }
 
 
@@ -538,7 +538,7 @@ def main():
         print(f"sample: {len(cases)} of {total} cases; reductions one per "
               "(variant, scope, dtype class) and per (variant, op), "
               "elementwise ops one per (variant, scope), op and "
-              "dtype class, copies one per (variant, scope, dtype class)",
+              "dtype class, copies one per (variant, scope) and dtype class",
               flush=True)
     modes = "exact,random" if args.data == "both" else args.data
     what = "compiled" if args.compile else "written"
