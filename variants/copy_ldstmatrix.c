@@ -161,7 +161,12 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
     if (p.ld)
         td_reason_set(why, "warp-collective: every lane of each warp must "
                            "execute it (no divergent branch around the "
-                           "copy); no barrier is emitted");
+                           "copy); no barrier is emitted: what other warps "
+                           "wrote to %.*s must be made visible first by the "
+                           "caller (a named barrier or __syncthreads())",
+                      (int)strnlen(call->buffers[mr->buffer].name,
+                                   TD_NAME_MAX),
+                      call->buffers[mr->buffer].name);
     else
         td_reason_set(why, "warp-collective: every lane of each warp must "
                            "execute it; no barrier is emitted: other warps "
