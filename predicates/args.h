@@ -32,4 +32,16 @@ struct td_args {
 /* Frees what a td_args owns and empties it. */
 void td__args_clear(td_args *a);
 
+/* How an operand kind reads in a reason ("a region", "a literal", ...). */
+const char *td__operand_kind_name(td_operand_kind k);
+
+/* Whether the call has exactly one region source and no extras (bias,
+ * scale); if not, a reason in upstream's front-end wording, and *where set
+ * to the offending operand's position when the call file gave one. */
+bool td__one_region_source(const td_call *call, td_pos *where,
+                           td_reason *why);
+
+/* Whether the call has no extras (bias, scale); as above otherwise. */
+bool td__no_extras(const td_call *call, td_pos *where, td_reason *why);
+
 #endif

@@ -99,20 +99,6 @@ size_t td__call_candidates(const td_registry *reg, const td_call *call,
 
 /* ---- the op's operand check --------------------------------------------- */
 
-static const char *operand_kind_name(td_operand_kind k)
-{
-    switch (k) {
-    case TD_OPERAND_REGION:
-        return "a region";
-    case TD_OPERAND_LITERAL:
-        return "a literal";
-    case TD_OPERAND_SCALAR:
-        return "a named scalar";
-    default:
-        return "absent";
-    }
-}
-
 /* What a reduction takes: one region source, no extras.  A call built by
  * hand before srcs existed (nsrcs 0, its src region naming a buffer) is
  * one region source. */
@@ -121,40 +107,10 @@ static bool reduction_check(const td_call *call, td_pos *where,
 {
     bool hand_built = call->nsrcs == 0 && call->src.buffer >= 0 &&
                       call->src.buffer < call->nbuffers;
-    if (hand_built) {
-        /* (loaded calls without a source have src.buffer -1) */
-    } else if (call->nsrcs != 1) {
-        if (call->nsrcs > 1 && call->nsrcs <= TD_MAX_SRCS &&
-            call->srcs[1].pos.line > 0)
-            *where = call->srcs[1].pos;
-        else if (call->pos_srcs.line > 0)
-            *where = call->pos_srcs;
-        if (call->nsrcs == 0)
-            td_reason_set(why, "expects one source region, got none");
-        else
-            td_reason_set(why, "expects one source region, got %d operands",
-                          call->nsrcs);
-        return false;
-    } else if (call->srcs[0].kind != TD_OPERAND_REGION) {
-        if (call->srcs[0].pos.line > 0)
-            *where = call->srcs[0].pos;
-        td_reason_set(why, "expects a source region, not %s",
-                      operand_kind_name(call->srcs[0].kind));
-        return false;
-    }
-    if (call->bias.kind != TD_OPERAND_NONE ||
-        call->scale.kind != TD_OPERAND_NONE) {
-        const td_operand *x = call->bias.kind != TD_OPERAND_NONE ? &call->bias
-                                                                 : &call->scale;
-        if (x->pos.line > 0)
-            *where = x->pos;
-        else if (call->pos_extras.line > 0)
-            *where = call->pos_extras;
-        td_reason_set(why, "takes no extras, got '%s'",
-                      x == &call->bias ? "bias" : "scale");
-        return false;
-    }
-    return true;
+    /* (loaded calls without a source have src.buffer -1) */
+    if (hand_built)
+        return td__no_extras(call, where, why);
+    return td__one_region_source(call, where, why);
 }
 
 int td__op_check(const td_call *call, const td_op_desc *op, const char *file,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "copy.h"
 #include "layout.h"
 
@@ -52,18 +53,6 @@ int td__copy_squeeze(const td_region *r, int64_t *ext, int *dims)
     return n;
 }
 
-static const char *kind_name(td_operand_kind k)
-{
-    switch (k) {
-    case TD_OPERAND_LITERAL:
-        return "a literal";
-    case TD_OPERAND_SCALAR:
-        return "a named scalar";
-    default:
-        return "absent";
-    }
-}
-
 /* "['4', '8']": the extents as TVM's front end prints them. */
 static void shape_text(char *buf, size_t cap, const int64_t *ext, int n)
 {
@@ -87,38 +76,8 @@ static bool copy_check(const td_call *call, const td_op_desc *op,
                        td_pos *where, td_reason *why)
 {
     (void)op;
-    if (call->nsrcs != 1) {
-        if (call->nsrcs > 1 && call->nsrcs <= TD_MAX_SRCS &&
-            call->srcs[1].pos.line > 0)
-            *where = call->srcs[1].pos;
-        else if (call->pos_srcs.line > 0)
-            *where = call->pos_srcs;
-        if (call->nsrcs == 0)
-            td_reason_set(why, "expects one source region, got none");
-        else
-            td_reason_set(why, "expects one source region, got %d operands",
-                          call->nsrcs);
+    if (!td__one_region_source(call, where, why))
         return false;
-    }
-    if (call->srcs[0].kind != TD_OPERAND_REGION) {
-        if (call->srcs[0].pos.line > 0)
-            *where = call->srcs[0].pos;
-        td_reason_set(why, "expects a source region, not %s",
-                      kind_name(call->srcs[0].kind));
-        return false;
-    }
-    if (call->bias.kind != TD_OPERAND_NONE ||
-        call->scale.kind != TD_OPERAND_NONE) {
-        const td_operand *x = call->bias.kind != TD_OPERAND_NONE ? &call->bias
-                                                                 : &call->scale;
-        if (x->pos.line > 0)
-            *where = x->pos;
-        else if (call->pos_extras.line > 0)
-            *where = call->pos_extras;
-        td_reason_set(why, "takes no extras, got '%s'",
-                      x == &call->bias ? "bias" : "scale");
-        return false;
-    }
     if (!(call->naxes == 1 && call->axes[0] == -1)) {
         td_reason_set(why, "takes no axes (a copy moves every element of "
                            "its region)");
