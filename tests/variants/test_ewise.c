@@ -341,6 +341,38 @@ static td_call *smem_add(int64_t threads)
     return c;
 }
 
+/* A [16, 128] tile minus its [16, 1] row column, as a softmax does: the
+ * column's index is split over the loop, so every thread of a step reads
+ * the same address (rmax[s], TVM's form) instead of computing fused / 128
+ * each (7% of a softmax on the H200). */
+static void test_smem_row_broadcast(void **state)
+{
+    (void)state;
+    td_call *c = cta_call("sub", 128);
+    int a = fx_buf(c, "A", "shared", TD_F32, 2, (int64_t)16, (int64_t)128);
+    int r = fx_buf(c, "R", "shared", TD_F32, 2, (int64_t)16, (int64_t)1);
+    fx_full(c, &c->dst, a);
+    src_region(c, 0, a);
+    src_region(c, 1, r);
+    out o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "int fused = s * 128 + tid;");
+    HAS(o.cuda, "A_ptr[fused] = A_ptr[fused] - R_ptr[s];");
+    HAS(o.tirx, "R[s, 0]");
+    out_free(&o);
+    /* 96 threads: a step covers 3/4 of a row, the row is fused / 128 */
+    c->launch[TD_LAUNCH_TX].extent = 96;
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "if (fused < 2048)");
+    HAS(o.cuda, "R_ptr[(s * 96 + tid) / 128]");
+    out_free(&o);
+    /* 256 threads: two rows a step, the thread's row within it */
+    c->launch[TD_LAUNCH_TX].extent = 256;
+    o = emit(&td__variant_ewise_smem, c);
+    HAS(o.cuda, "R_ptr[s * 2 + tid / 128]");
+    out_free(&o);
+    free(c);
+}
+
 static void test_smem_rejections(void **state)
 {
     (void)state;
@@ -422,7 +454,7 @@ static void test_smem_cta_scalar(void **state)
     HASNT(o.cuda, "for (int vec");
     HAS(o.cuda, "int fused = s * 512 + tid * 4;");
     HAS(o.cuda, "uint4 va = *(const uint4 *)&A_ptr[fused];");
-    HAS(o.cuda, "uint4 vb = *(const uint4 *)&B_ptr[fused % 64];");
+    HAS(o.cuda, "uint4 vb = *(const uint4 *)&B_ptr[tid * 4 % 64];");
     HAS(o.cuda, "__float_as_uint(__uint_as_float(va.w) + "
                 "__uint_as_float(vb.w))");
     HAS(o.cuda, "*(uint4 *)&C_ptr[fused] = vr;");
@@ -465,7 +497,7 @@ static void test_smem_swizzle(void **state)
     set_layout(c, 2, "S[(16, 64) : (64, 1)] + Swizzle(3, 2, 4)");
     out o = emit(&td__variant_ewise_smem, c);
     HAS(o.cuda, "uint4 va = *(const uint4 *)&A_ptr[fused ^ (fused / 64 % 8 * 4)];");
-    HAS(o.cuda, "uint4 vb = *(const uint4 *)&B_ptr[fused % 64];");
+    HAS(o.cuda, "uint4 vb = *(const uint4 *)&B_ptr[tid * 4 % 64];");
     HAS(o.cuda, "*(uint4 *)&C_ptr[fused ^ (fused / 64 % 8 * 4)] = vr;");
     HAS(o.cuda, "// swizzled C: 16-byte vector accesses (each inside one "
                 "16-byte XOR unit)");
@@ -477,7 +509,7 @@ static void test_smem_swizzle(void **state)
                 "        va[td_k] = A[fused // 64, fused % 64 + td_k]\n");
     HAS(o.tirx, "    for td_k in T.vectorized(4):\n"
                 "        C[fused // 64, fused % 64 + td_k] = vr[td_k]\n");
-    HAS(o.tirx, "vb[T.ramp(0, 1, 4)] = B[0, T.ramp((s * 512 + tid * 4) % 64, 1, 4)]");
+    HAS(o.tirx, "vb[T.ramp(0, 1, 4)] = B[0, T.ramp(threadIdx.x * 4 % 64, 1, 4)]");
     HASNT(o.tirx, "C[fused // 64, T.ramp(");
     out_free(&o);
     /* m = 1: a unit of two floats splits the vector: elements */
@@ -832,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_reduce_table),
         cmocka_unit_test(test_check_reasons),
         cmocka_unit_test(test_parse_normalises),
+        cmocka_unit_test(test_smem_row_broadcast),
         cmocka_unit_test(test_smem_rejections),
         cmocka_unit_test(test_smem_cta_scalar),
         cmocka_unit_test(test_smem_swizzle),
