@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_swz(const half *__restric
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = f * 1024 + tid * 8;
-      int s_off = (f * 1024 + tid * 8) ^ (((f * 1024 + tid * 8) / 64 & 7) << 3);
+      int s_off = f * 1024 + ((tid * 8) ^ ((tid * 8 & 448) / 8));
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_swz(const half *__restric
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = f * 1024 + tid * 8;
-      int s_off = (f * 1024 + tid * 8) ^ (((f * 1024 + tid * 8) / 64 & 7) << 3);
+      int s_off = f * 1024 + ((tid * 8) ^ ((tid * 8 & 448) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_swz(const float *__restri
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
       int g_lin = f * 512 + tid * 4;
-      int s_off = (f * 512 + tid * 4) ^ (((f * 512 + tid * 4) / 32 & 7) << 2);
+      int s_off = f * 512 + ((tid * 4) ^ ((tid * 4 & 224) / 8));
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_swz(const float *__restri
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
       int g_lin = f * 512 + tid * 4;
-      int s_off = (f * 512 + tid * 4) ^ (((f * 512 + tid * 4) / 32 & 7) << 2);
+      int s_off = f * 512 + ((tid * 4) ^ ((tid * 4 & 224) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_swz(const __nv_fp8_e4m3 *
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = f * 2048 + tid * 16;
-      int s_off = (f * 2048 + tid * 16) ^ (((f * 2048 + tid * 16) / 128 & 7) << 4);
+      int s_off = f * 2048 + ((tid * 16) ^ ((tid * 16 & 896) / 8));
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_swz(const __nv_fp8_e4m3 *
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = f * 2048 + tid * 16;
-      int s_off = (f * 2048 + tid * 16) ^ (((f * 2048 + tid * 16) / 128 & 7) << 4);
+      int s_off = f * 2048 + ((tid * 16) ^ ((tid * 16 & 896) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
@@ -431,7 +431,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
       int g_lin = f * 256 + tid * 2;
-      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ (((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) / 64 & 7) << 3);
+      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
       td_ptx_ld_global_u32(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u32(Sm_ptr + s_off, tmp[0]);
     }
@@ -442,26 +442,26 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   }
@@ -472,7 +472,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
       int g_lin = f * 256 + tid * 2;
-      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ (((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) / 64 & 7) << 3);
+      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
       td_ptx_ld_shared_u32(tmp[0], Sm_ptr + s_off);
       td_ptx_st_global_u32(B_ptr + g_lin, tmp[0]);
     }
@@ -505,7 +505,7 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = f * 128 + tid;
-      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ ((((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) / 64 & 7) << 3);
+      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
       td_ptx_ld_global_u16(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u16(Sm_ptr + s_off, tmp[0]);
     }
@@ -516,26 +516,26 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ (((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) / 64 & 7) << 3)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   }
@@ -546,7 +546,7 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = f * 128 + tid;
-      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ ((((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) / 64 & 7) << 3);
+      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
       td_ptx_ld_shared_u16(tmp[0], Sm_ptr + s_off);
       td_ptx_st_global_u16(B_ptr + g_lin, tmp[0]);
     }
