@@ -8,7 +8,7 @@
 the output is committed under bench/gpu/copy/gen/ and travels with the
 tree.)
 
-Every case of CASES below is one tile per CTA of 128 threads, in two
+Every case of GSG and LDST below is one tile per CTA of 128 threads, in two
 forms written by two code generators from the same calls:
 
 - ours: for each copy call, `TILEDISPATCH emit CALL --lang cuda`, its body
@@ -26,12 +26,14 @@ Two kinds of case:
   [b*R, (b+1)*R) of A and B.  Ours gets its tile through the kernel
   parameter (A_ptr + b*R*C), TVM's through the region A[b*R:(b+1)*R, :].
 - ldst: A -> Sm once, then ITERS round trips shared -> registers -> shared
-  through ldmatrix / stmatrix (Sm -> Rg -> Sm2 -> Rg -> Sm, a __syncwarp
-  after each store), then Sm -> B.  The register layout is the mma
+  through ldmatrix / stmatrix (each iteration Sm -> Rg -> Sm2 -> Rg -> Sm,
+  a __syncwarp after each store), then Sm -> B.  The register layout is the mma
   fragment of TVM's test_ld_stmatrix.py; both sides get the same syncs.
 
 OUTDIR/cases.h lists the cases for the harness: X(NAME, KIND, ELEM_BYTES,
-TILE_ELEMS, THREADS, TILES, ITERS).  Nothing in OUTDIR is written by hand.
+TILE_ELEMS, THREADS, TILES, ITERS, SHARED LAYOUT).  Nothing in OUTDIR is
+written by hand; TVM's kernels embed the TVMScript they come from in their
+opening comment.
 """
 import os
 import re
