@@ -85,7 +85,8 @@ td_ir_buf *td__copy_declare(const td_call *call, int b, td_ir *ir,
  * added to acc (NULL: nothing yet; the result is NULL when no term is
  * left); and TVM's element-index swizzle of m (ComposeLayout.apply: with
  * swizzle_inner m ^ ((m >> (p + a) & (2^s - 1)) << p), else
- * m ^ ((m >> p & (2^s - 1)) << (p + a))). */
+ * m ^ ((m >> p & (2^s - 1)) << (p + a)), written as the masked bits of m
+ * moved: m ^ (m & (2^s - 1) << (p + a)) / 2^a and so on). */
 td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
                              const td_iter *iters, int n);
 td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z);

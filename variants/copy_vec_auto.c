@@ -85,11 +85,32 @@ td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z)
         return m;
     int from = z->inner ? z->per_element + z->atom_len : z->per_element;
     int to = z->inner ? z->per_element : z->per_element + z->atom_len;
-    td_expr *bits = td_binary(ir, TD_OP_BITAND,
-                              td_div(ir, m, td_int(ir, (int64_t)1 << from)),
-                              td_int(ir, ((int64_t)1 << z->swizzle_len) - 1));
-    return td_binary(ir, TD_OP_XOR, m,
-                     td_binary(ir, TD_OP_SHL, bits, td_int(ir, to)));
+    int64_t mask = ((int64_t)1 << z->swizzle_len) - 1;
+    /* The source bits are masked where they are, then moved: the same
+     * value as (m >> from & mask) << to, but the quotient's operand is
+     * non-negative on its face (m is an int in the CUDA text), so nvcc
+     * shifts where m / 2^from costs a signed division's sign fix-up. */
+    td_expr *bits = td_binary(ir, TD_OP_BITAND, m, td_int(ir, mask << from));
+    td_expr *moved =
+        from > to   ? td_div(ir, bits, td_int(ir, (int64_t)1 << (from - to)))
+        : from < to ? td_binary(ir, TD_OP_SHL, bits, td_int(ir, to - from))
+                    : bits;
+    return td_binary(ir, TD_OP_XOR, m, moved);
+}
+
+/* Whether the iters' terms are all whole multiples of 2^(the highest bit
+ * the swizzle reads or flips + 1), so that adding them commutes with it
+ * (false when there is no swizzle: nothing to gain). */
+static bool above_swizzle(const td_iter *iters, int n, const td_lay_swz *z)
+{
+    if (!z->on || z->swizzle_len == 0)
+        return false;
+    int64_t span = (int64_t)1 << (z->per_element + z->atom_len +
+                                  z->swizzle_len);
+    for (int k = 0; k < n; k++)
+        if (iters[k].extent > 1 && iters[k].stride % span != 0)
+            return false;
+    return true;
 }
 
 /* The PTX container form of `bytes` bytes (TVM's copy_ptx_form). */
@@ -146,17 +167,23 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
     td_expr *tid = p.threads > 1 ? thread_id(call, ir) : NULL;
     td_var *f = td_ir_for(ir, "f", td_int(ir, p.rounds), TD_LOOP_SERIAL);
     td_expr *fv = td_var_ref(ir, f);
-    td_expr *g = NULL, *s = NULL;
+    td_expr *g = NULL, *s = NULL, *s_thread = NULL;
+    bool split = false;
     if (p.carved) {
         int no = p.n_outer, nt = p.n_thread;
         g = td__copy_split_expr(ir, NULL, fv, p.g.shard, no);
         if (tid != NULL)
             g = td__copy_split_expr(ir, g, tid, p.g.shard + no, nt);
-        s = td__copy_split_expr(ir, NULL, fv, p.s.shard + p.s_seps[0],
-                  p.s_seps[no] - p.s_seps[0]);
+        const td_iter *rounds = p.s.shard + p.s_seps[0];
+        int n_rounds = p.s_seps[no] - p.s_seps[0];
+        s = td__copy_split_expr(ir, NULL, fv, rounds, n_rounds);
+        split = above_swizzle(rounds, n_rounds, &p.swz);
         if (tid != NULL)
-            s = td__copy_split_expr(ir, s, tid, p.s.shard + p.s_seps[no],
-                      p.s_seps[no + nt] - p.s_seps[no]);
+            s_thread = td__copy_split_expr(
+                ir, split ? NULL : s, tid, p.s.shard + p.s_seps[no],
+                p.s_seps[no + nt] - p.s_seps[no]);
+        if (tid != NULL && !split)
+            s = s_thread;
     } else {
         td_expr *flat = td_mul(ir, fv, td_int(ir, p.threads));
         if (tid != NULL)
@@ -166,7 +193,18 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
         s = td__copy_split_expr(ir, NULL, flat, p.s.shard, p.s.nshard);
     }
     g = plus(ir, g, p.g.offset[TD_AXIS_M]);
-    s = td__copy_swizzle_expr(ir, plus(ir, s, p.s.offset[TD_AXIS_M]), &p.swz);
+    if (split) {
+        /* The rounds' part adds whole multiples of the swizzle's span,
+         * which leave the bits it reads and flips alone: it stays out of
+         * the XOR, as TVM prints it, and nvcc folds it into the unrolled
+         * stores' immediate offsets. */
+        td_expr *t = td__copy_swizzle_expr(
+            ir, plus(ir, s_thread, p.s.offset[TD_AXIS_M]), &p.swz);
+        s = s != NULL ? td_add(ir, s, t) : t;
+    } else {
+        s = td__copy_swizzle_expr(ir, plus(ir, s, p.s.offset[TD_AXIS_M]),
+                                  &p.swz);
+    }
     td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
     td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
     td_ptx_access ld = {.bits = bits, .lanes = lanes, .regs = tmp,
