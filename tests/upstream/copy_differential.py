@@ -250,6 +250,26 @@ def _show(s: set | None) -> str:
     return " ".join(sorted(s)) or "scalar"
 
 
+def _print_markdown(counts: dict, rows: list) -> None:
+    """The tables of docs/upstream.md section 6: counts per expected
+    variant, then every case that differs."""
+    print("| expected variant | cases | TVM agrees (variant and access) | "
+          "listed deviation | differs | not run |")
+    print("|---|---:|---:|---:|---:|---:|")
+    tot = [0] * 5
+    for k, c in sorted(counts.items()):
+        print(f"| {k} | " + " | ".join(map(str, c)) + " |")
+        tot = [a + b for a, b in zip(tot, c)]
+    print("| all | " + " | ".join(map(str, tot)) + " |")
+    print()
+    print("| case | tiledispatch / TVM 0.27 | deviation |")
+    print("|---|---|---|")
+    for name, expect, mark, detail, dev in rows:
+        if mark != "=":
+            d = dev.split(" ", 1)[0] if dev.strip() else "**none listed**"
+            print(f"| `{name}` | {detail.replace('|', '/')} | {d} |")
+
+
 def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int, list]:
     """Compares every copy case of files; prints one row per case and the
     counts per expected variant; returns (unexplained differences, the
@@ -298,7 +318,7 @@ def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int,
         mark = "=" if agree else ("~" if dev.strip() else "!")
         detail = ""
         if not same_variant:
-            detail = f"td={ours[:60]} tvm={theirs}"
+            detail = f"td={ours} tvm={theirs}"
         elif not agree:
             detail = f"{ours}: td {_show(ours_ptx)}; tvm {_show(their_ptx)}"
         else:
@@ -312,10 +332,11 @@ def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int,
     if silent:
         print(f"copy: expected variants no case exercised against TVM: {', '.join(silent)}")
         unexplained += len(silent)
-    for name, expect, mark, detail, dev in rows:
-        if markdown:
-            continue
-        print(f"{mark} {name:<44} {detail}" + (f"  [{dev[:80]}]" if dev.strip() else ""))
+    if markdown:
+        _print_markdown(counts, rows)
+    else:
+        for name, expect, mark, detail, dev in rows:
+            print(f"{mark} {name:<44} {detail}" + (f"  [{dev[:80]}]" if dev.strip() else ""))
     summary = ["", "copy: expected variant | cases | TVM agrees (variant and access) | "
                "listed deviation | differs | not run"]
     tot = [0] * 5
