@@ -28,6 +28,11 @@ tiledispatch refuses before dispatch (`# expect: error`, its op's operand
 check) agrees with.  The bridge's
 round trip is not run for them (the bridge converts reductions only).
 
+Copy call files (`op: copy`) are compared after the others by
+copy_differential.py: TVM's variant and the PTX access of its CUDA against
+tiledispatch's, with their own deviations (COPY_DEVIATIONS there);
+--no-copy leaves them out, --copy-only runs them alone.
+
 Prints one row per case and the agreement counts per expected path (and,
 for the elementwise cases, per op); exit status 0 when every disagreement
 is a listed deviation (DEVIATIONS, EWISE_DEVIATIONS), 1 otherwise.  A path
