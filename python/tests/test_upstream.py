@@ -2,7 +2,8 @@
 of the Python suite: TVM's own choice for every conformance case equals
 tiledispatch's, except the listed deviations (a case where TVM finds no
 variant must be a no-match here too), and the bridge's conversion of TVM's
-reduction calls chooses what the call file chooses."""
+reduction calls chooses what the call file chooses; for copies, the
+variant and the PTX access of TVM's code equal tiledispatch's."""
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,12 @@ def test_differential():
     for op in ("zero", "fill", "reciprocal", "sqrt", "exp", "exp2", "log2", "silu",
                "add", "sub", "mul", "fdiv", "maximum", "cast", "fma"):
         assert f"\n{op} | " in r.stdout, tail
+    # The copy cases ran against TVM too (copy_differential.py): every
+    # copy variant had a case, and nothing differs that is not listed.
+    for v in ("fallback", "ldstmatrix", "vec_auto", "vec_16b", "vec_32b", "vec_64b",
+              "vec_128b", "vec_256b", "none"):
+        assert f"\ncopy {v} | " in r.stdout, tail
+    assert "copy differences not listed as deviations: 0" in r.stdout, tail
 
 
 BOTH = Path(__file__).resolve().parents[2] / "tests" / "upstream" / "both_ways.py"

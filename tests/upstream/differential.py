@@ -28,6 +28,11 @@ tiledispatch refuses before dispatch (`# expect: error`, its op's operand
 check) agrees with.  The bridge's
 round trip is not run for them (the bridge converts reductions only).
 
+Copy call files (`op: copy`) are compared after the others by
+copy_differential.py: TVM's variant and the PTX access of its CUDA against
+tiledispatch's, with their own deviations (COPY_DEVIATIONS there);
+--no-copy leaves them out, --copy-only runs them alone.
+
 Prints one row per case and the agreement counts per expected path (and,
 for the elementwise cases, per op); exit status 0 when every disagreement
 is a listed deviation (DEVIATIONS, EWISE_DEVIATIONS), 1 otherwise.  A path
@@ -551,6 +556,10 @@ def main() -> int:
                     help="elementwise cases only: print TVM's choice, leave tiledispatch out")
     ap.add_argument("--set-expect", action="store_true",
                     help="with --tvm-only: write TVM's choice into each case's # expect: line")
+    ap.add_argument("--no-copy", action="store_true",
+                    help="leave the copy cases out (copy_differential.py)")
+    ap.add_argument("--copy-only", action="store_true",
+                    help="the copy cases alone")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     try:
@@ -572,14 +581,15 @@ def main() -> int:
     op_counts: dict = {}
     ew_names: list = []
     reasons = [0, 0]   # no-match cases with TVM's reasons; with the same reasons here
-    copies = 0
+    copies: list = []
     for f in files:
         m = re.search(r"^# expect: (\S+)", f.read_text(), re.M)
         expect = m.group(1) if m else "?"
         if re.search(r"^op:\s*copy\s*$", f.read_text(), re.M):
-            # No TVMScript writer for copies yet: counted, not compared
-            # (their expectations come from TVM runs, design/copy/plan.md).
-            copies += 1
+            # Compared after the loop, by copy_differential.py.
+            copies.append(f)
+            continue
+        if args.copy_only:
             continue
         ewise = _ewise_op(f)
         if ewise:
@@ -704,8 +714,12 @@ def main() -> int:
     if not args.names and silent:
         print(f"paths no case exercised against TVM: {', '.join(sorted(silent))}")
         unexplained += len(silent)
-    if copies:
-        print(f"copy cases not compared with TVM yet (no copy writer): {copies}")
+    if copies and not args.no_copy:
+        import copy_differential
+
+        copy_bad, _ = copy_differential.run(copies, reg, sys.modules[__name__],
+                                            markdown=args.markdown)
+        unexplained += copy_bad
     print(f"unexplained disagreements (or bridge round-trip mismatches): {unexplained}")
     return 1 if unexplained else 0
 

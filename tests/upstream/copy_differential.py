@@ -1,0 +1,363 @@
+"""The copy part of the upstream differential (differential.py): every
+copy conformance case (tests/conformance/copy_*.yaml, `op: copy`) lowered
+by real TVM (apache-tvm 0.27.0.post1, its own dispatcher) and by
+tiledispatch, the two compared.
+
+Each call file becomes a one-CTA TVMScript kernel: global buffers are
+`T.match_buffer` parameters, the others `T.alloc_buffer(..., scope=...,
+layout=...)`, the scope ids upstream's copy tests declare for the call's
+scope (`T.lane_id`, `T.warp_id`, `T.warpgroup_id`, ...; only where the
+thread count is a whole number of warps, else TVM's later passes cannot
+infer their extents), and the call `Tx.<scope>.copy(dst, src, <config>,
+dispatch=...)`.  It is compiled with `tvm.compile(...,
+tir_pipeline="tirx")` for the case's arch; TVM's choice is the variant
+whose implementation returned (differential._record_impls), or `no match`
+when none did (every row rejected or raised, or the front end refused).
+
+Compared, per case:
+- the variant: the same, or both refuse (tiledispatch's dispatch fails or
+  its operand check refuses the call);
+- the access: where both chose the same variant, the PTX memory
+  instructions of TVM's CUDA and of `Dispatch.emit("cuda")` (the `asm`
+  strings: `ld.global.v4.u32`, `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`)
+  are the same set, which fixes the vector width in bits, ldmatrix's .xN
+  and .trans; none on both sides for the scalar fallback.
+Besides, TVM's instructions are checked against the case's `# access:`
+line (what tests/conformance/run.py holds tiledispatch's CUDA to), so the
+corpus cannot drift from TVM unseen.
+
+A difference is either listed in COPY_DEVIATIONS (by case: the deviation
+of docs/upstream.md section 6 and why) or counted as unexplained.
+"""
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from pathlib import Path
+
+import tiledispatch as td
+
+# The scope ids upstream's copy tests declare per scope (TVM's later
+# passes need them to give the sub-CTA scopes their thread ids); the warp
+# ids only where the threads are whole warps.
+_NS = {"thread": "Tx", "warp": "Tx.warp", "warpgroup": "Tx.wg", "cta": "Tx.cta",
+       "cluster": "Tx.cluster"}
+
+# PTX memory instructions at the start of an asm string (as
+# tests/conformance/run.py reads them).
+PTX_MEM = re.compile(r'"\s*((?:ld|st|ldmatrix|stmatrix)\.[A-Za-z0-9_:.]+)')
+
+# Case (file stem) -> (deviation of docs/upstream.md section 6, reason).
+# A case is listed only where TVM 0.27 and tiledispatch really differ
+# (variant, or instructions of the same variant).
+# Where TVM selects a variant and then fails in its own pipeline, that
+# counts as TVM refusing the call (the row says which it selected).
+_OPERAND_KW = ("copy's front end takes any keyword and keeps it in the call's config, "
+               "which no copy variant reads, so vec_auto lowers the call without it; "
+               "tiledispatch's operand check refuses what a copy cannot apply")
+COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
+    "copy_cta48_g2s": ("D1", "vec_auto at cta scope counts 32 * (threadIdx.x // 32) threads "
+                       "and indexes with threadIdx.x: threads 32-47 write past the tile; "
+                       "tiledispatch counts 48, 256 is not divisible by it, fallback"),
+    "copy_reg_partial_wg_64of128": ("D2", "a register layout covering 64 of the warpgroup's "
+                                    "128 threads: TVM's threads outside it read past the "
+                                    "buffer; rejected"),
+    "copy_reg_partial_warp_16of32": ("D2", "a register layout covering 16 of the warp's 32 "
+                                     "lanes: as above; rejected"),
+    "copy_ldsm_f32_fragment": ("D3", "ldstmatrix moves float32 as .b16 (half the data); "
+                               "tiledispatch's ldstmatrix declines, vec_auto takes it"),
+    "copy_ldsm_int8_fragment": ("D3", "ldstmatrix moves int8 as .b16 (past a two-word "
+                                "register array); declined, vec_auto takes it"),
+    "copy_stsm_sm80": ("D4", "stmatrix emitted for sm_80, which ptxas refuses; declined, "
+                       "vec_auto takes it"),
+    "copy_v256_sm90": ("D4", "vec_256b's 32-byte accesses for sm_90a, which ptxas refuses; "
+                       "rejected (sm_100 and newer)"),
+    "copy_v64_misaligned": ("D5", "a forced 8-byte load at byte offset 2 (A[1:5] float16); "
+                            "rejected: the region start is not 8-byte aligned"),
+    "copy_v64_reg_odd_slot": ("D5", "a forced 8-byte access from register slot 1 of float16; "
+                              "rejected: not at a 32-bit register boundary"),
+    "copy_v128_noncontig": ("D6", "a forced width loads a 2-D region as consecutive "
+                            "elements; rejected: not contiguous in memory"),
+    "copy_v128_swizzle_chunk": ("D6", "a forced width runs across a swizzle chunk; rejected"),
+    "copy_v128_reg_gaps": ("D6", "a forced width over a register layout with gaps; rejected"),
+    "copy_reg_gapped_vec": ("D7", "vec_auto's register path stores slots 0, 2, 4, 6 as one "
+                            ".v4 of slots 0-3; tiledispatch's vector registers must be "
+                            "consecutive too (st.shared.u32)"),
+    "copy_fallback_local_dst_warp": ("-", "fallback at warp scope writes a register "
+                                     "destination from one thread (the other lanes' "
+                                     "registers stay unwritten); rejected"),
+    "copy_gs_global_column": ("-", "vec_auto checks only the shared side of a vector: a "
+                              "column of a wider global array is loaded as u32 (two "
+                              "elements of one row); the global side must be contiguous "
+                              "too (u16)"),
+    "copy_ldsm_region_offset_misaligned": ("-", "ldstmatrix does not check where the region "
+                                           "starts (rows 4 bytes past a 16-byte boundary); "
+                                           "declined, vec_auto takes it"),
+    "copy_multidim_launch": ("-", "a [64, 2] thread launch: TVM reads threadIdx.x only, its "
+                             "fallback copies from every thread with threadIdx.x == 0 (one "
+                             "per threadIdx.y, the same elements twice); rejected"),
+    "copy_op_accum": ("-", "accum=True: " + _OPERAND_KW),
+    "copy_op_axes": ("-", "axes=[0]: " + _OPERAND_KW),
+    "copy_op_extras": ("-", "scale=s: " + _OPERAND_KW),
+}
+
+
+def _scope_ids(scope: str, threads: int) -> list[str]:
+    whole = threads % 32 == 0
+    if scope == "warp" and whole:
+        return ["T.lane_id([32])"]
+    if scope == "warpgroup" and threads % 128 == 0:
+        return [f"T.warpgroup_id([{threads // 128}])", "T.warp_id_in_wg([4])",
+                "T.lane_id([32])", "T.thread_id_in_wg([128])"]
+    if scope in ("cta", "cluster", "warpgroup") and whole:
+        return [f"T.warp_id([{threads // 32}])", "T.lane_id([32])"]
+    return []
+
+
+def copy_source(spec: dict, dm) -> str:
+    """The one-CTA TVMScript kernel of a copy call file (dm: the
+    differential module, its layout and operand writers).  Operands given
+    as `srcs` (the operand check's cases: two regions, a literal) are
+    passed as written, for TVM's front end to judge."""
+    tvm_layout, launch_extents = dm.tvm_layout, dm.launch_extents
+    scope = spec.get("scope", "thread")
+    if scope not in _NS:
+        raise ValueError(f"scope {scope}")
+    launch = spec.get("launch") or {}
+    # TVM's thread ids take several extents (threadIdx.x, .y, .z); the
+    # scope ids are declared for one-dimensional launches only.
+    dims = [launch.get(f"threadIdx.{a}", 1) for a in "xyz"]
+    while len(dims) > 1 and dims[-1] == 1:
+        dims.pop()
+    threads, blocks = launch_extents({k: v for k, v in launch.items()
+                                      if not k.startswith("threadIdx.")} |
+                                     {"threadIdx.x": dims[0]})
+    params: list = []
+    head: list = []
+    body: list = []
+    for name, b in spec["buffers"].items():
+        lay = f", layout={tvm_layout(b['layout'])}" if b.get("layout") else ""
+        shape = ", ".join(map(str, b["shape"]))
+        if b["scope"] == "global":
+            params.append(f"{name}_ptr: T.handle")
+            head.append(f'    {name} = T.match_buffer({name}_ptr, [{shape}], "{b["dtype"]}"{lay})')
+        else:
+            body.append(f'    {name} = T.alloc_buffer([{shape}], "{b["dtype"]}", '
+                        f'scope="{b["scope"]}"{lay})')
+    # What copy takes no part in (reduce axes, accum, extras) is passed as
+    # written too: TVM's front end decides what becomes of it.
+    kw = []
+    if "axes" in spec:
+        kw.append(f"axes={list(spec['axes'])!r}")
+    if "accum" in spec:
+        kw.append(f"accum={bool(spec['accum'])}")
+    for key, o in (spec.get("extras") or {}).items():
+        kw.append(f"{key}={dm._tvm_operand(o, spec, params)}")
+    kw += [f"{k}={v!r}" for k, v in (spec.get("config") or {}).items()]
+    if spec.get("dispatch"):
+        kw.append(f"dispatch={spec['dispatch']!r}")
+    ln = ["@T.prim_func", f"def f({', '.join(params)}):"] + head + [
+          "    T.device_entry()",
+          f"    {', '.join(['bx', 'by', 'bz'][:len(blocks)])} = "
+          f"T.cta_id([{', '.join(map(str, blocks))}])"]
+    if len(dims) == 1:
+        ln += [f"    {s}" for s in _scope_ids(scope, threads)]
+    ln.append(f"    {', '.join(['tx', 'ty', 'tz'][:len(dims)])} = "
+              f"T.thread_id([{', '.join(map(str, dims))}])")
+    ln += body
+    srcs = spec["srcs"] if "srcs" in spec else [spec["src"]]
+    ops = [dm._tvm_operand(str(spec["dst"]), spec, params)]
+    ops += [dm._tvm_operand(o, spec, params) for o in srcs]
+    ln[1] = f"def f({', '.join(params)}):"
+    ln.append(f"    {_NS[scope]}.copy({', '.join(ops + kw)})")
+    return "\n".join(ln) + "\n"
+
+
+def tvm_copy(spec: dict, dm) -> tuple[str, set | None, str, float]:
+    """(TVM's variant or 'no match', the PTX memory instructions of its CUDA
+    or None where it produced none, why, seconds) for a copy call file; dm
+    is the differential module (its recorder and reason parser)."""
+    import tvm
+    import tvm.script
+
+    import tvm.backend.cuda.tile_primitive  # noqa: F401  (registers the variants)
+
+    dm._record_impls()
+    dm._CHOSEN.clear()
+    t = time.perf_counter()
+    why = ""
+    ptx = None
+    try:
+        src = copy_source(spec, dm)
+    except (ValueError, dm.Unsupported) as e:
+        return f"not run ({e})", None, "", 0.0
+    try:
+        func = tvm.script.parse(src)
+        target = tvm.target.Target({"kind": "cuda", "arch": spec.get("arch") or "sm_90a"})
+        with target, warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # fallback's UserWarning
+            ex = tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
+        cuda = (ex.mod if hasattr(ex, "mod") else ex).imports[0].inspect_source()
+        ptx = set(PTX_MEM.findall(cuda))
+        got = dm._CHOSEN[-1] if dm._CHOSEN else "no match"
+    except Exception as e:  # noqa: BLE001
+        if dm._CHOSEN:   # selected, then failed later in the pipeline
+            got, why = dm._CHOSEN[-1], f"then: {dm._first_line(e)}"
+        else:
+            got, why = "no match", dm._tvm_reasons(e)
+    return got, ptx, why, time.perf_counter() - t
+
+
+def ours_copy(reg: td.Registry, path: Path) -> tuple[str, set | None]:
+    """(tiledispatch's variant, 'no match' or 'input error: ...'; the PTX
+    memory instructions of its CUDA where it selected one)."""
+    try:
+        call = td.Call.from_yaml(path)
+    except td.InputError as e:
+        return f"input error: {e.message}", None
+    try:
+        d = reg.dispatch(call)
+    except td.DispatchError:
+        return "no match", None
+    except td.InputError as e:
+        return f"input error: {e.message}", None
+    return d.variant, set(PTX_MEM.findall(d.emit("cuda")))
+
+
+def read_header(path: Path) -> tuple[str, set | None]:
+    """The case's `# expect:` and its `# access:` instructions (None
+    without the line; empty for `scalar`)."""
+    expect, access = "?", None
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            if line.strip():
+                break
+            continue
+        m = re.match(r"#\s*expect:\s*(\S+)", line)
+        if m:
+            expect = m.group(1)
+        m = re.match(r"#\s*access:\s*(.*?)\s*$", line)
+        if m:
+            toks = m.group(1).split()
+            access = set() if toks == ["scalar"] else set(toks)
+    return expect, access
+
+
+def _show(s: set | None) -> str:
+    if s is None:
+        return "-"
+    return " ".join(sorted(s)) or "scalar"
+
+
+def _print_markdown(counts: dict, rows: list) -> None:
+    """The tables of docs/upstream.md section 6: counts per expected
+    variant, then every case that differs."""
+    print("| expected variant | cases | TVM agrees (variant and access) | "
+          "listed deviation | differs | not run |")
+    print("|---|---:|---:|---:|---:|---:|")
+    tot = [0] * 5
+    for k, c in sorted(counts.items()):
+        print(f"| {k} | " + " | ".join(map(str, c)) + " |")
+        tot = [a + b for a, b in zip(tot, c)]
+    print("| all | " + " | ".join(map(str, tot)) + " |")
+    print()
+    print("| case | tiledispatch / TVM 0.27 | deviation |")
+    print("|---|---|---|")
+    for name, expect, mark, detail, dev in rows:
+        if mark != "=":
+            d = dev.split(" ", 1)[0] if dev.strip() else "**none listed**"
+            print(f"| `{name}` | {detail.replace('|', '/')} | {d} |")
+
+
+def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int, list]:
+    """Compares every copy case of files; prints one row per case and the
+    counts per expected variant; returns (unexplained differences, the
+    printed summary lines)."""
+    counts: dict = {}       # expect -> [cases, agree, deviation, differ, not run]
+    rows = []
+    access_line = [0, 0]    # cases with `# access:` TVM lowered; TVM's equals it
+    spent = []
+    crashed = 0
+    stale: list = []   # listed deviations where TVM agrees after all
+    for f in files:
+        expect, access = read_header(f)
+        ours, ours_ptx = ours_copy(reg, f)
+        theirs, their_ptx, why, secs = tvm_copy(dm.read_spec(f), dm)
+        if secs:
+            spent.append(secs)
+        refused = ours == "no match" or ours.startswith("input error")
+        if why.startswith("then:"):   # TVM selected, then failed: it refuses
+            crashed += 1
+            why = f"TVM selected {theirs}, {why}"
+            theirs = "no match"
+        same_variant = theirs == ours or (theirs == "no match" and refused)
+        same_access = (not same_variant or theirs == "no match" or why
+                       or their_ptx == ours_ptx)
+        agree = same_variant and bool(same_access)
+        if access is not None and their_ptx is not None and not why:
+            # A listed deviation's line pins tiledispatch's access.
+            listed = f.stem in COPY_DEVIATIONS
+            access_line[0] += 1
+            access_line[1] += their_ptx == access or listed
+            if their_ptx != access and not listed:
+                print(f"access line of {f.stem}: {_show(access)}; TVM emits {_show(their_ptx)}")
+        dev = "" if agree else " ".join(COPY_DEVIATIONS.get(f.stem, ("", "")))
+        if agree and f.stem in COPY_DEVIATIONS:
+            stale.append(f.stem)
+        c = counts.setdefault(expect, [0, 0, 0, 0, 0])
+        c[0] += 1
+        if theirs.startswith("not run"):
+            c[4] += 1
+        elif agree:
+            c[1] += 1
+        elif dev.strip():
+            c[2] += 1
+        else:
+            c[3] += 1
+        mark = "=" if agree else ("~" if dev.strip() else "!")
+        detail = ""
+        if not same_variant:
+            detail = f"td={ours} tvm={theirs}"
+        elif not agree:
+            detail = f"{ours}: td {_show(ours_ptx)}; tvm {_show(their_ptx)}"
+        else:
+            detail = f"{ours[:30]} {_show(their_ptx) if theirs != 'no match' else ''}"
+        if why:
+            detail += f" ({why[:120]})"
+        rows.append((f.stem, expect, mark, detail, dev))
+    unexplained = sum(c[3] for c in counts.values())
+    # Never pass silently: every expected variant must have run against TVM.
+    silent = sorted(k for k, c in counts.items() if c[4] == c[0])
+    if silent:
+        print(f"copy: expected variants no case exercised against TVM: {', '.join(silent)}")
+        unexplained += len(silent)
+    if markdown:
+        _print_markdown(counts, rows)
+    else:
+        for name, expect, mark, detail, dev in rows:
+            print(f"{mark} {name:<44} {detail}" + (f"  [{dev[:80]}]" if dev.strip() else ""))
+    summary = ["", "copy: expected variant | cases | TVM agrees (variant and access) | "
+               "listed deviation | differs | not run"]
+    tot = [0] * 5
+    for k, c in sorted(counts.items()):
+        summary.append(f"copy {k} | " + " | ".join(map(str, c)))
+        tot = [a + b for a, b in zip(tot, c)]
+    summary.append("copy all | " + " | ".join(map(str, tot)))
+    summary.append(f"copy access lines: TVM lowered {access_line[0]} cases that have one; "
+                   f"TVM's instructions equal the line in {access_line[1]} (listed "
+                   f"deviations: the line is tiledispatch's)")
+    summary.append(f"copy: TVM selected a variant, then failed in its own pipeline (counted "
+                   f"as refusing): {crashed}")
+    unexplained += access_line[0] - access_line[1]
+    if stale:
+        summary.append(f"copy: listed as deviations, yet TVM agrees: {', '.join(stale)}")
+        unexplained += len(stale)
+    if spent:
+        spent.sort()
+        summary.append(f"copy: TVM's tvm.compile median {spent[len(spent) // 2] * 1e3:.0f} ms, "
+                       f"total {sum(spent):.0f} s over {len(spent)} cases")
+    summary.append(f"copy differences not listed as deviations: {unexplained}")
+    for ln in summary:
+        print(ln)
+    return unexplained, summary
