@@ -104,8 +104,7 @@ def compile_once(func, target, bridge: bool):
     parts = {}
     if bridge:
         if COLD:
-            tdtvm._PLANS.clear()
-            tdtvm._CODE.clear()
+            tdtvm._forget()
         parts = {"to_call": Timer(tdtvm, "_to_call"), "dispatch+emit": None,
                  "build": Timer(tdtvm, "_build_body"), "parse": Timer(tdtvm, "_parse_body")}
         lower = Timer(tdtvm, "_lower")

@@ -102,6 +102,70 @@ static PyObject *yaml_nonfinite(PyObject *text)
     return r;
 }
 
+/* The call document `doc` (a dict) as YAML text: JSON, compact or with
+ * one key a line (`indent`), non-finite floats as YAML writes them.
+ * Returns a new reference, or NULL with TypeError when a field is not
+ * plain data. */
+static PyObject *call_document(PyObject *doc, int indent)
+{
+    PyObject *json = PyImport_ImportModule("json");
+    if (json == NULL)
+        return NULL;
+    PyObject *dumps = PyObject_GetAttrString(json, "dumps");
+    Py_DECREF(json);
+    if (dumps == NULL)
+        return NULL;
+    PyObject *pos_args = PyTuple_Pack(1, doc);
+    PyObject *kwargs = indent ? Py_BuildValue("{s:i}", "indent", 1) : PyDict_New();
+    PyObject *text = NULL;
+    if (pos_args != NULL && kwargs != NULL)
+        text = PyObject_Call(dumps, pos_args, kwargs);
+    Py_XDECREF(pos_args);
+    Py_XDECREF(kwargs);
+    Py_DECREF(dumps);
+    if (text == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            PyErr_Format(PyExc_TypeError,
+                         "Call(): a field is not plain data "
+                         "(str, int, bool, list, dict): %S",
+                         v ? v : Py_None);
+            Py_XDECREF(t);
+            Py_XDECREF(v);
+            Py_XDECREF(tb);
+        }
+        return NULL;
+    }
+    PyObject *yaml = yaml_nonfinite(text);
+    Py_DECREF(text);
+    return yaml;
+}
+
+/* Parses text (a str) with the GIL released; NULL without an exception
+ * set when the loader refuses it (the caller writes the document again
+ * for the error), NULL with one on a Python error. */
+static PyObject *call_parse_quiet(PyTypeObject *type, PyObject *text)
+{
+    Py_ssize_t len = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &len);
+    if (s == NULL)
+        return NULL;
+    td_call *call = NULL;
+    td_diag d;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    td_diag_clear(&d);
+    err = td_call_parse("<Call>", s, (size_t)len, &call, &d);
+    Py_END_ALLOW_THREADS
+    if (err != 0) {
+        td_diag_clear(&d);
+        return NULL;
+    }
+    return (PyObject *)call_wrap(type, call, text);
+}
+
 /* Call(op=..., buffers=..., ...): the fields of a call file as keywords,
  * written out as one YAML (JSON) document and read by the library's own
  * loader, so keyword calls are checked exactly like files. */
@@ -148,43 +212,24 @@ static PyObject *Call_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         }
     }
     Py_CLEAR(default_target);
-    PyObject *json = PyImport_ImportModule("json");
-    if (json == NULL)
-        goto fail;
-    PyObject *dumps = PyObject_GetAttrString(json, "dumps");
-    Py_DECREF(json);
-    if (dumps == NULL)
-        goto fail;
-    PyObject *pos_args = PyTuple_Pack(1, doc);
-    PyObject *kwargs = Py_BuildValue("{s:i}", "indent", 1);
-    PyObject *text = NULL;
-    if (pos_args != NULL && kwargs != NULL)
-        text = PyObject_Call(dumps, pos_args, kwargs);
-    Py_XDECREF(pos_args);
-    Py_XDECREF(kwargs);
-    Py_DECREF(dumps);
-    Py_DECREF(doc);
-    if (text == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError) ||
-            PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyObject *t, *v, *tb;
-            PyErr_Fetch(&t, &v, &tb);
-            PyErr_Format(PyExc_TypeError,
-                         "Call(): a field is not plain data "
-                         "(str, int, bool, list, dict): %S",
-                         v ? v : Py_None);
-            Py_XDECREF(t);
-            Py_XDECREF(v);
-            Py_XDECREF(tb);
-        }
-        return NULL;
+    /* Compact JSON first: json.dumps without indent runs in C (with one it
+     * is Python's own encoder, most of the cost of a call made this way).
+     * A document the loader refuses is written again with one key a line,
+     * so that the error's line and source line show the offending field. */
+    PyObject *call = NULL;
+    PyObject *yaml = call_document(doc, 0);
+    if (yaml != NULL) {
+        call = call_parse_quiet(type, yaml);
+        Py_DECREF(yaml);
     }
-    PyObject *yaml = yaml_nonfinite(text);
-    Py_DECREF(text);
-    if (yaml == NULL)
-        return NULL;
-    PyObject *call = call_from_text(type, yaml, "<Call>");
-    Py_DECREF(yaml);
+    if (call == NULL && !PyErr_Occurred()) {
+        yaml = call_document(doc, 1);
+        if (yaml != NULL) {
+            call = call_from_text(type, yaml, "<Call>");
+            Py_DECREF(yaml);
+        }
+    }
+    Py_DECREF(doc);
     return call;
 fail:
     Py_XDECREF(default_target);
