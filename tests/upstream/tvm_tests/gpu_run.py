@@ -15,7 +15,8 @@ CUDA source inside each library is compiled by nvcc on the GPU machine
 
 Writes OUTDIR/tests.tar (KEY.TAG.out.npz per call: each tensor argument
 after the kernel ran, for check_gpu.sh to replay TVM's own assertions
-with) and OUTDIR/softmax.json (the softmax against numpy, and the time of
+with; and KEY.TAG.in.npz, the inputs it ran on, which the replay requires
+the item to give again, so that its reference is the one for this run) and OUTDIR/softmax.json (the softmax against numpy, and the time of
 each build).  Exit status 0 unless the bundle could not be used at all.
 """
 
@@ -25,6 +26,7 @@ import ctypes
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -161,6 +163,7 @@ def run_tests(ffi: object, comp: _Compiler, tests: Path, out: Path) -> dict:
                         row.get("dtypes", {}))
             np.savez(outdir / f"{name}.out.npz",
                      **{f"a{i}": r for i, r in enumerate(res) if r is not None})
+            shutil.copyfile(tests / f"{name}.in.npz", outdir / f"{name}.in.npz")
             counts["ran"] += 1
         except Exception as e:  # one item's failure must not stop the others
             counts["failed"] += 1

@@ -21,6 +21,17 @@ byte-for-byte what apache/tvm ships:
   (gpu_run.py runs the libraries on the H200; ``--td-gpu-results DIR``
   then replays ``run_and_check`` here with the GPU's outputs, so TVM's own
   assertions judge them).
+* Many items draw their inputs with numpy's global generator, unseeded
+  (``np.random.rand``), and compute their reference from them.  The
+  export and the replay are two processes that run different sets of
+  items in different orders, so such an item would compare the GPU's
+  output for one input with the reference of another.  Every item
+  therefore starts from a seed of its own (from its node id): it draws
+  the same inputs wherever and in whatever company it runs.  The replay
+  also compares each input the item gives the kernel with the one the
+  GPU ran on (``KEY.TAG.in.npz``, which gpu_run.py sends back), bit for
+  bit, and fails the item where they differ, so that a replay's PASS is
+  TVM's own check of the output for the input it was computed from.
 * ``--td-bridge on`` installs ``tiledispatch.tvm`` before collection;
   each item's report line (``--td-report FILE``, JSON lines) says which
   variant tiledispatch chose for each op and which calls went back to TVM.
@@ -138,6 +149,9 @@ class _Compiled:
             if not path.exists():
                 pytest.skip(f"GPU half: no GPU output {path.name}")
             out = np.load(path)
+            sent = _State.results / f"{key}.{tag}.in.npz"
+            if sent.exists():
+                _check_inputs(args, np.load(sent), sent.name)
             for i, a in enumerate(args):
                 if isinstance(a, _FakeTensor) and f"a{i}" in out:
                     got = out[f"a{i}"]
@@ -171,6 +185,47 @@ class _Compiled:
             _State.gpu_half = "exported for the GPU"
             raise _Recorded()
         raise _Deferred()
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """An array's bits (ml_dtypes arrays as the unsigned ints they travel
+    as), for a comparison that NaNs and signed zeros do not fool."""
+    name = a.dtype.name
+    if name in _BITS:
+        return a.view(_BITS[name])
+    if a.dtype.kind == "f":
+        return a.view(f"u{a.dtype.itemsize}")
+    return a
+
+
+def _check_inputs(args: tuple, sent: Any, what: str) -> None:
+    """Fails the item unless every stand-in tensor the replay passes the
+    kernel holds the array the GPU ran it on (`sent`): TVM's check would
+    otherwise judge the GPU's output against the reference of another
+    input."""
+    for i, a in enumerate(args):
+        if not isinstance(a, _FakeTensor) or f"a{i}" not in sent:
+            continue
+        got, want = _bits(a.data), _bits(sent[f"a{i}"])
+        if got.shape != want.shape or got.dtype != want.dtype:
+            differ = f"{got.dtype}{list(got.shape)} against {want.dtype}{list(want.shape)}"
+        elif not np.array_equal(got, want):
+            differ = f"{int(np.count_nonzero(got != want))} of {want.size} elements differ"
+        else:
+            continue
+        pytest.fail(f"GPU half: argument {i} of the replay is not the input the GPU ran "
+                    f"on ({what}: {differ}); the test's reference would not be the GPU's",
+                    pytrace=False)
+
+
+def _seed(nodeid: str) -> None:
+    """numpy's and Python's global generators seeded from the item's id."""
+    import random
+    import zlib
+
+    seed = zlib.crc32(nodeid.encode())
+    np.random.seed(seed)
+    random.seed(seed)
 
 
 class _Recorded(Exception):
@@ -271,6 +326,7 @@ def pytest_collection_modifyitems(items: list) -> Any:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: Any) -> Any:
     _State.item, _State.compiled, _State.gpu_half = item, [], "none"
+    _seed(item.nodeid)
     bridge = item.config.getoption("--td-bridge") == "on"
     if bridge:
         import tiledispatch.tvm as tdtvm
