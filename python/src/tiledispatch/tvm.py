@@ -190,23 +190,50 @@ _LAUNCH_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z",
                 "blockIdx.x", "blockIdx.y", "blockIdx.z")
 
 
+_LAST_LAUNCH: Any = None   # (DispatchContext, (launch, launch vars)) of the last call
+
+
+def _launch_info(sctx: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(_launch(sctx), _launch_vars(sctx)).  TVM hands every call a new
+    DispatchContext with a new map of launch parameters, but the IterVars
+    in it are a kernel's own: the two are made once per set of IterVars
+    (kept with them, see _KEPT), and the last context's pair is kept too,
+    for the builder's second look within the same call."""
+    global _LAST_LAUNCH
+    last = _LAST_LAUNCH
+    if last is not None and last[0].same_as(sctx):
+        return last[1]
+    items = tuple((str(k), v) for k, v in dict(sctx.launch_params).items())
+    key = ("launch", tuple((k, v.__chandle__()) for k, v in items))
+    hit = _KEPT.get(key)
+    if hit is not None and all(a[1].same_as(b[1]) for a, b in zip(hit[0], items)):
+        info = hit[1]
+    else:
+        info = (_make_launch(items), _make_launch_vars(items))
+        if len(_KEPT) >= _KEPT_MAX:
+            _KEPT.clear()
+        _KEPT[key] = (items, info)
+    _LAST_LAUNCH = (sctx, info)
+    return info
+
+
 def _launch(sctx: Any) -> dict[str, Any]:
     """The thread and block extents (TVM also lists derived ids such as
     warp_id_in_cta; a call file has the six launch tags only; the value is
     shared: read only)."""
-    return _kept("launch", sctx.launch_params, _make_launch)
+    return _launch_info(sctx)[0]
 
 
-def _make_launch(params: Any) -> dict[str, Any]:
+def _make_launch(items: tuple) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for tag, iv in dict(params).items():
-        if str(tag) not in _LAUNCH_TAGS:
+    for tag, iv in items:
+        if tag not in _LAUNCH_TAGS:
             continue
         ext = iv.dom.extent if hasattr(iv, "dom") and iv.dom is not None else iv
         try:
-            out[str(tag)] = int(ext)
+            out[tag] = int(ext)
         except (TypeError, ValueError):
-            out[str(tag)] = str(ext)
+            out[tag] = str(ext)
     return out
 
 
@@ -352,16 +379,16 @@ def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
 
 def _launch_vars(sctx: Any) -> dict[str, Any]:
     """`threadIdx` / `blockIdx` for the body: the printed `threadIdx.x`
-    binds to the launch parameter's variable of the kernel being lowered."""
-    return _kept("launch_vars", sctx.launch_params, _make_launch_vars)
+    binds to the launch parameter's variable of the kernel being lowered
+    (the value is shared: read only)."""
+    return _launch_info(sctx)[1]
 
 
-def _make_launch_vars(params: Any) -> dict[str, Any]:
+def _make_launch_vars(items: tuple) -> dict[str, Any]:
     from types import SimpleNamespace
 
     groups: dict[str, dict[str, Any]] = {}
-    for tag, iv in dict(params).items():
-        tag = str(tag)
+    for tag, iv in items:
         if tag in _LAUNCH_TAGS and hasattr(iv, "var"):
             base, axis = tag.split(".")
             groups.setdefault(base, {})[axis] = iv.var
@@ -719,11 +746,13 @@ def _forget() -> None:
     body text, their compiled expressions, the conversions per TVM object,
     the layouts per shape, the operator functions): bench_bridge.py
     --cold calls it before each compile."""
+    global _LAST_LAUNCH
     _PLANS.clear()
     _CODE.clear()
     _KEPT.clear()
     _LAYOUTS.clear()
     _OP_FUNCS.clear()
+    _LAST_LAUNCH = None
 
 
 _direct = True      # build bodies directly (False: always through TVM's parser)
