@@ -45,6 +45,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from gpu_run import input_digest  # noqa: E402  (the digest the GPU half writes)
 UNARY = (HERE / "tests" / "python" / "tirx" / "operator" / "tile_primitive" / "cuda" /
          "elementwise" / "test_unary.py")
 ITEMS = "test_cast_cta_local_view"
@@ -108,11 +110,11 @@ def pytest(work: Path, name: str, expr: str, extra: list[str]) -> list[dict]:
 
 def gpu_results(export: Path, out: Path, output: str) -> int:
     """What gpu_run.py sends back, with numpy for the GPU: per exported
-    call, KEY.TAG.in.npz and KEY.TAG.out.npz (the input unchanged, the
+    call, KEY.TAG.sent.json and KEY.TAG.out.npz (the input unchanged, the
     output computed from the input by `output`: "right" (the cast of the
     input sent), "other-input" (the cast of another input) or "right,
-    other-sent" (the right output, but an in.npz that is not what the item
-    draws)).  Returns the number of calls."""
+    other-sent" (the right output, but the digest of an input that is not
+    what the item draws)).  Returns the number of calls."""
     out.mkdir(parents=True, exist_ok=True)
     rows = [json.loads(ln) for ln in (export / "manifest.jsonl").read_text().splitlines()]
     for row in rows:
@@ -128,7 +130,8 @@ def gpu_results(export: Path, out: Path, output: str) -> int:
         np.savez(out / f"{name}.out.npz", a0=inp["a0"], a1=res)
         if output == "right, other-sent":
             inp["a0"] = np.nextafter(inp["a0"], np.float32(2))   # one ulp off
-        np.savez(out / f"{name}.in.npz", **inp)
+        (out / f"{name}.sent.json").write_text(
+            json.dumps({k: input_digest(v) for k, v in inp.items()}))
     return len(rows)
 
 

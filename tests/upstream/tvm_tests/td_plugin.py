@@ -29,9 +29,9 @@ byte-for-byte what apache/tvm ships:
   therefore starts from a seed of its own (from its node id): it draws
   the same inputs wherever and in whatever company it runs.  The replay
   also compares each input the item gives the kernel with the one the
-  GPU ran on (``KEY.TAG.in.npz``, which gpu_run.py sends back), bit for
-  bit, and fails the item where they differ, so that a replay's PASS is
-  TVM's own check of the output for the input it was computed from.
+  GPU ran on (``KEY.TAG.sent.json``, gpu_run.py's digest of each), bit
+  for bit, and fails the item where they differ, so that a replay's PASS
+  is TVM's own check of the output for the input it was computed from.
 * ``--td-bridge on`` installs ``tiledispatch.tvm`` before collection;
   each item's report line (``--td-report FILE``, JSON lines) says which
   variant tiledispatch chose for each op and which calls went back to TVM.
@@ -149,9 +149,12 @@ class _Compiled:
             if not path.exists():
                 pytest.skip(f"GPU half: no GPU output {path.name}")
             out = np.load(path)
-            sent = _State.results / f"{key}.{tag}.in.npz"
-            if sent.exists():
-                _check_inputs(args, np.load(sent), sent.name)
+            sent = _State.results / f"{key}.{tag}.sent.json"
+            if not sent.exists():
+                pytest.fail(f"GPU half: no {sent.name} (what the GPU ran on; results of "
+                            "an older gpu_run.py?): the test's reference cannot be "
+                            "matched with the GPU's input", pytrace=False)
+            _check_inputs(args, json.loads(sent.read_text()), sent.name)
             for i, a in enumerate(args):
                 if isinstance(a, _FakeTensor) and f"a{i}" in out:
                     got = out[f"a{i}"]
@@ -187,35 +190,23 @@ class _Compiled:
         raise _Deferred()
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
-    """An array's bits (ml_dtypes arrays as the unsigned ints they travel
-    as), for a comparison that NaNs and signed zeros do not fool."""
-    name = a.dtype.name
-    if name in _BITS:
-        return a.view(_BITS[name])
-    if a.dtype.kind == "f":
-        return a.view(f"u{a.dtype.itemsize}")
-    return a
-
-
-def _check_inputs(args: tuple, sent: Any, what: str) -> None:
+def _check_inputs(args: tuple, sent: dict, what: str) -> None:
     """Fails the item unless every stand-in tensor the replay passes the
-    kernel holds the array the GPU ran it on (`sent`): TVM's check would
-    otherwise judge the GPU's output against the reference of another
-    input."""
+    kernel holds the array the GPU ran it on (`sent`: gpu_run.py's digest
+    of each, bit for bit): TVM's check would otherwise judge the GPU's
+    output against the reference of another input."""
+    from gpu_run import input_digest
+
     for i, a in enumerate(args):
         if not isinstance(a, _FakeTensor) or f"a{i}" not in sent:
             continue
-        got, want = _bits(a.data), _bits(sent[f"a{i}"])
-        if got.shape != want.shape or got.dtype != want.dtype:
-            differ = f"{got.dtype}{list(got.shape)} against {want.dtype}{list(want.shape)}"
-        elif not np.array_equal(got, want):
-            differ = f"{int(np.count_nonzero(got != want))} of {want.size} elements differ"
-        else:
-            continue
-        pytest.fail(f"GPU half: argument {i} of the replay is not the input the GPU ran "
-                    f"on ({what}: {differ}); the test's reference would not be the GPU's",
-                    pytrace=False)
+        got, want = input_digest(a.data), sent[f"a{i}"]
+        if got != want:
+            differ = ("another shape or dtype" if got["shape"] != want["shape"]
+                      or got["itemsize"] != want["itemsize"] else "other bits")
+            pytest.fail(f"GPU half: argument {i} of the replay is not the input the GPU ran "
+                        f"on ({what}: {differ}); the test's reference would not be the GPU's",
+                        pytrace=False)
 
 
 def _seed(nodeid: str) -> None:
