@@ -21,8 +21,11 @@ the machine alike.  Printed, as medians over the runs:
                         the body leaves what the builder handles: 0 here)
 
 The bridge keeps the statements of each body text it has built (a plan
-per distinct text); --cold forgets them before every compile, so every
-call pays for Python's `ast` of its text.
+per distinct text), the call-file entries of the TVM buffers and launch
+parameters it has converted (per object), the default layouts per shape
+and the operator functions per operand types; --cold forgets all of them
+before every compile (tiledispatch.tvm._forget()), so every compile pays
+for Python's `ast` of its texts and converts its buffers again.
 
 Needs apache-tvm 0.27.0.post1 and the package installed (scripts/test-python
 makes build-python/venv with both).  No GPU: the CUDA source is generated,
@@ -104,8 +107,7 @@ def compile_once(func, target, bridge: bool):
     parts = {}
     if bridge:
         if COLD:
-            tdtvm._PLANS.clear()
-            tdtvm._CODE.clear()
+            tdtvm._forget()
         parts = {"to_call": Timer(tdtvm, "_to_call"), "dispatch+emit": None,
                  "build": Timer(tdtvm, "_build_body"), "parse": Timer(tdtvm, "_parse_body")}
         lower = Timer(tdtvm, "_lower")
@@ -139,7 +141,8 @@ def main():
                     help="the thread's CPU time instead of wall time (a busy machine "
                          "preempting the process does not inflate it)")
     ap.add_argument("--cold", action="store_true",
-                    help="forget the bridge's per-text plans before every compile")
+                    help="forget the bridge's caches (per-text plans, per-object "
+                         "conversions) before every compile")
     args = ap.parse_args()
     global CLOCK, COLD
     COLD = args.cold

@@ -154,6 +154,40 @@ def test_keyword_errors():
         td.Call(**kw)
 
 
+def test_keyword_document_is_json_with_one_key_a_line():
+    """Call(**kw) writes its document as json.dumps(doc, indent=1) would (in
+    C, for speed): an error about the last field is positioned on the line
+    json gives it, whatever the values before it (escapes, non-ASCII,
+    floats, int subclasses, tuples, empty containers, non-string keys)."""
+    import enum
+    import json
+
+    class Width(enum.IntEnum):
+        WIDE = 7
+
+    order = ("op", "target", "arch", "scope", "launch", "buffers", "dst", "src", "axes",
+             "accum", "config")
+    ok = {"quote": 'back\\slash "q" caf\u00e9 \n\t', "big": 2 ** 40, "enum": Width.WIDE,
+          "yes": True}
+    # Each config is refused at its last entry (config values are ints,
+    # booleans and strings): the error quotes that entry's line.
+    for last in (-0.0, 5e-324, 1.5, 1e300, [], {}, (1, (2, 3)),
+                 {"a": [{"b": None, "c": [1.0, False]}]}):
+        kw = dict(SEED_KW, config={**ok, "last": last})
+        doc = {k: kw[k] for k in order}
+        lines = json.dumps(doc, indent=1).split("\n")
+        with pytest.raises(td.InputError) as e:
+            td.Call(**kw)
+        assert e.value.source_line == lines[e.value.line - 1], last
+        assert e.value.source_line.lstrip().startswith('"last": '), last
+    with pytest.raises(TypeError, match="plain data.*keys must be str"):
+        td.Call(**dict(SEED_KW, config={(1, 2): 1}))
+    with pytest.raises(TypeError, match="plain data.*Circular"):
+        loop: list = []
+        loop.append(loop)
+        td.Call(**dict(SEED_KW, config={"x": loop}))
+
+
 def test_limits_are_input_errors():
     bufs = {f"B{i}": {"scope": "local", "dtype": "float32", "shape": [1]} for i in range(40)}
     with pytest.raises(td.InputError):

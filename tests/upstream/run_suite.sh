@@ -4,6 +4,7 @@
 #   run_suite.sh ROOT both-ways OUTDIR  every case lowered both ways + nvcc
 #   run_suite.sh ROOT tvm-own-tests OUTDIR  TVM's own tile-primitive tests,
 #                                       with the bridge and without
+#   run_suite.sh ROOT replay-check OUTDIR   the GPU half's reference, on the CPU
 # Needs the Python package and the pinned apache-tvm in
 # ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
 # names another interpreter).  Without them: one SKIP line, exit 77.
@@ -27,6 +28,8 @@ case $what in
     exec "$py" "$root/tests/upstream/both_ways.py" "$out" --jobs "$(nproc)" ;;
   tvm-own-tests)
     exec "$py" "$root/tests/upstream/tvm_tests/run_suite.py" "$3" ;;
+  replay-check)
+    exec "$py" "$root/tests/upstream/tvm_tests/check_replay.py" "$3" ;;
   *)
     echo "run_suite.sh: unknown check '$what'" >&2
     exit 2 ;;

@@ -8,6 +8,7 @@
 /* Python.h (through ext.h) comes before any system header. */
 #include "ext.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +103,229 @@ static PyObject *yaml_nonfinite(PyObject *text)
     return r;
 }
 
+/* A growing ASCII text, for the encoder below. */
+typedef struct {
+    char *s;
+    size_t n, cap;
+} jbuf;
+
+static int jput(jbuf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 512;
+        while (b->n + n + 1 > cap)
+            cap *= 2;
+        char *s2 = PyMem_Realloc(b->s, cap);
+        if (s2 == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->s = s2;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+static int jputs(jbuf *b, const char *s) { return jput(b, s, strlen(s)); }
+
+/* Appends str(o) of an object whose text is ASCII (an int's or a float's
+ * repr, a quoted JSON string); steals o. */
+static int jput_obj(jbuf *b, PyObject *o)
+{
+    if (o == NULL)
+        return -1;
+    Py_ssize_t n = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+    int rc = s == NULL ? -1 : jput(b, s, (size_t)n);
+    Py_DECREF(o);
+    return rc;
+}
+
+static int jindent(jbuf *b, int level)
+{
+    if (jput(b, "\n", 1) < 0)
+        return -1;
+    for (int i = 0; i < level; i++)
+        if (jput(b, " ", 1) < 0)
+            return -1;
+    return 0;
+}
+
+/* json's float text: NaN, Infinity, -Infinity, else float.__repr__. */
+static int jput_float(jbuf *b, PyObject *o)
+{
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred())
+        return -1;
+    if (isnan(v))
+        return jputs(b, "NaN");
+    if (isinf(v))
+        return jputs(b, v > 0 ? "Infinity" : "-Infinity");
+    /* float.__repr__ of a subclass too: repr of the plain float. */
+    PyObject *plain = PyFloat_FromDouble(v);
+    if (plain == NULL)
+        return -1;
+    PyObject *r = PyObject_Repr(plain);
+    Py_DECREF(plain);
+    return jput_obj(b, r);
+}
+
+/* int.__repr__ (an IntEnum writes its number, as json does). */
+static int jput_int(jbuf *b, PyObject *o)
+{
+    PyObject *plain = PyNumber_Index(o); /* an exact int since 3.10 */
+    if (plain == NULL)
+        return -1;
+    PyObject *r = PyObject_Repr(plain);
+    Py_DECREF(plain);
+    return jput_obj(b, r);
+}
+
+/* Writes `o` exactly as json.dumps(o, indent=1) does (ensure_ascii, the
+ * keys in order), for the plain data a call file holds: str, int, bool,
+ * float, None, list, tuple and dict (json's own TypeError / ValueError
+ * otherwise).  In C because Python's json runs its pure-Python encoder
+ * whenever an indent is asked for, which was most of the cost of a
+ * keyword Call; the indented text is kept because a diagnostic quotes
+ * the line of the field it is about. */
+static int jencode(jbuf *b, PyObject *o, int level, PyObject *quote)
+{
+    if (PyUnicode_Check(o))
+        return jput_obj(b, PyObject_CallFunctionObjArgs(quote, o, NULL));
+    if (o == Py_None)
+        return jputs(b, "null");
+    if (o == Py_True)
+        return jputs(b, "true");
+    if (o == Py_False)
+        return jputs(b, "false");
+    if (PyLong_Check(o))
+        return jput_int(b, o);
+    if (PyFloat_Check(o))
+        return jput_float(b, o);
+    if (level > 100) {
+        PyErr_SetString(PyExc_ValueError, "Circular reference detected");
+        return -1;
+    }
+    if (PyList_Check(o) || PyTuple_Check(o)) {
+        int list = PyList_Check(o);
+        Py_ssize_t n = list ? PyList_Size(o) : PyTuple_Size(o);
+        int rc = n < 0 ? -1 : jputs(b, "[");
+        for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+            if (i > 0)
+                rc = jputs(b, ",");
+            if (rc == 0)
+                rc = jindent(b, level + 1);
+            if (rc == 0)
+                rc = jencode(b, list ? PyList_GetItem(o, i) : PyTuple_GetItem(o, i),
+                             level + 1, quote);
+        }
+        if (rc == 0 && n > 0)
+            rc = jindent(b, level);
+        if (rc == 0)
+            rc = jputs(b, "]");
+        return rc;
+    }
+    if (PyDict_Check(o)) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        int first = 1;
+        if (jputs(b, "{") < 0)
+            return -1;
+        while (PyDict_Next(o, &pos, &key, &value)) {
+            if ((!first && jputs(b, ",") < 0) || jindent(b, level + 1) < 0)
+                return -1;
+            first = 0;
+            int rc;
+            if (PyUnicode_Check(key))
+                rc = jput_obj(b, PyObject_CallFunctionObjArgs(quote, key, NULL));
+            else {
+                /* json writes a non-string key as the string of its
+                 * JSON text. */
+                jbuf k = {0};
+                if (PyFloat_Check(key))
+                    rc = jput_float(&k, key);
+                else if (key == Py_True || key == Py_False || key == Py_None)
+                    rc = jputs(&k, key == Py_True    ? "true"
+                                   : key == Py_False ? "false"
+                                                     : "null");
+                else if (PyLong_Check(key))
+                    rc = jput_int(&k, key);
+                else {
+                    PyObject *name = PyObject_GetAttrString(
+                        (PyObject *)Py_TYPE(key), "__name__");
+                    if (name != NULL)
+                        PyErr_Format(PyExc_TypeError,
+                                     "keys must be str, int, float, bool or "
+                                     "None, not %S",
+                                     name);
+                    Py_XDECREF(name);
+                    rc = -1;
+                }
+                if (rc == 0)
+                    rc = jput(b, "\"", 1) < 0 || jput(b, k.s, k.n) < 0 ||
+                                 jput(b, "\"", 1) < 0
+                             ? -1
+                             : 0;
+                PyMem_Free(k.s);
+            }
+            if (rc < 0 || jputs(b, ": ") < 0 ||
+                jencode(b, value, level + 1, quote) < 0)
+                return -1;
+        }
+        if (!first && jindent(b, level) < 0)
+            return -1;
+        return jputs(b, "}");
+    }
+    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__name__");
+    if (name != NULL)
+        PyErr_Format(PyExc_TypeError, "Object of type %S is not JSON serializable",
+                     name);
+    Py_XDECREF(name);
+    return -1;
+}
+
+/* The call document `doc` (a dict) as YAML text: json.dumps(doc,
+ * indent=1), non-finite floats as YAML writes them.  Returns a new
+ * reference, or NULL with TypeError when a field is not plain data. */
+static PyObject *call_document(PyObject *doc)
+{
+    static PyObject *quote; /* json's encode_basestring_ascii, in C */
+    if (quote == NULL) {
+        PyObject *json = PyImport_ImportModule("json.encoder");
+        if (json == NULL)
+            return NULL;
+        quote = PyObject_GetAttrString(json, "encode_basestring_ascii");
+        Py_DECREF(json);
+        if (quote == NULL)
+            return NULL;
+    }
+    jbuf b = {0};
+    PyObject *text = NULL;
+    if (jencode(&b, doc, 0, quote) == 0)
+        text = PyUnicode_FromStringAndSize(b.s, (Py_ssize_t)b.n);
+    PyMem_Free(b.s);
+    if (text == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            PyErr_Format(PyExc_TypeError,
+                         "Call(): a field is not plain data "
+                         "(str, int, bool, list, dict): %S",
+                         v ? v : Py_None);
+            Py_XDECREF(t);
+            Py_XDECREF(v);
+            Py_XDECREF(tb);
+        }
+        return NULL;
+    }
+    PyObject *yaml = yaml_nonfinite(text);
+    Py_DECREF(text);
+    return yaml;
+}
+
 /* Call(op=..., buffers=..., ...): the fields of a call file as keywords,
  * written out as one YAML (JSON) document and read by the library's own
  * loader, so keyword calls are checked exactly like files. */
@@ -148,39 +372,8 @@ static PyObject *Call_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         }
     }
     Py_CLEAR(default_target);
-    PyObject *json = PyImport_ImportModule("json");
-    if (json == NULL)
-        goto fail;
-    PyObject *dumps = PyObject_GetAttrString(json, "dumps");
-    Py_DECREF(json);
-    if (dumps == NULL)
-        goto fail;
-    PyObject *pos_args = PyTuple_Pack(1, doc);
-    PyObject *kwargs = Py_BuildValue("{s:i}", "indent", 1);
-    PyObject *text = NULL;
-    if (pos_args != NULL && kwargs != NULL)
-        text = PyObject_Call(dumps, pos_args, kwargs);
-    Py_XDECREF(pos_args);
-    Py_XDECREF(kwargs);
-    Py_DECREF(dumps);
+    PyObject *yaml = call_document(doc);
     Py_DECREF(doc);
-    if (text == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_TypeError) ||
-            PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyObject *t, *v, *tb;
-            PyErr_Fetch(&t, &v, &tb);
-            PyErr_Format(PyExc_TypeError,
-                         "Call(): a field is not plain data "
-                         "(str, int, bool, list, dict): %S",
-                         v ? v : Py_None);
-            Py_XDECREF(t);
-            Py_XDECREF(v);
-            Py_XDECREF(tb);
-        }
-        return NULL;
-    }
-    PyObject *yaml = yaml_nonfinite(text);
-    Py_DECREF(text);
     if (yaml == NULL)
         return NULL;
     PyObject *call = call_from_text(type, yaml, "<Call>");

@@ -135,7 +135,34 @@ def _layout_text(layout: Any) -> str | None:
     return body
 
 
+# Conversions of immutable TVM objects, kept per object: the address of
+# the object behind a Python handle (`__chandle__()`) -> (the handle, the
+# value).  Keeping the handle keeps the object alive, so its address
+# cannot be reused for another object while the entry exists.  A kernel's
+# tile calls share their buffers and launch parameters, so each is
+# converted once per kernel, not once per call.
+_KEPT: dict[tuple[str, int], tuple[Any, Any]] = {}
+_KEPT_MAX = 4096
+
+
+def _kept(what: str, obj: Any, make: Any) -> Any:
+    key = (what, obj.__chandle__())
+    hit = _KEPT.get(key)
+    if hit is not None and hit[0].same_as(obj):
+        return hit[1]
+    value = make(obj)
+    if len(_KEPT) >= _KEPT_MAX:
+        _KEPT.clear()
+    _KEPT[key] = (obj, value)
+    return value
+
+
 def _buffer_entry(buf: Any) -> dict[str, Any]:
+    """The call file's entry of a buffer (the value is shared: read only)."""
+    return _kept("buffer", buf, _make_buffer_entry)
+
+
+def _make_buffer_entry(buf: Any) -> dict[str, Any]:
     entry = {
         "scope": str(buf.scope()),
         "dtype": str(buf.dtype),
@@ -163,18 +190,50 @@ _LAUNCH_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z",
                 "blockIdx.x", "blockIdx.y", "blockIdx.z")
 
 
+_LAST_LAUNCH: Any = None   # (DispatchContext, (launch, launch vars)) of the last call
+
+
+def _launch_info(sctx: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(_launch(sctx), _launch_vars(sctx)).  TVM hands every call a new
+    DispatchContext with a new map of launch parameters, but the IterVars
+    in it are a kernel's own: the two are made once per set of IterVars
+    (kept with them, see _KEPT), and the last context's pair is kept too,
+    for the builder's second look within the same call."""
+    global _LAST_LAUNCH
+    last = _LAST_LAUNCH
+    if last is not None and last[0].same_as(sctx):
+        return last[1]
+    items = tuple((str(k), v) for k, v in dict(sctx.launch_params).items())
+    key = ("launch", tuple((k, v.__chandle__()) for k, v in items))
+    hit = _KEPT.get(key)
+    if hit is not None and all(a[1].same_as(b[1]) for a, b in zip(hit[0], items)):
+        info = hit[1]
+    else:
+        info = (_make_launch(items), _make_launch_vars(items))
+        if len(_KEPT) >= _KEPT_MAX:
+            _KEPT.clear()
+        _KEPT[key] = (items, info)
+    _LAST_LAUNCH = (sctx, info)
+    return info
+
+
 def _launch(sctx: Any) -> dict[str, Any]:
     """The thread and block extents (TVM also lists derived ids such as
-    warp_id_in_cta; a call file has the six launch tags only)."""
+    warp_id_in_cta; a call file has the six launch tags only; the value is
+    shared: read only)."""
+    return _launch_info(sctx)[0]
+
+
+def _make_launch(items: tuple) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for tag, iv in dict(sctx.launch_params).items():
-        if str(tag) not in _LAUNCH_TAGS:
+    for tag, iv in items:
+        if tag not in _LAUNCH_TAGS:
             continue
         ext = iv.dom.extent if hasattr(iv, "dom") and iv.dom is not None else iv
         try:
-            out[str(tag)] = int(ext)
+            out[tag] = int(ext)
         except (TypeError, ValueError):
-            out[str(tag)] = str(ext)
+            out[tag] = str(ext)
     return out
 
 
@@ -320,12 +379,16 @@ def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
 
 def _launch_vars(sctx: Any) -> dict[str, Any]:
     """`threadIdx` / `blockIdx` for the body: the printed `threadIdx.x`
-    binds to the launch parameter's variable of the kernel being lowered."""
+    binds to the launch parameter's variable of the kernel being lowered
+    (the value is shared: read only)."""
+    return _launch_info(sctx)[1]
+
+
+def _make_launch_vars(items: tuple) -> dict[str, Any]:
     from types import SimpleNamespace
 
     groups: dict[str, dict[str, Any]] = {}
-    for tag, iv in dict(sctx.launch_params).items():
-        tag = str(tag)
+    for tag, iv in items:
         if tag in _LAUNCH_TAGS and hasattr(iv, "var"):
             base, axis = tag.split(".")
             groups.setdefault(base, {})[axis] = iv.var
@@ -383,14 +446,40 @@ class _Unsupported(Exception):
 _PLANS: dict[str, Any] = {}    # body text -> its statements, operators rewritten
 
 
+# (operator, operand types) -> the function TVMScript's evaluator picks.
+_OP_FUNCS: dict[tuple, Any] = {}
+
+
+def _op_func(op_name: str, types: tuple) -> Any:
+    """The function TVMScript's evaluator (`_eval_op`) applies for operator
+    `op_name` on operands of `types`: the first operand whose type has a
+    `_dispatch_type` with an entry in the parser's operator table for its
+    position decides, else Python's own operator.  The choice depends on
+    the types alone, so it is looked up once per combination."""
+    from tvm.script.parser.core import dispatch, doc
+    from tvm.script.parser.core.evaluator import DEFAULT_OP
+
+    op_type = getattr(doc, op_name)
+    for i, t in enumerate(types):
+        v_type = getattr(t, "_dispatch_type", None)
+        if v_type is None:
+            continue
+        f = dispatch.get_op(operand_type=v_type, op_node_type=op_type, operand_index=i,
+                            default=None)
+        if f is not None:
+            return f
+    return DEFAULT_OP[op_type]
+
+
 def _apply_op(op_name: str, *values: Any) -> Any:
     """An operator as TVMScript's evaluator applies it (its table of
     operator functions per operand type: literals take the other operand's
     dtype, `and` of PrimExprs is tirx.And, ...)."""
-    from tvm.script.parser.core import doc
-    from tvm.script.parser.core.evaluator import _eval_op
-
-    return _eval_op(getattr(doc, op_name)(), list(values))
+    key = (op_name, *map(type, values))
+    f = _OP_FUNCS.get(key)
+    if f is None:
+        f = _OP_FUNCS[key] = _op_func(op_name, key[1:])
+    return f(*values)
 
 
 def _apply_bool(op_name: str, *thunks: Any) -> Any:
@@ -465,15 +554,104 @@ def _eval(node: Any, env: dict[str, Any]) -> Any:
     return eval(code[1], env)  # noqa: S307  (tiledispatch's own printed body)
 
 
+_MODS: Any = None
+
+
+def _mods() -> Any:
+    """The TVM modules and names the builder uses, imported once (an import
+    statement in a function costs a lookup on every call, and the builder
+    runs once per statement)."""
+    global _MODS
+    if _MODS is None:
+        from types import SimpleNamespace
+
+        import tvm
+        from tvm.ir import TensorLoad
+        from tvm.script import tirx as T
+        from tvm.script.ir_builder.base import IRBuilder
+        from tvm.tirx import is_buffer_var
+        from tvm.tirx.script import builder as B
+
+        _MODS = SimpleNamespace(tvm=tvm, TensorLoad=TensorLoad, T=T, IRBuilder=IRBuilder,
+                                is_buffer_var=is_buffer_var, B=B, ForFrame=B.frame.ForFrame,
+                                Var=tvm.ir.Var, is_prim_expr=tvm.ir.is_prim_expr,
+                                ExprOp=tvm.tirx.expr.ExprOp, Call=tvm.ir.Call,
+                                fast_T=_FastT(T, B))
+    return _MODS
+
+
+_LAYOUTS: dict[tuple, Any] = {}   # constant shape -> TileLayout(S[shape])
+
+
+def _default_layout(shape: tuple) -> Any:
+    """`TileLayout(S[shape])`, the layout TVM's builder gives a buffer
+    allocated without one in a tirx (not s_tir) PrimFunc, made once per
+    shape (a layout is immutable; building one costs more than the
+    allocation itself)."""
+    layout = _LAYOUTS.get(shape)
+    if layout is None:
+        from tvm.tirx.layout import S, TileLayout
+
+        if len(_LAYOUTS) > 1024:
+            _LAYOUTS.clear()
+        layout = _LAYOUTS[shape] = TileLayout(S[shape])
+    return layout
+
+
+def _const_shape(shape: Any) -> tuple | None:
+    """`shape` as a tuple of Python ints, or None where it is not one."""
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        return (shape,)
+    if isinstance(shape, (tuple, list)) and all(
+            isinstance(n, int) and not isinstance(n, bool) for n in shape):
+        return tuple(shape)
+    return None
+
+
+class _FastT:
+    """The `T` of the printed bodies for the builder: TVMScript's `T`
+    (tvm.script.tirx), attribute for attribute, except `alloc_buffer`,
+    which passes the default layout of a constant shape made once
+    (`_default_layout`) where TVM's would build it again for every
+    buffer.  The bodies are built inside a tirx PrimFunc (s_tir=False),
+    where TVM's default is exactly that layout."""
+
+    def __init__(self, T: Any, B: Any) -> None:
+        self._T, self._alloc = T, B.alloc_buffer
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._T, name)
+        setattr(self, name, value)   # found once, then a plain attribute
+        return value
+
+    def alloc_buffer(self, shape: Any, dtype: str = "float32", *args: Any,
+                     **kwargs: Any) -> Any:
+        const = _const_shape(shape)
+        scope = kwargs.get("scope", "global")
+        if (const is not None and not args and "layout" not in kwargs
+                and isinstance(scope, str) and not scope.startswith("trn.")):
+            kwargs["layout"] = _default_layout(const)
+        return self._alloc(shape, dtype, *args, **kwargs)
+
+
+def _local_scalar(dtype: str) -> Any:
+    """B.local_scalar(dtype) (TVM's alloc_scalar at local scope) with the
+    [1] layout made once."""
+    from tvm.tirx.script.builder import ir
+
+    buf = ir.alloc_buffer(shape=(1,), dtype=dtype, scope="local", layout=_default_layout((1,)))
+    scalar = buf[0]
+    if ir._current_meta_construction_scope() is not None:
+        return scalar
+    return ir.scalar_wrapper(scalar)
+
+
 def _build_stmts(stmts: list, env: dict[str, Any]) -> None:
     import ast
 
-    import tvm
-    from tvm.ir import TensorLoad
-    from tvm.script.ir_builder.base import IRBuilder
-    from tvm.tirx import is_buffer_var
-    from tvm.tirx.script import builder as B
-
+    m = _mods()
+    tvm, TensorLoad, IRBuilder, is_buffer_var, B = (m.tvm, m.TensorLoad, m.IRBuilder,
+                                                    m.is_buffer_var, m.B)
     for st in stmts:
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
             ann = _eval(st.annotation, env)
@@ -481,7 +659,7 @@ def _build_stmts(stmts: list, env: dict[str, Any]) -> None:
             if not isinstance(var, tvm.ir.Var):
                 raise _Unsupported("annotation")
             rhs = _eval(st.value, env) if st.value is not None else None
-            scalar = B.local_scalar(dtype=str(var.ty))
+            scalar = _local_scalar(str(var.ty))
             IRBuilder.name(st.target.id, scalar.scalar.source)
             env[st.target.id] = scalar.scalar
             if rhs is not None:
@@ -546,12 +724,10 @@ def _build_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
                 storage_views: tuple[str, ...] = (), scalars: dict[str, Any] | None = None) -> Any:
     """The PrimFunc _parse_body makes of the same body, built directly
     (raises _Unsupported where the body leaves the part it handles)."""
-    from tvm.script import tirx as T
-    from tvm.script.ir_builder.base import IRBuilder
-    from tvm.tirx.script import builder as B
-
+    m = _mods()
+    IRBuilder, B = m.IRBuilder, m.B
     plan = _plan(tirx_body)
-    env: dict[str, Any] = {"T": T, "__td_op": _apply_op, "__td_bool": _apply_bool,
+    env: dict[str, Any] = {"T": m.fast_T, "__td_op": _apply_op, "__td_bool": _apply_bool,
                            **(_launch_vars(sctx) if sctx is not None else {}),
                            **buffers, **(scalars or {})}
     with IRBuilder() as ib:
@@ -563,6 +739,20 @@ def _build_body(tirx_body: str, buffers: dict[str, Any], sctx: Any = None,
                 env[name] = view
             _build_stmts(plan, env)
     return ib.get()
+
+
+def _forget() -> None:
+    """Empty every cache the bridge keeps between calls (the plans per
+    body text, their compiled expressions, the conversions per TVM object,
+    the layouts per shape, the operator functions): bench_bridge.py
+    --cold calls it before each compile."""
+    global _LAST_LAUNCH
+    _PLANS.clear()
+    _CODE.clear()
+    _KEPT.clear()
+    _LAYOUTS.clear()
+    _OP_FUNCS.clear()
+    _LAST_LAUNCH = None
 
 
 _direct = True      # build bodies directly (False: always through TVM's parser)

@@ -15,7 +15,10 @@ CUDA source inside each library is compiled by nvcc on the GPU machine
 
 Writes OUTDIR/tests.tar (KEY.TAG.out.npz per call: each tensor argument
 after the kernel ran, for check_gpu.sh to replay TVM's own assertions
-with) and OUTDIR/softmax.json (the softmax against numpy, and the time of
+with; and KEY.TAG.sent.json, a digest of each array it ran on, which the
+replay requires the item to give again, so that its reference is the one
+for this run: the digests, not the arrays, because the outputs alone come
+near the 16 MiB a device file may have) and OUTDIR/softmax.json (the softmax against numpy, and the time of
 each build).  Exit status 0 unless the bundle could not be used at all.
 """
 
@@ -36,6 +39,15 @@ from pathlib import Path
 import numpy as np
 
 ARCH = os.environ.get("TD_GPU_ARCH", "sm_90a")
+
+
+def input_digest(a: np.ndarray) -> dict:
+    """What the replay compares an item's input with: the array's shape,
+    item size and a SHA-256 of its bytes (an ml_dtypes array and the
+    unsigned ints it travels as have the same bytes)."""
+    a = np.ascontiguousarray(a)
+    return {"shape": list(a.shape), "itemsize": int(a.dtype.itemsize),
+            "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
 
 
 def _load_runtime(bundle: Path) -> object:
@@ -161,6 +173,8 @@ def run_tests(ffi: object, comp: _Compiler, tests: Path, out: Path) -> dict:
                         row.get("dtypes", {}))
             np.savez(outdir / f"{name}.out.npz",
                      **{f"a{i}": r for i, r in enumerate(res) if r is not None})
+            (outdir / f"{name}.sent.json").write_text(
+                json.dumps({k: input_digest(inp[k]) for k in inp.files}))
             counts["ran"] += 1
         except Exception as e:  # one item's failure must not stop the others
             counts["failed"] += 1

@@ -21,6 +21,17 @@ byte-for-byte what apache/tvm ships:
   (gpu_run.py runs the libraries on the H200; ``--td-gpu-results DIR``
   then replays ``run_and_check`` here with the GPU's outputs, so TVM's own
   assertions judge them).
+* Many items draw their inputs with numpy's global generator, unseeded
+  (``np.random.rand``), and compute their reference from them.  The
+  export and the replay are two processes that run different sets of
+  items in different orders, so such an item would compare the GPU's
+  output for one input with the reference of another.  Every item
+  therefore starts from a seed of its own (from its node id): it draws
+  the same inputs wherever and in whatever company it runs.  The replay
+  also compares each input the item gives the kernel with the one the
+  GPU ran on (``KEY.TAG.sent.json``, gpu_run.py's digest of each), bit
+  for bit, and fails the item where they differ, so that a replay's PASS
+  is TVM's own check of the output for the input it was computed from.
 * ``--td-bridge on`` installs ``tiledispatch.tvm`` before collection;
   each item's report line (``--td-report FILE``, JSON lines) says which
   variant tiledispatch chose for each op and which calls went back to TVM.
@@ -138,6 +149,12 @@ class _Compiled:
             if not path.exists():
                 pytest.skip(f"GPU half: no GPU output {path.name}")
             out = np.load(path)
+            sent = _State.results / f"{key}.{tag}.sent.json"
+            if not sent.exists():
+                pytest.fail(f"GPU half: no {sent.name} (what the GPU ran on; results of "
+                            "an older gpu_run.py?): the test's reference cannot be "
+                            "matched with the GPU's input", pytrace=False)
+            _check_inputs(args, json.loads(sent.read_text()), sent.name)
             for i, a in enumerate(args):
                 if isinstance(a, _FakeTensor) and f"a{i}" in out:
                     got = out[f"a{i}"]
@@ -171,6 +188,35 @@ class _Compiled:
             _State.gpu_half = "exported for the GPU"
             raise _Recorded()
         raise _Deferred()
+
+
+def _check_inputs(args: tuple, sent: dict, what: str) -> None:
+    """Fails the item unless every stand-in tensor the replay passes the
+    kernel holds the array the GPU ran it on (`sent`: gpu_run.py's digest
+    of each, bit for bit): TVM's check would otherwise judge the GPU's
+    output against the reference of another input."""
+    from gpu_run import input_digest
+
+    for i, a in enumerate(args):
+        if not isinstance(a, _FakeTensor) or f"a{i}" not in sent:
+            continue
+        got, want = input_digest(a.data), sent[f"a{i}"]
+        if got != want:
+            differ = ("another shape or dtype" if got["shape"] != want["shape"]
+                      or got["itemsize"] != want["itemsize"] else "other bits")
+            pytest.fail(f"GPU half: argument {i} of the replay is not the input the GPU ran "
+                        f"on ({what}: {differ}); the test's reference would not be the GPU's",
+                        pytrace=False)
+
+
+def _seed(nodeid: str) -> None:
+    """numpy's and Python's global generators seeded from the item's id."""
+    import random
+    import zlib
+
+    seed = zlib.crc32(nodeid.encode())
+    np.random.seed(seed)
+    random.seed(seed)
 
 
 class _Recorded(Exception):
@@ -271,6 +317,7 @@ def pytest_collection_modifyitems(items: list) -> Any:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: Any) -> Any:
     _State.item, _State.compiled, _State.gpu_half = item, [], "none"
+    _seed(item.nodeid)
     bridge = item.config.getoption("--td-bridge") == "on"
     if bridge:
         import tiledispatch.tvm as tdtvm
