@@ -130,9 +130,22 @@ def test_fallback():
     into 256 threads): fallback in both directions, as TVM picks, with
     the thread gate."""
     m = tvm_test_module("test_fallback")
-    plain, ours, dispatched = both(m._build_round_trip_kernel("cta", 256, (4, 8), "float16"))
-    assert dispatched == {"copy": {"fallback": 2}}
+    kernel = m._build_round_trip_kernel("cta", 256, (4, 8), "float16")
+    with pytest.warns(UserWarning) as plain_warned:
+        plain = compile_cuda(kernel)
+    tdtvm.install(strict=True)
+    with pytest.warns(UserWarning) as ours_warned:
+        ours = compile_cuda(kernel)
+    assert tdtvm.stats() == {"dispatched": {"copy": {"fallback": 2}}, "handed_back": {}}
     assert "ld.global" not in ours and "threadIdx.x" in ours
+    # The bridge warns as TVM's fallback does, in the same words.
+    def said(rec):
+        return sorted(str(w.message) for w in rec if "copy/fallback" in str(w.message))
+    assert said(ours_warned) == said(plain_warned) == [
+        "copy/fallback (scalar single-thread) picked for global -> shared at scope_kind=cta; "
+        "all faster variants rejected.",
+        "copy/fallback (scalar single-thread) picked for shared -> global at scope_kind=cta; "
+        "all faster variants rejected."]
 
 
 def test_forced_vec_128b_cache_hints():

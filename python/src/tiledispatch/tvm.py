@@ -723,7 +723,23 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
         return prev(op_call, sctx)
     with _lock:
         _dispatched[(op, variant)] += 1
+    if op == "copy" and variant == "fallback":
+        _warn_copy_fallback(call)
     return func
+
+
+def _warn_copy_fallback(call: _td.Call) -> None:
+    """TVM's copy fallback warns when it is picked (a scalar copy by one
+    thread: every faster variant refused the call); so does the bridge,
+    in TVM's words, so that code watching for it sees the same."""
+    import warnings
+
+    def scope(region: str) -> str:
+        return call.buffers[region.split("[", 1)[0]]["scope"]
+
+    warnings.warn(f"copy/fallback (scalar single-thread) picked for {scope(call.src)} -> "
+                  f"{scope(call.dst)} at scope_kind={call.scope}; all faster variants "
+                  "rejected.", stacklevel=2)
 
 
 def _dispatcher_module() -> Any:
