@@ -4,11 +4,13 @@ every copy dispatched by tiledispatch (stats()), each variant the one TVM
 picks (vec_auto global<->shared with a swizzled shared tile, ldstmatrix,
 fallback, a forced vec_128b with cache hints), and the CUDA TVM generates
 holds tiledispatch's access (the PTX instruction and its byte-offset
-address); tvm.compile runs nvcc for sm_90a, so each kernel compiled.
+address); tvm.compile compiles the CUDA for sm_90a, with nvcc where it is
+on PATH (TVM_CUDA_COMPILE_MODE=nvcc; else TVM's default, NVRTC).
 
 Skipped, with the reason, where TVM is not installed."""
 import importlib.util
 import re
+import shutil
 import warnings
 from pathlib import Path
 
@@ -38,6 +40,8 @@ def _restore(monkeypatch):
     # Every body built directly is also parsed by TVMScript: the two
     # PrimFuncs must be structurally equal (BridgeError otherwise).
     monkeypatch.setattr(tdtvm, "_verify", True)
+    if shutil.which("nvcc"):
+        monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
     tdtvm.reset_stats()
     yield
     tdtvm.uninstall()
