@@ -544,9 +544,8 @@ static void ptx_reg(tirx *x, const td__ptx *t, int lane)
     td__buf_puts(&x->line, "]");
 }
 
-/* The access's address: T.address_of(A[i, j]), or TVM's pointer offset
- * from the buffer's first element when the emitter computed the storage
- * offset. */
+/* The access's address: T.address_of(A[i, j]), or a byte offset from the
+ * buffer's first element when the emitter computed the storage offset. */
 static void ptx_addr(tirx *x, const td__stmt *s)
 {
     if (s->ptx->offset == NULL) {
@@ -555,13 +554,31 @@ static void ptx_addr(tirx *x, const td__stmt *s)
         td__buf_puts(&x->line, ")");
         return;
     }
-    td__buf_printf(&x->line, "T.cuda.func_call(\"tvm_builtin_pointer_offset\", "
-                             "T.address_of(%s[", s->buf->name);
+    /* The element offset from the buffer's first element, as a byte offset
+     * through TVM's T.ptr_byte_offset: TVM's own copy passes it to a
+     * `tvm_builtin_pointer_offset` helper whose builder wants the helper's
+     * CUDA source, which a printed body cannot carry; ptr_byte_offset is a
+     * TVM intrinsic (`(T*)((char*)p + bytes)` in CUDA), so TVM builds and
+     * compiles this text as it is. */
+    td__buf_printf(&x->line, "T.ptr_byte_offset(T.address_of(%s[", s->buf->name);
     for (int d = 0; d < s->buf->ndim; d++)
         td__buf_puts(&x->line, d ? ", 0" : "0");
     td__buf_puts(&x->line, "]), ");
-    top_expr(x, s->ptx->offset, P_LOWEST);
-    td__buf_puts(&x->line, ", return_type=T.handle().ty)");
+    int bytes = td_dtype_bits(s->buf->dtype) / 8;
+    const td_expr *off = td__fold(&x->p->arena, s->ptx->offset, NULL);
+    if (off == NULL) {
+        fail(x, TD_ENOMEM);
+        return;
+    }
+    if (off->kind == TD__E_INT) {
+        td__buf_printf(&x->line, "%lld", (long long)off->i * bytes);
+    } else if (bytes > 1) {
+        expr(x, &x->line, off, P_MUL);
+        td__buf_printf(&x->line, " * %d", bytes);
+    } else {
+        expr(x, &x->line, off, P_LOWEST);
+    }
+    td__buf_printf(&x->line, ", \"%s\")", td_dtype_name(s->buf->dtype));
 }
 
 /* TVM's positional T.ptx.ld / T.ptx.st: the registers and the address,

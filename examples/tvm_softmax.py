@@ -1,11 +1,14 @@
 """A softmax over the rows of a tile, written in TVM's TIRx and compiled
-with tiledispatch's bridge: every tile op (row max, subtract, exp, row
-sum, divide) is dispatched by tiledispatch, and the generated CUDA is
-printed.  Each CTA takes a 16 x 128 float32 tile of a 32768 x 128 matrix.
-The same kernel through plain TVM 0.27 is compiled beside it for
-comparison (TVM's own reductions fail there), and a third build in which
-tiledispatch takes the two reductions only and TVM lowers the elementwise
-ops (`install(ops=["max", "sum"])`): the closest plain TVM comes.
+with tiledispatch's bridge: every tile op (staging the tile into shared
+memory, row max, subtract, exp, row sum, divide, writing it back) is
+dispatched by tiledispatch, and the generated CUDA is printed.  Each CTA
+takes a 16 x 128 float32 tile of a 32768 x 128 matrix: it stages it with
+`Tx.cta.copy` (global -> shared, 16-byte vector accesses), reduces it and
+writes it back with `Tx.cta.copy` (shared -> global).  The same kernel
+through plain TVM 0.27 is compiled beside it for comparison (TVM's own
+reductions fail there), and a third build in which tiledispatch takes the
+two reductions only and TVM lowers the copies and the elementwise ops
+(`install(ops=["max", "sum"])`): the closest plain TVM comes.
 
     python examples/tvm_softmax.py                 # print the CUDA, both ways
     python examples/tvm_softmax.py --export DIR    # also write what a GPU runs
@@ -17,9 +20,11 @@ without one.  `--export DIR` writes each way's compiled library
 tests/upstream/tvm_tests/gpu_run.py, which runs them on a GPU against
 numpy and times them.
 
-Staging the tile into shared memory and writing it back are plain TIR
-loops: the copy family (Tx.copy) is not in the bridge yet, and they become
-`Tx.cta.copy(A, X)` / `Tx.cta.copy(Y, A)` when it joins.
+A CTA's tile of X and Y is a buffer view at the CTA's offset
+(`T.decl_buffer(..., data=X.data, elem_offset=...)`): the bridge takes
+regions with constant bounds, so `Tx.cta.copy(A, Xt)` copies the whole
+view rather than `X[bx * 16:bx * 16 + 16, 0:128]`.  TVM's copies and
+tile ops emit no barrier: the kernel synchronises between them.
 """
 
 from __future__ import annotations
@@ -45,13 +50,16 @@ def softmax(X_ptr: T.handle, Y_ptr: T.handle):
     Y = T.match_buffer(Y_ptr, [BLOCKS * ROWS, COLS], "float32")
     T.device_entry()
     bx = T.cta_id([BLOCKS])
-    tx = T.thread_id([THREADS])
+    T.warp_id([THREADS // 32])
+    T.lane_id([32])
+    T.thread_id([THREADS])
+    # This CTA's rows of X and Y, as buffers of their own.
+    Xt = T.decl_buffer([ROWS, COLS], "float32", data=X.data, elem_offset=bx * ROWS * COLS)
+    Yt = T.decl_buffer([ROWS, COLS], "float32", data=Y.data, elem_offset=bx * ROWS * COLS)
     A = T.alloc_buffer([ROWS, COLS], "float32", scope="shared")
     rmax = T.alloc_buffer([ROWS, 1], "float32", scope="shared")
     rsum = T.alloc_buffer([ROWS, 1], "float32", scope="shared")
-    # Stage the tile (Tx.cta.copy(A, X) once copy joins the bridge).
-    for i in T.serial(ROWS * COLS // THREADS):
-        A[i, tx] = X[bx * ROWS + i, tx]
+    Tx.cta.copy(A, Xt)                  # stage the tile: global -> shared
     T.cuda.cta_sync()
     Tx.cta.max(rmax, A, axes=[-1])      # the row max, kept as a column
     T.cuda.cta_sync()
@@ -63,9 +71,7 @@ def softmax(X_ptr: T.handle, Y_ptr: T.handle):
     T.cuda.cta_sync()
     Tx.cta.fdiv(A, A, rsum)
     T.cuda.cta_sync()
-    # Write it back (Tx.cta.copy(Y, A) once copy joins the bridge).
-    for i in T.serial(ROWS * COLS // THREADS):
-        Y[bx * ROWS + i, tx] = A[i, tx]
+    Tx.cta.copy(Yt, A)                  # write it back: shared -> global
 
 
 def build(func):
@@ -89,6 +95,11 @@ def main() -> int:
         stats = tdtvm.stats()
     finally:
         tdtvm.uninstall()
+    # strict=True raised on any hand-back; every tile op of the kernel went
+    # through tiledispatch, the two copies included.
+    assert stats["handed_back"] == {}, stats
+    assert set(stats["dispatched"]) == {"copy", "max", "sub", "exp", "sum", "fdiv"}, stats
+    assert sum(stats["dispatched"]["copy"].values()) == 2, stats
     if not args.quiet:
         print("// ---- CUDA, every tile op dispatched by tiledispatch ----")
         print(td_cuda)

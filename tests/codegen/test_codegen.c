@@ -298,13 +298,12 @@ static void test_ptx_matrix(void **state)
            "lane: T.int32 = threadIdx.x % 32\n"
            "T.ptx.ldmatrix(Rg.view(\"uint32\")[0], Rg.view(\"uint32\")[1], "
            "Rg.view(\"uint32\")[2], Rg.view(\"uint32\")[3], "
-           "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
-           "\"tvm_builtin_pointer_offset\", T.address_of(Sm[0, 0]), "
-           "lane % 8 * 32, return_type=T.handle().ty)), \"sync\", \"aligned\", "
+           "T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+           "T.address_of(Sm[0, 0]), lane % 8 * 32 * 2, \"float16\")), "
+           "\"sync\", \"aligned\", "
            "\"m8n8\", \"x4\", \"\", \"shared\", \"b16\", \"\")\n"
-           "T.ptx.stmatrix(T.cuda.cvta_generic_to_shared(T.cuda.func_call("
-           "\"tvm_builtin_pointer_offset\", T.address_of(Sm[0, 0]), lane, "
-           "return_type=T.handle().ty)), Rg.view(\"uint32\")[2], "
+           "T.ptx.stmatrix(T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+           "T.address_of(Sm[0, 0]), lane * 2, \"float16\")), Rg.view(\"uint32\")[2], "
            "Rg.view(\"uint32\")[3], \"sync\", \"aligned\", \"m8n8\", \"x2\", "
            "\"trans\", \"shared\", \"b16\", \"\")\n",
            NULL);
@@ -348,9 +347,8 @@ static void test_ptx_matrix_words(void **state)
     expect(ir, TD_LANG_TIRX, 0,
            "T.ptx.ldmatrix(Rg.view(\"uint32\")[0], Rg.view(\"uint32\")[2], "
            "Rg.view(\"uint32\")[4], Rg.view(\"uint32\")[6], "
-           "T.cuda.cvta_generic_to_shared(T.cuda.func_call("
-           "\"tvm_builtin_pointer_offset\", T.address_of(Sm[0]), 8, "
-           "return_type=T.handle().ty)), \"sync\", \"aligned\", \"m8n8\", "
+           "T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+           "T.address_of(Sm[0]), 16, \"bfloat16\")), \"sync\", \"aligned\", \"m8n8\", "
            "\"x4\", \"\", \"shared\", \"b16\", \"\")\n",
            NULL);
     td_ir_free(ir);

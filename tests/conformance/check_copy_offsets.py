@@ -34,6 +34,19 @@ import sys
 
 import yaml
 
+_BYTES = {"float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "uint8": 1, "float16": 2,
+          "bfloat16": 2, "int16": 2, "uint16": 2, "float32": 4, "int32": 4, "uint32": 4}
+
+
+def elem_offset(text):
+    """The element offset of the first computed address in `text`: TIRx
+    prints it as a byte offset, T.ptr_byte_offset(T.address_of(A[0, 0]),
+    BYTES, "dtype"); as Python, BYTES floor-divided by the element size."""
+    m = re.search(r'T\.ptr_byte_offset\(T\.address_of\(\w+\[[0-9, ]+\]\), (.*?), "(\w+)"\)',
+                  text)
+    return f"({m.group(1)}) // {_BYTES[m.group(2)]}"
+
+
 def parse_layout(text, shape):
     swz = None
     m = re.match(r"ComposeLayout\((\d+), (\d+), (\d+), TileLayout\((.*)\)\)$", text or "")
@@ -117,7 +130,7 @@ def check_reg(f, call, tx):
     eb = 8 if ("float8" in dt or dt in ("int8", "uint8")) else 16 if "16" in dt else 32 if "32" in dt else 64
     vec = lanes * cbits // eb
     T = {"thread": 1, "warp": 32, "warpgroup": 128}.get(call["scope"], call["launch"]["threadIdx.x"])
-    addr = re.search(r'T.address_of\(\w+\[[0-9, ]+\]\), (.*?), return_type', tx).group(1)
+    addr = elem_offset(tx)
     rcoords = list(itertools.product(*[range(a, z) for a, z in rreg]))
     mcoords = list(itertools.product(*[range(a, z) for a, z in mreg]))
     has_thread = any(a is not None for a in rlay[2])
@@ -166,7 +179,7 @@ def check_ldst(f, call, tx):
         if not m:
             continue
         words = [int(x) for x in re.findall(r'\.view\("uint32"\)\[(\d+)\]', line)]
-        expr = re.search(r'T.address_of\(\w+\[[0-9, ]+\]\), (.*?), return_type', line).group(1)
+        expr = elem_offset(line)
         num = int(re.search(r'"x(\d)"', line).group(1))
         trans = '"trans"' in line
         code = compile(expr, "row address", "eval")

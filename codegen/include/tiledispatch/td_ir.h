@@ -419,7 +419,8 @@ typedef struct td_ptx_access {
     td_expr *const *idx;
     /* Instead of idx (n ignored) when not NULL: the address as an element
      * offset from the buffer's start in storage, the caller having
-     * applied the layout and swizzle (TVM's tvm_builtin_pointer_offset). */
+     * applied the layout and swizzle (TIRx prints it as a byte offset,
+     * T.ptr_byte_offset). */
     td_expr *offset;
     int bits;                 /* container width: 8, 16 or 32 */
     int lanes;                /* 1, 2, 4 or 8 (32-bit containers only) */

@@ -10,9 +10,10 @@ TVM's lowering pass calls the global function ``tirx.f_op_dispatcher``
 once per tile-primitive call with the ``TilePrimitiveCall`` and its
 ``DispatchContext``; it hands them to ``dispatcher.run_dispatch``, which
 :func:`install` replaces with a function that, for the ops tiledispatch
-has (the reductions ``tirx.tile.sum`` / ``max`` / ``min`` and the
-elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... on a ``cuda``
-target; :func:`install`'s ``ops`` / ``exclude`` narrow them), converts
+has (the reductions ``tirx.tile.sum`` / ``max`` / ``min``, the
+elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... and
+``tirx.tile.copy`` on a ``cuda`` target; :func:`install`'s ``ops`` /
+``exclude`` narrow them), converts
 both into a :class:`tiledispatch.Call` (:func:`to_call`), dispatches it in
 C, prints the winner's TIRx body and builds from it, with TVM's IR
 builder, the ``PrimFunc`` the pass splices in (:func:`lower`): the
@@ -55,11 +56,11 @@ NOT_EXPRESSIBLE = "not expressible as a tiledispatch call"
 NO_MATCH = "no variant matched"
 NOT_BRIDGED = "not bridged yet"
 
-# Ops the library has whose lowered TIRx TVM cannot build yet: copy prints
-# its PTX accesses with TVM's pointer-offset helper, whose builder in TVM
-# 0.27 wants the helper's source text.  The bridge hands them back (counted
-# under NOT_BRIDGED) until their family joins it.
-_NOT_BRIDGED = frozenset({"copy"})
+# Ops the library has whose lowered TIRx TVM cannot build yet: the bridge
+# hands them back (counted under NOT_BRIDGED) until their family joins it.
+# None now (copy joined when its PTX addresses became T.ptr_byte_offset,
+# which TVM builds as printed); the mechanism stays for the next family.
+_NOT_BRIDGED: frozenset[str] = frozenset()
 
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
@@ -322,10 +323,15 @@ class _Operands:
 
 def _call_fields(op_name: str, op_call: Any, ops: _Operands) -> dict[str, Any]:
     """The op's operand fields of the call: dst, src, axes and accum for a
-    reduction; dst, srcs and extras (bias, scale) for an elementwise op."""
+    reduction; dst and src for a copy; dst, srcs and extras (bias, scale)
+    for an elementwise op."""
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
     op = TilePrimitiveCall.downcast(op_call)
+    if op_name == "copy":
+        # TVM's Tx.copy(dst, src): two regions (the config carries the
+        # cache and eviction hints, the dispatch a forced vec_Nb).
+        return dict(dst=ops.region(op.dst), src=ops.region(op.src))
     if op_name in _REDUCTIONS:
         dst = ops.region(op.output)
         return dict(dst=dst, src=ops.region(op.input),
@@ -370,9 +376,9 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
 
 
 def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
-    """The tiledispatch call for a TVM tile-primitive call (a reduction or
-    an elementwise op), and the TVM buffers and scalar expressions by the
-    names the call gives them."""
+    """The tiledispatch call for a TVM tile-primitive call (a reduction,
+    an elementwise op or a copy), and the TVM buffers and scalar
+    expressions by the names the call gives them."""
     call, ops = _to_call(op_call, sctx)
     return call, {**ops.buffers, **ops.scalars}
 
@@ -836,7 +842,7 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
     ``"not bridged yet"`` (an op the library has whose TIRx TVM cannot
-    build yet: copy)."""
+    build yet; none today)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
@@ -907,7 +913,23 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
         return prev(op_call, sctx)
     with _lock:
         _dispatched[(op, variant)] += 1
+    if op == "copy" and variant == "fallback":
+        _warn_copy_fallback(call)
     return func
+
+
+def _warn_copy_fallback(call: _td.Call) -> None:
+    """TVM's copy fallback warns when it is picked (a scalar copy by one
+    thread: every faster variant refused the call); so does the bridge,
+    in TVM's words, so that code watching for it sees the same."""
+    import warnings
+
+    def scope(region: str) -> str:
+        return call.buffers[region.split("[", 1)[0]]["scope"]
+
+    warnings.warn(f"copy/fallback (scalar single-thread) picked for {scope(call.src)} -> "
+                  f"{scope(call.dst)} at scope_kind={call.scope}; all faster variants "
+                  "rejected.", stacklevel=2)
 
 
 def _dispatcher_module() -> Any:
