@@ -1068,11 +1068,7 @@ static void ptx_addr(cuda *c, const td__stmt *s, const td_expr *const *idx)
     }
     td__buf_printf(&c->line, "%s%s + ", s->buf->name,
                    s->buf->scratch ? "" : "_ptr");
-    /* A sum is not parenthesised: A_ptr + f * 512 + tid * 4 adds each
-     * term to the pointer, which lets nvcc keep the thread's pointer and
-     * fold the round's constant into the access (the same address: the
-     * int sum of an offset inside one tile never overflows). */
-    expr(c, &c->line, off, P_ADD);
+    expr(c, &c->line, off, P_ADD + 1);
 }
 
 /* td_ptx_ld_global_v4_u32(regs..., &A_ptr[i]) or

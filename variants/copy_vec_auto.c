@@ -5,7 +5,7 @@
  * composed reason) and its two emitters.  Global <-> shared: every thread
  * of the scope moves `vec` consecutive elements per round through a
  * scratch of containers (ld then st), a serial loop over the rounds, the
- * offsets (the global one inline, s_off a let) printed as TVM prints them (the swizzle as an
+ * offsets g_lin and s_off printed as TVM prints them (the swizzle as an
  * XOR).  Registers <-> memory: the register layout says which thread owns
  * what; each round is one PTX access between the thread's storage, viewed
  * as containers, and memory at s_base + ds.  The plans come from
@@ -205,21 +205,15 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
         s = td__copy_swizzle_expr(ir, plus(ir, s, p.s.offset[TD_AXIS_M]),
                                   &p.swz);
     }
-    /* The global offset is the address's own sum, not a 32-bit let: the
-     * CUDA printer writes A_ptr + f * 512 + tid * 4, so that after the
-     * round loop is unrolled nvcc keeps one 64-bit thread pointer and
-     * gives each round's load an immediate offset. Through a let every
-     * round had its own 64-bit address (a sign extension and an add):
-     * 16 rounds of float32 spilled and loaded 7 of 16 rounds at once,
-     * 3% below TVM's code on the H200. */
+    td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
     td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
     td_ptx_access ld = {.bits = bits, .lanes = lanes, .regs = tmp,
                         .word = td_int(ir, 0)};
     td_ptx_access st = ld;
     ld.mem = p.g_is_src ? gb : sb;
-    ld.offset = p.g_is_src ? g : td_var_ref(ir, sv);
+    ld.offset = td_var_ref(ir, p.g_is_src ? gv : sv);
     st.mem = p.g_is_src ? sb : gb;
-    st.offset = p.g_is_src ? td_var_ref(ir, sv) : g;
+    st.offset = td_var_ref(ir, p.g_is_src ? sv : gv);
     td_ir_ptx_ld(ir, &ld);
     td_ir_ptx_st(ir, &st);
     td_ir_end_for(ir);

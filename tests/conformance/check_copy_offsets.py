@@ -3,8 +3,8 @@
 element to its place.
 
 For each call file given whose emitted TIRx is a vec_auto body (a round
-loop of T.ptx.ld/st), the script evaluates the printed offsets (the global
-address's, s_off, s_base + ds, r_w: Python expressions) for every thread and round
+loop of T.ptx.ld/st), the script evaluates the printed offsets (g_lin,
+s_off, s_base + ds, r_w: Python expressions) for every thread and round
 and checks, with the operands' own layouts (tile, swizzle, register
 thread axes), that each element of the source region lands on the
 destination element of the same row-major position, each exactly once.
@@ -240,8 +240,7 @@ for f in files:
         continue
     if out.returncode != 0 or "T.ptx." not in tx or "for f in" not in tx:
         continue
-    if "local" in (call["buffers"][region(call["dst"])[0]]["scope"],
-                   call["buffers"][region(call["src"])[0]]["scope"]):
+    if "g_lin" not in tx:
         if not chosen("reg", call):
             continue
         n += 1
@@ -251,6 +250,7 @@ for f in files:
     if not chosen("vec_auto", call):
         continue
     rounds = int(re.search(r"T.serial\((\d+)\)", tx).group(1))
+    gl = re.search(r"g_lin: T.int32 = (.*)", tx).group(1)
     so = re.search(r"s_off: T.int32 = (.*)", tx).group(1)
     m = re.search(r'"(v4|v2)", "u32"', tx)
     lanes = {"v4": 4, "v2": 2}[m.group(1)] if m else 1
@@ -262,10 +262,6 @@ for f in files:
     vec = lanes * cbits // eb
     T = {"thread": 1, "warp": 32, "warpgroup": 128}.get(call["scope"], call["launch"]["threadIdx.x"])
     gname = dn if bufs[dn]["scope"] == "global" else sn
-    # the global side's offset is printed inline in its address
-    gl = next(f"({o}) // {_BYTES[d]}" for b, o, d in re.findall(
-        r'T\.ptr_byte_offset\(T\.address_of\((\w+)\[[0-9, ]+\]\), (.*?), "(\w+)"\)', tx)
-        if b == gname)
     def mk(name, reg):
         b = bufs[name]; lay = parse_layout(b.get("layout"), b["shape"])
         pos = {}

@@ -170,8 +170,9 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_swz(const half *__restric
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 1024 + tid * 8;
       int s_off = f * 1024 + ((tid * 8) ^ ((tid * 8 & 448) / 8));
-      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + f * 1024 + tid * 8);
+      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
@@ -181,9 +182,10 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_swz(const half *__restric
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 1024 + tid * 8;
       int s_off = f * 1024 + ((tid * 8) ^ ((tid * 8 & 448) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
-      td_ptx_st_global_v4_u32(B_ptr + f * 1024 + tid * 8, tmp[0], tmp[1], tmp[2], tmp[3]);
+      td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
 }
@@ -211,8 +213,9 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_swz(const float *__restri
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
+      int g_lin = f * 512 + tid * 4;
       int s_off = f * 512 + ((tid * 4) ^ ((tid * 4 & 224) / 8));
-      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + f * 512 + tid * 4);
+      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
@@ -222,9 +225,10 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_swz(const float *__restri
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
+      int g_lin = f * 512 + tid * 4;
       int s_off = f * 512 + ((tid * 4) ^ ((tid * 4 & 224) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
-      td_ptx_st_global_v4_u32(B_ptr + f * 512 + tid * 4, tmp[0], tmp[1], tmp[2], tmp[3]);
+      td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
 }
@@ -252,8 +256,9 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_swz(const __nv_fp8_e4m3 *
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 2048 + tid * 16;
       int s_off = f * 2048 + ((tid * 16) ^ ((tid * 16 & 896) / 8));
-      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + f * 2048 + tid * 16);
+      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
@@ -263,9 +268,10 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_swz(const __nv_fp8_e4m3 *
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 2048 + tid * 16;
       int s_off = f * 2048 + ((tid * 16) ^ ((tid * 16 & 896) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
-      td_ptx_st_global_v4_u32(B_ptr + f * 2048 + tid * 16, tmp[0], tmp[1], tmp[2], tmp[3]);
+      td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
 }
@@ -293,8 +299,9 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_rm(const half *__restrict
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 1024 + tid * 8;
       int s_off = f * 1024 + tid * 8;
-      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + f * 1024 + tid * 8);
+      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
@@ -304,9 +311,10 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_rm(const half *__restrict
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 1024 + tid * 8;
       int s_off = f * 1024 + tid * 8;
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
-      td_ptx_st_global_v4_u32(B_ptr + f * 1024 + tid * 8, tmp[0], tmp[1], tmp[2], tmp[3]);
+      td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
 }
@@ -334,8 +342,9 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_rm(const float *__restric
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
+      int g_lin = f * 512 + tid * 4;
       int s_off = f * 512 + tid * 4;
-      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + f * 512 + tid * 4);
+      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
@@ -345,9 +354,10 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_rm(const float *__restric
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
+      int g_lin = f * 512 + tid * 4;
       int s_off = f * 512 + tid * 4;
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
-      td_ptx_st_global_v4_u32(B_ptr + f * 512 + tid * 4, tmp[0], tmp[1], tmp[2], tmp[3]);
+      td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
 }
@@ -375,8 +385,9 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_rm(const __nv_fp8_e4m3 *_
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 2048 + tid * 16;
       int s_off = f * 2048 + tid * 16;
-      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + f * 2048 + tid * 16);
+      td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
@@ -386,9 +397,10 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_rm(const __nv_fp8_e4m3 *_
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 2048 + tid * 16;
       int s_off = f * 2048 + tid * 16;
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
-      td_ptx_st_global_v4_u32(B_ptr + f * 2048 + tid * 16, tmp[0], tmp[1], tmp[2], tmp[3]);
+      td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
     }
   }
 }
@@ -418,8 +430,9 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
+      int g_lin = f * 256 + tid * 2;
       int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
-      td_ptx_ld_global_u32(tmp[0], A_ptr + f * 256 + tid * 2);
+      td_ptx_ld_global_u32(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u32(Sm_ptr + s_off, tmp[0]);
     }
   }
@@ -458,9 +471,10 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
+      int g_lin = f * 256 + tid * 2;
       int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
       td_ptx_ld_shared_u32(tmp[0], Sm_ptr + s_off);
-      td_ptx_st_global_u32(B_ptr + f * 256 + tid * 2, tmp[0]);
+      td_ptx_st_global_u32(B_ptr + g_lin, tmp[0]);
     }
   }
 }
@@ -490,8 +504,9 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict
     uint16_t tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 128 + tid;
       int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
-      td_ptx_ld_global_u16(tmp[0], A_ptr + f * 128 + tid);
+      td_ptx_ld_global_u16(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u16(Sm_ptr + s_off, tmp[0]);
     }
   }
@@ -530,9 +545,10 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict
     uint16_t tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
+      int g_lin = f * 128 + tid;
       int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
       td_ptx_ld_shared_u16(tmp[0], Sm_ptr + s_off);
-      td_ptx_st_global_u16(B_ptr + f * 128 + tid, tmp[0]);
+      td_ptx_st_global_u16(B_ptr + g_lin, tmp[0]);
     }
   }
 }
@@ -562,8 +578,9 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_rm(const half *__restrict_
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
+      int g_lin = f * 256 + tid * 2;
       int s_off = f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32;
-      td_ptx_ld_global_u32(tmp[0], A_ptr + f * 256 + tid * 2);
+      td_ptx_ld_global_u32(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u32(Sm_ptr + s_off, tmp[0]);
     }
   }
@@ -573,26 +590,26 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_rm(const half *__restrict_
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + warp * 256 + laneid / 8 * 8 + laneid % 8 * 32);
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + (warp * 256 + laneid / 8 * 8 + laneid % 8 * 32));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm2_ptr + warp * 256 + laneid / 8 * 8 + laneid % 8 * 32, ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm2_ptr + (warp * 256 + laneid / 8 * 8 + laneid % 8 * 32), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + warp * 256 + laneid / 8 * 8 + laneid % 8 * 32);
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + (warp * 256 + laneid / 8 * 8 + laneid % 8 * 32));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm_ptr + warp * 256 + laneid / 8 * 8 + laneid % 8 * 32, ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm_ptr + (warp * 256 + laneid / 8 * 8 + laneid % 8 * 32), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   }
@@ -602,9 +619,10 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_rm(const half *__restrict_
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
+      int g_lin = f * 256 + tid * 2;
       int s_off = f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32;
       td_ptx_ld_shared_u32(tmp[0], Sm_ptr + s_off);
-      td_ptx_st_global_u32(B_ptr + f * 256 + tid * 2, tmp[0]);
+      td_ptx_st_global_u32(B_ptr + g_lin, tmp[0]);
     }
   }
 }
