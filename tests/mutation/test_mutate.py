@@ -97,23 +97,35 @@ def listing(ms):
 
 def check_gpu_full(ms):
     live = [m for m in ms if not m.equivalent][:3]
-    texts = [TINY] + [m.apply(TINY) for m in live]
-    b = gpu_full.bundle(TINY, texts)
-    a0, a1 = gpu_full.kernel_span(TINY)
-    head, tail = TINY[:a0], TINY[a1:]
+    # A program has a main and state after td_kernel (the bundle's main
+    # runs the program's main once per run, its state put back first).
+    prog = TINY + ("static long long td_mismatches = 0;\n"
+                   "static char td_first[512];\n"
+                   "int main(int argc, char **argv)\n{\n    return 0;\n}\n")
+    texts = [prog] + [m.apply(prog) for m in live]
+    b = gpu_full.bundle(prog, texts)
+    a0, a1 = gpu_full.kernel_span(prog)
+    head = prog[:a0]
     kernels = [t[slice(*gpu_full.kernel_span(t))].replace(
         "void td_kernel(", f"void td_kernel_m{k}(", 1)
         for k, t in enumerate(texts)]
     expect("gpu_full bundle: the harness once, then m0 (the program's "
            "kernel) and one kernel per mutant, each with its body",
-           b.startswith(head + "\n".join(kernels)) and b.endswith(tail) and
+           b.startswith(head + "\n".join(kernels)) and
            b.count("__global__ void td_kernel_m") == 4 and
            "void td_kernel(" not in b, b[:200])
-    expect("gpu_full bundle: the launch picks a kernel through TD_MUTANT",
+    expect("gpu_full bundle: the launch runs td_kernels[td_picked], the "
+           "program's main is td_main_one, the bundle's main runs the "
+           "kernels its arguments name, putting the state back each run",
            "#define td_kernel (td_kernels[td_picked])" in b and
-           'getenv("TD_MUTANT")' in b and
            "td_kernels[4] = {td_kernel_m0, td_kernel_m1, td_kernel_m2, "
-           "td_kernel_m3}" in b, b[len(head):][-600:])
+           "td_kernel_m3}" in b and
+           "static int td_main_one(int argc, char **argv)" in b and
+           b.count("int main(int argc, char **argv)") == 1 and
+           "memcpy(&td_mismatches, td_saved_td_mismatches" in b and
+           "memcpy(&td_first, td_saved_td_first" in b and
+           "TD_BROKEN" in b and "cudaDeviceReset()" in b,
+           b[len(head):][-1500:])
     counts = {f"p{i}": (i % 3 == 0, 10 + i) for i in range(20)}
     shards = [gpu_full.shard_of(counts, k, 3) for k in range(3)]
     gpu = [sum(1 for n in sh if counts[n][0]) for sh in shards]
