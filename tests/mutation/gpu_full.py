@@ -400,6 +400,14 @@ def run_cmd(args):
                                 # counts as hanging (killed).
                                 lim[0] = max(args.timeout,
                                              3.0 * longest[0] + 2.0)
+                                lim[1] = longest[0]
+                                if longest[0] > args.slow and \
+                                        len(todo) > 2:
+                                    # A slow program: the caller spreads
+                                    # its mutants over several processes.
+                                    cut = "slow"
+                                    p.kill()
+                                    break
                     elif rc == 77:
                         out[k] = ("SKIP", first[:200], longest[k])
                     else:
@@ -417,6 +425,8 @@ def run_cmd(args):
                     cur[3] = line
             p.wait()
             p.stdout.close()
+            if cut == "slow":
+                return out
             if cur is not None and cur[0] in todo and cur[0] not in out:
                 k, m = cur[0], cur[1]
                 took = time.monotonic() - cur[2]
@@ -460,7 +470,7 @@ def run_cmd(args):
                   for i in range(0, len(pending), args.bundle)] or [[]]
         base = None
         bare_ok = False
-        lim = [args.timeout]
+        lim = [args.timeout, 0.0]  # a mutant's limit, m0's longest run
         gi = 0
         while groups:
             idx = groups.pop(0)
@@ -497,7 +507,18 @@ def run_cmd(args):
                 continue
             slots = ([0] if base is None else []) + \
                 [j + 1 for j in range(len(idx))]
-            got = runner.submit(run_batch, exe, slots, pname, lim).result()
+            got = {} if base is not None and lim[1] > args.slow else \
+                runner.submit(run_batch, exe, slots, pname, lim).result()
+            rest = [k for k in slots if k not in got]
+            if rest:
+                # m0's runs took over --slow seconds: the rest in parts of
+                # about --part seconds of runs each, on runners at once.
+                n = max(1, int(args.part / max(lim[1], 1e-3)))
+                parts = [runner.submit(run_batch, exe, rest[i:i + n], pname,
+                                       lim)
+                         for i in range(0, len(rest), n)]
+                for fu in parts:
+                    got.update(fu.result())
             if base is None:
                 st, det, _ = got[0]
                 base = ("ok", "") if st == "PASS" else \
@@ -541,7 +562,8 @@ def run_cmd(args):
     say(f"shard {k}/{n} done: {len(results)} of {nm} mutants: " +
         ", ".join(f"{v} {s}" for s, v in sorted(by.items())) +
         f"; {stats['compiles']} nvcc runs ({stats['compile_s']:.0f} s), "
-        f"{stats['runs']} program runs ({stats['run_s']:.0f} s)")
+        f"{stats['runs']} program runs ({stats['run_s']:.0f} s) in "
+        f"{stats['procs']} processes, {stats['resets']} device resets")
     log.close()
     return 0
 
@@ -608,6 +630,12 @@ def main():
     a.add_argument("--timeout", type=float, default=5.0,
                    help="a mutant's run at least (3 times the unmutated "
                    "program's longest run plus 2 s where that is more)")
+    a.add_argument("--slow", type=float, default=1.0,
+                   help="seconds: when the unmutated program's longest run "
+                   "takes more, its mutants run in parts on several runners")
+    a.add_argument("--part", type=float, default=20.0,
+                   help="seconds of runs (m0's longest run each) a part "
+                   "holds")
     a.add_argument("--base-timeout", type=float, default=120.0,
                    help="an unmutated program's run")
     a.add_argument("--deadline", type=float, default=None,
