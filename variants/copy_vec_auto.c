@@ -57,10 +57,17 @@ static td_expr *thread_id(const td_call *call, td_ir *ir)
 td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
                              const td_iter *iters, int n)
 {
+    return td__copy_split_low(ir, acc, v, iters, n, 0);
+}
+
+td_expr *td__copy_split_low(td_ir *ir, td_expr *acc, td_expr *v,
+                            const td_iter *iters, int n, int64_t mod)
+{
     int64_t inner = 1;
     for (int k = n - 1; k >= 0; k--) {
         const td_iter *it = &iters[k];
-        if (it->extent > 1 && it->stride != 0) {
+        if (it->extent > 1 && it->stride != 0 &&
+            (mod == 0 || it->stride % mod != 0)) {
             td_expr *d = inner > 1 ? td_div(ir, v, td_int(ir, inner)) : v;
             if (k > 0)
                 d = td_mod(ir, d, td_int(ir, it->extent));
@@ -79,14 +86,27 @@ static td_expr *plus(td_ir *ir, td_expr *a, int64_t c)
     return c != 0 ? td_add(ir, a, td_int(ir, c)) : a;
 }
 
-td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z)
+int64_t td__copy_swizzle_mod(const td_lay_swz *z)
+{
+    if (!z->on || z->swizzle_len == 0)
+        return 0;
+    return (int64_t)1 << (z->per_element + z->atom_len + z->swizzle_len);
+}
+
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, td_expr *low,
+                               const td_lay_swz *z)
 {
     if (!z->on || z->swizzle_len == 0)
         return m;
     int from = z->inner ? z->per_element + z->atom_len : z->per_element;
     int to = z->inner ? z->per_element : z->per_element + z->atom_len;
+    /* The XOR reads bits [from, from + len) of m: `low` (m less its
+     * terms that are multiples of 2^(from + len)) has the same bits
+     * there, and printing it keeps out of the row term what it cannot
+     * change. */
     td_expr *bits = td_binary(ir, TD_OP_BITAND,
-                              td_div(ir, m, td_int(ir, (int64_t)1 << from)),
+                              td_div(ir, low != NULL ? low : m,
+                                     td_int(ir, (int64_t)1 << from)),
                               td_int(ir, ((int64_t)1 << z->swizzle_len) - 1));
     return td_binary(ir, TD_OP_XOR, m,
                      td_binary(ir, TD_OP_SHL, bits, td_int(ir, to)));
@@ -146,7 +166,9 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
     td_expr *tid = p.threads > 1 ? thread_id(call, ir) : NULL;
     td_var *f = td_ir_for(ir, "f", td_int(ir, p.rounds), TD_LOOP_SERIAL);
     td_expr *fv = td_var_ref(ir, f);
-    td_expr *g = NULL, *s = NULL;
+    td_expr *g = NULL, *s = NULL, *low = NULL;
+    /* The swizzle's row term reads s less its multiples of `mod`. */
+    const int64_t mod = td__copy_swizzle_mod(&p.swz);
     if (p.carved) {
         int no = p.n_outer, nt = p.n_thread;
         g = td__copy_split_expr(ir, NULL, fv, p.g.shard, no);
@@ -154,9 +176,14 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
             g = td__copy_split_expr(ir, g, tid, p.g.shard + no, nt);
         s = td__copy_split_expr(ir, NULL, fv, p.s.shard + p.s_seps[0],
                   p.s_seps[no] - p.s_seps[0]);
-        if (tid != NULL)
+        low = td__copy_split_low(ir, NULL, fv, p.s.shard + p.s_seps[0],
+                                 p.s_seps[no] - p.s_seps[0], mod);
+        if (tid != NULL) {
             s = td__copy_split_expr(ir, s, tid, p.s.shard + p.s_seps[no],
                       p.s_seps[no + nt] - p.s_seps[no]);
+            low = td__copy_split_low(ir, low, tid, p.s.shard + p.s_seps[no],
+                                     p.s_seps[no + nt] - p.s_seps[no], mod);
+        }
     } else {
         td_expr *flat = td_mul(ir, fv, td_int(ir, p.threads));
         if (tid != NULL)
@@ -164,9 +191,12 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
         flat = td_mul(ir, flat, td_int(ir, p.vec));
         g = td__copy_split_expr(ir, NULL, flat, p.g.shard, p.g.nshard);
         s = td__copy_split_expr(ir, NULL, flat, p.s.shard, p.s.nshard);
+        low = td__copy_split_low(ir, NULL, flat, p.s.shard, p.s.nshard, mod);
     }
     g = plus(ir, g, p.g.offset[TD_AXIS_M]);
-    s = td__copy_swizzle_expr(ir, plus(ir, s, p.s.offset[TD_AXIS_M]), &p.swz);
+    const int64_t so = p.s.offset[TD_AXIS_M];
+    low = plus(ir, low, mod > 0 ? so % mod : so);
+    s = td__copy_swizzle_expr(ir, plus(ir, s, so), low, &p.swz);
     td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
     td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
     td_ptx_access ld = {.bits = bits, .lanes = lanes, .regs = tmp,
@@ -287,7 +317,7 @@ static int emit_reg(const td_call *call, const td_copy_req *q, td_ir *ir,
     td_var *drv = td_ir_let(ir, "dr", TD_I32, drr != NULL ? drr : td_int(ir, 0));
     td_expr *off = swz ? td_add(ir, base, td_var_ref(ir, dsv))
                        : td_add(ir, td_var_ref(ir, bv), td_var_ref(ir, dsv));
-    off = td__copy_swizzle_expr(ir, off, &p.swz);
+    off = td__copy_swizzle_expr(ir, off, NULL, &p.swz);
     td_expr *ov = swz ? td_var_ref(ir, td_ir_let(ir, "s_off", TD_I32, off))
                       : off;
     td_expr *slot = plus(ir, td_var_ref(ir, drv), p.r_off_base);
