@@ -630,7 +630,7 @@ def main():
     a.add_argument("--timeout", type=float, default=5.0,
                    help="a mutant's run at least (3 times the unmutated "
                    "program's longest run plus 2 s where that is more)")
-    a.add_argument("--slow", type=float, default=1.0,
+    a.add_argument("--slow", type=float, default=0.5,
                    help="seconds: when the unmutated program's longest run "
                    "takes more, its mutants run in parts on several runners")
     a.add_argument("--part", type=float, default=20.0,
