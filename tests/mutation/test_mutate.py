@@ -165,6 +165,25 @@ def main():
     expect("the closing __syncthreads() before the harness's own is "
            "equivalent by construction",
            [m.id for m in eq] == ["tiny:drop:13:9"], [m.id for m in eq])
+    # A modulus of threadIdx.x that the launch makes moot.
+    lanes = (" * launch:  grid (1, 1, 1), block (BLK, 1, 1);\n"
+             "__global__ void td_kernel(float *B_ptr)\n{\n"
+             "    /* The emitted body (variant local). */\n    {\n"
+             "        int lane = (int)threadIdx.x % 32;\n"
+             "        int warp = (int)threadIdx.x / 32 % 4;\n"
+             "        int q = 2 * threadIdx.x % 32;\n"
+             "        B_ptr[lane + warp + q] = 1.0f;\n    }\n}\n")
+
+    def moot(blk):
+        return sorted(m.desc for m in mutate.mutants_of(
+            lanes.replace("BLK", str(blk)), "l")
+            if m.equivalent and "thread block" in m.equivalent)
+    expect("threadIdx.x % 32 -> % 33 and threadIdx.x / 32 % 4 -> % 5 are "
+           "equivalent by construction in a 32-thread block, only the "
+           "second in a 128-thread one, neither in a 129-thread one; "
+           "2 * threadIdx.x % 32 never",
+           moot(32) == ["32 -> 33", "4 -> 5"] and moot(128) == ["4 -> 5"]
+           and moot(129) == [], (moot(32), moot(128), moot(129)))
     # Stable ids: more harness before the body, other names outside.
     moved = ("/* two more\n   harness lines */\n" + TINY).replace(
         "float before", "double before_x")
