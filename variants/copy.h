@@ -89,6 +89,16 @@ td_ir_buf *td__copy_declare(const td_call *call, int b, td_ir *ir,
  * moved: m ^ (m & (2^s - 1) << (p + a)) / 2^a and so on). */
 td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
                              const td_iter *iters, int n);
-td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z);
+/* The same sum less its terms whose stride is a multiple of mod (0: none
+ * left out): the same value modulo mod. */
+td_expr *td__copy_split_low(td_ir *ir, td_expr *acc, td_expr *v,
+                            const td_iter *iters, int n, int64_t mod);
+/* 2^(bits the swizzle's XOR reads and below): m and m less multiples of
+ * it swizzle alike (0: no swizzle).  td__copy_swizzle_expr prints the
+ * XOR's row term from `low` (m less such multiples; NULL: m itself), as
+ * TVM prints only the bits the XOR reads. */
+int64_t td__copy_swizzle_mod(const td_lay_swz *z);
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, td_expr *low,
+                               const td_lay_swz *z);
 
 #endif

@@ -57,10 +57,17 @@ static td_expr *thread_id(const td_call *call, td_ir *ir)
 td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
                              const td_iter *iters, int n)
 {
+    return td__copy_split_low(ir, acc, v, iters, n, 0);
+}
+
+td_expr *td__copy_split_low(td_ir *ir, td_expr *acc, td_expr *v,
+                            const td_iter *iters, int n, int64_t mod)
+{
     int64_t inner = 1;
     for (int k = n - 1; k >= 0; k--) {
         const td_iter *it = &iters[k];
-        if (it->extent > 1 && it->stride != 0) {
+        if (it->extent > 1 && it->stride != 0 &&
+            (mod == 0 || it->stride % mod != 0)) {
             td_expr *d = inner > 1 ? td_div(ir, v, td_int(ir, inner)) : v;
             if (k > 0)
                 d = td_mod(ir, d, td_int(ir, it->extent));
@@ -79,18 +86,31 @@ static td_expr *plus(td_ir *ir, td_expr *a, int64_t c)
     return c != 0 ? td_add(ir, a, td_int(ir, c)) : a;
 }
 
-td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_lay_swz *z)
+int64_t td__copy_swizzle_mod(const td_lay_swz *z)
+{
+    if (!z->on || z->swizzle_len == 0)
+        return 0;
+    return (int64_t)1 << (z->per_element + z->atom_len + z->swizzle_len);
+}
+
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, td_expr *low,
+                               const td_lay_swz *z)
 {
     if (!z->on || z->swizzle_len == 0)
         return m;
     int from = z->inner ? z->per_element + z->atom_len : z->per_element;
     int to = z->inner ? z->per_element : z->per_element + z->atom_len;
     int64_t mask = ((int64_t)1 << z->swizzle_len) - 1;
-    /* The source bits are masked where they are, then moved: the same
-     * value as (m >> from & mask) << to, but the quotient's operand is
-     * non-negative on its face (m is an int in the CUDA text), so nvcc
-     * shifts where m / 2^from costs a signed division's sign fix-up. */
-    td_expr *bits = td_binary(ir, TD_OP_BITAND, m, td_int(ir, mask << from));
+    /* The XOR reads bits [from, from + len) of m: `low` (m less its
+     * terms that are multiples of 2^(from + len)) has the same bits
+     * there, and printing it keeps out of the row term what it cannot
+     * change.  The source bits are masked where they are, then moved:
+     * the same value as (m >> from & mask) << to, but the quotient's
+     * operand is non-negative on its face (m is an int in the CUDA
+     * text), so nvcc shifts where m / 2^from costs a signed division's
+     * sign fix-up. */
+    td_expr *bits = td_binary(ir, TD_OP_BITAND, low != NULL ? low : m,
+                              td_int(ir, mask << from));
     td_expr *moved =
         from > to   ? td_div(ir, bits, td_int(ir, (int64_t)1 << (from - to)))
         : from < to ? td_binary(ir, TD_OP_SHL, bits, td_int(ir, to - from))
@@ -167,8 +187,10 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
     td_expr *tid = p.threads > 1 ? thread_id(call, ir) : NULL;
     td_var *f = td_ir_for(ir, "f", td_int(ir, p.rounds), TD_LOOP_SERIAL);
     td_expr *fv = td_var_ref(ir, f);
-    td_expr *g = NULL, *s = NULL, *s_thread = NULL;
+    td_expr *g = NULL, *s = NULL, *s_thread = NULL, *low = NULL;
     bool split = false;
+    /* The swizzle's row term reads s less its multiples of `mod`. */
+    const int64_t mod = td__copy_swizzle_mod(&p.swz);
     if (p.carved) {
         int no = p.n_outer, nt = p.n_thread;
         g = td__copy_split_expr(ir, NULL, fv, p.g.shard, no);
@@ -177,11 +199,15 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
         const td_iter *rounds = p.s.shard + p.s_seps[0];
         int n_rounds = p.s_seps[no] - p.s_seps[0];
         s = td__copy_split_expr(ir, NULL, fv, rounds, n_rounds);
+        low = td__copy_split_low(ir, NULL, fv, rounds, n_rounds, mod);
         split = above_swizzle(rounds, n_rounds, &p.swz);
-        if (tid != NULL)
-            s_thread = td__copy_split_expr(
-                ir, split ? NULL : s, tid, p.s.shard + p.s_seps[no],
-                p.s_seps[no + nt] - p.s_seps[no]);
+        if (tid != NULL) {
+            const td_iter *thr = p.s.shard + p.s_seps[no];
+            int n_thr = p.s_seps[no + nt] - p.s_seps[no];
+            s_thread = td__copy_split_expr(ir, split ? NULL : s, tid, thr,
+                                           n_thr);
+            low = td__copy_split_low(ir, low, tid, thr, n_thr, mod);
+        }
         if (tid != NULL && !split)
             s = s_thread;
     } else {
@@ -191,19 +217,21 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
         flat = td_mul(ir, flat, td_int(ir, p.vec));
         g = td__copy_split_expr(ir, NULL, flat, p.g.shard, p.g.nshard);
         s = td__copy_split_expr(ir, NULL, flat, p.s.shard, p.s.nshard);
+        low = td__copy_split_low(ir, NULL, flat, p.s.shard, p.s.nshard, mod);
     }
     g = plus(ir, g, p.g.offset[TD_AXIS_M]);
+    const int64_t so = p.s.offset[TD_AXIS_M];
+    low = plus(ir, low, mod > 0 ? so % mod : so);
     if (split) {
         /* The rounds' part adds whole multiples of the swizzle's span,
          * which leave the bits it reads and flips alone: it stays out of
          * the XOR, as TVM prints it, and nvcc folds it into the unrolled
          * stores' immediate offsets. */
-        td_expr *t = td__copy_swizzle_expr(
-            ir, plus(ir, s_thread, p.s.offset[TD_AXIS_M]), &p.swz);
+        td_expr *t = td__copy_swizzle_expr(ir, plus(ir, s_thread, so), low,
+                                           &p.swz);
         s = s != NULL ? td_add(ir, s, t) : t;
     } else {
-        s = td__copy_swizzle_expr(ir, plus(ir, s, p.s.offset[TD_AXIS_M]),
-                                  &p.swz);
+        s = td__copy_swizzle_expr(ir, plus(ir, s, so), low, &p.swz);
     }
     td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
     td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
@@ -325,7 +353,7 @@ static int emit_reg(const td_call *call, const td_copy_req *q, td_ir *ir,
     td_var *drv = td_ir_let(ir, "dr", TD_I32, drr != NULL ? drr : td_int(ir, 0));
     td_expr *off = swz ? td_add(ir, base, td_var_ref(ir, dsv))
                        : td_add(ir, td_var_ref(ir, bv), td_var_ref(ir, dsv));
-    off = td__copy_swizzle_expr(ir, off, &p.swz);
+    off = td__copy_swizzle_expr(ir, off, NULL, &p.swz);
     td_expr *ov = swz ? td_var_ref(ir, td_ir_let(ir, "s_off", TD_I32, off))
                       : off;
     td_expr *slot = plus(ir, td_var_ref(ir, drv), p.r_off_base);

@@ -220,6 +220,63 @@ static void test_instances_and_half(void **state)
     td_registry_free(reg);
 }
 
+/* A float16 sum too long for exact data with every term nonzero (16384
+ * terms > 2^11): each round keeps one term in 8 of a row nonzero (at most
+ * 2048 terms of +-1, every partial sum exact), 8 rounds put every term in
+ * one, and the check is exact; with accum one term fewer a round (the
+ * dst's). */
+static void test_sparse_sum(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    const char *calls[2] = {
+        "op: sum\ntarget: cuda\nscope: thread\n"
+        "buffers:\n"
+        "  A: {scope: local, dtype: float16, shape: [16384]}\n"
+        "  B: {scope: local, dtype: float16, shape: [1]}\n"
+        "dst: B\nsrc: A\n",
+        "op: sum\ntarget: cuda\nscope: thread\n"
+        "buffers:\n"
+        "  A: {scope: local, dtype: float16, shape: [4096]}\n"
+        "  B: {scope: local, dtype: float16, shape: [1]}\n"
+        "dst: B\nsrc: A\naccum: true\n"};
+    const char *want[2][3] = {
+        {"#define TD_SUM_SPARSE 8LL ", "#define TD_ROUNDS 8 ",
+         "#define TD_SUM_EXACT 1 "},
+        /* 4096 terms, 2047 a round: 3 rounds. */
+        {"#define TD_SUM_SPARSE 3LL ", "#define TD_ROUNDS 3 ",
+         "#define TD_SUM_EXACT 1 "}};
+    for (int i = 0; i < 2; i++) {
+        td_call *c = parse("sparse.yaml", calls[i]);
+        char *prog = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+        for (int j = 0; j < 3; j++)
+            assert_contains(prog, want[i][j]);
+        assert_contains(prog, "#define TD_SUM_M 1LL ");
+        assert_contains(prog, "if ((red + g + td_round) % TD_SUM_SPARSE == 0)");
+        td_free(prog);
+        td_call_free(c);
+    }
+    /* Short rows: every term nonzero, two rounds. */
+    td_call *c = parse("dense.yaml",
+                       "op: sum\ntarget: cuda\nscope: thread\n"
+                       "buffers:\n"
+                       "  A: {scope: local, dtype: float16, shape: [2048]}\n"
+                       "  B: {scope: local, dtype: float16, shape: [1]}\n"
+                       "dst: B\nsrc: A\n");
+    char *prog = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_kernel_program(reg, c, &prog, &d), 0);
+    assert_contains(prog, "#define TD_SUM_SPARSE 0LL ");
+    assert_contains(prog, "#define TD_ROUNDS 2 ");
+    td_free(prog);
+    td_call_free(c);
+    td_registry_free(reg);
+}
+
 static void test_int_ranges(void **state)
 {
     (void)state;
@@ -734,6 +791,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_program),
         cmocka_unit_test(test_instances_and_half),
+        cmocka_unit_test(test_sparse_sum),
         cmocka_unit_test(test_int_ranges),
         cmocka_unit_test(test_no_match),
         cmocka_unit_test(test_layout_tables),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full mutation run on a GPU machine, one shard a call: every mutant of
 # every program the GPU can run (tests/mutation/gpu_full.py: bundles of
-# mutant kernels, one nvcc run per bundle, each mutant run in exact data
-# and random data with two seeds), the programs the CPU stand-in cannot
+# mutant kernels, one nvcc run per bundle, one process running a bundle's
+# kernels in turn, each in exact data and then, unless exact data killed
+# it, random data with two seeds), the programs the CPU stand-in cannot
 # run first.
 #
 #   OUT=DIR SHARD=I/N tests/mutation/gpu-full.sh PROGS [--all]
@@ -11,18 +12,27 @@
 # (made on the build machine: scripts/gen-programs P && tar czf
 # progs.tar.gz -C P .).  Without --all only the programs the CPU stand-in
 # cannot run (16-bit floats, inline PTX); with --all every sm_90a program.
-# Run from the repository root; needs bash, python3, nvcc and the GPU.
-# Each call stops starting new work at $DEADLINE seconds (default 450) and
+# Run from the repository root; needs bash, python3, nvcc and the GPU (no
+# build of the project).
+# Each call stops starting new work at $DEADLINE seconds (default 460) and
 # cuts runs 60 s later, so it ends within the device's 600 s limit; what
-# is left is listed as not run.  $RUNNERS programs run on the GPU at once
+# is left is listed as not run.  $RUNNERS processes run on the GPU at once
 # (default 12), nvcc runs on every core.  Results under $OUT:
 #   results-I.tsv  one line per mutant (id, variant, operator, status,
 #                  description, the first failing run, the diff lines)
 #   log-I.txt      one line per program, the shard's totals and times
+#                  (nvcc runs, program runs, processes, device resets)
 #   score-I.txt    gpu_full.py score over this shard's results
 #   env-I.txt      GPU, driver, nvcc, commit, dates
 # Afterwards, with every shard's results-*.tsv in one DIR (any machine):
 #   python3 tests/mutation/gpu_full.py score DIR
+#
+# The whole run in two device calls (docs/verification.md, "Mutation
+# suite"): on the build machine
+#   scripts/gen-programs .dev/progs && tar czf .dev/progs.tar.gz -C .dev/progs .
+# then one call per shard, carrying .dev/progs.tar.gz (about 13 MB):
+#   OUT=$OUT SHARD=0/2 tests/mutation/gpu-full.sh .dev/progs.tar.gz
+#   OUT=$OUT SHARD=1/2 tests/mutation/gpu-full.sh .dev/progs.tar.gz
 set -u
 if [ $# -lt 1 ] || [ -z "${OUT:-}" ] || [ -z "${SHARD:-}" ]; then
   echo "usage: OUT=DIR SHARD=I/N tests/mutation/gpu-full.sh PROGS [--all]" >&2
@@ -47,7 +57,7 @@ fi
 jobs=$(nproc)
 python3 "$root/tests/mutation/gpu_full.py" run "$progs" "$OUT" \
   --shard "$SHARD" -j "$jobs" --runners "${RUNNERS:-12}" \
-  --deadline "${DEADLINE:-450}" "$@" | tail -n 3
+  --deadline "${DEADLINE:-460}" "$@" | tail -n 3
 python3 "$root/tests/mutation/gpu_full.py" score "$OUT" \
   >"$OUT/score-$k.txt" 2>&1
 rc=$?

@@ -3,7 +3,7 @@
 
 usage: gpu_full.py run PROGDIR OUTDIR --shard I/N [-j JOBS] [--runners R]
                    [--bundle B] [--timeout S] [--deadline S] [--all]
-                   [--arch ARCH] [--only NAME,...]
+                   [--arch ARCH] [--only NAME,...] [--emu]
        gpu_full.py score OUTDIR [--equivalent FILE] [--allow-survivors]
 
 PROGDIR is scripts/gen-programs' output (the .cu files and manifest.tsv).
@@ -19,22 +19,40 @@ Compiling one program per mutant would cost an nvcc run (a few seconds of
 host compilation, almost all of it the harness) per mutant.  Instead the
 mutants of a program go into bundles of at most B kernels: one .cu with the
 harness once and the kernel once per mutant (td_kernel_m0 the unmutated
-body, td_kernel_mK mutant K), the launch picking its kernel from the
-environment variable TD_MUTANT.  Each kernel is its program's td_kernel
-with only its body changed, compiled on its own by ptxas, and each run is
-its own process, so a run of kernel K behaves as the one-mutant program
-would.  A bundle that does not compile is split in halves until the
-kernel that breaks it stands alone (stillborn).
+body, td_kernel_mK mutant K), each its program's td_kernel with only its
+body changed, compiled on its own by ptxas.  A bundle that does not compile
+is split in halves until the kernel that breaks it stands alone
+(stillborn).
+
+Running one process per run would cost a CUDA context per run: on the
+H200 with 12 runners that was about 3.2 s of a runner a run (12 runners
+finished about 3.5 runs a second, each run a few launches of
+milliseconds), so 2,450 mutants took two 450 s calls.  Instead one
+process runs the bundle's kernels in turn (the bundle's main, see
+bundle()): m0 first, then each mutant, the harness's state (counters,
+first mismatch, generator, options, td_fill's shift) put back to its
+startup values before every run, every buffer allocated and staged anew
+by the run itself, so a run of kernel K computes what the one-mutant
+program's run would.  A run that breaks the context (a trap, an illegal
+or misaligned address: 547 of the 2,134 kills of the first shards) makes
+the process reset the device and run m0 once more; where that fails the
+process exits and a fresh one runs the rest, as it does after a crash or
+a run past the time limit (that kernel killed).  Only then is a context
+created again.
 
 Each kernel runs like the mutation suite's programs: --data exact, --data
 random, --data random --seed 2, stopping at the first run that is not a
-PASS.  A mutant is KILLED when any run FAILs, crashes or runs past
---timeout seconds (a program error counts: the mutant made the program
+PASS (the random modes run only for the mutants exact data did not kill).
+A mutant is KILLED when any run FAILs, crashes or runs past --timeout
+seconds (at least; 3 times the unmutated program's longest run plus 2 s
+where that is more; a program error counts: the mutant made the program
 fail), SURVIVED when all three PASS.  The unmutated kernel m0 of each
 program must pass all three first, else the program's mutants are ERROR.
-With --deadline S (seconds after the start) no new work starts after it,
-no run goes on past S + --grace (default 60), and what is left is
-reported as NOT-RUN, so a call ends in time.
+With --deadline S (seconds after the start) no new process starts after
+it, no process goes on past S + --grace (default 60), and what is left is
+reported as NOT-RUN, so a call ends in time.  --emu compiles with g++ for
+the CPU stand-in instead (a check of this driver without a GPU, on the
+programs it can run: --all --only NAME,...).
 
 Results (OUTDIR): results-I.tsv (mutant id, variant, operator, status,
 description, detail, the old and new line, gpu or cpu: whether the CPU
@@ -47,6 +65,7 @@ import argparse
 import concurrent.futures
 import importlib.util
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -63,13 +82,18 @@ RUNS = [["--data", "exact"], ["--data", "random"],
 KERNEL = re.compile(r"^__global__ void td_kernel\(", re.M)
 
 
-def not_emulated():
-    """tests/cuda/emu.py's test of what the CPU stand-in cannot run."""
+def load_emu():
+    """tests/cuda/emu.py (the CPU stand-in's driver) as a module."""
     spec = importlib.util.spec_from_file_location(
         "td_emu", os.path.join(HERE, "..", "cuda", "emu.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.NOT_EMULATED
+    return mod
+
+
+def not_emulated():
+    """tests/cuda/emu.py's test of what the CPU stand-in cannot run."""
+    return load_emu().NOT_EMULATED
 
 
 def kernel_span(src):
@@ -81,10 +105,35 @@ def kernel_span(src):
     return (m.start(), end + 3) if end >= 0 else None
 
 
+# The harness's mutable file-scope state (the counters, the first
+# mismatch, the generator's state, the options), which every run starts
+# from afresh: its values at startup are saved and put back before each
+# run.  Pointers are left out (lazily allocated buffers that every run
+# fills before use).
+STATE = re.compile(r"^static\s+(?!inline\b|const\b|constexpr\b|__)"
+                   r"[\w\s]*?\b(\w+)\s*(?:\[[^\]]*\])?\s*(?:=[^;]*)?;", re.M)
+# td_fill's position shift, drawn once per run: a function-local static
+# the state above cannot reach, so the bundle makes it file-scope.
+FILL_SHIFT = "static long long shift = -1;"
+MAIN = "int main(int argc, char **argv)\n{"
+
+
 def bundle(src, texts):
     """The program with one kernel per text (texts[0] the program itself,
     the others its mutants, each differing only inside td_kernel's body)
-    and the launch picking one through TD_MUTANT."""
+    and a main that runs the kernels named on its command line in turn,
+    each in the suite's data modes (RUNS), in one process.
+
+    The program's own main becomes td_main_one; before each run the
+    harness's state is put back to its startup values, so a run behaves
+    as the one-mutant program's run would.  Per run it prints
+    `TD_RUN K M`, the program's own lines, then `TD_RC K M STATUS`; the
+    modes of a kernel stop at the first that does not pass.  After a run
+    that does not pass with the CUDA context broken (a sticky error: a
+    trap, an illegal or misaligned address) it resets the device, and
+    when the unmutated kernel m0 does not pass afterwards (or the reset
+    fails) it prints `TD_BROKEN` and exits 3: the driver runs the rest in
+    a fresh process."""
     a, b = kernel_span(src)
     kernels = []
     for k, t in enumerate(texts):
@@ -94,18 +143,84 @@ def bundle(src, texts):
     n = len(texts)
     pick = (
         "/* The bundle's kernels: m0 the program's body, mK its mutant K;\n"
-        " * TD_MUTANT=K picks the one the launch runs. */\n"
+        " * td_picked is the one the launch runs. */\n"
         f"static decltype(&td_kernel_m0) const td_kernels[{n}] = {{"
         + ", ".join(f"td_kernel_m{k}" for k in range(n)) + "};\n"
-        "static int td_pick_kernel(void)\n{\n"
-        "    const char *v = getenv(\"TD_MUTANT\");\n"
-        "    const int k = v != NULL ? atoi(v) : 0;\n"
-        f"    if (k < 0 || k >= {n}) {{\n"
-        "        fprintf(stderr, \"TD_MUTANT out of range\\n\");\n"
-        "        exit(2);\n    }\n    return k;\n}\n"
-        "static const int td_picked = td_pick_kernel();\n"
+        "static int td_picked = 0;\n"
         "#define td_kernel (td_kernels[td_picked])\n")
-    return src[:a] + "\n".join(kernels) + pick + src[b:]
+    head, tail = src[:a], src[b:]
+    shift = FILL_SHIFT in head
+    if shift:
+        head = ("/* td_fill's shift, file-scope so every run starts it "
+                "afresh. */\nstatic long long td_fill_shift = -1;\n"
+                + head.replace(FILL_SHIFT,
+                               "long long &shift = td_fill_shift;"))
+    if MAIN not in tail:
+        raise ValueError("bundle: the program's main not found")
+    tail = tail.replace(MAIN, "static int td_main_one(int argc, char **argv)"
+                        "\n{", 1)
+    names = STATE.findall(head + tail)
+    modes = ", ".join("{" + ", ".join(f'"{x}"' for x in ["td"] + r) + "}"
+                      for r in RUNS)
+    width = max(len(r) for r in RUNS) + 1
+    save = "".join(f"static unsigned char td_saved_{v}[sizeof {v}];\n"
+                   for v in names)
+    batch = (
+        "\n/* The bundle's main: the kernels named by its arguments in turn,"
+        "\n * each in the mutation suite's data modes, the harness's state "
+        "put\n * back before every run. */\n" + save +
+        "static void td_state(bool restore)\n{\n" +
+        "".join(f"    if (restore)\n        memcpy(&{v}, td_saved_{v}, "
+                f"sizeof {v});\n    else\n        memcpy(td_saved_{v}, "
+                f"&{v}, sizeof {v});\n" for v in names) +
+        "}\n"
+        f"static const char *td_modes[{len(RUNS)}][{width}] = {{{modes}}};\n"
+        f"static const int td_nargs[{len(RUNS)}] = {{"
+        + ", ".join(str(len(r) + 1) for r in RUNS) + "};\n"
+        "/* One run of kernel k in mode m: its exit status. */\n"
+        "static int td_run_one(int k, int m)\n{\n"
+        "    td_picked = k;\n"
+        "    td_state(true);\n"
+        "    printf(\"TD_RUN %d %d\\n\", k, m);\n"
+        "    const int rc = td_main_one(td_nargs[m], (char **)td_modes[m]);\n"
+        "    printf(\"TD_RC %d %d %d\\n\", k, m, rc);\n"
+        "    return rc;\n}\n"
+        "/* Whether the context still works after a run that did not pass "
+        "(a\n * sticky error breaks it: then a reset and m0 once more). */\n"
+        "static bool td_context_ok(void)\n{\n"
+        "#if defined(__CUDACC__)\n"
+        "    if (cudaDeviceSynchronize() == cudaSuccess &&\n"
+        "        cudaGetLastError() == cudaSuccess)\n"
+        "        return true;\n"
+        "    if (cudaDeviceReset() != cudaSuccess)\n"
+        "        return false;\n"
+        "    printf(\"TD_RESET\\n\");\n"
+        "    return td_run_one(0, 0) == 0;\n"
+        "#else\n"
+        "    return cudaGetLastError() == cudaSuccess;\n"
+        "#endif\n}\n"
+        "int main(int argc, char **argv)\n{\n"
+        "    setvbuf(stdout, NULL, _IOLBF, 0);\n"
+        "    td_state(false);\n"
+        "    /* The context first, so no run's time counts its creation. */\n"
+        "    int td_ndev = 0;\n"
+        "    (void)cudaGetDeviceCount(&td_ndev);\n"
+        "    (void)cudaFree(0);\n"
+        "    printf(\"TD_READY\\n\");\n"
+        "    for (int i = 1; i < argc; ++i) {\n"
+        "        const int k = atoi(argv[i]);\n"
+        f"        if (k < 0 || k >= {n}) {{\n"
+        "            fprintf(stderr, \"kernel %s out of range\\n\", argv[i]);\n"
+        "            return 2;\n        }\n"
+        f"        for (int m = 0; m < {len(RUNS)}; ++m) {{\n"
+        "            if (td_run_one(k, m) == 0)\n"
+        "                continue;\n"
+        "            if (!td_context_ok()) {\n"
+        "                printf(\"TD_BROKEN\\n\");\n"
+        "                return 3;\n            }\n"
+        "            break;\n        }\n    }\n"
+        "    return 0;\n}\n")
+    return head + "\n".join(kernels) + pick + tail + batch
 
 
 def shard_of(counts, k, n):
@@ -173,7 +288,12 @@ def run_cmd(args):
     results = {}   # mutant id -> (mutant, status, detail)
     tmp = tempfile.mkdtemp(prefix="gpu_full_")
     nvcc = os.environ.get("NVCC", "nvcc")
-    stats = {"compiles": 0, "compile_s": 0.0, "runs": 0, "run_s": 0.0}
+    emu = emu_inc = None
+    if args.emu:
+        emu = load_emu()
+        emu_inc = emu.precompile(tmp)
+    stats = {"compiles": 0, "compile_s": 0.0, "runs": 0, "run_s": 0.0,
+             "procs": 0, "resets": 0}
 
     def late():
         return deadline is not None and time.monotonic() > deadline
@@ -186,47 +306,157 @@ def run_cmd(args):
             f.write(bundle(src, texts))
         exe = cu[:-3]
         c0 = time.monotonic()
-        p = subprocess.run([nvcc, "-O2", f"-arch={args.arch}", "-o", exe, cu],
-                           capture_output=True, text=True)
+        if emu is not None:
+            # The CPU stand-in (a check of this driver without a GPU).
+            with open(cu) as f:
+                out, err = emu.compile_program(f.read(), f"{name}__{tag}x",
+                                               tmp, emu_inc)
+            if out is not None:
+                os.replace(out, exe)
+            p = subprocess.CompletedProcess([], 0 if out else 1, "", err)
+        else:
+            p = subprocess.run([nvcc, "-O2", f"-arch={args.arch}", "-o", exe,
+                                cu], capture_output=True, text=True)
         with lock:
             stats["compiles"] += 1
             stats["compile_s"] += time.monotonic() - c0
         os.unlink(cu)
         return exe if p.returncode == 0 else None, p.stderr
 
-    def run_kernel(exe, slot, pname, limit):
-        """('PASS', '', the longest run's seconds) or the first run that
-        did not pass."""
-        longest = 0.0
-        for a in RUNS:
+    def run_batch(exe, slots, pname, lim):
+        """{slot: (status, detail, the longest run's seconds)} for the
+        kernels `slots` of a bundle: PASS (every mode passed), FAIL (the
+        first run that did not), SKIP, NOT-RUN (past the deadline) or
+        ERROR (the process ended before it ran anything).  One process
+        runs them in turn; a process that crashes, hangs (a run past
+        `limit` seconds: that kernel FAILs) or finds its context broken
+        ends, and a fresh one runs the rest.  Kernel 0 (the unmutated
+        program: first when in `slots`) may run --base-timeout seconds
+        and sets lim[0], the others' limit, from its longest run; when it
+        does not pass, the rest are not run (BASE)."""
+        out = {}
+        todo = list(slots)
+        while todo:
             if late():
-                return "NOT-RUN", "past the deadline", longest
-            r0 = time.monotonic()
-            # No run goes on past the deadline's grace (the call's end):
-            # one cut short there was not run, not killed.
-            cut = limit if hard_end is None else \
-                min(limit, max(1.0, hard_end - r0))
-            try:
-                p = subprocess.run([exe] + a, capture_output=True, text=True,
-                                   timeout=cut,
-                                   env=dict(os.environ, TD_MUTANT=str(slot)))
-                first = (p.stdout.strip().splitlines() or [""])[0]
-                rc = p.returncode
-            except subprocess.TimeoutExpired:
-                if cut < limit:
-                    return "NOT-RUN", "cut at the deadline's grace", longest
-                first, rc = f"timeout after {limit:.0f} s", None
-            took = time.monotonic() - r0
-            longest = max(longest, took)
+                for k in todo:
+                    out[k] = ("NOT-RUN", "past the deadline", 0.0)
+                break
+            p = subprocess.Popen([exe] + [str(k) for k in todo],
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True,
+                                 errors="replace")
+            lines = queue.Queue()
+
+            def read(f=p.stdout, q=lines):
+                for line in f:
+                    q.put(line.rstrip("\n"))
+                q.put(None)
+            threading.Thread(target=read, daemon=True).start()
             with lock:
-                stats["runs"] += 1
-                stats["run_s"] += took
-            if rc == 0 and first.startswith(f"PASS {pname} "):
-                continue
-            if rc == 77:
-                return "SKIP", first[:200], longest
-            return "FAIL", f"{' '.join(a)}: exit {rc}: {first[:200]}", longest
-        return "PASS", "", longest
+                stats["procs"] += 1
+            cur = None   # [kernel, mode, start, the program's first line]
+            ready = False
+            longest = {}
+            cut = None   # why the process was killed
+            while True:
+                wait = lim[0] if ready and (cur is None or cur[0] != 0) \
+                    else args.base_timeout
+                if hard_end is not None:
+                    wait = min(wait, max(0.5, hard_end - time.monotonic()))
+                try:
+                    line = lines.get(timeout=wait)
+                except queue.Empty:
+                    past = hard_end is not None and \
+                        time.monotonic() >= hard_end - 0.01
+                    cut = "deadline" if past or not ready else "timeout"
+                    if not ready and not past:
+                        cut = "start"
+                    p.kill()
+                    break
+                if line is None:
+                    break
+                if line == "TD_READY":
+                    ready = True
+                elif line.startswith("TD_RUN "):
+                    k, m = (int(x) for x in line.split()[1:3])
+                    cur = [k, m, time.monotonic(), None]
+                elif line.startswith("TD_RC ") and cur is not None:
+                    k, m, rc = (int(x) for x in line.split()[1:4])
+                    took = time.monotonic() - cur[2]
+                    longest[k] = max(longest.get(k, 0.0), took)
+                    with lock:
+                        stats["runs"] += 1
+                        stats["run_s"] += took
+                    first = cur[3] or ""
+                    cur = None
+                    if k not in todo or k in out:
+                        continue  # the reset's check run of m0
+                    if rc == 0 and first.startswith(f"PASS {pname} "):
+                        if m == len(RUNS) - 1:
+                            out[k] = ("PASS", "", longest[k])
+                            if k == 0:
+                                # A mutant may take a few times the
+                                # unmutated program's longest run before it
+                                # counts as hanging (killed).
+                                lim[0] = max(args.timeout,
+                                             3.0 * longest[0] + 2.0)
+                                lim[1] = longest[0]
+                                if longest[0] > args.slow and \
+                                        len(todo) > 2:
+                                    # A slow program: the caller spreads
+                                    # its mutants over several processes.
+                                    cut = "slow"
+                                    p.kill()
+                                    break
+                    elif rc == 77:
+                        out[k] = ("SKIP", first[:200], longest[k])
+                    else:
+                        out[k] = ("FAIL", f"{' '.join(RUNS[m])}: exit {rc}: "
+                                  f"{first[:200]}", longest[k])
+                    if k == 0 and out.get(0, ("PASS",))[0] != "PASS":
+                        p.kill()
+                        break
+                elif line == "TD_RESET":
+                    with lock:
+                        stats["resets"] += 1
+                elif line == "TD_BROKEN":
+                    pass
+                elif cur is not None and cur[3] is None:
+                    cur[3] = line
+            p.wait()
+            p.stdout.close()
+            if cut == "slow":
+                return out
+            if cur is not None and cur[0] in todo and cur[0] not in out:
+                k, m = cur[0], cur[1]
+                took = time.monotonic() - cur[2]
+                if cut == "deadline":
+                    out[k] = ("NOT-RUN", "cut at the deadline's grace", took)
+                elif cut == "timeout":
+                    out[k] = ("FAIL", f"{' '.join(RUNS[m])}: timeout after "
+                              f"{wait:.0f} s", took)
+                else:
+                    out[k] = ("FAIL", f"{' '.join(RUNS[m])}: exit "
+                              f"{p.returncode}: {(cur[3] or '')[:200]}", took)
+            rest = [k for k in todo if k not in out]
+            if 0 in out and out[0][0] != "PASS":
+                for k in rest:
+                    out[k] = ("BASE", "", 0.0)
+                break
+            if cut == "deadline" or (cut == "start" and late()):
+                for k in rest:
+                    out[k] = ("NOT-RUN", "cut at the deadline's grace", 0.0)
+                break
+            if len(rest) == len(todo):
+                # Nothing ran (the process did not start or died before
+                # its first run): its kernels prove nothing.
+                for k in rest:
+                    out[k] = ("ERROR", f"the bundle's process: exit "
+                              f"{p.returncode}" + (f" ({cut})" if cut else ""),
+                              0.0)
+                break
+            todo = rest
+        return out
 
     runner = concurrent.futures.ThreadPoolExecutor(max(1, args.runners))
 
@@ -240,7 +470,7 @@ def run_cmd(args):
                   for i in range(0, len(pending), args.bundle)] or [[]]
         base = None
         bare_ok = False
-        limit = args.timeout
+        lim = [args.timeout, 0.0]  # a mutant's limit, m0's longest run
         gi = 0
         while groups:
             idx = groups.pop(0)
@@ -275,26 +505,33 @@ def run_cmd(args):
                 h = len(idx) // 2
                 groups[:0] = [idx[:h], idx[h:]]
                 continue
+            slots = ([0] if base is None else []) + \
+                [j + 1 for j in range(len(idx))]
+            got = {} if base is not None and lim[1] > args.slow else \
+                runner.submit(run_batch, exe, slots, pname, lim).result()
+            rest = [k for k in slots if k not in got]
+            if rest:
+                # m0's runs took over --slow seconds: the rest in parts of
+                # about --part seconds of runs each, on runners at once.
+                n = max(1, int(args.part / max(lim[1], 1e-3)))
+                parts = [runner.submit(run_batch, exe, rest[i:i + n], pname,
+                                       lim)
+                         for i in range(0, len(rest), n)]
+                for fu in parts:
+                    got.update(fu.result())
             if base is None:
-                st, det, took = runner.submit(run_kernel, exe, 0, pname,
-                                              args.base_timeout).result()
+                st, det, _ = got[0]
                 base = ("ok", "") if st == "PASS" else \
                     ("not-run", det) if st == "NOT-RUN" else \
                     ("error", f"unmutated program: {st} {det}")
-                # A mutant may take a few times the unmutated program's
-                # longest run before it counts as hanging (killed).
-                limit = max(args.timeout, 3.0 * took + 2.0)
-            futs = []
             for j, i in enumerate(idx):
+                st, det, _ = got[j + 1]
                 if base[0] != "ok":
                     results[ms[i].id] = (ms[i], base[0], base[1])
                     continue
-                futs.append((i, runner.submit(run_kernel, exe, j + 1, pname,
-                                              limit)))
-            for i, fu in futs:
-                st, det, _ = fu.result()
                 status = {"PASS": "survived", "FAIL": "killed",
-                          "SKIP": "skipped", "NOT-RUN": "not-run"}[st]
+                          "SKIP": "skipped", "NOT-RUN": "not-run",
+                          "ERROR": "error", "BASE": "error"}[st]
                 results[ms[i].id] = (ms[i], status, det)
             os.unlink(exe)
         if base is not None and base[0] != "ok" and not ms:
@@ -325,7 +562,8 @@ def run_cmd(args):
     say(f"shard {k}/{n} done: {len(results)} of {nm} mutants: " +
         ", ".join(f"{v} {s}" for s, v in sorted(by.items())) +
         f"; {stats['compiles']} nvcc runs ({stats['compile_s']:.0f} s), "
-        f"{stats['runs']} program runs ({stats['run_s']:.0f} s)")
+        f"{stats['runs']} program runs ({stats['run_s']:.0f} s) in "
+        f"{stats['procs']} processes, {stats['resets']} device resets")
     log.close()
     return 0
 
@@ -389,9 +627,15 @@ def main():
     a.add_argument("--runners", type=int, default=12,
                    help="program runs at once on the GPU")
     a.add_argument("--bundle", type=int, default=64)
-    a.add_argument("--timeout", type=float, default=10.0,
+    a.add_argument("--timeout", type=float, default=5.0,
                    help="a mutant's run at least (3 times the unmutated "
                    "program's longest run plus 2 s where that is more)")
+    a.add_argument("--slow", type=float, default=0.5,
+                   help="seconds: when the unmutated program's longest run "
+                   "takes more, its mutants run in parts on several runners")
+    a.add_argument("--part", type=float, default=20.0,
+                   help="seconds of runs (m0's longest run each) a part "
+                   "holds")
     a.add_argument("--base-timeout", type=float, default=120.0,
                    help="an unmutated program's run")
     a.add_argument("--deadline", type=float, default=None,
@@ -401,6 +645,10 @@ def main():
     a.add_argument("--all", action="store_true",
                    help="the emulatable programs too")
     a.add_argument("--arch", default=os.environ.get("NVCC_ARCH", "sm_90a"))
+    a.add_argument("--emu", action="store_true",
+                   help="compile with g++ for the CPU stand-in "
+                   "(tests/cuda/emu.py), not nvcc: a check of this driver "
+                   "without a GPU (with --all and emulatable programs)")
     a = sub.add_parser("score")
     a.add_argument("outdir")
     a.add_argument("--equivalent",

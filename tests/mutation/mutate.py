@@ -46,7 +46,9 @@ changed token in the body (line 0 is the line of the opening brace;
 columns from 1), so an id survives changes to the harness around the body.
 A mutant that removes the body's closing barrier (__syncthreads(),
 __syncwarp(), bar.sync), where the harness's next statement is
-__syncthreads(), is marked equivalent by construction.
+__syncthreads(), is marked equivalent by construction, and so is a
+modulus of threadIdx.x (or threadIdx.x / d) N -> N+1 where the launch's
+block (the program's `launch:` line) keeps the value below N.
 
 gpu-dir writes the mutants of PROGDIR's programs (scripts/gen-programs;
 every program, 16-bit floats and inline PTX included) as OUT/FILE.cu with
@@ -490,6 +492,27 @@ def mutants_of(src, program="prog"):
         if after.startswith("__syncthreads();"):
             out[-1].equivalent = ("the body's closing barrier; the harness "
                                   "syncs right after the body")
+    # A modulus of threadIdx.x (or of threadIdx.x / d) at least as large
+    # as the values the launch gives it: the mutant's N + 1 leaves every
+    # value as it is, as N did.
+    blk = re.search(r"^ \* launch: .*block \((\d+), \d+, \d+\)", src, re.M)
+    for m in out if blk else ():
+        if m.op != "const" or not src[m.start:m.end].isdigit():
+            continue
+        n = int(src[m.start:m.end])
+        before = src[max(0, m.start - 40):m.start]
+        t = re.search(r"([^\s])\s*(?:\(int\)\s*)?threadIdx\.x\s*"
+                      r"(?:/\s*(\d+)\s*)?%\s*$", before)
+        # Not an operand of * / % before it (a * threadIdx.x % N takes the
+        # product's modulus).
+        if t is None or t.group(1) in "*/%" or m.new != str(n + 1):
+            continue
+        d = int(t.group(2) or 1)
+        top = (int(blk.group(1)) - 1) // d   # the largest value taken
+        if top < n:
+            x = "threadIdx.x" + (f" / {d}" if d > 1 else "")
+            m.equivalent = (f"a {blk.group(1)}-thread block: {x} is at most "
+                            f"{top}, so % {n + 1} == % {n}")
     out.sort(key=lambda m: (m.line, m.col, OPS.index(m.op)))
     ids = [m.id for m in out]
     assert len(ids) == len(set(ids)), "mutant ids must be unique"

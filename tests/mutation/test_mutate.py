@@ -97,23 +97,35 @@ def listing(ms):
 
 def check_gpu_full(ms):
     live = [m for m in ms if not m.equivalent][:3]
-    texts = [TINY] + [m.apply(TINY) for m in live]
-    b = gpu_full.bundle(TINY, texts)
-    a0, a1 = gpu_full.kernel_span(TINY)
-    head, tail = TINY[:a0], TINY[a1:]
+    # A program has a main and state after td_kernel (the bundle's main
+    # runs the program's main once per run, its state put back first).
+    prog = TINY + ("static long long td_mismatches = 0;\n"
+                   "static char td_first[512];\n"
+                   "int main(int argc, char **argv)\n{\n    return 0;\n}\n")
+    texts = [prog] + [m.apply(prog) for m in live]
+    b = gpu_full.bundle(prog, texts)
+    a0, a1 = gpu_full.kernel_span(prog)
+    head = prog[:a0]
     kernels = [t[slice(*gpu_full.kernel_span(t))].replace(
         "void td_kernel(", f"void td_kernel_m{k}(", 1)
         for k, t in enumerate(texts)]
     expect("gpu_full bundle: the harness once, then m0 (the program's "
            "kernel) and one kernel per mutant, each with its body",
-           b.startswith(head + "\n".join(kernels)) and b.endswith(tail) and
+           b.startswith(head + "\n".join(kernels)) and
            b.count("__global__ void td_kernel_m") == 4 and
            "void td_kernel(" not in b, b[:200])
-    expect("gpu_full bundle: the launch picks a kernel through TD_MUTANT",
+    expect("gpu_full bundle: the launch runs td_kernels[td_picked], the "
+           "program's main is td_main_one, the bundle's main runs the "
+           "kernels its arguments name, putting the state back each run",
            "#define td_kernel (td_kernels[td_picked])" in b and
-           'getenv("TD_MUTANT")' in b and
            "td_kernels[4] = {td_kernel_m0, td_kernel_m1, td_kernel_m2, "
-           "td_kernel_m3}" in b, b[len(head):][-600:])
+           "td_kernel_m3}" in b and
+           "static int td_main_one(int argc, char **argv)" in b and
+           b.count("int main(int argc, char **argv)") == 1 and
+           "memcpy(&td_mismatches, td_saved_td_mismatches" in b and
+           "memcpy(&td_first, td_saved_td_first" in b and
+           "TD_BROKEN" in b and "cudaDeviceReset()" in b,
+           b[len(head):][-1500:])
     counts = {f"p{i}": (i % 3 == 0, 10 + i) for i in range(20)}
     shards = [gpu_full.shard_of(counts, k, 3) for k in range(3)]
     gpu = [sum(1 for n in sh if counts[n][0]) for sh in shards]
@@ -153,6 +165,25 @@ def main():
     expect("the closing __syncthreads() before the harness's own is "
            "equivalent by construction",
            [m.id for m in eq] == ["tiny:drop:13:9"], [m.id for m in eq])
+    # A modulus of threadIdx.x that the launch makes moot.
+    lanes = (" * launch:  grid (1, 1, 1), block (BLK, 1, 1);\n"
+             "__global__ void td_kernel(float *B_ptr)\n{\n"
+             "    /* The emitted body (variant local). */\n    {\n"
+             "        int lane = (int)threadIdx.x % 32;\n"
+             "        int warp = (int)threadIdx.x / 32 % 4;\n"
+             "        int q = 2 * threadIdx.x % 32;\n"
+             "        B_ptr[lane + warp + q] = 1.0f;\n    }\n}\n")
+
+    def moot(blk):
+        return sorted(m.desc for m in mutate.mutants_of(
+            lanes.replace("BLK", str(blk)), "l")
+            if m.equivalent and "thread block" in m.equivalent)
+    expect("threadIdx.x % 32 -> % 33 and threadIdx.x / 32 % 4 -> % 5 are "
+           "equivalent by construction in a 32-thread block, only the "
+           "second in a 128-thread one, neither in a 129-thread one; "
+           "2 * threadIdx.x % 32 never",
+           moot(32) == ["32 -> 33", "4 -> 5"] and moot(128) == ["4 -> 5"]
+           and moot(129) == [], (moot(32), moot(128), moot(129)))
     # Stable ids: more harness before the body, other names outside.
     moved = ("/* two more\n   harness lines */\n" + TINY).replace(
         "float before", "double before_x")

@@ -54,6 +54,10 @@ typedef struct red_plan {
     int64_t sum_m;
     int sum_q;
     bool sum_exact;
+    /* Sums of rows too long for every term nonzero (n > 2^p): round j
+     * keeps the terms red of row g with (red + g + j) % sum_sparse == 0
+     * and zeroes the others (0: every term nonzero). */
+    int64_t sum_sparse;
     /* Max / min: the grid [lo, hi] (times `scale`) and how many distinct
      * extremes neighbouring rows get. */
     int64_t lo, hi, spread;
@@ -272,9 +276,12 @@ static void red_tables(td_buf *o, const kp_plan *p)
                    "#define TD_SUM_M %" PRId64 "LL /* sums: k in [-M, M], k != 0 */\n"
                    "#define TD_SUM_SCALE %.17g /* times 2^-%d */\n"
                    "#define TD_SUM_EXACT %d /* exact data: every partial "
-                   "sum is representable */\n",
+                   "sum is representable */\n"
+                   "#define TD_SUM_SPARSE %" PRId64 "LL /* exact data: a "
+                   "row's terms nonzero in a round: 1 in this many (0: "
+                   "all) */\n",
                    r->sum_m, ldexp(1.0, -r->sum_q), r->sum_q,
-                   r->sum_exact ? 1 : 0);
+                   r->sum_exact ? 1 : 0, r->sum_sparse);
     td__buf_printf(o,
                    "#define TD_SPA_LEN %" PRId64 "LL /* rows of an instance */\n"
                    "#define TD_POSITIONS %" PRId64 "LL /* terms of a row */\n"
@@ -436,13 +443,26 @@ static void red_data(kp_plan *p, red_plan *r)
     r->sum_m = 1;
     r->sum_q = 0;
     r->sum_exact = !r->is_float;
+    r->sum_sparse = 0;
     if (r->is_float && prec > 0) {
         int64_t m = (int64_t)(ldexp(1.0, prec) / (double)r->positions);
         if (m > RED_SUM_M_MAX)
             m = RED_SUM_M_MAX;
-        r->sum_exact = m >= 1;
-        if (m < 1)
+        r->sum_exact = true;
+        if (m < 1) {
+            /* More terms than 2^p: no data with every term nonzero is
+             * exact (a 16-bit float sum of 8192 terms), and the
+             * worst-case tolerance of inexact data exceeds the sum.  So
+             * a round keeps at most 2^p - accum terms of a row nonzero
+             * (+-1: every partial sum an integer of at most 2^p), the
+             * others 0, and is exact; over sum_sparse rounds every term
+             * is nonzero once. */
+            int64_t k = (int64_t)ldexp(1.0, prec) - (c->accum ? 1 : 0);
+            if (k < 1)
+                k = 1;
+            r->sum_sparse = op == 0 ? (r->red_len + k - 1) / k : 0;
             m = 1;
+        }
         r->sum_m = m;
         /* |values| below 4: scaled by 2^-(floor(log2 M) - 1). */
         int q = 0;
@@ -488,7 +508,7 @@ static void red_data(kp_plan *p, red_plan *r)
                         ? -(double)red_int_lim(db->dtype)
                         : 0.0;
     /* Rounds: sums two (every term is nonzero, so a dropped one shows in
-     * any round); max / min enough that every position of the row holds
+     * any round), sparse sums one per nonzero phase; max / min enough that every position of the row holds
      * an extreme in some round and row, and every position of every row
      * where the row is at most RED_MIN_ROUNDS long. */
     r->stride = red_stride(r->positions);
@@ -496,7 +516,16 @@ static void red_data(kp_plan *p, red_plan *r)
                      !td_dtype_is_float(sb->dtype) &&
                      red_int_ident(sb->dtype, db->dtype, op, &r->ident);
     if (op == 0) {
-        r->rounds = 2;
+        /* Sparse sums: every term nonzero in one round of the exact data,
+         * within the budget of staged elements. */
+        int64_t n = r->sum_sparse > 2 ? r->sum_sparse : 2;
+        int64_t work = 0;
+        for (int i = 0; i < p->nbufs; i++)
+            work = td__mul_sat(p->bufs[i].elems, p->instances) + work;
+        int64_t most = RED_ROUND_BUDGET / (work > 0 ? work : 1);
+        if (n > most)
+            n = most > 2 ? most : 2;
+        r->rounds = (int)n;
     } else {
         int64_t rows = td__mul_sat(p->instances, r->spa_len);
         int64_t cover = (r->positions + rows - 1) / (rows > 0 ? rows : 1);

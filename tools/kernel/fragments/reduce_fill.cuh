@@ -83,6 +83,32 @@ static inline void td_fill(double *src, double *dst, long long inst)
     if (shift < 0)
         shift = td_data_random ? (long long)(td_rng() % TD_POSITIONS) : 0;
     long long cs[TD_SRC_NDIM], cd[TD_DST_NDIM];
+    /* Sums with TD_SUM_SPARSE D, exact data (rows too long for every
+     * term nonzero): round j keeps the terms red of row g with
+     * (red + g + j) % D == 0 and zeroes the others, so every partial sum
+     * is exact and over D rounds every term of a row is nonzero once (a
+     * dropped, repeated or misread term changes the sum in that round). */
+    for (long long s = 0; TD_OP == 0 && TD_SUM_SPARSE > 1 && !td_data_random &&
+                          s < TD_SPA_LEN; ++s) {
+        const long long g = inst * TD_SPA_LEN + s;
+        for (int d = 0; d < TD_SRC_NDIM; ++d)
+            cs[d] = 0;
+        long long q = s;
+        for (int i = TD_NSPA - 1; i >= 0; --i) {
+            cs[td_spa[i]] = q % td_src_ext[td_spa[i]];
+            q /= td_src_ext[td_spa[i]];
+        }
+        for (long long red = 0; red < TD_RED_LEN; ++red) {
+            if ((red + g + td_round) % TD_SUM_SPARSE == 0)
+                continue;
+            long long r = red;
+            for (int i = TD_NRED - 1; i >= 0; --i) {
+                cs[td_red[i]] = r % td_src_ext[td_red[i]];
+                r /= td_src_ext[td_red[i]];
+            }
+            src[td_flat(TD_SRC_NDIM, td_src_shape, td_src_start, cs)] = 0.0;
+        }
+    }
     /* Max / min: the src elements outside the region hold the value that
      * wins (TD_OUTSIDE), so a body that reads one in place of a term of
      * the region fails whatever the round. */
