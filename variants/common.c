@@ -76,8 +76,31 @@ void td__scope_barrier(const td_call *call, td_ir *ir, int64_t default_id)
     }
 }
 
+typedef struct flat_dims {
+    td__flat_fn q;
+    const void *qctx;
+} flat_dims;
+
+static td_expr *flat_dim(td_ir *ir, const void *ctx, int64_t inner,
+                         int64_t ext, bool outermost)
+{
+    const flat_dims *f = ctx;
+    td_expr *e = f->q(ir, f->qctx);
+    if (inner > 1)
+        e = td_div(ir, e, td_int(ir, inner));
+    return outermost ? e : td_mod(ir, e, td_int(ir, ext));
+}
+
 void td__unflatten(td_ir *ir, td__flat_fn q, const void *qctx, int n,
                    const int64_t *ext, const int64_t *start, td_expr **out)
+{
+    flat_dims f = {q, qctx};
+    td__unflatten_by(ir, flat_dim, &f, n, ext, start, out);
+}
+
+void td__unflatten_by(td_ir *ir, td__dim_fn dim, const void *ctx, int n,
+                      const int64_t *ext, const int64_t *start,
+                      td_expr **out)
 {
     int outer = -1;
     for (int k = 0; k < n; k++)
@@ -91,11 +114,7 @@ void td__unflatten(td_ir *ir, td__flat_fn q, const void *qctx, int n,
         if (ext[k] <= 1) {
             e = td_int(ir, 0);
         } else {
-            e = q(ir, qctx);
-            if (inner > 1)
-                e = td_div(ir, e, td_int(ir, inner));
-            if (k != outer)
-                e = td_mod(ir, e, td_int(ir, ext[k]));
+            e = dim(ir, ctx, inner, ext[k], k == outer);
             inner *= ext[k];
         }
         if (start != NULL && start[k] != 0)

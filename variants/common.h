@@ -53,4 +53,16 @@ typedef td_expr *(*td__flat_fn)(td_ir *ir, const void *ctx);
 void td__unflatten(td_ir *ir, td__flat_fn q, const void *qctx, int n,
                    const int64_t *ext, const int64_t *start, td_expr **out);
 
+/* One dimension's index of a flat element: (flat / inner) % ext, the %
+ * left out for the outermost non-unit dimension. */
+typedef td_expr *(*td__dim_fn)(td_ir *ir, const void *ctx, int64_t inner,
+                               int64_t ext, bool outermost);
+
+/* td__unflatten with each dimension's index from dim(), for an emitter
+ * that writes the quotient its own way (ewise_smem.c splits it over the
+ * loop and the thread). */
+void td__unflatten_by(td_ir *ir, td__dim_fn dim, const void *ctx, int n,
+                      const int64_t *ext, const int64_t *start,
+                      td_expr **out);
+
 #endif

@@ -320,10 +320,10 @@ static td_expr *inner_b(const smem_ctx *x)
  * loop, and a broadcast operand indexed by the row reads one address a
  * step (TVM's smem loops read rmax[s] where fused >> 7 made every thread
  * compute its own address: 7% of a softmax on the H200). */
-static td_expr *split_index(const smem_ctx *x, int64_t inner, int64_t ext,
-                            bool outermost)
+static td_expr *split_index(td_ir *ir, const void *c, int64_t inner,
+                            int64_t ext, bool outermost)
 {
-    td_ir *ir = x->ir;
+    const smem_ctx *x = c;
     int64_t step = x->step;
     td_expr *sv = td_var_ref(ir, x->s);
     td_expr *e;
@@ -348,31 +348,6 @@ static td_expr *split_index(const smem_ctx *x, int64_t inner, int64_t ext,
     return outermost ? e : td_mod(ir, e, td_int(ir, ext));
 }
 
-/* td__unflatten of the fused element over extents ext, by split_index. */
-static void unflatten(const smem_ctx *x, int n, const int64_t *ext,
-                      const int64_t *start, td_expr **out)
-{
-    int outer = -1;
-    for (int k = 0; k < n; k++)
-        if (ext[k] > 1) {
-            outer = k;
-            break;
-        }
-    int64_t inner = 1; /* product of ext[k+1..n-1] */
-    for (int k = n - 1; k >= 0; k--) {
-        td_expr *e;
-        if (ext[k] <= 1) {
-            e = td_int(x->ir, 0);
-        } else {
-            e = split_index(x, inner, ext[k], k == outer);
-            inner *= ext[k];
-        }
-        if (start != NULL && start[k] != 0)
-            e = td_add(x->ir, e, td_int(x->ir, start[k]));
-        out[k] = e;
-    }
-}
-
 /* The indices of region r at the current element (upstream get_indices,
  * or the right-aligned broadcast of dst's indices, split over s and the
  * thread's part so that a row-broadcast operand reads one address a
@@ -388,7 +363,7 @@ static void indices(smem_ctx *x, const td_region *r, td_expr **idx)
         return;
     }
     td_expr *rel[TD_MAX_RANK];
-    unflatten(x, d->ndim, d->extent, NULL, rel);
+    td__unflatten_by(x->ir, split_index, x, d->ndim, d->extent, NULL, rel);
     int pad = d->ndim - r->ndim;
     for (int k = 0; k < r->ndim; k++)
         idx[k] = r->extent[k] == 1
