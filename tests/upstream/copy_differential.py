@@ -117,10 +117,10 @@ def _scope_ids(scope: str, threads: int) -> list[str]:
 
 def copy_source(spec: dict, dm) -> str:
     """The one-CTA TVMScript kernel of a copy call file (dm: the
-    differential module, its layout and operand writers).  Operands given
+    differential module, its buffer, operand and prologue writers).  Operands given
     as `srcs` (the operand check's cases: two regions, a literal) are
     passed as written, for TVM's front end to judge."""
-    tvm_layout, launch_extents = dm.tvm_layout, dm.launch_extents
+    launch_extents = dm.launch_extents
     scope = spec.get("scope", "thread")
     if scope not in _NS:
         raise ValueError(f"scope {scope}")
@@ -133,18 +133,7 @@ def copy_source(spec: dict, dm) -> str:
     threads, blocks = launch_extents({k: v for k, v in launch.items()
                                       if not k.startswith("threadIdx.")} |
                                      {"threadIdx.x": dims[0]})
-    params: list = []
-    head: list = []
-    body: list = []
-    for name, b in spec["buffers"].items():
-        lay = f", layout={tvm_layout(b['layout'])}" if b.get("layout") else ""
-        shape = ", ".join(map(str, b["shape"]))
-        if b["scope"] == "global":
-            params.append(f"{name}_ptr: T.handle")
-            head.append(f'    {name} = T.match_buffer({name}_ptr, [{shape}], "{b["dtype"]}"{lay})')
-        else:
-            body.append(f'    {name} = T.alloc_buffer([{shape}], "{b["dtype"]}", '
-                        f'scope="{b["scope"]}"{lay})')
+    params, head, body = dm._declare_buffers(spec)
     # What copy takes no part in (reduce axes, accum, extras) is passed as
     # written too: TVM's front end decides what becomes of it.
     kw = []
@@ -152,15 +141,8 @@ def copy_source(spec: dict, dm) -> str:
         kw.append(f"axes={list(spec['axes'])!r}")
     if "accum" in spec:
         kw.append(f"accum={bool(spec['accum'])}")
-    for key, o in (spec.get("extras") or {}).items():
-        kw.append(f"{key}={dm._tvm_operand(o, spec, params)}")
-    kw += [f"{k}={v!r}" for k, v in (spec.get("config") or {}).items()]
-    if spec.get("dispatch"):
-        kw.append(f"dispatch={spec['dispatch']!r}")
-    ln = ["@T.prim_func", f"def f({', '.join(params)}):"] + head + [
-          "    T.device_entry()",
-          f"    {', '.join(['bx', 'by', 'bz'][:len(blocks)])} = "
-          f"T.cta_id([{', '.join(map(str, blocks))}])"]
+    kw += dm._call_kwargs(spec, params)
+    ln = dm._prologue(params, head, blocks)
     if len(dims) == 1:
         ln += [f"    {s}" for s in _scope_ids(scope, threads)]
     ln.append(f"    {', '.join(['tx', 'ty', 'tz'][:len(dims)])} = "

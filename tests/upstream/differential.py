@@ -206,6 +206,48 @@ def _region_buffer(region: str) -> str:
     return region.split("[", 1)[0].strip()
 
 
+def _declare_buffers(spec: dict, scopes=None):
+    """The kernel's buffers as TVMScript: (params, head, body), the global
+    operands as match_buffer parameters (head: before T.device_entry), the
+    others allocated in the body; a scope outside `scopes` (None: any) is
+    Unsupported."""
+    params: list = []
+    head: list = []
+    body: list = []
+    for name, b in spec["buffers"].items():
+        lay = f", layout={tvm_layout(b['layout'])}" if b.get("layout") else ""
+        shape = ", ".join(map(str, b["shape"]))
+        if b["scope"] == "global":
+            params.append(f"{name}_ptr: T.handle")
+            head.append(f'    {name} = T.match_buffer({name}_ptr, [{shape}], "{b["dtype"]}"{lay})')
+        elif scopes is None or b["scope"] in scopes:
+            body.append(f'    {name} = T.alloc_buffer([{shape}], "{b["dtype"]}", '
+                        f'scope="{b["scope"]}"{lay})')
+        else:
+            raise Unsupported(f"buffer scope {b['scope']}")
+    return params, head, body
+
+
+def _call_kwargs(spec: dict, params: list) -> list:
+    """The tile call's keyword arguments: extras, config, dispatch."""
+    kw = []
+    for key, o in (spec.get("extras") or {}).items():
+        kw.append(f"{key}={_tvm_operand(o, spec, params)}")
+    kw += [f"{k}={v!r}" for k, v in (spec.get("config") or {}).items()]
+    if spec.get("dispatch"):
+        kw.append(f"dispatch={spec['dispatch']!r}")
+    return kw
+
+
+def _prologue(params: list, head: list, blocks: list) -> list:
+    """The prim_func's first lines: signature, global buffers, device
+    entry and the CTA ids."""
+    return ["@T.prim_func", f"def f({', '.join(params)}):"] + head + [
+            "    T.device_entry()",
+            f"    {', '.join(['bx', 'by', 'bz'][:len(blocks)])} = "
+            f"T.cta_id([{', '.join(map(str, blocks))}])"]
+
+
 def _tvm_operand(o, spec: dict, params: list) -> str:
     """One operand of an elementwise call as TVMScript: a region as
     written, a literal as T.<dtype>(v), a named scalar as the name of a
@@ -236,20 +278,7 @@ def ewise_source(spec: dict) -> str:
     if scope not in _NS:
         raise Unsupported(f"scope {scope}")
     threads, blocks = launch_extents(spec.get("launch") or {})
-    params: list = []
-    head: list = []   # match_buffer of global operands: before T.device_entry
-    body: list = []
-    for name, b in spec["buffers"].items():
-        lay = f", layout={tvm_layout(b['layout'])}" if b.get("layout") else ""
-        shape = ", ".join(map(str, b["shape"]))
-        if b["scope"] == "global":
-            params.append(f"{name}_ptr: T.handle")
-            head.append(f'    {name} = T.match_buffer({name}_ptr, [{shape}], "{b["dtype"]}"{lay})')
-        elif b["scope"] in ("local", "shared", "shared.dyn"):
-            body.append(f'    {name} = T.alloc_buffer([{shape}], "{b["dtype"]}", '
-                        f'scope="{b["scope"]}"{lay})')
-        else:
-            raise Unsupported(f"buffer scope {b['scope']}")
+    params, head, body = _declare_buffers(spec, ("local", "shared", "shared.dyn"))
     if "srcs" in spec:
         srcs = list(spec["srcs"] or [])
     elif "src" in spec:
@@ -258,16 +287,8 @@ def ewise_source(spec: dict) -> str:
         srcs = []
     args = [_tvm_operand(str(spec["dst"]), spec, params)]
     args += [_tvm_operand(o, spec, params) for o in srcs]
-    kw = []
-    for key, o in (spec.get("extras") or {}).items():
-        kw.append(f"{key}={_tvm_operand(o, spec, params)}")
-    kw += [f"{k}={v!r}" for k, v in (spec.get("config") or {}).items()]
-    if spec.get("dispatch"):
-        kw.append(f"dispatch={spec['dispatch']!r}")
-    ln = ["@T.prim_func", f"def f({', '.join(params)}):"] + head + [
-          "    T.device_entry()",
-          f"    {', '.join(['bx', 'by', 'bz'][:len(blocks)])} = "
-          f"T.cta_id([{', '.join(map(str, blocks))}])"]
+    kw = _call_kwargs(spec, params)
+    ln = _prologue(params, head, blocks)
     # The warp and warpgroup ids upstream's kernels declare (TVM's later
     # passes need them for the sub-CTA scopes' thread ids).
     if scope in ("warp", "warpgroup") and threads % 32 == 0:
