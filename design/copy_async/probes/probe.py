@@ -199,6 +199,22 @@ def f(A_ptr: T.handle):
 """
 )
 
+case("tma_g2s_unforced_keys")(
+    """
+@T.prim_func
+def f(A_ptr: T.handle):
+    A = T.match_buffer(A_ptr, (256, 64), "float16", layout=TileLayout(S[256, 64]))
+    T.device_entry()
+    bx = T.cta_id([2])
+    tx = T.thread_id([128])
+    A_smem = T.alloc_buffer((128, 64), "float16", scope="shared.dyn", layout=TileLayout(S[128, 64]))
+    mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+    if tx == 0:
+        Tx.copy_async(A_smem[:, :], A[0:128, :], mbar=mbar.ptr_to([0]), cta_mask=3,
+                      cache_hint="evict_last", prefetch_tensormap=True)
+"""
+)
+
 case("tma_g2s_sm100", arch="sm_100a")(
     """
 @T.prim_func
