@@ -52,6 +52,9 @@ CASES = {
     "g2s_128x128_f16_sw128_two_issues": dict(
         g_shape=(256, 128), s_shape=(128, 128), g_region=((0, 128), (0, 128)),
         s_layout=ComposeLayout(3, 3, 3, TileLayout(S[(128, 2, 64):(64, 8192, 1)]))),
+    # Upstream's test_auto_promotion_preserves_payload_and_shared_pointer: uint8 (64, 8).
+    "g2s_64x8_uint8_promoted": dict(g_shape=(64, 8), s_shape=(64, 8), g_region=((0, 64), (0, 8)),
+                                    dtype="uint8"),
     # The swizzle's 16-byte chunk: ComposeLayout(3, 3, 3) moves 8-element chunks,
     # 32 bytes for float32 (TMA's 128B swizzle moves 16-byte chunks: (2, 3, 3)).
     "g2s_64x32_f32_swz333_wrong_chunk": dict(
