@@ -399,6 +399,39 @@ def f(A_ptr: T.handle):
 """
 )
 
+case("dsmem_sm80", arch="sm_80")(
+    """
+@T.prim_func
+def f(A_ptr: T.handle):
+    A = T.match_buffer(A_ptr, (2, 64, 64), "float16", layout=TileLayout(S[2, 64, 64]))
+    T.device_entry()
+    cbx = T.cta_id_in_cluster([2])
+    bx = T.cta_id([2])
+    tx = T.thread_id([128])
+    S_src = T.alloc_buffer((64, 64), "float16", scope="shared.dyn", layout=TileLayout(S[64, 64]))
+    S_dst = T.alloc_buffer((64, 64), "float16", scope="shared", layout=TileLayout(S[64, 64]))
+    mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+    if tx == 0:
+        Tx.copy_async(S_dst[:, :], S_src[:, :], mbar=mbar.ptr_to([0]), remote_cta_id=1 - cbx)
+"""
+)
+
+case("dsmem_no_cluster")(
+    """
+@T.prim_func
+def f(A_ptr: T.handle):
+    A = T.match_buffer(A_ptr, (2, 64, 64), "float16", layout=TileLayout(S[2, 64, 64]))
+    T.device_entry()
+    bx = T.cta_id([2])
+    tx = T.thread_id([128])
+    S_src = T.alloc_buffer((64, 64), "float16", scope="shared.dyn", layout=TileLayout(S[64, 64]))
+    S_dst = T.alloc_buffer((64, 64), "float16", scope="shared", layout=TileLayout(S[64, 64]))
+    mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+    if tx == 0:
+        Tx.copy_async(S_dst[:, :], S_src[:, :], mbar=mbar.ptr_to([0]), remote_cta_id=5)
+"""
+)
+
 case("dsmem_no_mbar")(
     """
 @T.prim_func
