@@ -12,7 +12,8 @@ from tvm.tirx.layout import S, TileLayout, TLane, TCol
 def kern(M=128, N=64, K=64, dtype="float16", sw=SwizzleMode.SWIZZLE_128B_ATOM, scope="thread",
          guard=True, cta_group=1, cfg=None, transA=False, transB=False, c_dtype="float32",
          addr_from_smem=False):
-    cfg = cfg or {}
+    cfg = dict(cfg or {})
+    cluster = not cfg.pop("no_cluster", False)
     A_shape = (K, M) if transA else (M, K)
     B_Nc = N // cta_group
     # TVM's gemm_async: transB=False means B is [N, K] (K-major), True means [K, N].
@@ -28,7 +29,7 @@ def kern(M=128, N=64, K=64, dtype="float16", sw=SwizzleMode.SWIZZLE_128B_ATOM, s
     def f():
         T.device_entry()
         cta_id = T.cta_id([cta_group])
-        if cta_group == 2:
+        if cta_group == 2 and cluster:
             cbx, cby = T.cta_id_in_cluster([2, 1])
         thread_id = T.thread_id([128])
         tid = T.thread_id_in_wg([128])
@@ -68,6 +69,9 @@ CASES = {
     "K_not_mult": dict(K=24, sw=SwizzleMode.SWIZZLE_NONE),
     "cta_group3": dict(cfg={}, cta_group=1) ,
     "tmem_addr_idiom": dict(addr_from_smem=True),
+    "f16_N24": dict(N=24),
+    "f16_N8": dict(N=8),
+    "cta2_no_cluster": dict(cta_group=2, N=128, cfg={"no_cluster": True}),
 }
 
 def go(name, arch):
