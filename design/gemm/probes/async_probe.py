@@ -21,10 +21,8 @@ def kern(M=128, N=64, K=64, dtype="float16", sw=SwizzleMode.SWIZZLE_128B_ATOM, s
     Al = mma_shared_layout(dtype, sw, A_shape)
     Bl = mma_shared_layout(dtype, sw, B_shape)
     Cl = TileLayout(S[(M, N):(1 @ TLane, 1 @ TCol)])
-    if scope == "thread":
-        op = Tx.gemm_async
-    else:
-        op = Tx.warp.gemm_async
+    op = {"thread": Tx.gemm_async, "warp": Tx.warp.gemm_async,
+          "wg": Tx.wg.gemm_async, "cta": Tx.cta.gemm_async}[scope]
     @T.prim_func
     def f():
         T.device_entry()
@@ -72,6 +70,8 @@ CASES = {
     "f16_N24": dict(N=24),
     "f16_N8": dict(N=8),
     "cta2_no_cluster": dict(cta_group=2, N=128, cfg={"no_cluster": True}),
+    "cta_scope": dict(scope="cta", guard=False),
+    "wg_scope": dict(scope="wg", guard=False),
 }
 
 def go(name, arch):
