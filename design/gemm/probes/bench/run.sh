@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gemm_bench_out}
 mkdir -p "$out"
 cp "$here/tvm_gemm.cu.txt" "$out/tvm_gemm.cu"
-nvcc -O3 -arch=sm_90a -I"$out" -DKFILE='"tvm_gemm.cu"' -DNAME='"tvm_gemm"' \
+nvcc -O3 -w -arch=sm_90a -I"$out" -DKFILE='"tvm_gemm.cu"' -DNAME='"tvm_gemm"' \
      "$here/harness.cu" -lcublas -o "$out/tvm_gemm.bin"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
 for r in 1 2 3; do "$out/tvm_gemm.bin"; done | tee "$out/results.txt"
