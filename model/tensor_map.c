@@ -1,0 +1,618 @@
+/*
+ * TMA tensor maps: the planner that turns a global buffer, a copied box
+ * and the shared tile's layout into the arguments of
+ * cuTensorMapEncodeTiled, and the static validator with TVM's rule names
+ * and messages (tensor_map.h says what each does).  The choices follow
+ * apache-tvm 0.27's tma_auto/tma_explicit, learned by running TVM on its
+ * own golden and validator matrices (tests/tma/ holds both).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "td_internal.h"
+#include "tensor_map.h"
+
+/* ---- dtypes ---------------------------------------------------------------- */
+
+/* The descriptor dtypes TVM accepts, with their bits and the
+ * CUtensorMapDataType each encodes as. */
+static const struct {
+    const char *name;
+    int bits;
+    int cu;
+    const char *cu_name;
+} dtypes[] = {
+    {"int8", 8, 0, "CU_TENSOR_MAP_DATA_TYPE_UINT8"},
+    {"int32", 32, 3, "CU_TENSOR_MAP_DATA_TYPE_INT32"},
+    {"int64", 64, 5, "CU_TENSOR_MAP_DATA_TYPE_INT64"},
+    {"uint8", 8, 0, "CU_TENSOR_MAP_DATA_TYPE_UINT8"},
+    {"uint16", 16, 1, "CU_TENSOR_MAP_DATA_TYPE_UINT16"},
+    {"uint32", 32, 2, "CU_TENSOR_MAP_DATA_TYPE_UINT32"},
+    {"uint64", 64, 4, "CU_TENSOR_MAP_DATA_TYPE_UINT64"},
+    {"float16", 16, 6, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"},
+    {"float32", 32, 7, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"},
+    {"float64", 64, 8, "CU_TENSOR_MAP_DATA_TYPE_FLOAT64"},
+    {"bfloat16", 16, 9, "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"},
+    {"float8_e4m3fn", 8, 0, "CU_TENSOR_MAP_DATA_TYPE_UINT8"},
+    {"float8_e5m2", 8, 0, "CU_TENSOR_MAP_DATA_TYPE_UINT8"},
+    {"float4_e2m1fn", 4, 14, "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B"},
+};
+#define NDTYPES ((int)(sizeof dtypes / sizeof dtypes[0]))
+
+static int dtype_index(const char *name)
+{
+    for (int i = 0; name != NULL && i < NDTYPES; i++)
+        if (strcmp(dtypes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int is_float(const char *name)
+{
+    return strcmp(name, "float16") == 0 || strcmp(name, "float32") == 0 ||
+           strcmp(name, "float64") == 0 || strcmp(name, "bfloat16") == 0;
+}
+
+int td__tmap_cu_dtype(const td_tmap *m, const char **name)
+{
+    if (m->force_cu_dtype == 11) {
+        if (name != NULL)
+            *name = "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32";
+        return 11;
+    }
+    int i = dtype_index(m->dtype);
+    if (name != NULL)
+        *name = i < 0 ? NULL : dtypes[i].cu_name;
+    return i < 0 ? -1 : dtypes[i].cu;
+}
+
+/* ---- validator -------------------------------------------------------------- */
+
+typedef struct findings {
+    td_tmap_finding *out;
+    int cap;
+    int n;
+} findings;
+
+static void fail_rule(findings *f, int ok, const char *rule, const char *fmt,
+                      ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void fail_rule(findings *f, int ok, const char *rule, const char *fmt,
+                      ...)
+{
+    if (ok)
+        return;
+    if (f->n < f->cap) {
+        td_tmap_finding *x = &f->out[f->n];
+        x->rule = rule;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(x->message, sizeof x->message, fmt, ap);
+        va_end(ap);
+    }
+    f->n++;
+}
+
+/* TVM prints the target as its arch string; tiledispatch keeps the number. */
+static void arch_name(char *buf, size_t cap, int sm)
+{
+    snprintf(buf, cap, "'sm_%d%s'", sm, sm >= 90 ? "a" : "");
+}
+
+static int64_t floormod(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return r < 0 ? r + b : r;
+}
+
+int td__tmap_validate(const td_tmap *m, td_tmap_finding *out, int cap)
+{
+    findings f = {out, cap, 0};
+    int rank = m->rank;
+    char arch[32];
+    arch_name(arch, sizeof arch, m->sm);
+
+    fail_rule(&f, rank >= 1 && rank <= TD_TMAP_MAX_RANK, "rank",
+              "descriptor rank must be in [1, 5], got %d", rank);
+    int di = dtype_index(m->dtype);
+    if (di < 0) {
+        fail_rule(&f, 0, "dtype", "unsupported descriptor dtype %s", m->dtype);
+    } else {
+        fail_rule(&f, m->bits == dtypes[di].bits, "dtype_bits",
+                  "descriptor dtype %s requires %d bits, got %d", m->dtype,
+                  dtypes[di].bits, m->bits);
+        fail_rule(&f, m->effective_bytes == (m->bits + 7) / 8,
+                  "effective_bytes",
+                  "effective bytes %d do not match %d-bit descriptor units",
+                  m->effective_bytes, m->bits);
+    }
+    int want_packed = strcmp(m->dtype, "float4_e2m1fn") == 0;
+    fail_rule(&f, m->packed == want_packed, "packed_kind",
+              "descriptor dtype %s requires packed_kind=%s, got %s", m->dtype,
+              want_packed ? "'16u4_align16'" : "None",
+              m->packed ? "'16u4_align16'" : "None");
+    fail_rule(&f,
+              m->force_cu_dtype == -1 ||
+                  (m->force_cu_dtype == 11 &&
+                   strcmp(m->dtype, "float32") == 0 && m->bits == 32),
+              "forced_cuda_dtype",
+              "forced CUDA dtype must be -1, or TFLOAT32 (11) for a float32 "
+              "descriptor");
+    int nstr = rank > 0 ? rank - 1 : 0;
+    fail_rule(&f, m->nglobal_strides == nstr && m->ncoordinates == rank,
+              "array_lengths",
+              "TensorMap arrays must contain rank global dimensions, boxes, "
+              "element strides, and coordinates, plus rank-1 byte strides");
+    int align = (m->interleave == 2 || m->packed) ? 32 : 16;
+    fail_rule(&f, floormod(m->base_byte_offset, align) == 0,
+              "global_base_alignment",
+              "view base byte offset %" PRId64 " must preserve %dB global "
+              "alignment",
+              m->base_byte_offset, align);
+    int nd = rank < TD_TMAP_MAX_DIMS ? rank : TD_TMAP_MAX_DIMS;
+    for (int i = 0; i < nd; i++)
+        fail_rule(&f, m->global_dims[i] > 0 &&
+                          m->global_dims[i] <= (INT64_C(1) << 32),
+                  "global_dim", "globalDim[%d]=%" PRId64 " must be in (0, 2^32]",
+                  i, m->global_dims[i]);
+    int ns = m->nglobal_strides < TD_TMAP_MAX_DIMS ? m->nglobal_strides
+                                                   : TD_TMAP_MAX_DIMS;
+    for (int i = 0; i < ns; i++) {
+        int64_t s = m->global_strides[i];
+        fail_rule(&f, s >= 0, "global_stride_range",
+                  "globalStrides[%d]=%" PRId64 " must be non-negative", i, s);
+        fail_rule(&f, s < (INT64_C(1) << 40), "global_stride_range",
+                  "globalStrides[%d]=%" PRId64 " must be less than 2^40", i, s);
+        fail_rule(&f, floormod(s, align) == 0, "global_stride_alignment",
+                  "globalStrides[%d]=%" PRId64 " must be a multiple of %dB", i,
+                  s, align);
+    }
+    fail_rule(&f, m->inner_stride == 1, "inner_stride",
+              "innermost global element stride must be 1, got %" PRId64,
+              m->inner_stride);
+    for (int i = 0; i < nd; i++)
+        fail_rule(&f, m->box_dims[i] >= 1 && m->box_dims[i] <= 256, "box_dim",
+                  "boxDim[%d]=%" PRId64 " must be in [1, 256]", i,
+                  m->box_dims[i]);
+    for (int i = 0; i < nd; i++)
+        fail_rule(&f, m->element_strides[i] >= 1 && m->element_strides[i] <= 8,
+                  "element_stride",
+                  "elementStride[%d]=%" PRId64 " must be in [1, 8]", i,
+                  m->element_strides[i]);
+    if (nd > 0)
+        fail_rule(&f, m->element_strides[0] == 1, "inner_stride",
+                  "innermost elementStride must be 1, got %" PRId64,
+                  m->element_strides[0]);
+    fail_rule(&f, m->interleave >= 0 && m->interleave <= 2, "interleave",
+              "interleave enum %d is invalid", m->interleave);
+    fail_rule(&f, m->swizzle >= 0 && m->swizzle <= 3, "swizzle",
+              "swizzle enum %d is invalid", m->swizzle);
+    fail_rule(&f, m->l2_promotion >= 0 && m->l2_promotion <= 3,
+              "l2_promotion", "L2 promotion enum %d is invalid",
+              m->l2_promotion);
+    fail_rule(&f, m->oob_fill == 0 || m->oob_fill == 1, "oob",
+              "OOB enum %d is invalid", m->oob_fill);
+    if (m->interleave != 0)
+        fail_rule(&f, rank >= 3, "interleave_rank",
+                  "interleaved TensorMaps require rank >= 3");
+    if (m->interleave == 2)
+        fail_rule(&f, m->swizzle == 1, "interleave_swizzle",
+                  "32B interleave requires the 32B swizzle mode");
+    if (nd > 0 && m->interleave == 0 && !m->packed) {
+        int64_t inner = m->box_dims[0] * m->effective_bytes;
+        fail_rule(&f, floormod(inner, 16) == 0, "inner_box_bytes",
+                  "innermost box is %" PRId64 "B; non-interleaved TensorMaps "
+                  "require a 16B multiple",
+                  inner);
+        int atom = m->swizzle == 1 ? 32 : m->swizzle == 2 ? 64
+                 : m->swizzle == 3 ? 128 : 0;
+        if (atom != 0)
+            fail_rule(&f, inner <= atom, "swizzle_inner_box",
+                      "innermost box %" PRId64 "B exceeds the %dB swizzle atom",
+                      inner, atom);
+    }
+    if (m->packed && nd > 0) {
+        fail_rule(&f, floormod(m->global_dims[0], 128) == 0, "packed_shape",
+                  "packed 16U4 align16 requires globalDim[0] to be a multiple "
+                  "of 128");
+        fail_rule(&f, m->box_dims[0] == 128, "packed_box",
+                  "packed 16U4 align16 requires boxDim[0] == 128");
+        fail_rule(&f, m->swizzle == 0 || m->swizzle == 3, "packed_swizzle",
+                  "packed 16U4 align16 supports only NONE or 128B swizzle in "
+                  "this layout model");
+        fail_rule(&f, m->direction == TD_TMAP_G2S, "packed_direction",
+                  "packed 16U4 align16 TensorMaps are load-only");
+    }
+    if (m->oob_fill == 1)
+        fail_rule(&f, (is_float(m->dtype) || m->force_cu_dtype == 11) &&
+                          !m->packed,
+                  "nan_oob_dtype",
+                  "NaN OOB fill requires a non-packed floating-point "
+                  "descriptor");
+    fail_rule(&f, m->ncoordinates == rank, "coordinate_count",
+              "coordinate count %d must equal rank %d", m->ncoordinates, rank);
+    fail_rule(&f, m->sm >= 90, "target", "TMA requires SM90+, got %s", arch);
+    fail_rule(&f, m->cta_group == 1 || m->cta_group == 2, "cta_group",
+              "cta_group must be 1 or 2, got %d", m->cta_group);
+    if (m->cta_group == 2)
+        fail_rule(&f, m->sm >= 100, "target",
+                  "cta_group=2 requires SM100+, got %s", arch);
+    if (m->direction == TD_TMAP_G2S)
+        fail_rule(&f, m->has_mbar, "mbar", "global-to-shared TMA requires mbar");
+    return f.n;
+}
+
+void td__tmap_join(const td_tmap_finding *f, int n, char *buf, size_t cap)
+{
+    td_sbuf o = {buf, cap, 0};
+    if (cap > 0)
+        buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        td__sbuf_printf(&o, "%s%s: %s [disproven]", i ? "; " : "", f[i].rule,
+                        f[i].message);
+}
+
+/* ---- planner ---------------------------------------------------------------- */
+
+/* One tensor-map dimension while planning: extent in the global tensor,
+ * stride in elements, box extent and the box's origin. */
+typedef struct dim {
+    int64_t gdim, stride, box, coord;
+} dim;
+
+#define AUTO_HINT                                                               \
+    "; use dispatch=\"tma_explicit\" when the mapping or hardware legality "    \
+    "is only known at runtime"
+
+static int plan_fail(td_diag *d, const td_tmap_request *r, const char *stage,
+                     const char *detail)
+{
+    if (r->explicit_map)
+        return td__fail(d, TD_EINVAL, NULL, "tma_explicit stage=%s: %s", stage,
+                        detail);
+    return td__fail(d, TD_EINVAL, NULL, "tma_auto stage=%s: %s" AUTO_HINT,
+                    stage, detail);
+}
+
+void td__tmap_request_init(td_tmap_request *r)
+{
+    memset(r, 0, sizeof *r);
+    r->smem = TD_TMAP_SMEM_ROW;
+    r->direction = TD_TMAP_G2S;
+    r->l2_promotion = TD_TMAP_L2_DEFAULT;
+    r->sm = 90;
+    r->cta_group = 1;
+    r->has_mbar = 1;
+}
+
+/* The config checks TVM makes before it plans (_runtime_config and
+ * _dtype_contract), with its messages. */
+static int check_config(const td_tmap_request *r, td_tmap *m, td_diag *d)
+{
+    if (!r->explicit_map && r->oob != NULL)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tma_auto does not support non-default oob; use "
+                        "dispatch=\"tma_explicit\"");
+    if (r->direction != TD_TMAP_G2S && r->oob != NULL)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "TensorMap oob is only valid for explicit "
+                        "global-to-shared copies");
+    int cta_group = r->cta_group == 0 ? 1 : r->cta_group;
+    if (cta_group != 1 && cta_group != 2)
+        return td__fail(d, TD_EINVAL, NULL, "cta_group must be 1 or 2, got %d",
+                        cta_group);
+    if (r->direction == TD_TMAP_G2S && !r->has_mbar)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "global-to-shared TMA requires mbar");
+    if (r->direction != TD_TMAP_G2S && r->has_mbar)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "mbar is only valid for global-to-shared TMA");
+    if (r->l2_promotion != TD_TMAP_L2_DEFAULT &&
+        (r->l2_promotion < 0 || r->l2_promotion > 3))
+        return td__fail(d, TD_EINVAL, NULL,
+                        "TensorMap L2 promotion integer must be in [0, 3]");
+    int oob = TD_TMAP_OOB_ZERO;
+    if (r->oob != NULL && strcmp(r->oob, "nan") == 0)
+        oob = TD_TMAP_OOB_NAN;
+    else if (r->oob != NULL && strcmp(r->oob, "zero") != 0)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "unsupported TensorMap oob='%s'; expected None, "
+                        "'zero', or 'nan'",
+                        r->oob);
+    int di = dtype_index(r->dtype);
+    if (di < 0)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "unsupported TensorMap descriptor dtype %s",
+                        r->dtype != NULL ? r->dtype : "(none)");
+    int force = -1;
+    if (r->tma_dtype != NULL) {
+        if (strcmp(r->tma_dtype, "tf32") != 0 &&
+            strcmp(r->tma_dtype, "tfloat32") != 0)
+            return td__fail(d, TD_EINVAL, NULL,
+                            "tma_dtype must be 'tf32' or 'tfloat32'");
+        if (strcmp(r->dtype, "float32") != 0)
+            return td__fail(d, TD_EINVAL, NULL,
+                            "tma_dtype='%s' requires a float32 global buffer, "
+                            "got %s",
+                            r->tma_dtype, r->dtype);
+        force = 11;
+    }
+    memset(m, 0, sizeof *m);
+    td__strlcpy(m->dtype, dtypes[di].name, sizeof m->dtype);
+    m->bits = dtypes[di].bits;
+    m->effective_bytes = (m->bits + 7) / 8;
+    m->packed = strcmp(m->dtype, "float4_e2m1fn") == 0;
+    m->force_cu_dtype = force;
+    m->oob_fill = oob;
+    m->l2_promotion =
+        r->l2_promotion == TD_TMAP_L2_DEFAULT ? TD_TMAP_L2_128B : r->l2_promotion;
+    m->direction = r->direction;
+    m->sm = r->sm;
+    m->cta_group = cta_group;
+    m->has_mbar = r->has_mbar;
+    return 0;
+}
+
+/* The atom width in bytes of each shared layout (0: row-major, no atoms)
+ * and the swizzle mode it encodes. */
+static int atom_bytes(td_tmap_smem s)
+{
+    static const int bytes[] = {0, 16, 32, 64, 128};
+    return (int)s >= 0 && (int)s <= 4 ? bytes[s] : -1;
+}
+
+static int smem_swizzle(td_tmap_smem s)
+{
+    return s == TD_TMAP_SMEM_SW32 ? 1 : s == TD_TMAP_SMEM_SW64 ? 2
+         : s == TD_TMAP_SMEM_SW128 ? 3 : 0;
+}
+
+static int check_request(const td_tmap_request *r, td_diag *d)
+{
+    if (r->rank < 1 || r->rank > TD_TMAP_MAX_IN)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: the global buffer has %d dimensions; "
+                        "1 to %d are supported",
+                        r->rank, TD_TMAP_MAX_IN);
+    if (atom_bytes(r->smem) < 0)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: unknown shared layout %d", (int)r->smem);
+    for (int i = 0; i < r->rank; i++) {
+        if (r->shape[i] < 1 || r->extent[i] < 1 || r->start[i] < 0)
+            return td__fail(d, TD_EINVAL, NULL,
+                            "tensor map: dimension %d has shape %" PRId64
+                            ", start %" PRId64 " and extent %" PRId64
+                            "; shapes and extents must be positive and "
+                            "starts non-negative",
+                            i, r->shape[i], r->start[i], r->extent[i]);
+    }
+    if (r->order_set) {
+        int seen[TD_TMAP_MAX_IN] = {0};
+        for (int i = 0; i < r->rank; i++) {
+            int o = r->order[i];
+            if (o < 0 || o >= r->rank || seen[o]++)
+                return td__fail(d, TD_EINVAL, NULL,
+                                "tensor map: the shared order is not a "
+                                "permutation of the %d copy dimensions",
+                                r->rank);
+        }
+    }
+    return 0;
+}
+
+/* May dimensions i (inner) and i+1 (outer) become one?  Their strides must
+ * be contiguous, the merged box one rectangle, at most 256 long, and, when
+ * it becomes the innermost dimension, still a legal inner box. */
+static int can_merge(const dim *v, int i, const td_tmap *m, int atom)
+{
+    const dim *a = &v[i], *b = &v[i + 1];
+    if (b->stride != a->stride * a->gdim)
+        return 0;
+    int full_inner = a->box == a->gdim && a->coord == 0;
+    if (!full_inner && b->box != 1)
+        return 0;
+    int64_t box = a->box * b->box;
+    if (box > 256)
+        return 0;
+    if (i == 0 && !m->packed) {
+        int64_t bytes = box * m->bits / 8;
+        if (bytes % 16 != 0 || (atom > 16 && bytes > atom))
+            return 0;
+    }
+    return 1;
+}
+
+/* Drops unit global dimensions and merges contiguous neighbours until
+ * nothing changes; the addresses every box element reads stay the same. */
+static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
+{
+    for (;;) {
+        int changed = 0;
+        for (int i = 0; i < *n && *n > 1; i++) {
+            if (v[i].gdim != 1)
+                continue;
+            if (i == 0 && v[1].stride != 1)
+                continue;
+            memmove(&v[i], &v[i + 1], (size_t)(*n - i - 1) * sizeof *v);
+            (*n)--;
+            changed = 1;
+            break;
+        }
+        if (changed)
+            continue;
+        for (int i = 0; i + 1 < *n; i++) {
+            if (!can_merge(v, i, m, atom))
+                continue;
+            dim merged = {v[i].gdim * v[i + 1].gdim, v[i].stride,
+                          v[i].box * v[i + 1].box,
+                          v[i + 1].coord * v[i].gdim + v[i].coord};
+            v[i] = merged;
+            memmove(&v[i + 1], &v[i + 2], (size_t)(*n - i - 2) * sizeof *v);
+            (*n)--;
+            changed = 1;
+            break;
+        }
+        if (!changed)
+            return;
+    }
+}
+
+/* Fills m from the planned dimensions (innermost first) and validates
+ * it; TVM's view offset is the global view's byte offset from its
+ * allocation, which the map's base address must keep aligned. */
+static int finish(const td_tmap_request *r, td_tmap *m, dim *v, int n,
+                  td_diag *d)
+{
+    int64_t off_bits = r->elem_offset * m->bits;
+    if (off_bits % 8 != 0) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "view base offset=%" PRId64 " elements at %d bits is not "
+                 "provably byte aligned",
+                 r->elem_offset, m->bits);
+        return plan_fail(d, r, "global-base", msg);
+    }
+    m->base_byte_offset = off_bits / 8;
+    m->swizzle = smem_swizzle(r->smem);
+
+    m->rank = n;
+    m->inner_stride = v[0].stride;
+    m->nglobal_strides = n - 1;
+    m->ncoordinates = n;
+    for (int i = 0; i < n; i++) {
+        m->global_dims[i] = v[i].gdim;
+        m->box_dims[i] = v[i].box;
+        m->coordinates[i] = v[i].coord;
+        m->element_strides[i] = 1;
+        if (i > 0) {
+            int64_t bits = v[i].stride * m->bits;
+            if (bits % 8 != 0) {
+                char msg[200];
+                snprintf(msg, sizeof msg,
+                         "global stride=%" PRId64 " elements at %d bits is not "
+                         "provably byte aligned",
+                         v[i].stride, m->bits);
+                return plan_fail(d, r, "descriptor-stride", msg);
+            }
+            m->global_strides[i - 1] = bits / 8;
+        }
+    }
+
+    td_tmap_finding f[32];
+    int nf = td__tmap_validate(m, f, 32);
+    if (nf > 0) {
+        char msg[TD_DIAG_MSG_MAX];
+        td__tmap_join(f, nf < 32 ? nf : 32, msg, sizeof msg);
+        return plan_fail(d, r, r->explicit_map ? "main-descriptor"
+                                               : "prefix-search",
+                         msg);
+    }
+    return 0;
+}
+
+int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
+{
+    int rc = check_config(r, m, d);
+    if (rc == 0)
+        rc = check_request(r, d);
+    if (rc != 0)
+        return rc;
+
+    int64_t strides[TD_TMAP_MAX_IN];
+    int compact = 1;
+    for (int i = 0; i < r->rank; i++)
+        if (r->strides[i] != 0)
+            compact = 0;
+    for (int i = r->rank - 1; i >= 0; i--)
+        strides[i] = compact ? (i == r->rank - 1 ? 1
+                                                 : strides[i + 1] * r->shape[i + 1])
+                             : r->strides[i];
+    int order[TD_TMAP_MAX_IN];
+    for (int i = 0; i < r->rank; i++)
+        order[i] = r->order_set ? r->order[i] : i;
+
+    dim v[TD_TMAP_MAX_DIMS];
+    int n = 0;
+    int atom = atom_bytes(r->smem);
+    if (r->explicit_map) {
+        /* tma_explicit encodes the global view as it is: its dimensions
+         * reversed, the box the copy's extents, nothing split or merged. */
+        if (strides[r->rank - 1] != 1) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "the innermost memory stride must be provably one because "
+                     "CUDA omits it from globalStrides; got %" PRId64,
+                     strides[r->rank - 1]);
+            return plan_fail(d, r, "global-layout", msg);
+        }
+        for (int g = r->rank - 1; g >= 0; g--)
+            v[n++] = (dim){r->shape[g], strides[g], r->extent[g], r->start[g]};
+        return finish(r, m, v, n, d);
+    }
+
+    /* The shared tile's dimensions, innermost first: the copy dimensions
+     * with extent > 1 in the shared order; the innermost of them is cut
+     * into swizzle atoms whose column blocks go outermost. */
+    int inner = -1;
+    for (int k = r->rank - 1; k >= 0; k--)
+        if (r->extent[order[k]] > 1) {
+            inner = order[k];
+            break;
+        }
+    int has_blocks = 0;
+    dim blocks = {0, 0, 0, 0};
+    for (int k = r->rank - 1; k >= 0; k--) {
+        int g = order[k];
+        if (r->extent[g] == 1)
+            continue;
+        dim x = {r->shape[g], strides[g], r->extent[g], r->start[g]};
+        if (g == inner && atom > 0) {
+            int64_t span = (int64_t)atom * 8 / m->bits;
+            if (r->extent[g] % span != 0) {
+                char msg[200];
+                snprintf(msg, sizeof msg,
+                         "the innermost copy extent %" PRId64 " is not a "
+                         "multiple of the %dB atom (%" PRId64 " elements)",
+                         r->extent[g], atom, span);
+                return plan_fail(d, r, "shared-layout", msg);
+            }
+            if (r->extent[g] > span) {
+                char msg[200];
+                if (r->start[g] % span != 0) {
+                    snprintf(msg, sizeof msg,
+                             "group=%d start=%" PRId64 " is not divisible by "
+                             "inner_product=%" PRId64 " (disproven)",
+                             g, r->start[g], span);
+                    return plan_fail(d, r, "coordinate", msg);
+                }
+                if (r->shape[g] % span != 0) {
+                    snprintf(msg, sizeof msg,
+                             "group=%d tensor extent=%" PRId64 " is not "
+                             "divisible by inner_product=%" PRId64
+                             " (disproven)",
+                             g, r->shape[g], span);
+                    return plan_fail(d, r, "global-shape", msg);
+                }
+                dim a = {span, strides[g], span, 0};
+                blocks = (dim){r->shape[g] / span, strides[g] * span,
+                               r->extent[g] / span, r->start[g] / span};
+                has_blocks = 1;
+                x = a;
+            }
+        }
+        v[n++] = x;
+    }
+    if (has_blocks)
+        v[n++] = blocks;
+    for (int g = 0; g < r->rank; g++)
+        if (r->extent[g] == 1)
+            v[n++] = (dim){r->shape[g], strides[g], 1, r->start[g]};
+
+    canonicalize(v, &n, m, atom);
+    return finish(r, m, v, n, d);
+}

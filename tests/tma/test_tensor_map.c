@@ -1,0 +1,299 @@
+/*
+ * The tensor-map planner and validator (model/tensor_map.c) against data:
+ * TVM's 52-case tensor-map golden matrix and 24-case validator matrix from
+ * its test_tma.py, with the outputs recorded by running apache-tvm 0.27 on
+ * each case, plus each rule's boundary (cases.txt says how a line reads).
+ * Every golden case must give the same encoded parameters, every rejection
+ * the same message; the printers (codegen/tensor_map_print.c) must print
+ * every accepted map.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "td_internal.h"
+#include "tensor_map.h"
+#include "tensor_map_print.h"
+
+static int failures;
+static int lineno;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            fprintf(stderr, "cases.txt:%d: ", lineno);                          \
+            fprintf(stderr, __VA_ARGS__);                                       \
+            fputc('\n', stderr);                                                \
+            failures++;                                                         \
+        }                                                                       \
+    } while (0)
+
+/* Parses "a,b,c" into v; returns the count. */
+static int ints(const char *s, int64_t *v, int cap)
+{
+    int n = 0;
+    while (*s && n < cap) {
+        char *end;
+        v[n++] = strtoll(s, &end, 10);
+        if (*end != ',')
+            break;
+        s = end + 1;
+    }
+    return n;
+}
+
+/* The value of key in the space-separated key=value words of s (up to
+ * stop, when given); NULL when absent.  Copies into buf. */
+static const char *value(const char *s, const char *stop, const char *key,
+                         char *buf, size_t cap)
+{
+    size_t k = strlen(key);
+    for (const char *p = s; (p = strstr(p, key)) != NULL; p++) {
+        if (stop != NULL && p >= stop)
+            return NULL;
+        if ((p == s || p[-1] == ' ') && p[k] == '=') {
+            const char *v = p + k + 1;
+            size_t n = strcspn(v, " \n");
+            if (n >= cap)
+                n = cap - 1;
+            memcpy(buf, v, n);
+            buf[n] = '\0';
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+static void request(const char *line, const char *stop, td_tmap_request *r,
+                    char *dtype, char *oob)
+{
+    char b[256];
+    td__tmap_request_init(r);
+    if (value(line, stop, "variant", b, sizeof b))
+        r->explicit_map = strcmp(b, "explicit") == 0;
+    r->dtype = value(line, stop, "dtype", dtype, 32);
+    if (value(line, stop, "dir", b, sizeof b) && strcmp(b, "s2g") == 0) {
+        r->direction = TD_TMAP_S2G;
+        r->has_mbar = 0;
+    }
+    r->rank = ints(value(line, stop, "shape", b, sizeof b) ? b : "", r->shape,
+                   TD_TMAP_MAX_IN);
+    if (value(line, stop, "strides", b, sizeof b))
+        ints(b, r->strides, TD_TMAP_MAX_IN);
+    if (value(line, stop, "start", b, sizeof b))
+        ints(b, r->start, TD_TMAP_MAX_IN);
+    if (value(line, stop, "extent", b, sizeof b))
+        ints(b, r->extent, TD_TMAP_MAX_IN);
+    if (value(line, stop, "order", b, sizeof b)) {
+        int64_t o[TD_TMAP_MAX_IN];
+        int n = ints(b, o, TD_TMAP_MAX_IN);
+        for (int i = 0; i < n; i++)
+            r->order[i] = (int)o[i];
+        r->order_set = 1;
+    }
+    if (value(line, stop, "smem", b, sizeof b)) {
+        static const char *const kinds[] = {"row", "atom16", "sw32", "sw64",
+                                            "sw128"};
+        for (int i = 0; i < 5; i++)
+            if (strcmp(b, kinds[i]) == 0)
+                r->smem = (td_tmap_smem)i;
+    }
+    if (value(line, stop, "oob", oob, 32))
+        r->oob = oob;
+    if (value(line, stop, "offset", b, sizeof b))
+        r->elem_offset = strtoll(b, NULL, 10);
+    if (value(line, stop, "sm", b, sizeof b))
+        r->sm = atoi(b);
+    if (value(line, stop, "l2", b, sizeof b))
+        r->l2_promotion = atoi(b);
+}
+
+static void expect_array(const char *line, const char *key, const int64_t *got,
+                         int n)
+{
+    char b[256];
+    int64_t want[TD_TMAP_MAX_DIMS];
+    if (!value(line, NULL, key, b, sizeof b)) {
+        CHECK(0, "no %s in the expectation", key);
+        return;
+    }
+    int m = ints(b, want, TD_TMAP_MAX_DIMS);
+    int same = m == n;
+    for (int i = 0; same && i < n; i++)
+        same = want[i] == got[i];
+    if (!same) {
+        char g[256] = "";
+        td_sbuf o = {g, sizeof g, 0};
+        for (int i = 0; i < n; i++)
+            td__sbuf_printf(&o, "%s%" PRId64, i ? "," : "", got[i]);
+        CHECK(0, "%s: want %s, got %s", key, b, g);
+    }
+}
+
+static void golden(const char *line)
+{
+    const char *expect = strstr(line, " expect: ");
+    td_tmap_request r;
+    char dtype[32], oob[32], b[256];
+    request(line, expect, &r, dtype, oob);
+    td_tmap m;
+    td_diag d;
+    td_diag_clear(&d);
+    int rc = td__tmap_plan(&r, &m, &d);
+    CHECK(rc == 0, "planning failed: %s", d.msg);
+    if (rc != 0 || expect == NULL)
+        return;
+    CHECK(value(expect, NULL, "dtype", b, sizeof b) && strcmp(b, m.dtype) == 0,
+          "dtype: want %s, got %s", b, m.dtype);
+    expect_array(expect, "dims", m.global_dims, m.rank);
+    expect_array(expect, "gstrides", m.global_strides, m.nglobal_strides);
+    expect_array(expect, "box", m.box_dims, m.rank);
+    expect_array(expect, "coords", m.coordinates, m.ncoordinates);
+    expect_array(expect, "estrides", m.element_strides, m.rank);
+    int64_t enums[4] = {m.interleave, m.swizzle, m.l2_promotion, m.oob_fill};
+    expect_array(expect, "enums", enums, 4);
+    CHECK(m.inner_stride == 1, "inner stride %" PRId64, m.inner_stride);
+
+    td_buf c, j;
+    td__buf_init(&c);
+    td__buf_init(&j);
+    CHECK(td__tmap_print_c(&m, "encode_map", 1, &c) == 0 &&
+              td__tmap_print_json(&m, &j) == 0,
+          "a printer failed");
+    CHECK(c.data != NULL && strstr(c.data, "cuTensorMapEncodeTiled(") != NULL,
+          "the C form calls no cuTensorMapEncodeTiled");
+    td__buf_free(&c);
+    td__buf_free(&j);
+}
+
+static void reject(const char *line)
+{
+    const char *err = strstr(line, " error=");
+    td_tmap_request r;
+    char dtype[32], oob[32];
+    request(line, err, &r, dtype, oob);
+    td_tmap m;
+    td_diag d;
+    td_diag_clear(&d);
+    int rc = td__tmap_plan(&r, &m, &d);
+    CHECK(rc == TD_EINVAL, "accepted a case TVM rejects");
+    if (rc == 0 || err == NULL)
+        return;
+    const char *want = err + 7;
+    CHECK(strcmp(d.msg, want) == 0, "message:\n  want %s\n  got  %s", want,
+          d.msg);
+}
+
+/* TVM's _make_spec: a legal float16 map of 16x64 with a 8x4 box. */
+static void base_spec(td_tmap *m)
+{
+    memset(m, 0, sizeof *m);
+    strcpy(m->dtype, "float16");
+    m->bits = 16;
+    m->effective_bytes = 2;
+    m->force_cu_dtype = -1;
+    m->rank = 2;
+    m->global_dims[0] = 16;
+    m->global_dims[1] = 64;
+    m->global_strides[0] = 32;
+    m->nglobal_strides = 1;
+    m->inner_stride = 1;
+    m->box_dims[0] = 8;
+    m->box_dims[1] = 4;
+    m->element_strides[0] = m->element_strides[1] = 1;
+    m->ncoordinates = 2;
+    m->l2_promotion = 2;
+    m->direction = TD_TMAP_G2S;
+    m->sm = 90;
+    m->cta_group = 1;
+    m->has_mbar = 1;
+}
+
+static void validator(const char *line)
+{
+    const char *expect = strstr(line, " expect=");
+    td_tmap m;
+    char b[256];
+    base_spec(&m);
+    if (value(line, expect, "dims", b, sizeof b))
+        ints(b, m.global_dims, 2);
+    if (value(line, expect, "gstrides", b, sizeof b))
+        ints(b, m.global_strides, 1);
+    if (value(line, expect, "base", b, sizeof b))
+        m.base_byte_offset = strtoll(b, NULL, 10);
+    if (value(line, expect, "box", b, sizeof b))
+        ints(b, m.box_dims, 2);
+    if (value(line, expect, "estrides", b, sizeof b))
+        ints(b, m.element_strides, 2);
+    if (value(line, expect, "inner", b, sizeof b))
+        m.inner_stride = strtoll(b, NULL, 10);
+    if (value(line, expect, "interleave", b, sizeof b))
+        m.interleave = atoi(b);
+    if (value(line, expect, "swizzle", b, sizeof b))
+        m.swizzle = atoi(b);
+    if (value(line, expect, "l2", b, sizeof b))
+        m.l2_promotion = atoi(b);
+    if (value(line, expect, "oob", b, sizeof b))
+        m.oob_fill = atoi(b);
+    if (value(line, expect, "sm", b, sizeof b))
+        m.sm = atoi(b);
+    if (value(line, expect, "cta", b, sizeof b))
+        m.cta_group = atoi(b);
+    if (value(line, expect, "ncoords", b, sizeof b))
+        m.ncoordinates = atoi(b);
+    if (value(line, expect, "force", b, sizeof b))
+        m.force_cu_dtype = atoi(b);
+    if (value(line, expect, "dtype", b, sizeof b))
+        td__strlcpy(m.dtype, b, sizeof m.dtype);
+    if (value(line, expect, "bits", b, sizeof b))
+        m.bits = atoi(b);
+    if (value(line, expect, "eb", b, sizeof b))
+        m.effective_bytes = atoi(b);
+    td_tmap_finding f[32];
+    int n = td__tmap_validate(&m, f, 32);
+    char got[1024];
+    td__tmap_join(f, n, got, sizeof got);
+    const char *want = expect != NULL ? expect + 8 : "";
+    while (*want == ' ')
+        want++;
+    CHECK(strcmp(got, want) == 0, "findings:\n  want %s\n  got  %s", want, got);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s cases.txt\n", argv[0]);
+        return 2;
+    }
+    FILE *fp = fopen(argv[1], "r");
+    if (fp == NULL) {
+        perror(argv[1]);
+        return 2;
+    }
+    char line[2048];
+    int counts[4] = {0};
+    while (fgets(line, sizeof line, fp) != NULL) {
+        lineno++;
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "golden ", 7) == 0) {
+            golden(line);
+            counts[0]++;
+        } else if (strncmp(line, "reject ", 7) == 0) {
+            reject(line);
+            counts[1]++;
+        } else if (strncmp(line, "validator ", 10) == 0) {
+            validator(line);
+            counts[2]++;
+        } else if (strncmp(line, "unsupported ", 12) == 0) {
+            counts[3]++;
+        } else if (line[0] != '#' && line[0] != '\0') {
+            CHECK(0, "unknown line kind");
+        }
+    }
+    fclose(fp);
+    printf("%d golden, %d reject, %d validator cases; %d not expressible; "
+           "%d failures\n",
+           counts[0], counts[1], counts[2], counts[3], failures);
+    return failures == 0 ? 0 : 1;
+}
