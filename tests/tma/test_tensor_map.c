@@ -15,6 +15,7 @@
 #include "td_internal.h"
 #include "tensor_map.h"
 #include "tensor_map_print.h"
+#include "cases_read.h"
 
 static int failures;
 static int lineno;
@@ -29,96 +30,16 @@ static int lineno;
         }                                                                       \
     } while (0)
 
-/* Parses "a,b,c" into v; returns the count. */
-static int ints(const char *s, int64_t *v, int cap)
-{
-    int n = 0;
-    while (*s && n < cap) {
-        char *end;
-        v[n++] = strtoll(s, &end, 10);
-        if (*end != ',')
-            break;
-        s = end + 1;
-    }
-    return n;
-}
-
-/* The value of key in the space-separated key=value words of s (up to
- * stop, when given); NULL when absent.  Copies into buf. */
-static const char *value(const char *s, const char *stop, const char *key,
-                         char *buf, size_t cap)
-{
-    size_t k = strlen(key);
-    for (const char *p = s; (p = strstr(p, key)) != NULL; p++) {
-        if (stop != NULL && p >= stop)
-            return NULL;
-        if ((p == s || p[-1] == ' ') && p[k] == '=') {
-            const char *v = p + k + 1;
-            size_t n = strcspn(v, " \n");
-            if (n >= cap)
-                n = cap - 1;
-            memcpy(buf, v, n);
-            buf[n] = '\0';
-            return buf;
-        }
-    }
-    return NULL;
-}
-
-static void request(const char *line, const char *stop, td_tmap_request *r,
-                    char *dtype, char *oob)
-{
-    char b[256];
-    td__tmap_request_init(r);
-    if (value(line, stop, "variant", b, sizeof b))
-        r->explicit_map = strcmp(b, "explicit") == 0;
-    r->dtype = value(line, stop, "dtype", dtype, 32);
-    if (value(line, stop, "dir", b, sizeof b) && strcmp(b, "s2g") == 0) {
-        r->direction = TD_TMAP_S2G;
-        r->has_mbar = 0;
-    }
-    r->rank = ints(value(line, stop, "shape", b, sizeof b) ? b : "", r->shape,
-                   TD_TMAP_MAX_IN);
-    if (value(line, stop, "strides", b, sizeof b))
-        ints(b, r->strides, TD_TMAP_MAX_IN);
-    if (value(line, stop, "start", b, sizeof b))
-        ints(b, r->start, TD_TMAP_MAX_IN);
-    if (value(line, stop, "extent", b, sizeof b))
-        ints(b, r->extent, TD_TMAP_MAX_IN);
-    if (value(line, stop, "order", b, sizeof b)) {
-        int64_t o[TD_TMAP_MAX_IN];
-        int n = ints(b, o, TD_TMAP_MAX_IN);
-        for (int i = 0; i < n; i++)
-            r->order[i] = (int)o[i];
-        r->order_set = 1;
-    }
-    if (value(line, stop, "smem", b, sizeof b)) {
-        static const char *const kinds[] = {"row", "atom16", "sw32", "sw64",
-                                            "sw128"};
-        for (int i = 0; i < 5; i++)
-            if (strcmp(b, kinds[i]) == 0)
-                r->smem = (td_tmap_smem)i;
-    }
-    if (value(line, stop, "oob", oob, 32))
-        r->oob = oob;
-    if (value(line, stop, "offset", b, sizeof b))
-        r->elem_offset = strtoll(b, NULL, 10);
-    if (value(line, stop, "sm", b, sizeof b))
-        r->sm = atoi(b);
-    if (value(line, stop, "l2", b, sizeof b))
-        r->l2_promotion = atoi(b);
-}
-
 static void expect_array(const char *line, const char *key, const int64_t *got,
                          int n)
 {
     char b[256];
     int64_t want[TD_TMAP_MAX_DIMS];
-    if (!value(line, NULL, key, b, sizeof b)) {
+    if (!td__test_value(line, NULL, key, b, sizeof b)) {
         CHECK(0, "no %s in the expectation", key);
         return;
     }
-    int m = ints(b, want, TD_TMAP_MAX_DIMS);
+    int m = td__test_ints(b, want, TD_TMAP_MAX_DIMS);
     int same = m == n;
     for (int i = 0; same && i < n; i++)
         same = want[i] == got[i];
@@ -136,7 +57,7 @@ static void golden(const char *line)
     const char *expect = strstr(line, " expect: ");
     td_tmap_request r;
     char dtype[32], oob[32], b[256];
-    request(line, expect, &r, dtype, oob);
+    td__test_tmap_request(line, expect, &r, dtype, oob);
     td_tmap m;
     td_diag d;
     td_diag_clear(&d);
@@ -144,7 +65,7 @@ static void golden(const char *line)
     CHECK(rc == 0, "planning failed: %s", d.msg);
     if (rc != 0 || expect == NULL)
         return;
-    CHECK(value(expect, NULL, "dtype", b, sizeof b) && strcmp(b, m.dtype) == 0,
+    CHECK(td__test_value(expect, NULL, "dtype", b, sizeof b) && strcmp(b, m.dtype) == 0,
           "dtype: want %s, got %s", b, m.dtype);
     expect_array(expect, "dims", m.global_dims, m.rank);
     expect_array(expect, "gstrides", m.global_strides, m.nglobal_strides);
@@ -172,7 +93,7 @@ static void reject(const char *line)
     const char *err = strstr(line, " error=");
     td_tmap_request r;
     char dtype[32], oob[32];
-    request(line, err, &r, dtype, oob);
+    td__test_tmap_request(line, err, &r, dtype, oob);
     td_tmap m;
     td_diag d;
     td_diag_clear(&d);
@@ -216,39 +137,39 @@ static void validator(const char *line)
     td_tmap m;
     char b[256];
     base_spec(&m);
-    if (value(line, expect, "dims", b, sizeof b))
-        ints(b, m.global_dims, 2);
-    if (value(line, expect, "gstrides", b, sizeof b))
-        ints(b, m.global_strides, 1);
-    if (value(line, expect, "base", b, sizeof b))
+    if (td__test_value(line, expect, "dims", b, sizeof b))
+        td__test_ints(b, m.global_dims, 2);
+    if (td__test_value(line, expect, "gstrides", b, sizeof b))
+        td__test_ints(b, m.global_strides, 1);
+    if (td__test_value(line, expect, "base", b, sizeof b))
         m.base_byte_offset = strtoll(b, NULL, 10);
-    if (value(line, expect, "box", b, sizeof b))
-        ints(b, m.box_dims, 2);
-    if (value(line, expect, "estrides", b, sizeof b))
-        ints(b, m.element_strides, 2);
-    if (value(line, expect, "inner", b, sizeof b))
+    if (td__test_value(line, expect, "box", b, sizeof b))
+        td__test_ints(b, m.box_dims, 2);
+    if (td__test_value(line, expect, "estrides", b, sizeof b))
+        td__test_ints(b, m.element_strides, 2);
+    if (td__test_value(line, expect, "inner", b, sizeof b))
         m.inner_stride = strtoll(b, NULL, 10);
-    if (value(line, expect, "interleave", b, sizeof b))
+    if (td__test_value(line, expect, "interleave", b, sizeof b))
         m.interleave = atoi(b);
-    if (value(line, expect, "swizzle", b, sizeof b))
+    if (td__test_value(line, expect, "swizzle", b, sizeof b))
         m.swizzle = atoi(b);
-    if (value(line, expect, "l2", b, sizeof b))
+    if (td__test_value(line, expect, "l2", b, sizeof b))
         m.l2_promotion = atoi(b);
-    if (value(line, expect, "oob", b, sizeof b))
+    if (td__test_value(line, expect, "oob", b, sizeof b))
         m.oob_fill = atoi(b);
-    if (value(line, expect, "sm", b, sizeof b))
+    if (td__test_value(line, expect, "sm", b, sizeof b))
         m.sm = atoi(b);
-    if (value(line, expect, "cta", b, sizeof b))
+    if (td__test_value(line, expect, "cta", b, sizeof b))
         m.cta_group = atoi(b);
-    if (value(line, expect, "ncoords", b, sizeof b))
+    if (td__test_value(line, expect, "ncoords", b, sizeof b))
         m.ncoordinates = atoi(b);
-    if (value(line, expect, "force", b, sizeof b))
+    if (td__test_value(line, expect, "force", b, sizeof b))
         m.force_cu_dtype = atoi(b);
-    if (value(line, expect, "dtype", b, sizeof b))
+    if (td__test_value(line, expect, "dtype", b, sizeof b))
         td__strlcpy(m.dtype, b, sizeof m.dtype);
-    if (value(line, expect, "bits", b, sizeof b))
+    if (td__test_value(line, expect, "bits", b, sizeof b))
         m.bits = atoi(b);
-    if (value(line, expect, "eb", b, sizeof b))
+    if (td__test_value(line, expect, "eb", b, sizeof b))
         m.effective_bytes = atoi(b);
     td_tmap_finding f[32];
     int n = td__tmap_validate(&m, f, 32);
