@@ -70,8 +70,8 @@ int td__tmap_print_c(const td_tmap *m, const char *name, int with_includes,
                    m->rank, swizzle_names[m->swizzle] + 14);
     for (int i = 0; i < m->rank; i++)
         td__buf_printf(b, "%s%" PRId64, i ? "x" : " ", m->box_dims[i]);
-    td__buf_puts(b, " (innermost first).  global_base is the buffer's first "
-                    "element;\n * the view's offset is added here. */\n");
+    td__buf_puts(b, " (innermost first).\n * global_base is the buffer's "
+                    "first element; the view's offset is added here. */\n");
     td__buf_printf(b, "static CUresult %s(CUtensorMap *map, void *global_base)\n{\n",
                    name);
     c_array(b, "cuuint64_t", "global_dim", m->global_dims, m->rank, "u");

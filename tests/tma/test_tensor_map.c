@@ -181,6 +181,63 @@ static void validator(const char *line)
     CHECK(strcmp(got, want) == 0, "findings:\n  want %s\n  got  %s", want, got);
 }
 
+/* The printers' exact text for TVM's first golden case (8x256 float16,
+ * 128-byte swizzle) and one bad name. */
+static void printers_exact(void)
+{
+    static const char json[] =
+        "{\"dtype\": \"float16\", \"cu_dtype\": "
+        "\"CU_TENSOR_MAP_DATA_TYPE_FLOAT16\", \"rank\": 3, \"global_dims\": "
+        "[64, 8, 4], \"global_strides\": [512, 128], \"box_dims\": [64, 8, 4], "
+        "\"element_strides\": [1, 1, 1], \"interleave\": 0, \"swizzle\": 3, "
+        "\"l2_promotion\": 2, \"oob_fill\": 0, \"base_byte_offset\": 0, "
+        "\"coordinates\": [0, 0, 0]}";
+    static const char c[] =
+        "/* The float16 tensor map: rank 3, SWIZZLE_128B, box 64x8x4 "
+        "(innermost first).\n"
+        " * global_base is the buffer's first element; the view's offset is "
+        "added here. */\n"
+        "static CUresult enc(CUtensorMap *map, void *global_base)\n{\n"
+        "    static const cuuint64_t global_dim[3] = {64u, 8u, 4u};\n"
+        "    static const cuuint64_t global_strides[2] = {512u, 128u};\n"
+        "    static const cuuint32_t box_dim[3] = {64u, 8u, 4u};\n"
+        "    static const cuuint32_t element_strides[3] = {1u, 1u, 1u};\n"
+        "    char *address = (char *)global_base + 0;\n"
+        "    if (((uintptr_t)address % 16) != 0)\n"
+        "        return CUDA_ERROR_INVALID_VALUE;\n"
+        "    return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, "
+        "3, address,\n"
+        "        global_dim, global_strides, box_dim, element_strides,\n"
+        "        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,\n"
+        "        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, "
+        "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n}\n";
+    td_tmap_request r;
+    char dtype[32], oob[32];
+    td__test_tmap_request("golden x dtype=float16 shape=8,256 start=0,0 "
+                          "extent=8,256 smem=sw128",
+                          NULL, &r, dtype, oob);
+    td_tmap m;
+    td_diag d;
+    td_diag_clear(&d);
+    lineno = 0;
+    CHECK(td__tmap_plan(&r, &m, &d) == 0, "printers: %s", d.msg);
+    td_buf b;
+    td__buf_init(&b);
+    CHECK(td__tmap_print_json(&m, &b) == 0 && b.data != NULL &&
+              strcmp(b.data, json) == 0,
+          "json:\n  want %s\n  got  %s", json, b.data ? b.data : "");
+    td__buf_free(&b);
+    td__buf_init(&b);
+    CHECK(td__tmap_print_c(&m, "enc", 0, &b) == 0 && b.data != NULL &&
+              strcmp(b.data, c) == 0,
+          "c:\n  want %s\n  got  %s", c, b.data ? b.data : "");
+    td__buf_free(&b);
+    td__buf_init(&b);
+    CHECK(td__tmap_print_c(&m, "1bad", 0, &b) == TD_EINVAL,
+          "a name that is no C identifier was printed");
+    td__buf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -213,6 +270,7 @@ int main(int argc, char **argv)
         }
     }
     fclose(fp);
+    printers_exact();
     printf("%d golden, %d reject, %d validator cases; %d not expressible; "
            "%d failures\n",
            counts[0], counts[1], counts[2], counts[3], failures);
