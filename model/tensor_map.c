@@ -263,6 +263,8 @@ void td__tmap_join(const td_tmap_finding *f, int n, char *buf, size_t cap)
  * stride in elements, box extent and the box's origin. */
 typedef struct dim {
     int64_t gdim, stride, box, coord;
+    int64_t issue; /* > 0: an issue loop of this extent walks the dimension */
+    int64_t smem_stride; /* the shared tile's stride of that loop, elements */
 } dim;
 
 #define AUTO_HINT                                                               \
@@ -405,38 +407,47 @@ static int check_request(const td_tmap_request *r, td_diag *d)
     return 0;
 }
 
-/* May dimensions i (inner) and i+1 (outer) become one?  Their strides must
- * be contiguous, the merged box one rectangle, at most 256 long, and, when
- * it becomes the innermost dimension, still a legal inner box. */
+/* Is a box of `box` elements with a global extent `gdim` a legal innermost
+ * dimension (TVM's _auto_inner_dimension_is_legal)? */
+static int inner_legal(const td_tmap *m, int64_t gdim, int64_t box, int atom)
+{
+    if (m->packed)
+        return gdim % 128 == 0 && box == 128;
+    int64_t bytes = box * m->effective_bytes;
+    return bytes % 16 == 0 && (atom <= 16 || bytes <= atom);
+}
+
+/* May dimensions i (inner) and i+1 (outer) become one?  Neither may be
+ * walked by an issue loop; the inner one must be copied whole from 0, the
+ * outer one's stride must follow it contiguously, and the merged box must
+ * stay at most 256 and, innermost, a legal inner box. */
 static int can_merge(const dim *v, int i, const td_tmap *m, int atom)
 {
     const dim *a = &v[i], *b = &v[i + 1];
-    if (b->stride != a->stride * a->gdim)
+    if (a->issue || b->issue)
         return 0;
-    int full_inner = a->box == a->gdim && a->coord == 0;
-    if (!full_inner && b->box != 1)
+    if (a->box != a->gdim || a->coord != 0 || b->stride != a->stride * a->gdim)
         return 0;
+    int64_t gdim = a->gdim * b->gdim;
     int64_t box = a->box * b->box;
-    if (box > 256)
+    if (gdim > (INT64_C(1) << 32) || box > 256)
         return 0;
-    if (i == 0 && !m->packed) {
-        int64_t bytes = box * m->bits / 8;
-        if (bytes % 16 != 0 || (atom > 16 && bytes > atom))
-            return 0;
-    }
-    return 1;
+    return i != 0 || inner_legal(m, gdim, box, atom);
 }
 
-/* Drops unit global dimensions and merges contiguous neighbours until
- * nothing changes; the addresses every box element reads stay the same. */
+/* Drops dimensions of global extent 1 and merges contiguous neighbours
+ * until nothing changes; the byte address of every box element stays the
+ * same.  TVM's one further step, promoting the descriptor dtype to make a
+ * blocked inner merge fit, is not taken (docs/copy_async.md). */
 static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
 {
     for (;;) {
         int changed = 0;
         for (int i = 0; i < *n && *n > 1; i++) {
-            if (v[i].gdim != 1)
+            if (v[i].gdim != 1 || v[i].box != 1 || v[i].issue)
                 continue;
-            if (i == 0 && v[1].stride != 1)
+            if (i == 0 && (v[1].stride != v[0].stride ||
+                           !inner_legal(m, v[1].gdim, v[1].box, atom)))
                 continue;
             memmove(&v[i], &v[i + 1], (size_t)(*n - i - 1) * sizeof *v);
             (*n)--;
@@ -449,8 +460,8 @@ static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
             if (!can_merge(v, i, m, atom))
                 continue;
             dim merged = {v[i].gdim * v[i + 1].gdim, v[i].stride,
-                          v[i].box * v[i + 1].box,
-                          v[i + 1].coord * v[i].gdim + v[i].coord};
+                          v[i].box * v[i + 1].box, v[i + 1].coord * v[i].gdim,
+                          0, 0};
             v[i] = merged;
             memmove(&v[i + 1], &v[i + 2], (size_t)(*n - i - 2) * sizeof *v);
             (*n)--;
@@ -462,11 +473,9 @@ static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
     }
 }
 
-/* Fills m from the planned dimensions (innermost first) and validates
- * it; TVM's view offset is the global view's byte offset from its
- * allocation, which the map's base address must keep aligned. */
-static int finish(const td_tmap_request *r, td_tmap *m, dim *v, int n,
-                  td_diag *d)
+/* The view's byte offset from its allocation (TVM's view base), which
+ * the map's base address must keep aligned. */
+static int base_offset(const td_tmap_request *r, td_tmap *m, td_diag *d)
 {
     int64_t off_bits = r->elem_offset * m->bits;
     if (off_bits % 8 != 0) {
@@ -479,16 +488,30 @@ static int finish(const td_tmap_request *r, td_tmap *m, dim *v, int n,
     }
     m->base_byte_offset = off_bits / 8;
     m->swizzle = smem_swizzle(r->smem);
+    return 0;
+}
 
+/* Fills m's arrays from the planned dimensions (innermost first) and its
+ * issue loops in the same order. */
+static int fill(const td_tmap_request *r, td_tmap *m, const dim *v, int n,
+                td_diag *d)
+{
     m->rank = n;
     m->inner_stride = v[0].stride;
     m->nglobal_strides = n - 1;
     m->ncoordinates = n;
+    m->nissue = 0;
     for (int i = 0; i < n; i++) {
         m->global_dims[i] = v[i].gdim;
         m->box_dims[i] = v[i].box;
         m->coordinates[i] = v[i].coord;
         m->element_strides[i] = 1;
+        if (v[i].issue > 0) {
+            td_tmap_issue *x = &m->issue[m->nissue++];
+            x->extent = v[i].issue;
+            x->smem_stride = v[i].smem_stride;
+            x->dim = i;
+        }
         if (i > 0) {
             int64_t bits = v[i].stride * m->bits;
             if (bits % 8 != 0) {
@@ -502,16 +525,77 @@ static int finish(const td_tmap_request *r, td_tmap *m, dim *v, int n,
             m->global_strides[i - 1] = bits / 8;
         }
     }
+    return 0;
+}
 
+/* Validates m; on failure writes TVM's joined findings to msg. */
+static int failures(const td_tmap *m, char *msg, size_t cap)
+{
     td_tmap_finding f[32];
     int nf = td__tmap_validate(m, f, 32);
-    if (nf > 0) {
-        char msg[TD_DIAG_MSG_MAX];
-        td__tmap_join(f, nf < 32 ? nf : 32, msg, sizeof msg);
-        return plan_fail(d, r, r->explicit_map ? "main-descriptor"
-                                               : "prefix-search",
-                         msg);
+    if (nf > 0)
+        td__tmap_join(f, nf < 32 ? nf : 32, msg, cap);
+    return nf;
+}
+
+/* tma_explicit: the dimensions as given, validated. */
+static int finish(const td_tmap_request *r, td_tmap *m, dim *v, int n,
+                  td_diag *d)
+{
+    int rc = base_offset(r, m, d);
+    if (rc == 0)
+        rc = fill(r, m, v, n, d);
+    if (rc != 0)
+        return rc;
+    char msg[TD_DIAG_MSG_MAX];
+    if (failures(m, msg, sizeof msg) > 0)
+        return plan_fail(d, r, "main-descriptor", msg);
+    return 0;
+}
+
+/* tma_auto's prefix search: the first `prefix` shared dimensions
+ * (innermost first) go into the box, every later one becomes an issue loop
+ * with a box of 1; the largest prefix whose canonical map is legal wins,
+ * and the search stops at the first failure after a success.  When none
+ * is legal, the failures of the last one tried are the message. */
+static int prefix_search(const td_tmap_request *r, td_tmap *m, const dim *v,
+                         int n, int nactive, int atom, td_diag *d)
+{
+    int rc = base_offset(r, m, d);
+    if (rc != 0)
+        return rc;
+    td_tmap best;
+    int found = 0;
+    char msg[TD_DIAG_MSG_MAX] = "";
+    for (int prefix = 1; prefix <= nactive; prefix++) {
+        dim w[TD_TMAP_MAX_DIMS];
+        memcpy(w, v, (size_t)n * sizeof *v);
+        int nw = n;
+        int64_t covered = 1;
+        for (int k = 0; k < nactive; k++) {
+            if (k >= prefix) {
+                w[k].issue = w[k].box;
+                w[k].smem_stride = covered;
+                w[k].box = 1;
+            }
+            covered *= v[k].box;
+        }
+        canonicalize(w, &nw, m, atom);
+        td_tmap cand = *m;
+        rc = fill(r, &cand, w, nw, d);
+        if (rc != 0)
+            return rc;
+        if (failures(&cand, msg, sizeof msg) == 0) {
+            best = cand;
+            found = 1;
+            continue;
+        }
+        if (found)
+            break;
     }
+    if (!found)
+        return plan_fail(d, r, "prefix-search", msg);
+    *m = best;
     return 0;
 }
 
@@ -551,7 +635,8 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
             return plan_fail(d, r, "global-layout", msg);
         }
         for (int g = r->rank - 1; g >= 0; g--)
-            v[n++] = (dim){r->shape[g], strides[g], r->extent[g], r->start[g]};
+            v[n++] = (dim){r->shape[g], strides[g], r->extent[g], r->start[g],
+                           0, 0};
         return finish(r, m, v, n, d);
     }
 
@@ -565,12 +650,12 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
             break;
         }
     int has_blocks = 0;
-    dim blocks = {0, 0, 0, 0};
+    dim blocks = {0, 0, 0, 0, 0, 0};
     for (int k = r->rank - 1; k >= 0; k--) {
         int g = order[k];
         if (r->extent[g] == 1)
             continue;
-        dim x = {r->shape[g], strides[g], r->extent[g], r->start[g]};
+        dim x = {r->shape[g], strides[g], r->extent[g], r->start[g], 0, 0};
         if (g == inner && atom > 0) {
             int64_t span = (int64_t)atom * 8 / m->bits;
             if (r->extent[g] % span != 0) {
@@ -598,9 +683,9 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
                              g, r->shape[g], span);
                     return plan_fail(d, r, "global-shape", msg);
                 }
-                dim a = {span, strides[g], span, 0};
+                dim a = {span, strides[g], span, 0, 0, 0};
                 blocks = (dim){r->shape[g] / span, strides[g] * span,
-                               r->extent[g] / span, r->start[g] / span};
+                               r->extent[g] / span, r->start[g] / span, 0, 0};
                 has_blocks = 1;
                 x = a;
             }
@@ -609,10 +694,9 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
     }
     if (has_blocks)
         v[n++] = blocks;
+    int nactive = n;
     for (int g = 0; g < r->rank; g++)
         if (r->extent[g] == 1)
-            v[n++] = (dim){r->shape[g], strides[g], 1, r->start[g]};
-
-    canonicalize(v, &n, m, atom);
-    return finish(r, m, v, n, d);
+            v[n++] = (dim){r->shape[g], strides[g], 1, r->start[g], 0, 0};
+    return prefix_search(r, m, v, n, nactive, atom, d);
 }

@@ -80,6 +80,15 @@ typedef struct td_tmap_request {
  * mbarrier, default L2 promotion, sm_90, cta_group 1, compact strides. */
 void td__tmap_request_init(td_tmap_request *r);
 
+/* One issue loop of a tma_auto copy: `extent` TMA instructions, the i-th
+ * at coordinate coordinates[dim] + i and shared element offset
+ * i * smem_stride (innermost loop first). */
+typedef struct td_tmap_issue {
+    int64_t extent;
+    int64_t smem_stride;
+    int dim;
+} td_tmap_issue;
+
 /*
  * A tensor map in CUDA's order (dimension 0 innermost) with what TVM's
  * TensorMapSpec keeps of it.  global_strides holds rank-1 byte strides;
@@ -106,6 +115,8 @@ typedef struct td_tmap {
     int sm;
     int cta_group;
     int has_mbar;
+    td_tmap_issue issue[TD_TMAP_MAX_DIMS]; /* tma_auto's issue loops */
+    int nissue;
 } td_tmap;
 
 /* The CUtensorMapDataType a map's dtype encodes as: its number and its
@@ -134,11 +145,14 @@ int td__tmap_validate(const td_tmap *m, td_tmap_finding *out, int cap);
 void td__tmap_join(const td_tmap_finding *f, int n, char *buf, size_t cap);
 
 /*
- * Plans the map for r: TVM's dimension order (the shared tile's order,
- * innermost first; swizzle atoms split the innermost copy dimension, their
- * column blocks outermost; unit copy dimensions last in global order), then
- * its canonicalisation (unit global dimensions dropped, neighbours with
- * contiguous strides merged while the box stays legal), then validation.
+ * Plans the map for r.  tma_explicit: the global view's dimensions
+ * reversed, validated.  tma_auto: TVM's dimension order (the shared
+ * tile's order, innermost first; swizzle atoms split the innermost copy
+ * dimension, their column blocks outermost; unit copy dimensions last in
+ * global order), then its prefix search (the largest innermost run of
+ * shared dimensions that fits one legal box; the rest become issue loops),
+ * each candidate canonicalised (unit global dimensions dropped, contiguous
+ * neighbours merged while the box stays legal) and validated.
  * On success fills m and returns 0; otherwise returns TD_EINVAL with TVM's
  * message (its stage prefix included) in d.
  */

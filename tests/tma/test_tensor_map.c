@@ -75,6 +75,27 @@ static void golden(const char *line)
     int64_t enums[4] = {m.interleave, m.swizzle, m.l2_promotion, m.oob_fill};
     expect_array(expect, "enums", enums, 4);
     CHECK(m.inner_stride == 1, "inner stride %" PRId64, m.inner_stride);
+    /* Issue loops, as extent:shared stride:dimension triples. */
+    int64_t issues[3 * TD_TMAP_MAX_DIMS];
+    for (int i = 0; i < m.nissue; i++) {
+        issues[3 * i] = m.issue[i].extent;
+        issues[3 * i + 1] = m.issue[i].smem_stride;
+        issues[3 * i + 2] = m.issue[i].dim;
+    }
+    if (td__test_value(expect, NULL, "issues", b, sizeof b) != NULL) {
+        for (char *c = b; *c; c++)
+            if (*c == ':')
+                *c = ',';
+        int64_t want[3 * TD_TMAP_MAX_DIMS];
+        int nw = td__test_ints(b, want, 3 * TD_TMAP_MAX_DIMS);
+        int same = nw == 3 * m.nissue;
+        for (int i = 0; same && i < nw; i++)
+            same = want[i] == issues[i];
+        CHECK(same, "issue loops differ (%d planned)", m.nissue);
+    } else {
+        CHECK(m.nissue == 0, "%d issue loops planned; TVM plans none",
+              m.nissue);
+    }
 
     td_buf c, j;
     td__buf_init(&c);
