@@ -599,6 +599,60 @@ static int prefix_search(const td_tmap_request *r, td_tmap *m, const dim *v,
     return 0;
 }
 
+/* The shared order TVM reads off a strided shared tile (_smem_iter_order):
+ * the copy dimensions of extent > 1 sorted by stride, the smallest 1 and
+ * each next one the previous stride times its extent; order[] gets them
+ * outermost first, after the unit dimensions.  TVM numbers a dimension by
+ * its place among the sliced shared iterators; here it is the copy
+ * dimension's index (the same when the shared tile has one dimension per
+ * copy dimension, as in TVM's matrix). */
+static int smem_order(const td_tmap_request *r, int *order, td_diag *d)
+{
+    if (r->smem != TD_TMAP_SMEM_ROW)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: shared strides describe a row-major "
+                        "shared tile; a swizzled tile has its atoms' order");
+    int idx[TD_TMAP_MAX_IN], n = 0, k = 0;
+    for (int g = 0; g < r->rank; g++)
+        if (r->extent[g] == 1)
+            order[k++] = g;
+        else
+            idx[n++] = g;
+    for (int i = 1; i < n; i++) /* stable: ties keep the dimension order */
+        for (int j = i; j > 0 && r->smem_strides[idx[j - 1]] >
+                                     r->smem_strides[idx[j]]; j--) {
+            int t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    char msg[200];
+    if (n == 0)
+        return plan_fail(d, r, "shared-chain",
+                         "copy region has no non-unit shared memory iterator");
+    if (r->smem_strides[idx[0]] != 1) {
+        snprintf(msg, sizeof msg,
+                 "smallest shared stride must be 1, got %" PRId64
+                 " (disproven)",
+                 r->smem_strides[idx[0]]);
+        return plan_fail(d, r, "shared-chain", msg);
+    }
+    for (int p = 1; p < n; p++) {
+        int64_t want = r->smem_strides[idx[p - 1]] * r->extent[idx[p - 1]];
+        if (r->smem_strides[idx[p]] != want) {
+            snprintf(msg, sizeof msg,
+                     "shared iter %d at sorted position %d has stride=%" PRId64
+                     ", expected %" PRId64 " after extent=%" PRId64
+                     " (disproven)",
+                     idx[p], p, r->smem_strides[idx[p]], want,
+                     r->extent[idx[p - 1]]);
+            return plan_fail(d, r, "shared-chain", msg);
+        }
+    }
+    for (int p = n - 1; p >= 0; p--)
+        order[k++] = idx[p];
+    return 0;
+}
+
 int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
 {
     int rc = check_config(r, m, d);
@@ -619,6 +673,11 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
     int order[TD_TMAP_MAX_IN];
     for (int i = 0; i < r->rank; i++)
         order[i] = r->order_set ? r->order[i] : i;
+    if (r->smem_strides_set) {
+        rc = smem_order(r, order, d);
+        if (rc != 0)
+            return rc;
+    }
 
     dim v[TD_TMAP_MAX_DIMS];
     int n = 0;

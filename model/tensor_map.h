@@ -64,6 +64,11 @@ typedef struct td_tmap_request {
     int64_t extent[TD_TMAP_MAX_IN];
     int order[TD_TMAP_MAX_IN];
     int order_set;
+    /* With smem_strides_set, a row-major-kind shared tile's strides in
+     * elements, one per copy dimension: the shared order follows them
+     * (smallest innermost) and they must chain without gaps. */
+    int64_t smem_strides[TD_TMAP_MAX_IN];
+    int smem_strides_set;
     td_tmap_smem smem;
     int64_t elem_offset; /* the global view's element offset */
     td_tmap_dir direction;

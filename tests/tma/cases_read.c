@@ -70,6 +70,10 @@ void td__test_tmap_request(const char *line, const char *stop, td_tmap_request *
             r->order[i] = (int)o[i];
         r->order_set = 1;
     }
+    if (td__test_value(line, stop, "sstrides", b, sizeof b)) {
+        td__test_ints(b, r->smem_strides, TD_TMAP_MAX_IN);
+        r->smem_strides_set = 1;
+    }
     if (td__test_value(line, stop, "smem", b, sizeof b)) {
         static const char *const kinds[] = {"row", "atom16", "sw32", "sw64",
                                             "sw128"};
