@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "model.h"
 #include "tensor_map_print.h"
 
 static const char *const interleave_names[] = {
@@ -21,18 +22,6 @@ static const char *const l2_names[] = {
 static const char *const oob_names[] = {
     "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE",
     "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA"};
-
-static int is_ident(const char *s)
-{
-    if (s == NULL || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                       *s == '_'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return 1;
-}
 
 /* The printers print only maps the validator accepts, so every enum
  * indexes its table; anything else is the caller's mistake. */
@@ -58,7 +47,7 @@ static void c_array(td_buf *b, const char *type, const char *name,
 int td__tmap_print_c(const td_tmap *m, const char *name, int with_includes,
                      td_buf *b)
 {
-    if (!is_ident(name) || !printable(m))
+    if (name == NULL || !td__is_ident(name, false) || !printable(m))
         return TD_EINVAL;
     const char *cu = NULL;
     td__tmap_cu_dtype(m, &cu);

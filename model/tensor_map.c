@@ -7,9 +7,11 @@
  * own golden and validator matrices (tests/tma/ holds both).
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "model.h"
 #include "td_internal.h"
 #include "tensor_map.h"
 
@@ -203,7 +205,12 @@ int td__tmap_validate(const td_tmap *m, td_tmap_finding *out, int cap)
     if (m->interleave == 2)
         fail_rule(&f, m->swizzle == 1, "interleave_swizzle",
                   "32B interleave requires the 32B swizzle mode");
-    if (nd > 0 && m->interleave == 0 && !m->packed) {
+    /* The inner box's bytes, for a box and unit size the other rules can
+     * still judge (absurd ones fail box_dim or effective_bytes first). */
+    int sane = nd > 0 && m->box_dims[0] >= -(INT64_C(1) << 40) &&
+               m->box_dims[0] <= (INT64_C(1) << 40) &&
+               m->effective_bytes >= 0 && m->effective_bytes <= 64;
+    if (sane && m->interleave == 0 && !m->packed) {
         int64_t inner = m->box_dims[0] * m->effective_bytes;
         fail_rule(&f, floormod(inner, 16) == 0, "inner_box_bytes",
                   "innermost box is %" PRId64 "B; non-interleaved TensorMaps "
@@ -393,6 +400,18 @@ static int check_request(const td_tmap_request *r, td_diag *d)
                             "starts non-negative",
                             i, r->shape[i], r->start[i], r->extent[i]);
     }
+    if (r->elem_offset < 0)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: the view's element offset %" PRId64
+                        " is negative",
+                        r->elem_offset);
+    for (int i = 0; i < r->rank; i++)
+        if (r->strides[i] < 0 ||
+            (r->smem_strides_set && r->smem_strides[i] < 0))
+            return td__fail(d, TD_EINVAL, NULL,
+                            "tensor map: dimension %d has a negative stride; "
+                            "global and shared strides must be non-negative",
+                            i);
     if (r->order_set) {
         int seen[TD_TMAP_MAX_IN] = {0};
         for (int i = 0; i < r->rank; i++) {
@@ -413,7 +432,7 @@ static int inner_legal(const td_tmap *m, int64_t gdim, int64_t box, int atom)
 {
     if (m->packed)
         return gdim % 128 == 0 && box == 128;
-    int64_t bytes = box * m->effective_bytes;
+    int64_t bytes = td__mul_sat(box, m->effective_bytes);
     return bytes % 16 == 0 && (atom <= 16 || bytes <= atom);
 }
 
@@ -426,10 +445,10 @@ static int can_merge(const dim *v, int i, const td_tmap *m, int atom)
     const dim *a = &v[i], *b = &v[i + 1];
     if (a->issue || b->issue)
         return 0;
-    if (a->box != a->gdim || a->coord != 0 || b->stride != a->stride * a->gdim)
+    if (a->box != a->gdim || a->coord != 0 || b->stride != td__mul_sat(a->stride, a->gdim))
         return 0;
-    int64_t gdim = a->gdim * b->gdim;
-    int64_t box = a->box * b->box;
+    int64_t gdim = td__mul_sat(a->gdim, b->gdim);
+    int64_t box = td__mul_sat(a->box, b->box);
     if (gdim > (INT64_C(1) << 32) || box > 256)
         return 0;
     return i != 0 || inner_legal(m, gdim, box, atom);
@@ -459,8 +478,9 @@ static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
         for (int i = 0; i + 1 < *n; i++) {
             if (!can_merge(v, i, m, atom))
                 continue;
-            dim merged = {v[i].gdim * v[i + 1].gdim, v[i].stride,
-                          v[i].box * v[i + 1].box, v[i + 1].coord * v[i].gdim,
+            dim merged = {td__mul_sat(v[i].gdim, v[i + 1].gdim), v[i].stride,
+                          td__mul_sat(v[i].box, v[i + 1].box),
+                          td__mul_sat(v[i + 1].coord, v[i].gdim),
                           0, 0};
             v[i] = merged;
             memmove(&v[i + 1], &v[i + 2], (size_t)(*n - i - 2) * sizeof *v);
@@ -477,7 +497,7 @@ static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
  * the map's base address must keep aligned. */
 static int base_offset(const td_tmap_request *r, td_tmap *m, td_diag *d)
 {
-    int64_t off_bits = r->elem_offset * m->bits;
+    int64_t off_bits = td__mul_sat(r->elem_offset, m->bits);
     if (off_bits % 8 != 0) {
         char msg[200];
         snprintf(msg, sizeof msg,
@@ -513,7 +533,7 @@ static int fill(const td_tmap_request *r, td_tmap *m, const dim *v, int n,
             x->dim = i;
         }
         if (i > 0) {
-            int64_t bits = v[i].stride * m->bits;
+            int64_t bits = td__mul_sat(v[i].stride, m->bits);
             if (bits % 8 != 0) {
                 char msg[200];
                 snprintf(msg, sizeof msg,
@@ -578,7 +598,7 @@ static int prefix_search(const td_tmap_request *r, td_tmap *m, const dim *v,
                 w[k].smem_stride = covered;
                 w[k].box = 1;
             }
-            covered *= v[k].box;
+            covered = td__mul_sat(covered, v[k].box);
         }
         canonicalize(w, &nw, m, atom);
         td_tmap cand = *m;
@@ -637,7 +657,8 @@ static int smem_order(const td_tmap_request *r, int *order, td_diag *d)
         return plan_fail(d, r, "shared-chain", msg);
     }
     for (int p = 1; p < n; p++) {
-        int64_t want = r->smem_strides[idx[p - 1]] * r->extent[idx[p - 1]];
+        int64_t want = td__mul_sat(r->smem_strides[idx[p - 1]],
+                                   r->extent[idx[p - 1]]);
         if (r->smem_strides[idx[p]] != want) {
             snprintf(msg, sizeof msg,
                      "shared iter %d at sorted position %d has stride=%" PRId64
@@ -668,7 +689,7 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
             compact = 0;
     for (int i = r->rank - 1; i >= 0; i--)
         strides[i] = compact ? (i == r->rank - 1 ? 1
-                                                 : strides[i + 1] * r->shape[i + 1])
+                                                 : td__mul_sat(strides[i + 1], r->shape[i + 1]))
                              : r->strides[i];
     int order[TD_TMAP_MAX_IN];
     for (int i = 0; i < r->rank; i++)
@@ -743,7 +764,7 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
                     return plan_fail(d, r, "global-shape", msg);
                 }
                 dim a = {span, strides[g], span, 0, 0, 0};
-                blocks = (dim){r->shape[g] / span, strides[g] * span,
+                blocks = (dim){r->shape[g] / span, td__mul_sat(strides[g], span),
                                r->extent[g] / span, r->start[g] / span, 0, 0};
                 has_blocks = 1;
                 x = a;
