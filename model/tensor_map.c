@@ -674,6 +674,127 @@ static int smem_order(const td_tmap_request *r, int *order, td_diag *d)
     return 0;
 }
 
+/* The map's dimensions from the shared tile's iterators (r->splits), as
+ * TVM's _build_auto_gt and _smem_iter_order derive them: the iterators of
+ * extent > 1 sorted by shared stride (they must chain without gaps), each
+ * a map dimension whose global stride is its copy dimension's stride times
+ * the extents inside it; the outermost piece of a copy dimension spans the
+ * rest of the global extent and carries the start.  Returns the number of
+ * box dimensions in *nactive. */
+static int from_splits(const td_tmap_request *r, const int64_t *strides,
+                       dim *v, int *nv, int *nactive, td_diag *d)
+{
+    int act[TD_TMAP_MAX_DIMS], na = 0;
+    int64_t inner[TD_TMAP_MAX_DIMS];
+    int first[TD_TMAP_MAX_DIMS];
+    char msg[200];
+    if (r->nsplits > TD_TMAP_MAX_DIMS)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: %d shared iterators; at most %d",
+                        r->nsplits, TD_TMAP_MAX_DIMS);
+    for (int g = 0; g < r->rank; g++) {
+        int64_t product = 1, in = 1;
+        int firstk = -1;
+        for (int k = r->nsplits - 1; k >= 0; k--) {
+            const td_tmap_split *x = &r->splits[k];
+            if (x->dim != g)
+                continue;
+            if (x->extent < 1 || x->stride < 0)
+                return td__fail(d, TD_EINVAL, NULL,
+                                "tensor map: shared iterator %d has extent %"
+                                PRId64 " and stride %" PRId64
+                                "; extents must be positive and strides "
+                                "non-negative",
+                                k, x->extent, x->stride);
+            product = td__mul_sat(product, x->extent);
+            inner[k] = in;
+            in = td__mul_sat(in, x->extent);
+            if (x->extent > 1)
+                firstk = k;
+        }
+        if (product != r->extent[g])
+            return td__fail(d, TD_EINVAL, NULL,
+                            "tensor map: the shared iterators of copy "
+                            "dimension %d multiply to %" PRId64
+                            ", not its extent %" PRId64,
+                            g, product, r->extent[g]);
+        for (int k = 0; k < r->nsplits; k++)
+            if (r->splits[k].dim == g)
+                first[k] = k == firstk;
+    }
+    for (int k = 0; k < r->nsplits; k++) {
+        if (r->splits[k].dim < 0 || r->splits[k].dim >= r->rank)
+            return td__fail(d, TD_EINVAL, NULL,
+                            "tensor map: shared iterator %d names copy "
+                            "dimension %d of %d",
+                            k, r->splits[k].dim, r->rank);
+        if (r->splits[k].extent > 1)
+            act[na++] = k;
+    }
+    for (int i = 1; i < na; i++) /* stable: ties keep the listed order */
+        for (int j = i; j > 0 && r->splits[act[j - 1]].stride >
+                                     r->splits[act[j]].stride; j--) {
+            int t = act[j];
+            act[j] = act[j - 1];
+            act[j - 1] = t;
+        }
+    if (na == 0)
+        return plan_fail(d, r, "shared-chain",
+                         "copy region has no non-unit shared memory iterator");
+    if (r->splits[act[0]].stride != 1) {
+        snprintf(msg, sizeof msg,
+                 "smallest shared stride must be 1, got %" PRId64
+                 " (disproven)",
+                 r->splits[act[0]].stride);
+        return plan_fail(d, r, "shared-chain", msg);
+    }
+    for (int p = 1; p < na; p++) {
+        const td_tmap_split *a = &r->splits[act[p - 1]];
+        int64_t want = td__mul_sat(a->stride, a->extent);
+        if (r->splits[act[p]].stride != want) {
+            snprintf(msg, sizeof msg,
+                     "shared iter %d at sorted position %d has stride=%" PRId64
+                     ", expected %" PRId64 " after extent=%" PRId64
+                     " (disproven)",
+                     act[p], p, r->splits[act[p]].stride, want, a->extent);
+            return plan_fail(d, r, "shared-chain", msg);
+        }
+    }
+    int n = 0;
+    for (int p = 0; p < na; p++) {
+        int k = act[p];
+        const td_tmap_split *x = &r->splits[k];
+        int g = x->dim;
+        dim y = {x->extent, td__mul_sat(strides[g], inner[k]), x->extent, 0,
+                 0, 0};
+        if (first[k]) {
+            if (r->start[g] % inner[k] != 0) {
+                snprintf(msg, sizeof msg,
+                         "group=%d start=%" PRId64 " is not divisible by "
+                         "inner_product=%" PRId64 " (disproven)",
+                         g, r->start[g], inner[k]);
+                return plan_fail(d, r, "coordinate", msg);
+            }
+            if (r->shape[g] % inner[k] != 0) {
+                snprintf(msg, sizeof msg,
+                         "group=%d tensor extent=%" PRId64 " is not divisible "
+                         "by inner_product=%" PRId64 " (disproven)",
+                         g, r->shape[g], inner[k]);
+                return plan_fail(d, r, "global-shape", msg);
+            }
+            y.gdim = r->shape[g] / inner[k];
+            y.coord = r->start[g] / inner[k];
+        }
+        v[n++] = y;
+    }
+    *nactive = n;
+    for (int g = 0; g < r->rank; g++)
+        if (r->extent[g] == 1)
+            v[n++] = (dim){r->shape[g], strides[g], 1, r->start[g], 0, 0};
+    *nv = n;
+    return 0;
+}
+
 int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
 {
     int rc = check_config(r, m, d);
@@ -718,6 +839,14 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
             v[n++] = (dim){r->shape[g], strides[g], r->extent[g], r->start[g],
                            0, 0};
         return finish(r, m, v, n, d);
+    }
+
+    if (r->nsplits > 0) {
+        int nactive = 0;
+        rc = from_splits(r, strides, v, &n, &nactive, d);
+        if (rc != 0)
+            return rc;
+        return prefix_search(r, m, v, n, nactive, atom, d);
     }
 
     /* The shared tile's dimensions, innermost first: the copy dimensions

@@ -48,6 +48,15 @@ enum {
 enum { TD_TMAP_L2_DEFAULT = -1, TD_TMAP_L2_128B = 2 };
 enum { TD_TMAP_OOB_ZERO = 0, TD_TMAP_OOB_NAN = 1 };
 
+/* One piece of a copy dimension in the shared tile: a TileLayout iterator
+ * of the shared tile grouped by the copy's shape (extent, stride in
+ * elements), belonging to copy dimension `dim`. */
+typedef struct td_tmap_split {
+    int dim;
+    int64_t extent;
+    int64_t stride;
+} td_tmap_split;
+
 /*
  * One copy to plan.  Arrays are in the global buffer's dimension order,
  * outermost first.  `strides` are in elements; all zero means compact
@@ -69,6 +78,12 @@ typedef struct td_tmap_request {
      * (smallest innermost) and they must chain without gaps. */
     int64_t smem_strides[TD_TMAP_MAX_IN];
     int smem_strides_set;
+    /* With nsplits > 0, the shared tile in general form: its iterators,
+     * each copy dimension's listed outermost first, whose extents multiply
+     * to the copy extent (a TileLayout such as TVM's nested atom tilings;
+     * `smem` then only gives the swizzle mode). */
+    td_tmap_split splits[TD_TMAP_MAX_DIMS];
+    int nsplits;
     td_tmap_smem smem;
     int64_t elem_offset; /* the global view's element offset */
     td_tmap_dir direction;

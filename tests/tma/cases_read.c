@@ -74,6 +74,20 @@ void td__test_tmap_request(const char *line, const char *stop, td_tmap_request *
         td__test_ints(b, r->smem_strides, TD_TMAP_MAX_IN);
         r->smem_strides_set = 1;
     }
+    if (td__test_value(line, stop, "splits", b, sizeof b)) {
+        /* dim:extent:stride triples, each copy dimension outermost first */
+        for (char *c = b; *c; c++)
+            if (*c == ':')
+                *c = ',';
+        int64_t t[3 * TD_TMAP_MAX_DIMS];
+        int n = td__test_ints(b, t, 3 * TD_TMAP_MAX_DIMS) / 3;
+        for (int i = 0; i < n; i++) {
+            r->splits[i].dim = (int)t[3 * i];
+            r->splits[i].extent = t[3 * i + 1];
+            r->splits[i].stride = t[3 * i + 2];
+        }
+        r->nsplits = n;
+    }
     if (td__test_value(line, stop, "smem", b, sizeof b)) {
         static const char *const kinds[] = {"row", "atom16", "sw32", "sw64",
                                             "sw128"};
