@@ -438,27 +438,70 @@ static int inner_legal(const td_tmap *m, int64_t gdim, int64_t box, int atom)
 
 /* May dimensions i (inner) and i+1 (outer) become one?  Neither may be
  * walked by an issue loop; the inner one must be copied whole from 0, the
- * outer one's stride must follow it contiguously, and the merged box must
- * stay at most 256 and, innermost, a legal inner box. */
+ * outer one's stride must follow it contiguously, the merged global extent
+ * stay within 2^32 and, innermost, the merged box be a legal inner box;
+ * then the merged box must be at most 256 (MERGE_BOX_BLOCKED if not). */
+enum { MERGE_NO = 0, MERGE_OK = 1, MERGE_BOX_BLOCKED = 2 };
+
 static int can_merge(const dim *v, int i, const td_tmap *m, int atom)
 {
     const dim *a = &v[i], *b = &v[i + 1];
     if (a->issue || b->issue)
-        return 0;
-    if (a->box != a->gdim || a->coord != 0 || b->stride != td__mul_sat(a->stride, a->gdim))
-        return 0;
+        return MERGE_NO;
+    if (a->box != a->gdim || a->coord != 0 ||
+        b->stride != td__mul_sat(a->stride, a->gdim))
+        return MERGE_NO;
     int64_t gdim = td__mul_sat(a->gdim, b->gdim);
     int64_t box = td__mul_sat(a->box, b->box);
-    if (gdim > (INT64_C(1) << 32) || box > 256)
+    if (gdim > (INT64_C(1) << 32))
+        return MERGE_NO;
+    if (i == 0 && !inner_legal(m, gdim, box, atom))
+        return MERGE_NO;
+    return box > 256 ? MERGE_BOX_BLOCKED : MERGE_OK;
+}
+
+/* Promotes the descriptor units once, two elements becoming one of twice
+ * the size (uint8 -> uint16 -> uint32 -> uint64), keeping every byte
+ * address (TVM's _promote_auto_once): only for 1/2/4-byte unpacked,
+ * uninterleaved maps without NaN fill or a forced dtype whose innermost
+ * dimension is contiguous, not walked by an issue loop, and even in
+ * extent, box and coordinate, and whose byte strides are multiples of the
+ * new unit.  Returns 1 when it promoted. */
+static int promote(dim *v, int n, td_tmap *m)
+{
+    static const struct {
+        int bytes;
+        const char *name;
+    } to[] = {{1, "uint16"}, {2, "uint32"}, {4, "uint64"}};
+    int t = -1;
+    for (int i = 0; i < 3; i++)
+        if (m->effective_bytes == to[i].bytes && m->bits == 8 * to[i].bytes)
+            t = i;
+    if (t < 0 || m->packed || m->interleave != 0 || m->oob_fill != 0 ||
+        m->force_cu_dtype >= 0 || v[0].stride != 1 || v[0].issue)
         return 0;
-    return i != 0 || inner_legal(m, gdim, box, atom);
+    if (v[0].gdim % 2 != 0 || v[0].box % 2 != 0 || v[0].coord % 2 != 0)
+        return 0;
+    for (int i = 1; i < n; i++)
+        if (v[i].stride % 2 != 0) /* byte stride % (2 * unit) */
+            return 0;
+    v[0].gdim /= 2;
+    v[0].box /= 2;
+    v[0].coord /= 2;
+    for (int i = 1; i < n; i++)
+        v[i].stride /= 2;
+    td__strlcpy(m->dtype, to[t].name, sizeof m->dtype);
+    m->bits *= 2;
+    m->effective_bytes *= 2;
+    return 1;
 }
 
 /* Drops dimensions of global extent 1 and merges contiguous neighbours
  * until nothing changes; the byte address of every box element stays the
- * same.  TVM's one further step, promoting the descriptor dtype to make a
- * blocked inner merge fit, is not taken (docs/copy_async.md). */
-static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
+ * same.  When the innermost merge is blocked only by the 256-element box
+ * limit (rank > 2, the outer dimension whole from 0), the descriptor is
+ * promoted first if that makes the merge fit, as TVM does. */
+static void canonicalize(dim *v, int *n, td_tmap *m, int atom)
 {
     for (;;) {
         int changed = 0;
@@ -476,7 +519,25 @@ static void canonicalize(dim *v, int *n, const td_tmap *m, int atom)
         if (changed)
             continue;
         for (int i = 0; i + 1 < *n; i++) {
-            if (!can_merge(v, i, m, atom))
+            int why = can_merge(v, i, m, atom);
+            if (why == MERGE_BOX_BLOCKED && i == 0 && *n > 2 &&
+                v[1].box == v[1].gdim && v[1].coord == 0) {
+                dim w[TD_TMAP_MAX_DIMS];
+                td_tmap pm = *m;
+                memcpy(w, v, (size_t)*n * sizeof *v);
+                if (promote(w, *n, &pm)) {
+                    int64_t gdim = td__mul_sat(w[0].gdim, w[1].gdim);
+                    int64_t box = td__mul_sat(w[0].box, w[1].box);
+                    if (box <= 256 && gdim <= (INT64_C(1) << 32) &&
+                        inner_legal(&pm, gdim, box, atom)) {
+                        memcpy(v, w, (size_t)*n * sizeof *v);
+                        *m = pm;
+                        changed = 1;
+                        break;
+                    }
+                }
+            }
+            if (why != MERGE_OK)
                 continue;
             dim merged = {td__mul_sat(v[i].gdim, v[i + 1].gdim), v[i].stride,
                           td__mul_sat(v[i].box, v[i + 1].box),
@@ -548,13 +609,24 @@ static int fill(const td_tmap_request *r, td_tmap *m, const dim *v, int n,
     return 0;
 }
 
-/* Validates m; on failure writes TVM's joined findings to msg. */
-static int failures(const td_tmap *m, char *msg, size_t cap)
+/* Validates m; on failure writes TVM's joined findings to msg and says
+ * in *repairable whether every failed rule is one a promotion may repair
+ * (rank, global_stride_alignment, box_dim, inner_box_bytes). */
+static int failures(const td_tmap *m, char *msg, size_t cap, int *repairable)
 {
     td_tmap_finding f[32];
     int nf = td__tmap_validate(m, f, 32);
     if (nf > 0)
         td__tmap_join(f, nf < 32 ? nf : 32, msg, cap);
+    if (repairable != NULL) {
+        *repairable = 1;
+        for (int i = 0; i < nf && i < 32; i++)
+            if (strcmp(f[i].rule, "rank") != 0 &&
+                strcmp(f[i].rule, "global_stride_alignment") != 0 &&
+                strcmp(f[i].rule, "box_dim") != 0 &&
+                strcmp(f[i].rule, "inner_box_bytes") != 0)
+                *repairable = 0;
+    }
     return nf;
 }
 
@@ -568,7 +640,7 @@ static int finish(const td_tmap_request *r, td_tmap *m, dim *v, int n,
     if (rc != 0)
         return rc;
     char msg[TD_DIAG_MSG_MAX];
-    if (failures(m, msg, sizeof msg) > 0)
+    if (failures(m, msg, sizeof msg, NULL) > 0)
         return plan_fail(d, r, "main-descriptor", msg);
     return 0;
 }
@@ -600,12 +672,24 @@ static int prefix_search(const td_tmap_request *r, td_tmap *m, const dim *v,
             }
             covered = td__mul_sat(covered, v[k].box);
         }
-        canonicalize(w, &nw, m, atom);
+        /* TVM's repair: canonicalise, validate, and while every failed
+         * rule is repairable, promote the descriptor and try again. */
         td_tmap cand = *m;
-        rc = fill(r, &cand, w, nw, d);
-        if (rc != 0)
-            return rc;
-        if (failures(&cand, msg, sizeof msg) == 0) {
+        int ok = 0;
+        for (;;) {
+            canonicalize(w, &nw, &cand, atom);
+            rc = fill(r, &cand, w, nw, d);
+            if (rc != 0)
+                return rc;
+            int repairable = 0;
+            if (failures(&cand, msg, sizeof msg, &repairable) == 0) {
+                ok = 1;
+                break;
+            }
+            if (!repairable || !promote(w, nw, &cand))
+                break;
+        }
+        if (ok) {
             best = cand;
             found = 1;
             continue;
