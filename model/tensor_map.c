@@ -776,6 +776,12 @@ static int from_splits(const td_tmap_request *r, const int64_t *strides,
         return td__fail(d, TD_EINVAL, NULL,
                         "tensor map: %d shared iterators; at most %d",
                         r->nsplits, TD_TMAP_MAX_DIMS);
+    for (int k = 0; k < r->nsplits; k++)
+        if (r->splits[k].dim < 0 || r->splits[k].dim >= r->rank)
+            return td__fail(d, TD_EINVAL, NULL,
+                            "tensor map: shared iterator %d names copy "
+                            "dimension %d of %d",
+                            k, r->splits[k].dim, r->rank);
     for (int g = 0; g < r->rank; g++) {
         int64_t product = 1, in = 1;
         int firstk = -1;
@@ -806,15 +812,9 @@ static int from_splits(const td_tmap_request *r, const int64_t *strides,
             if (r->splits[k].dim == g)
                 first[k] = k == firstk;
     }
-    for (int k = 0; k < r->nsplits; k++) {
-        if (r->splits[k].dim < 0 || r->splits[k].dim >= r->rank)
-            return td__fail(d, TD_EINVAL, NULL,
-                            "tensor map: shared iterator %d names copy "
-                            "dimension %d of %d",
-                            k, r->splits[k].dim, r->rank);
+    for (int k = 0; k < r->nsplits; k++)
         if (r->splits[k].extent > 1)
             act[na++] = k;
-    }
     for (int i = 1; i < na; i++) /* stable: ties keep the listed order */
         for (int j = i; j > 0 && r->splits[act[j - 1]].stride >
                                      r->splits[act[j]].stride; j--) {
