@@ -1071,8 +1071,22 @@ static void ptx_addr(cuda *c, const td__stmt *s, const td_expr *const *idx)
     expr(c, &c->line, off, P_ADD + 1);
 }
 
+/* B_ptr + offset: a storage offset of a call buffer. */
+static void ptr_plus(cuda *c, const td_ir_buf *b, const td_expr *offset)
+{
+    const td_expr *off = td__fold(&c->p->arena, offset, c->p->zero);
+    if (off == NULL) {
+        fail(c, TD_ENOMEM);
+        return;
+    }
+    td__buf_printf(&c->line, "%s%s + ", b->name, b->scratch ? "" : "_ptr");
+    expr(c, &c->line, off, P_ADD + 1);
+}
+
 /* td_ptx_ld_global_v4_u32(regs..., &A_ptr[i]) or
- * td_ptx_st_shared_u32(&S_ptr[i], regs...); the helper is recorded. */
+ * td_ptx_st_shared_u32(&S_ptr[i], regs...); the helper is recorded.
+ * cp.async: td_ptx_cp_async_cg_shared_global_16(S_ptr + d, A_ptr + s[,
+ * pred]). */
 static void ptx(cuda *c, const td__stmt *s)
 {
     const td__ptx *x = s->ptx;
@@ -1094,6 +1108,23 @@ static void ptx(cuda *c, const td__stmt *s)
     need_type(c, s->buf->dtype);
     td__ptx_helper_name(&c->line, x);
     td__buf_puts(&c->line, "(");
+    if (x->cp_async) {
+        need_type(c, x->src->dtype);
+        ptr_plus(c, s->buf, x->offset);
+        td__buf_puts(&c->line, ", ");
+        ptr_plus(c, x->src, x->src_offset);
+        if (x->pred != NULL) {
+            const td_expr *p = td__fold(&c->p->arena, x->pred, c->p->zero);
+            if (p == NULL) {
+                fail(c, TD_ENOMEM);
+                return;
+            }
+            td__buf_puts(&c->line, ", ");
+            expr(c, &c->line, p, P_LOWEST);
+        }
+        td__buf_puts(&c->line, ")");
+        return;
+    }
     if (x->store)
         ptx_addr(c, s, idx);
     for (int l = 0; l < x->lanes; l++) {
