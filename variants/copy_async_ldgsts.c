@@ -139,8 +139,8 @@ static bool config_ok(const td_call *call, td_reason *why)
                         e->i == 256))) {
         td_reason_set(why, "ldgsts: prefetch_size must be 64, 128 or 256 "
                            "bytes (PTX .L2::64B/128B/256B) or -1 for none; "
-                           "TVM spells any value into the instruction, which "
-                           "ptxas rejects");
+                           "TVM takes the call and fails while lowering it "
+                           "(KeyError on the qualifier)");
         return false;
     }
     e = td_call_config(call, "fill_mode");
