@@ -184,6 +184,12 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
      * parameter of value 1, so that the program checks the copy it
      * guards (a zero fill leaves nothing of the source to check). */
     const td_config_entry *pr = td_call_config(call, "predicate");
+    if (pr != NULL && ((pr->kind == TD_VALUE_INT && pr->i == 0) ||
+                       (pr->kind == TD_VALUE_BOOL && !pr->b)))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config predicate is 0: the copy is skipped (or "
+                           "only zero-filled), which this program cannot "
+                           "check against its source");
     if (pr != NULL && pr->kind == TD_VALUE_STRING && pr->s[0] != '\0') {
         if (p->nscalars >= (int)(sizeof p->scalars / sizeof *p->scalars))
             return td__kp_fail(diag, call, TD_ELIMIT, "too many scalars");
