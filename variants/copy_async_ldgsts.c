@@ -27,6 +27,9 @@ static const char *const known_keys[] = {"direct", "prefetch_size",
 
 static bool known_key(const char *k)
 {
+    /* The program generator's keys (kernel_specials) are no variant's. */
+    if (strncmp(k, "kernel_", 7) == 0)
+        return true;
     for (size_t i = 0; i < sizeof known_keys / sizeof *known_keys; i++)
         if (strncmp(k, known_keys[i], TD_NAME_MAX) == 0)
             return true;
