@@ -500,7 +500,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_MIN3_F32] = "tvm_builtin_ptx_min3_f32",
     [TD_INTRIN_WARP_SUM_F64MMA] = "td_warp_sum_f64mma",
     [TD_INTRIN_WARP_MAX_REDUX] = "td_warp_max_redux",
-    [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux"};
+    [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux",
+    [TD_INTRIN_CP_ASYNC_COMMIT] = "td_cp_async_commit_group",
+    [TD_INTRIN_CP_ASYNC_WAIT] = "td_cp_async_wait_group",
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "td_cp_async_wait_all"};
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
@@ -523,6 +526,11 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
         args(c, o, e);
         return;
     }
+    case TD_INTRIN_CP_ASYNC_WAIT:
+        /* the count is a template argument: an immediate in the PTX */
+        td__buf_printf(o, "%s<%lld>()", intrin_names[e->intrin],
+                       (long long)e->args[0]->i);
+        return;
     case TD_INTRIN_BARRIER_SYNC:
         td__buf_puts(o, "asm volatile(\"bar.sync %0, %1;\" :: \"r\"(");
         expr(c, o, e->args[0], P_LOWEST);

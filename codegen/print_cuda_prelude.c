@@ -53,6 +53,31 @@ static const char maxmin_helpers[] =
     "__nv_bfloat16 b) { return __hmin(a, b); }\n";
 
 static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
+    /* The cp.async groups: nothing to wait for on a host, whose cp.async
+     * helpers copied at once. */
+    [TD_INTRIN_CP_ASYNC_COMMIT] =
+        "__forceinline__ __device__ void td_cp_async_commit_group() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  asm volatile(\"cp.async.commit_group;\" : : : \"memory\");\n"
+        "#else\n"
+        "#endif\n"
+        "}\n",
+    [TD_INTRIN_CP_ASYNC_WAIT] =
+        "template <int N>\n"
+        "__forceinline__ __device__ void td_cp_async_wait_group() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  asm volatile(\"cp.async.wait_group %0;\" : : \"n\"(N) : "
+        "\"memory\");\n"
+        "#else\n"
+        "#endif\n"
+        "}\n",
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] =
+        "__forceinline__ __device__ void td_cp_async_wait_all() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  asm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
+        "#else\n"
+        "#endif\n"
+        "}\n",
     [TD_INTRIN_PTX_PACK_F32X2] =
         "__forceinline__ __device__ unsigned long long "
         "tvm_builtin_ptx_mov_b64_pack(float lo, float hi) {\n"

@@ -224,7 +224,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_MIN3_F32] = "T.ptx.min.f32",
     [TD_INTRIN_WARP_SUM_F64MMA] = "T.cuda.warp_reduce",
     [TD_INTRIN_WARP_MAX_REDUX] = "T.cuda.warp_reduce",
-    [TD_INTRIN_WARP_MIN_REDUX] = "T.cuda.warp_reduce"};
+    [TD_INTRIN_WARP_MIN_REDUX] = "T.cuda.warp_reduce",
+    [TD_INTRIN_CP_ASYNC_COMMIT] = "T.ptx.cp",
+    [TD_INTRIN_CP_ASYNC_WAIT] = "T.ptx.cp",
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "T.ptx.cp"};
 
 static void intrin(tirx *x, td_buf *o, const td_expr *e)
 {
@@ -238,6 +241,16 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
         return;
     case TD_INTRIN_SYNCWARP:
         td__buf_printf(o, "%s(\"warp\")", name);
+        return;
+    case TD_INTRIN_CP_ASYNC_COMMIT:
+        td__buf_printf(o, "%s(\"async\", \"commit_group\", \"\")", name);
+        return;
+    case TD_INTRIN_CP_ASYNC_WAIT:
+        td__buf_printf(o, "%s(%lld, \"async\", \"wait_group\", \"\")", name,
+                       (long long)e->args[0]->i);
+        return;
+    case TD_INTRIN_CP_ASYNC_WAIT_ALL:
+        td__buf_printf(o, "%s(\"async\", \"wait_all\", \"\")", name);
         return;
     case TD_INTRIN_BARRIER_SYNC:
         /* PTX's barrier id is a .u32: a computed id is cast, as TVM's

@@ -322,6 +322,45 @@ static void test_cp_async(void **state)
            NULL);
     td_ir_free(ir);
 
+    /* The groups the caller writes: commit, wait_group n, wait_all. */
+    ir = td_ir_new();
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_CP_ASYNC_COMMIT, TD_I32, 0,
+                                NULL));
+    td_expr *one[1] = {td_int(ir, 1)};
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_CP_ASYNC_WAIT, TD_I32, 1, one));
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_CP_ASYNC_WAIT_ALL, TD_I32, 0,
+                                NULL));
+    assert_int_equal(td_ir_status(ir), 0);
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), 0);
+    assert_string_equal(b, "td_cp_async_commit_group();\n"
+                           "td_cp_async_wait_group<1>();\n"
+                           "td_cp_async_wait_all();\n");
+    assert_non_null(strstr(p, "asm volatile(\"cp.async.commit_group;\" : : : "
+                              "\"memory\");\n#else\n#endif"));
+    assert_non_null(strstr(p, "template <int N>\n__forceinline__ __device__ "
+                              "void td_cp_async_wait_group() {\n#ifdef "
+                              "__CUDA_ARCH__\n  asm volatile(\"cp.async."
+                              "wait_group %0;\" : : \"n\"(N)"));
+    assert_non_null(strstr(p, "asm volatile(\"cp.async.wait_all;\""));
+    td_free(b);
+    td_free(p);
+    expect(ir, TD_LANG_TIRX, 0,
+           "T.ptx.cp(\"async\", \"commit_group\", \"\")\n"
+           "T.ptx.cp(1, \"async\", \"wait_group\", \"\")\n"
+           "T.ptx.cp(\"async\", \"wait_all\", \"\")\n",
+           NULL);
+    td_ir_free(ir);
+    /* wait_group's count: a constant of 0..7 */
+    for (int k = 0; k < 2; k++) {
+        ir = td_ir_new();
+        td_expr *n[1] = {k == 0 ? td_int(ir, 8)
+                                : td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
+                                               TD_I32, 0, NULL)};
+        assert_null(td_intrinsic(ir, TD_INTRIN_CP_ASYNC_WAIT, TD_I32, 1, n));
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+
     /* Refused: 2 or 12 bytes, a global destination, a shared source, a
      * zero fill without a guard, no offset. */
     for (int k = 0; k < 6; k++) {

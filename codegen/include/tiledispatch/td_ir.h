@@ -85,6 +85,17 @@ typedef enum td_intrin {
     TD_INTRIN_WARP_SUM_F64MMA, /* (value) */
     TD_INTRIN_WARP_MAX_REDUX,  /* (value) */
     TD_INTRIN_WARP_MIN_REDUX,  /* (value) */
+    /* The cp.async groups (td_ir_cp_async), which the caller of an
+     * asynchronous copy writes (the copy emits none): commit the calling
+     * thread's cp.asyncs as a group; wait until at most n (a constant,
+     * 0..7) of its groups are pending; wait for all of them.  CUDA: a
+     * prelude helper each, the PTX under __CUDA_ARCH__ and nothing on a
+     * host (its copies were done at once); TIRx: TVM's T.ptx.cp("async",
+     * "commit_group", ""), T.ptx.cp(n, "async", "wait_group", ""),
+     * T.ptx.cp("async", "wait_all", ""). */
+    TD_INTRIN_CP_ASYNC_COMMIT, /* () */
+    TD_INTRIN_CP_ASYNC_WAIT,   /* (n) */
+    TD_INTRIN_CP_ASYNC_WAIT_ALL, /* () */
     TD_INTRIN_COUNT
 } td_intrin;
 
