@@ -171,11 +171,19 @@ typedef struct td__ptx {
     td_ptx_l1 l1;
     td_ptx_l2 l2;
     td_ptx_prefetch prefetch;
+    /* cp.async (td_ir_cp_async): the memory side (buf, offset) is the
+     * shared destination; src / src_offset the global source; the size is
+     * bits * lanes / 8 (32-bit containers, 1, 2 or 4 lanes); pred the
+     * guard (NULL: none), which zfill turns into the src-size operand. */
+    bool cp_async, zfill;
+    const td_ir_buf *src;
+    const td_expr *src_offset;
+    const td_expr *pred;
 } td__ptx;
 
 /* The helper function's key: everything but the operands (what makes the
  * instruction), as a number below TD__PTX_KEYS. */
-#define TD__PTX_KEYS (1 << 16)
+#define TD__PTX_KEYS (1 << 19)
 unsigned td__ptx_key(const td__ptx *x);
 void td__ptx_unkey(unsigned key, td__ptx *x);
 /* "ld.global.nc.L1::no_allocate.v4.u32" */

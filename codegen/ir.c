@@ -628,7 +628,9 @@ static const int intrin_arity[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_UNPACK_LO] = 1, [TD_INTRIN_PTX_UNPACK_HI] = 1,
     [TD_INTRIN_PTX_ADD_F32X2] = 2, [TD_INTRIN_PTX_MAX3_F32] = 3,
     [TD_INTRIN_PTX_MIN3_F32] = 3, [TD_INTRIN_WARP_SUM_F64MMA] = 1,
-    [TD_INTRIN_WARP_MAX_REDUX] = 1, [TD_INTRIN_WARP_MIN_REDUX] = 1};
+    [TD_INTRIN_WARP_MAX_REDUX] = 1, [TD_INTRIN_WARP_MIN_REDUX] = 1,
+    [TD_INTRIN_CP_ASYNC_COMMIT] = 0, [TD_INTRIN_CP_ASYNC_WAIT] = 1,
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = 0};
 
 /* The whole-warp float32 all-reductions take and give float32 only. */
 static bool f32_only(td_intrin k)
@@ -644,7 +646,10 @@ static td_expr *make_intrin(td_ir *ir, td_intrin k, td_dtype dtype,
     if (e != NULL) {
         e->intrin = k;
         e->is_void = k == TD_INTRIN_SYNCTHREADS || k == TD_INTRIN_SYNCWARP ||
-                     k == TD_INTRIN_BARRIER_SYNC;
+                     k == TD_INTRIN_BARRIER_SYNC ||
+                     k == TD_INTRIN_CP_ASYNC_COMMIT ||
+                     k == TD_INTRIN_CP_ASYNC_WAIT ||
+                     k == TD_INTRIN_CP_ASYNC_WAIT_ALL;
     }
     return e;
 }
@@ -658,6 +663,13 @@ td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
         nargs != intrin_arity[k] || !valid_dtype(dtype) ||
         (f32_only(k) && dtype != TD_F32) ||
         (k == TD_INTRIN_SHFL_XOR && td_dtype_is_float8(dtype))) {
+        fail(ir, TD_EINVAL);
+        return NULL;
+    }
+    /* wait_group's count is an immediate of the instruction. */
+    if (k == TD_INTRIN_CP_ASYNC_WAIT &&
+        (args == NULL || args[0] == NULL || args[0]->kind != TD__E_INT ||
+         args[0]->i < 0 || args[0]->i > 7)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }

@@ -93,7 +93,8 @@ unsigned td__ptx_key(const td__ptx *x)
            (unsigned)x->l2 << 6 | (unsigned)x->prefetch << 8 |
            (unsigned)bits_code(x->bits) << 10 |
            (unsigned)lanes_code(x->lanes) << 12 | (unsigned)x->matrix << 14 |
-           (unsigned)x->trans << 15;
+           (unsigned)x->trans << 15 | (unsigned)x->cp_async << 16 |
+           (unsigned)(x->pred != NULL) << 17 | (unsigned)x->zfill << 18;
 }
 
 void td__ptx_unkey(unsigned key, td__ptx *x)
@@ -109,6 +110,11 @@ void td__ptx_unkey(unsigned key, td__ptx *x)
     x->lanes = 1 << (key >> 12 & 3);
     x->matrix = key >> 14 & 1;
     x->trans = key >> 15 & 1;
+    x->cp_async = key >> 16 & 1;
+    /* Only whether there is a guard matters to the helper's text. */
+    static const td_expr guard;
+    x->pred = key >> 17 & 1 ? &guard : NULL;
+    x->zfill = key >> 18 & 1;
 }
 
 /* The chain's tokens in the ISA's order (TVM's copy_ptx_ld_chain). */
@@ -118,6 +124,16 @@ static int tokens(const td__ptx *x, const char **t)
     static const char *const type[3] = {"u8", "u16", "u32"};
     static const char *const num[4] = {"x1", "x2", "x4", "x8"};
     int n = 0;
+    if (x->cp_async) {
+        t[n++] = "cp";
+        t[n++] = "async";
+        t[n++] = x->bits * x->lanes == 128 ? "cg" : "ca";
+        t[n++] = "shared";
+        t[n++] = "global";
+        if (x->prefetch != TD_PTX_PREFETCH_NONE)
+            t[n++] = prefetch_names[x->prefetch];
+        return n;
+    }
     if (x->matrix) {
         t[n++] = x->store ? "stmatrix" : "ldmatrix";
         t[n++] = "sync";
@@ -164,6 +180,9 @@ void td__ptx_helper_name(td_buf *o, const td__ptx *x)
         for (const char *c = t[i]; *c; c++)
             td__buf_append(o, *c == ':' ? "_" : c, 1);
     }
+    if (x->cp_async)
+        td__buf_printf(o, "_%d%s", x->bits * x->lanes / 8,
+                       x->pred == NULL ? "" : x->zfill ? "_zfill" : "_pred");
 }
 
 /* ---- buffers through a layout ------------------------------------------------ */
@@ -344,4 +363,50 @@ void td_ir_ldmatrix(td_ir *ir, const td_ptx_matrix *m)
 void td_ir_stmatrix(td_ir *ir, const td_ptx_matrix *m)
 {
     matrix_access(ir, m, true);
+}
+
+/* ---- cp.async ------------------------------------------------------------- */
+
+void td_ir_cp_async(td_ir *ir, const td_ptx_cp_async *c)
+{
+    if (!td__ir_live(ir))
+        return;
+    bool ok = c != NULL && c->dst != NULL && c->src != NULL &&
+              c->dst_offset != NULL && c->src_offset != NULL &&
+              c->dst->owner == ir && c->src->owner == ir &&
+              !c->dst->scratch && !c->src->scratch &&
+              strncmp(c->dst->scope, "shared", 6) == 0 &&
+              strcmp(c->src->scope, "global") == 0 &&
+              (c->bytes == 4 || c->bytes == 8 || c->bytes == 16) &&
+              (unsigned)c->prefetch < TD_PTX_PREFETCH_COUNT &&
+              (!c->zfill || c->pred != NULL);
+    ok = ok && td__ir_stmt_operand(ir, c->dst_offset) &&
+         td__ir_stmt_operand(ir, c->src_offset) &&
+         (c->pred == NULL || td__ir_stmt_operand(ir, c->pred));
+    if (!ok) {
+        td__ir_fail(ir, TD_EINVAL);
+        return;
+    }
+    td__stmt *s = td__ir_stmt(ir, TD__S_PTX);
+    td__ptx *x = s != NULL ? td__arena_alloc(&ir->arena, sizeof *x) : NULL;
+    if (s == NULL || x == NULL) {
+        td__ir_fail(ir, TD_ENOMEM);
+        return;
+    }
+    memset(x, 0, sizeof *x);
+    x->cp_async = true;
+    x->shared = true;
+    x->offset = c->dst_offset;
+    x->bits = 32;
+    x->lanes = c->bytes / 4;
+    x->prefetch = c->prefetch;
+    x->src = c->src;
+    x->src_offset = c->src_offset;
+    x->pred = c->pred;
+    x->zfill = c->zfill;
+    s->buf = c->dst;
+    s->nidx = 0;
+    s->idx = NULL;
+    s->ptx = x;
+    td__ir_append(ir, s);
 }

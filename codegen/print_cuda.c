@@ -500,7 +500,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_MIN3_F32] = "tvm_builtin_ptx_min3_f32",
     [TD_INTRIN_WARP_SUM_F64MMA] = "td_warp_sum_f64mma",
     [TD_INTRIN_WARP_MAX_REDUX] = "td_warp_max_redux",
-    [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux"};
+    [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux",
+    [TD_INTRIN_CP_ASYNC_COMMIT] = "td_cp_async_commit_group",
+    [TD_INTRIN_CP_ASYNC_WAIT] = "td_cp_async_wait_group",
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "td_cp_async_wait_all"};
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
@@ -523,6 +526,11 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
         args(c, o, e);
         return;
     }
+    case TD_INTRIN_CP_ASYNC_WAIT:
+        /* the count is a template argument: an immediate in the PTX */
+        td__buf_printf(o, "%s<%lld>()", intrin_names[e->intrin],
+                       (long long)e->args[0]->i);
+        return;
     case TD_INTRIN_BARRIER_SYNC:
         td__buf_puts(o, "asm volatile(\"bar.sync %0, %1;\" :: \"r\"(");
         expr(c, o, e->args[0], P_LOWEST);
@@ -1071,8 +1079,22 @@ static void ptx_addr(cuda *c, const td__stmt *s, const td_expr *const *idx)
     expr(c, &c->line, off, P_ADD + 1);
 }
 
+/* B_ptr + offset: a storage offset of a call buffer. */
+static void ptr_plus(cuda *c, const td_ir_buf *b, const td_expr *offset)
+{
+    const td_expr *off = td__fold(&c->p->arena, offset, c->p->zero);
+    if (off == NULL) {
+        fail(c, TD_ENOMEM);
+        return;
+    }
+    td__buf_printf(&c->line, "%s%s + ", b->name, b->scratch ? "" : "_ptr");
+    expr(c, &c->line, off, P_ADD + 1);
+}
+
 /* td_ptx_ld_global_v4_u32(regs..., &A_ptr[i]) or
- * td_ptx_st_shared_u32(&S_ptr[i], regs...); the helper is recorded. */
+ * td_ptx_st_shared_u32(&S_ptr[i], regs...); the helper is recorded.
+ * cp.async: td_ptx_cp_async_cg_shared_global_16(S_ptr + d, A_ptr + s[,
+ * pred]). */
 static void ptx(cuda *c, const td__stmt *s)
 {
     const td__ptx *x = s->ptx;
@@ -1094,6 +1116,23 @@ static void ptx(cuda *c, const td__stmt *s)
     need_type(c, s->buf->dtype);
     td__ptx_helper_name(&c->line, x);
     td__buf_puts(&c->line, "(");
+    if (x->cp_async) {
+        need_type(c, x->src->dtype);
+        ptr_plus(c, s->buf, x->offset);
+        td__buf_puts(&c->line, ", ");
+        ptr_plus(c, x->src, x->src_offset);
+        if (x->pred != NULL) {
+            const td_expr *p = td__fold(&c->p->arena, x->pred, c->p->zero);
+            if (p == NULL) {
+                fail(c, TD_ENOMEM);
+                return;
+            }
+            td__buf_puts(&c->line, ", ");
+            expr(c, &c->line, p, P_LOWEST);
+        }
+        td__buf_puts(&c->line, ")");
+        return;
+    }
     if (x->store)
         ptx_addr(c, s, idx);
     for (int l = 0; l < x->lanes; l++) {

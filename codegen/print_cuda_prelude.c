@@ -53,6 +53,31 @@ static const char maxmin_helpers[] =
     "__nv_bfloat16 b) { return __hmin(a, b); }\n";
 
 static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
+    /* The cp.async groups: nothing to wait for on a host, whose cp.async
+     * helpers copied at once. */
+    [TD_INTRIN_CP_ASYNC_COMMIT] =
+        "__forceinline__ __device__ void td_cp_async_commit_group() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  asm volatile(\"cp.async.commit_group;\" : : : \"memory\");\n"
+        "#else\n"
+        "#endif\n"
+        "}\n",
+    [TD_INTRIN_CP_ASYNC_WAIT] =
+        "template <int N>\n"
+        "__forceinline__ __device__ void td_cp_async_wait_group() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  asm volatile(\"cp.async.wait_group %0;\" : : \"n\"(N) : "
+        "\"memory\");\n"
+        "#else\n"
+        "#endif\n"
+        "}\n",
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] =
+        "__forceinline__ __device__ void td_cp_async_wait_all() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  asm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
+        "#else\n"
+        "#endif\n"
+        "}\n",
     [TD_INTRIN_PTX_PACK_F32X2] =
         "__forceinline__ __device__ unsigned long long "
         "tvm_builtin_ptx_mov_b64_pack(float lo, float hi) {\n"
@@ -209,6 +234,55 @@ static void matrix_helper(td_buf *o, const td__ptx *x)
                     "host stand-in */\n#endif\n}\n");
 }
 
+/* cp.async: the shared address through cvta, the global pointer
+ * generic (as TVM passes it); a guard as a predicate register set from
+ * the int, or the src-size operand (0: the bytes are zero-filled).  The
+ * host half copies (or zero-fills) at once: a host build has nothing to
+ * wait for. */
+static void cp_async_helper(td_buf *o, const td__ptx *x)
+{
+    int bytes = x->bits * x->lanes / 8;
+    if (o->len > 0)
+        td__buf_puts(o, "\n");
+    td__buf_puts(o, "__forceinline__ __device__ void ");
+    td__ptx_helper_name(o, x);
+    td__buf_puts(o, "(void *dst, const void *src");
+    if (x->pred != NULL)
+        td__buf_puts(o, ", int pred");
+    td__buf_puts(o, ") {\n#ifdef __CUDA_ARCH__\n"
+                    "  unsigned int a = (unsigned int)"
+                    "__cvta_generic_to_shared(dst);\n  asm volatile(\"");
+    if (x->pred != NULL && !x->zfill) {
+        td__buf_puts(o, "{\\n  .reg .pred p;\\n  setp.ne.b32 p, %2, 0;"
+                        "\\n  @p ");
+        td__ptx_chain(o, x);
+        td__buf_printf(o, " [%%0], [%%1], %d;\\n}\"\n"
+                          "      : : \"r\"(a), \"l\"(src), \"r\"(pred)",
+                       bytes);
+    } else if (x->zfill) {
+        td__ptx_chain(o, x);
+        td__buf_printf(o, " [%%0], [%%1], %d, %%2;\"\n      : : \"r\"(a), "
+                          "\"l\"(src), \"r\"(pred != 0 ? %dU : 0U)",
+                       bytes, bytes);
+    } else {
+        td__ptx_chain(o, x);
+        td__buf_printf(o, " [%%0], [%%1], %d;\"\n      : : \"r\"(a), "
+                          "\"l\"(src)",
+                       bytes);
+    }
+    td__buf_puts(o, " : \"memory\");\n#else\n");
+    if (x->zfill)
+        td__buf_printf(o, "  if (pred != 0)\n    memcpy(dst, src, %d);\n"
+                          "  else\n    memset(dst, 0, %d);\n",
+                       bytes, bytes);
+    else if (x->pred != NULL)
+        td__buf_printf(o, "  if (pred != 0)\n    memcpy(dst, src, %d);\n",
+                       bytes);
+    else
+        td__buf_printf(o, "  memcpy(dst, src, %d);\n", bytes);
+    td__buf_puts(o, "#endif\n}\n");
+}
+
 /* The helper of one PTX access (td__ptx_key): the instruction under
  * __CUDA_ARCH__, with TVM's operand constraints ("r" for 32-bit
  * containers and shared addresses, "l" for global pointers, "h" for 16-
@@ -220,6 +294,10 @@ void td__ptx_helper(td_buf *o, unsigned key)
                                          "unsigned int"};
     td__ptx x;
     td__ptx_unkey(key, &x);
+    if (x.cp_async) {
+        cp_async_helper(o, &x);
+        return;
+    }
     if (x.matrix) {
         matrix_helper(o, &x);
         return;

@@ -224,7 +224,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_MIN3_F32] = "T.ptx.min.f32",
     [TD_INTRIN_WARP_SUM_F64MMA] = "T.cuda.warp_reduce",
     [TD_INTRIN_WARP_MAX_REDUX] = "T.cuda.warp_reduce",
-    [TD_INTRIN_WARP_MIN_REDUX] = "T.cuda.warp_reduce"};
+    [TD_INTRIN_WARP_MIN_REDUX] = "T.cuda.warp_reduce",
+    [TD_INTRIN_CP_ASYNC_COMMIT] = "T.ptx.cp",
+    [TD_INTRIN_CP_ASYNC_WAIT] = "T.ptx.cp",
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "T.ptx.cp"};
 
 static void intrin(tirx *x, td_buf *o, const td_expr *e)
 {
@@ -238,6 +241,16 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
         return;
     case TD_INTRIN_SYNCWARP:
         td__buf_printf(o, "%s(\"warp\")", name);
+        return;
+    case TD_INTRIN_CP_ASYNC_COMMIT:
+        td__buf_printf(o, "%s(\"async\", \"commit_group\", \"\")", name);
+        return;
+    case TD_INTRIN_CP_ASYNC_WAIT:
+        td__buf_printf(o, "%s(%lld, \"async\", \"wait_group\", \"\")", name,
+                       (long long)e->args[0]->i);
+        return;
+    case TD_INTRIN_CP_ASYNC_WAIT_ALL:
+        td__buf_printf(o, "%s(\"async\", \"wait_all\", \"\")", name);
         return;
     case TD_INTRIN_BARRIER_SYNC:
         /* PTX's barrier id is a .u32: a computed id is cast, as TVM's
@@ -581,12 +594,77 @@ static void ptx_addr(tirx *x, const td__stmt *s)
     td__buf_printf(&x->line, ", \"%s\")", td_dtype_name(s->buf->dtype));
 }
 
+/* T.ptr_byte_offset(T.address_of(B[0, 0]), bytes, "dtype"): a storage
+ * offset of a call buffer (see ptx_addr). */
+static void byte_ptr(tirx *x, const td_ir_buf *b, const td_expr *offset)
+{
+    td__buf_printf(&x->line, "T.ptr_byte_offset(T.address_of(%s[", b->name);
+    for (int d = 0; d < b->ndim; d++)
+        td__buf_puts(&x->line, d ? ", 0" : "0");
+    td__buf_puts(&x->line, "]), ");
+    int bytes = td_dtype_bits(b->dtype) / 8;
+    const td_expr *off = td__fold(&x->p->arena, offset, NULL);
+    if (off == NULL) {
+        fail(x, TD_ENOMEM);
+        return;
+    }
+    if (off->kind == TD__E_INT) {
+        td__buf_printf(&x->line, "%lld", (long long)off->i * bytes);
+    } else if (bytes > 1) {
+        expr(x, &x->line, off, P_MUL);
+        td__buf_printf(&x->line, " * %d", bytes);
+    } else {
+        expr(x, &x->line, off, P_LOWEST);
+    }
+    td__buf_printf(&x->line, ", \"%s\")", td_dtype_name(b->dtype));
+}
+
+/* TVM's T.ptx.cp(dst, src, size[, guard], "async", "cg"|"ca", "shared",
+ * "global", "", prefetch, "pred"|""): the guard is the int itself after
+ * the size with "pred" last, or with a zero fill the src-size operand
+ * T.Cast("uint32", T.if_then_else(p != 0, size, 0)), as TVM prints them. */
+static void cp_async(tirx *x, const td__stmt *s)
+{
+    const td__ptx *t = s->ptx;
+    int bytes = t->bits * t->lanes / 8;
+    td__buf_puts(&x->line, "T.ptx.cp(T.cuda.cvta_generic_to_shared(");
+    byte_ptr(x, s->buf, t->offset);
+    td__buf_puts(&x->line, "), ");
+    byte_ptr(x, t->src, t->src_offset);
+    td__buf_printf(&x->line, ", %d", bytes);
+    const td_expr *p = NULL;
+    if (t->pred != NULL) {
+        p = td__fold(&x->p->arena, t->pred, NULL);
+        if (p == NULL) {
+            fail(x, TD_ENOMEM);
+            return;
+        }
+        td__buf_puts(&x->line, ", ");
+        if (t->zfill) {
+            td__buf_puts(&x->line, "T.Cast(\"uint32\", T.if_then_else(");
+            expr(x, &x->line, p, P_CMP + 1);
+            td__buf_printf(&x->line, " != 0, %d, 0))", bytes);
+        } else {
+            expr(x, &x->line, p, P_LOWEST);
+        }
+    }
+    td__buf_printf(&x->line,
+                   ", \"async\", \"%s\", \"shared\", \"global\", \"\", "
+                   "\"%s\", \"%s\")",
+                   bytes == 16 ? "cg" : "ca", td_ptx_prefetch_name(t->prefetch),
+                   t->pred != NULL && !t->zfill ? "pred" : "");
+}
+
 /* TVM's positional T.ptx.ld / T.ptx.st: the registers and the address,
  * then the qualifier slots (scalar and vector forms differ in number;
  * 256-bit loads have an L2 eviction slot). */
 static void ptx(tirx *x, const td__stmt *s)
 {
     const td__ptx *t = s->ptx;
+    if (t->cp_async) {
+        cp_async(x, s);
+        return;
+    }
     static const char *const vec[4] = {"", "v2", "v4", "v8"};
     const char *type = t->bits == 8 ? "u8" : t->bits == 16 ? "u16" : "u32";
     const char *space = t->shared ? "shared" : "global";

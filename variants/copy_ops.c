@@ -1,5 +1,6 @@
 /*
- * The copy op (upstream tirx.tile.copy): its descriptor, its operand check
+ * The copy ops (upstream tirx.tile.copy and tirx.tile.copy_async, whose
+ * front ends check the same operands): their descriptors, the operand check
  * (upstream's front end, run by the registry before any variant through
  * td_op_desc.check) and the checks and buffer declarations the copy
  * variants share (copy.h).
@@ -17,6 +18,7 @@ static bool copy_check(const td_call *call, const td_op_desc *op,
 
 const td_op_desc td__copy_ops[] = {
     {.name = "copy", .kind = TD_OP_KIND_COPY, .check = copy_check},
+    {.name = "copy_async", .kind = TD_OP_KIND_COPY, .check = copy_check},
 };
 const size_t td__copy_ops_count = sizeof td__copy_ops / sizeof *td__copy_ops;
 
@@ -70,12 +72,13 @@ static void shape_text(char *buf, size_t cap, const int64_t *ext, int n)
         snprintf(buf + len, cap - len, "]");
 }
 
-/* Upstream's front end (tirx.py, copy): one source region, nothing else,
- * and regions of identical squeezed shape. */
+/* Upstream's front end (tirx.py, copy and copy_async): one source region,
+ * nothing else, and regions of identical squeezed shape.  The config keys
+ * are each variant's business (copy_async's variants read different
+ * ones). */
 static bool copy_check(const td_call *call, const td_op_desc *op,
                        td_pos *where, td_reason *why)
 {
-    (void)op;
     if (!td__one_region_source(call, where, why))
         return false;
     if (!(call->naxes == 1 && call->axes[0] == -1)) {
@@ -101,11 +104,11 @@ static bool copy_check(const td_call *call, const td_op_desc *op,
         if (call->pos_srcs.line > 0)
             *where = call->pos_srcs;
         td_reason_set(why,
-                      "copy: dst region shape %s != src region shape %s; "
+                      "%s: dst region shape %s != src region shape %s; "
                       "copy operands must cover identical regions - reshape "
                       "via buffer views (unflatten/select/narrow/...) "
                       "instead",
-                      dt, st);
+                      op->name, dt, st);
         return false;
     }
     return true;

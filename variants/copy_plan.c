@@ -444,20 +444,26 @@ bool td__copy_vec_auto_applicable(const td_copy_req *q, char *why,
 
 /* ---- vector candidates ----------------------------------------------- */
 
-/* Element counts of 128, 64, 32, 16 and 8 bits, widest first, then 1. */
-static int vec_candidates(int elem_bits, int64_t *out)
+/* Element counts of 128, 64, 32, 16 and 8 bits, widest first, then 1
+ * (TVM's _vec_len_candidates); an instruction's own widths (allowed,
+ * nallowed > 0: cp.async's 128, 64 and 32) without the scalar 1 unless
+ * one of them is one element. */
+static int vec_candidates(int elem_bits, int64_t *out, const int *allowed,
+                          int nallowed)
 {
-    static const int bits[] = {128, 64, 32, 16, 8};
+    static const int all[] = {128, 64, 32, 16, 8};
+    const int *bits = nallowed > 0 ? allowed : all;
+    int nb = nallowed > 0 ? nallowed : 5;
     int n = 0;
 
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < nb && n < 6; i++) {
         if (elem_bits <= 0 || bits[i] < elem_bits || bits[i] % elem_bits)
             continue;
         int64_t v = bits[i] / elem_bits;
         if (n == 0 || out[n - 1] != v)
             out[n++] = v;
     }
-    if (n == 0 || out[n - 1] != 1)
+    if (nallowed == 0 && (n == 0 || out[n - 1] != 1))
         out[n++] = 1;
     return n;
 }
@@ -567,6 +573,12 @@ static int try_gs_vec(const td_layout *g, const td_layout *s_al, int64_t vec,
 int td__copy_plan_gs(const td_copy_req *q, td_copy_gs_plan *out, char *why,
                      size_t whylen)
 {
+    return td__copy_plan_gs_bits(q, NULL, 0, out, why, whylen);
+}
+
+int td__copy_plan_gs_bits(const td_copy_req *q, const int *bits, int nbits,
+                          td_copy_gs_plan *out, char *why, size_t whylen)
+{
     const td_copy_side *gs, *ss;
     td_layout g, s, s1, s_al, gsort;
     int64_t pre[TD_MAX_LAYOUT_ITERS], cand[8], n = 1;
@@ -620,7 +632,7 @@ int td__copy_plan_gs(const td_copy_req *q, td_copy_gs_plan *out, char *why,
                                       NULL) < 0 ||
             td__lay_canonicalize(&s_al, &s_al) < 0)
             return TD_EINVAL;
-        ncand = vec_candidates(out->elem_bits, cand);
+        ncand = vec_candidates(out->elem_bits, cand, bits, nbits);
         out->vec = 0;
         for (int i = 0; i < ncand; i++) {
             if (cand[i] > 1 && ss->swz.on &&
@@ -720,7 +732,7 @@ int64_t td__copy_choose_vec(int elem_bits, const td_copy_atom *atoms, int n,
                             int64_t max_vec)
 {
     int64_t cand[8], t = 0;
-    int nc = vec_candidates(elem_bits, cand);
+    int nc = vec_candidates(elem_bits, cand, NULL, 0);
 
     if (n > 0 && atoms[n - 1].s_stride == 1) {
         t = atoms[n - 1].extent;

@@ -124,6 +124,13 @@ typedef struct td_copy_gs_plan {
 
 int td__copy_plan_gs(const td_copy_req *req, td_copy_gs_plan *out,
                      char *why, size_t whylen);
+/* The same with the vector widths restricted to bits[0..nbits) (widest
+ * first; TVM's vec_bits_candidates, e.g. cp.async's 128, 64, 32): no
+ * scalar fallback is added, and when no width fits the plan has vec 1
+ * (the caller checks that one element is a width it can move). */
+int td__copy_plan_gs_bits(const td_copy_req *req, const int *bits,
+                          int nbits, td_copy_gs_plan *out, char *why,
+                          size_t whylen);
 
 /* The first element of thread tid's vector in round f: g_lin and s_off
  * (swizzled). */

@@ -164,6 +164,69 @@ static void unused_hints(const td_call *call, char *buf, size_t cap)
                                   n > 0 ? ", " : "", keys[i]);
 }
 
+/* The loop of a global <-> shared plan (TVM's _emit_gmem_smem): the
+ * scope's thread id, `for f in range(rounds)` (left open: the caller
+ * writes the accesses and closes it) and the lets g_lin and s_off (element
+ * offsets in storage, the swizzle applied) of this thread's vector in
+ * round f.  vec_auto and ldgsts share it. */
+void td__copy_gs_loop(const td_call *call, const td_copy_gs_plan *p,
+                      td_ir *ir, td_var **gv_out, td_var **sv_out)
+{
+    td_expr *tid = p->threads > 1 ? thread_id(call, ir) : NULL;
+    td_var *f = td_ir_for(ir, "f", td_int(ir, p->rounds), TD_LOOP_SERIAL);
+    td_expr *fv = td_var_ref(ir, f);
+    td_expr *g = NULL, *s = NULL, *s_thread = NULL, *low = NULL;
+    bool split = false;
+    /* The swizzle's row term reads s less its multiples of `mod`. */
+    const int64_t mod = td__copy_swizzle_mod(&p->swz);
+    if (p->carved) {
+        int no = p->n_outer, nt = p->n_thread;
+        g = td__copy_split_expr(ir, NULL, fv, p->g.shard, no);
+        if (tid != NULL)
+            g = td__copy_split_expr(ir, g, tid, p->g.shard + no, nt);
+        const td_iter *rounds = p->s.shard + p->s_seps[0];
+        int n_rounds = p->s_seps[no] - p->s_seps[0];
+        s = td__copy_split_expr(ir, NULL, fv, rounds, n_rounds);
+        low = td__copy_split_low(ir, NULL, fv, rounds, n_rounds, mod);
+        split = above_swizzle(rounds, n_rounds, &p->swz);
+        if (tid != NULL) {
+            const td_iter *thr = p->s.shard + p->s_seps[no];
+            int n_thr = p->s_seps[no + nt] - p->s_seps[no];
+            s_thread = td__copy_split_expr(ir, split ? NULL : s, tid, thr,
+                                           n_thr);
+            low = td__copy_split_low(ir, low, tid, thr, n_thr, mod);
+        }
+        if (tid != NULL && !split)
+            s = s_thread;
+    } else {
+        td_expr *flat = td_mul(ir, fv, td_int(ir, p->threads));
+        if (tid != NULL)
+            flat = td_add(ir, flat, tid);
+        flat = td_mul(ir, flat, td_int(ir, p->vec));
+        g = td__copy_split_expr(ir, NULL, flat, p->g.shard, p->g.nshard);
+        s = td__copy_split_expr(ir, NULL, flat, p->s.shard, p->s.nshard);
+        low = td__copy_split_low(ir, NULL, flat, p->s.shard, p->s.nshard, mod);
+    }
+    g = plus(ir, g, p->g.offset[TD_AXIS_M]);
+    const int64_t so = p->s.offset[TD_AXIS_M];
+    low = plus(ir, low, mod > 0 ? so % mod : so);
+    if (split) {
+        /* The rounds' part adds whole multiples of the swizzle's span,
+         * which leave the bits it reads and flips alone: it stays out of
+         * the XOR, as TVM prints it, and nvcc folds it into the unrolled
+         * stores' immediate offsets. */
+        td_expr *t = td__copy_swizzle_expr(ir, plus(ir, s_thread, so), low,
+                                           &p->swz);
+        s = s != NULL ? td_add(ir, s, t) : t;
+    } else {
+        s = td__copy_swizzle_expr(ir, plus(ir, s, so), low, &p->swz);
+    }
+    td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
+    td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
+    *gv_out = gv;
+    *sv_out = sv;
+}
+
 static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
                    td_reason *why)
 {
@@ -184,57 +247,8 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
     int bits, lanes;
     form(p.vec * p.elem_bits / 8, &bits, &lanes);
     td_ir_buf *tmp = td_ir_scratch(ir, "tmp", container(bits), lanes);
-    td_expr *tid = p.threads > 1 ? thread_id(call, ir) : NULL;
-    td_var *f = td_ir_for(ir, "f", td_int(ir, p.rounds), TD_LOOP_SERIAL);
-    td_expr *fv = td_var_ref(ir, f);
-    td_expr *g = NULL, *s = NULL, *s_thread = NULL, *low = NULL;
-    bool split = false;
-    /* The swizzle's row term reads s less its multiples of `mod`. */
-    const int64_t mod = td__copy_swizzle_mod(&p.swz);
-    if (p.carved) {
-        int no = p.n_outer, nt = p.n_thread;
-        g = td__copy_split_expr(ir, NULL, fv, p.g.shard, no);
-        if (tid != NULL)
-            g = td__copy_split_expr(ir, g, tid, p.g.shard + no, nt);
-        const td_iter *rounds = p.s.shard + p.s_seps[0];
-        int n_rounds = p.s_seps[no] - p.s_seps[0];
-        s = td__copy_split_expr(ir, NULL, fv, rounds, n_rounds);
-        low = td__copy_split_low(ir, NULL, fv, rounds, n_rounds, mod);
-        split = above_swizzle(rounds, n_rounds, &p.swz);
-        if (tid != NULL) {
-            const td_iter *thr = p.s.shard + p.s_seps[no];
-            int n_thr = p.s_seps[no + nt] - p.s_seps[no];
-            s_thread = td__copy_split_expr(ir, split ? NULL : s, tid, thr,
-                                           n_thr);
-            low = td__copy_split_low(ir, low, tid, thr, n_thr, mod);
-        }
-        if (tid != NULL && !split)
-            s = s_thread;
-    } else {
-        td_expr *flat = td_mul(ir, fv, td_int(ir, p.threads));
-        if (tid != NULL)
-            flat = td_add(ir, flat, tid);
-        flat = td_mul(ir, flat, td_int(ir, p.vec));
-        g = td__copy_split_expr(ir, NULL, flat, p.g.shard, p.g.nshard);
-        s = td__copy_split_expr(ir, NULL, flat, p.s.shard, p.s.nshard);
-        low = td__copy_split_low(ir, NULL, flat, p.s.shard, p.s.nshard, mod);
-    }
-    g = plus(ir, g, p.g.offset[TD_AXIS_M]);
-    const int64_t so = p.s.offset[TD_AXIS_M];
-    low = plus(ir, low, mod > 0 ? so % mod : so);
-    if (split) {
-        /* The rounds' part adds whole multiples of the swizzle's span,
-         * which leave the bits it reads and flips alone: it stays out of
-         * the XOR, as TVM prints it, and nvcc folds it into the unrolled
-         * stores' immediate offsets. */
-        td_expr *t = td__copy_swizzle_expr(ir, plus(ir, s_thread, so), low,
-                                           &p.swz);
-        s = s != NULL ? td_add(ir, s, t) : t;
-    } else {
-        s = td__copy_swizzle_expr(ir, plus(ir, s, so), low, &p.swz);
-    }
-    td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
-    td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);
+    td_var *gv, *sv;
+    td__copy_gs_loop(call, &p, ir, &gv, &sv);
     td_ptx_access ld = {.bits = bits, .lanes = lanes, .regs = tmp,
                         .word = td_int(ir, 0)};
     td_ptx_access st = ld;

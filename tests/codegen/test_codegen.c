@@ -253,6 +253,137 @@ static void test_ptx_access(void **state)
     assert_null(td_ptx_l2_name(TD_PTX_L2_COUNT));
 }
 
+/* cp.async: the three forms (plain with a prefetch, a guard, a zero
+ * fill), each helper once with its host half, TVM's T.ptx.cp; refusals
+ * of sizes, spaces and a zero fill without a guard. */
+static void test_cp_async(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    const int64_t g_shape[1] = {256}, s_shape[2] = {4, 32};
+    td_ir_buf *g = td_ir_buffer(ir, "A", TD_F16, "global", 1, g_shape);
+    td_ir_buf *sm = td_ir_buffer(ir, "S", TD_F16, "shared", 2, s_shape);
+    td_var *t = td_ir_let(ir, "t", TD_I32,
+                          td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32, 0,
+                                       NULL));
+    td_expr *so = td_mul(ir, td_var_ref(ir, t), td_int(ir, 8));
+    td_ptx_cp_async c = {.dst = sm, .dst_offset = so, .src = g,
+                         .src_offset = td_add(ir, so, td_int(ir, 64)),
+                         .bytes = 16, .prefetch = TD_PTX_PREFETCH_128B};
+    td_ir_cp_async(ir, &c);
+    td_ir_cp_async(ir, &c); /* the same helper, printed once */
+    td_ptx_cp_async pc = {.dst = sm, .dst_offset = td_int(ir, 4), .src = g,
+                          .src_offset = td_int(ir, 8), .bytes = 8,
+                          .pred = td_param(ir, "p", TD_I32)};
+    td_ir_cp_async(ir, &pc);
+    pc.bytes = 4;
+    pc.zfill = true;
+    pc.pred = td_param(ir, "p", TD_I32);
+    td_ir_cp_async(ir, &pc);
+    assert_int_equal(td_ir_status(ir), 0);
+    char *b = NULL, *p = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), 0);
+    assert_string_equal(b,
+        "int t = (int)threadIdx.x;\n"
+        "td_ptx_cp_async_cg_shared_global_L2__128B_16(S_ptr + t * 8, A_ptr + (t * 8 + 64));\n"
+        "td_ptx_cp_async_cg_shared_global_L2__128B_16(S_ptr + t * 8, A_ptr + (t * 8 + 64));\n"
+        "td_ptx_cp_async_ca_shared_global_8_pred(S_ptr + 4, A_ptr + 8, p);\n"
+        "td_ptx_cp_async_ca_shared_global_4_zfill(S_ptr + 4, A_ptr + 8, p);\n");
+    assert_int_equal(count(p, "__device__ void td_ptx_cp_async_cg_shared_global_L2__128B_16("), 1);
+    assert_non_null(strstr(p, "asm volatile(\"cp.async.cg.shared.global.L2::128B "
+                              "[%0], [%1], 16;\"\n      : : \"r\"(a), \"l\"(src) : "
+                              "\"memory\");\n#else\n  memcpy(dst, src, 16);"));
+    assert_non_null(strstr(p, "@p cp.async.ca.shared.global [%0], [%1], 8;"));
+    assert_non_null(strstr(p, "#else\n  if (pred != 0)\n    memcpy(dst, src, 8);\n#endif"));
+    assert_non_null(strstr(p, "cp.async.ca.shared.global [%0], [%1], 4, %2;\"\n"
+                              "      : : \"r\"(a), \"l\"(src), \"r\"(pred != 0 ? 4U : 0U)"));
+    assert_non_null(strstr(p, "else\n    memset(dst, 0, 4);"));
+    td_free(b);
+    td_free(p);
+    expect(ir, TD_LANG_TIRX, 0,
+           "t: T.int32 = threadIdx.x\n"
+           "T.ptx.cp(T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+           "T.address_of(S[0, 0]), t * 8 * 2, \"float16\")), T.ptr_byte_offset("
+           "T.address_of(A[0]), (t * 8 + 64) * 2, \"float16\"), 16, \"async\", "
+           "\"cg\", \"shared\", \"global\", \"\", \"L2::128B\", \"\")\n"
+           "T.ptx.cp(T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+           "T.address_of(S[0, 0]), t * 8 * 2, \"float16\")), T.ptr_byte_offset("
+           "T.address_of(A[0]), (t * 8 + 64) * 2, \"float16\"), 16, \"async\", "
+           "\"cg\", \"shared\", \"global\", \"\", \"L2::128B\", \"\")\n"
+           "T.ptx.cp(T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+           "T.address_of(S[0, 0]), 8, \"float16\")), T.ptr_byte_offset("
+           "T.address_of(A[0]), 16, \"float16\"), 8, p, \"async\", \"ca\", "
+           "\"shared\", \"global\", \"\", \"\", \"pred\")\n"
+           "T.ptx.cp(T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+           "T.address_of(S[0, 0]), 8, \"float16\")), T.ptr_byte_offset("
+           "T.address_of(A[0]), 16, \"float16\"), 4, T.Cast(\"uint32\", "
+           "T.if_then_else(p != 0, 4, 0)), \"async\", \"ca\", \"shared\", "
+           "\"global\", \"\", \"\", \"\")\n",
+           NULL);
+    td_ir_free(ir);
+
+    /* The groups the caller writes: commit, wait_group n, wait_all. */
+    ir = td_ir_new();
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_CP_ASYNC_COMMIT, TD_I32, 0,
+                                NULL));
+    td_expr *one[1] = {td_int(ir, 1)};
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_CP_ASYNC_WAIT, TD_I32, 1, one));
+    td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_CP_ASYNC_WAIT_ALL, TD_I32, 0,
+                                NULL));
+    assert_int_equal(td_ir_status(ir), 0);
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &b, &p), 0);
+    assert_string_equal(b, "td_cp_async_commit_group();\n"
+                           "td_cp_async_wait_group<1>();\n"
+                           "td_cp_async_wait_all();\n");
+    assert_non_null(strstr(p, "asm volatile(\"cp.async.commit_group;\" : : : "
+                              "\"memory\");\n#else\n#endif"));
+    assert_non_null(strstr(p, "template <int N>\n__forceinline__ __device__ "
+                              "void td_cp_async_wait_group() {\n#ifdef "
+                              "__CUDA_ARCH__\n  asm volatile(\"cp.async."
+                              "wait_group %0;\" : : \"n\"(N)"));
+    assert_non_null(strstr(p, "asm volatile(\"cp.async.wait_all;\""));
+    td_free(b);
+    td_free(p);
+    expect(ir, TD_LANG_TIRX, 0,
+           "T.ptx.cp(\"async\", \"commit_group\", \"\")\n"
+           "T.ptx.cp(1, \"async\", \"wait_group\", \"\")\n"
+           "T.ptx.cp(\"async\", \"wait_all\", \"\")\n",
+           NULL);
+    td_ir_free(ir);
+    /* wait_group's count: a constant of 0..7 */
+    for (int k = 0; k < 2; k++) {
+        ir = td_ir_new();
+        td_expr *n[1] = {k == 0 ? td_int(ir, 8)
+                                : td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X,
+                                               TD_I32, 0, NULL)};
+        assert_null(td_intrinsic(ir, TD_INTRIN_CP_ASYNC_WAIT, TD_I32, 1, n));
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+
+    /* Refused: 2 or 12 bytes, a global destination, a shared source, a
+     * zero fill without a guard, no offset. */
+    for (int k = 0; k < 6; k++) {
+        ir = td_ir_new();
+        g = td_ir_buffer(ir, "A", TD_F16, "global", 1, g_shape);
+        sm = td_ir_buffer(ir, "S", TD_F16, "shared", 2, s_shape);
+        td_ptx_cp_async bad = {.dst = sm, .dst_offset = td_int(ir, 0),
+                               .src = g, .src_offset = td_int(ir, 0),
+                               .bytes = 16};
+        switch (k) {
+        case 0: bad.bytes = 2; break;
+        case 1: bad.bytes = 12; break;
+        case 2: bad.dst = g; break;
+        case 3: bad.src = sm; break;
+        case 4: bad.zfill = true; break;
+        default: bad.src_offset = NULL; break;
+        }
+        td_ir_cp_async(ir, &bad);
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
 /* ldmatrix / stmatrix: the per-lane offset address, the words, TVM's
  * positional TIRx, the helper without a host half; refusals. */
 static void test_ptx_matrix(void **state)
@@ -2381,6 +2512,7 @@ int main(void)
         cmocka_unit_test(test_seed_accum_max),
         cmocka_unit_test(test_buffer_layout),
         cmocka_unit_test(test_ptx_access),
+        cmocka_unit_test(test_cp_async),
         cmocka_unit_test(test_ptx_matrix),
         cmocka_unit_test(test_ptx_matrix_words),
         cmocka_unit_test(test_nested_folding),

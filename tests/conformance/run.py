@@ -150,8 +150,10 @@ def read_access(path):
 
 # A PTX memory instruction at the start of an asm string (its operands
 # follow after a space): ld.global.nc.v4.u32, st.shared.u16,
-# ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16.
-PTX_MEM = re.compile(r'"\s*((?:ld|st|ldmatrix|stmatrix)\.[A-Za-z0-9_:.]+)')
+# ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16,
+# cp.async.cg.shared.global.L2::128B (guarded: after `@p `).
+PTX_MEM = re.compile(r'(?:"\s*|@p )((?:ld|st|ldmatrix|stmatrix|cp\.async)'
+                     r'\.[A-Za-z0-9_:.]+)')
 
 
 def access_error(c, args, env, want):

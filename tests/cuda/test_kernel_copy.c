@@ -473,6 +473,51 @@ static void test_refusals(void **state)
     td_registry_free(reg);
 }
 
+/* copy_async (the built-in ldgsts): the program commits the group and
+ * waits for all of it (device code only) before the barrier after the
+ * body; a named predicate becomes a kernel parameter of value 1; a
+ * predicate of 0 is refused (nothing of the source to check). */
+static void test_copy_async(void **state)
+{
+    (void)state;
+    td_registry *reg = NULL;
+    assert_int_equal(td_registry_new(&reg), 0);
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+    char *prog = program(reg, copy_call(
+        "ca1.yaml", "copy_async", "cta", "threadIdx.x: 64", "float32",
+        "scope: global, shape: [32, 32]", "scope: shared, shape: [32, 32]",
+        "B[0:32, 0:32]", "A[0:32, 0:32]",
+        "config: {predicate: p, fill_mode: zero}\n"));
+    assert_contains(prog, "/* The emitted body (variant ldgsts). */");
+    assert_contains(prog, "    }\n#ifdef __CUDA_ARCH__\n"
+                          "    asm volatile(\"cp.async.commit_group;\" : : : "
+                          "\"memory\");\n"
+                          "    asm volatile(\"cp.async.wait_all;\" : : : "
+                          "\"memory\");\n#else\n");
+    assert_contains(prog, "#endif\n    __syncthreads();\n");
+    assert_contains(prog, "const int p)");
+    assert_contains(prog, "td_from_double<int>(1)");
+    assert_contains(prog, "_16_zfill(B_ptr + s_off, A_ptr + g_lin, p);");
+    td_free(prog);
+    /* copy has no wait */
+    prog = program(reg, copy_call(
+        "ca2.yaml", "copy", "cta", "threadIdx.x: 64", "float32",
+        "scope: global, shape: [32, 32]", "scope: shared, shape: [32, 32]",
+        "B[0:32, 0:32]", "A[0:32, 0:32]", ""));
+    assert_null(strstr(prog, "cp.async"));
+    td_free(prog);
+    expect_refusal(reg,
+                   copy_call("ca3.yaml", "copy_async", "thread",
+                             "threadIdx.x: 1", "float32",
+                             "scope: global, shape: [8]",
+                             "scope: shared, shape: [8]", "B[0:4]", "A[0:4]",
+                             "config: {direct: true, predicate: 0}\n"),
+                   TD_EINVAL, "config predicate is 0");
+    td_registry_free(reg);
+}
+
 /* A strided global view (a layout over a larger array): the storage is
  * the layout's span, each element at its offset; and every allocation the
  * program generator makes for it may fail, leaking nothing. */
@@ -526,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_shared_to_global),
         cmocka_unit_test(test_registers_and_global),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_copy_async),
         cmocka_unit_test(test_global_layout_and_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

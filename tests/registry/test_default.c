@@ -33,12 +33,21 @@ static void test_default_table(void **state)
     (void)state;
     td_registry *reg = default_registry();
     /* 12 reduction entries, for each of the 15 elementwise ops reg then
-     * smem (equal priority: by name), and the copy entries; ops in name
-     * order. */
+     * smem (equal priority: by name), the copy entries and copy_async's
+     * ldgsts; ops in name order. */
     td_rule_info all[64], infos[12];
-    assert_int_equal(td_registry_rules(reg, all, 64), 50);
-    int nred = 0, new = 0, ncopy = 0;
-    for (int i = 0; i < 50; i++) {
+    assert_int_equal(td_registry_rules(reg, all, 64), 51);
+    int nred = 0, new = 0, ncopy = 0, nasync = 0;
+    for (int i = 0; i < 51; i++) {
+        if (strcmp(all[i].op, "copy_async") == 0) {
+            assert_string_equal(all[i].name, "ldgsts");
+            assert_int_equal(all[i].priority, 20);
+            assert_int_equal(all[i].npreds, 1);
+            assert_int_equal(td_registry_op(reg, "copy_async")->kind,
+                             TD_OP_KIND_COPY);
+            nasync++;
+            continue;
+        }
         if (strcmp(all[i].op, "copy") == 0) {
             /* the five forced widths (by name), ldstmatrix and vec_auto
              * (by name), fallback */
@@ -74,6 +83,7 @@ static void test_default_table(void **state)
     assert_int_equal(nred, 12);
     assert_int_equal(new, 30);
     assert_int_equal(ncopy, 8);
+    assert_int_equal(nasync, 1);
     static const char *const want[12][3] = {
         {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},
         {"max", "cuda", "local"},         {"max", "cuda", "shared"},

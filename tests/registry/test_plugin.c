@@ -30,9 +30,9 @@ static const char *plugin(const char *name)
 
 static bool has_pred(const td_registry *reg, const char *name)
 {
-    td_pred_info infos[64];
-    size_t n = td_registry_predicates(reg, infos, 64);
-    assert_true(n <= 64);
+    td_pred_info infos[128];
+    size_t n = td_registry_predicates(reg, infos, 128);
+    assert_true(n <= 128);
     for (size_t i = 0; i < n; i++)
         if (strcmp(infos[i].name, name) == 0)
             return true;
@@ -48,8 +48,9 @@ static void test_good_plugin(void **state)
     td_diag_clear(&d);
     const char *path = plugin("pairwise");
     assert_int_equal(td_registry_load_plugin(reg, path, &d), 0);
-    td_impl_info impls[16];
-    size_t n = td_registry_impls(reg, impls, 16);
+    td_impl_info impls[32];
+    size_t n = td_registry_impls(reg, impls, 32);
+    assert_true(n <= 32);
     bool found = false;
     for (size_t i = 0; i < n; i++)
         if (strcmp(impls[i].name, "pairwise") == 0) {
@@ -58,8 +59,9 @@ static void test_good_plugin(void **state)
             assert_int_equal(impls[i].npreds, 1);
         }
     assert_true(found);
-    td_pred_info preds[64];
-    n = td_registry_predicates(reg, preds, 64);
+    td_pred_info preds[128];
+    n = td_registry_predicates(reg, preds, 128);
+    assert_true(n <= 128);
     for (size_t i = 0; i < n; i++)
         if (strcmp(preds[i].name, "src_len_at_most") == 0) {
             assert_string_equal(preds[i].impl, "pairwise");

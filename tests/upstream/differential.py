@@ -153,6 +153,10 @@ def launch_extents(launch: dict) -> tuple:
 
 
 def tvm_source(call: td.Call) -> str:
+    if call.op == "copy_async":
+        # ldgsts's cases are checked against TVM by hand so far
+        # (docs/copy_async.md); the differential does not write them yet.
+        raise Unsupported("copy_async: not compared with TVM yet")
     if call.op not in ("sum", "max", "min"):
         # The kernel below is a reduction call; the elementwise ops
         # (reg, smem) need their own operand spelling.

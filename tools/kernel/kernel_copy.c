@@ -180,6 +180,22 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         return td__kp_fail(diag, call, TD_EINVAL,
                            "config kernel_specials needs a float dtype, "
                            "not %s", td_dtype_name(db->dtype));
+    /* copy_async's guard (config predicate naming an int): a kernel
+     * parameter of value 1, so that the program checks the copy it
+     * guards (a zero fill leaves nothing of the source to check). */
+    const td_config_entry *pr = td_call_config(call, "predicate");
+    if (pr != NULL && ((pr->kind == TD_VALUE_INT && pr->i == 0) ||
+                       (pr->kind == TD_VALUE_BOOL && !pr->b)))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config predicate is 0: the copy is skipped (or "
+                           "only zero-filled), which this program cannot "
+                           "check against its source");
+    if (pr != NULL && pr->kind == TD_VALUE_STRING && pr->s[0] != '\0') {
+        if (p->nscalars >= (int)(sizeof p->scalars / sizeof *p->scalars))
+            return td__kp_fail(diag, call, TD_ELIMIT, "too many scalars");
+        p->scalars[p->nscalars++] =
+            (kp_scalar){.name = pr->s, .dtype = TD_I32, .value = 1.0};
+    }
     int err = td__kp_check_bufs(p, ir, diag);
     if (err == 0)
         err = cp_tables_fill(p, c, diag);

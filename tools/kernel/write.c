@@ -267,6 +267,18 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     if (bl > 0 && body[bl - 1] != '\n')
         td__buf_puts(o, "\n");
     td__buf_puts(o, "    }\n");
+    /* copy_async leaves the wait to its caller (TVM's ldgsts emits no
+     * commit or wait): the program commits the group and waits for all of
+     * it before the barrier.  A host build copied at once. */
+    if (strncmp(p->call->op, "copy_async", TD_NAME_MAX) == 0)
+        td__buf_puts(o, "#ifdef __CUDA_ARCH__\n"
+                        "    asm volatile(\"cp.async.commit_group;\" : : : "
+                        "\"memory\");\n"
+                        "    asm volatile(\"cp.async.wait_all;\" : : : "
+                        "\"memory\");\n"
+                        "#else\n"
+                        "    /* the host helpers copied at once */\n"
+                        "#endif\n");
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
     /* A write past the end of a buffer changed its guard bytes. */

@@ -85,6 +85,17 @@ typedef enum td_intrin {
     TD_INTRIN_WARP_SUM_F64MMA, /* (value) */
     TD_INTRIN_WARP_MAX_REDUX,  /* (value) */
     TD_INTRIN_WARP_MIN_REDUX,  /* (value) */
+    /* The cp.async groups (td_ir_cp_async), which the caller of an
+     * asynchronous copy writes (the copy emits none): commit the calling
+     * thread's cp.asyncs as a group; wait until at most n (a constant,
+     * 0..7) of its groups are pending; wait for all of them.  CUDA: a
+     * prelude helper each, the PTX under __CUDA_ARCH__ and nothing on a
+     * host (its copies were done at once); TIRx: TVM's T.ptx.cp("async",
+     * "commit_group", ""), T.ptx.cp(n, "async", "wait_group", ""),
+     * T.ptx.cp("async", "wait_all", ""). */
+    TD_INTRIN_CP_ASYNC_COMMIT, /* () */
+    TD_INTRIN_CP_ASYNC_WAIT,   /* (n) */
+    TD_INTRIN_CP_ASYNC_WAIT_ALL, /* () */
     TD_INTRIN_COUNT
 } td_intrin;
 
@@ -466,6 +477,36 @@ typedef struct td_ptx_matrix {
 
 TD_API void td_ir_ldmatrix(td_ir *ir, const td_ptx_matrix *m);
 TD_API void td_ir_stmatrix(td_ir *ir, const td_ptx_matrix *m);
+
+/*
+ * cp.async.{ca,cg}.shared.global[.L2::NB] [dst], [src], size(, src_size):
+ * an asynchronous copy of `bytes` (4, 8 or 16) bytes from global memory to
+ * shared memory by the calling thread (.cg for 16 bytes, .ca otherwise,
+ * as TVM spells it).  `dst` is a shared buffer of the call and
+ * `dst_offset` the element offset in storage (layout and swizzle applied
+ * by the caller); `src` a global buffer and `src_offset` likewise.  The
+ * caller guarantees the alignment (`bytes`) of both addresses.  `pred`
+ * (NULL: none) guards the copy: without zfill the instruction is skipped
+ * where pred is 0 (@p); with zfill it is always issued and copies
+ * pred ? bytes : 0 bytes, filling the rest with zeros (the src-size form).
+ * Nothing waits: the caller commits the group and waits on it
+ * (cp.async.commit_group, cp.async.wait_group) before reading the tile.
+ * CUDA: a prelude helper per instruction, the PTX under __CUDA_ARCH__ and
+ * a memcpy (memset for the zero fill) otherwise; TIRx: TVM's positional
+ * T.ptx.cp(..., "async", "cg", "shared", "global", "", prefetch, pred).
+ */
+typedef struct td_ptx_cp_async {
+    const td_ir_buf *dst;
+    td_expr *dst_offset;
+    const td_ir_buf *src;
+    td_expr *src_offset;
+    int bytes;
+    td_ptx_prefetch prefetch;
+    td_expr *pred;
+    bool zfill;
+} td_ptx_cp_async;
+
+TD_API void td_ir_cp_async(td_ir *ir, const td_ptx_cp_async *c);
 
 /* ---- printing -------------------------------------------------------- */
 
