@@ -288,7 +288,10 @@ static int prec(cuda *c, const td_expr *e)
             return P_UNARY;
         return e->comb == TD_COMBINE_SUM ? P_ADD : P_PRIMARY;
     case TD__E_INTRIN:
-        return e->intrin == TD_INTRIN_THREAD_IDX_X ? P_UNARY : P_PRIMARY;
+        return (e->intrin == TD_INTRIN_THREAD_IDX_X ||
+                e->intrin == TD_INTRIN_BLOCK_IDX_X ||
+                e->intrin == TD_INTRIN_BLOCK_IDX_Y ||
+                e->intrin == TD_INTRIN_BLOCK_IDX_Z) ? P_UNARY : P_PRIMARY;
     case TD__E_LOAD:
         return e->lanes > 1 ? P_UNARY : P_PRIMARY;
     case TD__E_VALOP:
@@ -500,7 +503,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_MIN3_F32] = "tvm_builtin_ptx_min3_f32",
     [TD_INTRIN_WARP_SUM_F64MMA] = "td_warp_sum_f64mma",
     [TD_INTRIN_WARP_MAX_REDUX] = "td_warp_max_redux",
-    [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux"};
+    [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux",
+    [TD_INTRIN_BLOCK_IDX_X] = "(int)blockIdx.x",
+    [TD_INTRIN_BLOCK_IDX_Y] = "(int)blockIdx.y",
+    [TD_INTRIN_BLOCK_IDX_Z] = "(int)blockIdx.z"};
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
@@ -509,6 +515,9 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
         c->need.f32x2[0] |= 1u; /* add.rn */
     switch (e->intrin) {
     case TD_INTRIN_THREAD_IDX_X:
+    case TD_INTRIN_BLOCK_IDX_X:
+    case TD_INTRIN_BLOCK_IDX_Y:
+    case TD_INTRIN_BLOCK_IDX_Z:
         td__buf_puts(o, intrin_names[e->intrin]);
         return;
     case TD_INTRIN_WARP_REDUCE: {

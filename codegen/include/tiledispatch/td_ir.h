@@ -85,6 +85,11 @@ typedef enum td_intrin {
     TD_INTRIN_WARP_SUM_F64MMA, /* (value) */
     TD_INTRIN_WARP_MAX_REDUX,  /* (value) */
     TD_INTRIN_WARP_MIN_REDUX,  /* (value) */
+    /* The block's index in the grid: a region whose start is affine in
+     * the block ids (a CTA's tile of a global buffer) reads them. */
+    TD_INTRIN_BLOCK_IDX_X,     /* () -> blockIdx.x */
+    TD_INTRIN_BLOCK_IDX_Y,     /* () -> blockIdx.y */
+    TD_INTRIN_BLOCK_IDX_Z,     /* () -> blockIdx.z */
     TD_INTRIN_COUNT
 } td_intrin;
 
