@@ -142,10 +142,14 @@ static int rp_factor(rp *r, rp_aff *v)
                     r->pos = end;
                     return 0;
                 }
+        char name[TD_NAME_MAX], hint[TD_DIAG_MSG_MAX / 2];
+        snprintf(name, sizeof name, "%.*s",
+                 (int)(len < sizeof name ? len : sizeof name - 1), r->s + at);
         return rp_err(r, TD_ESCHEMA, at,
-                      "unknown name '%.*s' in a region bound (expected one "
-                      "of: blockIdx.x, blockIdx.y, blockIdx.z, bx, by, bz)",
-                      (int)(len > 64 ? 64 : len), r->s + at);
+                      "unknown name '%.*s' in a region bound%s",
+                      (int)(len > 64 ? 64 : len), r->s + at,
+                      td__yhint(hint, sizeof hint, name,
+                                (const char *const *)block_names, 6));
     }
     return rp_found(r, "an index");
 }

@@ -20,7 +20,11 @@
  *   - global operands are kernel parameters (one array for every
  *     instance).  When the dst is global every instance writes the same
  *     array, so every instance's source gets the same data (the key of an
- *     element is its index in the instance, not in the program).
+ *     element is its index in the instance, not in the program).  A
+ *     source region whose start depends on the block ids is each block's
+ *     own tile of the global source: the reference of an instance reads
+ *     it at the offset its block adds (a dst region of that kind is
+ *     refused: each block would write its own tile of one array).
  *
  * The shared staging puts a barrier after the body before any buffer is
  * staged out (the emitted copy has none of its own).
@@ -38,6 +42,9 @@ typedef struct cp_plan {
     int64_t nwant;          /* dst positions per instance (TD_DST_ELEMS) */
     int *dlog, *slog, *sidx; /* per dst position; -1: none (see tables) */
     bool specials;
+    bool blocked;           /* the src region's start depends on the block
+                               ids: each block copies its own tile */
+    int64_t blk[3];         /* the src elements blockIdx.x, .y, .z add */
 } cp_plan;
 
 static cp_plan *cp_of(const kp_plan *p)
@@ -164,6 +171,21 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "the src region has %" PRId64 " elements, the dst "
                            "region %" PRId64, sn, dn);
     c->region = dn;
+    if (td__region_symbolic(&call->dst))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "a dst region whose start depends on the block "
+                           "ids is not checked by kernel programs yet (each "
+                           "block would write its own tile of %s)",
+                           db->name);
+    c->blocked = td__region_symbolic(sr);
+    for (int k = 0; k < 3 && c->blocked; k++) {
+        int64_t stride = 1;
+        c->blk[k] = 0;
+        for (int d = sb->ndim - 1; d >= 0; d--) {
+            c->blk[k] += sr->block_coef[d][k] * stride;
+            stride *= sb->shape[d];
+        }
+    }
     p->nbufs = 0;
     kp_buf *sk = td__kp_add_buf(p, sb, true, false);
     kp_buf *dk = td__kp_add_buf(p, db, false, true);
@@ -243,6 +265,22 @@ static void cp_tables(td_buf *o, const kp_plan *p)
     cp_int_table(o, "td_cp_dlog", c->dlog, c->nwant);
     cp_int_table(o, "td_cp_slog", c->slog, c->nwant);
     cp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
+    if (c->blocked)
+        td__buf_printf(o,
+                       "/* The src elements the block ids add to the "
+                       "region's start, for the\n"
+                       " * block that runs instance inst: each block copies "
+                       "its own tile. */\n"
+                       "static long long td_cp_block_off(long long inst)\n"
+                       "{\n"
+                       "    const long long b = inst / TD_IPB;\n"
+                       "    return b %% %" PRId64 "LL * %" PRId64 "LL + "
+                       "b / %" PRId64 "LL %% %" PRId64 "LL * %" PRId64 "LL"
+                       " + b / %" PRId64 "LL * %" PRId64 "LL;\n"
+                       "}\n",
+                       p->grid[0], c->blk[0], p->grid[0], p->grid[1],
+                       c->blk[1], td__mul_sat(p->grid[0], p->grid[1]),
+                       c->blk[2]);
     td__buf_puts(o, "\n");
 }
 
@@ -285,7 +323,11 @@ static void cp_ref_call(td_buf *o, const kp_plan *p)
 {
     const cp_plan *c = cp_of(p);
     const kp_buf *sk = &p->bufs[c->src];
-    if (sk->global)
+    if (sk->global && c->blocked)
+        td__buf_printf(o, "            td_cp_reference(v_in_%s + "
+                          "td_cp_block_off(inst), td_want);\n",
+                       sk->b->name);
+    else if (sk->global)
         td__buf_printf(o, "            td_cp_reference(v_in_%s, td_want);\n",
                        sk->b->name);
     else
