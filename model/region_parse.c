@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "call_load.h"
+#include "layout.h"
 
 /* The parser's state: the loader, the scalar node and its text, and the
  * position reached in it. */
@@ -245,6 +246,25 @@ static int rp_index(rp *r, rp_aff *v, bool *present)
     return 0;
 }
 
+/* Whether the buffer's elements lie in row-major order: no layout, or
+ * one that canonicalizes to the row-major layout of its shape (TVM's
+ * buffers carry theirs written out). */
+static bool row_major(const td_buffer *b)
+{
+    td_layout rm, a, c;
+    char s1[512], s2[512];
+    if (!b->has_layout)
+        return true;
+    if (td__lay_row_major(b->shape, b->ndim, &rm) < 0 ||
+        td__lay_canonicalize(&b->layout, &a) < 0 ||
+        td__lay_canonicalize(&rm, &c) < 0)
+        return false;
+    if (td_layout_format(&a, s1, sizeof s1) >= sizeof s1 ||
+        td_layout_format(&c, s2, sizeof s2) >= sizeof s2)
+        return false;
+    return strcmp(s1, s2) == 0;
+}
+
 /* The largest value of a bound over the launch's grid; with a grid extent
  * given by name (unknown), the bound at block 0. */
 static int64_t aff_max(const td_call *call, const rp_aff *v)
@@ -423,10 +443,10 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                           "a region start that depends on the block ids needs "
                           "a global buffer; '%s' is %s",
                           b->name, b->scope);
-        if (b->has_layout)
+        if (!row_major(b))
             return rp_err(&r, TD_ESCHEMA, sym_at,
                           "a region start that depends on the block ids needs "
-                          "a row-major buffer; '%s' has a layout",
+                          "a row-major buffer; '%s' has another layout",
                           b->name);
     }
     *out = reg;
