@@ -23,8 +23,9 @@
  *     element is its index in the instance, not in the program).  A
  *     source region whose start depends on the block ids is each block's
  *     own tile of the global source: the reference of an instance reads
- *     it at the offset its block adds (a dst region of that kind is
- *     refused: each block would write its own tile of one array).
+ *     it at the offset its block adds.  A dst region of that kind is each
+ *     block's own tile of the global dst: the expected array has every
+ *     block's tile (cp_tables_fill).
  *
  * The shared staging puts a barrier after the body before any buffer is
  * staged out (the emitted copy has none of its own).
@@ -45,6 +46,8 @@ typedef struct cp_plan {
     bool blocked;           /* the src region's start depends on the block
                                ids: each block copies its own tile */
     int64_t blk[3];         /* the src elements blockIdx.x, .y, .z add */
+    bool dst_blocked;       /* the dst region's too: the tables cover every
+                               block's tile of the global dst */
 } cp_plan;
 
 static cp_plan *cp_of(const kp_plan *p)
@@ -99,9 +102,29 @@ static int64_t cp_elem(const td_buffer *b, const td_region *r, int64_t k)
     return e;
 }
 
+/* The row-major element offset the block ids of block `blk` (x fastest)
+ * add to the start of region r of buffer b. */
+static int64_t cp_block_off(const kp_plan *p, const td_buffer *b,
+                            const td_region *r, int64_t blk)
+{
+    int64_t id[3] = {blk % p->grid[0], blk / p->grid[0] % p->grid[1],
+                     blk / (p->grid[0] * p->grid[1])};
+    int64_t off = 0, stride = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        for (int k = 0; k < 3; k++)
+            off += r->block_coef[d][k] * id[k] * stride;
+        stride *= b->shape[d];
+    }
+    return off;
+}
+
 /* The per-position tables: for every position of the dst's host array of
  * one instance, the dst element there, the src element it pairs with and
- * where that is in the src's host array. */
+ * where that is in the src's host array.  A block-tiled dst (global) has
+ * every block's tile in them: each block writes its own, and every
+ * instance's source holds the same data, so one table serves every
+ * instance (a block-tiled src is then read at its block's offset there,
+ * not in the reference call). */
 static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
 {
     const td_call *call = p->call;
@@ -125,15 +148,25 @@ static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
         c->dlog[pos] = (int)e;
     }
     const td_region *sr = &call->srcs[0].region;
-    for (int64_t k = 0; k < c->region; k++) {
-        int64_t de = cp_elem(dk->b, &call->dst, k);
-        int64_t se = cp_elem(sk->b, sr, k);
-        int64_t pos = dk->global ? dk->gpad + (dk->phys ? dk->phys[de] : de)
-                                 : de;
-        c->slog[pos] = (int)se;
-        c->sidx[pos] = (int)(sk->global
-                                 ? sk->gpad + (sk->phys ? sk->phys[se] : se)
-                                 : se);
+    int64_t nb = c->dst_blocked ? p->nblocks : 1;
+    for (int64_t blk = 0; blk < nb; blk++) {
+        int64_t doff = 0, soff = 0;
+        if (c->dst_blocked) {
+            doff = cp_block_off(p, dk->b, &call->dst, blk);
+            soff = c->blocked ? cp_block_off(p, sk->b, sr, blk) : 0;
+        }
+        for (int64_t k = 0; k < c->region; k++) {
+            int64_t de = cp_elem(dk->b, &call->dst, k) + doff;
+            int64_t se = cp_elem(sk->b, sr, k) + soff;
+            int64_t pos = dk->global
+                              ? dk->gpad + (dk->phys ? dk->phys[de] : de)
+                              : de;
+            c->slog[pos] = (int)se;
+            c->sidx[pos] = (int)(sk->global ? sk->gpad + (sk->phys
+                                                              ? sk->phys[se]
+                                                              : se)
+                                            : se);
+        }
     }
     return 0;
 }
@@ -171,12 +204,7 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "the src region has %" PRId64 " elements, the dst "
                            "region %" PRId64, sn, dn);
     c->region = dn;
-    if (td__region_symbolic(&call->dst))
-        return td__kp_fail(diag, call, TD_EINVAL,
-                           "a dst region whose start depends on the block "
-                           "ids is not checked by kernel programs yet (each "
-                           "block would write its own tile of %s)",
-                           db->name);
+    c->dst_blocked = td__region_symbolic(&call->dst);
     c->blocked = td__region_symbolic(sr);
     for (int k = 0; k < 3 && c->blocked; k++) {
         int64_t stride = 1;
@@ -265,7 +293,7 @@ static void cp_tables(td_buf *o, const kp_plan *p)
     cp_int_table(o, "td_cp_dlog", c->dlog, c->nwant);
     cp_int_table(o, "td_cp_slog", c->slog, c->nwant);
     cp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
-    if (c->blocked)
+    if (c->blocked && !c->dst_blocked)
         td__buf_printf(o,
                        "/* The src elements the block ids add to the "
                        "region's start, for the\n"
@@ -323,7 +351,7 @@ static void cp_ref_call(td_buf *o, const kp_plan *p)
 {
     const cp_plan *c = cp_of(p);
     const kp_buf *sk = &p->bufs[c->src];
-    if (sk->global && c->blocked)
+    if (sk->global && c->blocked && !c->dst_blocked)
         td__buf_printf(o, "            td_cp_reference(v_in_%s + "
                           "td_cp_block_off(inst), td_want);\n",
                        sk->b->name);
