@@ -630,7 +630,9 @@ static const int intrin_arity[TD_INTRIN_COUNT] = {
     [TD_INTRIN_PTX_MIN3_F32] = 3, [TD_INTRIN_WARP_SUM_F64MMA] = 1,
     [TD_INTRIN_WARP_MAX_REDUX] = 1, [TD_INTRIN_WARP_MIN_REDUX] = 1,
     [TD_INTRIN_CP_ASYNC_COMMIT] = 0, [TD_INTRIN_CP_ASYNC_WAIT] = 1,
-    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = 0};
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = 0,
+    [TD_INTRIN_BLOCK_IDX_X] = 0,   [TD_INTRIN_BLOCK_IDX_Y] = 0,
+    [TD_INTRIN_BLOCK_IDX_Z] = 0};
 
 /* The whole-warp float32 all-reductions take and give float32 only. */
 static bool f32_only(td_intrin k)

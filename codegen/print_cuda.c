@@ -288,7 +288,10 @@ static int prec(cuda *c, const td_expr *e)
             return P_UNARY;
         return e->comb == TD_COMBINE_SUM ? P_ADD : P_PRIMARY;
     case TD__E_INTRIN:
-        return e->intrin == TD_INTRIN_THREAD_IDX_X ? P_UNARY : P_PRIMARY;
+        return (e->intrin == TD_INTRIN_THREAD_IDX_X ||
+                e->intrin == TD_INTRIN_BLOCK_IDX_X ||
+                e->intrin == TD_INTRIN_BLOCK_IDX_Y ||
+                e->intrin == TD_INTRIN_BLOCK_IDX_Z) ? P_UNARY : P_PRIMARY;
     case TD__E_LOAD:
         return e->lanes > 1 ? P_UNARY : P_PRIMARY;
     case TD__E_VALOP:
@@ -503,7 +506,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_WARP_MIN_REDUX] = "td_warp_min_redux",
     [TD_INTRIN_CP_ASYNC_COMMIT] = "td_cp_async_commit_group",
     [TD_INTRIN_CP_ASYNC_WAIT] = "td_cp_async_wait_group",
-    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "td_cp_async_wait_all"};
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "td_cp_async_wait_all",
+    [TD_INTRIN_BLOCK_IDX_X] = "(int)blockIdx.x",
+    [TD_INTRIN_BLOCK_IDX_Y] = "(int)blockIdx.y",
+    [TD_INTRIN_BLOCK_IDX_Z] = "(int)blockIdx.z"};
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
@@ -512,6 +518,9 @@ static void intrin(cuda *c, td_buf *o, const td_expr *e)
         c->need.f32x2[0] |= 1u; /* add.rn */
     switch (e->intrin) {
     case TD_INTRIN_THREAD_IDX_X:
+    case TD_INTRIN_BLOCK_IDX_X:
+    case TD_INTRIN_BLOCK_IDX_Y:
+    case TD_INTRIN_BLOCK_IDX_Z:
         td__buf_puts(o, intrin_names[e->intrin]);
         return;
     case TD_INTRIN_WARP_REDUCE: {

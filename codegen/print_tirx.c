@@ -227,13 +227,19 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_WARP_MIN_REDUX] = "T.cuda.warp_reduce",
     [TD_INTRIN_CP_ASYNC_COMMIT] = "T.ptx.cp",
     [TD_INTRIN_CP_ASYNC_WAIT] = "T.ptx.cp",
-    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "T.ptx.cp"};
+    [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "T.ptx.cp",
+    [TD_INTRIN_BLOCK_IDX_X] = "blockIdx.x",
+    [TD_INTRIN_BLOCK_IDX_Y] = "blockIdx.y",
+    [TD_INTRIN_BLOCK_IDX_Z] = "blockIdx.z"};
 
 static void intrin(tirx *x, td_buf *o, const td_expr *e)
 {
     const char *name = intrin_names[e->intrin];
     switch (e->intrin) {
     case TD_INTRIN_THREAD_IDX_X:
+    case TD_INTRIN_BLOCK_IDX_X:
+    case TD_INTRIN_BLOCK_IDX_Y:
+    case TD_INTRIN_BLOCK_IDX_Z:
         td__buf_puts(o, name);
         return;
     case TD_INTRIN_SYNCTHREADS:

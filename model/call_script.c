@@ -20,9 +20,12 @@ static void sc_region(td_sbuf *o, const td_call *call, const td_region *r)
     if (r->buffer >= 0 && r->buffer < call->nbuffers)
         name = call->buffers[r->buffer].name;
     td__sbuf_printf(o, "%s[", name);
-    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
-        td__sbuf_printf(o, "%s%lld:%lld", d ? ", " : "", (long long)r->start[d],
-                  (long long)(r->start[d] + r->extent[d]));
+    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++) {
+        char lo[96], hi[96];
+        td__region_bound_text(r, d, 0, lo, sizeof lo);
+        td__region_bound_text(r, d, r->extent[d], hi, sizeof hi);
+        td__sbuf_printf(o, "%s%s:%s", d ? ", " : "", lo, hi);
+    }
     td__sbuf_printf(o, "]");
 }
 

@@ -39,6 +39,23 @@ const char *td__regions_missing(const td_call *call);
  * extent is not positive), so that hostile shapes cannot overflow. */
 int64_t td__region_elems(const td_region *r);
 
+/* Whether the region's start depends on the block ids (a block_coef is
+ * not zero). */
+bool td__region_symbolic(const td_region *r);
+
+/* The largest power of two that divides the element offset the block ids
+ * add to the region's start in its row-major buffer, for every block: the
+ * gcd of each coefficient times its dimension's stride, at most 2^30.  0
+ * when the start is constant (nothing is added).  The alignment checks of
+ * the copy variants take it beside the constant start. */
+int64_t td__region_block_align(const td_call *call, const td_region *r);
+
+/* Dimension d's start as text, plus `add` ("blockIdx.x * 64 + 3" for
+ * add 3; "67" for a constant start 64 and add 3); the length of the
+ * whole text, like snprintf. */
+size_t td__region_bound_text(const td_region *r, int d, int64_t add,
+                             char *buf, size_t cap);
+
 /* The hints that follow "unknown dtype 'X'", "unknown exec scope 'X'",
  * "unknown layout axis 'X'" and "unknown launch tag 'X'": written into
  * buf[cap] and returned, " (did you mean 'Y'?)" or the list of the valid

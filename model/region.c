@@ -2,11 +2,13 @@
  * Small internal accessors over a call's regions and name fields that every
  * layer above the model shares (predicates, variant modules, the kernel
  * generator): the buffer a region names, why a call's regions name none, a
- * region's element count with saturating products, and the comparison of a
+ * region's element count with saturating products, a start that depends on
+ * the block ids (its alignment and its text), and the comparison of a
  * fixed-size name field.  They never trust a hand-built call.  The public
  * accessors are in call_access.c.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model.h"
@@ -59,6 +61,69 @@ int64_t td__region_elems(const td_region *r)
         return 0;
     for (int d = 0; d < nd; d++)
         n = td__mul_sat(n, r->extent[d]);
+    return n;
+}
+
+bool td__region_symbolic(const td_region *r)
+{
+    if (r == NULL || r->ndim < 0 || r->ndim > TD_MAX_RANK)
+        return false;
+    for (int d = 0; d < r->ndim; d++)
+        for (int k = 0; k < 3; k++)
+            if (r->block_coef[d][k] != 0)
+                return true;
+    return false;
+}
+
+int64_t td__region_block_align(const td_call *call, const td_region *r)
+{
+    const td_buffer *b = td__region_buffer(call, r);
+    const int64_t cap = (int64_t)1 << 30;
+    int64_t align = 0, stride = 1;
+    if (b == NULL || !td__region_symbolic(r))
+        return 0;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        for (int k = 0; k < 3; k++) {
+            int64_t t = td__mul_sat(r->block_coef[d][k], stride);
+            if (t <= 0)
+                continue;
+            /* The lowest set bit of t, capped: a power of two divides
+             * the gcd when it divides every term. */
+            int64_t low = t & -t;
+            if (low > cap)
+                low = cap;
+            if (align == 0 || low < align)
+                align = low;
+        }
+        stride = td__mul_sat(stride, b->shape[d]);
+    }
+    return align;
+}
+
+size_t td__region_bound_text(const td_region *r, int d, int64_t add,
+                             char *buf, size_t cap)
+{
+    static const char *const ids[3] = {"blockIdx.x", "blockIdx.y",
+                                       "blockIdx.z"};
+    size_t n = 0;
+    char tmp[32];
+    if (cap > 0)
+        buf[0] = '\0';
+    for (int k = 0; k < 3; k++) {
+        int64_t c = r->block_coef[d][k];
+        if (c == 0)
+            continue;
+        if (c == 1)
+            snprintf(tmp, sizeof tmp, "%s", ids[k]);
+        else
+            snprintf(tmp, sizeof tmp, "%s * %lld", ids[k], (long long)c);
+        n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
+                              "%s%s", n > 0 ? " + " : "", tmp);
+    }
+    int64_t c = r->start[d] + add;
+    if (n == 0 || c != 0)
+        n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
+                              "%s%lld", n > 0 ? " + " : "", (long long)c);
     return n;
 }
 

@@ -4,14 +4,19 @@
  * column of the offending character inside the YAML scalar; an operand's
  * messages start with its label ("srcs[1]: unknown buffer 'X'").  Indices
  * are non-negative, slices have no step, and every dimension of the buffer
- * must be given once.
+ * must be given once.  A bound may be affine in the launch's block ids
+ * ("A[bx * 64:bx * 64 + 64, 0:128]", a CTA's tile) when the slice's extent
+ * stays a constant; the region keeps the constant part of its start in
+ * `start` and the block ids' coefficients in `block_coef`.
  */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "call_load.h"
+#include "layout.h"
 
 /* The parser's state: the loader, the scalar node and its text, and the
  * position reached in it. */
@@ -60,28 +65,217 @@ static int rp_found(rp *r, const char *what)
     return rp_err(r, TD_EPARSE, r->pos, "expected %s, found '%c'", what, ch);
 }
 
-/* Parses an optional non-negative index; *present says whether one was. */
-static int rp_index(rp *r, int64_t *v, bool *present)
+/* A bound of a slice: c + the sum of k[i] * blockIdx.{x,y,z}[i]. */
+typedef struct rp_aff {
+    int64_t c;
+    int64_t k[3];
+} rp_aff;
+
+static bool aff_symbolic(const rp_aff *a)
+{
+    return a->k[0] != 0 || a->k[1] != 0 || a->k[2] != 0;
+}
+
+/* Whether |x| stays within the limit an index may reach. */
+static bool aff_fits(const rp_aff *a)
+{
+    if (a->c > TD_MAX_EXTENT || a->c < -TD_MAX_EXTENT)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (a->k[i] > TD_MAX_EXTENT || a->k[i] < -TD_MAX_EXTENT)
+            return false;
+    return true;
+}
+
+static int rp_sum(rp *r, rp_aff *v);
+
+/* The block-id names a bound may use: the launch tags and TVM's short
+ * names, as layouts spell the block axes. */
+static const char *const block_names[2][3] = {
+    {"blockIdx.x", "blockIdx.y", "blockIdx.z"}, {"bx", "by", "bz"}};
+
+/* A factor: an integer, a block id or a parenthesised sum. */
+static int rp_factor(rp *r, rp_aff *v)
 {
     rp_ws(r);
-    *present = false;
+    memset(v, 0, sizeof *v);
+    size_t at = r->pos;
+    char ch = r->s[at];
+    if (isdigit((unsigned char)ch)) {
+        while (isdigit((unsigned char)r->s[r->pos])) {
+            int d = r->s[r->pos] - '0';
+            if (v->c > (TD_MAX_EXTENT - d) / 10)
+                return rp_err(r, TD_ELIMIT, at, "region index is too large");
+            v->c = v->c * 10 + d;
+            r->pos++;
+        }
+        return 0;
+    }
+    if (ch == '(') {
+        r->pos++;
+        int rc = rp_sum(r, v);
+        if (rc)
+            return rc;
+        rp_ws(r);
+        if (r->s[r->pos] != ')')
+            return rp_found(r, "')'");
+        r->pos++;
+        return 0;
+    }
+    if (isalpha((unsigned char)ch) || ch == '_') {
+        size_t end = at;
+        while (isalnum((unsigned char)r->s[end]) || r->s[end] == '_' ||
+               r->s[end] == '.')
+            end++;
+        size_t len = end - at;
+        for (int f = 0; f < 2; f++)
+            for (int i = 0; i < 3; i++)
+                if (strlen(block_names[f][i]) == len &&
+                    memcmp(block_names[f][i], r->s + at, len) == 0) {
+                    const td_launch_param *lp =
+                        &r->c->call->launch[TD_LAUNCH_BX + i];
+                    if (!lp->present)
+                        return rp_err(r, TD_ESCHEMA, at,
+                                      "region uses %s but 'launch' has no "
+                                      "%s",
+                                      block_names[f][i], block_names[0][i]);
+                    v->k[i] = 1;
+                    r->pos = end;
+                    return 0;
+                }
+        char name[TD_NAME_MAX], hint[TD_DIAG_MSG_MAX / 2];
+        snprintf(name, sizeof name, "%.*s",
+                 (int)(len < sizeof name ? len : sizeof name - 1), r->s + at);
+        return rp_err(r, TD_ESCHEMA, at,
+                      "unknown name '%.*s' in a region bound%s",
+                      (int)(len > 64 ? 64 : len), r->s + at,
+                      td__yhint(hint, sizeof hint, name,
+                                (const char *const *)block_names, 6));
+    }
+    return rp_found(r, "an index");
+}
+
+/* A product of factors; one side of each product is a constant. */
+static int rp_term(rp *r, rp_aff *v)
+{
+    size_t at = r->pos;
+    int rc = rp_factor(r, v);
+    for (;;) {
+        if (rc)
+            return rc;
+        rp_ws(r);
+        if (r->s[r->pos] != '*')
+            return 0;
+        r->pos++;
+        rp_aff w;
+        if ((rc = rp_factor(r, &w)) != 0)
+            return rc;
+        if (aff_symbolic(v) && aff_symbolic(&w))
+            return rp_err(r, TD_ESCHEMA, at,
+                          "a region bound must be affine in the block ids "
+                          "(a product of two block ids is not)");
+        rp_aff p;
+        int64_t m = aff_symbolic(v) ? w.c : v->c;
+        const rp_aff *x = aff_symbolic(v) ? v : &w;
+        if (m != 0 && (x->c > TD_MAX_EXTENT / m || x->k[0] > TD_MAX_EXTENT / m ||
+                       x->k[1] > TD_MAX_EXTENT / m ||
+                       x->k[2] > TD_MAX_EXTENT / m))
+            return rp_err(r, TD_ELIMIT, at, "region index is too large");
+        p.c = x->c * m;
+        for (int i = 0; i < 3; i++)
+            p.k[i] = x->k[i] * m;
+        *v = p;
+        if (!aff_fits(v))
+            return rp_err(r, TD_ELIMIT, at, "region index is too large");
+    }
+}
+
+/* A sum of terms joined by + and -; a leading '-' is refused, as a
+ * negative index always was. */
+static int rp_sum(rp *r, rp_aff *v)
+{
+    rp_ws(r);
+    size_t at = r->pos;
     if (r->s[r->pos] == '-')
         return rp_err(r, TD_EPARSE, r->pos,
                       "negative indices are not supported in regions");
-    if (!isdigit((unsigned char)r->s[r->pos]))
+    int rc = rp_term(r, v);
+    for (;;) {
+        if (rc)
+            return rc;
+        rp_ws(r);
+        char op = r->s[r->pos];
+        if (op != '+' && op != '-')
+            return 0;
+        r->pos++;
+        rp_aff w;
+        if ((rc = rp_term(r, &w)) != 0)
+            return rc;
+        int64_t sg = op == '+' ? 1 : -1;
+        v->c += sg * w.c;
+        for (int i = 0; i < 3; i++)
+            v->k[i] += sg * w.k[i];
+        if (!aff_fits(v))
+            return rp_err(r, TD_ELIMIT, at, "region index is too large");
+    }
+}
+
+/* Parses an optional bound: a non-negative index, or an expression affine
+ * in the block ids with non-negative coefficients ("bx * 64 + 64");
+ * *present says whether one was. */
+static int rp_index(rp *r, rp_aff *v, bool *present)
+{
+    rp_ws(r);
+    *present = false;
+    memset(v, 0, sizeof *v);
+    if (r->s[r->pos] == '-')
+        return rp_err(r, TD_EPARSE, r->pos,
+                      "negative indices are not supported in regions");
+    char ch = r->s[r->pos];
+    if (!isalnum((unsigned char)ch) && ch != '_' && ch != '(')
         return 0;
     size_t at = r->pos;
-    int64_t x = 0;
-    while (isdigit((unsigned char)r->s[r->pos])) {
-        int d = r->s[r->pos] - '0';
-        if (x > (TD_MAX_EXTENT - d) / 10)
-            return rp_err(r, TD_ELIMIT, at, "region index is too large");
-        x = x * 10 + d;
-        r->pos++;
-    }
-    *v = x;
+    int rc = rp_sum(r, v);
+    if (rc)
+        return rc;
+    if (v->c < 0 || v->k[0] < 0 || v->k[1] < 0 || v->k[2] < 0)
+        return rp_err(r, TD_ESCHEMA, at,
+                      "a region bound must not be negative for any block "
+                      "(a negative constant or block-id coefficient)");
     *present = true;
     return 0;
+}
+
+/* Whether the buffer's elements lie in row-major order: no layout, or
+ * one that canonicalizes to the row-major layout of its shape (TVM's
+ * buffers carry theirs written out). */
+static bool row_major(const td_buffer *b)
+{
+    td_layout rm, a, c;
+    char s1[512], s2[512];
+    if (!b->has_layout)
+        return true;
+    if (td__lay_row_major(b->shape, b->ndim, &rm) < 0 ||
+        td__lay_canonicalize(&b->layout, &a) < 0 ||
+        td__lay_canonicalize(&rm, &c) < 0)
+        return false;
+    if (td_layout_format(&a, s1, sizeof s1) >= sizeof s1 ||
+        td_layout_format(&c, s2, sizeof s2) >= sizeof s2)
+        return false;
+    return strcmp(s1, s2) == 0;
+}
+
+/* The largest value of a bound over the launch's grid; with a grid extent
+ * given by name (unknown), the bound at block 0. */
+static int64_t aff_max(const td_call *call, const rp_aff *v)
+{
+    int64_t m = v->c;
+    for (int i = 0; i < 3; i++) {
+        const td_launch_param *lp = &call->launch[TD_LAUNCH_BX + i];
+        if (v->k[i] != 0 && lp->present && !lp->symbolic)
+            m += v->k[i] * (lp->extent - 1);
+    }
+    return m;
 }
 
 /* Parses "NAME" or "NAME[slices]" against the call's buffers.  `label`
@@ -141,20 +335,22 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
     if (r.s[r.pos] != '[')
         return rp_found(&r, "'[' or end of region");
     size_t open_at = r.pos++;
+    size_t sym_at = SIZE_MAX; /* the first bound with a block id */
     int nslices = 0;
     for (;;) {
         rp_ws(&r);
         size_t at = r.pos;
-        int64_t start = 0, stop = 0;
+        rp_aff lo, hi;
+        memset(&hi, 0, sizeof hi);
         bool has_start, has_stop = false, colon = false;
-        int rc = rp_index(&r, &start, &has_start);
+        int rc = rp_index(&r, &lo, &has_start);
         if (rc)
             return rc;
         rp_ws(&r);
         if (r.s[r.pos] == ':') {
             colon = true;
             r.pos++;
-            rc = rp_index(&r, &stop, &has_stop);
+            rc = rp_index(&r, &hi, &has_stop);
             if (rc)
                 return rc;
             rp_ws(&r);
@@ -165,8 +361,21 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
         if (!has_start && !colon)
             return rp_found(&r, "an index or a slice");
         int d = nslices++;
+        bool sym = aff_symbolic(&lo) || aff_symbolic(&hi);
+        if (sym && colon && !has_stop)
+            return rp_err(&r, TD_ESCHEMA, at,
+                          "a slice whose start depends on the block ids needs "
+                          "an end (its extent must be a constant)");
+        if (sym && colon &&
+            (hi.k[0] != lo.k[0] || hi.k[1] != lo.k[1] || hi.k[2] != lo.k[2]))
+            return rp_err(&r, TD_ESCHEMA, at,
+                          "the extent of a slice must be a constant: its end "
+                          "minus its start still depends on the block ids");
         if (d < b->ndim) {
             int64_t ext = b->shape[d];
+            /* Bounds use the largest start over the grid; the extent is
+             * the same for every block. */
+            int64_t start = aff_max(c->call, &lo), stop;
             if (!colon) {
                 if (start >= ext)
                     return rp_err(&r, TD_ESCHEMA, at,
@@ -175,21 +384,32 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                                   (long long)start, d, (long long)ext);
                 stop = start + 1;
             } else {
-                if (!has_stop)
-                    stop = ext;
+                stop = has_stop ? start + (hi.c - lo.c) : ext;
                 if (stop > ext || start > ext)
                     return rp_err(&r, TD_ESCHEMA, at,
                                   "slice %lld:%lld out of bounds for "
-                                  "dimension %d of extent %lld",
+                                  "dimension %d of extent %lld%s",
                                   (long long)start, (long long)stop, d,
-                                  (long long)ext);
+                                  (long long)ext,
+                                  sym ? " (at the grid's last block)" : "");
                 if (stop <= start)
                     return rp_err(&r, TD_ESCHEMA, at,
                                   "empty slice %lld:%lld in dimension %d",
                                   (long long)start, (long long)stop, d);
             }
-            reg.start[d] = start;
+            for (int i = 0; i < 3; i++)
+                if (lo.k[i] > ext)
+                    return rp_err(&r, TD_ESCHEMA, at,
+                                  "the coefficient %lld of %s is larger than "
+                                  "dimension %d's extent %lld",
+                                  (long long)lo.k[i], block_names[0][i], d,
+                                  (long long)ext);
+            reg.start[d] = lo.c;
             reg.extent[d] = stop - start;
+            for (int i = 0; i < 3; i++)
+                reg.block_coef[d][i] = lo.k[i];
+            if (sym && sym_at == SIZE_MAX)
+                sym_at = at;
         }
         if (r.s[r.pos] == ',') {
             r.pos++;
@@ -210,6 +430,25 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                       "dimension%s",
                       nslices, nslices == 1 ? "" : "s", b->name, b->ndim,
                       b->ndim == 1 ? "" : "s");
+    if (sym_at != SIZE_MAX) {
+        /* What the variants can emit today: the offset of a row-major
+         * global buffer of a copy, added to its 32-bit index. */
+        if (strcmp(c->call->op, "copy") != 0)
+            return rp_err(&r, TD_ESCHEMA, sym_at,
+                          "a region start that depends on the block ids is "
+                          "supported for op 'copy' only, not '%s'",
+                          c->call->op);
+        if (strcmp(b->scope, "global") != 0)
+            return rp_err(&r, TD_ESCHEMA, sym_at,
+                          "a region start that depends on the block ids needs "
+                          "a global buffer; '%s' is %s",
+                          b->name, b->scope);
+        if (!row_major(b))
+            return rp_err(&r, TD_ESCHEMA, sym_at,
+                          "a region start that depends on the block ids needs "
+                          "a row-major buffer; '%s' has another layout",
+                          b->name);
+    }
     *out = reg;
     return 0;
 }

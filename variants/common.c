@@ -122,3 +122,47 @@ void td__unflatten_by(td_ir *ir, td__dim_fn dim, const void *ctx, int n,
         out[k] = e;
     }
 }
+
+static const td_intrin block_ids[3] = {
+    TD_INTRIN_BLOCK_IDX_X, TD_INTRIN_BLOCK_IDX_Y, TD_INTRIN_BLOCK_IDX_Z};
+
+/* sum + c * blockIdx.k (sum may be NULL). */
+static td_expr *add_block_term(td_ir *ir, td_expr *sum, int k, int64_t c)
+{
+    td_expr *t = td_intrinsic(ir, block_ids[k], TD_I32, 0, NULL);
+    if (c != 1)
+        t = td_mul(ir, t, td_int(ir, c));
+    return sum != NULL ? td_add(ir, sum, t) : t;
+}
+
+td_expr *td__region_start_expr(td_ir *ir, const td_region *r, int d,
+                               int64_t add)
+{
+    td_expr *e = NULL;
+    for (int k = 0; k < 3; k++)
+        if (r->block_coef[d][k] != 0)
+            e = add_block_term(ir, e, k, r->block_coef[d][k]);
+    int64_t c = r->start[d] + add;
+    if (e == NULL)
+        return td_int(ir, c);
+    return c != 0 ? td_add(ir, e, td_int(ir, c)) : e;
+}
+
+td_expr *td__region_block_offset(td_ir *ir, const td_call *call,
+                                 const td_region *r)
+{
+    if (r->buffer < 0 || r->buffer >= call->nbuffers)
+        return NULL;
+    const td_buffer *b = &call->buffers[r->buffer];
+    td_expr *e = NULL;
+    for (int k = 0; k < 3; k++) {
+        int64_t c = 0, stride = 1;
+        for (int d = b->ndim - 1; d >= 0 && d < r->ndim; d--) {
+            c += r->block_coef[d][k] * stride;
+            stride *= b->shape[d];
+        }
+        if (c != 0)
+            e = add_block_term(ir, e, k, c);
+    }
+    return e;
+}

@@ -2,7 +2,9 @@
  * What the variant families share: the scope's threads and its barrier
  * for the variants that run at warp, warpgroup and cta scope (`shared`,
  * `shared_rows`, the elementwise family), and the unflattening of a flat
- * index into indices (the thread-wise reduction, the elementwise family).
+ * index into indices (the thread-wise reduction, the elementwise family),
+ * and a region start that depends on the block ids as an expression (the
+ * copy family).
  * Internal to variants/; public headers only, so that a variant built as a
  * plugin (tests/registry/ewise_plugin.c) can take common.c with it.
  */
@@ -64,5 +66,18 @@ typedef td_expr *(*td__dim_fn)(td_ir *ir, const void *ctx, int64_t inner,
 void td__unflatten_by(td_ir *ir, td__dim_fn dim, const void *ctx, int n,
                       const int64_t *ext, const int64_t *start,
                       td_expr **out);
+
+/* Dimension d's start of region r plus `add` as an expression: the
+ * constant, plus each block id times its coefficient when the start
+ * depends on the block ids ("blockIdx.x * 64 + 3"). */
+td_expr *td__region_start_expr(td_ir *ir, const td_region *r, int d,
+                               int64_t add);
+
+/* The element offset the block ids add to region r's start in its
+ * row-major buffer, one term per block id ("blockIdx.x * 8192"), for an
+ * emitter that adds it to a flat 32-bit index as TVM does; NULL when the
+ * start is constant. */
+td_expr *td__region_block_offset(td_ir *ir, const td_call *call,
+                                 const td_region *r);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common.h"
 #include "copy.h"
 #include "variants.h"
 
@@ -155,9 +156,9 @@ static int fallback_emit(const td_call *call, const td_op_desc *op,
         lv[k] = td_ir_for(ir, names[k], td_int(ir, ext[k]), TD_LOOP_SERIAL);
     td_expr *didx[TD_MAX_RANK], *sidx[TD_MAX_RANK];
     for (int d = 0; d < dr->ndim; d++)
-        didx[d] = td_int(ir, dr->start[d]);
+        didx[d] = td__region_start_expr(ir, dr, d, 0);
     for (int d = 0; d < sr->ndim; d++)
-        sidx[d] = td_int(ir, sr->start[d]);
+        sidx[d] = td__region_start_expr(ir, sr, d, 0);
     for (int k = 0; k < n; k++) {
         didx[ddim[k]] = td_add(ir, didx[ddim[k]], td_var_ref(ir, lv[k]));
         sidx[sdim[k]] = td_add(ir, sidx[sdim[k]], td_var_ref(ir, lv[k]));

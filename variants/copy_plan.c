@@ -59,9 +59,12 @@ int td__copy_side_from_call(const td_call *call, const td_region *r,
 
     if (b == NULL)
         return TD_EINVAL;
-    return td__copy_side_init(side, b->name, b->scope, b->dtype, b->ndim,
-                              b->shape, r->start, r->extent,
-                              b->has_layout ? &b->layout : NULL, NULL);
+    int rc = td__copy_side_init(side, b->name, b->scope, b->dtype, b->ndim,
+                                b->shape, r->start, r->extent,
+                                b->has_layout ? &b->layout : NULL, NULL);
+    if (rc == 0)
+        side->block_align = td__region_block_align(call, r);
+    return rc;
 }
 
 int td__copy_req_from_call(const td_call *call, td_copy_req *q)
@@ -638,6 +641,10 @@ int td__copy_plan_gs_bits(const td_copy_req *q, const int *bits, int nbits,
             if (cand[i] > 1 && ss->swz.on &&
                 cand[i] > ((int64_t)1 << ss->swz.per_element))
                 continue;
+            /* What the block ids add to the global start must keep each
+             * vector aligned in every block. */
+            if (gs->block_align > 0 && gs->block_align % cand[i] != 0)
+                continue;
             if (try_gs_vec(&gsort, &s_al, cand[i], out->threads, out) == 0) {
                 out->vec = cand[i];
                 break;
@@ -848,6 +855,8 @@ int td__copy_plan_reg(const td_copy_req *q, td_copy_reg_plan *out, char *why,
     }
     if (ss->swz.on && ss->swz.swizzle_len > 0)
         max_vec = (int64_t)1 << ss->swz.per_element;
+    if (ss->block_align > 0 && (max_vec == 0 || ss->block_align < max_vec))
+        max_vec = ss->block_align;
     out->vec = td__copy_choose_vec(out->elem_bits, atoms, na, &out->r,
                                    &out->s, max_vec);
     out->nouter = na;

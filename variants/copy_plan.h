@@ -35,6 +35,9 @@ typedef struct td_copy_side {
     td_layout tile;     /* the TileLayout (a ComposeLayout's inner tile);
                            the row-major layout when the buffer has none */
     td_lay_swz swz;     /* the ComposeLayout's swizzle (on: false = none) */
+    int64_t block_align; /* a start that depends on the block ids: the
+                            largest power of two dividing what they add
+                            (td__region_block_align); 0 = constant start */
 } td_copy_side;
 
 /* What the checks and planners read of a call. */

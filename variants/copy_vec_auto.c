@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common.h"
 #include "copy.h"
 #include "copy_plan.h"
 #include "variants.h"
@@ -179,9 +180,14 @@ void td__copy_gs_loop(const td_call *call, const td_copy_gs_plan *p,
     bool split = false;
     /* The swizzle's row term reads s less its multiples of `mod`. */
     const int64_t mod = td__copy_swizzle_mod(&p->swz);
+    /* A start that depends on the block ids: their offset goes first in
+     * the 32-bit index, as TVM prints a sliced buffer's symbolic base
+     * (g_lin = blockIdx.x * 8192 + f * 512 + tid * 4). */
+    const td_region *gr = p->g_is_src ? td__copy_src_region(call) : &call->dst;
+    td_expr *blk = td__region_block_offset(ir, call, gr);
     if (p->carved) {
         int no = p->n_outer, nt = p->n_thread;
-        g = td__copy_split_expr(ir, NULL, fv, p->g.shard, no);
+        g = td__copy_split_expr(ir, blk, fv, p->g.shard, no);
         if (tid != NULL)
             g = td__copy_split_expr(ir, g, tid, p->g.shard + no, nt);
         const td_iter *rounds = p->s.shard + p->s_seps[0];
@@ -203,7 +209,7 @@ void td__copy_gs_loop(const td_call *call, const td_copy_gs_plan *p,
         if (tid != NULL)
             flat = td_add(ir, flat, tid);
         flat = td_mul(ir, flat, td_int(ir, p->vec));
-        g = td__copy_split_expr(ir, NULL, flat, p->g.shard, p->g.nshard);
+        g = td__copy_split_expr(ir, blk, flat, p->g.shard, p->g.nshard);
         s = td__copy_split_expr(ir, NULL, flat, p->s.shard, p->s.nshard);
         low = td__copy_split_low(ir, NULL, flat, p->s.shard, p->s.nshard, mod);
     }
@@ -338,8 +344,11 @@ static int emit_reg(const td_call *call, const td_copy_req *q, td_ir *ir,
     int bits, lanes;
     form(p.vec * p.elem_bits / 8, &bits, &lanes);
     td_expr *tid = p.s_nthread > 0 ? thread_id(call, ir) : NULL;
-    td_expr *base = tid != NULL ? td__copy_split_expr(ir, NULL, tid, p.s.shard, p.s_nthread)
-                                : NULL;
+    /* A global start that depends on the block ids: their offset first. */
+    td_expr *blk = td__region_block_offset(ir, call, mr);
+    td_expr *base = tid != NULL ? td__copy_split_expr(ir, blk, tid, p.s.shard,
+                                                      p.s_nthread)
+                                : blk;
     base = plus(ir, base, p.s.offset[TD_AXIS_M]);
     bool swz = p.swz.on && p.swz.swizzle_len > 0;
     td_var *bv = swz ? NULL : td_ir_let(ir, "s_base", TD_I32, base);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common.h"
 #include "copy.h"
 #include "variants.h"
 
@@ -23,10 +24,13 @@ static void region_text(const td_call *call, const td_region *r, char *buf,
     const td_buffer *b = &call->buffers[r->buffer];
     size_t n = (size_t)snprintf(buf, cap, "%.*s[",
                                 (int)strnlen(b->name, TD_NAME_MAX), b->name);
-    for (int d = 0; d < r->ndim && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64 ":%" PRId64,
-                              d ? ", " : "", r->start[d],
-                              r->start[d] + r->extent[d]);
+    char lo[96], hi[96];
+    for (int d = 0; d < r->ndim && n < cap; d++) {
+        td__region_bound_text(r, d, 0, lo, sizeof lo);
+        td__region_bound_text(r, d, r->extent[d], hi, sizeof hi);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s:%s", d ? ", " : "", lo,
+                              hi);
+    }
     if (n < cap)
         snprintf(buf + n, cap - n, "]");
 }
@@ -38,9 +42,11 @@ static void start_text(const td_call *call, const td_region *r, char *buf,
     const td_buffer *b = &call->buffers[r->buffer];
     size_t n = (size_t)snprintf(buf, cap, "%.*s[",
                                 (int)strnlen(b->name, TD_NAME_MAX), b->name);
-    for (int d = 0; d < r->ndim && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, d ? ", " : "",
-                              r->start[d]);
+    char lo[96];
+    for (int d = 0; d < r->ndim && n < cap; d++) {
+        td__region_bound_text(r, d, 0, lo, sizeof lo);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? ", " : "", lo);
+    }
     if (n < cap)
         snprintf(buf + n, cap - n, "]");
 }
@@ -184,15 +190,19 @@ static bool run_ok(const td_call *call, const td_region *r, int64_t n,
     }
     int ebits = td_dtype_bits(b->dtype);
     int64_t unit = regs ? (bytes >= 4 ? 32 : bytes * 8) / ebits : n;
-    if (unit > 0 && off0 % unit != 0) {
+    /* What the block ids add must keep the access aligned in every
+     * block (a memory region only: registers are never sliced by them). */
+    int64_t blk = regs ? 0 : td__region_block_align(call, r);
+    if (unit > 0 && (off0 % unit != 0 || (blk > 0 && blk % unit != 0))) {
         start_text(call, r, text, sizeof text);
         if (regs)
             td_reason_set(why, "region start %s is not at a %d-bit register "
                                "boundary",
                           text, bytes >= 4 ? 32 : bytes * 8);
         else
-            td_reason_set(why, "%s region start %s is not %d-byte aligned",
-                          r == &call->dst ? "dst" : "src", text, bytes);
+            td_reason_set(why, "%s region start %s is not %d-byte aligned%s",
+                          r == &call->dst ? "dst" : "src", text, bytes,
+                          blk > 0 && blk % unit != 0 ? " in every block" : "");
         return false;
     }
     *first = off0;
@@ -299,7 +309,7 @@ static bool forced_pred(const td_call *call, const td_args *args, void *user,
 static void start_idx(td_ir *ir, const td_region *r, td_expr **idx)
 {
     for (int d = 0; d < r->ndim; d++)
-        idx[d] = td_int(ir, r->start[d]);
+        idx[d] = td__region_start_expr(ir, r, d, 0);
 }
 
 static int forced_emit(const td_call *call, const td_op_desc *op,

@@ -8,6 +8,9 @@ s_off, s_base + ds, r_w: Python expressions) for every thread and round
 and checks, with the operands' own layouts (tile, swizzle, register
 thread axes), that each element of the source region lands on the
 destination element of the same row-major position, each exactly once.
+A region that starts at an offset affine in the block ids is checked for
+the first, second and last block of the call's grid (the bodies read
+blockIdx there).
 A register buffer without thread axes is every thread's own copy.  For an
 ldstmatrix body the row addresses are evaluated for every lane and warp
 and the instruction's fragment semantics applied (x{num}: lane 8j + r
@@ -31,6 +34,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 
 import yaml
 
@@ -76,9 +80,37 @@ def phys(lay, shape, coord):
         off ^= ((off >> (p + a)) & ((1 << s) - 1)) << p
     return off
 
-def region(r):
+# The block whose tile is checked: a region may start at an offset affine
+# in the block ids ("A[bx * 64:bx * 64 + 64, 0:64]"), and the bodies then
+# read blockIdx.x; every file is checked for the first, second and last
+# block of its grid.
+BLK = types.SimpleNamespace(x=0, y=0, z=0)
+
+
+def bound(text):
+    return eval(text, {"bx": BLK.x, "by": BLK.y, "bz": BLK.z, "blockIdx": BLK})
+
+
+def region(r, bufs):
+    """(name, [(lo, hi) per dim]) of a region ("A" alone: the buffer)."""
     m = re.match(r"(\w+)\[(.*)\]$", r)
-    return m.group(1), [tuple(map(int, x.split(":"))) for x in m.group(2).split(",")]
+    if m is None:
+        return r.strip(), [(0, d) for d in bufs[r.strip()]["shape"]]
+    out = []
+    for x in m.group(2).split(","):
+        if ":" in x:
+            a, b = x.split(":")
+            out.append((bound(a), bound(b)))
+        else:
+            a = bound(x)
+            out.append((a, a + 1))
+    return m.group(1), out
+
+
+def blocks(call):
+    """The block ids to check: the first, the second and the last."""
+    ext = [int(call.get("launch", {}).get("blockIdx." + a, 1)) for a in "xyz"]
+    return sorted({(0, 0, 0), tuple(min(1, e - 1) for e in ext), tuple(e - 1 for e in ext)})
 
 
 AX_SCALE = {"laneid": 1, "tid_in_wg": 1, "tx": 1, "wid_in_wg": 32, "warpid": 32}
@@ -116,7 +148,7 @@ def reg_place(lay, shape, coord):
 
 def check_reg(f, call, tx):
     bufs = call["buffers"]
-    dn, dreg = region(call["dst"]); sn, sreg = region(call["src"])
+    dn, dreg = region(call["dst"], call["buffers"]); sn, sreg = region(call["src"], call["buffers"])
     rn, rreg, mn, mreg = (sn, sreg, dn, dreg) if bufs[sn]["scope"] == "local" else (dn, dreg, sn, sreg)
     rb, mb = bufs[rn], bufs[mn]
     rlay = parse_reg(rb.get("layout"), rb["shape"])
@@ -145,7 +177,7 @@ def check_reg(f, call, tx):
     addr_code = compile(addr, "addr", "eval")
     for tid in range(T):
         for fr in range(rounds):
-            env = {"f": fr, "tid": tid}
+            env = {"f": fr, "tid": tid, "blockIdx": BLK}
             for name, e in env_code:
                 if name != "tid":
                     env[name] = eval(e, dict(env))
@@ -163,7 +195,7 @@ def check_reg(f, call, tx):
 
 def check_ldst(f, call, tx):
     bufs = call["buffers"]
-    dn, dreg = region(call["dst"]); sn, sreg = region(call["src"])
+    dn, dreg = region(call["dst"], call["buffers"]); sn, sreg = region(call["src"], call["buffers"])
     rn, rreg, mn, mreg = (sn, sreg, dn, dreg) if bufs[sn]["scope"] == "local" else (dn, dreg, sn, sreg)
     rb, mb = bufs[rn], bufs[mn]
     rlay = parse_reg(rb.get("layout"), rb["shape"])
@@ -222,33 +254,7 @@ def chosen(kind, call):
     return False
 
 
-bad = 0; n = 0
-files = []
-for a in sys.argv[2:]:
-    files += sorted(glob.glob(os.path.join(a, "copy_*.yaml"))) if os.path.isdir(a) else [a]
-for f in files:
-    with open(f) as fh:
-        call = yaml.load(fh, Loader=LOADER)
-    out = subprocess.run([sys.argv[1], "emit", f, "--lang", "tirx"], capture_output=True, text=True)
-    tx = out.stdout
-    if out.returncode == 0 and ("T.ptx.ldmatrix" in tx or "T.ptx.stmatrix" in tx):
-        if not chosen("ldst", call):
-            continue
-        n += 1
-        if not check_ldst(f, call, tx):
-            bad += 1; print("BAD", f)
-        continue
-    if out.returncode != 0 or "T.ptx." not in tx or "for f in" not in tx:
-        continue
-    if "g_lin" not in tx:
-        if not chosen("reg", call):
-            continue
-        n += 1
-        if not check_reg(f, call, tx):
-            bad += 1; print("BAD", f)
-        continue
-    if not chosen("vec_auto", call):
-        continue
+def check_vec(f, call, tx):
     rounds = int(re.search(r"T.serial\((\d+)\)", tx).group(1))
     gl = re.search(r"g_lin: T.int32 = (.*)", tx).group(1)
     so = re.search(r"s_off: T.int32 = (.*)", tx).group(1)
@@ -256,7 +262,7 @@ for f in files:
     lanes = {"v4": 4, "v2": 2}[m.group(1)] if m else 1
     cbits = 32 if '"u32"' in tx else 16 if '"u16"' in tx else 8
     bufs = call["buffers"]
-    dn, dreg = region(call["dst"]); sn, sreg = region(call["src"])
+    dn, dreg = region(call["dst"], call["buffers"]); sn, sreg = region(call["src"], call["buffers"])
     dt = bufs[dn]["dtype"]
     eb = 8 if ("float8" in dt or dt in ("int8", "uint8")) else 16 if "16" in dt else 32 if "32" in dt else 64
     vec = lanes * cbits // eb
@@ -273,7 +279,8 @@ for f in files:
     gl = compile(gl, "g_lin", "eval"); so = compile(so, "s_off", "eval")
     for fr in range(rounds):
         for tid in range(T):
-            g = eval(gl, {"f": fr, "tid": tid}); s = eval(so, {"f": fr, "tid": tid})
+            env = {"f": fr, "tid": tid, "blockIdx": BLK}
+            g = eval(gl, env); s = eval(so, env)
             src0, dst0 = (g, s) if gname == sn else (s, g)
             for l in range(vec):
                 a, b = spos.get(src0 + l), dpos.get(dst0 + l)
@@ -281,8 +288,46 @@ for f in files:
                     ok = False; break
                 seen.add(b)
     if ok and len(seen) != len(dpos): ok = False
+    return ok
+
+
+def each_block(check, f, call, tx):
+    """check() for each block of blocks(call)."""
+    for BLK.x, BLK.y, BLK.z in blocks(call):
+        if not check(f, call, tx):
+            return False
+    return True
+
+
+bad = 0; n = 0
+files = []
+for a in sys.argv[2:]:
+    files += sorted(glob.glob(os.path.join(a, "copy_*.yaml"))) if os.path.isdir(a) else [a]
+for f in files:
+    with open(f) as fh:
+        call = yaml.load(fh, Loader=LOADER)
+    out = subprocess.run([sys.argv[1], "emit", f, "--lang", "tirx"], capture_output=True, text=True)
+    tx = out.stdout
+    if out.returncode == 0 and ("T.ptx.ldmatrix" in tx or "T.ptx.stmatrix" in tx):
+        if not chosen("ldst", call):
+            continue
+        n += 1
+        if not each_block(check_ldst, f, call, tx):
+            bad += 1; print("BAD", f)
+        continue
+    if out.returncode != 0 or "T.ptx." not in tx or "for f in" not in tx:
+        continue
+    if "g_lin" not in tx:
+        if not chosen("reg", call):
+            continue
+        n += 1
+        if not each_block(check_reg, f, call, tx):
+            bad += 1; print("BAD", f)
+        continue
+    if not chosen("vec_auto", call):
+        continue
     n += 1
-    if not ok:
+    if not each_block(check_vec, f, call, tx):
         bad += 1; print("BAD", f)
 print(f"{n} vec_auto and ldstmatrix bodies checked, {bad} wrong"
       + (f" (quick: {skipped} more not checked)" if QUICK else ""))

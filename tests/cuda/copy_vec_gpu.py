@@ -135,11 +135,24 @@ def as_fallback(text):
     return "\n".join(lines) + "\ndispatch: fallback\n"
 
 
-def kernel(name, bufs, body, offsets, host=False):
+def last_block(text):
+    """The last block of the call's grid, (x, y, z): a region that starts
+    at an offset affine in the block ids is checked at its last tile, the
+    one-thread kernel's `blockIdx` shadowed by it."""
+    m = re.search(r"^launch:\s*\{(.*)\}", text, re.M)
+    ext = dict(re.findall(r"blockIdx\.([xyz]):\s*(\d+)", m.group(1) if m else ""))
+    if not ext:
+        return None
+    return tuple(int(ext.get(a, 1)) - 1 for a in "xyz")
+
+
+def kernel(name, bufs, body, offsets, host=False, blk=None):
     """A one-thread kernel over the image: globals point into it, shared
     and register buffers are staged from it and written back (on the
     host: a function, shared arrays static)."""
     lines = [f"{'' if host else '__global__ '}void {name}(unsigned char *img) {{"]
+    if blk is not None:
+        lines.append("  const uint3 blockIdx = {%du, %du, %du};" % blk)
     for b, scope, dtype, n in bufs:
         t = CUDA_TYPES[dtype]
         off = offsets[b]
@@ -232,10 +245,11 @@ def main():
         for h in hel_v + hel_r:
             if h not in g["hel"]:
                 g["hel"].append(h)
+        blk = last_block(text)
         g["k"].append(kernel("k_vec_" + ident, bufs, body_v, offsets,
-                             args.host))
+                             args.host, blk))
         g["k"].append(kernel("k_ref_" + ident, bufs, body_r, offsets,
-                             args.host))
+                             args.host, blk))
         g["cases"].append((name, ident, size))
     if args.host:
         # One program for every arch: the host runs them all.

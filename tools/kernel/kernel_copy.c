@@ -20,7 +20,12 @@
  *   - global operands are kernel parameters (one array for every
  *     instance).  When the dst is global every instance writes the same
  *     array, so every instance's source gets the same data (the key of an
- *     element is its index in the instance, not in the program).
+ *     element is its index in the instance, not in the program).  A
+ *     source region whose start depends on the block ids is each block's
+ *     own tile of the global source: the reference of an instance reads
+ *     it at the offset its block adds.  A dst region of that kind is each
+ *     block's own tile of the global dst: the expected array has every
+ *     block's tile (cp_tables_fill).
  *
  * The shared staging puts a barrier after the body before any buffer is
  * staged out (the emitted copy has none of its own).
@@ -38,6 +43,11 @@ typedef struct cp_plan {
     int64_t nwant;          /* dst positions per instance (TD_DST_ELEMS) */
     int *dlog, *slog, *sidx; /* per dst position; -1: none (see tables) */
     bool specials;
+    bool blocked;           /* the src region's start depends on the block
+                               ids: each block copies its own tile */
+    int64_t blk[3];         /* the src elements blockIdx.x, .y, .z add */
+    bool dst_blocked;       /* the dst region's too: the tables cover every
+                               block's tile of the global dst */
 } cp_plan;
 
 static cp_plan *cp_of(const kp_plan *p)
@@ -92,9 +102,29 @@ static int64_t cp_elem(const td_buffer *b, const td_region *r, int64_t k)
     return e;
 }
 
+/* The row-major element offset the block ids of block `blk` (x fastest)
+ * add to the start of region r of buffer b. */
+static int64_t cp_block_off(const kp_plan *p, const td_buffer *b,
+                            const td_region *r, int64_t blk)
+{
+    int64_t id[3] = {blk % p->grid[0], blk / p->grid[0] % p->grid[1],
+                     blk / (p->grid[0] * p->grid[1])};
+    int64_t off = 0, stride = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        for (int k = 0; k < 3; k++)
+            off += r->block_coef[d][k] * id[k] * stride;
+        stride *= b->shape[d];
+    }
+    return off;
+}
+
 /* The per-position tables: for every position of the dst's host array of
  * one instance, the dst element there, the src element it pairs with and
- * where that is in the src's host array. */
+ * where that is in the src's host array.  A block-tiled dst (global) has
+ * every block's tile in them: each block writes its own, and every
+ * instance's source holds the same data, so one table serves every
+ * instance (a block-tiled src is then read at its block's offset there,
+ * not in the reference call). */
 static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
 {
     const td_call *call = p->call;
@@ -118,15 +148,25 @@ static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
         c->dlog[pos] = (int)e;
     }
     const td_region *sr = &call->srcs[0].region;
-    for (int64_t k = 0; k < c->region; k++) {
-        int64_t de = cp_elem(dk->b, &call->dst, k);
-        int64_t se = cp_elem(sk->b, sr, k);
-        int64_t pos = dk->global ? dk->gpad + (dk->phys ? dk->phys[de] : de)
-                                 : de;
-        c->slog[pos] = (int)se;
-        c->sidx[pos] = (int)(sk->global
-                                 ? sk->gpad + (sk->phys ? sk->phys[se] : se)
-                                 : se);
+    int64_t nb = c->dst_blocked ? p->nblocks : 1;
+    for (int64_t blk = 0; blk < nb; blk++) {
+        int64_t doff = 0, soff = 0;
+        if (c->dst_blocked) {
+            doff = cp_block_off(p, dk->b, &call->dst, blk);
+            soff = c->blocked ? cp_block_off(p, sk->b, sr, blk) : 0;
+        }
+        for (int64_t k = 0; k < c->region; k++) {
+            int64_t de = cp_elem(dk->b, &call->dst, k) + doff;
+            int64_t se = cp_elem(sk->b, sr, k) + soff;
+            int64_t pos = dk->global
+                              ? dk->gpad + (dk->phys ? dk->phys[de] : de)
+                              : de;
+            c->slog[pos] = (int)se;
+            c->sidx[pos] = (int)(sk->global ? sk->gpad + (sk->phys
+                                                              ? sk->phys[se]
+                                                              : se)
+                                            : se);
+        }
     }
     return 0;
 }
@@ -164,6 +204,16 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "the src region has %" PRId64 " elements, the dst "
                            "region %" PRId64, sn, dn);
     c->region = dn;
+    c->dst_blocked = td__region_symbolic(&call->dst);
+    c->blocked = td__region_symbolic(sr);
+    for (int k = 0; k < 3 && c->blocked; k++) {
+        int64_t stride = 1;
+        c->blk[k] = 0;
+        for (int d = sb->ndim - 1; d >= 0; d--) {
+            c->blk[k] += sr->block_coef[d][k] * stride;
+            stride *= sb->shape[d];
+        }
+    }
     p->nbufs = 0;
     kp_buf *sk = td__kp_add_buf(p, sb, true, false);
     kp_buf *dk = td__kp_add_buf(p, db, false, true);
@@ -259,6 +309,22 @@ static void cp_tables(td_buf *o, const kp_plan *p)
     cp_int_table(o, "td_cp_dlog", c->dlog, c->nwant);
     cp_int_table(o, "td_cp_slog", c->slog, c->nwant);
     cp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
+    if (c->blocked && !c->dst_blocked)
+        td__buf_printf(o,
+                       "/* The src elements the block ids add to the "
+                       "region's start, for the\n"
+                       " * block that runs instance inst: each block copies "
+                       "its own tile. */\n"
+                       "static long long td_cp_block_off(long long inst)\n"
+                       "{\n"
+                       "    const long long b = inst / TD_IPB;\n"
+                       "    return b %% %" PRId64 "LL * %" PRId64 "LL + "
+                       "b / %" PRId64 "LL %% %" PRId64 "LL * %" PRId64 "LL"
+                       " + b / %" PRId64 "LL * %" PRId64 "LL;\n"
+                       "}\n",
+                       p->grid[0], c->blk[0], p->grid[0], p->grid[1],
+                       c->blk[1], td__mul_sat(p->grid[0], p->grid[1]),
+                       c->blk[2]);
     td__buf_puts(o, "\n");
 }
 
@@ -301,7 +367,11 @@ static void cp_ref_call(td_buf *o, const kp_plan *p)
 {
     const cp_plan *c = cp_of(p);
     const kp_buf *sk = &p->bufs[c->src];
-    if (sk->global)
+    if (sk->global && c->blocked && !c->dst_blocked)
+        td__buf_printf(o, "            td_cp_reference(v_in_%s + "
+                          "td_cp_block_off(inst), td_want);\n",
+                       sk->b->name);
+    else if (sk->global)
         td__buf_printf(o, "            td_cp_reference(v_in_%s, td_want);\n",
                        sk->b->name);
     else

@@ -23,8 +23,10 @@ Two kinds of case:
 
 - gsg: A (global) -> Sm (shared) -> B (global), two copies and a CTA
   barrier between them, no compute; the tile of CTA b is rows
-  [b*R, (b+1)*R) of A and B.  Ours gets its tile through the kernel
-  parameter (A_ptr + b*R*C), TVM's through the region A[b*R:(b+1)*R, :].
+  [b*R, (b+1)*R) of A and B.  Both get it through the region
+  A[bx*R:(bx+1)*R, :] of the whole array, the kernel parameter A_ptr
+  itself: ours adds blockIdx.x * R*C inside its 32-bit index, as TVM's
+  does.
 - ldst: A -> Sm once, then ITERS round trips shared -> registers -> shared
   through ldmatrix / stmatrix (each iteration Sm -> Rg -> Sm2 -> Rg -> Sm,
   a __syncwarp after each store), then Sm -> B.  The register layout is the mma
@@ -101,9 +103,12 @@ def smem_layout(shape, strides, per_element):
     return "ComposeLayout(%d, 3, 3, TileLayout(%s))" % (per_element, tile)
 
 
-def call_yaml(dtype, buffers, dst, src):
+def call_yaml(dtype, buffers, dst, src, tiles=None):
+    launch = "threadIdx.x: %d" % THREADS
+    if tiles is not None:
+        launch += ", blockIdx.x: %d" % tiles
     lines = ["op: copy", "target: cuda", "arch: sm_90a", "scope: cta",
-             "launch: {threadIdx.x: %d}" % THREADS, "buffers:"]
+             "launch: {%s}" % launch, "buffers:"]
     for name, scope, layout in buffers:
         shape = "[%s]" % ", ".join(map(str, layout[0]))
         lay = ', layout: "%s"' % layout[1] if layout[1] else ""
@@ -159,28 +164,27 @@ extern "C" int %s_blocks_per_sm_%s(void)
 
 def ours_gsg(o, name, dtype, rows, cols, per_element, tiles):
     ct = CTYPE[dtype]
-    g = ((rows, cols), None)
+    g = ((tiles * rows, cols), None)
     s = ((rows, cols), smem_layout((rows, cols), (cols, 1), per_element))
     full = "[%s]" % regions((rows, cols))
+    tile = "[bx * %d:(bx + 1) * %d, 0:%d]" % (rows, rows, cols)
     g2s = o.body(call_yaml(dtype, [("A", "global", g), ("Sm", "shared", s)],
-                           "Sm" + full, "A" + full), "vec_auto")
+                           "Sm" + full, "A" + tile, tiles), "vec_auto")
     s2g = o.body(call_yaml(dtype, [("B", "global", g), ("Sm", "shared", s)],
-                           "B" + full, "Sm" + full), "vec_auto")
+                           "B" + tile, "Sm" + full, tiles), "vec_auto")
     n = rows * cols
-    return """__global__ void __launch_bounds__(%d) ours_%s(const %s *__restrict__ A_in, %s *__restrict__ B_out)
+    return """__global__ void __launch_bounds__(%d) ours_%s(%s *__restrict__ A_ptr, %s *__restrict__ B_ptr)
 {
   __shared__ __align__(128) %s Sm_ptr[%d];
-  %s *A_ptr = (%s *)A_in + (size_t)blockIdx.x * %d;
-  %s *B_ptr = B_out + (size_t)blockIdx.x * %d;
 %s  __syncthreads();
 %s}
 
 extern "C" void ours_launch_%s(const void *A, void *B, cudaStream_t s)
 {
-  ours_%s<<<%d, %d, 0, s>>>((const %s *)A, (%s *)B);
+  ours_%s<<<%d, %d, 0, s>>>((%s *)A, (%s *)B);
 }
 
-""" % (THREADS, name, ct, ct, ct, n, ct, ct, n, ct, n, g2s, s2g,
+""" % (THREADS, name, ct, ct, ct, n, g2s, s2g,
        name, name, tiles, THREADS, ct, ct) + OCCUPANCY % (
            "ours", name, "ours_" + name, THREADS)
 
@@ -189,14 +193,16 @@ def ours_ldst(o, name, strides, swz, tiles, iters):
     dtype, ct, n = "float16", "half", 1
     for d in LDST_SHAPE:
         n *= d
-    g = (LDST_SHAPE, None)
+    d0 = LDST_SHAPE[0]
+    g = ((tiles * d0,) + LDST_SHAPE[1:], None)
     s = (LDST_SHAPE, smem_layout(LDST_SHAPE, strides, 3 if swz else None))
     r = (LDST_SHAPE, LDST_REG)
     full = "[%s]" % regions(LDST_SHAPE)
+    tile = "[bx * %d:(bx + 1) * %d, %s]" % (d0, d0, regions(LDST_SHAPE[1:]))
     g2s = o.body(call_yaml(dtype, [("A", "global", g), ("Sm", "shared", s)],
-                           "Sm" + full, "A" + full), "vec_auto")
+                           "Sm" + full, "A" + tile, tiles), "vec_auto")
     s2g = o.body(call_yaml(dtype, [("B", "global", g), ("Sm", "shared", s)],
-                           "B" + full, "Sm" + full), "vec_auto")
+                           "B" + tile, "Sm" + full, tiles), "vec_auto")
     ld1 = o.body(call_yaml(dtype, [("Sm", "shared", s), ("Rg", "local", r)],
                            "Rg" + full, "Sm" + full), "ldstmatrix")
     st1 = o.body(call_yaml(dtype, [("Sm2", "shared", s),
@@ -208,13 +214,11 @@ def ours_ldst(o, name, strides, swz, tiles, iters):
     st2 = o.body(call_yaml(dtype, [("Sm", "shared", s), ("Rg", "local", r)],
                            "Sm" + full, "Rg" + full), "ldstmatrix")
     per_thread = n // THREADS
-    return """__global__ void __launch_bounds__(%d) ours_%s(const half *__restrict__ A_in, half *__restrict__ B_out)
+    return """__global__ void __launch_bounds__(%d) ours_%s(half *__restrict__ A_ptr, half *__restrict__ B_ptr)
 {
   __shared__ __align__(128) half Sm_ptr[%d];
   __shared__ __align__(128) half Sm2_ptr[%d];
   __align__(16) half Rg_ptr[%d];
-  half *A_ptr = (half *)A_in + (size_t)blockIdx.x * %d;
-  half *B_ptr = B_out + (size_t)blockIdx.x * %d;
 %s  __syncthreads();
   for (int it = 0; it < %d; ++it) {
 %s%s  __syncwarp();
@@ -225,10 +229,10 @@ def ours_ldst(o, name, strides, swz, tiles, iters):
 
 extern "C" void ours_launch_%s(const void *A, void *B, cudaStream_t s)
 {
-  ours_%s<<<%d, %d, 0, s>>>((const half *)A, (half *)B);
+  ours_%s<<<%d, %d, 0, s>>>((half *)A, (half *)B);
 }
 
-""" % (THREADS, name, n, n, per_thread, n, n, g2s, iters, ld1, st1, ld2,
+""" % (THREADS, name, n, n, per_thread, g2s, iters, ld1, st1, ld2,
        st2, s2g, name, name, tiles, THREADS) + OCCUPANCY % (
            "ours", name, "ours_" + name, THREADS)
 

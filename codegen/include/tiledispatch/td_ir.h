@@ -96,6 +96,11 @@ typedef enum td_intrin {
     TD_INTRIN_CP_ASYNC_COMMIT, /* () */
     TD_INTRIN_CP_ASYNC_WAIT,   /* (n) */
     TD_INTRIN_CP_ASYNC_WAIT_ALL, /* () */
+    /* The block's index in the grid: a region whose start is affine in
+     * the block ids (a CTA's tile of a global buffer) reads them. */
+    TD_INTRIN_BLOCK_IDX_X,     /* () -> blockIdx.x */
+    TD_INTRIN_BLOCK_IDX_Y,     /* () -> blockIdx.y */
+    TD_INTRIN_BLOCK_IDX_Z,     /* () -> blockIdx.z */
     TD_INTRIN_COUNT
 } td_intrin;
 

@@ -168,6 +168,12 @@ typedef struct td_region {
     int ndim;                     /* == the buffer's ndim */
     int64_t start[TD_MAX_RANK];
     int64_t extent[TD_MAX_RANK];
+    /* The start's part that is affine in the launch's block ids (a CTA's
+     * tile of a global buffer, "A[blockIdx.x * 64:blockIdx.x * 64 + 64]"):
+     * dimension d starts at start[d] + the sum over k of
+     * block_coef[d][k] * blockIdx.{x,y,z}.  All zero: the start is
+     * constant.  Only a copy's global operand has one (docs/contract.md). */
+    int64_t block_coef[TD_MAX_RANK][3];
 } td_region;
 
 /*

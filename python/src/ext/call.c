@@ -489,7 +489,7 @@ static PyObject *region_text(const td_call *call, const td_region *r)
     memset(&o, 0, sizeof o);
     o.kind = TD_OPERAND_REGION;
     o.region = *r;
-    char buf[TD_NAME_MAX + TD_MAX_RANK * 48 + 8];
+    char buf[TD_NAME_MAX + TD_MAX_RANK * 160 + 8];
     size_t n = td_operand_format(call, &o, buf, sizeof buf);
     if (n >= sizeof buf)
         n = sizeof buf - 1;

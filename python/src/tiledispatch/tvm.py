@@ -179,11 +179,104 @@ def _make_buffer_entry(buf: Any) -> dict[str, Any]:
     return entry
 
 
-def _region_text(name: str, region: Any) -> str:
+def _affine(x: Any) -> tuple[int, list[tuple[Any, int]]] | None:
+    """x as (constant, [(variable, coefficient)]) when it is a sum of
+    integer multiples of variables and integers (None otherwise)."""
+    from tvm.tirx import Add, Cast, IntImm, Mul, Sub, Var
+
+    if isinstance(x, IntImm):
+        return int(x.value), []
+    if isinstance(x, Var):
+        return 0, [(x, 1)]
+    if isinstance(x, Cast) and "int" in str(x.dtype):
+        return _affine(x.value)
+    if isinstance(x, (Add, Sub)):
+        a, b = _affine(x.a), _affine(x.b)
+        if a is None or b is None:
+            return None
+        sign = 1 if isinstance(x, Add) else -1
+        terms = list(a[1])
+        for v, k in b[1]:
+            terms.append((v, sign * k))
+        return a[0] + sign * b[0], terms
+    if isinstance(x, Mul):
+        a, b = _affine(x.a), _affine(x.b)
+        if a is None or b is None or (a[1] and b[1]):
+            return None
+        const, (c, terms) = (a[0], b) if not a[1] else (b[0], a)
+        return c * const, [(v, k * const) for v, k in terms]
+    return None
+
+
+class _Blocks:
+    """The variables a call's region starts use (TVM's `bx = T.cta_id(...)`),
+    each written as a block id of the call (blockIdx.x, .y, .z in turn); the
+    body's `blockIdx.x` binds to the variable itself, as TVM's own copy uses
+    the region's expression.  The grid extents those block ids get in the
+    call are names (unknown): TVM does not say what range the variable has,
+    so tiledispatch checks the tile of block 0 and the alignment of every
+    block (docs/copy.md)."""
+
+    def __init__(self) -> None:
+        self.vars: list[Any] = []
+
+    def tag(self, var: Any) -> str:
+        for i, v in enumerate(self.vars):
+            if v.same_as(var):
+                return "xyz"[i]
+        if len(self.vars) == 3:
+            raise BridgeError("a region start uses more than three variables")
+        self.vars.append(var)
+        return "xyz"[len(self.vars) - 1]
+
+    def start(self, x: Any, what: str) -> str:
+        """The call file's text of a start that is not a constant."""
+        aff = _affine(x)
+        if aff is None:
+            raise BridgeError(f"{what} must be a constant or affine in variables, got {x!r}")
+        const, terms = aff
+        coef: dict[str, int] = {}
+        for v, k in terms:
+            t = self.tag(v)
+            coef[t] = coef.get(t, 0) + k
+        parts = [f"blockIdx.{t} * {k}" for t, k in sorted(coef.items()) if k != 0]
+        if const != 0 or not parts:
+            parts.append(str(const))
+        return " + ".join(parts)
+
+    def launch(self, launch: dict[str, Any]) -> dict[str, Any]:
+        """The call's launch with a grid extent by name for each block id
+        the regions use."""
+        out = dict(launch)
+        for i in range(len(self.vars)):
+            out[f"blockIdx.{'xyz'[i]}"] = f"td_grid_{'xyz'[i]}"
+        return out
+
+    def names(self, launch_vars: dict[str, Any]) -> dict[str, Any]:
+        """The body's `blockIdx` with the regions' variables in place."""
+        from types import SimpleNamespace
+
+        if not self.vars:
+            return {}
+        base = dict(vars(launch_vars["blockIdx"])) if "blockIdx" in launch_vars else {}
+        for i, v in enumerate(self.vars):
+            base["xyz"[i]] = v
+        return {"blockIdx": SimpleNamespace(**base)}
+
+
+def _region_text(name: str, region: Any, blocks: _Blocks | None = None) -> str:
     parts = []
     for r in region.region:
-        lo = _int(r.min, f"region start of {name}")
         ext = _int(r.extent, f"region extent of {name}")
+        try:
+            lo = int(r.min)
+        except (TypeError, ValueError):
+            if blocks is None:
+                raise BridgeError(f"region start of {name} must be a constant, "
+                                  f"got {r.min!r}") from None
+            start = blocks.start(r.min, f"region start of {name}")
+            parts.append(f"{start}:{start} + {ext}")
+            continue
         parts.append(f"{lo}:{lo + ext}")
     return f"{name}[{', '.join(parts)}]"
 
@@ -288,6 +381,9 @@ class _Operands:
     def __init__(self) -> None:
         self.buffers: dict[str, Any] = {}
         self.scalars: dict[str, Any] = {}
+        # Only a copy's regions may start at a variable (tiledispatch's
+        # rule); other ops' non-constant starts stay not expressible.
+        self.blocks: _Blocks | None = None
 
     def region(self, region: Any) -> str:
         buf = region.source
@@ -301,7 +397,7 @@ class _Operands:
                     n += 1
                 name = f"buf{n}"
             self.buffers[name] = buf
-        return _region_text(name, region)
+        return _region_text(name, region, self.blocks)
 
     def operand(self, x: Any) -> Any:
         """A region as its text, a constant as {value, dtype}, any other
@@ -359,13 +455,19 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     if op_name is None:
         raise BridgeError(f"{_tvm_op(op_call)} is not a tile primitive")
     ops = _Operands()
+    if op_name == "copy":
+        ops.blocks = _Blocks()
+    operands = _call_fields(op_name, op_call, ops)
+    launch = _launch(sctx)
+    if ops.blocks is not None and ops.blocks.vars:
+        launch = ops.blocks.launch(launch)
     fields: dict[str, Any] = dict(
         op=op_name,
         target="cuda",
         arch=_arch(sctx),
         scope=str(sctx.scope_kind) or None,
-        launch=_launch(sctx) or None,
-        **_call_fields(op_name, op_call, ops),
+        launch=launch or None,
+        **operands,
         config=_config(op_call) or None,
         dispatch=str(op_call.dispatch) if getattr(op_call, "dispatch", None) else None,
     )
@@ -802,7 +904,11 @@ def _storage_views(call: _td.Call) -> tuple[str, ...]:
 def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tuple[Any, str]:
     d = reg.dispatch(call)
     body = d.emit("tirx")
-    return _make_body(body, ops.buffers, sctx, _storage_views(call), ops.scalars), d.variant
+    names = ops.scalars
+    if ops.blocks is not None and ops.blocks.vars:
+        # The body's blockIdx.x is the region's own variable.
+        names = {**ops.scalars, **ops.blocks.names(_launch_vars(sctx))}
+    return _make_body(body, ops.buffers, sctx, _storage_views(call), names), d.variant
 
 
 def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:

@@ -160,17 +160,15 @@ __forceinline__ __device__ void td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_share
 #endif
 }
 
-__global__ void __launch_bounds__(128) ours_f16_128x64_swz(const half *__restrict__ A_in, half *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_f16_128x64_swz(half *__restrict__ A_ptr, half *__restrict__ B_ptr)
 {
   __shared__ __align__(128) half Sm_ptr[8192];
-  half *A_ptr = (half *)A_in + (size_t)blockIdx.x * 8192;
-  half *B_ptr = B_out + (size_t)blockIdx.x * 8192;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 1024 + tid * 8;
+      int g_lin = (int)blockIdx.x * 8192 + f * 1024 + tid * 8;
       int s_off = f * 1024 + ((tid * 8) ^ ((tid * 8 & 448) / 8));
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -182,7 +180,7 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_swz(const half *__restric
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 1024 + tid * 8;
+      int g_lin = (int)blockIdx.x * 8192 + f * 1024 + tid * 8;
       int s_off = f * 1024 + ((tid * 8) ^ ((tid * 8 & 448) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -192,7 +190,7 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_swz(const half *__restric
 
 extern "C" void ours_launch_f16_128x64_swz(const void *A, void *B, cudaStream_t s)
 {
-  ours_f16_128x64_swz<<<32768, 128, 0, s>>>((const half *)A, (half *)B);
+  ours_f16_128x64_swz<<<32768, 128, 0, s>>>((half *)A, (half *)B);
 }
 
 
@@ -203,17 +201,15 @@ extern "C" int ours_blocks_per_sm_f16_128x64_swz(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_f32_64x128_swz(const float *__restrict__ A_in, float *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_f32_64x128_swz(float *__restrict__ A_ptr, float *__restrict__ B_ptr)
 {
   __shared__ __align__(128) float Sm_ptr[8192];
-  float *A_ptr = (float *)A_in + (size_t)blockIdx.x * 8192;
-  float *B_ptr = B_out + (size_t)blockIdx.x * 8192;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
-      int g_lin = f * 512 + tid * 4;
+      int g_lin = (int)blockIdx.x * 8192 + f * 512 + tid * 4;
       int s_off = f * 512 + ((tid * 4) ^ ((tid * 4 & 224) / 8));
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -225,7 +221,7 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_swz(const float *__restri
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
-      int g_lin = f * 512 + tid * 4;
+      int g_lin = (int)blockIdx.x * 8192 + f * 512 + tid * 4;
       int s_off = f * 512 + ((tid * 4) ^ ((tid * 4 & 224) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -235,7 +231,7 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_swz(const float *__restri
 
 extern "C" void ours_launch_f32_64x128_swz(const void *A, void *B, cudaStream_t s)
 {
-  ours_f32_64x128_swz<<<16384, 128, 0, s>>>((const float *)A, (float *)B);
+  ours_f32_64x128_swz<<<16384, 128, 0, s>>>((float *)A, (float *)B);
 }
 
 
@@ -246,17 +242,15 @@ extern "C" int ours_blocks_per_sm_f32_64x128_swz(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_f8_128x128_swz(const __nv_fp8_e4m3 *__restrict__ A_in, __nv_fp8_e4m3 *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_f8_128x128_swz(__nv_fp8_e4m3 *__restrict__ A_ptr, __nv_fp8_e4m3 *__restrict__ B_ptr)
 {
   __shared__ __align__(128) __nv_fp8_e4m3 Sm_ptr[16384];
-  __nv_fp8_e4m3 *A_ptr = (__nv_fp8_e4m3 *)A_in + (size_t)blockIdx.x * 16384;
-  __nv_fp8_e4m3 *B_ptr = B_out + (size_t)blockIdx.x * 16384;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 2048 + tid * 16;
+      int g_lin = (int)blockIdx.x * 16384 + f * 2048 + tid * 16;
       int s_off = f * 2048 + ((tid * 16) ^ ((tid * 16 & 896) / 8));
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -268,7 +262,7 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_swz(const __nv_fp8_e4m3 *
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 2048 + tid * 16;
+      int g_lin = (int)blockIdx.x * 16384 + f * 2048 + tid * 16;
       int s_off = f * 2048 + ((tid * 16) ^ ((tid * 16 & 896) / 8));
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -278,7 +272,7 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_swz(const __nv_fp8_e4m3 *
 
 extern "C" void ours_launch_f8_128x128_swz(const void *A, void *B, cudaStream_t s)
 {
-  ours_f8_128x128_swz<<<32768, 128, 0, s>>>((const __nv_fp8_e4m3 *)A, (__nv_fp8_e4m3 *)B);
+  ours_f8_128x128_swz<<<32768, 128, 0, s>>>((__nv_fp8_e4m3 *)A, (__nv_fp8_e4m3 *)B);
 }
 
 
@@ -289,17 +283,15 @@ extern "C" int ours_blocks_per_sm_f8_128x128_swz(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_f16_128x64_rm(const half *__restrict__ A_in, half *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_f16_128x64_rm(half *__restrict__ A_ptr, half *__restrict__ B_ptr)
 {
   __shared__ __align__(128) half Sm_ptr[8192];
-  half *A_ptr = (half *)A_in + (size_t)blockIdx.x * 8192;
-  half *B_ptr = B_out + (size_t)blockIdx.x * 8192;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 1024 + tid * 8;
+      int g_lin = (int)blockIdx.x * 8192 + f * 1024 + tid * 8;
       int s_off = f * 1024 + tid * 8;
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -311,7 +303,7 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_rm(const half *__restrict
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 1024 + tid * 8;
+      int g_lin = (int)blockIdx.x * 8192 + f * 1024 + tid * 8;
       int s_off = f * 1024 + tid * 8;
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -321,7 +313,7 @@ __global__ void __launch_bounds__(128) ours_f16_128x64_rm(const half *__restrict
 
 extern "C" void ours_launch_f16_128x64_rm(const void *A, void *B, cudaStream_t s)
 {
-  ours_f16_128x64_rm<<<32768, 128, 0, s>>>((const half *)A, (half *)B);
+  ours_f16_128x64_rm<<<32768, 128, 0, s>>>((half *)A, (half *)B);
 }
 
 
@@ -332,17 +324,15 @@ extern "C" int ours_blocks_per_sm_f16_128x64_rm(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_f32_64x128_rm(const float *__restrict__ A_in, float *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_f32_64x128_rm(float *__restrict__ A_ptr, float *__restrict__ B_ptr)
 {
   __shared__ __align__(128) float Sm_ptr[8192];
-  float *A_ptr = (float *)A_in + (size_t)blockIdx.x * 8192;
-  float *B_ptr = B_out + (size_t)blockIdx.x * 8192;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
-      int g_lin = f * 512 + tid * 4;
+      int g_lin = (int)blockIdx.x * 8192 + f * 512 + tid * 4;
       int s_off = f * 512 + tid * 4;
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -354,7 +344,7 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_rm(const float *__restric
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 16; ++f) {
-      int g_lin = f * 512 + tid * 4;
+      int g_lin = (int)blockIdx.x * 8192 + f * 512 + tid * 4;
       int s_off = f * 512 + tid * 4;
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -364,7 +354,7 @@ __global__ void __launch_bounds__(128) ours_f32_64x128_rm(const float *__restric
 
 extern "C" void ours_launch_f32_64x128_rm(const void *A, void *B, cudaStream_t s)
 {
-  ours_f32_64x128_rm<<<16384, 128, 0, s>>>((const float *)A, (float *)B);
+  ours_f32_64x128_rm<<<16384, 128, 0, s>>>((float *)A, (float *)B);
 }
 
 
@@ -375,17 +365,15 @@ extern "C" int ours_blocks_per_sm_f32_64x128_rm(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_f8_128x128_rm(const __nv_fp8_e4m3 *__restrict__ A_in, __nv_fp8_e4m3 *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_f8_128x128_rm(__nv_fp8_e4m3 *__restrict__ A_ptr, __nv_fp8_e4m3 *__restrict__ B_ptr)
 {
   __shared__ __align__(128) __nv_fp8_e4m3 Sm_ptr[16384];
-  __nv_fp8_e4m3 *A_ptr = (__nv_fp8_e4m3 *)A_in + (size_t)blockIdx.x * 16384;
-  __nv_fp8_e4m3 *B_ptr = B_out + (size_t)blockIdx.x * 16384;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 2048 + tid * 16;
+      int g_lin = (int)blockIdx.x * 16384 + f * 2048 + tid * 16;
       int s_off = f * 2048 + tid * 16;
       td_ptx_ld_global_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], A_ptr + g_lin);
       td_ptx_st_shared_v4_u32(Sm_ptr + s_off, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -397,7 +385,7 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_rm(const __nv_fp8_e4m3 *_
     unsigned int tmp[4];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 2048 + tid * 16;
+      int g_lin = (int)blockIdx.x * 16384 + f * 2048 + tid * 16;
       int s_off = f * 2048 + tid * 16;
       td_ptx_ld_shared_v4_u32(tmp[0], tmp[1], tmp[2], tmp[3], Sm_ptr + s_off);
       td_ptx_st_global_v4_u32(B_ptr + g_lin, tmp[0], tmp[1], tmp[2], tmp[3]);
@@ -407,7 +395,7 @@ __global__ void __launch_bounds__(128) ours_f8_128x128_rm(const __nv_fp8_e4m3 *_
 
 extern "C" void ours_launch_f8_128x128_rm(const void *A, void *B, cudaStream_t s)
 {
-  ours_f8_128x128_rm<<<32768, 128, 0, s>>>((const __nv_fp8_e4m3 *)A, (__nv_fp8_e4m3 *)B);
+  ours_f8_128x128_rm<<<32768, 128, 0, s>>>((__nv_fp8_e4m3 *)A, (__nv_fp8_e4m3 *)B);
 }
 
 
@@ -418,19 +406,17 @@ extern "C" int ours_blocks_per_sm_f8_128x128_rm(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict__ A_in, half *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(half *__restrict__ A_ptr, half *__restrict__ B_ptr)
 {
   __shared__ __align__(128) half Sm_ptr[1024];
   __shared__ __align__(128) half Sm2_ptr[1024];
   __align__(16) half Rg_ptr[8];
-  half *A_ptr = (half *)A_in + (size_t)blockIdx.x * 1024;
-  half *B_ptr = B_out + (size_t)blockIdx.x * 1024;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
-      int g_lin = f * 256 + tid * 2;
+      int g_lin = (int)blockIdx.x * 1024 + f * 256 + tid * 2;
       int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
       td_ptx_ld_global_u32(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u32(Sm_ptr + s_off, tmp[0]);
@@ -471,7 +457,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
-      int g_lin = f * 256 + tid * 2;
+      int g_lin = (int)blockIdx.x * 1024 + f * 256 + tid * 2;
       int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
       td_ptx_ld_shared_u32(tmp[0], Sm_ptr + s_off);
       td_ptx_st_global_u32(B_ptr + g_lin, tmp[0]);
@@ -481,7 +467,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(const half *__restrict
 
 extern "C" void ours_launch_ldst_N_x4_swz(const void *A, void *B, cudaStream_t s)
 {
-  ours_ldst_N_x4_swz<<<16896, 128, 0, s>>>((const half *)A, (half *)B);
+  ours_ldst_N_x4_swz<<<16896, 128, 0, s>>>((half *)A, (half *)B);
 }
 
 
@@ -492,19 +478,17 @@ extern "C" int ours_blocks_per_sm_ldst_N_x4_swz(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict__ A_in, half *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(half *__restrict__ A_ptr, half *__restrict__ B_ptr)
 {
   __shared__ __align__(128) half Sm_ptr[1024];
   __shared__ __align__(128) half Sm2_ptr[1024];
   __align__(16) half Rg_ptr[8];
-  half *A_ptr = (half *)A_in + (size_t)blockIdx.x * 1024;
-  half *B_ptr = B_out + (size_t)blockIdx.x * 1024;
   /* tiledispatch emit (vec_auto) */
   {
     uint16_t tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 128 + tid;
+      int g_lin = (int)blockIdx.x * 1024 + (f * 128 + tid);
       int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
       td_ptx_ld_global_u16(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u16(Sm_ptr + s_off, tmp[0]);
@@ -545,7 +529,7 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict
     uint16_t tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
-      int g_lin = f * 128 + tid;
+      int g_lin = (int)blockIdx.x * 1024 + (f * 128 + tid);
       int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
       td_ptx_ld_shared_u16(tmp[0], Sm_ptr + s_off);
       td_ptx_st_global_u16(B_ptr + g_lin, tmp[0]);
@@ -555,7 +539,7 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(const half *__restrict
 
 extern "C" void ours_launch_ldst_T_x4_swz(const void *A, void *B, cudaStream_t s)
 {
-  ours_ldst_T_x4_swz<<<16896, 128, 0, s>>>((const half *)A, (half *)B);
+  ours_ldst_T_x4_swz<<<16896, 128, 0, s>>>((half *)A, (half *)B);
 }
 
 
@@ -566,19 +550,17 @@ extern "C" int ours_blocks_per_sm_ldst_T_x4_swz(void)
   return n;
 }
 
-__global__ void __launch_bounds__(128) ours_ldst_N_x4_rm(const half *__restrict__ A_in, half *__restrict__ B_out)
+__global__ void __launch_bounds__(128) ours_ldst_N_x4_rm(half *__restrict__ A_ptr, half *__restrict__ B_ptr)
 {
   __shared__ __align__(128) half Sm_ptr[1024];
   __shared__ __align__(128) half Sm2_ptr[1024];
   __align__(16) half Rg_ptr[8];
-  half *A_ptr = (half *)A_in + (size_t)blockIdx.x * 1024;
-  half *B_ptr = B_out + (size_t)blockIdx.x * 1024;
   /* tiledispatch emit (vec_auto) */
   {
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
-      int g_lin = f * 256 + tid * 2;
+      int g_lin = (int)blockIdx.x * 1024 + f * 256 + tid * 2;
       int s_off = f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32;
       td_ptx_ld_global_u32(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u32(Sm_ptr + s_off, tmp[0]);
@@ -619,7 +601,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_rm(const half *__restrict_
     unsigned int tmp[1];
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
-      int g_lin = f * 256 + tid * 2;
+      int g_lin = (int)blockIdx.x * 1024 + f * 256 + tid * 2;
       int s_off = f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32;
       td_ptx_ld_shared_u32(tmp[0], Sm_ptr + s_off);
       td_ptx_st_global_u32(B_ptr + g_lin, tmp[0]);
@@ -629,7 +611,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_rm(const half *__restrict_
 
 extern "C" void ours_launch_ldst_N_x4_rm(const void *A, void *B, cudaStream_t s)
 {
-  ours_ldst_N_x4_rm<<<16896, 128, 0, s>>>((const half *)A, (half *)B);
+  ours_ldst_N_x4_rm<<<16896, 128, 0, s>>>((half *)A, (half *)B);
 }
 
 
