@@ -133,6 +133,24 @@ def check_gpu_full(ms):
            "GPU-only ones spread evenly",
            sorted(n for sh in shards for n in sh) == sorted(counts) and
            max(gpu) - min(gpu) <= 1, (shards, gpu))
+    # By the table's seconds: a long program cut into pieces, every
+    # mutant in exactly one shard, the shards' seconds even.
+    counts = {"long": (True, 99), "a": (True, 9), "b": (True, 9),
+              "new": (True, 19)}
+    rates = {"long": 3.0, "a": 1.0, "b": 1.0}
+    shards = [gpu_full.shard_of(counts, k, 3, rates, cap=50.0)
+              for k in range(3)]
+    cost = gpu_full.costs_of(counts, rates)
+    got = sorted((n, i) for sh in shards for n, idx in sh.items()
+                 for i in idx)
+    per = [sum(cost[n][1] * len(i) / counts[n][1] for n, i in sh.items())
+           for sh in shards]
+    expect("gpu_full shards by seconds: the 300 s program in 3 pieces, "
+           "every mutant once, the new one at the median rate (1 s)",
+           got == sorted((n, i) for n, (_, c) in counts.items()
+                         for i in range(c)) and
+           all("long" in sh for sh in shards) and
+           cost["new"][1] == 20.0 and max(per) - min(per) < 40, (shards, per))
     with tempfile.TemporaryDirectory() as tmp:
         rows = [(live[0], "killed"), (live[1], "survived"),
                 (live[2], "not-run")]
