@@ -94,20 +94,27 @@ td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
 int64_t td__copy_swizzle_mod(const td_lay_swz *z);
 /* The swizzle's row term under construction: the terms of a shared
  * offset that can reach the bits the XOR reads, as TVM prints only those.
- * A term whose stride is a multiple of mod never does; one whose stride
- * is not a multiple of unit (2^the lowest bit read) does only through a
- * carry, so when all of those (non-negative) plus the constant's part
- * below unit stay below unit, they are left out too.  Add the offset's
- * pieces with td__copy_low_split (the digits of v in 0..vmax, as
+ * A term whose stride is a multiple of mod never does.  Of the others,
+ * when those that are not multiples of 2^b (b at most the lowest bit
+ * read), non-negative, plus the constant's part below 2^b stay below 2^b
+ * for every value of their digits, they are left out too: the rest is a
+ * multiple of 2^b, so no carry from them crosses bit b.  Add the
+ * offset's pieces with td__copy_low_split (the digits of v in 0..vmax, as
  * td__copy_split_expr sums them), td__copy_low_term (d in 0..dmax times
  * stride) and td__copy_low_const. */
+#define TD_COPY_LOW_MAX 16
+typedef struct td_copy_low_term {
+    td_expr *t;            /* digit * stride */
+    int64_t stride, dmax;  /* the digit is 0..dmax */
+} td_copy_low_term;
 typedef struct td_copy_low {
-    int64_t mod, unit; /* 0: no swizzle */
-    td_expr *all;      /* the terms whose stride is not a multiple of mod */
-    td_expr *high;     /* those of them whose stride is a multiple of unit */
-    int64_t below;     /* the others' largest sum (unit: unit or more;
-                        * -1: one may be negative) */
-    int64_t c;         /* the constant, modulo mod */
+    int64_t mod;   /* td__copy_swizzle_mod; 0: no swizzle */
+    int from;      /* the lowest bit the XOR reads */
+    td_expr *all;  /* the terms whose stride is not a multiple of mod */
+    td_copy_low_term terms[TD_COPY_LOW_MAX]; /* the same, one by one */
+    int n;
+    bool many;     /* more than TD_COPY_LOW_MAX of them: none left out */
+    int64_t c;     /* the constant, modulo mod */
 } td_copy_low;
 void td__copy_low_init(td_copy_low *l, const td_lay_swz *z);
 void td__copy_low_split(td_ir *ir, td_copy_low *l, td_expr *v, int64_t vmax,

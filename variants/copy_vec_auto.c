@@ -55,9 +55,10 @@ static td_expr *thread_id(const td_call *call, td_ir *ir)
 }
 
 /* The sum over iters[0..n) of v's digits times their strides, less the
- * terms keep() rejects (stride and the mixed-radix digit's largest value
- * passed to it, which may record them elsewhere). */
-typedef bool (*keep_fn)(void *ctx, int64_t stride, int64_t dmax);
+ * terms keep() rejects (it gets each term, its stride and the largest
+ * value of its mixed-radix digit, and may record it elsewhere). */
+typedef bool (*keep_fn)(void *ctx, td_expr *term, int64_t stride,
+                        int64_t dmax);
 
 static td_expr *split(td_ir *ir, td_expr *acc, td_expr *v, int64_t vmax,
                       const td_iter *iters, int n, keep_fn keep, void *ctx)
@@ -70,13 +71,13 @@ static td_expr *split(td_ir *ir, td_expr *acc, td_expr *v, int64_t vmax,
         int64_t dmax = vmax / inner;
         if (k > 0 && dmax > it->extent - 1)
             dmax = it->extent - 1;
-        if (it->extent > 1 && it->stride != 0 &&
-            (keep == NULL || keep(ctx, it->stride, dmax))) {
+        if (it->extent > 1 && it->stride != 0) {
             td_expr *d = inner > 1 ? td_div(ir, v, td_int(ir, inner)) : v;
             if (k > 0)
                 d = td_mod(ir, d, td_int(ir, it->extent));
             d = td_mul(ir, d, td_int(ir, it->stride));
-            acc = acc != NULL ? td_add(ir, acc, d) : d;
+            if (keep == NULL || keep(ctx, d, it->stride, dmax))
+                acc = acc != NULL ? td_add(ir, acc, d) : d;
         }
         inner = td__mul_sat(inner, it->extent);
     }
@@ -112,63 +113,89 @@ static int swizzle_from(const td_lay_swz *z)
 void td__copy_low_init(td_copy_low *l, const td_lay_swz *z)
 {
     *l = (td_copy_low){.mod = td__copy_swizzle_mod(z)};
-    l->unit = l->mod > 0 ? (int64_t)1 << swizzle_from(z) : 0;
+    l->from = l->mod > 0 ? swizzle_from(z) : 0;
 }
 
-/* Records a term of stride `stride` whose factor is 0..dmax: whether it
- * goes into `all` (its stride is not a multiple of mod) and into `high`
- * (also a multiple of unit); the others' largest sum grows, saturating at
- * unit (enough to know they may carry), or becomes -1 (a term that may be
- * negative could borrow from the bits above). */
-static bool low_keep(void *ctx, int64_t stride, int64_t dmax)
+/* Records a term that is not a multiple of mod (the others never reach
+ * the bits the XOR reads); past TD_COPY_LOW_MAX terms none is left out. */
+static bool low_keep(void *ctx, td_expr *term, int64_t stride, int64_t dmax)
 {
     td_copy_low *l = ctx;
-    if (l->mod > 0 && stride % l->mod == 0)
+    if (stride % l->mod == 0)
         return false;
-    if (stride % l->unit == 0)
-        return true;
-    if (stride < 0 || dmax < 0)
-        l->below = -1;
-    else if (l->below >= 0)
-        l->below = dmax >= l->unit || stride >= l->unit
-                       ? l->unit
-                       : l->below + dmax * stride < l->unit
-                             ? l->below + dmax * stride
-                             : l->unit;
+    if (l->n < TD_COPY_LOW_MAX)
+        l->terms[l->n] = (td_copy_low_term){term, stride, dmax};
+    else
+        l->many = true;
+    l->n++;
     return true;
-}
-
-static bool high_keep(void *ctx, int64_t stride, int64_t dmax)
-{
-    (void)dmax;
-    const td_copy_low *l = ctx;
-    return stride % l->unit == 0 && (l->mod == 0 || stride % l->mod != 0);
 }
 
 void td__copy_low_split(td_ir *ir, td_copy_low *l, td_expr *v, int64_t vmax,
                         const td_iter *iters, int n)
 {
-    if (l->mod == 0)
-        return;
-    l->all = split(ir, l->all, v, vmax, iters, n, low_keep, l);
-    l->high = split(ir, l->high, v, vmax, iters, n, high_keep, l);
+    if (l->mod > 0)
+        l->all = split(ir, l->all, v, vmax, iters, n, low_keep, l);
 }
 
 void td__copy_low_term(td_ir *ir, td_copy_low *l, td_expr *d, int64_t dmax,
                        int64_t stride)
 {
-    if (l->mod == 0 || stride == 0 || !low_keep(l, stride, dmax))
+    if (l->mod == 0 || stride == 0)
         return;
     td_expr *t = td_mul(ir, d, td_int(ir, stride));
-    l->all = l->all != NULL ? td_add(ir, l->all, t) : t;
-    if (stride % l->unit == 0)
-        l->high = l->high != NULL ? td_add(ir, l->high, t) : t;
+    if (low_keep(l, t, stride, dmax))
+        l->all = l->all != NULL ? td_add(ir, l->all, t) : t;
 }
 
 void td__copy_low_const(td_copy_low *l, int64_t c)
 {
     if (l->mod > 0)
         l->c = (l->c + c % l->mod) % l->mod;
+}
+
+/* Whether the terms that are not multiples of 2^b, non-negative, plus the
+ * constant's part below 2^b stay below 2^b for every value of their
+ * digits: then adding them to the rest (a multiple of 2^b) carries
+ * nothing into bit b, and bits b and up are the rest's. */
+static bool low_below(const td_copy_low *l, int b)
+{
+    const int64_t g = (int64_t)1 << b;
+    int64_t sum = l->c % g;
+    if (l->c < 0 || l->many)
+        return false;
+    for (int i = 0; i < l->n; i++) {
+        const td_copy_low_term *t = &l->terms[i];
+        if (t->stride % g == 0)
+            continue;
+        if (t->stride < 0 || t->dmax < 0 || t->dmax >= g || t->stride >= g)
+            return false;
+        sum += t->dmax * t->stride;
+        if (sum >= g)
+            return false;
+    }
+    return true;
+}
+
+/* The row term: low's terms less, for the highest b <= from that
+ * low_below allows, those that are not multiples of 2^b and the
+ * constant's part below 2^b (bits from and up are the same); NULL when
+ * no term is left, *k the constant. */
+static td_expr *low_row(td_ir *ir, const td_copy_low *l, int64_t *k)
+{
+    for (int b = l->from; b >= 1; b--) {
+        if (!low_below(l, b))
+            continue;
+        const int64_t g = (int64_t)1 << b;
+        td_expr *t = NULL;
+        for (int i = 0; i < l->n; i++)
+            if (l->terms[i].stride % g == 0)
+                t = t != NULL ? td_add(ir, t, l->terms[i].t) : l->terms[i].t;
+        *k = l->c - l->c % g;
+        return t;
+    }
+    *k = l->c;
+    return l->all;
 }
 
 td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_copy_low *low,
@@ -181,22 +208,16 @@ td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_copy_low *low,
     int64_t mask = ((int64_t)1 << z->swizzle_len) - 1;
     /* The XOR reads bits [from, from + len) of m.  The row term has the
      * same bits there and leaves out what cannot change them: the terms
-     * that are multiples of 2^(from + len), and, when the terms that are
-     * not multiples of 2^from (non-negative) plus the constant's part
-     * below 2^from stay below 2^from in every thread and round, those
-     * too: the rest is a multiple of 2^from, so no carry reaches bit
-     * `from` and the quotient by 2^from is the rest's.  The source bits
+     * that are multiples of 2^(from + len), and those below a bit b <=
+     * from that no carry from them can cross (low_row).  The source bits
      * are masked where they are, then moved: the same value as
      * (m >> from & mask) << to, but the quotient's operand is
      * non-negative on its face (m is an int in the CUDA text), so nvcc
      * shifts where m / 2^from costs a signed division's sign fix-up. */
     td_expr *row = m;
     if (low != NULL) {
-        int64_t c = low->c, c_low = c >= 0 ? c % low->unit : -1;
-        bool drop = c_low >= 0 && low->below >= 0 &&
-                    low->below + c_low < low->unit;
-        td_expr *t = drop ? low->high : low->all;
-        int64_t k = drop ? c - c_low : c;
+        int64_t k;
+        td_expr *t = low_row(ir, low, &k);
         if (t == NULL) {
             /* A constant row term: its XOR folds into one number. */
             int64_t b = k & (mask << from);
