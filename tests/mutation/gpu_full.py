@@ -535,7 +535,11 @@ def run_cmd(args):
         m = re.search(r'TD_NAME\[\] = "([^"]*)"', src)
         pname = m.group(1) if m else name
         ms = muts[name]
-        pending = list(range(len(ms)))
+        # Undefined on their face (mutate.undefined): stillborn, not run.
+        for m in ms:
+            if m.invalid:
+                results[m.id] = (m, "stillborn", m.invalid)
+        pending = [i for i in range(len(ms)) if not ms[i].invalid]
         groups = [pending[i:i + args.bundle]
                   for i in range(0, len(pending), args.bundle)] or [[]]
         base = None
