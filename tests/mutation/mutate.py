@@ -551,6 +551,23 @@ def mutants_of(src, program="prog"):
             x = "threadIdx.x" + (f" / {d}" if d > 1 else "")
             m.equivalent = (f"a {blk.group(1)}-thread block: {x} is at most "
                             f"{top}, so % {n + 1} == % {n}")
+    # A mask's lowest bit set where the masked value is then divided by a
+    # power of two D that the mask is a multiple of (the swizzle's row
+    # term `(x & 448) / 8`): (x & (M + 1)) / D adds x's bit 0 to a
+    # multiple of D, which the division drops.
+    for m in out:
+        if m.op != "const" or not src[m.start:m.end].isdigit():
+            continue
+        n = int(src[m.start:m.end])
+        before = src[max(0, m.start - 8):m.start]
+        after = re.match(r"\s*\)\s*/\s*(\d+)\b", src[m.end:m.end + 20])
+        if not re.search(r"[^&]&\s*$", before) or after is None or \
+                m.new != str(n + 1):
+            continue
+        d = int(after.group(1))
+        if d >= 2 and d & (d - 1) == 0 and n % d == 0:
+            m.equivalent = (f"(x & {n + 1}) / {d} == (x & {n}) / {d}: the "
+                            f"mask's bit 0 is below the division by {d}")
     undefined(src, b0, b1, out)
     out.sort(key=lambda m: (m.line, m.col, OPS.index(m.op)))
     ids = [m.id for m in out]

@@ -9,8 +9,10 @@ mutants and a manifest in scripts/gpu-check's format (three data modes),
 and gpu-score reads a results.tsv in gpu-check's format back.  And
 gpu_full.py's pieces: a bundle holds the harness once and one kernel per
 mutant (each the program's td_kernel with that mutant's body, renamed),
-the shards split the programs without overlap, and its score counts
-killed, equivalent and not-run mutants.
+the shards split the programs without overlap (by seconds, a long
+program in pieces), and its score counts killed, equivalent and not-run
+mutants.  And the mutants mutate.py marks itself: undefined on their face
+(stillborn) and the swizzle mask's dead bit (equivalent).
 
 usage: test_mutate.py
 """
@@ -133,6 +135,24 @@ def check_gpu_full(ms):
            "GPU-only ones spread evenly",
            sorted(n for sh in shards for n in sh) == sorted(counts) and
            max(gpu) - min(gpu) <= 1, (shards, gpu))
+    # Undefined on their face, and the swizzle mask's dead bit 0.
+    ub = TINY.replace("B_ptr[1] -= B_ptr[2] / td_from_double<float>(2.0);",
+                      "unsigned int tmp[2];\n        "
+                      "td_ptx_ld_global_v2_u32(tmp[0], tmp[1], A_ptr + 0);\n"
+                      "        int s = (threadIdx.x * 8 & 448) / 8;\n"
+                      "        float a3[3];\n        a3[2] = 0.0f;")
+    ms = {m.id.split(":", 1)[1]: m for m in mutate.mutants_of(ub, "ub")}
+    bad = sorted(k for k, m in ms.items() if m.invalid)
+    why = sorted(ms[k].invalid for k in bad)
+    expect("undefined mutants: the load into tmp[0] or tmp[1] twice and "
+           "a3[3] past a3[3] are invalid, nothing else",
+           len(bad) == 3 and "writes tmp[0] twice" in why[0] and
+           "writes tmp[1] twice" in why[1] and
+           "a3[3] past the end of a3[3]" in why[2], (bad, why))
+    eqv = [k for k, m in ms.items() if m.equivalent and "mask" in
+           m.equivalent]
+    expect("the mask's bit 0 under / 8 is equivalent (448 -> 449 only)",
+           len(eqv) == 1 and ms[eqv[0]].new == "449", eqv)
     # By the table's seconds: a long program cut into pieces, every
     # mutant in exactly one shard, the shards' seconds even.
     counts = {"long": (True, 99), "a": (True, 9), "b": (True, 9),
