@@ -89,16 +89,41 @@ td_ir_buf *td__copy_declare(const td_call *call, int b, td_ir *ir,
  * moved: m ^ (m & (2^s - 1) << (p + a)) / 2^a and so on). */
 td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
                              const td_iter *iters, int n);
-/* The same sum less its terms whose stride is a multiple of mod (0: none
- * left out): the same value modulo mod. */
-td_expr *td__copy_split_low(td_ir *ir, td_expr *acc, td_expr *v,
-                            const td_iter *iters, int n, int64_t mod);
 /* 2^(bits the swizzle's XOR reads and below): m and m less multiples of
- * it swizzle alike (0: no swizzle).  td__copy_swizzle_expr prints the
- * XOR's row term from `low` (m less such multiples; NULL: m itself), as
- * TVM prints only the bits the XOR reads. */
+ * it swizzle alike (0: no swizzle). */
 int64_t td__copy_swizzle_mod(const td_lay_swz *z);
-td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, td_expr *low,
+/* The swizzle's row term under construction: the terms of a shared
+ * offset that can reach the bits the XOR reads, as TVM prints only those.
+ * A term whose stride is a multiple of mod never does.  Of the others,
+ * when those that are not multiples of 2^b (b at most the lowest bit
+ * read), non-negative, plus the constant's part below 2^b stay below 2^b
+ * for every value of their digits, they are left out too: the rest is a
+ * multiple of 2^b, so no carry from them crosses bit b.  Add the
+ * offset's pieces with td__copy_low_split (the digits of v in 0..vmax, as
+ * td__copy_split_expr sums them), td__copy_low_term (d in 0..dmax times
+ * stride) and td__copy_low_const. */
+#define TD_COPY_LOW_MAX 16
+typedef struct td_copy_low_term {
+    td_expr *t;            /* digit * stride */
+    int64_t stride, dmax;  /* the digit is 0..dmax */
+} td_copy_low_term;
+typedef struct td_copy_low {
+    int64_t mod;   /* td__copy_swizzle_mod; 0: no swizzle */
+    int from;      /* the lowest bit the XOR reads */
+    td_expr *all;  /* the terms whose stride is not a multiple of mod */
+    td_copy_low_term terms[TD_COPY_LOW_MAX]; /* the same, one by one */
+    int n;
+    bool many;     /* more than TD_COPY_LOW_MAX of them: none left out */
+    int64_t c;     /* the constant, modulo mod */
+} td_copy_low;
+void td__copy_low_init(td_copy_low *l, const td_lay_swz *z);
+void td__copy_low_split(td_ir *ir, td_copy_low *l, td_expr *v, int64_t vmax,
+                        const td_iter *iters, int n);
+void td__copy_low_term(td_ir *ir, td_copy_low *l, td_expr *d, int64_t dmax,
+                       int64_t stride);
+void td__copy_low_const(td_copy_low *l, int64_t c);
+/* TVM's swizzle of m, its row term from low (NULL: from m itself). */
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_copy_low *low,
                                const td_lay_swz *z);
 
 /* The loop of a global <-> shared plan (copy_vec_auto.c; vec_auto and

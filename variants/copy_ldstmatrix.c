@@ -129,16 +129,19 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
         int64_t c;
         if ((rc = td__copy_ldst_smem_off(&p0, 0, 0, mm, &c)) < 0)
             return rc;
-        /* low: off less its multiples of mod, which the swizzle's row
-         * term cannot see. */
-        const int64_t mod = td__copy_swizzle_mod(&p.swz);
+        /* low: off less what the swizzle's row term cannot see. */
+        td_copy_low low;
+        td__copy_low_init(&low, &p.swz);
+        td__copy_low_const(&low, c);
         td_expr *off = td_int(ir, c);
-        td_expr *low = td_int(ir, mod > 0 ? c % mod : c);
         if (warp != NULL) {
             off = td__copy_split_expr(ir, off, warp, p.s.shard + p.s_seps[0],
                         p.s_seps[1] - p.s_seps[0]);
-            low = td__copy_split_low(ir, low, warp, p.s.shard + p.s_seps[0],
-                        p.s_seps[1] - p.s_seps[0], mod);
+            td__copy_low_split(ir, &low, warp,
+                               p.lane_axis == TD_AXIS_TID_IN_WG
+                                   ? 3 : p.t_total / 32 - 1,
+                               p.s.shard + p.s_seps[0],
+                               p.s_seps[1] - p.s_seps[0]);
         }
         if (p.num > 1) {
             td_expr *m = td_div(ir, lane, td_int(ir, 8));
@@ -146,19 +149,18 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
                 m = td_mod(ir, m, td_int(ir, 2));
             off = td__copy_split_expr(ir, off, m, p.s.shard + p.s_seps[4],
                         p.s_seps[5] - p.s_seps[4]);
-            low = td__copy_split_low(ir, low, m, p.s.shard + p.s_seps[4],
-                        p.s_seps[5] - p.s_seps[4], mod);
+            td__copy_low_split(ir, &low, m, p.num == 2 ? 1 : 3,
+                               p.s.shard + p.s_seps[4],
+                               p.s_seps[5] - p.s_seps[4]);
         }
-        td_expr *row = td_mul(ir, td_mod(ir, lane, td_int(ir, 8)),
-                              td_int(ir, p.row_stride));
-        off = td_add(ir, off, row);
-        if (mod == 0 || p.row_stride % mod != 0)
-            low = td_add(ir, low, row);
+        td_expr *r8 = td_mod(ir, lane, td_int(ir, 8));
+        off = td_add(ir, off, td_mul(ir, r8, td_int(ir, p.row_stride)));
+        td__copy_low_term(ir, &low, r8, 7, p.row_stride);
         td_expr *wx[4];
         for (int i = 0; i < p.num; i++)
             wx[i] = td_int(ir, words[mm][i]);
         td_ptx_matrix a = {.mem = mb,
-                           .offset = td__copy_swizzle_expr(ir, off, low, &p.swz),
+                           .offset = td__copy_swizzle_expr(ir, off, &low, &p.swz),
                            .num = p.num, .trans = p.trans, .regs = regs,
                            .word = wx[0], .words = wx};
         if (p.ld)

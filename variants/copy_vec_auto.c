@@ -55,29 +55,40 @@ static td_expr *thread_id(const td_call *call, td_ir *ir)
     return td_var_ref(ir, td_ir_let(ir, "tid", TD_I32, tx));
 }
 
-td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
-                             const td_iter *iters, int n)
-{
-    return td__copy_split_low(ir, acc, v, iters, n, 0);
-}
+/* The sum over iters[0..n) of v's digits times their strides, less the
+ * terms keep() rejects (it gets each term, its stride and the largest
+ * value of its mixed-radix digit, and may record it elsewhere). */
+typedef bool (*keep_fn)(void *ctx, td_expr *term, int64_t stride,
+                        int64_t dmax);
 
-td_expr *td__copy_split_low(td_ir *ir, td_expr *acc, td_expr *v,
-                            const td_iter *iters, int n, int64_t mod)
+static td_expr *split(td_ir *ir, td_expr *acc, td_expr *v, int64_t vmax,
+                      const td_iter *iters, int n, keep_fn keep, void *ctx)
 {
     int64_t inner = 1;
     for (int k = n - 1; k >= 0; k--) {
         const td_iter *it = &iters[k];
-        if (it->extent > 1 && it->stride != 0 &&
-            (mod == 0 || it->stride % mod != 0)) {
+        /* The digit is (v / inner) % extent, the outermost one v / inner
+         * unreduced: at most vmax / inner either way. */
+        int64_t dmax = vmax / inner;
+        if (k > 0 && dmax > it->extent - 1)
+            dmax = it->extent - 1;
+        if (it->extent > 1 && it->stride != 0) {
             td_expr *d = inner > 1 ? td_div(ir, v, td_int(ir, inner)) : v;
             if (k > 0)
                 d = td_mod(ir, d, td_int(ir, it->extent));
             d = td_mul(ir, d, td_int(ir, it->stride));
-            acc = acc != NULL ? td_add(ir, acc, d) : d;
+            if (keep == NULL || keep(ctx, d, it->stride, dmax))
+                acc = acc != NULL ? td_add(ir, acc, d) : d;
         }
-        inner *= it->extent;
+        inner = td__mul_sat(inner, it->extent);
     }
     return acc;
+}
+
+td_expr *td__copy_split_expr(td_ir *ir, td_expr *acc, td_expr *v,
+                             const td_iter *iters, int n)
+{
+    return split(ir, acc, v, INT64_MAX, iters, n, NULL, NULL);
 }
 
 static td_expr *plus(td_ir *ir, td_expr *a, int64_t c)
@@ -94,24 +105,129 @@ int64_t td__copy_swizzle_mod(const td_lay_swz *z)
     return (int64_t)1 << (z->per_element + z->atom_len + z->swizzle_len);
 }
 
-td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, td_expr *low,
+/* The lowest bit the swizzle's XOR reads. */
+static int swizzle_from(const td_lay_swz *z)
+{
+    return z->inner ? z->per_element + z->atom_len : z->per_element;
+}
+
+void td__copy_low_init(td_copy_low *l, const td_lay_swz *z)
+{
+    *l = (td_copy_low){.mod = td__copy_swizzle_mod(z)};
+    l->from = l->mod > 0 ? swizzle_from(z) : 0;
+}
+
+/* Records a term that is not a multiple of mod (the others never reach
+ * the bits the XOR reads); past TD_COPY_LOW_MAX terms none is left out. */
+static bool low_keep(void *ctx, td_expr *term, int64_t stride, int64_t dmax)
+{
+    td_copy_low *l = ctx;
+    if (stride % l->mod == 0)
+        return false;
+    if (l->n < TD_COPY_LOW_MAX)
+        l->terms[l->n] = (td_copy_low_term){term, stride, dmax};
+    else
+        l->many = true;
+    l->n++;
+    return true;
+}
+
+void td__copy_low_split(td_ir *ir, td_copy_low *l, td_expr *v, int64_t vmax,
+                        const td_iter *iters, int n)
+{
+    if (l->mod > 0)
+        l->all = split(ir, l->all, v, vmax, iters, n, low_keep, l);
+}
+
+void td__copy_low_term(td_ir *ir, td_copy_low *l, td_expr *d, int64_t dmax,
+                       int64_t stride)
+{
+    if (l->mod == 0 || stride == 0)
+        return;
+    td_expr *t = td_mul(ir, d, td_int(ir, stride));
+    if (low_keep(l, t, stride, dmax))
+        l->all = l->all != NULL ? td_add(ir, l->all, t) : t;
+}
+
+void td__copy_low_const(td_copy_low *l, int64_t c)
+{
+    if (l->mod > 0)
+        l->c = (l->c + c % l->mod) % l->mod;
+}
+
+/* Whether the terms that are not multiples of 2^b, non-negative, plus the
+ * constant's part below 2^b stay below 2^b for every value of their
+ * digits: then adding them to the rest (a multiple of 2^b) carries
+ * nothing into bit b, and bits b and up are the rest's. */
+static bool low_below(const td_copy_low *l, int b)
+{
+    const int64_t g = (int64_t)1 << b;
+    int64_t sum = l->c % g;
+    if (l->c < 0 || l->many)
+        return false;
+    for (int i = 0; i < l->n; i++) {
+        const td_copy_low_term *t = &l->terms[i];
+        if (t->stride % g == 0)
+            continue;
+        if (t->stride < 0 || t->dmax < 0 || t->dmax >= g || t->stride >= g)
+            return false;
+        sum += t->dmax * t->stride;
+        if (sum >= g)
+            return false;
+    }
+    return true;
+}
+
+/* The row term: low's terms less, for the highest b <= from that
+ * low_below allows, those that are not multiples of 2^b and the
+ * constant's part below 2^b (bits from and up are the same); NULL when
+ * no term is left, *k the constant. */
+static td_expr *low_row(td_ir *ir, const td_copy_low *l, int64_t *k)
+{
+    for (int b = l->from; b >= 1; b--) {
+        if (!low_below(l, b))
+            continue;
+        const int64_t g = (int64_t)1 << b;
+        td_expr *t = NULL;
+        for (int i = 0; i < l->n; i++)
+            if (l->terms[i].stride % g == 0)
+                t = t != NULL ? td_add(ir, t, l->terms[i].t) : l->terms[i].t;
+        *k = l->c - l->c % g;
+        return t;
+    }
+    *k = l->c;
+    return l->all;
+}
+
+td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_copy_low *low,
                                const td_lay_swz *z)
 {
     if (!z->on || z->swizzle_len == 0)
         return m;
-    int from = z->inner ? z->per_element + z->atom_len : z->per_element;
+    int from = swizzle_from(z);
     int to = z->inner ? z->per_element : z->per_element + z->atom_len;
     int64_t mask = ((int64_t)1 << z->swizzle_len) - 1;
-    /* The XOR reads bits [from, from + len) of m: `low` (m less its
-     * terms that are multiples of 2^(from + len)) has the same bits
-     * there, and printing it keeps out of the row term what it cannot
-     * change.  The source bits are masked where they are, then moved:
-     * the same value as (m >> from & mask) << to, but the quotient's
-     * operand is non-negative on its face (m is an int in the CUDA
-     * text), so nvcc shifts where m / 2^from costs a signed division's
-     * sign fix-up. */
-    td_expr *bits = td_binary(ir, TD_OP_BITAND, low != NULL ? low : m,
-                              td_int(ir, mask << from));
+    /* The XOR reads bits [from, from + len) of m.  The row term has the
+     * same bits there and leaves out what cannot change them: the terms
+     * that are multiples of 2^(from + len), and those below a bit b <=
+     * from that no carry from them can cross (low_row).  The source bits
+     * are masked where they are, then moved: the same value as
+     * (m >> from & mask) << to, but the quotient's operand is
+     * non-negative on its face (m is an int in the CUDA text), so nvcc
+     * shifts where m / 2^from costs a signed division's sign fix-up. */
+    td_expr *row = m;
+    if (low != NULL) {
+        int64_t k;
+        td_expr *t = low_row(ir, low, &k);
+        if (t == NULL) {
+            /* A constant row term: its XOR folds into one number. */
+            int64_t b = k & (mask << from);
+            b = from > to ? b >> (from - to) : b << (to - from);
+            return b != 0 ? td_binary(ir, TD_OP_XOR, m, td_int(ir, b)) : m;
+        }
+        row = plus(ir, t, k);
+    }
+    td_expr *bits = td_binary(ir, TD_OP_BITAND, row, td_int(ir, mask << from));
     td_expr *moved =
         from > to   ? td_div(ir, bits, td_int(ir, (int64_t)1 << (from - to)))
         : from < to ? td_binary(ir, TD_OP_SHL, bits, td_int(ir, to - from))
@@ -176,10 +292,11 @@ void td__copy_gs_loop(const td_call *call, const td_copy_gs_plan *p,
     td_expr *tid = p->threads > 1 ? thread_id(call, ir) : NULL;
     td_var *f = td_ir_for(ir, "f", td_int(ir, p->rounds), TD_LOOP_SERIAL);
     td_expr *fv = td_var_ref(ir, f);
-    td_expr *g = NULL, *s = NULL, *s_thread = NULL, *low = NULL;
+    td_expr *g = NULL, *s = NULL, *s_thread = NULL;
     bool split = false;
-    /* The swizzle's row term reads s less its multiples of `mod`. */
-    const int64_t mod = td__copy_swizzle_mod(&p->swz);
+    /* The swizzle's row term: s less what cannot reach the bits it reads. */
+    td_copy_low low;
+    td__copy_low_init(&low, &p->swz);
     /* A start that depends on the block ids: their offset goes first in
      * the 32-bit index, as TVM prints a sliced buffer's symbolic base
      * (g_lin = blockIdx.x * 8192 + f * 512 + tid * 4). */
@@ -193,14 +310,14 @@ void td__copy_gs_loop(const td_call *call, const td_copy_gs_plan *p,
         const td_iter *rounds = p->s.shard + p->s_seps[0];
         int n_rounds = p->s_seps[no] - p->s_seps[0];
         s = td__copy_split_expr(ir, NULL, fv, rounds, n_rounds);
-        low = td__copy_split_low(ir, NULL, fv, rounds, n_rounds, mod);
+        td__copy_low_split(ir, &low, fv, p->rounds - 1, rounds, n_rounds);
         split = above_swizzle(rounds, n_rounds, &p->swz);
         if (tid != NULL) {
             const td_iter *thr = p->s.shard + p->s_seps[no];
             int n_thr = p->s_seps[no + nt] - p->s_seps[no];
             s_thread = td__copy_split_expr(ir, split ? NULL : s, tid, thr,
                                            n_thr);
-            low = td__copy_split_low(ir, low, tid, thr, n_thr, mod);
+            td__copy_low_split(ir, &low, tid, p->threads - 1, thr, n_thr);
         }
         if (tid != NULL && !split)
             s = s_thread;
@@ -211,21 +328,23 @@ void td__copy_gs_loop(const td_call *call, const td_copy_gs_plan *p,
         flat = td_mul(ir, flat, td_int(ir, p->vec));
         g = td__copy_split_expr(ir, blk, flat, p->g.shard, p->g.nshard);
         s = td__copy_split_expr(ir, NULL, flat, p->s.shard, p->s.nshard);
-        low = td__copy_split_low(ir, NULL, flat, p->s.shard, p->s.nshard, mod);
+        td__copy_low_split(ir, &low, flat,
+                           td__mul_sat(p->rounds * p->threads, p->vec) - 1,
+                           p->s.shard, p->s.nshard);
     }
     g = plus(ir, g, p->g.offset[TD_AXIS_M]);
     const int64_t so = p->s.offset[TD_AXIS_M];
-    low = plus(ir, low, mod > 0 ? so % mod : so);
+    td__copy_low_const(&low, so);
     if (split) {
         /* The rounds' part adds whole multiples of the swizzle's span,
          * which leave the bits it reads and flips alone: it stays out of
          * the XOR, as TVM prints it, and nvcc folds it into the unrolled
          * stores' immediate offsets. */
-        td_expr *t = td__copy_swizzle_expr(ir, plus(ir, s_thread, so), low,
+        td_expr *t = td__copy_swizzle_expr(ir, plus(ir, s_thread, so), &low,
                                            &p->swz);
         s = s != NULL ? td_add(ir, s, t) : t;
     } else {
-        s = td__copy_swizzle_expr(ir, plus(ir, s, so), low, &p->swz);
+        s = td__copy_swizzle_expr(ir, plus(ir, s, so), &low, &p->swz);
     }
     td_var *gv = td_ir_let(ir, "g_lin", TD_I32, g);
     td_var *sv = td_ir_let(ir, "s_off", TD_I32, s);

@@ -164,6 +164,8 @@ def run(args, progdir, names, tmp):
             return None
         if m.equivalent:
             status, detail = "equivalent", m.equivalent
+        elif m.invalid:
+            status, detail = "stillborn", m.invalid
         else:
             fn = mutate.file_name(m)
             exe, err = emu.compile_program(m.apply(r["src"]), fn, tmp, inc)

@@ -27,12 +27,18 @@
 # Afterwards, with every shard's results-*.tsv in one DIR (any machine):
 #   python3 tests/mutation/gpu_full.py score DIR
 #
-# The whole run in two device calls (docs/verification.md, "Mutation
-# suite"): on the build machine
+# The whole run in three device calls (docs/verification.md, "Mutation
+# suite"; `python3 tests/mutation/gpu_full.py plan .dev/progs 3` prints
+# each shard's expected seconds from tests/mutation/program-seconds.tsv,
+# about 360 s each; two shards would need about 540 s each): on the build
+# machine
 #   scripts/gen-programs .dev/progs && tar czf .dev/progs.tar.gz -C .dev/progs .
 # then one call per shard, carrying .dev/progs.tar.gz (about 13 MB):
-#   OUT=$OUT SHARD=0/2 tests/mutation/gpu-full.sh .dev/progs.tar.gz
-#   OUT=$OUT SHARD=1/2 tests/mutation/gpu-full.sh .dev/progs.tar.gz
+#   OUT=$OUT SHARD=0/3 DEADLINE=480 tests/mutation/gpu-full.sh .dev/progs.tar.gz
+#   (and SHARD=1/3, SHARD=2/3)
+# Afterwards refresh the table from the calls' logs and results:
+#   python3 tests/mutation/gpu_full.py times log-0.txt results-0.tsv ... \
+#     -o tests/mutation/program-seconds.tsv
 set -u
 if [ $# -lt 1 ] || [ -z "${OUT:-}" ] || [ -z "${SHARD:-}" ]; then
   echo "usage: OUT=DIR SHARD=I/N tests/mutation/gpu-full.sh PROGS [--all]" >&2

@@ -5,6 +5,8 @@ usage: gpu_full.py run PROGDIR OUTDIR --shard I/N [-j JOBS] [--runners R]
                    [--bundle B] [--timeout S] [--deadline S] [--all]
                    [--arch ARCH] [--only NAME,...] [--emu]
        gpu_full.py score OUTDIR [--equivalent FILE] [--allow-survivors]
+       gpu_full.py times LOG RESULTS [LOG RESULTS ...] [-o TABLE]
+       gpu_full.py plan PROGDIR N [--times TABLE] [--cap S] [--all]
 
 PROGDIR is scripts/gen-programs' output (the .cu files and manifest.tsv).
 `run` (on the GPU machine: python3, nvcc and the GPU only) takes the
@@ -12,8 +14,14 @@ programs of shard I of N that the GPU can run (manifest arch sm_90a or
 older), by default only those the CPU stand-in cannot run (16-bit floats,
 inline PTX: tests/cuda/emu.py's NOT_EMULATED), every one with --all, and
 every mutant of each (tests/mutation/mutate.py, those not equivalent by
-construction).  The shards split the programs by their mutant counts
-(largest first onto the lightest shard: deterministic).
+construction).  The shards split the programs by their expected seconds
+(largest first onto the lightest shard: deterministic): a program's
+mutant count times its seconds a mutant in program-seconds.tsv (`times`
+writes it from a run's logs and results), the table's median for a
+program it does not hold; a program expected to take over --cap seconds
+is cut into pieces of its mutants in several shards.  `plan` prints each
+shard's expected seconds for PROGDIR (sum / 16: the programs' times are
+wall times with 16 programs at once).
 
 Compiling one program per mutant would cost an nvcc run (a few seconds of
 host compilation, almost all of it the harness) per mutant.  Instead the
@@ -223,19 +231,71 @@ def bundle(src, texts):
     return head + "\n".join(kernels) + pick + tail + batch
 
 
-def shard_of(counts, k, n):
-    """The programs of shard k of n: largest first onto the lightest,
-    the programs the CPU stand-in cannot run (counts[name][0] true)
-    spread first and on their own, so every shard has its share of them."""
-    load = [[0] * n, [0] * n]
-    owner = {}
-    for name in sorted(counts, key=lambda x: (not counts[x][0],
-                                              -counts[x][1], x)):
+TIMES = os.path.join(HERE, "program-seconds.tsv")
+# A program expected to take longer than this (seconds, as the table
+# measures them) is cut into pieces in several shards.
+CAP = 240.0
+
+
+def read_times(path):
+    """{program: seconds a mutant} from a `times` table (name, mutants,
+    seconds, how); {} when there is none."""
+    out = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                name, n, sec, _ = line.rstrip("\n").split("\t")
+                out[name] = float(sec) / max(1, int(n))
+    return out
+
+
+def costs_of(counts, rates):
+    """Each program's expected seconds in a run (its wall time with -j 16
+    programs and 12 runners at once, as the table measured it): its mutant
+    count (plus the unmutated program's run) times its seconds a mutant
+    from the table, or, for a program the table does not hold, times the
+    median rate of the table's programs of its class (the CPU stand-in
+    cannot run it, or can): a count-based estimate."""
+    med = {}
+    for cls in (True, False):
+        r = sorted(rates[x] for x in rates if x in counts and
+                   counts[x][0] == cls)
+        med[cls] = r[len(r) // 2] if r else 1.0
+    return {name: (gpu, (n + 1) * rates.get(name, med[gpu]))
+            for name, (gpu, n) in counts.items()}
+
+
+def shard_of(counts, k, n, rates=None, cap=None):
+    """The mutants of shard k of n, {program: [mutant index, ...]}: the
+    programs by expected seconds (costs_of), a program expected to take
+    over `cap` seconds cut into pieces of consecutive mutants (at most n:
+    one a shard), so no shard waits on one long program; largest first
+    onto the shard with the least so far (deterministic), the programs
+    the CPU stand-in cannot run (counts[name][0] true) spread first and on
+    their own, so every shard has its share of them (the others come last
+    in a shard, where a deadline cuts them)."""
+    cost = costs_of(counts, rates or {})
+    items = []
+    for name, (gpu, c) in cost.items():
+        cnt = counts[name][1]
+        pieces = 1
+        if cap and c > cap:
+            pieces = max(1, min(n, cnt, int(-(-c // cap))))
+        for i in range(pieces):
+            items.append((name, i, cnt * i // pieces, cnt * (i + 1) // pieces,
+                          c / pieces))
+    load = [[0.0] * n, [0.0] * n]
+    mine = {}
+    for name, i, lo, hi, c in sorted(items, key=lambda x: (
+            not counts[x[0]][0], -x[4], x[0], x[1])):
         cls = 0 if counts[name][0] else 1
-        j = min(range(n), key=lambda i: (load[cls][i], i))
-        load[cls][j] += counts[name][1] + 3  # the unmutated program's runs
-        owner[name] = j
-    return {name for name, j in owner.items() if j == k}
+        j = min(range(n), key=lambda q: (load[cls][q], q))
+        load[cls][j] += c
+        if j == k:
+            mine.setdefault(name, []).extend(range(lo, hi))
+    return mine
 
 
 def run_cmd(args):
@@ -271,18 +331,27 @@ def run_cmd(args):
         ms = [m for m in mutate.mutants_of(src, name) if m.equivalent is None]
         muts[name] = ms
         counts[name] = (gpu_only, len(ms))
-    names = shard_of(counts, k, n)
+    rates = read_times(args.times)
+    names = shard_of(counts, k, n, rates, args.cap)
+    # This shard's mutants only (a long program's are cut into pieces).
+    muts = {name: [muts[name][i] for i in idx]
+            for name, idx in names.items()}
     # The programs only the GPU can run first (a deadline cuts the
-    # others), the ones with the most mutants first within each class (so
-    # no large program starts last).
+    # others), the longest expected first within each class (so no long
+    # program starts last).
+    est = costs_of(counts, rates)
     mine = sorted((r for r in rows if r[0] in names),
-                  key=lambda r: (not progs[r[0]][2], -counts[r[0]][1], r[0]))
-    nm = sum(counts[r[0]][1] for r in mine)
+                  key=lambda r: (not progs[r[0]][2],
+                                 -est[r[0]][1] * len(muts[r[0]]) /
+                                 max(1, counts[r[0]][1]), r[0]))
+    nm = sum(len(muts[r[0]]) for r in mine)
     ng = sum(1 for r in mine if progs[r[0]][2])
     say(f"shard {k}/{n}: {len(mine)} programs ({ng} the CPU stand-in "
         f"cannot run), {nm} mutants (all shards: {len(progs)} programs, "
         f"{sum(c[1] for c in counts.values())} mutants), "
-        f"-j {args.j}, {args.runners} runners, bundles of {args.bundle}")
+        f"-j {args.j}, {args.runners} runners, bundles of {args.bundle}; "
+        f"expected {sum(est[r[0]][1] * len(muts[r[0]]) / max(1, counts[r[0]][1]) for r in mine) / 16:.0f} s "
+        f"(sum of the programs' seconds / 16)")
     deadline = t0 + args.deadline if args.deadline else None
     hard_end = deadline + args.grace if deadline is not None else None
     results = {}   # mutant id -> (mutant, status, detail)
@@ -462,10 +531,15 @@ def run_cmd(args):
 
     def program(r):
         name, src = r[0], progs[r[0]][1]
+        p_t0 = time.monotonic()
         m = re.search(r'TD_NAME\[\] = "([^"]*)"', src)
         pname = m.group(1) if m else name
         ms = muts[name]
-        pending = list(range(len(ms)))
+        # Undefined on their face (mutate.undefined): stillborn, not run.
+        for m in ms:
+            if m.invalid:
+                results[m.id] = (m, "stillborn", m.invalid)
+        pending = [i for i in range(len(ms)) if not ms[i].invalid]
         groups = [pending[i:i + args.bundle]
                   for i in range(0, len(pending), args.bundle)] or [[]]
         base = None
@@ -539,8 +613,9 @@ def run_cmd(args):
         done = sum(1 for m in ms if m.id in results)
         say(f"{name}: {done} mutants, "
             f"{sum(1 for m in ms if results.get(m.id, (0, ''))[1] == 'killed')}"
-            f" killed" + ("" if base is None or base[0] == "ok"
-                          else f" ({base[1][:120]})"))
+            f" killed in {time.monotonic() - p_t0:.1f} s"
+            + ("" if base is None or base[0] == "ok"
+               else f" ({base[1][:120]})"))
 
     with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
         list(ex.map(program, mine))
@@ -613,6 +688,101 @@ def score_cmd(args):
     return rc if not (notrun or skipped) else max(rc, 1)
 
 
+def read_rows(path):
+    """The result lines of a results-I.tsv (or .tsv.gz) split by tab."""
+    import gzip
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        return [line.rstrip("\n").split("\t") for line in f]
+
+
+def times_cmd(args):
+    """The table of programs' seconds from runs' logs and results (LOG
+    RESULTS pairs): a program's wall time from its start to its log line,
+    scaled up by mutants / mutants run when a deadline cut it; programs
+    with nothing run are left out (costs_of estimates them).  A log line
+    without its seconds (before they were logged) gets the time from the
+    start the pool gave it: the first -j programs at the shard's start,
+    each later one at the next program's end, in the order run_cmd
+    submits them."""
+    if len(args.files) % 2:
+        print("gpu_full.py times: give LOG RESULTS pairs", file=sys.stderr)
+        return 2
+    table = {}
+    for log_path, res_path in zip(args.files[::2], args.files[1::2]):
+        n, run, gpu = {}, {}, {}
+        for f in read_rows(res_path):
+            prog = f[0].rsplit(":", 3)[0]
+            n[prog] = n.get(prog, 0) + 1
+            run[prog] = run.get(prog, 0) + (f[3] != "not-run")
+            gpu[prog] = f[8] == "gpu"
+        with open(log_path) as f:
+            lines = f.read().splitlines()
+        head = re.match(r"\[\s*([\d.]+) s\] shard .* -j (\d+)", lines[0])
+        t_start, jobs = float(head.group(1)), int(head.group(2))
+        ends, own = {}, {}
+        for line in lines[1:]:
+            m = re.match(r"\[\s*([\d.]+) s\] (\S+): \d+ mutants, \d+ "
+                         r"killed( in ([\d.]+) s)?", line)
+            if m and m.group(2) in n:
+                ends[m.group(2)] = float(m.group(1))
+                if m.group(4):
+                    own[m.group(2)] = float(m.group(4))
+        order = sorted(ends, key=lambda x: (not gpu[x], -n[x], x))
+        done = sorted(ends.values())
+        for i, prog in enumerate(order):
+            start = t_start if i < jobs else done[i - jobs]
+            sec = own.get(prog, ends[prog] - start)
+            if run[prog] == 0 or sec <= 0:
+                continue
+            how = "measured" if run[prog] == n[prog] else \
+                f"scaled from {run[prog]} of {n[prog]} mutants"
+            c, t, h = table.get(prog, (0, 0.0, ""))
+            table[prog] = (c + n[prog], t + sec * n[prog] / run[prog],
+                           how if not h else f"{h}; {how}")
+    out = sys.stdout if args.out == "-" else open(args.out, "w")
+    out.write("# program\tmutants\tseconds\thow (tests/mutation/gpu_full.py "
+              "times " + " ".join(os.path.basename(x) for x in args.files)
+              + ")\n")
+    for prog in sorted(table):
+        c, sec, how = table[prog]
+        out.write(f"{prog}\t{c}\t{sec:.1f}\t{how}\n")
+    return 0
+
+
+def plan_cmd(args):
+    """Each shard's expected seconds for PROGDIR's programs (as run)."""
+    rows = mutate.read_manifest(args.progdir)
+    ne = not_emulated()
+    counts = {}
+    for r in rows:
+        arch = re.sub(r"\D", "", r[2]) or "0"
+        if int(arch) > int(re.sub(r"\D", "", args.arch)):
+            continue
+        with open(os.path.join(args.progdir, r[0] + ".cu")) as f:
+            src = f.read()
+        if not args.all and not ne.search(src):
+            continue
+        ms = [m for m in mutate.mutants_of(src, r[0]) if m.equivalent is None]
+        counts[r[0]] = (bool(ne.search(src)), len(ms))
+    rates = read_times(args.times)
+    cost = costs_of(counts, rates)
+    n = int(args.shards)
+    print(f"{len(counts)} programs, {sum(c[1] for c in counts.values())} "
+          f"mutants, {sum(1 for x in counts if x in rates)} in the table")
+    for k in range(n):
+        mine = shard_of(counts, k, n, rates, args.cap)
+        part = {x: cost[x][1] * len(i) / max(1, counts[x][1])
+                for x, i in mine.items()}
+        tot = sum(part.values())
+        top = max(part.values(), default=0.0)
+        print(f"shard {k}/{n}: {len(mine)} programs, "
+              f"{sum(len(i) for i in mine.values())} mutants, "
+              f"sum {tot:.0f} s "
+              f"/ 16 = {tot / 16:.0f} s, longest program {top:.0f} s")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -645,6 +815,12 @@ def main():
     a.add_argument("--all", action="store_true",
                    help="the emulatable programs too")
     a.add_argument("--arch", default=os.environ.get("NVCC_ARCH", "sm_90a"))
+    a.add_argument("--times", default=TIMES,
+                   help="the programs' seconds (gpu_full.py times) the "
+                   "shards are balanced by")
+    a.add_argument("--cap", type=float, default=CAP,
+                   help="expected seconds over which a program's mutants "
+                   "are cut into pieces in several shards")
     a.add_argument("--emu", action="store_true",
                    help="compile with g++ for the CPU stand-in "
                    "(tests/cuda/emu.py), not nvcc: a check of this driver "
@@ -654,8 +830,19 @@ def main():
     a.add_argument("--equivalent",
                    default=os.path.join(HERE, "equivalent.tsv"))
     a.add_argument("--allow-survivors", action="store_true")
+    a = sub.add_parser("times")
+    a.add_argument("files", nargs="+", help="LOG RESULTS pairs")
+    a.add_argument("-o", "--out", default="-")
+    a = sub.add_parser("plan")
+    a.add_argument("progdir")
+    a.add_argument("shards")
+    a.add_argument("--times", default=TIMES)
+    a.add_argument("--cap", type=float, default=CAP)
+    a.add_argument("--all", action="store_true")
+    a.add_argument("--arch", default=os.environ.get("NVCC_ARCH", "sm_90a"))
     args = ap.parse_args()
-    return run_cmd(args) if args.cmd == "run" else score_cmd(args)
+    return {"run": run_cmd, "score": score_cmd, "times": times_cmd,
+            "plan": plan_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":

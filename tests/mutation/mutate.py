@@ -119,10 +119,11 @@ class Tok:
 class Mutant:
     """One change: the text [start, end) of the program replaced by new."""
     __slots__ = ("id", "program", "variant", "op", "line", "col", "start",
-                 "end", "new", "desc", "equivalent", "gpu_only")
+                 "end", "new", "desc", "equivalent", "gpu_only", "invalid")
 
     def __init__(self, **kw):
         self.equivalent = None
+        self.invalid = None
         self.gpu_only = False
         for k, v in kw.items():
             setattr(self, k, v)
@@ -232,6 +233,43 @@ def operand_end(tok):
     return (tok.kind in ("num", "chr") or tok.text in (")", "]")
             or (tok.kind == "id" and tok.text not in KEYWORDS
                 and tok.text not in TYPES))
+
+
+ARRAY_DECL = re.compile(r"^\s*(?:__shared__\s+)?(?:[A-Za-z_]\w*\s+)+"
+                        r"([A-Za-z_]\w*)\[(\d+)\];", re.M)
+PTX_OUT = re.compile(r"\btd_ptx_(?:ld_\w+|ldmatrix_\w+)\(([^;]*)\);")
+
+
+def undefined(src, b0, b1, out):
+    """Marks the mutants (m.invalid, a reason) whose program has undefined
+    behaviour on its face, so no run can be trusted to show it: a constant
+    index past the end of an array the body declares (NAME[K] with K >= N
+    for `T NAME[N];`), or a PTX load (td_ptx_ld_*, td_ptx_ldmatrix_*)
+    naming the same destination twice (which value it gets is not
+    defined, and the one left out is read uninitialised).  They count as
+    stillborn: a program that is not valid CUDA, as one that does not
+    compile."""
+    sizes = {m.group(1): int(m.group(2))
+             for m in ARRAY_DECL.finditer(src, b0, b1)}
+    for m in out:
+        if m.equivalent is not None:
+            continue
+        _, new = m.diff(src)
+        for name, k in re.findall(r"\b([A-Za-z_]\w*)\[(\d+)\]", new):
+            if name in sizes and int(k) >= sizes[name]:
+                m.invalid = (f"undefined: {name}[{k}] past the end of "
+                             f"{name}[{sizes[name]}]")
+                break
+        if m.invalid is None:
+            for call in PTX_OUT.finditer(new):
+                regs = re.findall(r"\b\w+\[\d+\]", call.group(1).split(
+                    "_ptr +")[0])
+                dup = sorted({r for r in regs if regs.count(r) > 1})
+                if dup:
+                    m.invalid = (f"undefined: a PTX load writes {dup[0]} "
+                                 "twice (the other destination is left "
+                                 "uninitialised)")
+                    break
 
 
 def mutants_of(src, program="prog"):
@@ -513,6 +551,24 @@ def mutants_of(src, program="prog"):
             x = "threadIdx.x" + (f" / {d}" if d > 1 else "")
             m.equivalent = (f"a {blk.group(1)}-thread block: {x} is at most "
                             f"{top}, so % {n + 1} == % {n}")
+    # A mask's lowest bit set where the masked value is then divided by a
+    # power of two D that the mask is a multiple of (the swizzle's row
+    # term `(x & 448) / 8`): (x & (M + 1)) / D adds x's bit 0 to a
+    # multiple of D, which the division drops.
+    for m in out:
+        if m.op != "const" or not src[m.start:m.end].isdigit():
+            continue
+        n = int(src[m.start:m.end])
+        before = src[max(0, m.start - 8):m.start]
+        after = re.match(r"\s*\)\s*/\s*(\d+)\b", src[m.end:m.end + 20])
+        if not re.search(r"[^&]&\s*$", before) or after is None or \
+                m.new != str(n + 1):
+            continue
+        d = int(after.group(1))
+        if d >= 2 and d & (d - 1) == 0 and n % d == 0:
+            m.equivalent = (f"(x & {n + 1}) / {d} == (x & {n}) / {d}: the "
+                            f"mask's bit 0 is below the division by {d}")
+    undefined(src, b0, b1, out)
     out.sort(key=lambda m: (m.line, m.col, OPS.index(m.op)))
     ids = [m.id for m in out]
     assert len(ids) == len(set(ids)), "mutant ids must be unique"
@@ -672,7 +728,8 @@ def gpu_dir(args):
         name = r[0]
         with open(os.path.join(args.progdir, name + ".cu")) as f:
             src = f.read()
-        ms = [m for m in mutants_of(src, name) if m.equivalent is None]
+        ms = [m for m in mutants_of(src, name)
+              if m.equivalent is None and m.invalid is None]
         total += len(ms)
         ms = pick(ms, args.per_program)
         if not ms:

@@ -9,8 +9,10 @@ mutants and a manifest in scripts/gpu-check's format (three data modes),
 and gpu-score reads a results.tsv in gpu-check's format back.  And
 gpu_full.py's pieces: a bundle holds the harness once and one kernel per
 mutant (each the program's td_kernel with that mutant's body, renamed),
-the shards split the programs without overlap, and its score counts
-killed, equivalent and not-run mutants.
+the shards split the programs without overlap (by seconds, a long
+program in pieces), and its score counts killed, equivalent and not-run
+mutants.  And the mutants mutate.py marks itself: undefined on their face
+(stillborn) and the swizzle mask's dead bit (equivalent).
 
 usage: test_mutate.py
 """
@@ -133,6 +135,42 @@ def check_gpu_full(ms):
            "GPU-only ones spread evenly",
            sorted(n for sh in shards for n in sh) == sorted(counts) and
            max(gpu) - min(gpu) <= 1, (shards, gpu))
+    # Undefined on their face, and the swizzle mask's dead bit 0.
+    ub = TINY.replace("B_ptr[1] -= B_ptr[2] / td_from_double<float>(2.0);",
+                      "unsigned int tmp[2];\n        "
+                      "td_ptx_ld_global_v2_u32(tmp[0], tmp[1], A_ptr + 0);\n"
+                      "        int s = (threadIdx.x * 8 & 448) / 8;\n"
+                      "        float a3[3];\n        a3[2] = 0.0f;")
+    ms = {m.id.split(":", 1)[1]: m for m in mutate.mutants_of(ub, "ub")}
+    bad = sorted(k for k, m in ms.items() if m.invalid)
+    why = sorted(ms[k].invalid for k in bad)
+    expect("undefined mutants: the load into tmp[0] or tmp[1] twice and "
+           "a3[3] past a3[3] are invalid, nothing else",
+           len(bad) == 3 and "writes tmp[0] twice" in why[0] and
+           "writes tmp[1] twice" in why[1] and
+           "a3[3] past the end of a3[3]" in why[2], (bad, why))
+    eqv = [k for k, m in ms.items() if m.equivalent and "mask" in
+           m.equivalent]
+    expect("the mask's bit 0 under / 8 is equivalent (448 -> 449 only)",
+           len(eqv) == 1 and ms[eqv[0]].new == "449", eqv)
+    # By the table's seconds: a long program cut into pieces, every
+    # mutant in exactly one shard, the shards' seconds even.
+    counts = {"long": (True, 99), "a": (True, 9), "b": (True, 9),
+              "new": (True, 19)}
+    rates = {"long": 3.0, "a": 1.0, "b": 1.0}
+    shards = [gpu_full.shard_of(counts, k, 3, rates, cap=50.0)
+              for k in range(3)]
+    cost = gpu_full.costs_of(counts, rates)
+    got = sorted((n, i) for sh in shards for n, idx in sh.items()
+                 for i in idx)
+    per = [sum(cost[n][1] * len(i) / counts[n][1] for n, i in sh.items())
+           for sh in shards]
+    expect("gpu_full shards by seconds: the 300 s program in 3 pieces, "
+           "every mutant once, the new one at the median rate (1 s)",
+           got == sorted((n, i) for n, (_, c) in counts.items()
+                         for i in range(c)) and
+           all("long" in sh for sh in shards) and
+           cost["new"][1] == 20.0 and max(per) - min(per) < 40, (shards, per))
     with tempfile.TemporaryDirectory() as tmp:
         rows = [(live[0], "killed"), (live[1], "survived"),
                 (live[2], "not-run")]
