@@ -99,6 +99,9 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                        "rejected (sm_100 and newer)"),
     "copy_v64_misaligned": ("D5", "a forced 8-byte load at byte offset 2 (A[1:5] float16); "
                             "rejected: the region start is not 8-byte aligned"),
+    "copy_block_vec_128b_misaligned": ("D5", "a forced 16-byte load at column bx * 2 "
+                                       "(8-byte aligned in odd blocks); rejected: not "
+                                       "16-byte aligned in every block"),
     "copy_v64_reg_odd_slot": ("D5", "a forced 8-byte access from register slot 1 of float16; "
                               "rejected: not at a 32-bit register boundary"),
     "copy_v128_noncontig": ("D6", "a forced width loads a 2-D region as consecutive "
@@ -211,6 +214,9 @@ def copy_source(spec: dict, dm) -> str:
     srcs = spec["srcs"] if "srcs" in spec else [spec["src"]]
     ops = [dm._tvm_operand(str(spec["dst"]), spec, params)]
     ops += [dm._tvm_operand(o, spec, params) for o in srcs]
+    # A block-tiled region names the CTA ids as launch axes
+    # (blockIdx.x); the kernel's are bx, by, bz (dm._prologue).
+    ops = [re.sub(r"\bblockIdx\.([xyz])\b", r"b\1", o) for o in ops]
     ln[1] = f"def f({', '.join(params)}):"
     op = spec.get("op", "copy")
     if op not in ("copy", "copy_async"):
