@@ -1,6 +1,6 @@
 """The copy part of the upstream differential (differential.py): every
-copy conformance case (tests/conformance/copy_*.yaml, `op: copy`) lowered
-by real TVM (apache-tvm 0.27.0.post1, its own dispatcher) and by
+copy conformance case (tests/conformance/copy_*.yaml, `op: copy`; ldgsts_*.yaml
+and copy_async_*.yaml, `op: copy_async`) lowered by real TVM (apache-tvm 0.27.0.post1, its own dispatcher) and by
 tiledispatch, the two compared.
 
 Each call file becomes a one-CTA TVMScript kernel: global buffers are
@@ -9,7 +9,8 @@ layout=...)`, the scope ids upstream's copy tests declare for the call's
 scope (`T.lane_id`, `T.warp_id`, `T.warpgroup_id`, ...; only where the
 thread count is a whole number of warps, else TVM's later passes cannot
 infer their extents), and the call `Tx.<scope>.copy(dst, src, <config>,
-dispatch=...)`.  It is compiled with `tvm.compile(...,
+dispatch=...)` or `Tx.<scope>.copy_async(dst, src, <config>)` (a named
+guard or mbarrier a parameter of the kernel).  It is compiled with `tvm.compile(...,
 tir_pipeline="tirx")` for the case's arch; TVM's choice is the variant
 whose implementation returned (differential._record_impls), or `no match`
 when none did (every row rejected or raised, or the front end refused).
@@ -21,7 +22,9 @@ Compared, per case:
   instructions of TVM's CUDA and of `Dispatch.emit("cuda")` (the `asm`
   strings: `ld.global.v4.u32`, `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`)
   are the same set, which fixes the vector width in bits, ldmatrix's .xN
-  and .trans; none on both sides for the scalar fallback.
+  and .trans; none on both sides for the scalar fallback.  Every cp.async
+  counts with its form (ptx_mem): .ca/.cg, the .L2::NB prefetch, the
+  bytes, a guard, the zero-fill src-size operand.
 Besides, TVM's instructions are checked against the case's `# access:`
 line (what tests/conformance/run.py holds tiledispatch's CUDA to), so the
 corpus cannot drift from TVM unseen.
@@ -128,7 +131,7 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
     "copy_op_axes": ("-", "axes=[0]: " + _OPERAND_KW),
     "copy_op_extras": ("-", "scale=s: " + _OPERAND_KW),
     # copy_async (ldgsts): the deviations of docs/upstream.md's copy_async
-    # table, labelled as design/copy_async/plan.md section 8 labels them.
+    # table, labelled as design/copy_async/plan.md section 4 labels them.
     "ldgsts_cta48": ("A1", "ldgsts at cta scope counts 32 * (threadIdx.x // 32) threads and "
                      "indexes with threadIdx.x (as copy's D1): threads 32-47 copy past the "
                      "tile; tiledispatch counts 48, 256 is not divisible by it; rejected"),
