@@ -28,7 +28,7 @@ tiledispatch refuses before dispatch (`# expect: error`, its op's operand
 check) agrees with.  The bridge's
 round trip is not run for them (the bridge converts reductions only).
 
-Copy call files (`op: copy`) are compared after the others by
+Copy call files (`op: copy` and `op: copy_async`) are compared after the others by
 copy_differential.py: TVM's variant and the PTX access of its CUDA against
 tiledispatch's, with their own deviations (COPY_DEVIATIONS there);
 --no-copy leaves them out, --copy-only runs them alone.
@@ -153,10 +153,6 @@ def launch_extents(launch: dict) -> tuple:
 
 
 def tvm_source(call: td.Call) -> str:
-    if call.op == "copy_async":
-        # ldgsts's cases are checked against TVM by hand so far
-        # (docs/copy_async.md); the differential does not write them yet.
-        raise Unsupported("copy_async: not compared with TVM yet")
     if call.op not in ("sum", "max", "min"):
         # The kernel below is a reduction call; the elementwise ops
         # (reg, smem) need their own operand spelling.
@@ -610,7 +606,7 @@ def main() -> int:
     for f in files:
         m = re.search(r"^# expect: (\S+)", f.read_text(), re.M)
         expect = m.group(1) if m else "?"
-        if re.search(r"^op:\s*copy\s*$", f.read_text(), re.M):
+        if re.search(r"^op:\s*copy(_async)?\s*$", f.read_text(), re.M):
             # Compared after the loop, by copy_differential.py.
             copies.append(f)
             continue
