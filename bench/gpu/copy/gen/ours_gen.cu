@@ -417,7 +417,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(half *__restrict__ A_p
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
       int g_lin = (int)blockIdx.x * 1024 + f * 256 + tid * 2;
-      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
+      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid / 16 * 32 & 448) / 8);
       td_ptx_ld_global_u32(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u32(Sm_ptr + s_off, tmp[0]);
     }
@@ -428,26 +428,26 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(half *__restrict__ A_p
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   }
@@ -458,7 +458,7 @@ __global__ void __launch_bounds__(128) ours_ldst_N_x4_swz(half *__restrict__ A_p
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 4; ++f) {
       int g_lin = (int)blockIdx.x * 1024 + f * 256 + tid * 2;
-      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32 & 448) / 8);
+      int s_off = (f * 256 + tid % 4 * 8 + tid / 4 % 4 * 2 + tid / 16 * 32) ^ ((f * 256 + tid / 16 * 32 & 448) / 8);
       td_ptx_ld_shared_u32(tmp[0], Sm_ptr + s_off);
       td_ptx_st_global_u32(B_ptr + g_lin, tmp[0]);
     }
@@ -489,7 +489,7 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(half *__restrict__ A_p
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = (int)blockIdx.x * 1024 + (f * 128 + tid);
-      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
+      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 256 * 256 & 448) / 8);
       td_ptx_ld_global_u16(tmp[0], A_ptr + g_lin);
       td_ptx_st_shared_u16(Sm_ptr + s_off, tmp[0]);
     }
@@ -500,26 +500,26 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(half *__restrict__ A_p
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)));
+    td_ptx_ldmatrix_sync_aligned_m8n8_x4_trans_shared_b16(((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3], Sm2_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)));
   }
   /* tiledispatch emit (ldstmatrix) */
   {
     int laneid = (int)threadIdx.x % 32;
     int warp = (int)threadIdx.x / 32;
-    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
+    td_ptx_stmatrix_sync_aligned_m8n8_x4_trans_shared_b16(Sm_ptr + ((warp * 256 + laneid / 8 * 8 + laneid % 8 * 32) ^ ((warp * 256 + laneid % 8 * 32 & 448) / 8)), ((unsigned int *)Rg_ptr)[0], ((unsigned int *)Rg_ptr)[1], ((unsigned int *)Rg_ptr)[2], ((unsigned int *)Rg_ptr)[3]);
   }
   __syncwarp();
   }
@@ -530,7 +530,7 @@ __global__ void __launch_bounds__(128) ours_ldst_T_x4_swz(half *__restrict__ A_p
     int tid = (int)threadIdx.x;
     for (int f = 0; f < 8; ++f) {
       int g_lin = (int)blockIdx.x * 1024 + (f * 128 + tid);
-      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256 & 448) / 8);
+      int s_off = ((f * 128 + tid) % 2 * 32 + (f * 128 + tid) / 2 % 4 * 8 + (f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 32 % 8 + (f * 128 + tid) / 256 * 256) ^ (((f * 128 + tid) / 8 % 4 * 64 + (f * 128 + tid) / 256 * 256 & 448) / 8);
       td_ptx_ld_shared_u16(tmp[0], Sm_ptr + s_off);
       td_ptx_st_global_u16(B_ptr + g_lin, tmp[0]);
     }
