@@ -208,7 +208,7 @@ static void remove_pred(td_registry *reg, const char *name)
 
 int td_register_impl(td_registry *reg, const td_impl_desc *impl)
 {
-    if (reg == NULL || impl == NULL || !name_ok(impl->name) ||
+    if (reg == NULL || impl == NULL || !td_variant_name_ok(impl->name) ||
         impl->emit == NULL || (impl->npreds > 0 && impl->preds == NULL))
         return TD_EINVAL;
     if (impl->plan != NULL
