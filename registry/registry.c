@@ -154,6 +154,8 @@ static bool pred_desc_ok(const td_pred_desc *p)
 {
     if (p == NULL || !name_ok(p->name) || p->fn == NULL)
         return false;
+    if (p->shown_as != NULL && !name_ok(p->shown_as))
+        return false;
     if (p->nargs > 0 && p->args == NULL)
         return false;
     for (size_t i = 0; i < p->nargs; i++) {

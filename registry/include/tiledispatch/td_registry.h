@@ -307,7 +307,8 @@ TD_API const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
  * the explanation (td_explain_free); the name and args are the registry's
  * and stay valid while its rules are unchanged. */
 typedef struct td_pred_outcome {
-    const char *name;
+    const char *name;    /* as registered (and as rules name it) */
+    const char *shown;   /* as printed: the predicate's shown_as, or name */
     bool ok;
     const char *reason;  /* "" when ok or when no reason was given */
     const char *args;    /* the arguments the rules bind, as `rules` lists
