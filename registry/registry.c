@@ -330,7 +330,8 @@ size_t td_registry_predicates(const td_registry *reg, td_pred_info *infos,
                                     .args = p->desc.args,
                                     .nargs = p->desc.nargs,
                                     .origin = p->origin,
-                                    .impl = p->impl};
+                                    .impl = p->impl,
+                                    .shown_as = p->desc.shown_as};
     qsort(infos, n, sizeof *infos, cmp_pred_info);
     return n;
 }

@@ -594,6 +594,17 @@ static void test_shown_as(void **state)
     assert_null(strstr(out, "\"name\":\"exec_scope\",\"shown_as\""));
     free(out);
     td_explain_free(ex);
+
+    /* Listings give the registered name and the shown one. */
+    assert_int_equal(td_registry_list_predicates(reg, TD_LIST_TEXT, &out), 0);
+    assert_non_null(strstr(out, "valid@a (shown as validate_copy_op)  ["));
+    assert_null(strstr(out, "exec_scope {expected_scope: list of strings} "
+                            "(shown"));
+    free(out);
+    assert_int_equal(td_registry_list_predicates(reg, TD_LIST_JSON, &out), 0);
+    assert_non_null(strstr(out, "\"impl\": \"fam<->b\", \"shown_as\": "
+                                "\"validate_copy_op\""));
+    free(out);
     td_registry_free(reg);
 }
 

@@ -61,6 +61,7 @@ typedef struct td_pred_info {
     size_t nargs;
     const char *origin;
     const char *impl;
+    const char *shown_as; /* the display name explanations print, or NULL */
 } td_pred_info;
 
 /* A registered variant module (emitter). */
