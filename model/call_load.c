@@ -32,6 +32,20 @@ static int cl_name(td__cl *c, const td_ynode *n, const char *what, char *out,
     return 0;
 }
 
+/* Reads the forced variant of `dispatch:` (td_variant_name_ok). */
+static int cl_variant(td__cl *c, const td_ynode *n, char *out)
+{
+    int rc = cl_string(c, n, "dispatch", out, TD_NAME_MAX);
+    if (rc)
+        return rc;
+    if (!td_variant_name_ok(out))
+        return cl_err(c, TD_ESCHEMA, n,
+                      "'dispatch' must be a variant name (" TD_VARIANT_NAME_FORM
+                      "), got '%s'",
+                      out);
+    return 0;
+}
+
 /* The hint after "arch 'X' has no sm_NN version": the sm_NN spelling of
  * an SM version written another way (SM_90a, sm90, compute_90, 90a) or of
  * a GPU named by its architecture or product, else the expected form. */
@@ -251,7 +265,7 @@ static int cl_call(td__cl *c, const td_ynode *root)
     if (v[K_CONFIG] != NULL && (rc = td__cl_config(c, v[K_CONFIG])) != 0)
         return rc;
     if (v[K_DISPATCH] != NULL) {
-        rc = cl_name(c, v[K_DISPATCH], "dispatch", call->dispatch, true);
+        rc = cl_variant(c, v[K_DISPATCH], call->dispatch);
         if (rc)
             return rc;
         set_pos(&call->pos_dispatch, v[K_DISPATCH]);

@@ -3,7 +3,8 @@
  * and launch tags (the spellings call files and printers use), the hints
  * that follow a name not in them (the closest name, other tools' spellings
  * such as fp32 or blockDim.x, or the list), the names the generated code
- * reserves, and what counts as an identifier in a call file.
+ * reserves, and what counts as an identifier and as a variant name in a
+ * call file.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -254,6 +255,30 @@ bool td__is_reserved_name(const char *s)
 }
 
 /* ---- identifiers ------------------------------------------------------- */
+
+bool td_variant_name_ok(const char *s)
+{
+    if (s == NULL || strnlen(s, TD_NAME_MAX) >= TD_NAME_MAX)
+        return false;
+    /* part (sep part)*: a part is never empty, so "a->", "->a", "a-->b"
+     * and "a<-b" fail where the next part or separator should start. */
+    const char *p = s;
+    for (;;) {
+        const char *start = p;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        if (p == start)
+            return false;
+        if (*p == '\0')
+            return true;
+        if (p[0] == '-' && p[1] == '>')
+            p += 2;
+        else if (p[0] == '<' && p[1] == '-' && p[2] == '>')
+            p += 3;
+        else
+            return false;
+    }
+}
 
 bool td__is_ident(const char *s, bool digit_start)
 {

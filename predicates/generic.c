@@ -216,18 +216,18 @@ static bool pred_reduction_len(const td_call *call, const td_args *args,
 
 const td_pred_desc td__generic_predicates[] = {
     {"storage_scope", storage_scope_args, TD__NARGS(storage_scope_args),
-     pred_storage_scope, NULL},
+     pred_storage_scope, NULL, NULL},
     {"exec_scope", exec_scope_args, TD__NARGS(exec_scope_args),
-     pred_exec_scope, NULL},
-    {"local_scope", NULL, 0, pred_local_scope, NULL},
-    {"dst_len", dst_len_args, TD__NARGS(dst_len_args), pred_dst_len, NULL},
+     pred_exec_scope, NULL, NULL},
+    {"local_scope", NULL, 0, pred_local_scope, NULL, NULL},
+    {"dst_len", dst_len_args, TD__NARGS(dst_len_args), pred_dst_len, NULL, NULL},
     {"src_ndim", src_ndim_args, TD__NARGS(src_ndim_args), pred_src_ndim,
-     NULL},
-    {"dtype", dtype_args, TD__NARGS(dtype_args), pred_dtype, NULL},
+     NULL, NULL},
+    {"dtype", dtype_args, TD__NARGS(dtype_args), pred_dtype, NULL, NULL},
     {"sm_version", sm_version_args, TD__NARGS(sm_version_args),
-     pred_sm_version, NULL},
+     pred_sm_version, NULL, NULL},
     {"reduction_len", reduction_len_args, TD__NARGS(reduction_len_args),
-     pred_reduction_len, NULL},
+     pred_reduction_len, NULL, NULL},
 };
 
 const size_t td__generic_predicates_count =

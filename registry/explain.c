@@ -97,7 +97,7 @@ static void put_rejections(td_buf *b, const td_explain_row *r)
         if (!first)
             td__buf_puts(b, "; ");
         first = false;
-        td__buf_printf(b, "rejected: %s", r->preds[i].name);
+        td__buf_printf(b, "rejected: %s", r->preds[i].shown);
         if (r->preds[i].reason[0])
             td__buf_printf(b, " " EM_DASH " %s", r->preds[i].reason);
     }
@@ -134,7 +134,9 @@ static int on_pred(void *ctx, const td__ventry *e, size_t i, bool ok,
 {
     builder *b = ctx;
     td_pred_outcome *po = (td_pred_outcome *)b->cur->preds;
-    po[i].name = e->preds[i].pred->desc.name;
+    const td_pred_desc *pd = &e->preds[i].pred->desc;
+    po[i].name = pd->name;
+    po[i].shown = pd->shown_as != NULL ? pd->shown_as : pd->name;
     po[i].ok = ok;
     /* A passing predicate has no reason worth showing. */
     po[i].reason = td__strdup(ok ? "" : reason);
@@ -734,6 +736,10 @@ static void format_json(const td_explain *ex, td_buf *b)
         for (size_t k = 0; k < r->npreds; k++) {
             td__buf_puts(b, k ? ",{\"name\":" : "{\"name\":");
             td__buf_json_str(b, r->preds[k].name);
+            if (strcmp(r->preds[k].shown, r->preds[k].name) != 0) {
+                td__buf_puts(b, ",\"shown_as\":");
+                td__buf_json_str(b, r->preds[k].shown);
+            }
             td__buf_printf(b, ",\"ok\":%s,\"reason\":",
                            r->preds[k].ok ? "true" : "false");
             td__buf_json_str(b, r->preds[k].reason);

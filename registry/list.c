@@ -122,6 +122,10 @@ static void pred_json(td_buf *b, const td_pred_info *p, bool first)
         td__buf_json_str(b, p->impl);
     else
         td__buf_puts(b, "null");
+    if (p->shown_as != NULL) {
+        td__buf_puts(b, ", \"shown_as\": ");
+        td__buf_json_str(b, p->shown_as);
+    }
     td__buf_puts(b, ", \"args\": [");
     for (size_t k = 0; k < p->nargs; k++) {
         td__buf_puts(b, k ? ", {\"name\": " : "{\"name\": ");
@@ -145,6 +149,8 @@ static void pred_text(td_buf *b, const td_pred_info *p)
                            p->args[k].required ? "" : " (optional)");
         td__buf_puts(b, "}");
     }
+    if (p->shown_as != NULL)
+        td__buf_printf(b, " (shown as %s)", p->shown_as);
     if (p->impl != NULL)
         td__buf_printf(b, "  [%s, module %s]\n", p->origin, p->impl);
     else

@@ -154,6 +154,8 @@ static bool pred_desc_ok(const td_pred_desc *p)
 {
     if (p == NULL || !name_ok(p->name) || p->fn == NULL)
         return false;
+    if (p->shown_as != NULL && !name_ok(p->shown_as))
+        return false;
     if (p->nargs > 0 && p->args == NULL)
         return false;
     for (size_t i = 0; i < p->nargs; i++) {
@@ -208,7 +210,7 @@ static void remove_pred(td_registry *reg, const char *name)
 
 int td_register_impl(td_registry *reg, const td_impl_desc *impl)
 {
-    if (reg == NULL || impl == NULL || !name_ok(impl->name) ||
+    if (reg == NULL || impl == NULL || !td_variant_name_ok(impl->name) ||
         impl->emit == NULL || (impl->npreds > 0 && impl->preds == NULL))
         return TD_EINVAL;
     if (impl->plan != NULL
@@ -328,7 +330,8 @@ size_t td_registry_predicates(const td_registry *reg, td_pred_info *infos,
                                     .args = p->desc.args,
                                     .nargs = p->desc.nargs,
                                     .origin = p->origin,
-                                    .impl = p->impl};
+                                    .impl = p->impl,
+                                    .shown_as = p->desc.shown_as};
     qsort(infos, n, sizeof *infos, cmp_pred_info);
     return n;
 }

@@ -552,6 +552,11 @@ static int load_entry(loader *ld, const td_ynode *m)
     if ((rc = need(ld, m, v, E_NAME)) != 0 ||
         (rc = check_name(ld, v[E_NAME], "name")) != 0)
         return rc;
+    if (strlen(v[E_NAME]->str) != v[E_NAME]->len ||
+        !td_variant_name_ok(v[E_NAME]->str))
+        return ERRN(ld, TD_ESCHEMA, v[E_NAME],
+                    "variant name '%s' must be " TD_VARIANT_NAME_FORM,
+                    v[E_NAME]->str);
     if (v[E_OVERRIDE] != NULL &&
         (rc = td__ybool(&ld->doc, v[E_OVERRIDE], "override", &over)) != 0)
         return rc;

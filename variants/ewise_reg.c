@@ -506,7 +506,7 @@ static bool reg_valid(const td_call *call, const td_args *args, void *user,
 }
 
 static const td_pred_desc reg_preds[] = {
-    {"ewise_reg_valid", NULL, 0, reg_valid, NULL},
+    {"ewise_reg_valid", NULL, 0, reg_valid, NULL, NULL},
 };
 
 /* ---- emit ---------------------------------------------------------------- */

@@ -263,7 +263,7 @@ static bool smem_valid(const td_call *call, const td_args *args, void *user,
 }
 
 static const td_pred_desc smem_preds[] = {
-    {"ewise_smem_valid", NULL, 0, smem_valid, NULL},
+    {"ewise_smem_valid", NULL, 0, smem_valid, NULL, NULL},
 };
 
 /* ---- emit ---------------------------------------------------------------- */

@@ -919,7 +919,7 @@ static bool local_valid(const td_call *call, const td_args *args, void *user,
 }
 
 static const td_pred_desc local_preds[] = {
-    {"local_valid", NULL, 0, local_valid, NULL},
+    {"local_valid", NULL, 0, local_valid, NULL, NULL},
 };
 
 /* ---- emitters ----------------------------------------------------------- */

@@ -157,7 +157,7 @@ static bool shared_valid(const td_call *call, const td_args *args, void *user,
 }
 
 static const td_pred_desc shared_preds[] = {
-    {"shared_valid", NULL, 0, shared_valid, NULL},
+    {"shared_valid", NULL, 0, shared_valid, NULL, NULL},
 };
 
 static int64_t next_pow2(int64_t x)

@@ -573,7 +573,7 @@ static bool shared_rows_valid(const td_call *call, const td_args *args,
 }
 
 static const td_pred_desc rows_preds[] = {
-    {"shared_rows_valid", NULL, 0, shared_rows_valid, NULL},
+    {"shared_rows_valid", NULL, 0, shared_rows_valid, NULL, NULL},
 };
 
 /* ---- emitter ------------------------------------------------------------ */

@@ -73,6 +73,19 @@ def test_keywords_layout_region_dispatch():
     assert c.src == "A[0:32, 0:4]" and c.target == "cuda"
 
 
+def test_dispatch_names_with_arrows():
+    # TVM names tensor-memory copies smem->tmem and tmem<->local: one name.
+    kw = dict(op="copy_async", arch="sm_90a", scope="thread",
+              buffers={"A": {"scope": "global", "dtype": "float32", "shape": [8]},
+                       "S": {"scope": "shared", "dtype": "float32", "shape": [8]}},
+              dst="S[0:8]", src="A[0:8]")
+    assert td.Call(**kw, dispatch="smem->tmem").dispatch == "smem->tmem"
+    assert td.Call(**kw, dispatch="tmem<->local").dispatch == "tmem<->local"
+    for bad in ("smem-tmem", "smem->", "a<-b"):
+        with pytest.raises(td.Error, match="'dispatch' must be a variant name"):
+            td.Call(**kw, dispatch=bad)
+
+
 def test_with_arch(seed):
     c = seed.with_arch("sm_100a")
     assert c.arch == "sm_100a" and c.sm_version == 100

@@ -31,6 +31,8 @@ def test_explain_rows(reg, seed):
     assert [(p.name, p.args) for p in by_name["local"].predicates] == \
         list(rule.predicates)
     assert len(tuple(preds[0])) == 3    # args is an attribute, not an item
+    # No built-in predicate has a display name of its own.
+    assert all(p.shown == p.name for p in preds)
 
 
 def test_explain_text_matches_cli(reg, seed, cta_local):

@@ -1038,6 +1038,31 @@ static int check_good_files(bool print)
     return failures;
 }
 
+/* The variant-name grammar: parts of letters, digits and '_' joined by
+ * '->' or '<->'; every other spelling is refused. */
+static void test_variant_names(void **state)
+{
+    (void)state;
+    const char *ok[] = {"ldgsts", "vec_128b", "smem->tmem", "tmem<->local",
+                        "a->b<->c", "2d", "_x"};
+    const char *bad[] = {"",      "->",     "a->",     "->a",  "a-b",
+                         "a<-b",  "a-->b",  "a<->->b", "a b",  "a.b",
+                         "a<>b",  "a->>b",  "a<-->b",  "tmem<->", NULL};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (!td_variant_name_ok(ok[i]))
+            fail_msg("'%s' refused", ok[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad - 1; i++)
+        if (td_variant_name_ok(bad[i]))
+            fail_msg("'%s' accepted", bad[i]);
+    assert_false(td_variant_name_ok(NULL));
+    /* A name must fit a call's dispatch field with its NUL. */
+    char over[TD_NAME_MAX + 1];
+    memset(over, 'a', TD_NAME_MAX);
+    over[TD_NAME_MAX] = '\0';
+    assert_false(td_variant_name_ok(over));
+    assert_true(td_variant_name_ok(over + 1));
+}
+
 static void test_good_files(void **state)
 {
     (void)state;
@@ -1105,6 +1130,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_script_forms),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_good_files),
+        cmocka_unit_test(test_variant_names),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -134,5 +134,20 @@ if command -v zsh >/dev/null; then
   ok "zsh -n completions/_tiledispatch" zsh -n "$root/completions/_tiledispatch"
 fi
 
+# Variant names with '->' and '<->' (TVM's smem->tmem, tmem<->local): a rules
+# entry may be named so, a call may force it, and both print it as written;
+# any other punctuation is refused with the position.
+copy="$root/tests/golden/cases/copy_auto_thread_g2r_nc.yaml"
+printf 'version: 1\nvariants:\n  - name: "g2r->fb"\n    impl: fallback\n    ops: [copy]\n    target: cuda\n    priority: 1\n' >"$tmp/arrow.yaml"
+{ cat "$copy"; echo 'dispatch: "g2r->fb"'; } >"$tmp/arrow_call.yaml"
+expect 0 "selected=g2r->fb" explain --rules "$tmp/arrow.yaml" "$tmp/arrow_call.yaml"
+expect 0 'dispatch="g2r->fb"' explain --rules "$tmp/arrow.yaml" "$tmp/arrow_call.yaml"
+{ cat "$copy"; echo 'dispatch: "tmem<->local"'; } >"$tmp/both_call.yaml"
+expect 1 "no variant named 'tmem<->local' is registered for op=copy target=cuda" dispatch "$tmp/both_call.yaml"
+{ cat "$copy"; echo 'dispatch: "g2r=>fb"'; } >"$tmp/bad_arrow.yaml"
+expect 2 "bad_arrow.yaml:12:11: error: 'dispatch' must be a variant name (letters, digits and '_', parts joined by '->' or '<->'), got 'g2r=>fb'" dispatch "$tmp/bad_arrow.yaml"
+sed 's/g2r->fb/g2r-fb/' "$tmp/arrow.yaml" >"$tmp/bad_rules.yaml"
+expect 2 "bad_rules.yaml:3:11: error: variant name 'g2r-fb' must be" rules --rules "$tmp/bad_rules.yaml"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -36,7 +36,7 @@ expect 0 '"serves": [{"op": "max", "target": "cuda", "variant": "local", "enable
 expect 2 "takes no file arguments" predicates "$seed"
 
 # Bad plugins: exit 2 with the path and the reason.
-expect 2 "built for plugin ABI 4, this library has ABI 3" --plugin "$plugins/libplugin_bad_abi.so" rules
+expect 2 "built for plugin ABI 5, this library has ABI 4" --plugin "$plugins/libplugin_bad_abi.so" rules
 expect 2 "no symbol 'td_plugin_abi_version'" --plugin "$plugins/libplugin_no_abi.so" rules
 expect 2 "td_plugin_init failed" --plugin "$plugins/libplugin_failing_init.so" rules
 expect 2 "predicate 'local_valid' is already registered (by built-in)" --plugin "$plugins/libplugin_taken_name.so" rules

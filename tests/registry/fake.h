@@ -150,15 +150,15 @@ static const td_arg_spec a_storage[] = {
     {"expected_scope", TD_ARG_STRING_LIST, true}};
 
 static const td_pred_desc fake_preds[] = {
-    {"exec_scope", a_exec_scope, 1, p_exec_scope, NULL},
-    {"sm_version", a_sm_version, 1, p_sm_version, NULL},
-    {"dtype", a_dtype, 1, p_dtype, NULL},
-    {"flag", a_flag, 3, p_flag, NULL},
-    {"storage_scope", a_storage, 1, p_storage_scope, NULL},
-    {"always", NULL, 0, p_always, NULL},
-    {"never", NULL, 0, p_never, NULL},
-    {"silent", NULL, 0, p_silent, NULL},
-    {"count", NULL, 0, p_count, NULL},
+    {"exec_scope", a_exec_scope, 1, p_exec_scope, NULL, NULL},
+    {"sm_version", a_sm_version, 1, p_sm_version, NULL, NULL},
+    {"dtype", a_dtype, 1, p_dtype, NULL, NULL},
+    {"flag", a_flag, 3, p_flag, NULL, NULL},
+    {"storage_scope", a_storage, 1, p_storage_scope, NULL, NULL},
+    {"always", NULL, 0, p_always, NULL, NULL},
+    {"never", NULL, 0, p_never, NULL, NULL},
+    {"silent", NULL, 0, p_silent, NULL, NULL},
+    {"count", NULL, 0, p_count, NULL, NULL},
 };
 
 /* Emitters: their user pointer says what to do. */
@@ -184,7 +184,7 @@ static int fake_emit(const td_call *c, const td_op_desc *op, const void *plan,
 }
 
 static const td_pred_desc local_preds[] = {
-    {"local_valid", NULL, 0, p_local_valid, NULL}};
+    {"local_valid", NULL, 0, p_local_valid, NULL, NULL}};
 
 static const td_impl_desc fake_impls[] = {
     {.name = "local", .emit = fake_emit, .user = (void *)(intptr_t)E_ACCEPT,

@@ -470,7 +470,7 @@ static void test_args(void **state)
                                        {"b", TD_ARG_BOOL, false},
                                        {"s", TD_ARG_STRING, false},
                                        {"l", TD_ARG_STRING_LIST, false}};
-    static const td_pred_desc probe = {"probe", spec, 4, p_probe, NULL};
+    static const td_pred_desc probe = {"probe", spec, 4, p_probe, NULL, NULL};
     td_registry *reg = fake_registry();
     assert_int_equal(td_register_predicate(reg, &probe), 0);
     static const char text[] =
@@ -512,6 +512,99 @@ static void test_args(void **state)
     assert_int_equal(td_args_list(seen_args, "l", &items), 0);
     assert_int_equal(td_args_int(seen_args, "i", 3), 3);
     assert_int_equal(td_args_list(NULL, "l", NULL), 0);
+    td_registry_free(reg);
+}
+
+/* Answers no with the text in `user`. */
+static bool p_refuse(const td_call *c, const td_args *a, void *user,
+                     td_reason *why)
+{
+    (void)c;
+    (void)a;
+    td_reason_set(why, "%s", (const char *)user);
+    return false;
+}
+
+/* Two families show one predicate name (as TVM's validate_copy_op is two
+ * different checks) while each registers its own; variant names with '->'
+ * and '<->' print as written. */
+static void test_shown_as(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    static const td_pred_desc pa[] = {{.name = "valid@a", .fn = p_refuse,
+                                       .user = "check a",
+                                       .shown_as = "validate_copy_op"}};
+    static const td_pred_desc pb[] = {{.name = "valid@b", .fn = p_refuse,
+                                       .user = "check b",
+                                       .shown_as = "validate_copy_op"}};
+    td_impl_desc fa = {.name = "fam->a", .emit = fake_emit, .preds = pa,
+                       .npreds = 1};
+    td_impl_desc fb = {.name = "fam<->b", .emit = fake_emit, .preds = pb,
+                       .npreds = 1};
+    assert_int_equal(td_register_impl(reg, &fa), 0);
+    assert_int_equal(td_register_impl(reg, &fb), 0);
+    /* The registered name stays unique; a shown name must be a name. */
+    static const td_pred_desc again = {.name = "valid@a", .fn = p_refuse,
+                                       .shown_as = "other"};
+    assert_int_equal(td_register_predicate(reg, &again), TD_EEXIST);
+    static const td_pred_desc empty = {.name = "fresh", .fn = p_refuse,
+                                       .shown_as = ""};
+    assert_int_equal(td_register_predicate(reg, &empty), TD_EINVAL);
+    td_impl_desc bad = {.name = "fam-c", .emit = fake_emit};
+    assert_int_equal(td_register_impl(reg, &bad), TD_EINVAL);
+
+    static const char text[] =
+        "version: 1\nvariants:\n"
+        "  - {name: fam->a, ops: [sum], target: cuda, priority: 2,\n"
+        "     when: [valid@a]}\n"
+        "  - {name: fam<->b, ops: [sum], target: cuda, priority: 1,\n"
+        "     when: [valid@b]}\n";
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_load_rules_text(reg, "t", text, strlen(text),
+                                                 &d),
+                     0);
+    td_call c;
+    fake_call(&c, "sum", TD_SCOPE_CTA);
+    td_explain *ex = NULL;
+    assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
+    const td_explain_row *r = NULL;
+    for (size_t i = 0; i < td_explain_nrows(ex); i++)
+        if (strcmp(td_explain_get(ex, i)->variant, "fam->a") == 0)
+            r = td_explain_get(ex, i);
+    assert_non_null(r);
+    assert_int_equal(r->npreds, 1);
+    assert_string_equal(r->preds[0].name, "valid@a");
+    assert_string_equal(r->preds[0].shown, "validate_copy_op");
+    assert_string_equal(r->message,
+                        "rejected: validate_copy_op " EM " check a");
+    char *out = NULL;
+    assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TVM, &out), 0);
+    assert_non_null(strstr(out, "| fam->a (prio=2)"));
+    assert_non_null(strstr(out, "| fam<->b (prio=1)"));
+    assert_non_null(strstr(out, "rejected: validate_copy_op " EM " check b"));
+    assert_null(strstr(out, "valid@"));
+    free(out);
+    out = NULL;
+    assert_int_equal(td_explain_format(ex, TD_EXPLAIN_JSON, &out), 0);
+    assert_non_null(strstr(out, "{\"name\":\"valid@b\",\"shown_as\":"
+                                "\"validate_copy_op\",\"ok\":false"));
+    /* A predicate without shown_as has no such key. */
+    assert_null(strstr(out, "\"name\":\"exec_scope\",\"shown_as\""));
+    free(out);
+    td_explain_free(ex);
+
+    /* Listings give the registered name and the shown one. */
+    assert_int_equal(td_registry_list_predicates(reg, TD_LIST_TEXT, &out), 0);
+    assert_non_null(strstr(out, "valid@a (shown as validate_copy_op)  ["));
+    assert_null(strstr(out, "exec_scope {expected_scope: list of strings} "
+                            "(shown"));
+    free(out);
+    assert_int_equal(td_registry_list_predicates(reg, TD_LIST_JSON, &out), 0);
+    assert_non_null(strstr(out, "\"impl\": \"fam<->b\", \"shown_as\": "
+                                "\"validate_copy_op\""));
+    free(out);
     td_registry_free(reg);
 }
 
@@ -586,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_disabled_declined_failed),
         cmocka_unit_test(test_fast_path_stops),
         cmocka_unit_test(test_args),
+        cmocka_unit_test(test_shown_as),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_explain_alloc_failures),
         cmocka_unit_test(test_explain_style_names),

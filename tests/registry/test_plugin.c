@@ -126,8 +126,8 @@ static void expect_refused(const char *name, int code, const char *msg)
 static void test_bad_plugins(void **state)
 {
     (void)state;
-    expect_refused("plugin_bad_abi", TD_ESCHEMA, "built for plugin ABI 4, "
-                                                 "this library has ABI 3");
+    expect_refused("plugin_bad_abi", TD_ESCHEMA, "built for plugin ABI 5, "
+                                                 "this library has ABI 4");
     expect_refused("plugin_no_abi", TD_ESCHEMA,
                    "no symbol 'td_plugin_abi_version'");
     expect_refused("plugin_failing_init", TD_EINVAL,

@@ -404,12 +404,12 @@ static void test_register(void **state)
     td_op_desc empty = {.name = "", .kind = TD_OP_KIND_REDUCTION};
     assert_int_equal(td_register_op(reg, &empty), TD_EINVAL);
 
-    td_pred_desc dup = {"never", NULL, 0, p_dummy, NULL};
+    td_pred_desc dup = {"never", NULL, 0, p_dummy, NULL, NULL};
     assert_int_equal(td_register_predicate(reg, &dup), TD_EEXIST);
 
     /* An impl whose second predicate is taken registers nothing. */
-    static const td_pred_desc two[] = {{"brand_new", NULL, 0, p_dummy, NULL},
-                                       {"always", NULL, 0, p_dummy, NULL}};
+    static const td_pred_desc two[] = {{"brand_new", NULL, 0, p_dummy, NULL, NULL},
+                                       {"always", NULL, 0, p_dummy, NULL, NULL}};
     td_impl_desc im = {.name = "newimpl", .emit = fake_emit, .preds = two,
                        .npreds = 2};
     assert_int_equal(td_register_impl(reg, &im), TD_EEXIST);

@@ -119,11 +119,15 @@ typedef bool (*td_pred_fn)(const td_call *call, const td_args *args,
                            void *user, td_reason *why);
 
 typedef struct td_pred_desc {
-    const char *name;
+    const char *name;        /* unique in a registry; rules name it */
     const td_arg_spec *args; /* the schema: rules may bind only these */
     size_t nargs;
     td_pred_fn fn;
     void *user;
+    /* The name explanations print (explain's tables, `--format tvm`), or
+     * NULL for `name`.  Two families may show one name (TVM calls different
+     * checks `validate_copy_op`) while each registers its own. */
+    const char *shown_as;
 } td_pred_desc;
 
 /* ---- variant modules --------------------------------------------------- */

@@ -58,6 +58,10 @@ static PyObject *make_row(const td_explain *ex, size_t i)
         if (args == NULL)
             goto fail;
         PyStructSequence_SetItem(p, 3, args);
+        PyObject *shown = PyUnicode_FromString(r->preds[k].shown);
+        if (shown == NULL)
+            goto fail;
+        PyStructSequence_SetItem(p, 4, shown);
     }
     PyObject *v;
     if ((v = PyUnicode_FromString(r->variant)) == NULL)
@@ -191,6 +195,8 @@ static PyStructSequence_Field PredOutcome_fields[] = {
     {"reason", "why it failed ('' when it passed)"},
     {"args", "the arguments the rules bind, as `rules` lists them "
              "('{expected_scope: [local]}'; '' when none)"},
+    {"shown", "the name explanations print: the predicate's shown_as, or "
+              "its name"},
     {NULL, NULL}};
 
 PyStructSequence_Desc tdpy_PredOutcome_desc = {

@@ -28,7 +28,7 @@
 
 /* Bumped whenever a struct a plugin sees (td_call, td_impl_desc,
  * td_pred_desc, ...) or a function's meaning changes incompatibly. */
-#define TD_PLUGIN_ABI_VERSION 3
+#define TD_PLUGIN_ABI_VERSION 4
 
 #if defined(__GNUC__)
 #define TD_PLUGIN_EXPORT __attribute__((visibility("default")))

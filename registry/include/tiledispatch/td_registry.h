@@ -61,6 +61,7 @@ typedef struct td_pred_info {
     size_t nargs;
     const char *origin;
     const char *impl;
+    const char *shown_as; /* the display name explanations print, or NULL */
 } td_pred_info;
 
 /* A registered variant module (emitter). */
@@ -307,7 +308,8 @@ TD_API const char *td_cand_status_name(td_cand_status s); /* "selected", ... */
  * the explanation (td_explain_free); the name and args are the registry's
  * and stay valid while its rules are unchanged. */
 typedef struct td_pred_outcome {
-    const char *name;
+    const char *name;    /* as registered (and as rules name it) */
+    const char *shown;   /* as printed: the predicate's shown_as, or name */
     bool ok;
     const char *reason;  /* "" when ok or when no reason was given */
     const char *args;    /* the arguments the rules bind, as `rules` lists
