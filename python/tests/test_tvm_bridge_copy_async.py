@@ -160,6 +160,35 @@ def test_ldgsts_zero_fill_predicate():
     assert "condval = 16;" in ours and "condval = 0;" in ours
 
 
+def test_ldgsts_bool_predicate():
+    """A boolean guard (`tx < 16`, no fill): bound as an int of the body;
+    each cp.async is skipped where it is false (@p), in both."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (32, 32), "float32")
+        B = T.match_buffer(B_ptr, (32, 32), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        tx = T.thread_id([32])
+        Sm = T.alloc_buffer((32, 32), "float32", scope="shared")
+        Tx.warp.copy_async(Sm[:, :], A[:, :], predicate=tx < 16)
+        T.ptx.cp.async_.commit_group()
+        T.ptx.cp.async_.wait_group(0)
+        T.cuda.cta_sync()
+        Tx.warp.copy(B[:, :], Sm[:, :])
+
+    plain, ours, dispatched = both(kernel)
+    assert dispatched["copy_async"] == {"ldgsts": 1}
+    assert cp_async(ours) == cp_async(plain) == ["cp.async.cg.shared.global"]
+    for src in (plain, ours):
+        assert "@p cp.async.cg.shared.global" in src
+
+
 def tma_calls(kind: str):
     """Calls meant for TVM's TMA variants: a load with an mbarrier, and a
     store (shared -> global, TMA's direction)."""

@@ -493,7 +493,8 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
 def _copy_async_config(op_call: Any, config: dict[str, Any], ops: _Operands) -> dict[str, Any]:
     """ldgsts's `predicate` is an expression (TVM's guard, `p != 0`): a
     constant stays one, anything else is bound to a named int of the call
-    (the body's `td_pred`), as tiledispatch's predicate names an int."""
+    (the body's `td_pred`; a boolean as 0 or 1), as tiledispatch's
+    predicate names an int."""
     from tvm.tirx import IntImm
 
     pred = dict(op_call.config or {}).get("predicate")
@@ -502,7 +503,12 @@ def _copy_async_config(op_call: Any, config: dict[str, Any], ops: _Operands) -> 
     if isinstance(pred, IntImm):
         return {**config, "predicate": int(pred.value)}
     dtype = _dtype(pred)
-    if dtype is None or not dtype.startswith(("int", "uint")):
+    if dtype == "bool":
+        # TVM tests `p != 0` on it; the named int is its value as 0 or 1.
+        from tvm.tirx import Cast
+
+        pred = Cast("int32", pred)
+    elif dtype is None or not dtype.startswith(("int", "uint")):
         raise BridgeError(f"copy_async predicate {pred!r} is not an integer expression")
     ops.scalars["td_pred"] = pred
     return {**config, "predicate": "td_pred"}
