@@ -189,6 +189,31 @@ def test_ldgsts_bool_predicate():
         assert "@p cp.async.cg.shared.global" in src
 
 
+def test_per_thread_shared_region_handed_back():
+    """TVM's per-thread direct form (`Sm[tx, 0:4]` <- `A[tx, 0:4]`, the
+    shape of TVM's zero-fill codegen test): a shared region whose start
+    is a variable is no tiledispatch call, so it goes back to TVM as not
+    expressible, with the loader's reason."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (32, 4), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        tx = T.thread_id([32])
+        Sm = T.alloc_buffer((32, 4), "float32", scope="shared")
+        Tx.thread.copy_async(Sm[tx, 0:4], A[tx, 0:4], direct=True, predicate=tx < 16)
+
+    tdtvm.install()
+    compile_cuda(kernel)
+    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
+        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
+
+
 def tma_calls(kind: str):
     """Calls meant for TVM's TMA variants: a load with an mbarrier, and a
     store (shared -> global, TMA's direction)."""
