@@ -432,11 +432,15 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                       b->ndim == 1 ? "" : "s");
     if (sym_at != SIZE_MAX) {
         /* What the variants can emit today: the offset of a row-major
-         * global buffer of a copy, added to its 32-bit index. */
-        if (strcmp(c->call->op, "copy") != 0)
+         * global buffer of a copy, or of copy_async's (ldgsts reads only
+         * global memory, through copy's loop), added to its 32-bit
+         * index. */
+        if (strcmp(c->call->op, "copy") != 0 &&
+            strcmp(c->call->op, "copy_async") != 0)
             return rp_err(&r, TD_ESCHEMA, sym_at,
                           "a region start that depends on the block ids is "
-                          "supported for op 'copy' only, not '%s'",
+                          "supported for ops 'copy' and 'copy_async' only, "
+                          "not '%s'",
                           c->call->op);
         if (strcmp(b->scope, "global") != 0)
             return rp_err(&r, TD_ESCHEMA, sym_at,

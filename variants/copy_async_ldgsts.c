@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common.h"
 #include "copy.h"
 #include "copy_plan.h"
 #include "variants.h"
@@ -106,6 +107,17 @@ static bool direct_ok(const td_call *call, td_reason *why)
                           "%lld, not %lld-byte aligned",
                           nm, b->name, (long long)(off * eb / 8),
                           (long long)cp);
+            return false;
+        }
+        /* What the block ids add must keep every block's start aligned. */
+        int64_t blk = td__region_block_align(call, rs[i]);
+        if (blk > 0 && blk * eb / 8 % cp != 0) {
+            td_reason_set(why,
+                          "ldgsts direct=True: region of %.*s is not "
+                          "%lld-byte aligned in every block (the block ids "
+                          "move its start by a multiple of %lld bytes)",
+                          nm, b->name, (long long)cp,
+                          (long long)(blk * eb / 8));
             return false;
         }
     }
@@ -264,8 +276,14 @@ static int emit_direct(const td_call *call, td_ir *ir, td_reason *why)
     int64_t cp = run_bytes(call, dr, &so);
     if (cp < 0 || run_bytes(call, sr, &go) != cp)
         return TD_EDECLINED;
+    /* A block-tiled source: the block ids' offset first, as in the
+     * loop form. */
+    td_expr *blk = td__region_block_offset(ir, call, sr);
+    td_expr *src_off = td_int(ir, go);
+    if (blk != NULL)
+        src_off = go != 0 ? td_add(ir, blk, src_off) : blk;
     td_ptx_cp_async c = {.dst = sb, .dst_offset = td_int(ir, so),
-                         .src = gb, .src_offset = td_int(ir, go),
+                         .src = gb, .src_offset = src_off,
                          .bytes = (int)cp};
     settings(call, ir, &c);
     td_ir_cp_async(ir, &c);

@@ -58,10 +58,17 @@ NOT_BRIDGED = "not bridged yet"
 
 # Ops the library has that the bridge does not take yet: it hands them
 # back (counted under NOT_BRIDGED) until their family joins it.  copy
-# joined when its PTX addresses became T.ptr_byte_offset; copy_async
-# (ldgsts) waits for the bridge's reading of its config (the predicate
-# expression, mbar) and operands.
-_NOT_BRIDGED: frozenset[str] = frozenset({"copy_async"})
+# joined when its PTX addresses became T.ptr_byte_offset, copy_async when
+# the bridge read its config (the predicate expression); none is left.
+_NOT_BRIDGED: frozenset[str] = frozenset()
+
+# The copy_async config keys of the variant tiledispatch has (ldgsts); a
+# call with any other (mbar, cta_mask, cache_hint, ...) is meant for one of
+# TVM's TMA, dsmem or tcgen05 variants, which tiledispatch does not have
+# yet, so it goes back to TVM as NOT_BRIDGED (not as a failed match, which
+# strict=True would raise), as do calls forcing another variant and calls
+# that are not global -> shared.
+_COPY_ASYNC_KEYS = frozenset({"direct", "prefetch_size", "predicate", "fill_mode"})
 
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
@@ -381,8 +388,9 @@ class _Operands:
     def __init__(self) -> None:
         self.buffers: dict[str, Any] = {}
         self.scalars: dict[str, Any] = {}
-        # Only a copy's regions may start at a variable (tiledispatch's
-        # rule); other ops' non-constant starts stay not expressible.
+        # Only a copy's or copy_async's regions may start at a variable
+        # (tiledispatch's rule); other ops' non-constant starts stay not
+        # expressible.
         self.blocks: _Blocks | None = None
 
     def region(self, region: Any) -> str:
@@ -425,9 +433,10 @@ def _call_fields(op_name: str, op_call: Any, ops: _Operands) -> dict[str, Any]:
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
     op = TilePrimitiveCall.downcast(op_call)
-    if op_name == "copy":
-        # TVM's Tx.copy(dst, src): two regions (the config carries the
-        # cache and eviction hints, the dispatch a forced vec_Nb).
+    if op_name in ("copy", "copy_async"):
+        # TVM's Tx.copy(dst, src) and Tx.copy_async(dst, src): two regions
+        # (the config carries the cache and eviction hints, ldgsts's
+        # settings, the dispatch a forced variant).
         return dict(dst=ops.region(op.dst), src=ops.region(op.src))
     if op_name in _REDUCTIONS:
         dst = ops.region(op.output)
@@ -455,9 +464,12 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     if op_name is None:
         raise BridgeError(f"{_tvm_op(op_call)} is not a tile primitive")
     ops = _Operands()
-    if op_name == "copy":
+    if op_name in ("copy", "copy_async"):
         ops.blocks = _Blocks()
     operands = _call_fields(op_name, op_call, ops)
+    config = _config(op_call)
+    if op_name == "copy_async":
+        config = _copy_async_config(op_call, config, ops)
     launch = _launch(sctx)
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
@@ -468,7 +480,7 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         scope=str(sctx.scope_kind) or None,
         launch=launch or None,
         **operands,
-        config=_config(op_call) or None,
+        config=config or None,
         dispatch=str(op_call.dispatch) if getattr(op_call, "dispatch", None) else None,
     )
     fields["buffers"] = {n: _buffer_entry(b) for n, b in ops.buffers.items()}
@@ -476,6 +488,51 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         return _td.Call(**fields), ops
     except _td.InputError as e:
         raise BridgeError(f"tiledispatch refuses the call: {e.message or e}") from e
+
+
+def _copy_async_config(op_call: Any, config: dict[str, Any], ops: _Operands) -> dict[str, Any]:
+    """ldgsts's `predicate` is an expression (TVM's guard, `p != 0`): a
+    constant stays one, anything else is bound to a named int of the call
+    (the body's `td_pred`; a boolean as 0 or 1), as tiledispatch's
+    predicate names an int."""
+    from tvm.tirx import IntImm
+
+    pred = dict(op_call.config or {}).get("predicate")
+    if pred is None or isinstance(pred, (bool, int)):
+        return config
+    if isinstance(pred, IntImm):
+        return {**config, "predicate": int(pred.value)}
+    dtype = _dtype(pred)
+    if dtype == "bool":
+        # TVM tests `p != 0` on it; the named int is its value as 0 or 1.
+        from tvm.tirx import Cast
+
+        pred = Cast("int32", pred)
+    elif dtype is None or not dtype.startswith(("int", "uint")):
+        raise BridgeError(f"copy_async predicate {pred!r} is not an integer expression")
+    ops.scalars["td_pred"] = pred
+    return {**config, "predicate": "td_pred"}
+
+
+def _copy_async_not_ours(op_call: Any) -> str:
+    """Why a copy_async call is meant for a variant tiledispatch does not
+    have (TVM's TMA, dsmem, tcgen05 copies), or "" when ldgsts could take
+    it: a config key ldgsts does not read, a forced other variant, or a
+    direction other than global -> shared."""
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    keys = sorted(str(k) for k in dict(op_call.config or {})
+                  if str(k) not in _COPY_ASYNC_KEYS)
+    if keys:
+        return f"config {', '.join(keys)} (a TMA, dsmem or tcgen05 copy)"
+    forced = str(op_call.dispatch) if getattr(op_call, "dispatch", None) else ""
+    if forced and forced != "ldgsts":
+        return f"dispatch={forced}"
+    op = TilePrimitiveCall.downcast(op_call)
+    src, dst = str(op.src.source.scope()), str(op.dst.source.scope())
+    if src != "global" or not dst.startswith("shared"):
+        return f"{src} -> {dst}"
+    return ""
 
 
 def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
@@ -948,8 +1005,8 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (an op the library has whose TIRx TVM cannot
-    build yet; none today)."""
+    ``"not bridged yet"`` (a copy_async call meant for a variant
+    tiledispatch does not have yet: TVM's TMA, dsmem and tcgen05 copies)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
@@ -1001,6 +1058,11 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
     if not _is_cuda(sctx):
         _hand_back(NOT_CUDA, tvm_name)
         return prev(op_call, sctx)
+    if op == "copy_async":
+        why = _copy_async_not_ours(op_call)
+        if why:
+            _hand_back(NOT_BRIDGED, tvm_name, why)
+            return prev(op_call, sctx)
     try:
         call, operands = _to_call(op_call, sctx)
     except BridgeError as e:
