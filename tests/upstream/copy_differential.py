@@ -143,6 +143,10 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                          "first element: two rows of two floats are not one run; rejected"),
     "ldgsts_direct_misaligned": ("-", "direct=True issues an 8-byte cp.async at byte offset "
                                  "164; rejected: not 8-byte aligned"),
+    "ldgsts_block_direct_misaligned": ("-", "direct=True issues a 16-byte cp.async from a row "
+                                       "the block ids move by 8 bytes: aligned in block 0, "
+                                       "not in block 1; rejected: not 16-byte aligned in "
+                                       "every block"),
 }
 
 
