@@ -331,6 +331,21 @@ def run_cmd(args):
         ms = [m for m in mutate.mutants_of(src, name) if m.equivalent is None]
         muts[name] = ms
         counts[name] = (gpu_only, len(ms))
+    done = read_done(args.done)
+    if done:
+        # Mutants an earlier run already decided (gpu_full.py carry wrote
+        # them, each checked against this program and this mutant): left out
+        # before the shards are cut, so the shards split only the rest.
+        before = sum(len(v) for v in muts.values())
+        for name in list(muts):
+            src = progs[name][1]
+            muts[name] = [m for m in muts[name]
+                          if done.get(m.id) != clean_diff(m, src)]
+            counts[name] = (counts[name][0], len(muts[name]))
+            if not muts[name]:
+                del muts[name], counts[name]
+        say(f"{before - sum(len(v) for v in muts.values())} mutants left "
+            f"out: decided by an earlier run ({', '.join(args.done)})")
     rates = read_times(args.times)
     names = shard_of(counts, k, n, rates, args.cap)
     # This shard's mutants only (a long program's are cut into pieces).
@@ -626,11 +641,9 @@ def run_cmd(args):
             for m in muts[r[0]]:
                 _, st, det = results.get(m.id, (m, "not-run", ""))
                 old, new = m.diff(src)
-                f.write("\t".join(x.replace("\t", " ").replace("\n", " ")
-                                  for x in [m.id, m.variant, m.op, st,
-                                            m.desc, det, old, new,
-                                            "gpu" if progs[r[0]][2]
-                                            else "cpu"]) + "\n")
+                f.write(result_line([m.id, m.variant, m.op, st, m.desc, det,
+                                     old, new, "gpu" if progs[r[0]][2]
+                                     else "cpu"]))
     by = {}
     for _, st, _ in results.values():
         by[st] = by.get(st, 0) + 1
@@ -643,12 +656,85 @@ def run_cmd(args):
     return 0
 
 
+def result_line(fields):
+    """One line of a results-I.tsv: the fields, tabs and newlines inside
+    them turned into spaces."""
+    return "\t".join(x.replace("\t", " ").replace("\n", " ")
+                     for x in fields) + "\n"
+
+
+def clean_diff(m, src):
+    """A mutant's (old line, new line) as a results file holds them."""
+    return tuple(x.replace("\t", " ").replace("\n", " ")
+                 for x in m.diff(src))
+
+
+def read_done(paths):
+    """{mutant id: (old line, new line)} of the decided mutants (any status
+    but not-run and skipped) in results files (gpu_full.py carry's)."""
+    done = {}
+    for p in paths or []:
+        for f in read_rows(p):
+            if f[3] not in ("not-run", "skipped"):
+                done[f[0]] = (f[6], f[7])
+    return done
+
+
+def carry_cmd(args):
+    """Results of an earlier run that still hold: a row is carried when its
+    program is byte for byte the same in OLD (the programs that run ran)
+    and NEW (today's), and today's mutant with the row's id changes the
+    same line into the same line (so it is the same mutant of the same
+    program); not-run and skipped rows, and mutants that today are
+    equivalent by construction (never run), are not carried.  Writes the
+    carried rows (a results file: score reads results-carried*.tsv beside
+    results-I.tsv) and says what it left out and why."""
+    srcs, muts, kept = {}, {}, []
+    why = {}
+    for path in args.results:
+        for f in read_rows(path):
+            if f[3] in ("not-run", "skipped"):
+                why["not decided"] = why.get("not decided", 0) + 1
+                continue
+            prog = f[0].rsplit(":", 3)[0]
+            if prog not in srcs:
+                texts = []
+                for d in (args.old, args.new):
+                    q = os.path.join(d, prog + ".cu")
+                    texts.append(open(q).read() if os.path.exists(q)
+                                 else None)
+                srcs[prog] = texts[1] if texts[0] == texts[1] else None
+                if srcs[prog] is not None:
+                    muts[prog] = {m.id: m for m in
+                                  mutate.mutants_of(srcs[prog], prog)}
+            if srcs[prog] is None:
+                why["program changed"] = why.get("program changed", 0) + 1
+                continue
+            m = muts[prog].get(f[0])
+            if m is None or clean_diff(m, srcs[prog]) != (f[6], f[7]):
+                why["mutant changed"] = why.get("mutant changed", 0) + 1
+                continue
+            if m.equivalent is not None:
+                why["now equivalent by construction"] = \
+                    why.get("now equivalent by construction", 0) + 1
+                continue
+            kept.append(f)
+    with open(args.out, "w") as out:
+        for f in kept:
+            out.write(result_line(f))
+    print(f"carried {len(kept)} decided mutants from "
+          f"{len(args.results)} results file(s)" +
+          "".join(f"; left out {v}: {k}" for k, v in sorted(why.items())))
+    return 0
+
+
 def score_cmd(args):
     rows = []
     seen_err = set()
     files = sorted(f for f in (os.listdir(args.outdir)
                                if os.path.isdir(args.outdir) else [])
-                   if re.fullmatch(r"results-\d+\.tsv", f))
+                   if re.fullmatch(r"results-(\d+|carried[\w-]*)\.tsv",
+                                   f))
     if not files:
         print(f"gpu_full.py: no results-*.tsv in {args.outdir}")
         return 2
@@ -754,6 +840,7 @@ def plan_cmd(args):
     """Each shard's expected seconds for PROGDIR's programs (as run)."""
     rows = mutate.read_manifest(args.progdir)
     ne = not_emulated()
+    done = read_done(args.done)
     counts = {}
     for r in rows:
         arch = re.sub(r"\D", "", r[2]) or "0"
@@ -763,8 +850,10 @@ def plan_cmd(args):
             src = f.read()
         if not args.all and not ne.search(src):
             continue
-        ms = [m for m in mutate.mutants_of(src, r[0]) if m.equivalent is None]
-        counts[r[0]] = (bool(ne.search(src)), len(ms))
+        ms = [m for m in mutate.mutants_of(src, r[0]) if m.equivalent is None
+              and done.get(m.id) != clean_diff(m, src)]
+        if ms:
+            counts[r[0]] = (bool(ne.search(src)), len(ms))
     rates = read_times(args.times)
     cost = costs_of(counts, rates)
     n = int(args.shards)
@@ -825,6 +914,15 @@ def main():
                    help="compile with g++ for the CPU stand-in "
                    "(tests/cuda/emu.py), not nvcc: a check of this driver "
                    "without a GPU (with --all and emulatable programs)")
+    a.add_argument("--done", action="append", default=[],
+                   help="RESULTS: leave out the mutants this results file "
+                   "decided (gpu_full.py carry's output; repeatable)")
+    a = sub.add_parser("carry")
+    a.add_argument("old", help="the programs the earlier run ran")
+    a.add_argument("new", help="today's programs")
+    a.add_argument("results", nargs="+",
+                   help="the earlier run's results-I.tsv(.gz) files")
+    a.add_argument("-o", "--out", required=True)
     a = sub.add_parser("score")
     a.add_argument("outdir")
     a.add_argument("--equivalent",
@@ -840,9 +938,10 @@ def main():
     a.add_argument("--cap", type=float, default=CAP)
     a.add_argument("--all", action="store_true")
     a.add_argument("--arch", default=os.environ.get("NVCC_ARCH", "sm_90a"))
+    a.add_argument("--done", action="append", default=[])
     args = ap.parse_args()
     return {"run": run_cmd, "score": score_cmd, "times": times_cmd,
-            "plan": plan_cmd}[args.cmd](args)
+            "plan": plan_cmd, "carry": carry_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -190,6 +190,52 @@ def check_gpu_full(ms):
                "deadline; 1 of programs" in p.stdout and
                "2 mutants, 1 killed, 0 survived, 1 equivalent" in p.stdout,
                p.stdout + p.stderr)
+    # carry: an earlier run's rows hold only for the same program and the
+    # same mutant; --done leaves exactly those out of a run.
+    with tempfile.TemporaryDirectory() as tmp:
+        old, new = os.path.join(tmp, "old"), os.path.join(tmp, "new")
+        os.makedirs(old)
+        os.makedirs(new)
+        changed = TINY.replace("float before", "float before_y")
+        for d, a, b in ((old, TINY, TINY), (new, TINY, changed)):
+            for name, text in (("same", a), ("moved", b)):
+                with open(os.path.join(d, name + ".cu"), "w") as f:
+                    f.write(text)
+        res = os.path.join(tmp, "results-0.tsv")
+        same = [m for m in mutate.mutants_of(TINY, "same")
+                if m.equivalent is None]
+        moved = [m for m in mutate.mutants_of(TINY, "moved")
+                 if m.equivalent is None]
+        with open(res, "w") as f:
+            for m, st in ((same[0], "killed"), (same[1], "survived"),
+                          (same[2], "not-run"), (moved[0], "killed")):
+                f.write(gpu_full.result_line(
+                    [m.id, m.variant, m.op, st, m.desc, ""] +
+                    list(m.diff(TINY)) + ["gpu"]))
+            # A row whose mutant today changes another line: not carried.
+            m = same[3]
+            f.write(gpu_full.result_line(
+                [m.id, m.variant, m.op, "killed", m.desc, "", "x", "y",
+                 "gpu"]))
+        out = os.path.join(tmp, "results-carried.tsv")
+        p = subprocess.run([sys.executable,
+                            os.path.join(HERE, "gpu_full.py"), "carry", old,
+                            new, res, "-o", out],
+                           capture_output=True, text=True)
+        got = [r[0] for r in gpu_full.read_rows(out)] \
+            if os.path.exists(out) else []
+        expect("gpu_full carry keeps the decided rows of an unchanged "
+               "program whose mutant is unchanged, and only those",
+               p.returncode == 0 and got == [same[0].id, same[1].id] and
+               "left out 1: mutant changed" in p.stdout and
+               "left out 1: not decided" in p.stdout and
+               "left out 1: program changed" in p.stdout,
+               (got, p.stdout, p.stderr))
+        done = gpu_full.read_done([out])
+        expect("--done leaves out exactly the carried mutants",
+               [m.id for m in same
+                if done.get(m.id) == gpu_full.clean_diff(m, TINY)] ==
+               [same[0].id, same[1].id], sorted(done))
 
 
 def main():
