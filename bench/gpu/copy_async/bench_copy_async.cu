@@ -6,7 +6,7 @@
  * by gen.py): this file only checks and times them.
  *
  * Every kernel streams ASYNC_TILES tiles per CTA of ASYNC_THREADS threads,
- * ASYNC_CTAS CTAs (67 MB of A, beyond the H200's L2), and writes one float
+ * ASYNC_CTAS CTAs (69 MB of A, beyond the H200's L2), and writes one float
  * per thread: the sum of its row (row threadIdx.x) of every tile of its
  * CTA.  A holds multiples of 1/8 in [-4, 4), so every such sum is exact in
  * float32 whatever the order of the adds, and the host compares each

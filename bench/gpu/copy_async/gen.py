@@ -11,7 +11,7 @@ tree.  --ours writes only OUTDIR/ours_gen.cu and needs no TVM: the test
 that the committed file is current uses it.)
 
 The workload (issue 24's item 6): CTAS CTAs of 128 threads each stream
-TILES [128, 64] float16 tiles of A[CTAS * TILES * 128, 64] (67 MB, beyond
+TILES [128, 64] float16 tiles of A[CTAS * TILES * 128, 64] (69 MB, 66 MiB, beyond
 the H200's 50 MB L2) through STAGES shared-memory stages, fold every tile
 into a per-thread float checksum (thread t adds row t of the tile) and
 write one float per thread; the harness checks every checksum on the host.
