@@ -327,6 +327,13 @@ def tvm_compile(name, func):
     return tvm.__version__, src, host[0]
 
 
+def launch_line(host, m):
+    """The whole line of TVM's host function that holds the launch."""
+    start = host.rfind("\n", 0, m.start()) + 1
+    end = host.find("\n", m.end())
+    return host[start:end if end >= 0 else len(host)].strip()
+
+
 def tvm_launcher(name, src, host):
     heads = re.findall(r'extern "C" __global__ void (?:__launch_bounds__'
                        r'\((\d+)\) )?(\w+)\(([^)]*)\)\s*\{', src)
@@ -364,8 +371,8 @@ def tvm_launcher(name, src, host):
         else:
             die("%s: kernel argument %s not handled" % (name, a))
     out = ['\n/* Host side, written by bench/gpu/copy_async/gen.py from '
-           'TVM\'s host function:\n   %s */\n' % m.group(0).replace("*/",
-                                                                   "* /")]
+           'TVM\'s host function:\n   %s */\n'
+           % launch_line(host, m).replace("*/", "* /")]
     if maps:
         out.append("#include <cudaTypedefs.h>\n"
                    "struct %s_maps {\n%s};\n\n"

@@ -301,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(128) tvm_ldgsts_s4_kernel(half* __r
 
 
 /* Host side, written by bench/gpu/copy_async/gen.py from TVM's host function:
-   T.call_ffi_kernel("tvm_ldgsts_s4_kernel", A_1.data, Out_1.data, 264, 128, T.int64(65536), launch_params= */
+   T.call_ffi_kernel("tvm_ldgsts_s4_kernel", A_1.data, Out_1.data, 264, 128, T.int64(65536), launch_params=["blockIdx.x", "threadIdx.x", "tirx.use_dyn_shared_memory"], ret_ty="int32") */
 
 extern "C" int tvm_ldgsts_s4_launch(const void *A, float *Out, int ctas, cudaStream_t s)
 {

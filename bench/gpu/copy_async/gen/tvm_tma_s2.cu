@@ -211,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(128) tvm_tma_s2_kernel(const __grid
 
 
 /* Host side, written by bench/gpu/copy_async/gen.py from TVM's host function:
-   T.call_ffi_kernel("tvm_tma_s2_kernel", A_tensormap_1, A_tensormap, Out_1.data, 264, 128, T.int64(32768), launch_params= */
+   T.call_ffi_kernel("tvm_tma_s2_kernel", A_tensormap_1, A_tensormap, Out_1.data, 264, 128, T.int64(32768), launch_params=["blockIdx.x", "threadIdx.x", "tirx.use_dyn_shared_memory"], ret_ty="int32") */
 #include <cudaTypedefs.h>
 struct tvm_tma_s2_maps {
   CUtensorMap A_tensormap;
