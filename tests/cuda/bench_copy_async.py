@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Checks the copy_async GPU benchmark (bench/gpu/copy_async/) without a GPU.
+
+usage: bench_copy_async.py --current TILEDISPATCH
+       bench_copy_async.py --emu
+       bench_copy_async.py --compile WORKDIR
+
+--current regenerates the kernels of ours (gen.py --ours, with the
+tiledispatch just built) and compares them byte for byte with the committed
+gen/ours_gen.cu: a change to the ldgsts emitter shows up as a stale bench.
+TVM's half (gen/tvm_*.cu, cases.h) needs the released TVM: with a Python
+that imports tvm (TD_UPSTREAM_PYTHON, else ROOT/build-python/venv/bin/python)
+the whole gen/ is regenerated and compared; without one that half is
+reported as not checked.
+
+--emu makes gen/ours_gen.cu host C++ (as tests/cuda/emu.py does for the
+programs: the dynamic shared memory and the launches) and runs every
+kernel of ours on the CPU stand-in (tests/cuda/emu/) for two CTAs with
+data/bench_async_emu/driver.cpp, which checks every checksum exactly.
+Then two mutants must FAIL: the skeleton folding the next stage instead of
+the current one, and the emitted body loading from the wrong offset.
+
+--compile builds the whole bench with nvcc -arch=sm_90a (run.sh with
+BUILD_ONLY=1 into WORKDIR); exit 77 (skip) without nvcc.  With
+TD_TEST_QUICK set (the plain `meson test`) it compiles, without linking,
+the harness, ours and TVM's 4-stage TMA kernel (with the tensor-map
+encode gen.py writes) only.
+"""
+import filecmp
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+BENCH = os.path.join(ROOT, "bench", "gpu", "copy_async")
+EMU_INC = os.path.join(HERE, "emu")
+DATA = os.path.join(HERE, "data", "bench_async_emu")
+
+
+def fail(msg):
+    print("FAIL " + msg)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def tvm_python():
+    py = os.environ.get("TD_UPSTREAM_PYTHON") or os.path.join(
+        ROOT, "build-python", "venv", "bin", "python")
+    if not os.access(py, os.X_OK):
+        return None
+    return py if run([py, "-c", "import tvm"]).returncode == 0 else None
+
+
+def current(tool):
+    gen = os.path.join(BENCH, "gen.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        p = run([sys.executable, gen, "--ours", tool, tmp])
+        if p.returncode != 0:
+            fail("gen.py --ours:\n" + p.stderr)
+        if not filecmp.cmp(os.path.join(tmp, "ours_gen.cu"),
+                           os.path.join(BENCH, "gen", "ours_gen.cu"),
+                           shallow=False):
+            fail("bench/gpu/copy_async/gen/ours_gen.cu is stale: run "
+                 "PYTHON=<python with tvm> bench/gpu/copy_async/run.sh --gen "
+                 "(or gen.py --ours %s bench/gpu/copy_async/gen)" % tool)
+        print("PASS ours_gen.cu is current")
+        py = tvm_python()
+        if py is None:
+            print("note: TVM's half (gen/tvm_*.cu, cases.h) not checked: no "
+                  "Python with tvm (TD_UPSTREAM_PYTHON)")
+            return
+        p = run([py, gen, tool, tmp])
+        if p.returncode != 0:
+            fail("gen.py:\n" + p.stderr)
+        names = sorted(os.listdir(os.path.join(BENCH, "gen")))
+        if sorted(os.listdir(tmp)) != names:
+            fail("gen/ holds %s, gen.py writes %s"
+                 % (names, sorted(os.listdir(tmp))))
+        for n in names:
+            if not filecmp.cmp(os.path.join(tmp, n),
+                               os.path.join(BENCH, "gen", n), shallow=False):
+                fail("bench/gpu/copy_async/gen/%s is stale: run "
+                     "PYTHON=%s bench/gpu/copy_async/run.sh --gen" % (n, py))
+        print("PASS all of gen/ is current (TVM %s)" % py)
+
+
+def to_host(src):
+    """ours_gen.cu as host C++ against the stand-in."""
+    src, n = re.subn(r"extern __shared__ __align__\(\d+\) unsigned char "
+                     r"(\w+)\[\];",
+                     r"unsigned char *const \1 = td_emu_dyn_smem;", src)
+    if n != 1:
+        fail("ours_gen.cu: no dynamic shared memory declaration to replace")
+    src, n = re.subn(r"(\w+<[^<>]*>)<<<(\w+), (\w+), (\w+), (\w+)>>>"
+                     r"\(([^;]*)\);",
+                     r"td_emu_launch(dim3(\2), dim3(\3), \4, "
+                     r"[&] { \1(\6); });", src)
+    if n != 1:
+        fail("ours_gen.cu: expected one kernel launch, found %d" % n)
+    return src
+
+
+MUTANTS = [
+    ("skeleton folds the next stage",
+     "(k % STAGES) * OURS_TILE +", "((k + 1) % STAGES) * OURS_TILE +"),
+    ("body loads from the wrong offset",
+     "int g_lin = f * 1024 + tid * 8;", "int g_lin = f * 1024 + tid * 4;"),
+]
+
+
+def emu_build(src, tmp, name):
+    d = os.path.join(tmp, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "ours_gen_host.cpp"), "w") as f:
+        f.write(src)
+    names = re.findall(r'^extern "C" int (\w+)_launch\(', src, re.M)
+    if not names:
+        fail("ours_gen.cu: no kernel entries")
+    with open(os.path.join(d, "emu_list.h"), "w") as f:
+        f.write("#define EMU_OURS(X) %s\n"
+                % " ".join("X(%s)" % n for n in names))
+    exe = os.path.join(d, "driver")
+    p = run(["g++", "-std=c++17", "-O1", "-w", "-pthread", "-I", DATA,
+             "-I", EMU_INC, "-I", d, os.path.join(DATA, "driver.cpp"),
+             "-o", exe])
+    if p.returncode != 0:
+        fail("g++ (%s):\n%s" % (name, p.stderr[:3000]))
+    return exe, len(names)
+
+
+def emu():
+    if shutil.which("g++") is None:
+        print("SKIP: no g++")
+        sys.exit(77)
+    with open(os.path.join(BENCH, "gen", "ours_gen.cu")) as f:
+        src = to_host(f.read())
+    with tempfile.TemporaryDirectory() as tmp:
+        exe, n = emu_build(src, tmp, "good")
+        p = run([exe], timeout=600)
+        sys.stdout.write(p.stdout)
+        if p.returncode != 0 or p.stdout.count("PASS") != n:
+            fail("the bench's kernels of ours on the stand-in (exit %d)\n%s"
+                 % (p.returncode, p.stderr[-2000:]))
+        for i, (what, old, new) in enumerate(MUTANTS):
+            if old not in src:
+                fail("mutant '%s': '%s' not in ours_gen.cu (update the "
+                     "mutant with the emitter)" % (what, old))
+            exe, _ = emu_build(src.replace(old, new, 1), tmp, "mutant%d" % i)
+            p = run([exe], timeout=600)
+            if p.returncode == 0 or "PASS" in p.stdout:
+                fail("mutant '%s' was not caught:\n%s" % (what, p.stdout))
+            print("PASS mutant caught: %s" % what)
+
+
+def compile_bench(work):
+    if shutil.which("nvcc") is None:
+        print("SKIP: no nvcc")
+        sys.exit(77)
+    quick = os.environ.get("TD_TEST_QUICK", "") not in ("", "0")
+    os.makedirs(work, exist_ok=True)
+    if not quick:
+        env = dict(os.environ, BUILD_ONLY="1", JOBS="2")
+        p = run(["sh", os.path.join(BENCH, "run.sh"), work], env=env)
+        if p.returncode != 0:
+            fail("run.sh BUILD_ONLY=1 (exit %d):\n%s%s"
+                 % (p.returncode, p.stdout[-2000:], p.stderr[-4000:]))
+        print("PASS the whole bench compiles and links (sm_90a)")
+        return
+    for src in ("bench_copy_async.cu", "gen/ours_gen.cu",
+                "gen/tvm_tma_s4.cu"):
+        o = os.path.join(work, os.path.basename(src) + ".o")
+        p = run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", "-I",
+                 os.path.join(BENCH, "gen"), "-c", "-o", o,
+                 os.path.join(BENCH, src)])
+        if p.returncode != 0:
+            fail("nvcc %s:\n%s" % (src, p.stderr[-4000:]))
+        print("PASS %s compiles (sm_90a)" % src)
+
+
+def main():
+    a = sys.argv[1:]
+    if a[:1] == ["--current"] and len(a) == 2:
+        current(a[1])
+    elif a == ["--emu"]:
+        emu()
+    elif a[:1] == ["--compile"] and len(a) == 2:
+        compile_bench(a[1])
+    else:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
