@@ -260,6 +260,19 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     }
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
+    /* Adversarial timing: in every other round (the guard pattern's high
+     * bit) the block's warps after the first start the body some 20 us
+     * late, so a body whose first warp reads what later warps write with
+     * no barrier between reads it before it is written; the GPU's usual
+     * schedule, every warp as fast, hides such a race.  Not on the CPU
+     * stand-in, whose host threads interleave anyway. */
+    td__buf_puts(o, "#ifdef __CUDA_ARCH__\n"
+                    "    if ((td_gpat & 0x80) && td_tid >= 32) {\n"
+                    "        const long long td_t0 = clock64();\n"
+                    "        while (clock64() - td_t0 < 40000)\n"
+                    "            ;\n"
+                    "    }\n"
+                    "#endif\n");
     td__buf_printf(o, "    /* The emitted body (variant %s). */\n    {\n",
                    p->variant);
     td__buf_puts(o, body);
