@@ -64,9 +64,16 @@ int td__tmap_print_c(const td_tmap *m, const char *name, int with_includes,
     td__buf_printf(b, "static CUresult %s(CUtensorMap *map, void *global_base)\n{\n",
                    name);
     c_array(b, "cuuint64_t", "global_dim", m->global_dims, m->rank, "u");
-    if (m->rank > 1)
+    if (m->rank > 1) {
         c_array(b, "cuuint64_t", "global_strides", m->global_strides,
                 m->rank - 1, "u");
+    } else {
+        /* A rank-1 map has no strides, but the driver refuses a NULL
+         * globalStrides (CUDA_ERROR_INVALID_VALUE on the H200, driver 580:
+         * design/copy_async/gpu/rank1_probe.cu); it reads none of this one. */
+        const int64_t none[1] = {0};
+        c_array(b, "cuuint64_t", "global_strides", none, 1, "u");
+    }
     c_array(b, "cuuint32_t", "box_dim", m->box_dims, m->rank, "u");
     c_array(b, "cuuint32_t", "element_strides", m->element_strides, m->rank,
             "u");
@@ -79,7 +86,7 @@ int td__tmap_print_c(const td_tmap *m, const char *name, int with_includes,
                    "    return cuTensorMapEncodeTiled(map, %s, %d, address,\n"
                    "        global_dim, %s, box_dim, element_strides,\n"
                    "        %s, %s,\n        %s, %s);\n}\n",
-                   cu, m->rank, m->rank > 1 ? "global_strides" : "NULL",
+                   cu, m->rank, "global_strides",
                    interleave_names[m->interleave], swizzle_names[m->swizzle],
                    l2_names[m->l2_promotion], oob_names[m->oob_fill]);
     return b->err;
