@@ -87,7 +87,10 @@ _NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|\basm\b(?! volatile\(
 # helpers: `#ifdef __CUDA_ARCH__` asm `#else` plain C++ `#endif`): g++
 # compiles the host path, so the asm there does not keep a program off the
 # stand-in.
-DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#else\n", re.M | re.S)
+# The host branch may also be `#elif defined(TD_EMU)` (the stand-in's
+# async-copy functions, which nvcc's host pass must not see).
+DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#(?:else|elif\b[^\n]*)\n",
+                         re.M | re.S)
 
 
 class _NotEmulated:
@@ -120,13 +123,21 @@ def load_run_py():
     return mod
 
 
+# A launch's grid or block: dim3(...) or a plain expression.
+_LAUNCH_DIM = r"(dim3\([^)]*\)|[^,<>()]+)"
+LAUNCH = re.compile(r"(\w+)<<<%s, %s(?:, ([^>]+))?>>>\((.*)\);"
+                    % (_LAUNCH_DIM, _LAUNCH_DIM))
+# The driver-API headers of programs with tensor maps: the stand-in
+# provides their types.
+DRIVER_INCLUDES = re.compile(r"^#include <(?:cuda|cudaTypedefs)\.h>\n", re.M)
+
+
 def to_host(src):
     """The program's source made host C++ against the stand-in runtime."""
-    src = re.sub(r"td_kernel<<<(dim3\([^)]*\)), (dim3\([^)]*\))"
-                 r"(?:, (\d+))?>>>\((.*)\);",
-                 lambda m: "td_emu_launch(%s, %s, %s, [&] { td_kernel(%s); });"
-                 % (m.group(1), m.group(2), m.group(3) or "0", m.group(4)),
-                 src)
+    src = LAUNCH.sub(lambda m: "td_emu_launch(%s, %s, %s, [&] { %s(%s); });"
+                     % (m.group(2), m.group(3), m.group(4) or "0",
+                        m.group(1), m.group(5)), src)
+    src = DRIVER_INCLUDES.sub("", src)
     # Dynamic shared memory: the launch's buffer (blocks run one after
     # another, so one buffer serves them all).
     src = src.replace("extern __shared__ __align__(16) unsigned char "
