@@ -5,6 +5,7 @@ usage: emu.py [-j N] [--sample] PROGDIR [NAME...]
        emu.py [-j N] [--sample] --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]
        emu.py --paths TILEDISPATCH CALL.yaml
        emu.py --copy-paths TEST_KERNEL_COPY
+       emu.py --async-paths PROGRAM.cu...
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
 program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
@@ -47,6 +48,14 @@ nothing (the poisoned dst must not replace its sources).
 --copy-paths runs the copy programs of the unit test test_kernel_copy.c
 (its fake copy variant and three wrong ones) and a body that writes its
 source: the good programs PASS in both modes, the wrong ones FAIL.
+
+--async-paths runs hand-written programs of the asynchronous copies
+(tests/cuda/emu/tma_async.cu: TMA loads with each swizzle mode, an
+out-of-bounds box, a store and a reduce-add, an mbarrier's two phases,
+the encoder's limits): each PASSes here, and FAILs when built with
+-DTD_MUTANT_SWIZZLE and against stand-ins with a wrong swizzle, an
+mbarrier that ignores its transaction bytes, or a load that leaves
+out-of-bounds elements alone (async_paths says which checks).
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -673,6 +682,90 @@ def copy_paths(test_exe):
     return 1 if expect.failed else 0
 
 
+# The stand-in's own mutants for --async-paths: (name, text in
+# emu/cuda_runtime.h, its replacement, the checks that must FAIL).
+ASYNC_MUTANTS = [
+    ("the swizzle's row index from address bits [8, 11)",
+     "(((a >> 7) & mask) << 4)", "(((a >> 8) & mask) << 4)",
+     ["swizzle_32b", "swizzle_64b", "swizzle_128b", "store"]),
+    ("a phase completing on its arrivals alone (tx ignored)",
+     "if (m.pending == 0 && m.tx == 0) {", "if (m.pending == 0) {",
+     ["mbarrier_phases"]),
+    ("out-of-bounds elements left unwritten",
+     "memcpy(s, g != NULL ? g : nan, es);",
+     "if (g != NULL)\n                memcpy(s, g, es);",
+     ["oob_zero", "oob_nan"]),
+]
+
+
+def async_paths(progs):
+    """The hand-written async-copy programs (tests/cuda/emu/*.cu, valid
+    CUDA that also runs here) PASS every check on the stand-in; built with
+    -DTD_MUTANT_SWIZZLE (their maps encoded with another swizzle mode) they
+    FAIL the swizzle checks; and against a stand-in whose swizzle takes the
+    row from the wrong address bits, whose mbarrier ignores transaction
+    bytes or whose TMA load leaves out-of-bounds elements alone, they FAIL
+    the checks each mutant breaks (the last one left out under
+    TD_TEST_QUICK)."""
+    expect = Expect()
+    mutants = ASYNC_MUTANTS[:2] if QUICK else ASYNC_MUTANTS
+    with open(os.path.join(HERE, "emu", "cuda_runtime.h")) as f:
+        header = f.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        inc = precompile(tmp)
+        jobs = []  # (label, source, name, include dir, flags, checks to FAIL)
+        for k, mut in enumerate(mutants):
+            if mut[1] not in header:
+                print(f"FAIL the stand-in no longer holds {mut[1]!r}")
+                return 1
+            d = os.path.join(tmp, f"mut{k}")
+            os.makedirs(d)
+            with open(os.path.join(d, "cuda_runtime.h"), "w") as f:
+                f.write(header.replace(mut[1], mut[2]))
+        for prog in progs:
+            with open(prog) as f:
+                src = f.read()
+            base = os.path.splitext(os.path.basename(prog))[0]
+            jobs.append((base, src, base, inc, [], None))
+            jobs.append((f"{base} with another swizzle mode encoded", src,
+                         base + "_mswz", inc, ["-DTD_MUTANT_SWIZZLE"],
+                         ["swizzle_32b", "swizzle_64b", "swizzle_128b"]))
+            for k, mut in enumerate(mutants):
+                jobs.append((f"{base} on a stand-in with {mut[0]}", src,
+                             f"{base}_m{k}", os.path.join(tmp, f"mut{k}"), [],
+                             mut[3]))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            built = list(ex.map(lambda j: compile_program(
+                j[1], j[2], tmp, j[3], ["-Wno-psabi"] + j[4]), jobs))
+        for (label, src, name, _, _, fails), (exe, err) in zip(jobs, built):
+            if exe is None:
+                print(f"FAIL g++ ({label}):\n" + err[:2000])
+                expect.failed += 1
+                continue
+            try:
+                p = subprocess.run([exe], capture_output=True, text=True,
+                                   timeout=60)
+            except subprocess.TimeoutExpired:
+                expect(label, False, "timeout (an mbarrier never completed?)")
+                continue
+            lines = p.stdout.strip().splitlines() or [""]
+            failed = {ln.split()[1].rstrip(":") for ln in lines[:-1]
+                      if ln.startswith("FAIL ")}
+            if fails is None:
+                expect(f"{label}: PASS", p.returncode == 0 and
+                       lines[-1].startswith("PASS ") and not failed,
+                       f"exit {p.returncode}: " + "; ".join(
+                           ln for ln in lines if ln.startswith("FAIL"))
+                       + p.stderr[-500:])
+            else:
+                expect(f"{label}: FAIL ({', '.join(fails)})",
+                       p.returncode == 1 and lines[-1].startswith("FAIL ")
+                       and set(fails) <= failed,
+                       f"exit {p.returncode}, failed checks "
+                       f"{sorted(failed)}" + p.stderr[-500:])
+    return 1 if expect.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
@@ -682,8 +775,11 @@ def main():
     ap.add_argument("--ewise-paths", action="store_true")
     ap.add_argument("--red-paths", action="store_true")
     ap.add_argument("--copy-paths", action="store_true")
+    ap.add_argument("--async-paths", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
+    if args.async_paths:
+        return async_paths(args.rest)
     if args.copy_paths:
         if len(args.rest) != 1:
             ap.error("--copy-paths TEST_KERNEL_COPY")
