@@ -66,8 +66,9 @@ exact) and random data must FAIL (its sums are not); the body with its
 accumulator starting at 1 must FAIL on exact data (tolerance 0).
 
 With TD_TEST_QUICK set (not empty, not 0: the plain `meson test`) the
-three *-paths checks compile every good program but a part of the mutants
-(g++ takes most of their time): --ewise-paths leaves out exp2f and the
+four *-paths checks with mutants compile every good program but a part of
+the mutants (g++ takes most of their time): --async-paths leaves out its
+third stand-in mutant (out-of-bounds elements); --ewise-paths leaves out exp2f and the
 other scalar value (the zero tolerance already fails on values), the
 short loop and the one past the end stay; --red-paths leaves out the max
 without its initialising store and the min reading the next row (one
