@@ -92,7 +92,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUICK = os.environ.get("TD_TEST_QUICK", "") not in ("", "0")
 RUN_PY = os.path.join(HERE, "..", "conformance", "run.py")
-_NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|\basm\b(?! volatile\(\"bar\.sync)")
+# Clusters too: the stand-in runs blocks one after another, so a cluster
+# barrier would never open.
+_NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|__cluster_dims__|"
+                           r"\basm\b(?! volatile\(\"bar\.sync)")
 # Device-only code with a host path beside it (the copy variants' PTX
 # helpers: `#ifdef __CUDA_ARCH__` asm `#else` plain C++ `#endif`): g++
 # compiles the host path, so the asm there does not keep a program off the
@@ -105,8 +108,8 @@ DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#(?:else|elif\b[^\n]*)\n",
 
 class _NotEmulated:
     """NOT_EMULATED.search(src): what keeps a program off the stand-in
-    (16-bit floats, float8, inline PTX other than bar.sync outside
-    device-only blocks with a host path), or None."""
+    (16-bit floats, float8, a cluster launch, inline PTX other than
+    bar.sync outside device-only blocks with a host path), or None."""
 
     @staticmethod
     def search(src):
@@ -290,7 +293,7 @@ def check(d, only, jobs, sample):
     failed = state["failed"]
     print(f"emu: {len(emulated) - failed}/{len(emulated)} programs passed "
           f"({state['runs']} runs), {skipped} not emulated (16-bit floats, "
-          "inline PTX other than bar.sync)"
+          "clusters, inline PTX other than bar.sync)"
           + (f", a sample of {total}" if sample else ""))
     if state["random"]:
         print(f"emu: {state['random_inexact']} of {state['random']} "

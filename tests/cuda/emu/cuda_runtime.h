@@ -877,6 +877,21 @@ static inline void td_emu_tma_load(void *smem, const CUtensorMap *map, int rank,
     td_emu_mbar_complete_tx(mbar, (unsigned)bytes);
 }
 
+/* prefetch.tensormap: nothing to fetch, but the map must be one the
+ * encoder wrote. */
+static inline void td_emu_prefetch_tensormap(const CUtensorMap *map)
+{
+    if (((const td_emu_tmap *)(const void *)map)->magic != TD_EMU_TMAP_MAGIC)
+        td_emu_die("prefetch of a tensor map that cuTensorMapEncodeTiled did "
+                   "not write", map);
+}
+/* The fences and the bulk groups: the stand-in's copies are complete and
+ * visible when issued, so there is nothing to order or wait for. */
+static inline void td_emu_fence_proxy_async(void) {}
+static inline void td_emu_fence_mbarrier_init(void) {}
+static inline void td_emu_bulk_commit_group(void) {}
+static inline void td_emu_bulk_wait_group_read(int) {}
+
 /* The reduce operations of cp.reduce.async.bulk.tensor (0: a plain
  * store), in the PTX ISA's order. */
 enum {

@@ -16,6 +16,8 @@
  *     index XOR the 128-byte row index, Swizzle<B, 4, 3>);
  *   swizzle_128b_narrow: a 64-byte inner box under the 128-byte swizzle
  *     (rows packed densely, then swizzled by address);
+ *   element_strides: a box with element stride 2 in rows takes every
+ *     other row (ceil(box / stride) of them, packed);
  *   oob_zero, oob_nan: a box hanging over two edges, filled with zeros, and
  *     with NaNs for float32 under the NaN fill;
  *   store, reduce_add: a swizzled box written back (and added to int32
@@ -275,12 +277,12 @@ static unsigned swz(unsigned o, int sw)
 }
 static int encode2d(CUtensorMap *map, CUtensorMapDataType dt, void *base,
                     unsigned cols, unsigned rows, unsigned b0, unsigned b1,
-                    int sw, CUtensorMapFloatOOBfill oob)
+                    int sw, CUtensorMapFloatOOBfill oob, unsigned es1 = 1)
 {
     const cuuint64_t dims[2] = {cols, rows};
     const cuuint64_t strides[1] = {W * 4};
     const cuuint32_t box[2] = {b0, b1};
-    const cuuint32_t estr[2] = {1, 1};
+    const cuuint32_t estr[2] = {1, es1};
     CUresult r = encode(map, dt, 2, base, dims, strides, box, estr,
                         CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)sw,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, oob);
@@ -292,11 +294,11 @@ static int encode2d(CUtensorMap *map, CUtensorMapDataType dt, void *base,
 static std::vector<uint32_t> load(uint32_t *dA, CUtensorMapDataType dt,
                                   unsigned b0, unsigned b1, int c0, int c1,
                                   int sw, CUtensorMapFloatOOBfill oob,
-                                  const char *name)
+                                  const char *name, unsigned es1 = 1)
 {
     CUtensorMap map;
     char msg[128];
-    int e = encode2d(&map, dt, dA, W, R, b0, b1, sw, oob);
+    int e = encode2d(&map, dt, dA, W, R, b0, b1, sw, oob, es1);
     if (e != 0) {
         snprintf(msg, sizeof msg, "cuTensorMapEncodeTiled returned %d", e);
         report(name, 1, msg);
@@ -306,7 +308,10 @@ static std::vector<uint32_t> load(uint32_t *dA, CUtensorMapDataType dt,
     int *ddone, done = 0;
     CK(cudaMalloc((void **)&dout, TILE_BYTES));
     CK(cudaMalloc((void **)&ddone, sizeof(int)));
-    load_kernel<<<1, 32>>>(map, c0, c1, b0 * b1 * 4, dout, ddone);
+    /* The bytes that land: ceil(b1 / es1) rows of the box. */
+    const unsigned bytes = b0 * ((b1 + es1 - 1) / es1) * 4;
+    /* On one line: emu.py rewrites a launch line by line. */
+    load_kernel<<<1, 32>>>(map, c0, c1, bytes, dout, ddone);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<uint32_t> t(TILE_BYTES / 4);
@@ -348,6 +353,32 @@ static void check_swizzle(uint32_t *dA, const char *name, int sw, unsigned b0)
     char msg[160];
     snprintf(msg, sizeof msg, "%d of %u elements misplaced, the first box "
              "element %d", bad, b0 * b1, first);
+    report(name, bad != 0, msg);
+}
+
+/* Rows 1, 3, 5, 7 of a 32 x 8 box at (0, 1) with element stride 2. */
+static void check_element_strides(uint32_t *dA)
+{
+    const char *name = "element_strides";
+    const unsigned b0 = 32, b1 = 8, es1 = 2;
+    std::vector<uint32_t> t =
+        load(dA, CU_TENSOR_MAP_DATA_TYPE_UINT32, b0, b1, 0, 1, 0,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, name, es1);
+    if (t.empty())
+        return;
+    int bad = 0, first = -1;
+    for (unsigned k1 = 0; k1 < b1 / es1; ++k1)
+        for (unsigned k0 = 0; k0 < b0; ++k0)
+            if (t[k1 * b0 + k0] != gval(1 + (int)(k1 * es1), (int)k0)) {
+                if (first < 0)
+                    first = (int)(k1 * b0 + k0);
+                ++bad;
+            }
+    for (unsigned k = b0 * b1 / es1; k < TILE_BYTES / 4; ++k)
+        bad += t[k] != 0xababababu;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%d words wrong, the first box element %d", bad,
+             first);
     report(name, bad != 0, msg);
 }
 
@@ -609,6 +640,7 @@ int main(void)
     check_swizzle(dA, "swizzle_64b", 2, 16);
     check_swizzle(dA, "swizzle_128b", 3, 32);
     check_swizzle(dA, "swizzle_128b_narrow", 3, 16);
+    check_element_strides(dA);
     check_oob(dA, false);
     check_oob(dA, true);
     check_store(false);
@@ -620,6 +652,6 @@ int main(void)
         printf("FAIL %s: %d checks failed\n", TD_NAME, failed);
         return 1;
     }
-    printf("PASS %s: 11 checks\n", TD_NAME);
+    printf("PASS %s: 12 checks\n", TD_NAME);
     return 0;
 }
