@@ -55,7 +55,10 @@ out-of-bounds box, a store and a reduce-add, an mbarrier's two phases,
 the encoder's limits): each PASSes here, and FAILs when built with
 -DTD_MUTANT_SWIZZLE and against stand-ins with a wrong swizzle, an
 mbarrier that ignores its transaction bytes, or a load that leaves
-out-of-bounds elements alone (async_paths says which checks).
+out-of-bounds elements alone (async_paths says which checks); and the
+stand-in must stop each of tma_async's `--misuse N` mistakes (an mbarrier
+never initialised, a misaligned TMA destination, a map never encoded, an
+arrival beyond the count) with its reason.
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -702,6 +705,16 @@ ASYNC_MUTANTS = [
 ]
 
 
+# tma_async.cu --misuse N on the stand-in: what the stand-in must stop on
+# (abort), and the words its message must hold.
+ASYNC_MISUSE = [
+    (1, "a wait on an mbarrier never initialised", "before mbarrier.init"),
+    (2, "a TMA load off 128-byte shared alignment", "not 128-byte aligned"),
+    (3, "a TMA load through a map never encoded", "did not write"),
+    (4, "an arrival beyond the phase's count", "beyond the phase's count"),
+]
+
+
 def async_paths(progs):
     """The hand-written async-copy programs (tests/cuda/emu/*.cu, valid
     CUDA that also runs here) PASS every check on the stand-in; built with
@@ -710,7 +723,8 @@ def async_paths(progs):
     row from the wrong address bits, whose mbarrier ignores transaction
     bytes or whose TMA load leaves out-of-bounds elements alone, they FAIL
     the checks each mutant breaks (the last one left out under
-    TD_TEST_QUICK)."""
+    TD_TEST_QUICK).  A program that takes `--misuse N` (ASYNC_MISUSE)
+    must be stopped by the stand-in on each mistake, with its reason."""
     expect = Expect()
     mutants = ASYNC_MUTANTS[:2] if QUICK else ASYNC_MUTANTS
     with open(os.path.join(HERE, "emu", "cuda_runtime.h")) as f:
@@ -761,6 +775,16 @@ def async_paths(progs):
                        f"exit {p.returncode}: " + "; ".join(
                            ln for ln in lines if ln.startswith("FAIL"))
                        + p.stderr[-500:])
+                if "--misuse" not in src:
+                    continue
+                for k, what, words in ASYNC_MISUSE:
+                    m = subprocess.run([exe, "--misuse", str(k)],
+                                       capture_output=True, text=True,
+                                       timeout=60)
+                    expect(f"{label} --misuse {k}: stopped on {what}",
+                           m.returncode not in (0, 1) and words in m.stderr,
+                           f"exit {m.returncode}: {m.stdout.strip()} "
+                           f"{m.stderr.strip()[-300:]}")
             else:
                 expect(f"{label}: FAIL ({', '.join(fails)})",
                        p.returncode == 1 and lines[-1].startswith("FAIL ")

@@ -28,6 +28,11 @@
  *     refuses each documented limit broken (rank, box, inner box bytes,
  *     swizzle span, alignments, strides, element strides, NaN fill of an
  *     integer type, interleave below rank 3, a zero dimension).
+ * On the stand-in only, `--misuse N` makes one mistake the hardware would
+ * turn into a hang, a fault or garbage, which the stand-in must stop on
+ * (abort, naming it): 1 a wait on an mbarrier never initialised, 2 a TMA
+ * load into shared memory off its 128-byte alignment, 3 a TMA load through
+ * a map the encoder did not write, 4 an arrival beyond the phase's count.
  * Built with -DTD_MUTANT_SWIZZLE the maps of the swizzle checks are
  * encoded with another mode (32B as 64B, 64B as 128B, 128B as none): the
  * program must FAIL.
@@ -612,7 +617,50 @@ static void check_encode_limits(uint32_t *dA)
     report("encode_limits", bad != 0, msg);
 }
 
-int main(void)
+#ifdef TD_EMU
+__global__ void misuse_kernel(const __grid_constant__ CUtensorMap map,
+                              int which)
+{
+    __shared__ __align__(1024) unsigned char tile[TILE_BYTES];
+    __shared__ __align__(8) uint64_t bar;
+    switch (which) {
+    case 1:
+        mbar_try_wait(&bar, 0);
+        break;
+    case 2:
+        mbar_init(&bar, 1);
+        mbar_arrive_expect_tx(&bar, 512);
+        tma_load_2d(tile + 16, &map, 0, 0, &bar);
+        break;
+    case 3: {
+        CUtensorMap blank;
+        memset(&blank, 0, sizeof blank);
+        mbar_init(&bar, 1);
+        tma_load_2d(tile, &blank, 0, 0, &bar);
+        break;
+    }
+    case 4:
+        mbar_init(&bar, 1);
+        mbar_arrive_expect_tx(&bar, 16);
+        mbar_arrive(&bar);
+        break;
+    }
+}
+
+static int misuse(int which)
+{
+    alignas(16) static uint32_t g[W * R];
+    CUtensorMap map;
+    if (encode2d(&map, CU_TENSOR_MAP_DATA_TYPE_UINT32, g, W, R, 32, 4, 0,
+                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != 0)
+        return 2;
+    misuse_kernel<<<1, 1>>>(map, which);
+    printf("misuse %d: the stand-in did not stop\n", which);
+    return 0;
+}
+#endif
+
+int main(int argc, char **argv)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -628,6 +676,12 @@ int main(void)
         printf("FAIL %s: no cuTensorMapEncodeTiled entry point\n", TD_NAME);
         return 1;
     }
+#ifdef TD_EMU
+    if (argc == 3 && strcmp(argv[1], "--misuse") == 0)
+        return misuse(atoi(argv[2]));
+#endif
+    (void)argc;
+    (void)argv;
     std::vector<uint32_t> h(W * R);
     for (int r = 0; r < R; ++r)
         for (int c = 0; c < W; ++c)
