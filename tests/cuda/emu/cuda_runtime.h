@@ -7,6 +7,8 @@
  * __reduce_max_sync / __reduce_min_sync (through shuffles) are emulated;
  * blocks run one after another, so `__shared__` is a function
  * static and dynamic shared memory one buffer per launch.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
+ * The float32 / float64 math of the elementwise programs (expf, exp2f,
+ * log2f, sqrtf, fmaxf, the __f*_rn intrinsics, ...) is the host's.
  *
  * Asynchronous copies: mbarriers (td_emu_mbar_*), tensor maps (a stand-in
  * CUtensorMap, cuTensorMapEncodeTiled through
@@ -16,8 +18,6 @@
  * by TD_EMU (defined here), since nvcc compiles the host side of a
  * __device__ function too:
  *   #ifdef __CUDA_ARCH__  asm ...  #elif defined(TD_EMU)  td_emu_...  #endif
- * The float32 / float64 math of the elementwise programs (expf, exp2f,
- * log2f, sqrtf, fmaxf, the __f*_rn intrinsics, ...) is the host's.
  *
  * The no-device path of the programs can be tested with environment
  * variables (tests/cuda/emu.py --paths):
