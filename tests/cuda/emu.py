@@ -5,6 +5,7 @@ usage: emu.py [-j N] [--sample] PROGDIR [NAME...]
        emu.py [-j N] [--sample] --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]
        emu.py --paths TILEDISPATCH CALL.yaml
        emu.py --copy-paths TEST_KERNEL_COPY
+       emu.py --async-paths PROGRAM.cu...
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
 program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
@@ -48,6 +49,17 @@ nothing (the poisoned dst must not replace its sources).
 (its fake copy variant and three wrong ones) and a body that writes its
 source: the good programs PASS in both modes, the wrong ones FAIL.
 
+--async-paths runs hand-written programs of the asynchronous copies
+(tests/cuda/emu/tma_async.cu: TMA loads with each swizzle mode, an
+out-of-bounds box, a store and a reduce-add, an mbarrier's two phases,
+the encoder's limits): each PASSes here, and FAILs when built with
+-DTD_MUTANT_SWIZZLE and against stand-ins with a wrong swizzle, an
+mbarrier that ignores its transaction bytes, or a load that leaves
+out-of-bounds elements alone (async_paths says which checks); and the
+stand-in must stop each of tma_async's `--misuse N` mistakes (an mbarrier
+never initialised, a misaligned TMA destination, a map never encoded, an
+arrival beyond the count) with its reason.
+
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
 with a no-device error) must print `SKIP NAME: no CUDA device (...)` and
@@ -57,8 +69,9 @@ exact) and random data must FAIL (its sums are not); the body with its
 accumulator starting at 1 must FAIL on exact data (tolerance 0).
 
 With TD_TEST_QUICK set (not empty, not 0: the plain `meson test`) the
-three *-paths checks compile every good program but a part of the mutants
-(g++ takes most of their time): --ewise-paths leaves out exp2f and the
+four *-paths checks with mutants compile every good program but a part of
+the mutants (g++ takes most of their time): --async-paths leaves out its
+third stand-in mutant (out-of-bounds elements); --ewise-paths leaves out exp2f and the
 other scalar value (the zero tolerance already fails on values), the
 short loop and the one past the end stay; --red-paths leaves out the max
 without its initialising store and the min reading the next row (one
@@ -82,18 +95,24 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUICK = os.environ.get("TD_TEST_QUICK", "") not in ("", "0")
 RUN_PY = os.path.join(HERE, "..", "conformance", "run.py")
-_NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|\basm\b(?! volatile\(\"bar\.sync)")
+# Clusters too: the stand-in runs blocks one after another, so a cluster
+# barrier would never open.
+_NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|__cluster_dims__|"
+                           r"\basm\b(?! volatile\(\"bar\.sync)")
 # Device-only code with a host path beside it (the copy variants' PTX
 # helpers: `#ifdef __CUDA_ARCH__` asm `#else` plain C++ `#endif`): g++
 # compiles the host path, so the asm there does not keep a program off the
 # stand-in.
-DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#else\n", re.M | re.S)
+# The host branch may also be `#elif defined(TD_EMU)` (the stand-in's
+# async-copy functions, which nvcc's host pass must not see).
+DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#(?:else|elif\b[^\n]*)\n",
+                         re.M | re.S)
 
 
 class _NotEmulated:
     """NOT_EMULATED.search(src): what keeps a program off the stand-in
-    (16-bit floats, float8, inline PTX other than bar.sync outside
-    device-only blocks with a host path), or None."""
+    (16-bit floats, float8, a cluster launch, inline PTX other than
+    bar.sync outside device-only blocks with a host path), or None."""
 
     @staticmethod
     def search(src):
@@ -120,13 +139,21 @@ def load_run_py():
     return mod
 
 
+# A launch's grid or block: dim3(...) or a plain expression.
+_LAUNCH_DIM = r"(dim3\([^)]*\)|[^,<>()]+)"
+LAUNCH = re.compile(r"(\w+)<<<%s, %s(?:, ([^>]+))?>>>\((.*)\);"
+                    % (_LAUNCH_DIM, _LAUNCH_DIM))
+# The driver-API headers of programs with tensor maps: the stand-in
+# provides their types.
+DRIVER_INCLUDES = re.compile(r"^#include <(?:cuda|cudaTypedefs)\.h>\n", re.M)
+
+
 def to_host(src):
     """The program's source made host C++ against the stand-in runtime."""
-    src = re.sub(r"td_kernel<<<(dim3\([^)]*\)), (dim3\([^)]*\))"
-                 r"(?:, (\d+))?>>>\((.*)\);",
-                 lambda m: "td_emu_launch(%s, %s, %s, [&] { td_kernel(%s); });"
-                 % (m.group(1), m.group(2), m.group(3) or "0", m.group(4)),
-                 src)
+    src = LAUNCH.sub(lambda m: "td_emu_launch(%s, %s, %s, [&] { %s(%s); });"
+                     % (m.group(2), m.group(3), m.group(4) or "0",
+                        m.group(1), m.group(5)), src)
+    src = DRIVER_INCLUDES.sub("", src)
     # Dynamic shared memory: the launch's buffer (blocks run one after
     # another, so one buffer serves them all).
     src = src.replace("extern __shared__ __align__(16) unsigned char "
@@ -269,7 +296,7 @@ def check(d, only, jobs, sample):
     failed = state["failed"]
     print(f"emu: {len(emulated) - failed}/{len(emulated)} programs passed "
           f"({state['runs']} runs), {skipped} not emulated (16-bit floats, "
-          "inline PTX other than bar.sync)"
+          "clusters, inline PTX other than bar.sync)"
           + (f", a sample of {total}" if sample else ""))
     if state["random"]:
         print(f"emu: {state['random_inexact']} of {state['random']} "
@@ -662,6 +689,111 @@ def copy_paths(test_exe):
     return 1 if expect.failed else 0
 
 
+# The stand-in's own mutants for --async-paths: (name, text in
+# emu/cuda_runtime.h, its replacement, the checks that must FAIL).
+ASYNC_MUTANTS = [
+    ("the swizzle's row index from address bits [8, 11)",
+     "(((a >> 7) & mask) << 4)", "(((a >> 8) & mask) << 4)",
+     ["swizzle_32b", "swizzle_64b", "swizzle_128b", "store"]),
+    ("a phase completing on its arrivals alone (tx ignored)",
+     "if (m.pending == 0 && m.tx == 0) {", "if (m.pending == 0) {",
+     ["mbarrier_phases"]),
+    ("out-of-bounds elements left unwritten",
+     "memcpy(s, g != NULL ? g : nan, es);",
+     "if (g != NULL)\n                memcpy(s, g, es);",
+     ["oob_zero", "oob_nan"]),
+]
+
+
+# tma_async.cu --misuse N on the stand-in: what the stand-in must stop on
+# (abort), and the words its message must hold.
+ASYNC_MISUSE = [
+    (1, "a wait on an mbarrier never initialised", "before mbarrier.init"),
+    (2, "a TMA load off 128-byte shared alignment", "not 128-byte aligned"),
+    (3, "a TMA load through a map never encoded", "did not write"),
+    (4, "an arrival beyond the phase's count", "beyond the phase's count"),
+]
+
+
+def async_paths(progs):
+    """The hand-written async-copy programs (tests/cuda/emu/*.cu, valid
+    CUDA that also runs here) PASS every check on the stand-in; built with
+    -DTD_MUTANT_SWIZZLE (their maps encoded with another swizzle mode) they
+    FAIL the swizzle checks; and against a stand-in whose swizzle takes the
+    row from the wrong address bits, whose mbarrier ignores transaction
+    bytes or whose TMA load leaves out-of-bounds elements alone, they FAIL
+    the checks each mutant breaks (the last one left out under
+    TD_TEST_QUICK).  A program that takes `--misuse N` (ASYNC_MISUSE)
+    must be stopped by the stand-in on each mistake, with its reason."""
+    expect = Expect()
+    mutants = ASYNC_MUTANTS[:2] if QUICK else ASYNC_MUTANTS
+    with open(os.path.join(HERE, "emu", "cuda_runtime.h")) as f:
+        header = f.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        inc = precompile(tmp)
+        jobs = []  # (label, source, name, include dir, flags, checks to FAIL)
+        for k, mut in enumerate(mutants):
+            if mut[1] not in header:
+                print(f"FAIL the stand-in no longer holds {mut[1]!r}")
+                return 1
+            d = os.path.join(tmp, f"mut{k}")
+            os.makedirs(d)
+            with open(os.path.join(d, "cuda_runtime.h"), "w") as f:
+                f.write(header.replace(mut[1], mut[2]))
+        for prog in progs:
+            with open(prog) as f:
+                src = f.read()
+            base = os.path.splitext(os.path.basename(prog))[0]
+            jobs.append((base, src, base, inc, [], None))
+            jobs.append((f"{base} with another swizzle mode encoded", src,
+                         base + "_mswz", inc, ["-DTD_MUTANT_SWIZZLE"],
+                         ["swizzle_32b", "swizzle_64b", "swizzle_128b"]))
+            for k, mut in enumerate(mutants):
+                jobs.append((f"{base} on a stand-in with {mut[0]}", src,
+                             f"{base}_m{k}", os.path.join(tmp, f"mut{k}"), [],
+                             mut[3]))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            built = list(ex.map(lambda j: compile_program(
+                j[1], j[2], tmp, j[3], ["-Wno-psabi"] + j[4]), jobs))
+        for (label, src, name, _, _, fails), (exe, err) in zip(jobs, built):
+            if exe is None:
+                print(f"FAIL g++ ({label}):\n" + err[:2000])
+                expect.failed += 1
+                continue
+            try:
+                p = subprocess.run([exe], capture_output=True, text=True,
+                                   timeout=60)
+            except subprocess.TimeoutExpired:
+                expect(label, False, "timeout (an mbarrier never completed?)")
+                continue
+            lines = p.stdout.strip().splitlines() or [""]
+            failed = {ln.split()[1].rstrip(":") for ln in lines[:-1]
+                      if ln.startswith("FAIL ")}
+            if fails is None:
+                expect(f"{label}: PASS", p.returncode == 0 and
+                       lines[-1].startswith("PASS ") and not failed,
+                       f"exit {p.returncode}: " + "; ".join(
+                           ln for ln in lines if ln.startswith("FAIL"))
+                       + p.stderr[-500:])
+                if "--misuse" not in src:
+                    continue
+                for k, what, words in ASYNC_MISUSE:
+                    m = subprocess.run([exe, "--misuse", str(k)],
+                                       capture_output=True, text=True,
+                                       timeout=60)
+                    expect(f"{label} --misuse {k}: stopped on {what}",
+                           m.returncode not in (0, 1) and words in m.stderr,
+                           f"exit {m.returncode}: {m.stdout.strip()} "
+                           f"{m.stderr.strip()[-300:]}")
+            else:
+                expect(f"{label}: FAIL ({', '.join(fails)})",
+                       p.returncode == 1 and lines[-1].startswith("FAIL ")
+                       and set(fails) <= failed,
+                       f"exit {p.returncode}, failed checks "
+                       f"{sorted(failed)}" + p.stderr[-500:])
+    return 1 if expect.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
@@ -671,8 +803,11 @@ def main():
     ap.add_argument("--ewise-paths", action="store_true")
     ap.add_argument("--red-paths", action="store_true")
     ap.add_argument("--copy-paths", action="store_true")
+    ap.add_argument("--async-paths", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
+    if args.async_paths:
+        return async_paths(args.rest)
     if args.copy_paths:
         if len(args.rest) != 1:
             ap.error("--copy-paths TEST_KERNEL_COPY")
