@@ -1,0 +1,309 @@
+/*
+ * The tma_auto plan: a copy_async call's operands read the way TVM 0.27's
+ * _build_auto_plan reads them (copy_async/tma.py), handed to the model's
+ * tensor-map planner.  The shared side gives the swizzle mode and, sliced
+ * to its region and canonicalised, the iterators the map's box is made
+ * of, each refined by the copy shape and so owned by one copy dimension;
+ * the global side gives each copy dimension's stride.  The search over
+ * prefixes, the repairs and the validator are the model's
+ * (model/tensor_map.c); copy_async_tma_plan.h says what goes in and out.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "copy_async_tma_plan.h"
+#include "td_internal.h"
+
+#define AUTO_TAIL                                                              \
+    "; use dispatch=\"tma_explicit\" when the mapping or hardware legality "   \
+    "is only known at runtime"
+
+void td__tma_plan_in_init(td_tma_plan_in *in)
+{
+    memset(in, 0, sizeof *in);
+    in->direction = TD_TMAP_G2S;
+    in->l2_promotion = TD_TMAP_L2_DEFAULT;
+    in->sm = 90;
+    in->cta_group = 1;
+    in->has_mbar = 1;
+}
+
+/* TVM's _auto_fail (and tma_explicit's prefix without the hint). */
+static int stage_fail(td_diag *d, const td_tma_plan_in *in, const char *stage,
+                      const char *detail)
+{
+    if (in->explicit_map)
+        return td__fail(d, TD_EINVAL, NULL, "tma_explicit stage=%s: %s",
+                        stage, detail);
+    return td__fail(d, TD_EINVAL, NULL, "tma_auto stage=%s: %s" AUTO_TAIL,
+                    stage, detail);
+}
+
+/* "[a, b, c]" as TVM prints a list of integers. */
+static void int_list(char *buf, size_t cap, const int64_t *v, int n)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && k < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64, i ? ", " : "",
+                              v[i]);
+    if (k < cap)
+        snprintf(buf + k, cap - k, "]");
+}
+
+/* The shared swizzle as a TMA mode (tma_utils.get_swizzle_mode_from_layout):
+ * no swizzle is mode 0, swizzle_len 1/2/3 the 32/64/128-byte modes. */
+static int smem_kind(const td_tma_plan_in *in, td_tmap_smem *kind,
+                     td_diag *d)
+{
+    const td_lay_swz *z = &in->shared.swz;
+    static const td_tmap_smem modes[] = {TD_TMAP_SMEM_ROW, TD_TMAP_SMEM_SW32,
+                                         TD_TMAP_SMEM_SW64,
+                                         TD_TMAP_SMEM_SW128};
+    if (!z->on || z->swizzle_len == 0) {
+        *kind = TD_TMAP_SMEM_ROW;
+        return 0;
+    }
+    if (!z->inner)
+        return stage_fail(d, in, "shared-swizzle",
+                          "swizzle direction mismatch: TMA swizzles the inner "
+                          "(column) bits, the layout swizzles the outer ones");
+    if (z->swizzle_len < 0 || z->swizzle_len > 3) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "cannot recognize shared swizzle in ComposeLayout(%d, %d, %d)",
+                 z->per_element, z->swizzle_len, z->atom_len);
+        return stage_fail(d, in, "shared-layout", msg);
+    }
+    *kind = modes[z->swizzle_len];
+    return 0;
+}
+
+/* Every iterator and offset of a layout on the memory axis
+ * (TVM's _assert_plain_memory_layout). */
+static int memory_only(const td_layout *l)
+{
+    for (int i = 0; i < l->nshard; i++)
+        if (l->shard[i].axis != TD_AXIS_M)
+            return 0;
+    for (int i = 0; i < l->nrep; i++)
+        if (l->rep[i].axis != TD_AXIS_M)
+            return 0;
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        if (a != TD_AXIS_M && l->offset[a] != 0)
+            return 0;
+    return 1;
+}
+
+/*
+ * The shared side as the planner's splits: the region's slice of the
+ * tile (its offset is the shared pointer's), canonicalised without the
+ * offset, then refined by the copy extents from the innermost end (TVM's
+ * group_many): each piece is owned by one copy dimension.  The splits are
+ * listed outermost first, as TVM numbers the refined iterators.
+ */
+static int shared_splits(const td_tma_plan_in *in, td_tmap_request *r,
+                         int64_t *smem_offset, td_diag *d)
+{
+    const td_copy_side *s = &in->shared;
+    td_layout sliced, canon;
+    char msg[320], a[96], b[96];
+
+    if (!memory_only(&s->tile))
+        return stage_fail(d, in, "shared-layout",
+                          "shared layout must be a plain memory layout");
+    if (td__lay_slice(&s->tile, s->shape, s->ndim, s->start, s->extent,
+                      &sliced) != 0) {
+        int_list(a, sizeof a, s->start, s->ndim);
+        int_list(b, sizeof b, s->extent, s->ndim);
+        snprintf(msg, sizeof msg,
+                 "shared layout cannot be sliced at start=%s, extent=%s", a, b);
+        return stage_fail(d, in, "shared-slice", msg);
+    }
+    *smem_offset = sliced.offset[TD_AXIS_M];
+    memset(sliced.offset, 0, sizeof sliced.offset);
+    if (td__lay_canonicalize(&sliced, &canon) != 0)
+        return stage_fail(d, in, "shared-canonicalize",
+                          "canonical sliced shared layout is not a TileLayout");
+
+    td_tmap_split rev[TD_TMAP_MAX_DIMS];
+    int n = 0, si = canon.nshard - 1;
+    int64_t rs = si >= 0 ? canon.shard[si].extent : 1;
+    int64_t stride = si >= 0 ? canon.shard[si].stride : 0;
+    for (int g = r->rank - 1; g >= 0; g--) {
+        int64_t rc = r->extent[g];
+        while (rc > 1) {
+            if (rs == 1) {
+                if (--si < 0)
+                    break;
+                rs = canon.shard[si].extent;
+                stride = canon.shard[si].stride;
+                continue;
+            }
+            int64_t piece = rs % rc == 0 ? rc : rc % rs == 0 ? rs : 0;
+            if (piece == 0 || n == TD_TMAP_MAX_DIMS)
+                break;
+            rev[n++] = (td_tmap_split){g, piece, stride};
+            if (!td__lay_mul64(stride, piece, &stride))
+                break;
+            rs /= piece;
+            rc /= piece;
+        }
+        if (rc > 1) {
+            int64_t shape[TD_MAX_LAYOUT_ITERS];
+            for (int i = 0; i < canon.nshard; i++)
+                shape[i] = canon.shard[i].extent;
+            int_list(a, sizeof a, shape, canon.nshard);
+            int_list(b, sizeof b, r->extent, r->rank);
+            snprintf(msg, sizeof msg,
+                     "cannot refine canonical shared shape=%s with copy "
+                     "shape=%s",
+                     a, b);
+            return stage_fail(d, in, "group-shared", msg);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        r->splits[i] = rev[n - 1 - i];
+    r->nsplits = n;
+    return 0;
+}
+
+/* Each copy dimension's stride in elements from the global layout grouped
+ * by the buffer's shape: a dimension's iterators must make one run
+ * (otherwise the dimension spans several strides, which the planner's
+ * request cannot say).  The layout's offset joins the view's. */
+static int global_strides(const td_tma_plan_in *in, td_tmap_request *r,
+                          td_diag *d)
+{
+    const td_copy_side *g = &in->global;
+    td_layout grouped;
+    int seps[TD_MAX_RANK + 1];
+    char msg[200];
+
+    if (in->global.swz.on || !memory_only(&g->tile))
+        return stage_fail(d, in, "global-layout",
+                          "global layout must be a plain memory TileLayout");
+    if (td__lay_group(&g->tile, g->shape, g->ndim, &grouped, seps) != 0) {
+        char a[96];
+        int_list(a, sizeof a, g->shape, g->ndim);
+        snprintf(msg, sizeof msg,
+                 "cannot group the global layout by its shape=%s", a);
+        return stage_fail(d, in, "group-global", msg);
+    }
+    for (int dim = 0; dim < g->ndim; dim++) {
+        int64_t stride = -1, next = -1;
+        for (int k = seps[dim + 1] - 1; k >= seps[dim]; k--) {
+            const td_iter *it = &grouped.shard[k];
+            if (stride < 0)
+                stride = it->stride;
+            if (it->extent == 1)
+                continue;
+            if (next >= 0 && it->stride != next) {
+                snprintf(msg, sizeof msg,
+                         "global dimension %d is not one strided run; "
+                         "tiledispatch plans a global buffer with one stride "
+                         "per dimension",
+                         dim);
+                return stage_fail(d, in, "group-global", msg);
+            }
+            if (next < 0)
+                stride = it->stride;
+            if (!td__lay_mul64(it->stride, it->extent, &next))
+                return td__fail(d, TD_ELIMIT, NULL,
+                                "tensor map: global stride overflows");
+        }
+        r->strides[dim] = stride < 0 ? 0 : stride;
+    }
+    if (!td__lay_add64(in->g_elem_offset, grouped.offset[TD_AXIS_M],
+                       &r->elem_offset))
+        return td__fail(d, TD_ELIMIT, NULL,
+                        "tensor map: global offset overflows");
+    /* All-zero strides mean "compact" to the planner; a real layout whose
+     * every stride is 0 cannot be mapped anyway. */
+    return 0;
+}
+
+/* tma_auto's shared-pointer stage: the slice's start keeps the swizzle
+ * atom's alignment (16 bytes without swizzle). */
+static int shared_pointer(const td_tma_plan_in *in, int64_t off,
+                          td_tmap_smem kind, td_diag *d)
+{
+    static const int align[] = {16, 16, 32, 64, 128};
+    int64_t bits;
+    char msg[200];
+    if (!td__lay_mul64(off, td_dtype_bits(in->shared.dtype), &bits))
+        return td__fail(d, TD_ELIMIT, NULL,
+                        "tensor map: shared offset overflows");
+    if (bits % 8 != 0) {
+        snprintf(msg, sizeof msg,
+                 "shared slice pointer offset=%" PRId64 " elements is not "
+                 "provably byte aligned",
+                 off);
+        return stage_fail(d, in, "shared-pointer", msg);
+    }
+    if ((bits / 8) % align[kind] != 0) {
+        snprintf(msg, sizeof msg,
+                 "shared slice offset=%" PRId64 "B must preserve %dB "
+                 "alignment (disproven)",
+                 bits / 8, align[kind]);
+        return stage_fail(d, in, "shared-pointer", msg);
+    }
+    return 0;
+}
+
+int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
+{
+    if (in == NULL || out == NULL)
+        return TD_EINVAL;
+    memset(out, 0, sizeof *out);
+    const td_copy_side *g = &in->global, *s = &in->shared;
+    if (g->ndim < 1 || g->ndim > TD_TMAP_MAX_IN)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: the global buffer has %d dimensions; "
+                        "1 to %d are supported",
+                        g->ndim, TD_TMAP_MAX_IN);
+    if (s->dtype != g->dtype) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "shared dtype=%s and global dtype=%s differ",
+                 td_dtype_name(s->dtype), td_dtype_name(g->dtype));
+        return stage_fail(d, in, "dtype", msg);
+    }
+
+    td_tmap_request r;
+    td__tmap_request_init(&r);
+    r.dtype = td_dtype_name(g->dtype);
+    r.rank = g->ndim;
+    for (int i = 0; i < g->ndim; i++) {
+        r.shape[i] = g->shape[i];
+        r.start[i] = g->start[i];
+        r.extent[i] = g->extent[i];
+    }
+    r.direction = in->direction;
+    r.explicit_map = in->explicit_map;
+    r.oob = in->oob;
+    r.l2_promotion = in->l2_promotion;
+    r.tma_dtype = in->tma_dtype;
+    r.sm = in->sm;
+    r.cta_group = in->cta_group;
+    r.has_mbar = in->has_mbar;
+
+    int rc = smem_kind(in, &r.smem, d);
+    if (rc == 0 && !in->explicit_map)
+        rc = shared_splits(in, &r, &out->smem_offset, d);
+    if (rc == 0)
+        rc = global_strides(in, &r, d);
+    if (rc == 0 && !in->explicit_map)
+        rc = shared_pointer(in, out->smem_offset, r.smem, d);
+    if (rc == 0)
+        rc = td__tmap_plan(&r, &out->map, d);
+    if (rc != 0)
+        return rc;
+    out->n_issue = 1;
+    for (int i = 0; i < out->map.nissue; i++)
+        if (!td__lay_mul64(out->n_issue, out->map.issue[i].extent,
+                           &out->n_issue))
+            return td__fail(d, TD_ELIMIT, NULL,
+                            "tensor map: the issue count overflows");
+    return 0;
+}
