@@ -169,12 +169,17 @@ static int shared_splits(const td_tma_plan_in *in, td_tmap_request *r,
     return 0;
 }
 
-/* Each copy dimension's stride in elements from the global layout grouped
- * by the buffer's shape: a dimension's iterators must make one run
- * (otherwise the dimension spans several strides, which the planner's
- * request cannot say).  The layout's offset joins the view's. */
-static int global_strides(const td_tma_plan_in *in, td_tmap_request *r,
-                          td_diag *d)
+/*
+ * The global side as the planner's view: the layout grouped by the
+ * buffer's shape, each dimension cut into its strided runs (iterators
+ * whose strides chain); a dimension of one run stays as it is, one of
+ * several becomes one view dimension per run, outermost first, and the
+ * copied range is split over them as TVM's grouping of the sliced global
+ * layout splits it (the inner runs whole, or the range inside one run).
+ * The layout's offset joins the view's.
+ */
+static int global_view(const td_tma_plan_in *in, td_tmap_request *r,
+                       td_diag *d)
 {
     const td_copy_side *g = &in->global;
     td_layout grouped;
@@ -191,36 +196,101 @@ static int global_strides(const td_tma_plan_in *in, td_tmap_request *r,
                  "cannot group the global layout by its shape=%s", a);
         return stage_fail(d, in, "group-global", msg);
     }
+    int n = 0;
     for (int dim = 0; dim < g->ndim; dim++) {
-        int64_t stride = -1, next = -1;
+        /* The runs of this dimension, innermost first. */
+        int64_t ext[TD_MAX_LAYOUT_ITERS], str[TD_MAX_LAYOUT_ITERS];
+        int nr = 0;
         for (int k = seps[dim + 1] - 1; k >= seps[dim]; k--) {
             const td_iter *it = &grouped.shard[k];
-            if (stride < 0)
-                stride = it->stride;
             if (it->extent == 1)
                 continue;
-            if (next >= 0 && it->stride != next) {
-                snprintf(msg, sizeof msg,
-                         "global dimension %d is not one strided run; "
-                         "tiledispatch plans a global buffer with one stride "
-                         "per dimension",
-                         dim);
-                return stage_fail(d, in, "group-global", msg);
+            int64_t next;
+            if (nr > 0 && td__lay_mul64(str[nr - 1], ext[nr - 1], &next) &&
+                next == it->stride) {
+                if (!td__lay_mul64(ext[nr - 1], it->extent, &ext[nr - 1]))
+                    return td__fail(d, TD_ELIMIT, NULL,
+                                    "tensor map: global extent overflows");
+                continue;
             }
-            if (next < 0)
-                stride = it->stride;
-            if (!td__lay_mul64(it->stride, it->extent, &next))
-                return td__fail(d, TD_ELIMIT, NULL,
-                                "tensor map: global stride overflows");
+            ext[nr] = it->extent;
+            str[nr++] = it->stride;
         }
-        r->strides[dim] = stride < 0 ? 0 : stride;
+        if (nr == 0) { /* a dimension of extent 1 */
+            ext[0] = 1;
+            str[0] = seps[dim + 1] > seps[dim]
+                         ? grouped.shard[seps[dim + 1] - 1].stride
+                         : 0;
+            nr = 1;
+        }
+        if (n + nr > TD_TMAP_MAX_IN)
+            return td__fail(d, TD_ELIMIT, NULL,
+                            "tensor map: the global layout has more than %d "
+                            "strided runs",
+                            TD_TMAP_MAX_IN);
+        /* The copied range over the runs, innermost first. */
+        int64_t start = g->start[dim], extent = g->extent[dim];
+        for (int j = 0; j < nr; j++) {
+            int v = n + nr - 1 - j;
+            r->shape[v] = ext[j];
+            r->strides[v] = str[j];
+            if (extent >= ext[j] || j == nr - 1) {
+                if (j < nr - 1 && (start % ext[j] != 0 || extent % ext[j] != 0)) {
+                    snprintf(msg, sizeof msg,
+                             "global dimension %d: the range %" PRId64
+                             "+%" PRId64 " does not cover its inner run of "
+                             "%" PRId64 " whole",
+                             dim, start, extent, ext[j]);
+                    return stage_fail(d, in, "copy-group", msg);
+                }
+                r->start[v] = j < nr - 1 ? 0 : start;
+                r->extent[v] = j < nr - 1 ? ext[j] : extent;
+                if (j < nr - 1) {
+                    start /= ext[j];
+                    extent /= ext[j];
+                }
+            } else {
+                if (start % ext[j] + extent > ext[j]) {
+                    snprintf(msg, sizeof msg,
+                             "global dimension %d: the range %" PRId64
+                             "+%" PRId64 " crosses its inner run of %" PRId64,
+                             dim, start, extent, ext[j]);
+                    return stage_fail(d, in, "copy-group", msg);
+                }
+                r->start[v] = start % ext[j];
+                r->extent[v] = extent;
+                start /= ext[j];
+                extent = 1;
+            }
+        }
+        n += nr;
     }
+    r->rank = n;
     if (!td__lay_add64(in->g_elem_offset, grouped.offset[TD_AXIS_M],
                        &r->elem_offset))
         return td__fail(d, TD_ELIMIT, NULL,
                         "tensor map: global offset overflows");
-    /* All-zero strides mean "compact" to the planner; a real layout whose
-     * every stride is 0 cannot be mapped anyway. */
+    return 0;
+}
+
+/* tma_explicit's view: the declared dimensions, one stride each (TVM's
+ * _direct_global_layout needs the layout to have the tensor's rank). */
+static int explicit_view(const td_tma_plan_in *in, td_tmap_request *r,
+                         td_diag *d)
+{
+    td_tmap_request v = *r;
+    int rc = global_view(in, &v, d);
+    if (rc != 0)
+        return rc;
+    if (v.rank != in->global.ndim) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "tensor rank %d != memory-layout rank %d",
+                 in->global.ndim, v.rank);
+        return stage_fail(d, in, "global-layout", msg);
+    }
+    for (int i = 0; i < v.rank; i++)
+        r->strides[i] = v.strides[i];
+    r->elem_offset = v.elem_offset;
     return 0;
 }
 
@@ -288,11 +358,15 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
     r.cta_group = in->cta_group;
     r.has_mbar = in->has_mbar;
 
+    /* tma_explicit encodes the global view as declared; tma_auto reads
+     * it as its strided runs. */
     int rc = smem_kind(in, &r.smem, d);
     if (rc == 0 && !in->explicit_map)
+        rc = global_view(in, &r, d);
+    if (rc == 0 && in->explicit_map)
+        rc = explicit_view(in, &r, d);
+    if (rc == 0 && !in->explicit_map)
         rc = shared_splits(in, &r, &out->smem_offset, d);
-    if (rc == 0)
-        rc = global_strides(in, &r, d);
     if (rc == 0 && !in->explicit_map)
         rc = shared_pointer(in, out->smem_offset, r.smem, d);
     if (rc == 0)

@@ -10,9 +10,15 @@ explicit cases) and its answer is written next to the case's inputs, so the
 expected rows come from TVM, never from hand.  The test's own goldens are a
 cross-check: a row whose answer differs from them stops the script.
 
+With --lowering it writes, in the same columns, the static cases of
+test_tma.py's tma_auto lowering tests (the canonicalisation, promotion,
+issue-loop and refusal tests; their kwargs are listed below by test name,
+their answers again come from the wheel) instead.
+
 Run with the wheel's Python:
-  /work/main/build-python/venv/bin/python tests/upstream/tma_matrix.py \
-      > tests/upstream/data/tma_matrix.tsv
+  PY=/work/main/build-python/venv/bin/python
+  $PY tests/upstream/tma_matrix.py > tests/upstream/data/tma_matrix.tsv
+  $PY tests/upstream/tma_matrix.py --lowering > tests/upstream/data/tma_lowering.tsv
 
 Columns (tab-separated; arrays comma-separated, outermost first unless
 said; a region is start:extent per dimension):
@@ -21,9 +27,11 @@ said; a region is start:extent per dimension):
   result (ok|error)
   then for ok: descriptor dtype, dims, strides (bytes), boxes, element
   strides, coordinates (all CUDA order, innermost first), enums
-  (interleave,swizzle,l2,oob), issue axes (extent/smem_stride, outermost
-  first, '-' when none), smem start (the shared region's start indices),
-  and the number of TMA instructions in the printed impl;
+  (interleave,swizzle,l2,oob), issue axes (extent/smem_stride@the CUDA
+  dimensions they move, outermost first, '-' when none), smem start (the
+  shared region's start indices), the number of TMA instructions in the
+  printed impl (one, in a loop when there are issue axes) and the number
+  of issues (the product of the issue extents);
   for error: TVM's message in the dtype column, the rest empty.
 """
 
@@ -80,18 +88,79 @@ def config_text(config):
     return ";".join(f"{k}={v}" for k, v in sorted(config.items()))
 
 
+def lowering_cases(tt):
+    """The static cases of the tma_auto lowering tests, as (id, kwargs)."""
+    plain, S, TileLayout = tt._plain_layout, tt.S, tt.TileLayout
+    return [
+        ("canon-oversized-box", dict(g_shape=(8, 64))),
+        ("coordinate-only-dim", dict(
+            g_shape=(64, 128, 2, 4, 4096), s_shape=(64, 64, 2, 4),
+            g_region=((0, 64), (32, 64), (0, 2), (0, 4), (7, 1)),
+            g_layout=plain((64, 128, 2, 4, 4096), (1, 512, 256, 64, 65536)),
+            s_layout=plain((64, 64, 2, 4), (1, 64, 4096, 8192)))),
+        ("unit-copy-dims", dict(
+            g_shape=(4, 256, 8, 512), s_shape=(1, 128, 1, 128),
+            g_region=((2, 1), (64, 128), (3, 1), (128, 128)))),
+        ("split-coordinate-only", dict(
+            g_shape=(24576, 7168), s_shape=(128, 128),
+            g_region=((128, 128), (0, 128)),
+            g_layout=TileLayout(S[(4, 6144, 7168):(44040192, 7168, 1)]))),
+        ("interleaved-coordinate-stride", dict(
+            g_shape=(2048, 128), s_shape=(5, 128, 16),
+            g_region=((128, 128), (16, 16)), s_region=((0, 1), (0, 128), (0, 16)),
+            g_layout=TileLayout(S[(16, 4, 32, 32, 4):(16384, 4, 16, 512, 1)]),
+            s_layout=TileLayout(S[(5, 4, 32, 4, 4):(2048, 4, 16, 512, 1)]),
+            dtype="uint8")),
+        ("leading-unit-stride", dict(
+            g_shape=(1, 8192), s_shape=(256,), g_region=((0, 1), (512, 256)),
+            g_layout=plain((1, 8192), (8192, 1)))),
+        ("maximum-prefix-issue", dict(g_shape=(512, 64))),
+        ("chain-stride-gap", dict(
+            g_shape=(8, 32, 64), s_layout=plain((8, 32, 64), (4096, 64, 1)))),
+        ("chain-coordinate", dict(
+            g_shape=(128, 64), g_region=((4, 24), (0, 64)), s_shape=(3, 64, 8),
+            s_layout=plain((3, 64, 8), (512, 1, 64)))),
+        ("chain-global-shape", dict(
+            g_shape=(130, 64), g_region=((0, 24), (0, 64)), s_shape=(3, 64, 8),
+            s_layout=plain((3, 64, 8), (512, 1, 64)))),
+        ("repair-rank", dict(g_shape=(2, 2, 2, 2, 2, 8))),
+        ("repair-unaligned-stride", dict(g_shape=(32, 8), dtype="uint8")),
+        ("promotion-payload", dict(g_shape=(64, 8), dtype="uint8")),
+        ("promotion-before-box-blocked-chain", dict(
+            g_shape=(8, 16, 32, 4, 4),
+            g_region=((0, 1), (0, 4), (0, 32), (0, 4), (0, 4)),
+            s_region=((0, 1), (0, 4), (0, 32), (0, 4), (0, 4)), dtype="uint8")),
+        ("odd-partial-box", dict(
+            g_shape=(8, 64, 8), g_region=((0, 8), (0, 64), (0, 5)),
+            s_shape=(8, 64, 5), dtype="uint8")),
+        ("unrepairable-box", dict(g_shape=(4096,), dtype="uint8")),
+        ("promotion-cache-key-32", dict(g_shape=(32, 8), dtype="uint8")),
+        ("promotion-cache-key-64", dict(g_shape=(64, 8), dtype="uint8")),
+    ]
+
+
+def issue_text(axes):
+    if not axes:
+        return "-"
+    return ",".join(f"{int(a.extent)}/{int(a.smem_stride)}@"
+                    + "+".join(str(int(c.dim_idx)) for c in a.coords) for a in axes)
+
+
 def main(argv):
     path = argv[argv.index("--test") + 1] if "--test" in argv else None
     tt = load_upstream(path)
+    if "--lowering" in argv:
+        cases = [(cid, "tma_auto", kw) for cid, kw in lowering_cases(tt)]
+    else:
+        cases = [(c.values[0], "tma_explicit" if c.values[0] in tt._TMA_EXPLICIT_CASES
+                  else "tma_auto", c.values[1]) for c in tt.TMA_CASES]
     print("\t".join([
         "id", "variant", "direction", "dtype", "s_dtype", "g_shape", "g_layout", "g_region",
         "g_offset", "s_shape", "s_layout", "s_region", "s_offset", "config", "arch",
         "result", "desc_dtype", "dims", "strides", "boxes", "estrides", "coords", "enums",
-        "issue", "smem_start", "n_tma"]))
+        "issue", "smem_start", "n_tma", "n_issue"]))
     bad = 0
-    for case in tt.TMA_CASES:
-        case_id, kw = case.values
-        variant = "tma_explicit" if case_id in tt._TMA_EXPLICIT_CASES else "tma_auto"
+    for case_id, variant, kw in cases:
         g_shape = tuple(kw["g_shape"])
         s_shape = tuple(kw.get("s_shape") or g_shape)
         g_layout = kw.get("g_layout") or tt._plain_layout(g_shape)
@@ -108,13 +177,12 @@ def main(argv):
             impl, _, _ = tt._lower_direct(variant, **kw)
             s = plan.spec
             n_tma = impl.script().count('"bulk", "tensor"')
-            issue = ",".join(f"{int(a.extent)}/{int(a.smem_stride)}"
-                             for a in plan.issue_axes) or "-"
+            issue = issue_text(plan.issue_axes)
             out = ["ok", s.descriptor_dtype, ints(s.global_dims), ints(s.global_strides),
                    ints(s.box_dims), ints(s.element_strides), ints(s.coordinates),
                    ints((s.interleave, s.swizzle, s.l2_promotion, s.oob_fill)), issue,
-                   ints(s.smem_start), str(n_tma)]
-            if case_id in tt._TMA_CASE_GOLDENS:
+                   ints(s.smem_start), str(n_tma), str(int(plan.issue_extent()))]
+            if case_id in getattr(tt, "_TMA_CASE_GOLDENS", {}) and "--lowering" not in argv:
                 g = tt._TMA_CASE_GOLDENS[case_id]
                 want = (g.dtype, ints(g.dims), ints(g.strides), ints(g.boxes))
                 if want != tuple(out[1:5]):
@@ -122,7 +190,7 @@ def main(argv):
                           file=sys.stderr)
                     bad += 1
         except Exception as e:  # noqa: BLE001 - TVM raises several types
-            out = ["error", one_line(e)] + [""] * 9
+            out = ["error", one_line(e)] + [""] * 10
         print("\t".join(inputs + out))
     return 1 if bad else 0
 
