@@ -29,6 +29,44 @@ void td__tma_plan_in_init(td_tma_plan_in *in)
     in->has_mbar = 1;
 }
 
+static int is_shared(const char *scope)
+{
+    return strncmp(scope, "shared", 6) == 0;
+}
+
+int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
+                              td_diag *d)
+{
+    td_copy_req q;
+    if (call == NULL || in == NULL || td__copy_req_from_call(call, &q) != 0)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: the call has no region source");
+    td__tma_plan_in_init(in);
+    if (strcmp(q.src.scope, "global") == 0 && is_shared(q.dst.scope)) {
+        in->direction = TD_TMAP_G2S;
+        in->global = q.src;
+        in->shared = q.dst;
+    } else if (is_shared(q.src.scope) && strcmp(q.dst.scope, "global") == 0) {
+        in->direction = TD_TMAP_S2G;
+        in->global = q.dst;
+        in->shared = q.src;
+    } else {
+        return td__fail(d, TD_EINVAL, NULL, "not a global<->shared TMA copy");
+    }
+    if (in->global.block_align != 0 || in->shared.block_align != 0)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "tensor map: a region start that depends on the "
+                        "block ids gives coordinates that are not constants; "
+                        "the plan needs constant starts");
+    if (call->sm_version > 0)
+        in->sm = call->sm_version;
+    in->has_mbar = 0;
+    for (int i = 0; i < call->nconfig; i++)
+        if (strcmp(call->config[i].key, "mbar") == 0)
+            in->has_mbar = 1;
+    return 0;
+}
+
 /* TVM's _auto_fail (and tma_explicit's prefix without the hint). */
 static int stage_fail(td_diag *d, const td_tma_plan_in *in, const char *stage,
                       const char *detail)

@@ -52,6 +52,18 @@ typedef struct td_tma_plan {
 void td__tma_plan_in_init(td_tma_plan_in *in);
 
 /*
+ * Fills in from a loaded copy_async call: the two sides by their scopes
+ * (global -> shared* is a load, shared* -> global a store; anything else
+ * is TVM's "not a global<->shared TMA copy"), the arch, and whether the
+ * call carries `mbar`.  The config keys that change the map (oob,
+ * tensormap_l2_promotion, tma_dtype, cta_group) are the variant's to
+ * read; they keep their defaults here.  A region whose start depends on
+ * the block ids is refused: its coordinates are not constants.
+ */
+int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
+                              td_diag *d);
+
+/*
  * Plans the copy.  tma_auto: TVM's stages in its order (dtype, the shared
  * swizzle, shared-slice, group-shared, shared-chain, the global grouping,
  * coordinate, global-shape, shared-pointer, then the prefix search);

@@ -318,6 +318,48 @@ static void test_lowering(void **state)
     assert_int_equal(n.agree + n.pending_fail, n.rows);
 }
 
+/* The input from a loaded call: a store from a swizzled shared tile. */
+static void test_from_call(void **state)
+{
+    static const char text[] =
+        "op: copy_async\n"
+        "target: cuda\n"
+        "arch: sm_90a\n"
+        "scope: thread\n"
+        "buffers:\n"
+        "  A: {scope: global, dtype: float16, shape: [3, 8, 256]}\n"
+        "  S: {scope: shared.dyn, dtype: float16, shape: [8, 256],\n"
+        "      layout: \"ComposeLayout(3, 3, 3, TileLayout(S[(8, 4, 64) : "
+        "(64, 512, 1)]))\"}\n"
+        "dst: \"A[1:2, 0:8, 0:256]\"\n"
+        "src: \"S[0:8, 0:256]\"\n";
+    td_call *call = NULL;
+    td_diag d = {0};
+    td_tma_plan_in in;
+    td_tma_plan plan;
+
+    (void)state;
+    if (td_call_parse("t.yaml", text, sizeof text - 1, &call, &d) != 0)
+        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+    assert_int_equal(td__tma_plan_in_from_call(call, &in, &d), 0);
+    assert_int_equal(in.direction, TD_TMAP_S2G);
+    assert_int_equal(in.has_mbar, 0);
+    assert_int_equal(in.sm, 90);
+    assert_string_equal(in.global.name, "A");
+    assert_int_equal(td__tma_plan(&in, &plan, &d), 0);
+    /* TVM's s2g-multiphase-3x8x256 map, at phase 1. */
+    static const int64_t dims[] = {64, 8, 4, 3}, box[] = {64, 8, 4, 1},
+                         coords[] = {0, 0, 0, 1};
+    assert_int_equal(plan.map.rank, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(plan.map.global_dims[i], dims[i]);
+        assert_int_equal(plan.map.box_dims[i], box[i]);
+        assert_int_equal(plan.map.coordinates[i], coords[i]);
+    }
+    assert_int_equal(plan.map.swizzle, TD_TMAP_SWIZZLE_128B);
+    td_call_free(call);
+}
+
 /* A few refusals of the module's own stages (no TVM row reaches them). */
 static void test_own_stages(void **state)
 {
@@ -377,6 +419,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matrix),
         cmocka_unit_test(test_lowering),
+        cmocka_unit_test(test_from_call),
         cmocka_unit_test(test_own_stages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
