@@ -332,6 +332,66 @@ static int explicit_view(const td_tma_plan_in *in, td_tmap_request *r,
     return 0;
 }
 
+/* A memory layout as TVM prints it, T.TileLayout(T.S[(4, 64):(128, 1)])
+ * (one iterator: T.S[64:1]); ours when it has replicas or offsets. */
+static void tvm_layout_text(const td_layout *l, char *buf, size_t cap)
+{
+    int plain = l->nrep == 0;
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        plain &= l->offset[a] == 0;
+    if (!plain || l->nshard < 1) {
+        td_layout_format(l, buf, cap);
+        return;
+    }
+    td_sbuf o = {buf, cap, 0};
+    int many = l->nshard > 1;
+    td__sbuf_printf(&o, "T.TileLayout(T.S[%s", many ? "(" : "");
+    for (int i = 0; i < l->nshard; i++)
+        td__sbuf_printf(&o, "%s%" PRId64, i ? ", " : "", l->shard[i].extent);
+    td__sbuf_printf(&o, "%s:%s", many ? ")" : "", many ? "(" : "");
+    for (int i = 0; i < l->nshard; i++)
+        td__sbuf_printf(&o, "%s%" PRId64, i ? ", " : "", l->shard[i].stride);
+    td__sbuf_printf(&o, "%s])", many ? ")" : "");
+}
+
+/* tma_explicit's shared side (_explicit_smem_layout): the slice, without
+ * its offset, must be one contiguous run, and its offset keep the swizzle
+ * atom's alignment. */
+static int explicit_shared(const td_tma_plan_in *in, td_tmap_smem kind,
+                           int64_t *smem_offset, td_diag *d)
+{
+    static const int align[] = {16, 16, 32, 64, 128};
+    const td_copy_side *s = &in->shared;
+    td_layout sliced, canon;
+    char msg[400], text[256];
+    if (!memory_only(&s->tile) ||
+        td__lay_slice(&s->tile, s->shape, s->ndim, s->start, s->extent,
+                      &sliced) != 0)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "shared layout cannot be sliced to the copy region");
+    *smem_offset = sliced.offset[TD_AXIS_M];
+    memset(sliced.offset, 0, sizeof sliced.offset);
+    if (td__lay_canonicalize(&sliced, &canon) != 0 ||
+        !td__lay_is_trivial(&canon)) {
+        tvm_layout_text(&canon, text, sizeof text);
+        snprintf(msg, sizeof msg,
+                 "sliced shared layout must canonicalize to trivial after "
+                 "extracting its pointer offset; got %s",
+                 text);
+        return stage_fail(d, in, "shared-layout", msg);
+    }
+    int64_t bits;
+    if (!td__lay_mul64(*smem_offset, td_dtype_bits(s->dtype), &bits) ||
+        bits % 8 != 0 || (bits / 8) % align[kind] != 0) {
+        snprintf(msg, sizeof msg,
+                 "shared slice pointer offset %" PRId64 "B violates %dB "
+                 "swizzle/base alignment",
+                 bits / 8, align[kind]);
+        return stage_fail(d, in, "shared-layout", msg);
+    }
+    return 0;
+}
+
 /* tma_auto's shared-pointer stage: the slice's start keeps the swizzle
  * atom's alignment (16 bytes without swizzle). */
 static int shared_pointer(const td_tma_plan_in *in, int64_t off,
@@ -371,7 +431,7 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
                         "tensor map: the global buffer has %d dimensions; "
                         "1 to %d are supported",
                         g->ndim, TD_TMAP_MAX_IN);
-    if (s->dtype != g->dtype) {
+    if (s->dtype != g->dtype && !in->explicit_map) {
         char msg[160];
         snprintf(msg, sizeof msg, "shared dtype=%s and global dtype=%s differ",
                  td_dtype_name(s->dtype), td_dtype_name(g->dtype));
@@ -396,11 +456,16 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
     r.cta_group = in->cta_group;
     r.has_mbar = in->has_mbar;
 
-    /* tma_explicit encodes the global view as declared; tma_auto reads
-     * it as its strided runs. */
-    int rc = smem_kind(in, &r.smem, d);
+    /* TVM checks the config before it reads the operands' layouts;
+     * tma_explicit encodes the global view as declared, tma_auto reads it
+     * as its strided runs. */
+    int rc = td__tmap_check_config(&r, d);
+    if (rc == 0)
+        rc = smem_kind(in, &r.smem, d);
     if (rc == 0 && !in->explicit_map)
         rc = global_view(in, &r, d);
+    if (rc == 0 && in->explicit_map)
+        rc = explicit_shared(in, r.smem, &out->smem_offset, d);
     if (rc == 0 && in->explicit_map)
         rc = explicit_view(in, &r, d);
     if (rc == 0 && !in->explicit_map)
@@ -417,5 +482,26 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
                            &out->n_issue))
             return td__fail(d, TD_ELIMIT, NULL,
                             "tensor map: the issue count overflows");
+    return 0;
+}
+
+int td__tma_plan_issue(const td_tma_plan *p, int64_t i, int64_t *coords,
+                       int64_t *smem_off)
+{
+    if (p == NULL || coords == NULL || smem_off == NULL || i < 0 ||
+        i >= p->n_issue)
+        return TD_EINVAL;
+    const td_tmap *m = &p->map;
+    for (int k = 0; k < m->rank; k++)
+        coords[k] = m->coordinates[k];
+    *smem_off = 0;
+    int64_t div = 1;
+    for (int a = m->nissue - 1; a >= 0; a--) {
+        const td_tmap_issue *x = &m->issue[a];
+        int64_t v = (i / div) % x->extent;
+        *smem_off += v * x->smem_stride; /* bounded by the tile's size */
+        coords[x->dim] += v;
+        div *= x->extent; /* at most n_issue, which fitted */
+    }
     return 0;
 }

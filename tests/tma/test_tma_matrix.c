@@ -42,7 +42,8 @@ enum {
     C_ID, C_VARIANT, C_DIR, C_DTYPE, C_SDTYPE, C_GSHAPE, C_GLAYOUT, C_GREGION,
     C_GOFF, C_SSHAPE, C_SLAYOUT, C_SREGION, C_SOFF, C_CONFIG, C_ARCH,
     C_RESULT, C_DESC, C_DIMS, C_STRIDES, C_BOXES, C_ESTRIDES, C_COORDS,
-    C_ENUMS, C_ISSUE, C_SMEM_START, C_NTMA, C_NISSUE, C_COUNT
+    C_ENUMS, C_ISSUE, C_SMEM_START, C_NTMA, C_NISSUE, C_BASE, C_SMEM_OFFSET,
+    C_SAMPLES, C_COUNT
 };
 
 static const char *matrix_path, *lowering_path;
@@ -220,10 +221,10 @@ static int run_row(char **c, char *why, size_t cap)
                         m->oob_fill};
     fmt_ints(buf, sizeof buf, enums, 4);
     ok &= same("enums", c[C_ENUMS], buf, why, cap);
-    /* TVM lists its issue axes outermost first; ours are innermost first. */
+    /* Issue axes, innermost first in both. */
     size_t k = 0;
     buf[0] = '\0';
-    for (int i = m->nissue - 1; i >= 0 && k < sizeof buf; i--)
+    for (int i = 0; i < m->nissue && k < sizeof buf; i++)
         k += (size_t)snprintf(buf + k, sizeof buf - k,
                               "%s%" PRId64 "/%" PRId64 "@%d", k ? "," : "",
                               m->issue[i].extent, m->issue[i].smem_stride,
@@ -235,6 +236,30 @@ static int run_row(char **c, char *why, size_t cap)
     ok &= same("TMA instructions", c[C_NTMA], buf, why, cap);
     snprintf(buf, sizeof buf, "%" PRId64, plan.n_issue);
     ok &= same("issues", c[C_NISSUE], buf, why, cap);
+    snprintf(buf, sizeof buf, "%" PRId64, m->base_byte_offset);
+    ok &= same("base byte offset", c[C_BASE], buf, why, cap);
+    snprintf(buf, sizeof buf, "%" PRId64, plan.smem_offset);
+    ok &= same("shared offset", c[C_SMEM_OFFSET], buf, why, cap);
+    /* The sampled issues: i:offset:coords, as TVM's offsets_and_coords. */
+    char samples[512] = "", one[160], cs[128];
+    const char *p = c[C_SAMPLES];
+    while (*p != '\0') {
+        int64_t i = strtoll(p, NULL, 10), coords[TD_TMAP_MAX_DIMS], off = 0;
+        if (td__tma_plan_issue(&plan, i, coords, &off) != 0) {
+            snprintf(samples, sizeof samples, "issue %" PRId64 " out of range",
+                     i);
+            break;
+        }
+        fmt_ints(cs, sizeof cs, coords, m->rank);
+        snprintf(one, sizeof one, "%s%" PRId64 ":%" PRId64 ":%s",
+                 samples[0] ? " " : "", i, off, cs);
+        strncat(samples, one, sizeof samples - strlen(samples) - 1);
+        p = strchr(p, ' ');
+        if (p == NULL)
+            break;
+        p++;
+    }
+    ok &= same("issue samples", c[C_SAMPLES], samples, why, cap);
     return ok;
 }
 

@@ -30,8 +30,10 @@ said; a region is start:extent per dimension):
   (interleave,swizzle,l2,oob), issue axes (extent/smem_stride@the CUDA
   dimensions they move, outermost first, '-' when none), smem start (the
   shared region's start indices), the number of TMA instructions in the
-  printed impl (one, in a loop when there are issue axes) and the number
-  of issues (the product of the issue extents);
+  printed impl (one, in a loop when there are issue axes), the number of
+  issues (the product of the issue extents), the map's base byte offset,
+  the shared slice's element offset, and a few issues' shared offsets and
+  coordinates (i:offset:coords, TVM's offsets_and_coords);
   for error: TVM's message in the dtype column, the rest empty.
 """
 
@@ -88,8 +90,8 @@ def config_text(config):
     return ";".join(f"{k}={v}" for k, v in sorted(config.items()))
 
 
-def lowering_cases(tt):
-    """The static cases of the tma_auto lowering tests, as (id, kwargs)."""
+def lowering_cases(tt):  # noqa: PLR0915 - one list
+    """The static cases of the lowering tests, as (id, kwargs[, variant])."""
     plain, S, TileLayout = tt._plain_layout, tt.S, tt.TileLayout
     return [
         ("canon-oversized-box", dict(g_shape=(8, 64))),
@@ -136,6 +138,31 @@ def lowering_cases(tt):
         ("unrepairable-box", dict(g_shape=(4096,), dtype="uint8")),
         ("promotion-cache-key-32", dict(g_shape=(32, 8), dtype="uint8")),
         ("promotion-cache-key-64", dict(g_shape=(64, 8), dtype="uint8")),
+        # test_explicit_direct_rank_1_through_5, _view_base_offset_...,
+        # _never_repairs_rank_or_descriptor_units, _requires_box_linear_...
+        *[(f"explicit-rank-{r}", dict(g_shape=(8,) * r), "tma_explicit")
+          for r in range(1, 6)],
+        ("explicit-view-base-offset", dict(g_shape=(64, 64), g_elem_offset=8),
+         "tma_explicit"),
+        ("explicit-never-repairs-rank", dict(g_shape=(2, 2, 2, 2, 2, 8)), "tma_explicit"),
+        ("explicit-never-promotes", dict(g_shape=(32, 8), dtype="uint8"), "tma_explicit"),
+        ("explicit-box-linear-shared", dict(
+            g_shape=(4, 64), s_layout=plain((4, 64), (128, 1))), "tma_explicit"),
+        # Derived (ours): copies larger than one box, so the issue loops,
+        # their order and the shared offsets show.
+        ("derived-issue-two-axes", dict(g_shape=(4, 512, 64))),
+        ("derived-issue-odd-extent", dict(g_shape=(300, 64))),
+        ("derived-issue-promoted", dict(g_shape=(512, 512))),
+        ("derived-issue-odd-two-axes", dict(g_shape=(2, 300, 64))),
+        ("derived-issue-region", dict(
+            g_shape=(8, 512, 64), g_region=((2, 3), (0, 512), (0, 64)),
+            s_shape=(3, 512, 64))),
+        ("derived-issue-row-offset", dict(
+            g_shape=(1024, 64), g_region=((256, 512), (0, 64)), s_shape=(512, 64))),
+        ("derived-shared-offset", dict(
+            g_shape=(512, 64), s_shape=(2, 512, 64), s_region=((1, 1), (0, 512), (0, 64)))),
+        ("derived-shared-offset-misaligned", dict(
+            g_shape=(1, 64), s_shape=(2, 68), s_region=((1, 1), (0, 64)))),
     ]
 
 
@@ -146,11 +173,26 @@ def issue_text(axes):
                     + "+".join(str(int(c.dim_idx)) for c in a.coords) for a in axes)
 
 
+def samples(plan):
+    """TVM's shared offset and coordinates of a few issues (first, second,
+    eighth, last), as i:offset:c0,c1,... joined by spaces."""
+    from tvm.sym import Analyzer
+    from tvm.tirx import IntImm
+    n = int(plan.issue_extent())
+    out = []
+    for i in sorted({0, 1, 7, n - 1} & set(range(n))):
+        off, coords = plan.offsets_and_coords(IntImm("int32", i))
+        a = Analyzer()
+        out.append(f"{i}:{int(a.simplify(off))}:{ints(a.simplify(c) for c in coords)}")
+    return " ".join(out)
+
+
 def main(argv):
     path = argv[argv.index("--test") + 1] if "--test" in argv else None
     tt = load_upstream(path)
     if "--lowering" in argv:
-        cases = [(cid, "tma_auto", kw) for cid, kw in lowering_cases(tt)]
+        cases = [(c[0], c[2] if len(c) > 2 else "tma_auto", c[1])
+                 for c in lowering_cases(tt)]
     else:
         cases = [(c.values[0], "tma_explicit" if c.values[0] in tt._TMA_EXPLICIT_CASES
                   else "tma_auto", c.values[1]) for c in tt.TMA_CASES]
@@ -158,7 +200,8 @@ def main(argv):
         "id", "variant", "direction", "dtype", "s_dtype", "g_shape", "g_layout", "g_region",
         "g_offset", "s_shape", "s_layout", "s_region", "s_offset", "config", "arch",
         "result", "desc_dtype", "dims", "strides", "boxes", "estrides", "coords", "enums",
-        "issue", "smem_start", "n_tma", "n_issue"]))
+        "issue", "smem_start", "n_tma", "n_issue", "base", "smem_offset",
+        "samples"]))
     bad = 0
     for case_id, variant, kw in cases:
         g_shape = tuple(kw["g_shape"])
@@ -181,7 +224,8 @@ def main(argv):
             out = ["ok", s.descriptor_dtype, ints(s.global_dims), ints(s.global_strides),
                    ints(s.box_dims), ints(s.element_strides), ints(s.coordinates),
                    ints((s.interleave, s.swizzle, s.l2_promotion, s.oob_fill)), issue,
-                   ints(s.smem_start), str(n_tma), str(int(plan.issue_extent()))]
+                   ints(s.smem_start), str(n_tma), str(int(plan.issue_extent())),
+                   str(int(s.base_byte_offset)), str(int(s.smem_base_offset)), samples(plan)]
             if case_id in getattr(tt, "_TMA_CASE_GOLDENS", {}) and "--lowering" not in argv:
                 g = tt._TMA_CASE_GOLDENS[case_id]
                 want = (g.dtype, ints(g.dims), ints(g.strides), ints(g.boxes))
@@ -190,7 +234,7 @@ def main(argv):
                           file=sys.stderr)
                     bad += 1
         except Exception as e:  # noqa: BLE001 - TVM raises several types
-            out = ["error", one_line(e)] + [""] * 10
+            out = ["error", one_line(e)] + [""] * 13
         print("\t".join(inputs + out))
     return 1 if bad else 0
 
