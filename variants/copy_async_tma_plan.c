@@ -114,6 +114,26 @@ static int smem_kind(const td_tma_plan_in *in, td_tmap_smem *kind,
                  z->per_element, z->swizzle_len, z->atom_len);
         return stage_fail(d, in, "shared-layout", msg);
     }
+    /* TVM maps a swizzle to a mode by swizzle_len alone; the hardware
+     * XORs 16-byte chunks in rows of 8, so a ComposeLayout that moves other
+     * chunks (per_element) or repeats on other rows (atom_len) would land
+     * data elsewhere than the layout says (deviation A6). */
+    int64_t chunk_bits = ((int64_t)1 << z->per_element) *
+                         td_dtype_bits(in->shared.dtype);
+    if (chunk_bits != 128)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "shared swizzle ComposeLayout(%d, %d, %d) moves "
+                        "%" PRId64 "-%s chunks; TMA swizzles 16-byte chunks",
+                        z->per_element, z->swizzle_len, z->atom_len,
+                        chunk_bits % 8 == 0 ? chunk_bits / 8 : chunk_bits,
+                        chunk_bits % 8 == 0 ? "byte" : "bit");
+    if (z->atom_len != 3)
+        return td__fail(d, TD_EINVAL, NULL,
+                        "shared swizzle ComposeLayout(%d, %d, %d) repeats "
+                        "every %d rows of 16-byte chunks; TMA's pattern "
+                        "repeats every 8",
+                        z->per_element, z->swizzle_len, z->atom_len,
+                        1 << z->atom_len);
     *kind = modes[z->swizzle_len];
     return 0;
 }

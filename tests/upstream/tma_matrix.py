@@ -58,6 +58,8 @@ def load_upstream(path):
               .replace("from tvm.tirx import IntImm, StringImm, Var",
                        "from tvm.tirx import IntImm, Var\nfrom tvm.ir import StringImm")
               .replace("tvm.tirx.cuda.tile_primitive", "tvm.backend.cuda.tile_primitive")
+              .replace("from tvm.tirx.layout import S, TileLayout",
+                       "from tvm.tirx.layout import ComposeLayout, S, TileLayout")
               # The wheel has no Python TIR visitor; the test's visitor
               # classes are only defined, never used here.
               .replace("from tvm.tirx.stmt_functor import StmtExprVisitor",
@@ -161,6 +163,14 @@ def lowering_cases(tt):  # noqa: PLR0915 - one list
             g_shape=(1024, 64), g_region=((256, 512), (0, 64)), s_shape=(512, 64))),
         ("derived-shared-offset", dict(
             g_shape=(512, 64), s_shape=(2, 512, 64), s_region=((1, 1), (0, 512), (0, 64)))),
+        # Deviation A6 (design/copy_async/plan.md): TVM encodes SWIZZLE_128B
+        # for a swizzle whose chunk is not the hardware's 16 bytes.
+        ("derived-a6-f32-swizzle-333", dict(
+            g_shape=(64, 32), dtype="float32",
+            s_layout=tt.ComposeLayout(3, 3, 3, TileLayout(S[64, 32])))),
+        ("derived-a6-f32-swizzle-233", dict(
+            g_shape=(64, 32), dtype="float32",
+            s_layout=tt.ComposeLayout(2, 3, 3, TileLayout(S[64, 32])))),
         ("derived-shared-offset-misaligned", dict(
             g_shape=(1, 64), s_shape=(2, 68), s_region=((1, 1), (0, 64)))),
     ]
