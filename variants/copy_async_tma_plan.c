@@ -221,6 +221,11 @@ static int shared_splits(const td_tma_plan_in *in, td_tmap_request *r,
             return stage_fail(d, in, "group-shared", msg);
         }
     }
+    /* A copy of one element leaves no iterator (and the planner would read
+     * an empty list as "no splits given"). */
+    if (n == 0)
+        return stage_fail(d, in, "shared-chain",
+                          "copy region has no non-unit shared memory iterator");
     for (int i = 0; i < n; i++)
         r->splits[i] = rev[n - 1 - i];
     r->nsplits = n;

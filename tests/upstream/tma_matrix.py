@@ -171,6 +171,8 @@ def lowering_cases(tt):  # noqa: PLR0915 - one list
         ("derived-a6-f32-swizzle-233", dict(
             g_shape=(64, 32), dtype="float32",
             s_layout=tt.ComposeLayout(2, 3, 3, TileLayout(S[64, 32])))),
+        ("derived-one-element", dict(g_shape=(4, 8), g_region=((1, 1), (2, 1)),
+                                     s_shape=(1, 1))),
         ("derived-shared-offset-misaligned", dict(
             g_shape=(1, 64), s_shape=(2, 68), s_region=((1, 1), (0, 64)))),
     ]
