@@ -495,12 +495,25 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
         rc = explicit_view(in, &r, d);
     if (rc == 0 && !in->explicit_map)
         rc = shared_splits(in, &r, &out->smem_offset, d);
-    if (rc == 0 && !in->explicit_map)
-        rc = shared_pointer(in, out->smem_offset, r.smem, d);
-    if (rc == 0)
-        rc = td__tmap_plan(&r, &out->map, d);
     if (rc != 0)
         return rc;
+    /* TVM proves the shared pointer's alignment for each prefix, after the
+     * chain and the global grouping and before the candidate is validated:
+     * a misaligned slice is refused in place of any prefix-search failure
+     * but after the planner's earlier stages. */
+    td_diag pd = {0};
+    rc = td__tmap_plan(&r, &out->map, &pd);
+    if (!in->explicit_map &&
+        (rc == 0 || strncmp(pd.msg, "tma_auto stage=prefix-search:", 29) == 0)) {
+        int prc = shared_pointer(in, out->smem_offset, r.smem, d);
+        if (prc != 0)
+            return prc;
+    }
+    if (rc != 0) {
+        if (d != NULL && d->code == 0)
+            *d = pd;
+        return rc;
+    }
     out->n_issue = 1;
     for (int i = 0; i < out->map.nissue; i++)
         if (!td__lay_mul64(out->n_issue, out->map.issue[i].extent,

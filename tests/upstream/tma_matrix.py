@@ -13,12 +13,15 @@ cross-check: a row whose answer differs from them stops the script.
 With --lowering it writes, in the same columns, the static cases of
 test_tma.py's tma_auto lowering tests (the canonicalisation, promotion,
 issue-loop and refusal tests; their kwargs are listed below by test name,
-their answers again come from the wheel) instead.
+their answers again come from the wheel) instead; with --random, 300
+random copies drawn with a fixed seed (planned only, not lowered: the
+instruction count is '-').
 
 Run with the wheel's Python:
   PY=/work/main/build-python/venv/bin/python
   $PY tests/upstream/tma_matrix.py > tests/upstream/data/tma_matrix.tsv
   $PY tests/upstream/tma_matrix.py --lowering > tests/upstream/data/tma_lowering.tsv
+  $PY tests/upstream/tma_matrix.py --random > tests/upstream/data/tma_random.tsv
 
 Columns (tab-separated; arrays comma-separated, outermost first unless
 said; a region is start:extent per dimension):
@@ -178,6 +181,59 @@ def lowering_cases(tt):  # noqa: PLR0915 - one list
     ]
 
 
+def random_cases(tt, count=300, seed=20261202):
+    """Random copies (the C test's kinds: ranks 1-4, 1/2/4-byte dtypes,
+    permuted and padded global layouts, staged and permuted shared tiles,
+    both directions), fixed by the seed."""
+    import random
+    rng = random.Random(seed)
+    S, TileLayout = tt.S, tt.TileLayout
+    sizes = (1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+    def strided(shape, perm, pad):
+        strides = [0] * len(shape)
+        stride = 1
+        for k in range(len(shape) - 1, -1, -1):
+            d = perm[k]
+            strides[d] = stride
+            stride *= shape[d] + (pad if k == len(shape) - 1 and len(shape) > 1 else 0)
+        return TileLayout(S[tuple(shape):tuple(strides)])
+
+    out = []
+    for t in range(count):
+        n = rng.randint(1, 4)
+        shape, start, extent, prod = [], [], [], 1
+        for _ in range(n):
+            e = rng.choice(sizes)
+            if prod * e > 65536:
+                e = 1
+            prod *= e
+            x = rng.randint(1, e) if rng.random() < 1 / 3 else e
+            shape.append(e)
+            extent.append(x)
+            start.append(rng.randint(0, e - x))
+        gperm = list(range(n))
+        if n > 1 and rng.random() < 0.25:
+            a, b = rng.randrange(n), rng.randrange(n)
+            gperm[a], gperm[b] = gperm[b], gperm[a]
+        staged = rng.random() < 1 / 3
+        sshape = ([2] if staged else []) + extent
+        sregion = ([(1, 1)] if staged else []) + [(0, x) for x in extent]
+        sperm = list(range(len(sshape)))
+        if len(sshape) > 1 and rng.random() < 0.25:
+            a, b = rng.randrange(len(sshape)), rng.randrange(len(sshape))
+            sperm[a], sperm[b] = sperm[b], sperm[a]
+        pad = 8 if rng.random() < 1 / 3 else 0
+        kw = dict(g_shape=tuple(shape), s_shape=tuple(sshape),
+                  g_region=tuple(zip(start, extent)), s_region=tuple(sregion),
+                  g_layout=strided(shape, gperm, pad),
+                  s_layout=strided(sshape, sperm, 0),
+                  dtype=rng.choice(("float16", "uint8", "float32")),
+                  direction=rng.choice(("g2s", "s2g")))
+        out.append((f"random-{t}", kw))
+    return out
+
+
 def issue_text(axes):
     if not axes:
         return "-"
@@ -202,7 +258,10 @@ def samples(plan):
 def main(argv):
     path = argv[argv.index("--test") + 1] if "--test" in argv else None
     tt = load_upstream(path)
-    if "--lowering" in argv:
+    lower = "--random" not in argv
+    if "--random" in argv:
+        cases = [(cid, "tma_auto", kw) for cid, kw in random_cases(tt)]
+    elif "--lowering" in argv:
         cases = [(c[0], c[2] if len(c) > 2 else "tma_auto", c[1])
                  for c in lowering_cases(tt)]
     else:
@@ -229,9 +288,11 @@ def main(argv):
             config_text(kw.get("config")), kw.get("target_arch", "sm_90a")]
         try:
             plan = tt._direct_plan(variant, **kw)
-            impl, _, _ = tt._lower_direct(variant, **kw)
             s = plan.spec
-            n_tma = impl.script().count('"bulk", "tensor"')
+            n_tma = "-"
+            if lower:
+                impl, _, _ = tt._lower_direct(variant, **kw)
+                n_tma = impl.script().count('"bulk", "tensor"')
             issue = issue_text(plan.issue_axes)
             out = ["ok", s.descriptor_dtype, ints(s.global_dims), ints(s.global_strides),
                    ints(s.box_dims), ints(s.element_strides), ints(s.coordinates),
