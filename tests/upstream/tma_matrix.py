@@ -14,8 +14,8 @@ With --lowering it writes, in the same columns, the static cases of
 test_tma.py's tma_auto lowering tests (the canonicalisation, promotion,
 issue-loop and refusal tests; their kwargs are listed below by test name,
 their answers again come from the wheel) instead; with --random, 300
-random copies drawn with a fixed seed (planned only, not lowered: the
-instruction count is '-').
+random copies and 150 random copies into swizzled tiles, drawn with fixed
+seeds (planned only, not lowered: the instruction count is '-').
 
 Run with the wheel's Python:
   PY=/work/main/build-python/venv/bin/python
@@ -231,6 +231,29 @@ def random_cases(tt, count=300, seed=20261202):
                   dtype=rng.choice(("float16", "uint8", "float32")),
                   direction=rng.choice(("g2s", "s2g")))
         out.append((f"random-{t}", kw))
+    # Swizzled shared tiles: TVM's mma_shared_layout (atoms of 16 to 128
+    # bytes, 8 rows each) over the region, drawn from a second stream so
+    # the rows above stay as they are.
+    rng = random.Random(seed + 1)
+    bytes_of = {"float16": 2, "uint8": 1, "float32": 4}
+    while len(out) < count + count // 2:
+        dtype = rng.choice(tuple(bytes_of))
+        swz = rng.randint(0, 3)
+        atom = (16 << swz) // bytes_of[dtype]
+        n = rng.randint(2, 3)
+        rows = rng.choice((8, 16, 32, 64, 128))
+        cols = atom * rng.choice((1, 2, 4))
+        extent = ([rng.choice((1, 2))] if n == 3 else []) + [rows, cols]
+        shape = [e * rng.choice((1, 2)) for e in extent]
+        start = [rng.randrange(0, sh - e + 1, e) for sh, e in zip(shape, extent)]
+        staged = rng.random() < 1 / 3
+        sshape = ([2] if staged else []) + extent
+        sregion = ([(1, 1)] if staged else []) + [(0, x) for x in extent]
+        kw = dict(g_shape=tuple(shape), s_shape=tuple(sshape),
+                  g_region=tuple(zip(start, extent)), s_region=tuple(sregion),
+                  s_layout=tt.mma_shared_layout(dtype, swz, tuple(sshape)),
+                  dtype=dtype, direction=rng.choice(("g2s", "s2g")))
+        out.append((f"random-swz-{len(out) - count}", kw))
     return out
 
 
