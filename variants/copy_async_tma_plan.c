@@ -4,9 +4,11 @@
  * tensor-map planner.  The shared side gives the swizzle mode and, sliced
  * to its region and canonicalised, the iterators the map's box is made
  * of, each refined by the copy shape and so owned by one copy dimension;
- * the global side gives each copy dimension's stride.  The search over
- * prefixes, the repairs and the validator are the model's
- * (model/tensor_map.c); copy_async_tma_plan.h says what goes in and out.
+ * the global side gives its strided runs, one view dimension each.  The
+ * search over prefixes, the repairs and the validator are the model's
+ * (model/tensor_map.c).  tma_explicit's shared check and TVM's own
+ * refusals of the swizzle (deviation A6) are here too;
+ * copy_async_tma_plan.h says what goes in and out.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -64,11 +64,14 @@ int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
                               td_diag *d);
 
 /*
- * Plans the copy.  tma_auto: TVM's stages in its order (dtype, the shared
- * swizzle, shared-slice, group-shared, shared-chain, the global grouping,
- * coordinate, global-shape, shared-pointer, then the prefix search);
- * tma_explicit: the global view as it is.  On a refusal returns TD_EINVAL
- * (TD_ELIMIT when a count exceeds what the planner holds) with TVM's text.
+ * Plans the copy.  tma_auto: TVM's stages in its order (dtype, the config
+ * keys, the shared swizzle, shared-slice, group-shared, shared-chain, the
+ * global grouping, coordinate, global-shape, shared-pointer, then the
+ * prefix search); tma_explicit: the config, the shared slice (one run,
+ * aligned), the global view as declared.  A swizzle whose chunk is not 16
+ * bytes or whose rows do not repeat every 8 is refused (deviation A6; TVM
+ * encodes it).  On a refusal returns TD_EINVAL (TD_ELIMIT when a count
+ * exceeds what the planner holds) with TVM's text.
  */
 int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d);
 
