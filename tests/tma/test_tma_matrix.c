@@ -546,6 +546,46 @@ static void test_from_call(void **state)
     }
     assert_int_equal(plan.map.swizzle, TD_TMAP_SWIZZLE_128B);
     td_call_free(call);
+
+    /* Not global <-> shared: TVM's predicate text. */
+    static const char s2s[] =
+        "op: copy_async\n"
+        "target: cuda\n"
+        "arch: sm_90a\n"
+        "scope: thread\n"
+        "buffers:\n"
+        "  S: {scope: shared, dtype: float16, shape: [64]}\n"
+        "  T: {scope: shared.dyn, dtype: float16, shape: [64]}\n"
+        "dst: T\n"
+        "src: S\n";
+    call = NULL;
+    memset(&d, 0, sizeof d);
+    if (td_call_parse("t.yaml", s2s, sizeof s2s - 1, &call, &d) != 0)
+        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+    assert_int_equal(td__tma_plan_in_from_call(call, &in, &d), TD_EINVAL);
+    assert_string_equal(d.msg, "not a global<->shared TMA copy");
+    td_call_free(call);
+
+    /* A block-dependent start, with its mbarrier: refused, not planned at
+     * block 0. */
+    static const char tiled[] =
+        "op: copy_async\n"
+        "target: cuda\n"
+        "arch: sm_90a\n"
+        "scope: thread\n"
+        "launch: {blockIdx.x: 4}\n"
+        "buffers:\n"
+        "  A: {scope: global, dtype: float16, shape: [256, 64]}\n"
+        "  S: {scope: shared.dyn, dtype: float16, shape: [64, 64]}\n"
+        "dst: S\n"
+        "src: \"A[bx * 64:bx * 64 + 64, :]\"\n";
+    call = NULL;
+    memset(&d, 0, sizeof d);
+    if (td_call_parse("t.yaml", tiled, sizeof tiled - 1, &call, &d) != 0)
+        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
+    assert_int_equal(td__tma_plan_in_from_call(call, &in, &d), TD_EINVAL);
+    assert_non_null(strstr(d.msg, "depends on the block ids"));
+    td_call_free(call);
 }
 
 /* A compact layout of shape whose dimensions lie in memory in the order
