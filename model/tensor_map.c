@@ -367,6 +367,12 @@ static int check_config(const td_tmap_request *r, td_tmap *m, td_diag *d)
     return 0;
 }
 
+int td__tmap_check_config(const td_tmap_request *r, td_diag *d)
+{
+    td_tmap m;
+    return check_config(r, &m, d);
+}
+
 /* The atom width in bytes of each shared layout (0: row-major, no atoms)
  * and the swizzle mode it encodes. */
 static int atom_bytes(td_tmap_smem s)

@@ -165,6 +165,14 @@ int td__tmap_validate(const td_tmap *m, td_tmap_finding *out, int cap);
 void td__tmap_join(const td_tmap_finding *f, int n, char *buf, size_t cap);
 
 /*
+ * Only the config checks td__tmap_plan makes first (TVM's _runtime_config
+ * and _dtype_contract: oob, cta_group, mbar, L2 promotion, the descriptor
+ * dtype), for a caller that reads the operands before planning and must
+ * refuse in TVM's order.  0 or TD_EINVAL with TVM's message.
+ */
+int td__tmap_check_config(const td_tmap_request *r, td_diag *d);
+
+/*
  * Plans the map for r.  tma_explicit: the global view's dimensions
  * reversed, validated.  tma_auto: TVM's dimension order (the shared
  * tile's order, innermost first; swizzle atoms split the innermost copy
