@@ -186,8 +186,10 @@ void td__tirx_async(const td__async_out *o, const td__stmt *s)
                           "\"read\", \"\")", a->n);
         return;
     case TD__A_PREFETCH_TMAP:
-        td__buf_printf(l, "T.ptx.prefetch(T.address_of(%s), \"\", \"\", "
-                          "\"\", \"tensormap\", \"\")", a->map->name);
+        /* TVM's prefetch.tensormap of T.address_of(map) prints back so */
+        td__buf_puts(l, "T.ptx.prefetch(");
+        map_operand(o, a->map);
+        td__buf_puts(l, ", \"\", \"\", \"\", \"tensormap\", \"\")");
         return;
     case TD__A_TMA_LOAD:
     case TD__A_TMA_STORE:

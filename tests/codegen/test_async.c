@@ -135,8 +135,8 @@ static void test_sync(void **state)
            "T.cuda.cluster_sync()\n"
            "T.ptx.cp(\"async\", \"bulk\", \"commit_group\", \"\")\n"
            "T.ptx.cp(0, \"async\", \"bulk\", \"wait_group\", \"read\", \"\")\n"
-           "T.ptx.prefetch(T.address_of(A_tensormap), \"\", \"\", \"\", "
-           "\"tensormap\", \"\")\n");
+           "T.ptx.prefetch(T.reinterpret(T.handle().ty, T.address_of("
+           "A_tensormap)), \"\", \"\", \"\", \"tensormap\", \"\")\n");
 
     char *p = NULL;
     char *b = print(ir, TD_LANG_CUDA, &p);
