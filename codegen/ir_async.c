@@ -138,7 +138,6 @@ int td_ir_print_tensor_maps(const td_ir *ir, td_lang lang, char **out)
     *out = NULL;
     td_buf b;
     td__buf_init(&b);
-    td__buf_puts(&b, "");
     for (const td_ir_tmap *m = ir->tmaps; m != NULL; m = m->next) {
         if (lang == TD_LANG_CUDA)
             td__buf_printf(&b, "%sconst __grid_constant__ CUtensorMap %s",
@@ -146,13 +145,7 @@ int td_ir_print_tensor_maps(const td_ir *ir, td_lang lang, char **out)
         else
             tirx_host(&b, m);
     }
-    if (b.err != 0 || b.data == NULL) {
-        int err = b.err != 0 ? b.err : TD_ENOMEM;
-        td__buf_free(&b);
-        return err;
-    }
-    *out = b.data;
-    return 0;
+    return td__buf_take(&b, out);
 }
 
 /* ---- nodes ------------------------------------------------------------------ */

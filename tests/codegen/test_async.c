@@ -21,6 +21,8 @@
 #include "codegen_internal.h"
 #include "tensor_map.h"
 
+#include "../common/td_test_alloc.h"
+
 static char *print(const td_ir *ir, td_lang lang, char **prelude)
 {
     char *b = NULL, *p = NULL;
@@ -562,12 +564,102 @@ static void test_refused(void **state)
     }
 }
 
+/* ---- allocation failures --------------------------------------------- */
+
+/* Every node and two maps; the IR's status (TD_ENOMEM when an allocation
+ * failed). */
+static int build_all(td_ir **out)
+{
+    td_ir *ir = *out = td_ir_new();
+    if (ir == NULL)
+        return TD_ENOMEM;
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F16, "global", 2,
+                                (int64_t[]){256, 64});
+    td_ir_buf *S = td_ir_buffer(ir, "A_smem", TD_F16, "shared.dyn", 2,
+                                (int64_t[]){128, 64});
+    td_ir_buf *mbar = td_ir_buffer(ir, "mbar", TD_U64, "shared", 1,
+                                   (int64_t[]){4});
+    td_tmap m = plan(256, 0), sw = plan(256, 1);
+    const td_ir_tmap *map = td_ir_tensor_map(ir, A, &m);
+    td_ir_tensor_map(ir, A, &sw);
+    td_ir_addr bar = {mbar, td_int(ir, 0)}, smem = {S, td_int(ir, 0)};
+    td_ir_mbar_init(ir, bar, td_int(ir, 1));
+    td_ir_fence_mbarrier_init(ir);
+    td_ir_cluster_sync(ir);
+    td_ir_prefetch_tensormap(ir, map);
+    td_ir_mbar_arrive_expect_tx(ir, bar, td_int(ir, 16384));
+    td_ir_tma t = {.map = map, .coords = {td_int(ir, 0), td_int(ir, 0)},
+                   .smem = smem, .mbar = bar,
+                   .policy = td_const_u(ir, TD_U64, 1)};
+    td_ir_tma_load(ir, &t);
+    td_ir_mbar_wait(ir, bar, td_int(ir, 0));
+    td_ir_fence_proxy_async(ir);
+    td_ir_tma u = {.map = map, .coords = {td_int(ir, 0), td_int(ir, 0)},
+                   .smem = smem, .op = TD_TMA_ADD};
+    td_ir_tma_store(ir, &u);
+    td_ir_bulk_commit(ir);
+    td_ir_bulk_wait_read(ir, 0);
+    td_var *r = td_ir_mapa(ir, "r", bar, td_int(ir, 1));
+    td_var *d = td_ir_mapa(ir, "d", smem, td_int(ir, 1));
+    if (r != NULL && d != NULL)
+        td_ir_bulk_s2c(ir, td_var_ref(ir, d), smem, td_int(ir, 16),
+                       td_var_ref(ir, r));
+    return td_ir_status(ir);
+}
+
+/* Fails the nth allocation for every n until a run needs no failure: the
+ * builders, both printers and both tensor-map forms give TD_ENOMEM, no
+ * text, and leak nothing. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    alloc_install();
+    bool done = false;
+    long n;
+    for (n = 1; !done && n < 10000; n++) {
+        alloc_arm(n);
+        g_ca.live = 0;
+        td_ir *ir;
+        int st = build_all(&ir);
+        char *t[6] = {NULL};
+        int e = st;
+        if (e == 0)
+            e = td_ir_print(ir, TD_LANG_CUDA, 0, &t[0], &t[1]);
+        if (e == 0)
+            e = td_ir_print(ir, TD_LANG_TIRX, 0, &t[2], &t[3]);
+        if (e == 0)
+            e = td_ir_print_tensor_maps(ir, TD_LANG_CUDA, &t[4]);
+        if (e == 0)
+            e = td_ir_print_tensor_maps(ir, TD_LANG_TIRX, &t[5]);
+        if (e != 0) {
+            assert_int_equal(e, TD_ENOMEM);
+            assert_true(g_ca.failed);
+        } else {
+            assert_false(g_ca.failed);
+            done = true;
+            assert_non_null(strstr(t[0], "td_bulk_copy_s2c(d, A_smem_ptr"));
+            assert_non_null(strstr(t[1], "td_tma_reduce_add_2d"));
+            assert_non_null(strstr(t[2], "A_tensormap_1 = T.TensorMap()"));
+            assert_non_null(strstr(t[4], "CUtensorMap A_tensormap_1"));
+            assert_non_null(strstr(t[5], "swizzle=3"));
+        }
+        for (int i = 0; i < 6; i++)
+            td_free(t[i]);
+        td_ir_free(ir);
+        assert_int_equal(g_ca.live, 0);
+    }
+    td_set_allocator(NULL);
+    assert_true(done);
+    assert_true(n > 5); /* the loop did exercise failures */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync),      cmocka_unit_test(test_tma_load),
         cmocka_unit_test(test_tma_store), cmocka_unit_test(test_dsmem),
         cmocka_unit_test(test_tensor_maps), cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
