@@ -154,8 +154,67 @@ typedef enum td__skind {
     TD__S_CAST_PAIR,
     TD__S_VEC_LET,  /* var (lanes > 1) from nidx values: lanes or pairs */
     TD__S_VEC_STORE, /* buf, nidx, idx: the vector variable var at once */
-    TD__S_PTX       /* buf, nidx, idx (memory side), ptx (the rest) */
+    TD__S_PTX,      /* buf, nidx, idx (memory side), ptx (the rest) */
+    TD__S_ASYNC     /* async: a bulk copy or its synchronisation */
 } td__skind;
+
+/* The async nodes (ir_async.c), printed by print_cuda_async.c and
+ * print_tirx_async.c. */
+typedef enum td__akind {
+    TD__A_MBAR_INIT,
+    TD__A_MBAR_EXPECT_TX,
+    TD__A_MBAR_WAIT,
+    TD__A_FENCE_PROXY_ASYNC,
+    TD__A_FENCE_MBAR_INIT,
+    TD__A_CLUSTER_SYNC,
+    TD__A_BULK_COMMIT,
+    TD__A_BULK_WAIT_READ,
+    TD__A_PREFETCH_TMAP,
+    TD__A_TMA_LOAD,
+    TD__A_TMA_STORE,
+    TD__A_MAPA,
+    TD__A_BULK_S2C,
+    TD__A_COUNT
+} td__akind;
+
+/* An address of the IR: call buffer buf, storage element offset. */
+typedef struct td__addr {
+    const td_ir_buf *buf;
+    const td_expr *offset;
+} td__addr;
+
+/* A tensor map of the IR (td_ir_tensor_map), in first-use order. */
+struct td_ir_tmap {
+    const char *name;             /* GLOBAL_tensormap[_k] */
+    const td_ir_buf *global;
+    const struct td_tmap *spec;   /* the IR's copy */
+    struct td_ir_tmap *next;
+};
+
+typedef struct td__async {
+    td__akind kind;
+    /* MBAR_*: a = the barrier.  TMA: a = the shared tile, mbar = the
+     * load's barrier.  MAPA: a = the address mapped.  BULK_S2C: a = the
+     * source tile. */
+    td__addr a, mbar;
+    /* MBAR_INIT count, EXPECT_TX bytes, MBAR_WAIT parity, MAPA rank,
+     * BULK_S2C bytes */
+    const td_expr *value;
+    int n;                        /* BULK_WAIT_READ */
+    const td_ir_tmap *map;        /* PREFETCH_TMAP, TMA_* */
+    const td_expr *coords[5];     /* TMA_*: map->spec's rank of them */
+    int rank;
+    const td_expr *cta_mask, *policy;
+    int cta_group;
+    td_tma_op op;
+    td_var *var;                  /* MAPA: the uint32 it declares */
+    const td_expr *dst, *cbar;    /* BULK_S2C: the mapped addresses */
+} td__async;
+
+/* The helper a node calls (its key: kind, rank and the qualifiers that
+ * change the instruction), below TD__ASYNC_KEYS. */
+#define TD__ASYNC_KEYS (1u << 16)
+unsigned td__async_key(const td__async *a);
 
 /* A PTX container access (td_ir_ptx_ld / td_ir_ptx_st, ir_ptx.c). */
 typedef struct td__ptx {
@@ -220,6 +279,8 @@ struct td__stmt {
      * source pair as a load (lanes 2) that no printer spells as one. */
     /* PTX: the access's other parts. */
     const td__ptx *ptx;
+    /* ASYNC */
+    const td__async *async;
 };
 
 /* A name the IR handed out, to keep names unique. */
@@ -260,6 +321,7 @@ struct td_ir {
     td_ir_buf **bufs_tail;
     td__name *names[TD__IR_NAME_BUCKETS];
     td__param *params;
+    td_ir_tmap *tmaps;   /* td_ir_tensor_map, first-use order */
     int nvars;
     /* td_ir_new clears what precedes `stack`; a frame above the root is
      * written when its block opens. */
@@ -289,6 +351,10 @@ void td__ir_append(td_ir *ir, td__stmt *s);
 bool td__ir_stmt_operand(td_ir *ir, const td_expr *e);
 const td_expr *const *td__ir_idx(td_ir *ir, const td_ir_buf *b, int n,
                                  td_expr *const *idx);
+
+/* `base`, or `base_1`, `base_2`, ... whichever name is free first, taken
+ * for good (ir.c); NULL on failure (the IR's error is set). */
+const char *td__ir_unique_name(td_ir *ir, const char *base);
 
 /* The dtypes a vector variable may have: every float and integer dtype of
  * 8 to 64 bits (ir_vec.c). */
@@ -384,7 +450,7 @@ const char *td__cuda_type(td_dtype t);
 /* What a printed CUDA body needs from its prelude (print_cuda.c records
  * it, print_cuda_prelude.c writes it). */
 enum { TD__INC_CFLOAT, TD__INC_CSTDINT, TD__INC_FP16, TD__INC_BF16,
-       TD__INC_FP8, TD__INC_CSTRING, TD__INC_COUNT };
+       TD__INC_FP8, TD__INC_CSTRING, TD__INC_CUDA, TD__INC_COUNT };
 typedef struct td__cuda_needs {
     bool inc[TD__INC_COUNT];
     bool maxmin;                  /* td_max / td_min overloads */
@@ -394,7 +460,31 @@ typedef struct td__cuda_needs {
     bool bits2[2];                /* pair <-> word helpers: f16, bf16 */
     int nptx;                     /* PTX access helpers, by td__ptx_key */
     unsigned ptx[64];
+    int nasync;                   /* async helpers, by td__async_key */
+    unsigned async[64];
 } td__cuda_needs;
+
+/* What the async printers get from the printer that calls them: the line
+ * being composed and the printer's expression writer (folds e and writes
+ * it as an operand of a call, level 0, of `+`, level 1, or of `*`, level
+ * 2), called back so that the async printers need none of its code. */
+typedef struct td__async_out {
+    td__pctx *p;
+    td_buf *line;
+    void (*expr)(void *ctx, td_buf *o, const td_expr *e, int level);
+    void *ctx;
+} td__async_out;
+
+/* The CUDA call of an async node into o->line; records its helper in
+ * need (print_cuda_async.c). */
+void td__cuda_async(const td__async_out *o, const td__stmt *s,
+                    td__cuda_needs *need);
+/* The helpers' text, in key order (print_cuda_async.c). */
+void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need);
+/* The TIRx statement of an async node, written as lines through p->w
+ * (print_tirx_async.c), and the body's declarations of the IR's maps. */
+void td__tirx_async(const td__async_out *o, const td__stmt *s);
+void td__tirx_tmap_decls(td__pctx *p);
 
 /* Appends the includes and helpers of `need` to o (print_cuda_prelude.c). */
 void td__cuda_prelude(td_buf *o, const td__cuda_needs *need);

@@ -1171,6 +1171,11 @@ bool td__ir_stmt_operand(td_ir *ir, const td_expr *e)
     return stmt_operand(ir, e);
 }
 
+const char *td__ir_unique_name(td_ir *ir, const char *base)
+{
+    return unique_name(ir, base);
+}
+
 const td_expr *const *td__ir_idx(td_ir *ir, const td_ir_buf *b, int n,
                                  td_expr *const *idx)
 {

@@ -51,28 +51,6 @@ static const struct {
     [TD_OP_OR] = {"||", P_OR},      [TD_OP_SHL] = {"<<", P_SHIFT},
     [TD_OP_BITAND] = {"&", P_BITAND}, [TD_OP_XOR] = {"^", P_XOR}};
 
-const char *td__cuda_type(td_dtype t)
-{
-    switch (t) {
-    case TD_F32: return "float";
-    case TD_F16: return "__half";
-    case TD_BF16: return "__nv_bfloat16";
-    case TD_F64: return "double";
-    case TD_I8: return "int8_t";
-    case TD_I16: return "int16_t";
-    case TD_I32: return "int";
-    case TD_I64: return "long long";
-    case TD_U8: return "uint8_t";
-    case TD_U16: return "uint16_t";
-    case TD_U32: return "unsigned int";
-    case TD_U64: return "unsigned long long";
-    case TD_F8E4M3: return "__nv_fp8_e4m3";
-    case TD_F8E5M2: return "__nv_fp8_e5m2";
-    case TD_DTYPE_COUNT: break;
-    }
-    return "void";
-}
-
 static bool small_int(td_dtype t)
 {
     return t == TD_I8 || t == TD_I16 || t == TD_U8 || t == TD_U16;
@@ -943,6 +921,17 @@ static void vec_let(cuda *c, const td__stmt *s)
     c->p->live[v->id] = 1;
 }
 
+/* The expression writer of the async printer (print_cuda_async.c). */
+static void async_expr(void *ctx, td_buf *o, const td_expr *e, int level)
+{
+    cuda *c = ctx;
+    const td_expr *f = td__fold(&c->p->arena, e, c->p->zero);
+    if (f == NULL)
+        fail(c, TD_ENOMEM);
+    else
+        expr(c, o, f, level == 0 ? P_LOWEST : level == 1 ? P_ADD + 1 : P_MUL);
+}
+
 static void stmt(cuda *c, const td__stmt *s)
 {
     td__writer *w = &c->p->w;
@@ -1025,6 +1014,10 @@ static void stmt(cuda *c, const td__stmt *s)
         break;
     case TD__S_PTX:
         ptx(c, s);
+        break;
+    case TD__S_ASYNC:
+        td__cuda_async(&(td__async_out){p, &c->line, async_expr, c}, s,
+                       &c->need);
         break;
     case TD__S_VEC_STORE: {
         const td_expr *idx[TD_MAX_RANK];
@@ -1182,6 +1175,7 @@ int td__print_cuda(td__pctx *p)
                        (long long)b->shape[0]);
         }
     block(&c, p->ir->root);
+    c.need.inc[TD__INC_CUDA] |= p->ir->tmaps != NULL; /* CUtensorMap */
     int err = td__w_finish(&p->w);
     if (p->err == 0 && c.line.err)
         p->err = c.line.err;

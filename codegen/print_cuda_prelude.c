@@ -373,6 +373,28 @@ void td__ptx_helper(td_buf *o, unsigned key)
     td__buf_puts(o, "#endif\n}\n");
 }
 
+const char *td__cuda_type(td_dtype t)
+{
+    switch (t) {
+    case TD_F32: return "float";
+    case TD_F16: return "__half";
+    case TD_BF16: return "__nv_bfloat16";
+    case TD_F64: return "double";
+    case TD_I8: return "int8_t";
+    case TD_I16: return "int16_t";
+    case TD_I32: return "int";
+    case TD_I64: return "long long";
+    case TD_U8: return "uint8_t";
+    case TD_U16: return "uint16_t";
+    case TD_U32: return "unsigned int";
+    case TD_U64: return "unsigned long long";
+    case TD_F8E4M3: return "__nv_fp8_e4m3";
+    case TD_F8E5M2: return "__nv_fp8_e5m2";
+    case TD_DTYPE_COUNT: break;
+    }
+    return "void";
+}
+
 static int cmp_key(const void *a, const void *b)
 {
     unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
@@ -384,7 +406,8 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
     static const char *const includes[TD__INC_COUNT] = {
         "#include <cfloat>\n", "#include <cstdint>\n",
         "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n",
-        "#include <cuda_fp8.h>\n", "#include <cstring>\n"};
+        "#include <cuda_fp8.h>\n", "#include <cstring>\n",
+        "#include <cuda.h>\n"};
     /* the overloads of td_max / td_min name __half and __nv_bfloat16 */
     for (int i = 0; i < TD__INC_COUNT; i++)
         if (c->inc[i] || (c->maxmin && (i == TD__INC_FP16 || i == TD__INC_BF16)))
@@ -424,5 +447,6 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
     for (int i = 0; i < n; i++)
         td__ptx_helper(o, keys[i]);
+    td__cuda_async_prelude(o, c);
 }
 

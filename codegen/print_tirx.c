@@ -728,6 +728,17 @@ static void ptx(tirx *x, const td__stmt *s)
                        space, nc, l1, pf, vec[t->lanes == 2 ? 1 : 2], type);
 }
 
+/* The expression writer of the async printer (print_tirx_async.c). */
+static void async_expr(void *ctx, td_buf *o, const td_expr *e, int level)
+{
+    tirx *x = ctx;
+    const td_expr *f = td__fold(&x->p->arena, e, NULL);
+    if (f == NULL)
+        fail(x, TD_ENOMEM);
+    else
+        expr(x, o, f, level == 0 ? P_LOWEST : level == 1 ? P_ADD + 1 : P_MUL);
+}
+
 static const td__stmt *stmt(tirx *x, const td__stmt *s)
 {
     td__writer *w = &x->p->w;
@@ -886,6 +897,9 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
     case TD__S_PTX:
         ptx(x, s);
         break;
+    case TD__S_ASYNC:
+        td__tirx_async(&(td__async_out){p, &x->line, async_expr, x}, s);
+        break;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of
          * a helper named by the two pair types on the addresses of the
@@ -950,6 +964,7 @@ int td__print_tirx(td__pctx *p)
         fail(&x, TD_ENOMEM);
     if (p->err == 0) {
         mark_assigned(&x, p->ir->root);
+        td__tirx_tmap_decls(p);
         for (const td_ir_buf *b = p->ir->bufs; b != NULL; b = b->next)
             if (b->scratch)
                 td__w_line(&p->w,

@@ -5,6 +5,7 @@
 #   run_suite.sh ROOT tvm-own-tests OUTDIR  TVM's own tile-primitive tests,
 #                                       with the bridge and without
 #   run_suite.sh ROOT replay-check OUTDIR   the GPU half's reference, on the CPU
+#   run_suite.sh ROOT async-tirx DUMP   the async IR nodes' TIRx parsed by TVM
 # Needs the Python package and the pinned apache-tvm in
 # ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
 # names another interpreter).  Without them: one SKIP line, exit 77.
@@ -30,6 +31,8 @@ case $what in
     exec "$py" "$root/tests/upstream/tvm_tests/run_suite.py" "$3" ;;
   replay-check)
     exec "$py" "$root/tests/upstream/tvm_tests/check_replay.py" "$3" ;;
+  async-tirx)
+    exec "$py" "$root/tests/upstream/async_tirx.py" "$3" ;;
   *)
     echo "run_suite.sh: unknown check '$what'" >&2
     exit 2 ;;

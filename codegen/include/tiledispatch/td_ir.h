@@ -513,6 +513,149 @@ typedef struct td_ptx_cp_async {
 
 TD_API void td_ir_cp_async(td_ir *ir, const td_ptx_cp_async *c);
 
+/* ---- asynchronous copies and their synchronisation (sm_90) ------------ */
+
+/*
+ * The bulk copies of Hopper (TMA tensor loads and stores, the cluster
+ * copy) and the barriers and fences around them.  An async node issues,
+ * it never waits: whoever builds it also builds the protocol (an mbarrier
+ * armed with expect_tx and waited on for a load or a cluster copy; a bulk
+ * group committed and waited on before a stored tile is reused).
+ *
+ * CUDA: each node is a call of a prelude helper (td_mbar_init,
+ * td_tma_load_2d, ...) whose body is the PTX under __CUDA_ARCH__ and, in
+ * a host build (the CPU stand-in), a call of the stand-in's td_emu_*
+ * function, nothing for a fence or a bulk group, or a trap where one
+ * thread cannot stand in for a cluster (mapa, the cluster copy, cluster
+ * sync, a multicast load).  TIRx: the forms TVM prints (T.ptx.mbarrier,
+ * T.cuda.mbarrier_wait, T.ptx.fence, positional T.ptx.cp, T.ptx.mapa,
+ * T.ptx.prefetch).
+ */
+
+/* An address: element `offset` in storage (layout and swizzle applied by
+ * the caller) of call buffer `buf`.  Shared operands go through cvta (a
+ * 32-bit shared address) inside the helper. */
+typedef struct td_ir_addr {
+    const td_ir_buf *buf;
+    td_expr *offset;
+} td_ir_addr;
+
+/*
+ * A TMA tensor map the body uses (struct td_tmap: the planner's map,
+ * model/tensor_map.h, copied).  A kernel passes each map by value as a
+ * parameter; the IR keeps one per distinct encode (buffer, dtype, dims,
+ * strides, box, element strides, interleave, swizzle, L2 promotion, OOB
+ * fill, byte offset), named GLOBAL_tensormap, then GLOBAL_tensormap_1 for
+ * a second encode of the same buffer: asking again with an equal map
+ * returns the same handle.  `global` is a global call buffer of the IR.
+ * NULL (and the IR's error) on misuse or allocation failure.
+ */
+struct td_tmap;
+typedef struct td_ir_tmap td_ir_tmap;
+TD_API const td_ir_tmap *td_ir_tensor_map(td_ir *ir, const td_ir_buf *global,
+                                          const struct td_tmap *spec);
+/* How many maps the IR has, and map i's name (NULL out of range), in the
+ * order they were first asked for. */
+TD_API int td_ir_tensor_map_count(const td_ir *ir);
+TD_API const char *td_ir_tensor_map_name(const td_ir *ir, int i);
+/*
+ * The maps as the kernel around the body needs them, into *out (allocated
+ * through the allocator hook; "" when there is none).  CUDA: the kernel
+ * parameters, "const __grid_constant__ CUtensorMap A_tensormap, ..." (the
+ * prelude includes <cuda.h>); TIRx: TVM's host statements per map,
+ * `A_tensormap: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)`
+ * and its T.tensormap_encode_tiled(...), one per line.  (The TIRx body
+ * itself declares each map as TVM prints it, `A_tensormap =
+ * T.TensorMap()`.)  0, TD_EINVAL, or TD_ENOMEM.
+ */
+TD_API int td_ir_print_tensor_maps(const td_ir *ir, td_lang lang, char **out);
+
+/* mbarrier.init.shared.b64 [bar], count (a shared uint64 element). */
+TD_API void td_ir_mbar_init(td_ir *ir, td_ir_addr bar, td_expr *count);
+/* mbarrier.arrive.expect_tx.shared.b64 _, [bar], bytes. */
+TD_API void td_ir_mbar_arrive_expect_tx(td_ir *ir, td_ir_addr bar,
+                                        td_expr *bytes);
+/* Waits until the phase of parity `parity` (0 or 1) of bar completed:
+ * mbarrier.try_wait.parity.shared::cta.b64 in a loop. */
+TD_API void td_ir_mbar_wait(td_ir *ir, td_ir_addr bar, td_expr *parity);
+/* fence.proxy.async.shared::cta: ordinary shared stores before it are
+ * seen by later bulk copies (a TMA store, the cluster copy). */
+TD_API void td_ir_fence_proxy_async(td_ir *ir);
+/* fence.mbarrier_init.release.cluster: barrier inits visible to the
+ * cluster (before a cluster sync). */
+TD_API void td_ir_fence_mbarrier_init(td_ir *ir);
+/* barrier.cluster.arrive.release.aligned + wait.acquire.aligned. */
+TD_API void td_ir_cluster_sync(td_ir *ir);
+/* cp.async.bulk.commit_group; cp.async.bulk.wait_group.read n (n a
+ * constant 0..7: at most n of the thread's bulk groups still read their
+ * shared source). */
+TD_API void td_ir_bulk_commit(td_ir *ir);
+TD_API void td_ir_bulk_wait_read(td_ir *ir, int n);
+/* prefetch.tensormap [&map]. */
+TD_API void td_ir_prefetch_tensormap(td_ir *ir, const td_ir_tmap *map);
+
+/* The operation of a TMA store: a plain store or a reduction into global
+ * memory (cp.reduce.async.bulk.tensor ... .OP). */
+typedef enum td_tma_op {
+    TD_TMA_STORE,
+    TD_TMA_ADD,
+    TD_TMA_MIN,
+    TD_TMA_MAX,
+    TD_TMA_INC,
+    TD_TMA_DEC,
+    TD_TMA_AND,
+    TD_TMA_OR,
+    TD_TMA_XOR,
+    TD_TMA_OP_COUNT
+} td_tma_op;
+/* "" for TD_TMA_STORE, "add", "min", ...; NULL out of range. */
+TD_API const char *td_tma_op_name(td_tma_op op);
+
+/*
+ * One TMA tensor copy of the box at `coords` (int32, innermost first, as
+ * many as the map's rank) between global memory (through `map`) and the
+ * shared tile at `smem` (16-byte aligned, 128 for a swizzled map).
+ * Load: cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::
+ * complete_tx::bytes[.multicast::cluster][.cta_group::N][.L2::cache_hint]
+ * [smem], [map, {coords}], [mbar][, cta_mask][, policy], completing on
+ * the shared uint64 `mbar`; `cta_mask` (uint16, NULL: unicast) multicasts
+ * to the CTAs of the cluster it names; `cta_group` 0 (not spelled, sm_90)
+ * or 1 / 2 (sm_100).  Store: cp[.reduce].async.bulk.tensor.Nd.global.
+ * shared::cta[.OP].tile.bulk_group[.L2::cache_hint] [map, {coords}],
+ * [smem][, policy]; mbar, cta_mask and cta_group must be absent.
+ * `policy` (uint64, NULL: none) is an L2 cache policy (createpolicy's
+ * value, e.g. evict_last 0x14F0000000000000).
+ */
+typedef struct td_ir_tma {
+    const td_ir_tmap *map;
+    td_expr *coords[5];
+    td_ir_addr smem;
+    td_ir_addr mbar;     /* load only */
+    td_expr *cta_mask;   /* load only */
+    int cta_group;       /* load only */
+    td_expr *policy;
+    td_tma_op op;        /* store only */
+} td_ir_tma;
+TD_API void td_ir_tma_load(td_ir *ir, const td_ir_tma *t);
+TD_API void td_ir_tma_store(td_ir *ir, const td_ir_tma *t);
+
+/*
+ * A uint32 local `name` = mapa.shared::cluster.u32 of the shared address
+ * `addr` into the CTA of rank `rank` (int32) of the cluster: the
+ * shared::cluster address of the same offset in that CTA's shared memory.
+ */
+TD_API td_var *td_ir_mapa(td_ir *ir, const char *name, td_ir_addr addr,
+                          td_expr *rank);
+/*
+ * cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
+ * [dst], [src], bytes, [mbar]: `bytes` (int32, a multiple of 16) from the
+ * shared tile at `src` (16-byte aligned) to the shared::cluster address
+ * `dst`, completing on the cluster barrier address `mbar` (both uint32,
+ * from td_ir_mapa).
+ */
+TD_API void td_ir_bulk_s2c(td_ir *ir, td_expr *dst, td_ir_addr src,
+                           td_expr *bytes, td_expr *mbar);
+
 /* ---- printing -------------------------------------------------------- */
 
 /*

@@ -1,0 +1,665 @@
+/*
+ * Unit tests of the asynchronous IR nodes (codegen/ir_async.c) and their
+ * two printers: each node built and printed in CUDA (the call, and its
+ * prelude helper with the PTX and the host half) and in TIRx (the form TVM
+ * 0.27 prints, design/copy_async/probes/out_all.txt and the forms probed
+ * for the synchronisation nodes); the tensor maps' deduplication, names
+ * and kernel parameters; and the refusals of bad operands.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tiledispatch.h"
+#include "model.h"
+#include "codegen_internal.h"
+#include "tensor_map.h"
+
+#include "../common/td_test_alloc.h"
+
+static char *print(const td_ir *ir, td_lang lang, char **prelude)
+{
+    char *b = NULL, *p = NULL;
+    assert_int_equal(td_ir_status(ir), 0);
+    assert_int_equal(td_ir_print(ir, lang, 0, &b, &p), 0);
+    if (prelude != NULL)
+        *prelude = p;
+    else
+        td_free(p);
+    return b;
+}
+
+static void expect(const td_ir *ir, td_lang lang, const char *want)
+{
+    char *b = print(ir, lang, NULL);
+    assert_string_equal(b, want);
+    td_free(b);
+}
+
+static void has(const char *hay, const char *needle)
+{
+    if (strstr(hay, needle) == NULL)
+        fail_msg("missing:\n%s\nin:\n%s", needle, hay);
+}
+
+/* f16 A[256, 64] rows `row`:row+128 into a [128, 64] tile (probe_host.py
+ * g2s_128x64_f16: dims 64, 256, stride 128 B, box 64, 128), planned by
+ * tma_auto's planner. */
+static td_tmap plan(int64_t rows, int swizzle128)
+{
+    td_tmap_request r;
+    td__tmap_request_init(&r);
+    r.dtype = "float16";
+    r.rank = 2;
+    r.shape[0] = rows;
+    r.shape[1] = 64;
+    r.extent[0] = 128;
+    r.extent[1] = 64;
+    r.sm = 90;
+    if (swizzle128)
+        r.smem = TD_TMAP_SMEM_SW128;
+    td_tmap m;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td__tmap_plan(&r, &m, &d), 0);
+    return m;
+}
+
+typedef struct fixture {
+    td_ir *ir;
+    td_ir_buf *A, *S, *mbar;
+    const td_ir_tmap *map;
+} fixture;
+
+static fixture setup(void)
+{
+    fixture f;
+    f.ir = td_ir_new();
+    f.A = td_ir_buffer(f.ir, "A", TD_F16, "global", 2, (int64_t[]){256, 64});
+    f.S = td_ir_buffer(f.ir, "A_smem", TD_F16, "shared.dyn", 2,
+                       (int64_t[]){128, 64});
+    f.mbar = td_ir_buffer(f.ir, "mbar", TD_U64, "shared", 1, (int64_t[]){4});
+    td_tmap m = plan(256, 0);
+    f.map = td_ir_tensor_map(f.ir, f.A, &m);
+    assert_non_null(f.map);
+    return f;
+}
+
+static td_ir_addr at(fixture *f, td_ir_buf *b, int64_t off)
+{
+    (void)f;
+    return (td_ir_addr){b, td_int(f->ir, off)};
+}
+
+/* ---- the synchronisation nodes ------------------------------------------ */
+
+static void test_sync(void **state)
+{
+    (void)state;
+    fixture f = setup();
+    td_ir *ir = f.ir;
+    td_var *k = td_ir_for(ir, "k", td_int(ir, 8), TD_LOOP_SERIAL);
+    td_expr *stage = td_mod(ir, td_var_ref(ir, k), td_int(ir, 4));
+    td_expr *parity = td_mod(ir, td_div(ir, td_var_ref(ir, k), td_int(ir, 4)),
+                             td_int(ir, 2));
+    td_ir_mbar_init(ir, at(&f, f.mbar, 1), td_int(ir, 1));
+    td_ir_mbar_arrive_expect_tx(ir, (td_ir_addr){f.mbar, stage},
+                                td_int(ir, 16384));
+    td_ir_mbar_wait(ir, (td_ir_addr){f.mbar, stage}, parity);
+    td_ir_end_for(ir);
+    td_ir_fence_proxy_async(ir);
+    td_ir_fence_mbarrier_init(ir);
+    td_ir_cluster_sync(ir);
+    td_ir_bulk_commit(ir);
+    td_ir_bulk_wait_read(ir, 0);
+    td_ir_prefetch_tensormap(ir, f.map);
+
+    /* TVM prints them so (T.ptx.mbarrier.init.shared.b64(mbar.ptr_to([1]),
+     * T.uint32(1)) and the others, printed back by the wheel). */
+    expect(ir, TD_LANG_TIRX,
+           "A_tensormap = T.TensorMap()\n"
+           "for k in T.serial(8):\n"
+           "    T.ptx.mbarrier(T.cuda.cvta_generic_to_shared(T.address_of("
+           "mbar[1])), T.uint32(1), \"init\", \"\", \"shared\", \"b64\", "
+           "\"\")\n"
+           "    T.ptx.mbarrier(T.cuda.cvta_generic_to_shared(T.address_of("
+           "mbar[k % 4])), T.uint32(16384), \"arrive\", \"expect_tx\", \"\", "
+           "\"\", \"shared\", \"b64\", \"\")\n"
+           "    T.cuda.mbarrier_wait(T.address_of(mbar[k % 4]), k // 4 % 2)\n"
+           "T.ptx.fence(\"proxy\", \"async\", \"shared::cta\", \"\")\n"
+           "T.ptx.fence(\"mbarrier_init\", \"release\", \"cluster\", \"\")\n"
+           "T.cuda.cluster_sync()\n"
+           "T.ptx.cp(\"async\", \"bulk\", \"commit_group\", \"\")\n"
+           "T.ptx.cp(0, \"async\", \"bulk\", \"wait_group\", \"read\", \"\")\n"
+           "T.ptx.prefetch(T.reinterpret(T.handle().ty, T.address_of("
+           "A_tensormap)), \"\", \"\", \"\", \"tensormap\", \"\")\n");
+
+    char *p = NULL;
+    char *b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(b,
+                        "for (int k = 0; k < 8; ++k) {\n"
+                        "  td_mbar_init(mbar_ptr + 1, 1);\n"
+                        "  td_mbar_arrive_expect_tx(mbar_ptr + k % 4, 16384);\n"
+                        "  td_mbar_wait(mbar_ptr + k % 4, k / 4 % 2);\n"
+                        "}\n"
+                        "td_fence_proxy_async();\n"
+                        "td_fence_mbarrier_init();\n"
+                        "td_cluster_sync();\n"
+                        "td_bulk_commit_group();\n"
+                        "td_bulk_wait_group_read<0>();\n"
+                        "td_prefetch_tensormap(&A_tensormap);\n");
+    has(p, "#include <cuda.h>\n");
+    has(p, "asm volatile(\"mbarrier.init.shared.b64 [%0], %1;\" : : "
+           "\"r\"((unsigned int)__cvta_generic_to_shared(bar)), "
+           "\"r\"(count) : \"memory\");\n#else\n"
+           "  td_emu_mbar_init((uint64_t *)bar, count);\n#endif");
+    has(p, "mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;");
+    has(p, "td_emu_mbar_arrive_expect_tx((uint64_t *)bar, bytes);");
+    has(p, "  while (!done)\n    asm volatile(\"{\\n  .reg .pred p;\\n  "
+           "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n  "
+           "selp.u32 %0, 1, 0, p;\\n}\"");
+    has(p, "  while (!td_emu_mbar_try_wait((uint64_t *)bar, parity)) {\n  }");
+    has(p, "asm volatile(\"fence.proxy.async.shared::cta;\" : : : "
+           "\"memory\");\n#else\n#endif");
+    has(p, "fence.mbarrier_init.release.cluster;");
+    has(p, "barrier.cluster.arrive.release.aligned;");
+    has(p, "barrier.cluster.wait.acquire.aligned;");
+    has(p, "asm volatile(\"cp.async.bulk.commit_group;\" : : : "
+           "\"memory\");\n#else\n#endif");
+    has(p, "template <int N>\n__forceinline__ __device__ void "
+           "td_bulk_wait_group_read() {\n#ifdef __CUDA_ARCH__\n  asm "
+           "volatile(\"cp.async.bulk.wait_group.read %0;\" : : \"n\"(N)");
+    has(p, "asm volatile(\"prefetch.tensormap [%0];\" : : \"l\"(map)");
+    /* the stand-in's functions, declared for a host pass */
+    has(p, "#ifndef __CUDA_ARCH__\nvoid td_emu_mbar_init(uint64_t *bar, "
+           "unsigned count);\n");
+    has(p, "bool td_emu_mbar_try_wait(uint64_t *bar, unsigned parity);\n");
+    td_free(b);
+    td_free(p);
+    td_ir_free(ir);
+}
+
+/* ---- TMA -------------------------------------------------------------- */
+
+static void test_tma_load(void **state)
+{
+    (void)state;
+    fixture f = setup();
+    td_ir *ir = f.ir;
+    /* tma_g2s_128x64: coordinates (0, 0), the barrier mbar[0] */
+    td_ir_tma t = {.map = f.map, .coords = {td_int(ir, 0), td_int(ir, 0)},
+                   .smem = at(&f, f.S, 0), .mbar = at(&f, f.mbar, 0)};
+    td_ir_tma_load(ir, &t);
+    /* tma_g2s_sw128's cache hint: evict_last's policy at (0, 128) */
+    t.coords[1] = td_int(ir, 128);
+    t.policy = td_const_u(ir, TD_U64, 0x14F0000000000000ull);
+    td_ir_tma_load(ir, &t);
+    /* tma_g2s_multicast: cta_mask 3 */
+    t.coords[1] = td_int(ir, 0);
+    t.policy = NULL;
+    t.cta_mask = td_const_u(ir, TD_U16, 3);
+    td_ir_tma_load(ir, &t);
+    /* tma_g2s_sm100: .cta_group::1 */
+    t.cta_mask = NULL;
+    t.cta_group = 1;
+    td_ir_tma_load(ir, &t);
+    /* tma_g2s_pipelined: a stage's tile and barrier, a row coordinate */
+    td_var *k = td_ir_for(ir, "k", td_int(ir, 32), TD_LOOP_SERIAL);
+    td_expr *s = td_mod(ir, td_var_ref(ir, k), td_int(ir, 4));
+    t.cta_group = 0;
+    t.coords[1] = td_mul(ir, td_var_ref(ir, k), td_int(ir, 128));
+    t.smem = (td_ir_addr){f.S, td_mul(ir, s, td_int(ir, 2048))};
+    t.mbar = (td_ir_addr){f.mbar, s};
+    td_ir_tma_load(ir, &t);
+    td_ir_end_for(ir);
+
+    const char *chain = "\"async\", \"bulk\", \"tensor\", \"2d\", "
+                        "\"shared::cluster\", \"global\", \"\", "
+                        "\"mbarrier::complete_tx::bytes\"";
+    const char *smem = "T.cuda.cvta_generic_to_shared(T.address_of("
+                       "A_smem[0, 0]))";
+    const char *map = "T.reinterpret(T.handle().ty, T.address_of("
+                      "A_tensormap))";
+    const char *bar = "T.cuda.cvta_generic_to_shared(T.address_of(mbar[0]))";
+    char want[4096];
+    snprintf(want, sizeof want,
+             "A_tensormap = T.TensorMap()\n"
+             "T.ptx.cp(%s, %s, 0, 0, %s, %s, \"\", \"\", \"\", \"\")\n"
+             "T.ptx.cp(%s, %s, 0, 128, %s, T.uint64(1508705875169116160), %s, "
+             "\"\", \"\", \"L2::cache_hint\", \"\")\n"
+             "T.ptx.cp(%s, %s, 0, 0, %s, T.uint16(3), %s, "
+             "\"multicast::cluster\", \"\", \"\", \"\")\n"
+             "T.ptx.cp(%s, %s, 0, 0, %s, %s, \"\", \"cta_group::1\", \"\", "
+             "\"\")\n"
+             "for k in T.serial(32):\n"
+             "    T.ptx.cp(T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+             "T.address_of(A_smem[0, 0]), k %% 4 * 2048 * 2, \"float16\")), "
+             "%s, 0, k * 128, T.cuda.cvta_generic_to_shared(T.address_of("
+             "mbar[k %% 4])), %s, \"\", \"\", \"\", \"\")\n",
+             smem, map, bar, chain, smem, map, bar, chain, smem, map, bar,
+             chain, smem, map, bar, chain, map, chain);
+    expect(ir, TD_LANG_TIRX, want);
+
+    char *p = NULL;
+    char *b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(
+        b,
+        "td_tma_load_2d(A_smem_ptr, &A_tensormap, 0, 0, mbar_ptr);\n"
+        "td_tma_load_2d_cache_hint(A_smem_ptr, &A_tensormap, 0, 128, "
+        "mbar_ptr, 1508705875169116160ULL);\n"
+        "td_tma_load_2d_multicast(A_smem_ptr, &A_tensormap, 0, 0, mbar_ptr, "
+        "(uint16_t)3);\n"
+        "td_tma_load_2d_cta_group1(A_smem_ptr, &A_tensormap, 0, 0, "
+        "mbar_ptr);\n"
+        "for (int k = 0; k < 32; ++k) {\n"
+        "  td_tma_load_2d(A_smem_ptr + k % 4 * 2048, &A_tensormap, 0, k * "
+        "128, mbar_ptr + k % 4);\n"
+        "}\n");
+    /* TVM's instruction texts and operand constraints (out_all.txt) */
+    has(p, "__forceinline__ __device__ void td_tma_load_2d(void *smem, const "
+           "void *map, int c0, int c1, unsigned long long *bar) {\n"
+           "#ifdef __CUDA_ARCH__\n"
+           "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global."
+           "mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\"\n"
+           "      : : \"r\"((unsigned int)__cvta_generic_to_shared(smem)), "
+           "\"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"((unsigned int)"
+           "__cvta_generic_to_shared(bar)) : \"memory\");\n"
+           "#else\n"
+           "  const int c[2] = {c0, c1};\n"
+           "  td_emu_tma_load(smem, (const CUtensorMap *)map, 2, c, "
+           "(uint64_t *)bar);\n"
+           "#endif\n}\n");
+    has(p, "\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+           "complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3}], [%4], "
+           "%5;\"");
+    has(p, ", \"l\"(policy) : \"memory\");");
+    has(p, "\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+           "complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], "
+           "[%4], %5;\"");
+    has(p, ", \"h\"(mask) : \"memory\");");
+    has(p, "__builtin_trap(); /* multicast: no host stand-in */");
+    has(p, "\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+           "complete_tx::bytes.cta_group::1 [%0], [%1, {%2, %3}], [%4];\"");
+    has(p, "void td_emu_tma_load(void *smem, const CUtensorMap *map, int "
+           "rank, const int *coords, uint64_t *bar);\n");
+    td_free(b);
+    td_free(p);
+    td_ir_free(ir);
+}
+
+static void test_tma_store(void **state)
+{
+    (void)state;
+    fixture f = setup();
+    td_ir *ir = f.ir;
+    /* tma_s2g_plain at (0, 0); tma_s2g_reduce (add) at (0, 64) */
+    td_ir_tma t = {.map = f.map, .coords = {td_int(ir, 0), td_int(ir, 0)},
+                   .smem = at(&f, f.S, 0)};
+    td_ir_tma_store(ir, &t);
+    t.coords[1] = td_int(ir, 64);
+    t.op = TD_TMA_ADD;
+    td_ir_tma_store(ir, &t);
+    t.op = TD_TMA_MAX;
+    t.policy = td_const_u(ir, TD_U64, 0x12F0000000000000ull);
+    td_ir_tma_store(ir, &t);
+    const char *map = "T.reinterpret(T.handle().ty, T.address_of("
+                      "A_tensormap))";
+    const char *smem = "T.cuda.cvta_generic_to_shared(T.address_of("
+                       "A_smem[0, 0]))";
+    char want[4096];
+    snprintf(want, sizeof want,
+             "A_tensormap = T.TensorMap()\n"
+             "T.ptx.cp(%s, 0, 0, %s, \"async\", \"bulk\", \"tensor\", \"2d\", "
+             "\"global\", \"shared::cta\", \"tile\", \"bulk_group\", \"\", "
+             "\"\")\n"
+             "T.ptx.cp(%s, 0, 64, %s, \"reduce\", \"async\", \"bulk\", "
+             "\"tensor\", \"2d\", \"global\", \"shared::cta\", \"add\", "
+             "\"tile\", \"bulk_group\", \"\", \"\")\n"
+             "T.ptx.cp(%s, 0, 64, %s, T.uint64(1364590687093260288), "
+             "\"reduce\", \"async\", \"bulk\", \"tensor\", \"2d\", \"global\", "
+             "\"shared::cta\", \"max\", \"tile\", \"bulk_group\", "
+             "\"L2::cache_hint\", \"\")\n",
+             map, smem, map, smem, map, smem);
+    expect(ir, TD_LANG_TIRX, want);
+    char *p = NULL;
+    char *b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(b,
+                        "td_tma_store_2d(&A_tensormap, 0, 0, A_smem_ptr);\n"
+                        "td_tma_reduce_add_2d(&A_tensormap, 0, 64, "
+                        "A_smem_ptr);\n"
+                        "td_tma_reduce_max_2d_cache_hint(&A_tensormap, 0, 64, "
+                        "A_smem_ptr, 1364590687093260288ULL);\n");
+    has(p, "  asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.tile."
+           "bulk_group [%0, {%1, %2}], [%3];\"\n"
+           "      : : \"l\"(map), \"r\"(c0), \"r\"(c1), \"r\"((unsigned int)"
+           "__cvta_generic_to_shared(smem)) : \"memory\");\n"
+           "#else\n"
+           "  const int c[2] = {c0, c1};\n"
+           "  td_emu_tma_store((const CUtensorMap *)map, 2, c, smem, 0);\n");
+    has(p, "\"cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile."
+           "bulk_group [%0, {%1, %2}], [%3];\"");
+    has(p, "td_emu_tma_store((const CUtensorMap *)map, 2, c, smem, 1);");
+    has(p, "\"cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile."
+           "bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\"");
+    td_free(b);
+    td_free(p);
+    td_ir_free(ir);
+}
+
+/* ---- the cluster copy ------------------------------------------------- */
+
+static void test_dsmem(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_ir_buf *src = td_ir_buffer(ir, "S_src", TD_F16, "shared.dyn", 2,
+                                  (int64_t[]){64, 64});
+    td_ir_buf *dst = td_ir_buffer(ir, "S_dst", TD_F16, "shared", 2,
+                                  (int64_t[]){64, 64});
+    td_ir_buf *mbar = td_ir_buffer(ir, "mbar", TD_U64, "shared", 1,
+                                   (int64_t[]){1});
+    td_expr *peer = td_sub(ir, td_int(ir, 1), td_param(ir, "cbx", TD_I32));
+    td_var *rm = td_ir_mapa(ir, "remote_mbar",
+                            (td_ir_addr){mbar, td_int(ir, 0)}, peer);
+    td_var *cd = td_ir_mapa(ir, "cluster_dst",
+                            (td_ir_addr){dst, td_int(ir, 0)}, peer);
+    td_ir_bulk_s2c(ir, td_var_ref(ir, cd), (td_ir_addr){src, td_int(ir, 0)},
+                   td_int(ir, 8192), td_var_ref(ir, rm));
+    /* dsmem_strided's row: 64 bytes from column 32 */
+    td_ir_bulk_s2c(ir, td_var_ref(ir, cd), (td_ir_addr){src, td_int(ir, 32)},
+                   td_int(ir, 64), td_var_ref(ir, rm));
+    expect(ir, TD_LANG_TIRX,
+           "remote_mbar: T.uint32\n"
+           "T.ptx.mapa(remote_mbar, T.cuda.cvta_generic_to_shared("
+           "T.address_of(mbar[0])), T.Cast(\"uint32\", 1 - cbx), "
+           "\"shared::cluster\", \"u32\", \"\")\n"
+           "cluster_dst: T.uint32\n"
+           "T.ptx.mapa(cluster_dst, T.cuda.cvta_generic_to_shared("
+           "T.address_of(S_dst[0, 0])), T.Cast(\"uint32\", 1 - cbx), "
+           "\"shared::cluster\", \"u32\", \"\")\n"
+           "T.ptx.cp(cluster_dst, T.cuda.cvta_generic_to_shared(T.address_of("
+           "S_src[0, 0])), T.uint32(8192), remote_mbar, \"async\", \"bulk\", "
+           "\"\", \"\", \"shared::cluster\", \"shared::cta\", "
+           "\"mbarrier::complete_tx::bytes\", \"\", \"\")\n"
+           "T.ptx.cp(cluster_dst, T.cuda.cvta_generic_to_shared("
+           "T.ptr_byte_offset(T.address_of(S_src[0, 0]), 64, \"float16\")), "
+           "T.uint32(64), remote_mbar, \"async\", \"bulk\", \"\", \"\", "
+           "\"shared::cluster\", \"shared::cta\", "
+           "\"mbarrier::complete_tx::bytes\", \"\", \"\")\n");
+    char *p = NULL;
+    char *b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(b,
+                        "unsigned int remote_mbar = td_mapa_shared_cluster("
+                        "mbar_ptr, 1 - cbx);\n"
+                        "unsigned int cluster_dst = td_mapa_shared_cluster("
+                        "S_dst_ptr, 1 - cbx);\n"
+                        "td_bulk_copy_s2c(cluster_dst, S_src_ptr, 8192, "
+                        "remote_mbar);\n"
+                        "td_bulk_copy_s2c(cluster_dst, S_src_ptr + 32, 64, "
+                        "remote_mbar);\n");
+    /* the documented mapa of shared::cluster addresses (plan A4) */
+    has(p, "asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : "
+           "\"=r\"(d) : \"r\"((unsigned int)__cvta_generic_to_shared(p)), "
+           "\"r\"(rank));");
+    has(p, "\"cp.async.bulk.shared::cluster.shared::cta.mbarrier::"
+           "complete_tx::bytes [%0], [%1], %2, [%3];\"");
+    /* no tensor map, no TMA: no <cuda.h> */
+    assert_null(strstr(p, "cuda.h"));
+    td_free(b);
+    td_free(p);
+    td_ir_free(ir);
+}
+
+/* ---- tensor maps ------------------------------------------------------- */
+
+static void test_tensor_maps(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F16, "global", 2,
+                                (int64_t[]){256, 64});
+    td_ir_buf *B = td_ir_buffer(ir, "B", TD_F16, "global", 2,
+                                (int64_t[]){512, 64});
+    td_tmap m = plan(256, 0), m2 = plan(256, 0), sw = plan(256, 1);
+    td_tmap mb = plan(512, 0);
+    /* the planner's coordinates and issue loops are not part of the
+     * encode: another call site's map of the same box is the same map */
+    m2.coordinates[1] = 128;
+    const td_ir_tmap *a = td_ir_tensor_map(ir, A, &m);
+    assert_ptr_equal(td_ir_tensor_map(ir, A, &m2), a);
+    const td_ir_tmap *a1 = td_ir_tensor_map(ir, A, &sw);
+    const td_ir_tmap *b = td_ir_tensor_map(ir, B, &mb);
+    assert_non_null(a1);
+    assert_non_null(b);
+    assert_ptr_not_equal(a1, a);
+    assert_int_equal(td_ir_tensor_map_count(ir), 3);
+    assert_string_equal(td_ir_tensor_map_name(ir, 0), "A_tensormap");
+    assert_string_equal(td_ir_tensor_map_name(ir, 1), "A_tensormap_1");
+    assert_string_equal(td_ir_tensor_map_name(ir, 2), "B_tensormap");
+    assert_null(td_ir_tensor_map_name(ir, 3));
+    char *out = NULL;
+    assert_int_equal(td_ir_print_tensor_maps(ir, TD_LANG_CUDA, &out), 0);
+    assert_string_equal(out, "const __grid_constant__ CUtensorMap "
+                             "A_tensormap, const __grid_constant__ "
+                             "CUtensorMap A_tensormap_1, const "
+                             "__grid_constant__ CUtensorMap B_tensormap");
+    td_free(out);
+    /* TVM's host init (probe_host.py g2s_128x64_f16 and _sw128) */
+    assert_int_equal(td_ir_print_tensor_maps(ir, TD_LANG_TIRX, &out), 0);
+    assert_string_equal(
+        out,
+        "A_tensormap: T.let[T.TensorMap()] = T.tvm_stack_alloca("
+        "\"tensormap\", 1)\n"
+        "T.tensormap_encode_tiled(A_tensormap, T.handle_add_byte_offset("
+        "A.data, 0), 64, 256, 128, 64, 128, 1, 1, descriptor_dtype="
+        "\"float16\", rank=2, interleave=0, swizzle=0, l2_promotion=2, "
+        "oob_fill=0, force_cu_dtype=-1)\n"
+        "A_tensormap_1: T.let[T.TensorMap()] = T.tvm_stack_alloca("
+        "\"tensormap\", 1)\n"
+        "T.tensormap_encode_tiled(A_tensormap_1, T.handle_add_byte_offset("
+        "A.data, 0), 64, 256, 128, 64, 128, 1, 1, descriptor_dtype="
+        "\"float16\", rank=2, interleave=0, swizzle=3, l2_promotion=2, "
+        "oob_fill=0, force_cu_dtype=-1)\n"
+        "B_tensormap: T.let[T.TensorMap()] = T.tvm_stack_alloca("
+        "\"tensormap\", 1)\n"
+        "T.tensormap_encode_tiled(B_tensormap, T.handle_add_byte_offset("
+        "B.data, 0), 64, 512, 128, 64, 128, 1, 1, descriptor_dtype="
+        "\"float16\", rank=2, interleave=0, swizzle=0, l2_promotion=2, "
+        "oob_fill=0, force_cu_dtype=-1)\n");
+    td_free(out);
+    /* a body without maps: nothing to pass */
+    td_ir *none = td_ir_new();
+    assert_int_equal(td_ir_print_tensor_maps(none, TD_LANG_CUDA, &out), 0);
+    assert_string_equal(out, "");
+    td_free(out);
+    td_ir_free(none);
+    /* a map's name is taken: a variable asking for it gets another */
+    td_var *v = td_ir_let(ir, "A_tensormap", TD_I32, td_int(ir, 0));
+    assert_string_equal(v->name, "A_tensormap_2");
+    td_ir_free(ir);
+}
+
+/* ---- refusals --------------------------------------------------------- */
+
+static void test_refused(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 14; k++) {
+        fixture f = setup();
+        td_ir *ir = f.ir;
+        td_ir_tma t = {.map = f.map,
+                       .coords = {td_int(ir, 0), td_int(ir, 0)},
+                       .smem = at(&f, f.S, 0), .mbar = at(&f, f.mbar, 0)};
+        td_tmap m = plan(256, 0);
+        switch (k) {
+        case 0: /* a barrier that is not a shared uint64 */
+            td_ir_mbar_init(ir, at(&f, f.S, 0), td_int(ir, 1));
+            break;
+        case 1: /* a global barrier */
+            td_ir_mbar_wait(ir, at(&f, f.A, 0), td_int(ir, 0));
+            break;
+        case 2: /* wait_group.read's count is an immediate of 0..7 */
+            td_ir_bulk_wait_read(ir, 8);
+            break;
+        case 3: /* a load without its barrier */
+            t.mbar.buf = NULL;
+            td_ir_tma_load(ir, &t);
+            break;
+        case 4: /* a store with one */
+            td_ir_tma_store(ir, &t);
+            break;
+        case 5: /* fewer coordinates than the map's rank */
+            t.coords[1] = NULL;
+            td_ir_tma_load(ir, &t);
+            break;
+        case 6: /* more */
+            t.coords[2] = td_int(ir, 0);
+            td_ir_tma_load(ir, &t);
+            break;
+        case 7: /* a global tile */
+            t.smem = at(&f, f.A, 0);
+            t.mbar.buf = NULL;
+            td_ir_tma_store(ir, &t);
+            break;
+        case 8: /* cta_group 3 */
+            t.cta_group = 3;
+            td_ir_tma_load(ir, &t);
+            break;
+        case 9: /* a multicast mask that is not a uint16 */
+            t.cta_mask = td_int(ir, 3);
+            td_ir_tma_load(ir, &t);
+            break;
+        case 10: /* a policy that is not a uint64 */
+            t.policy = td_int(ir, 1);
+            td_ir_tma_load(ir, &t);
+            break;
+        case 11: /* a map of another IR */
+        {
+            td_ir *other = td_ir_new();
+            td_ir_buf *B = td_ir_buffer(other, "A", TD_F16, "global", 2,
+                                        (int64_t[]){256, 64});
+            t.map = td_ir_tensor_map(other, B, &m);
+            assert_non_null(t.map);
+            td_ir_tma_load(ir, &t);
+            td_ir_free(other);
+            break;
+        }
+        case 12: /* a map of a shared buffer */
+            assert_null(td_ir_tensor_map(ir, f.S, &m));
+            break;
+        case 13: /* a cluster copy of a non-index size */
+            td_ir_bulk_s2c(ir, td_int(ir, 0), at(&f, f.S, 0),
+                           td_const_f(ir, TD_F32, 16), td_int(ir, 0));
+            break;
+        }
+        if (td_ir_status(ir) != TD_EINVAL)
+            fail_msg("case %d: status %d", k, td_ir_status(ir));
+        td_ir_free(ir);
+    }
+}
+
+/* ---- allocation failures --------------------------------------------- */
+
+/* Every node and two maps; the IR's status (TD_ENOMEM when an allocation
+ * failed). */
+static int build_all(td_ir **out)
+{
+    td_ir *ir = *out = td_ir_new();
+    if (ir == NULL)
+        return TD_ENOMEM;
+    td_ir_buf *A = td_ir_buffer(ir, "A", TD_F16, "global", 2,
+                                (int64_t[]){256, 64});
+    td_ir_buf *S = td_ir_buffer(ir, "A_smem", TD_F16, "shared.dyn", 2,
+                                (int64_t[]){128, 64});
+    td_ir_buf *mbar = td_ir_buffer(ir, "mbar", TD_U64, "shared", 1,
+                                   (int64_t[]){4});
+    td_tmap m = plan(256, 0), sw = plan(256, 1);
+    const td_ir_tmap *map = td_ir_tensor_map(ir, A, &m);
+    td_ir_tensor_map(ir, A, &sw);
+    td_ir_addr bar = {mbar, td_int(ir, 0)}, smem = {S, td_int(ir, 0)};
+    td_ir_mbar_init(ir, bar, td_int(ir, 1));
+    td_ir_fence_mbarrier_init(ir);
+    td_ir_cluster_sync(ir);
+    td_ir_prefetch_tensormap(ir, map);
+    td_ir_mbar_arrive_expect_tx(ir, bar, td_int(ir, 16384));
+    td_ir_tma t = {.map = map, .coords = {td_int(ir, 0), td_int(ir, 0)},
+                   .smem = smem, .mbar = bar,
+                   .policy = td_const_u(ir, TD_U64, 1)};
+    td_ir_tma_load(ir, &t);
+    td_ir_mbar_wait(ir, bar, td_int(ir, 0));
+    td_ir_fence_proxy_async(ir);
+    td_ir_tma u = {.map = map, .coords = {td_int(ir, 0), td_int(ir, 0)},
+                   .smem = smem, .op = TD_TMA_ADD};
+    td_ir_tma_store(ir, &u);
+    td_ir_bulk_commit(ir);
+    td_ir_bulk_wait_read(ir, 0);
+    td_var *r = td_ir_mapa(ir, "r", bar, td_int(ir, 1));
+    td_var *d = td_ir_mapa(ir, "d", smem, td_int(ir, 1));
+    if (r != NULL && d != NULL)
+        td_ir_bulk_s2c(ir, td_var_ref(ir, d), smem, td_int(ir, 16),
+                       td_var_ref(ir, r));
+    return td_ir_status(ir);
+}
+
+/* Fails the nth allocation for every n until a run needs no failure: the
+ * builders, both printers and both tensor-map forms give TD_ENOMEM, no
+ * text, and leak nothing. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    alloc_install();
+    bool done = false;
+    long n;
+    for (n = 1; !done && n < 10000; n++) {
+        alloc_arm(n);
+        g_ca.live = 0;
+        td_ir *ir;
+        int st = build_all(&ir);
+        char *t[6] = {NULL};
+        int e = st;
+        if (e == 0)
+            e = td_ir_print(ir, TD_LANG_CUDA, 0, &t[0], &t[1]);
+        if (e == 0)
+            e = td_ir_print(ir, TD_LANG_TIRX, 0, &t[2], &t[3]);
+        if (e == 0)
+            e = td_ir_print_tensor_maps(ir, TD_LANG_CUDA, &t[4]);
+        if (e == 0)
+            e = td_ir_print_tensor_maps(ir, TD_LANG_TIRX, &t[5]);
+        if (e != 0) {
+            assert_int_equal(e, TD_ENOMEM);
+            assert_true(g_ca.failed);
+        } else {
+            assert_false(g_ca.failed);
+            done = true;
+            assert_non_null(strstr(t[0], "td_bulk_copy_s2c(d, A_smem_ptr"));
+            assert_non_null(strstr(t[1], "td_tma_reduce_add_2d"));
+            assert_non_null(strstr(t[2], "A_tensormap_1 = T.TensorMap()"));
+            assert_non_null(strstr(t[4], "CUtensorMap A_tensormap_1"));
+            assert_non_null(strstr(t[5], "swizzle=3"));
+        }
+        for (int i = 0; i < 6; i++)
+            td_free(t[i]);
+        td_ir_free(ir);
+        assert_int_equal(g_ca.live, 0);
+    }
+    td_set_allocator(NULL);
+    assert_true(done);
+    assert_true(n > 5); /* the loop did exercise failures */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sync),      cmocka_unit_test(test_tma_load),
+        cmocka_unit_test(test_tma_store), cmocka_unit_test(test_dsmem),
+        cmocka_unit_test(test_tensor_maps), cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_alloc_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
