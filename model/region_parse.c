@@ -528,16 +528,17 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                           "supported for ops 'copy' and 'copy_async' only, "
                           "not '%s'",
                           c->call->op);
+        const char *on = dyn_at != SIZE_MAX ? "a scalar" : "the block ids";
         if (strcmp(b->scope, "global") != 0)
             return rp_err(&r, TD_ESCHEMA, sym_at,
-                          "a region start that depends on the block ids needs "
-                          "a global buffer; '%s' is %s",
-                          b->name, b->scope);
+                          "a region start that depends on %s needs a global "
+                          "buffer; '%s' is %s",
+                          on, b->name, b->scope);
         if (!row_major(b))
             return rp_err(&r, TD_ESCHEMA, sym_at,
-                          "a region start that depends on the block ids needs "
-                          "a row-major buffer; '%s' has another layout",
-                          b->name);
+                          "a region start that depends on %s needs a "
+                          "row-major buffer; '%s' has another layout",
+                          on, b->name);
     }
     *out = reg;
     return 0;

@@ -112,11 +112,14 @@ static bool direct_ok(const td_call *call, td_reason *why)
         /* What the block ids add must keep every block's start aligned. */
         int64_t blk = td__region_block_align(call, rs[i]);
         if (blk > 0 && blk * eb / 8 % cp != 0) {
+            bool dyn = td__region_dynamic(rs[i]);
             td_reason_set(why,
                           "ldgsts direct=True: region of %.*s is not "
-                          "%lld-byte aligned in every block (the block ids "
-                          "move its start by a multiple of %lld bytes)",
+                          "%lld-byte aligned in every %s (the %s move its "
+                          "start by a multiple of %lld bytes)",
                           nm, b->name, (long long)cp,
+                          dyn ? "block and for every scalar value" : "block",
+                          dyn ? "block ids and scalars" : "block ids",
                           (long long)(blk * eb / 8));
             return false;
         }

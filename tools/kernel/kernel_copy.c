@@ -204,6 +204,13 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "the src region has %" PRId64 " elements, the dst "
                            "region %" PRId64, sn, dn);
     c->region = dn;
+    /* A start that moves with the caller's scalars (a loop variable) has
+     * no one place this program could check. */
+    if (td__region_dynamic(sr) || td__region_dynamic(&call->dst))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "a region start that depends on a declared "
+                           "scalar has no program yet (the program checks "
+                           "a region at a fixed place)");
     c->dst_blocked = td__region_symbolic(&call->dst);
     c->blocked = td__region_symbolic(sr);
     for (int k = 0; k < 3 && c->blocked; k++) {
@@ -239,6 +246,12 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         return td__kp_fail(diag, call, TD_EINVAL,
                            "config predicate is 0: the copy is skipped (or "
                            "only zero-filled), which this program cannot "
+                           "check against its source");
+    if (pr != NULL &&
+        (pr->kind == TD_VALUE_EXPR || pr->kind == TD_VALUE_ELEM))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config predicate is an expression: it may skip "
+                           "part of the copy, which this program cannot "
                            "check against its source");
     if (pr != NULL && pr->kind == TD_VALUE_STRING && pr->s[0] != '\0') {
         if (p->nscalars >= (int)(sizeof p->scalars / sizeof *p->scalars))
