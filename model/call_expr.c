@@ -566,3 +566,47 @@ size_t td__cexpr_format(const td_call *call, const td_cexpr *e, int i,
 #undef SUB
     return n;
 }
+
+bool td__cexpr_eval(const td_call *call, const td_cexpr *e, int i,
+                    const int64_t *scalar_vals, int64_t *out)
+{
+    if (e == NULL || i < 0 || i >= e->n || i >= TD_MAX_EXPR_NODES)
+        return false;
+    const td_cx_node *x = &e->node[i];
+    int64_t a = 0, b = 0;
+    if (x->op > TD_CX_ID &&
+        (x->a >= i || !td__cexpr_eval(call, e, x->a, scalar_vals, &a)))
+        return false;
+    if (x->op > TD_CX_NOT &&
+        (x->b >= i || !td__cexpr_eval(call, e, x->b, scalar_vals, &b)))
+        return false;
+    /* Values stay within +-2^40 (the loader's integers are at most 2^31
+     * and a few operations deep); larger ones are not evaluated. */
+    if (a > BIG || a < -BIG || b > BIG || b < -BIG)
+        return false;
+    switch (x->op) {
+    case TD_CX_INT: *out = x->v; return true;
+    case TD_CX_SCALAR:
+        if (x->v < 0 || x->v >= call->nscalars || x->v >= TD_MAX_SCALARS)
+            return false;
+        *out = scalar_vals[x->v];
+        return true;
+    case TD_CX_ID: return false;
+    case TD_CX_NEG: *out = -a; return true;
+    case TD_CX_NOT: *out = a == 0; return true;
+    case TD_CX_ADD: *out = a + b; return true;
+    case TD_CX_SUB: *out = a - b; return true;
+    case TD_CX_MUL: *out = mul_sat(a, b); return *out > -BIG && *out < BIG;
+    case TD_CX_DIV: if (b == 0) return false; *out = a / b; return true;
+    case TD_CX_MOD: if (b == 0) return false; *out = a % b; return true;
+    case TD_CX_LT: *out = a < b; return true;
+    case TD_CX_LE: *out = a <= b; return true;
+    case TD_CX_GT: *out = a > b; return true;
+    case TD_CX_GE: *out = a >= b; return true;
+    case TD_CX_EQ: *out = a == b; return true;
+    case TD_CX_NE: *out = a != b; return true;
+    case TD_CX_AND: *out = a != 0 && b != 0; return true;
+    case TD_CX_OR: *out = a != 0 || b != 0; return true;
+    }
+    return false;
+}

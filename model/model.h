@@ -71,6 +71,13 @@ int td__call_scalar(const td_call *call, const char *s, size_t len);
 size_t td__cexpr_format(const td_call *call, const td_cexpr *e, int i,
                         char *buf, size_t cap);
 
+/* The value of node i of config expression e (C's arithmetic) with the
+ * declared scalars at scalar_vals[j]; false when it uses a thread, block
+ * or cluster id, divides by zero or leaves +-2^40.  The program generator
+ * evaluates a guard at the values its program passes. */
+bool td__cexpr_eval(const td_call *call, const td_cexpr *e, int i,
+                    const int64_t *scalar_vals, int64_t *out);
+
 /* The hints that follow "unknown dtype 'X'", "unknown exec scope 'X'",
  * "unknown layout axis 'X'" and "unknown launch tag 'X'": written into
  * buf[cap] and returned, " (did you mean 'Y'?)" or the list of the valid
