@@ -87,6 +87,10 @@ static void repr(const td_config_entry *e, char *buf, size_t cap)
     case TD_VALUE_INT:
         snprintf(buf, cap, "%" PRId64, e->i);
         break;
+    case TD_VALUE_EXPR:
+    case TD_VALUE_ELEM:
+        snprintf(buf, cap, "%.*s", (int)strnlen(e->s, TD_NAME_MAX), e->s);
+        break;
     default:
         snprintf(buf, cap, "%s", e->b ? "True" : "False");
         break;
