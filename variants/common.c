@@ -280,3 +280,34 @@ td_expr *td__config_expr(td_ir *ir, const td_call *call,
                   e->key);
     return NULL;
 }
+
+td_expr *td__config_elem_index(td_ir *ir, const td_call *call,
+                               const td_config_entry *e, int *buffer,
+                               td_reason *why)
+{
+    if (e == NULL || e->kind != TD_VALUE_ELEM || e->elem_buffer < 0 ||
+        e->elem_buffer >= call->nbuffers || e->expr.n <= 0 ||
+        e->expr.n > TD_MAX_EXPR_NODES) {
+        td_reason_set(why, "config %.*s is not a buffer element",
+                      TD_NAME_MAX - 1, e != NULL ? e->key : "?");
+        return NULL;
+    }
+    const td_buffer *b = &call->buffers[e->elem_buffer];
+    td_expr *sum = NULL;
+    int64_t stride = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        /* The indices are expressions of their own (their roots in
+         * elem_index); td__config_expr reads the same node array. */
+        td_config_entry one = *e;
+        one.kind = TD_VALUE_EXPR;
+        td_expr *x = td__config_expr(ir, call, &one, e->elem_index[d], why);
+        if (x == NULL)
+            return NULL;
+        if (stride != 1)
+            x = td_mul(ir, x, td_int(ir, stride));
+        sum = sum != NULL ? td_add(ir, x, sum) : x;
+        stride *= b->shape[d];
+    }
+    *buffer = e->elem_buffer;
+    return sum;
+}

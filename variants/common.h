@@ -91,4 +91,17 @@ td_expr *td__region_block_offset(td_ir *ir, const td_call *call,
 td_expr *td__config_expr(td_ir *ir, const td_call *call,
                          const td_config_entry *e, int i, td_reason *why);
 
+/*
+ * The row-major element index of config entry e's buffer element
+ * (TD_VALUE_ELEM: "mbar[k % 4]" is k % 4; "bar[i, j]" of a [2, 4] buffer
+ * is i * 4 + j) as an int32 IR expression, and in *buffer the index of
+ * the buffer in call->buffers: what an address-of node takes (an
+ * mbarrier operand is that element's shared address).  NULL with a
+ * reason in why for an entry that is no element or an index the IR
+ * cannot spell.
+ */
+td_expr *td__config_elem_index(td_ir *ir, const td_call *call,
+                               const td_config_entry *e, int *buffer,
+                               td_reason *why);
+
 #endif

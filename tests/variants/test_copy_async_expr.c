@@ -2,8 +2,9 @@
  * Unit tests of copy_async's expression config values and scalar region
  * starts: what the loader makes of them (the expression's tree, through
  * td__cexpr_format; a buffer element's indices), how ldgsts turns them
- * into its index and guard (the CUDA text), and where ldgsts and the
- * program generator refuse them with a reason.
+ * into its index and guard (the CUDA text), the IR forms of an element's
+ * index and of an expression, and where ldgsts refuses them with a
+ * reason.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
+#include "common.h"
 #include "model.h"
 
 #define HEAD                                                                   \
@@ -171,6 +173,38 @@ static void test_ldgsts_refusals(void **state)
     free(c);
 }
 
+/* The element's flat index and the expressions as the IR prints them. */
+static void test_ir_forms(void **state)
+{
+    (void)state;
+    td_call *c = load("src: A\nconfig: {mbar: \"mbar[k // 4, (k + 1) % 4]\", "
+                      "remote_cta_id: \"1 - cbx\", cta_mask: \"-u + bx\"}\n");
+    td_ir *ir = td_ir_new();
+    assert_non_null(ir);
+    td_reason why;
+    int buf = -1;
+    td_expr *x = td__config_elem_index(ir, c, td_call_config(c, "mbar"), &buf,
+                                       &why);
+    assert_non_null(x);
+    assert_int_equal(buf, 2);
+    td_ir_eval(ir, x);
+    x = td__config_expr(ir, c, td_call_config(c, "cta_mask"), -1, &why);
+    assert_non_null(x);
+    td_ir_eval(ir, x);
+    assert_null(td__config_expr(ir, c, td_call_config(c, "remote_cta_id"), -1,
+                                &why));
+    assert_non_null(strstr(why.text, "uses cbx"));
+    assert_null(td__config_elem_index(ir, c, td_call_config(c, "cta_mask"),
+                                      &buf, &why));
+    char *cuda = NULL;
+    assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &cuda, NULL), 0);
+    assert_non_null(strstr(cuda, "k / 4 * 4 + (k + 1) % 4;"));
+    assert_non_null(strstr(cuda, "0 - (int)u + (int)blockIdx.x;"));
+    td_free(cuda);
+    td_ir_free(ir);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_element),
         cmocka_unit_test(test_ldgsts_index_and_guard),
         cmocka_unit_test(test_ldgsts_refusals),
+        cmocka_unit_test(test_ir_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
