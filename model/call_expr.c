@@ -93,10 +93,13 @@ static int64_t mul_sat(int64_t a, int64_t b)
 {
     if (a == 0 || b == 0)
         return 0;
-    if (a > BIG / 2 || a < -BIG / 2 || b > BIG / 2 || b < -BIG / 2)
+    if (a > BIG || a < -BIG || b > BIG || b < -BIG)
         return (a > 0) == (b > 0) ? BIG : -BIG;
-    __int128 r = (__int128)a * b;
-    return r > BIG ? BIG : r < -BIG ? -BIG : (int64_t)r;
+    /* |a|, |b| <= 2^40: compare |a| against BIG / |b| before multiplying. */
+    int64_t ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
+    if (ma > BIG / mb)
+        return (a > 0) == (b > 0) ? BIG : -BIG;
+    return a * b;
 }
 
 static ival iv_of(const xp *p, int i)
