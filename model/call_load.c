@@ -105,12 +105,14 @@ enum {
     K_DISPATCH,
     K_SRCS,
     K_EXTRAS,
+    K_SCALARS,
     K_COUNT
 };
 
 static const char *const g_keys[K_COUNT] = {
     "op",     "target", "arch",     "scope", "launch", "buffers", "dst",
-    "src",    "axes",   "accum",    "config", "dispatch", "srcs", "extras"};
+    "src",    "axes",   "accum",    "config", "dispatch", "srcs", "extras",
+    "scalars"};
 
 static void set_pos(td_pos *p, const td_ynode *n)
 {
@@ -241,6 +243,8 @@ static int cl_call(td__cl *c, const td_ynode *root)
     if (v[K_LAUNCH] != NULL && (rc = td__cl_launch(c, v[K_LAUNCH])) != 0)
         return rc;
     if ((rc = td__cl_buffers(c, v[K_BUFFERS])) != 0)
+        return rc;
+    if (v[K_SCALARS] != NULL && (rc = td__cl_scalars(c, v[K_SCALARS])) != 0)
         return rc;
     if ((rc = td__cl_region(c, v[K_DST], "dst", &call->dst)) != 0)
         return rc;

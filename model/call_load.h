@@ -64,8 +64,23 @@ int td__cl_launch(td__cl *c, const td_ynode *n);
 /* `axes`: fills call->axes and naxes; call->src must be loaded. */
 int td__cl_axes(td__cl *c, const td_ynode *n);
 
-/* `config`: fills call->config and nconfig. */
+/* `scalars`: fills call->scalars and nscalars; the buffers must be
+ * loaded (a scalar may not take a buffer's name). */
+int td__cl_scalars(td__cl *c, const td_ynode *n);
+
+/* `config`: fills call->config and nconfig; the scalars must be loaded
+ * (call_expr.c parses the expression keys' values). */
 int td__cl_config(td__cl *c, const td_ynode *n);
+
+/* ---- config expressions (call_expr.c) ---------------------------------- */
+
+/* Whether a string value of config key `key` is an expression. */
+bool td__cl_expr_key(const char *key);
+
+/* Parses the string node n (the value of an expression key) into e: a
+ * TD_VALUE_EXPR or TD_VALUE_ELEM, or leaves it a TD_VALUE_STRING when it
+ * is a bare name the call does not declare. */
+int td__cl_expr(td__cl *c, const td_ynode *n, td_config_entry *e);
 
 /* ---- operands (call_operands.c) ----------------------------------------- */
 

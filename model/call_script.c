@@ -21,9 +21,9 @@ static void sc_region(td_sbuf *o, const td_call *call, const td_region *r)
         name = call->buffers[r->buffer].name;
     td__sbuf_printf(o, "%s[", name);
     for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++) {
-        char lo[96], hi[96];
-        td__region_bound_text(r, d, 0, lo, sizeof lo);
-        td__region_bound_text(r, d, r->extent[d], hi, sizeof hi);
+        char lo[256], hi[256];
+        td__region_bound_text(call, r, d, 0, lo, sizeof lo);
+        td__region_bound_text(call, r, d, r->extent[d], hi, sizeof hi);
         td__sbuf_printf(o, "%s%s:%s", d ? ", " : "", lo, hi);
     }
     td__sbuf_printf(o, "]");
@@ -198,6 +198,15 @@ size_t td_call_format_script_as(const td_call *call, td_script_form form,
             break;
         case TD_VALUE_STRING:
             sc_pystr(&o, e->s);
+            break;
+        case TD_VALUE_EXPR:
+            /* As written: the loader let only the expression's own
+             * characters through. */
+            td__sbuf_printf(&o, "%.*s", TD_NAME_MAX - 1, e->s);
+            break;
+        case TD_VALUE_ELEM:
+            /* The element's address, as TVM prints an mbarrier operand. */
+            td__sbuf_printf(&o, "T.address_of(%.*s)", TD_NAME_MAX - 1, e->s);
             break;
         }
     }

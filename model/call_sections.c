@@ -2,8 +2,10 @@
  * The call file's sections other than its operands: `buffers` (scope,
  * dtype, shape and the optional layout, checked to cover the buffer),
  * `launch` (extents or symbols per launch tag), `axes` (the reduce axes,
- * checked against the source's rank) and `config` (integers, booleans and
- * strings by key).  call_load.c calls each once the key was found.
+ * checked against the source's rank), `scalars` (the integer values of the
+ * caller that region starts and config expressions may use, with their
+ * ranges) and `config` (integers, booleans, strings and, for the
+ * expression keys, expressions and buffer elements, by key).  call_load.c calls each once the key was found.
  */
 #include <stdint.h>
 #include <string.h>
@@ -334,6 +336,7 @@ int td__cl_config(td__cl *c, const td_ynode *n)
                           TD_NAME_MAX - 1);
         td_config_entry *ce = &c->call->config[i];
         memcpy(ce->key, k->str, k->len + 1);
+        ce->pos = (td_pos){v->line, v->col};
         bool ovf;
         td_ytype t = td__yclass(v, &ce->i, &ce->b, &ovf);
         if (t == TD_YT_INT) {
@@ -349,6 +352,8 @@ int td__cl_config(td__cl *c, const td_ynode *n)
             if (rc)
                 return rc;
             ce->kind = TD_VALUE_STRING;
+            if (td__cl_expr_key(ce->key) && (rc = td__cl_expr(c, v, ce)) != 0)
+                return rc;
         } else {
             return cl_err(c, TD_ESCHEMA, v,
                           "config value '%s' must be an integer, a boolean or "
@@ -356,6 +361,102 @@ int td__cl_config(td__cl *c, const td_ynode *n)
                           ce->key, td__ytype_name(t));
         }
         c->call->nconfig = (int)i + 1;
+    }
+    return 0;
+}
+
+/* ---- scalars ------------------------------------------------------------ */
+
+/* One `NAME: {dtype: T, range: [LO, HI]}` entry (both keys optional). */
+static int cl_scalar(td__cl *c, const td_ynode *k, const td_ynode *v,
+                     td_scalar *s)
+{
+    static const char *const keys[] = {"dtype", "range"};
+    const td_ynode *vals[2];
+    if (!td__is_ident(k->str, false))
+        return cl_err(c, TD_ESCHEMA, k, "scalar name '%.64s' is not an "
+                                        "identifier", k->str);
+    if (k->len >= TD_NAME_MAX)
+        return cl_err(c, TD_ELIMIT, k, "scalar name is longer than %d bytes",
+                      TD_NAME_MAX - 1);
+    if (td__is_reserved_name(k->str))
+        return cl_err(c, TD_ESCHEMA, k,
+                      "scalar name '%s' is reserved (a keyword of CUDA C or "
+                      "TIRx)", k->str);
+    td_axis ax;
+    if (td_axis_parse(k->str, &ax) == 0 && td_axis_is_thread(ax))
+        return cl_err(c, TD_ESCHEMA, k,
+                      "scalar name '%s' is a thread, block or cluster id",
+                      k->str);
+    for (int i = 0; i < c->call->nbuffers; i++)
+        if (td__name_is(c->call->buffers[i].name, k->str))
+            return cl_err(c, TD_ESCHEMA, k,
+                          "scalar '%s' has the name of a buffer", k->str);
+    memcpy(s->name, k->str, k->len + 1);
+    s->dtype = TD_I32;
+    if (v->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, v,
+                      "scalar '%s' must be a mapping ({dtype: int32, range: "
+                      "[0, 8]}), not %s",
+                      k->str, td__ytype_name(yv_kind(v)));
+    int rc = td__ymap_read(&c->doc, v, keys, 2, vals, NULL);
+    if (rc)
+        return rc;
+    if (vals[0] != NULL) {
+        char dt[TD_NAME_MAX], hint[128];
+        rc = cl_string(c, vals[0], "dtype", dt, sizeof dt);
+        if (rc)
+            return rc;
+        if (td_dtype_parse(dt, &s->dtype) != 0)
+            return cl_err(c, TD_ESCHEMA, vals[0], "unknown dtype '%s'%s", dt,
+                          td__dtype_hint(hint, sizeof hint, dt));
+        if (td_dtype_is_float(s->dtype) || td_dtype_bits(s->dtype) > 32)
+            return cl_err(c, TD_ESCHEMA, vals[0],
+                          "scalar '%s' must have an integer dtype of at most "
+                          "32 bits (indices are int32), not %s",
+                          k->str, dt);
+    }
+    const td_ynode *r = vals[1];
+    if (r == NULL)
+        return 0;
+    if (r->kind != TD_YSEQ || r->n != 2)
+        return cl_err(c, TD_ESCHEMA, r,
+                      "the range of scalar '%s' must be a list [LO, HI] (LO "
+                      "<= value < HI)",
+                      k->str);
+    int64_t lim = TD_MAX_EXTENT;
+    if ((rc = td__yint(&c->doc, r->kids[0], "the range's low end", -lim, lim,
+                       &s->lo)) != 0 ||
+        (rc = td__yint(&c->doc, r->kids[1], "the range's high end", -lim, lim,
+                       &s->hi)) != 0)
+        return rc;
+    if (s->hi <= s->lo)
+        return cl_err(c, TD_ESCHEMA, r,
+                      "the range of scalar '%s' is empty: [%lld, %lld) (LO "
+                      "<= value < HI)",
+                      k->str, (long long)s->lo, (long long)s->hi);
+    s->has_range = true;
+    return 0;
+}
+
+int td__cl_scalars(td__cl *c, const td_ynode *n)
+{
+    if (n->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, n, "'scalars' must be a mapping, not %s",
+                      td__ytype_name(yv_kind(n)));
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const td_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = td__ykey(&c->doc, k);
+        if (rc)
+            return rc;
+        if (i >= TD_MAX_SCALARS)
+            return cl_err(c, TD_ELIMIT, k, "too many scalars (max %d)",
+                          TD_MAX_SCALARS);
+        if ((rc = td__ydup(&c->doc, n, i)) != 0)
+            return rc;
+        if ((rc = cl_scalar(c, k, v, &c->call->scalars[i])) != 0)
+            return rc;
+        c->call->nscalars = (int)i + 1;
     }
     return 0;
 }

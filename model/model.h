@@ -43,18 +43,40 @@ int64_t td__region_elems(const td_region *r);
  * not zero). */
 bool td__region_symbolic(const td_region *r);
 
+/* Whether the region's start depends on the call's declared scalars (a
+ * scalar_coef is not zero). */
+bool td__region_dynamic(const td_region *r);
+
 /* The largest power of two that divides the element offset the block ids
- * add to the region's start in its row-major buffer, for every block: the
+ * and the scalars add to the region's start in its row-major buffer, for every block: the
  * gcd of each coefficient times its dimension's stride, at most 2^30.  0
  * when the start is constant (nothing is added).  The alignment checks of
  * the copy variants take it beside the constant start. */
 int64_t td__region_block_align(const td_call *call, const td_region *r);
 
 /* Dimension d's start as text, plus `add` ("blockIdx.x * 64 + 3" for
- * add 3; "67" for a constant start 64 and add 3); the length of the
+ * add 3; "k * 128 + 3" with call's scalar k; "67" for a constant start 64
+ * and add 3); the length of the
  * whole text, like snprintf. */
-size_t td__region_bound_text(const td_region *r, int d, int64_t add,
-                             char *buf, size_t cap);
+size_t td__region_bound_text(const td_call *call, const td_region *r,
+                             int d, int64_t add, char *buf, size_t cap);
+
+/* The index of the scalar named s[0:len] that the call declares under
+ * `scalars:`, -1 if none. */
+int td__call_scalar(const td_call *call, const char *s, size_t len);
+
+/* Node i of config expression e as text, fully parenthesised
+ * ("((k % 4) < 2)"), scalars by name, ids by their axis names; the length
+ * of the whole text, like snprintf.  Tests and messages use it. */
+size_t td__cexpr_format(const td_call *call, const td_cexpr *e, int i,
+                        char *buf, size_t cap);
+
+/* The value of node i of config expression e (C's arithmetic) with the
+ * declared scalars at scalar_vals[j]; false when it uses a thread, block
+ * or cluster id, divides by zero or leaves +-2^40.  The program generator
+ * evaluates a guard at the values its program passes. */
+bool td__cexpr_eval(const td_call *call, const td_cexpr *e, int i,
+                    const int64_t *scalar_vals, int64_t *out);
 
 /* The hints that follow "unknown dtype 'X'", "unknown exec scope 'X'",
  * "unknown layout axis 'X'" and "unknown launch tag 'X'": written into

@@ -3,7 +3,8 @@
  * layer above the model shares (predicates, variant modules, the kernel
  * generator): the buffer a region names, why a call's regions name none, a
  * region's element count with saturating products, a start that depends on
- * the block ids (its alignment and its text), and the comparison of a
+ * the block ids or the call's scalars (its alignment and its text), a
+ * declared scalar by name, and the comparison of a
  * fixed-size name field.  They never trust a hand-built call.  The public
  * accessors are in call_access.c.
  */
@@ -75,16 +76,34 @@ bool td__region_symbolic(const td_region *r)
     return false;
 }
 
+bool td__region_dynamic(const td_region *r)
+{
+    if (r == NULL || r->ndim < 0 || r->ndim > TD_MAX_RANK)
+        return false;
+    for (int d = 0; d < r->ndim; d++)
+        for (int j = 0; j < TD_MAX_SCALARS; j++)
+            if (r->scalar_coef[d][j] != 0)
+                return true;
+    return false;
+}
+
+/* Coefficient k of dimension d's start: the block ids' (k < 3), then the
+ * scalars'. */
+static int64_t start_coef(const td_region *r, int d, int k)
+{
+    return k < 3 ? r->block_coef[d][k] : r->scalar_coef[d][k - 3];
+}
+
 int64_t td__region_block_align(const td_call *call, const td_region *r)
 {
     const td_buffer *b = td__region_buffer(call, r);
     const int64_t cap = (int64_t)1 << 30;
     int64_t align = 0, stride = 1;
-    if (b == NULL || !td__region_symbolic(r))
+    if (b == NULL || !(td__region_symbolic(r) || td__region_dynamic(r)))
         return 0;
     for (int d = b->ndim - 1; d >= 0; d--) {
-        for (int k = 0; k < 3; k++) {
-            int64_t t = td__mul_sat(r->block_coef[d][k], stride);
+        for (int k = 0; k < 3 + TD_MAX_SCALARS; k++) {
+            int64_t t = td__mul_sat(start_coef(r, d, k), stride);
             if (t <= 0)
                 continue;
             /* The lowest set bit of t, capped: a power of two divides
@@ -100,13 +119,13 @@ int64_t td__region_block_align(const td_call *call, const td_region *r)
     return align;
 }
 
-size_t td__region_bound_text(const td_region *r, int d, int64_t add,
-                             char *buf, size_t cap)
+size_t td__region_bound_text(const td_call *call, const td_region *r,
+                             int d, int64_t add, char *buf, size_t cap)
 {
     static const char *const ids[3] = {"blockIdx.x", "blockIdx.y",
                                        "blockIdx.z"};
     size_t n = 0;
-    char tmp[32];
+    char tmp[TD_NAME_MAX + 32];
     if (cap > 0)
         buf[0] = '\0';
     for (int k = 0; k < 3; k++) {
@@ -120,11 +139,35 @@ size_t td__region_bound_text(const td_region *r, int d, int64_t add,
         n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
                               "%s%s", n > 0 ? " + " : "", tmp);
     }
+    for (int j = 0; j < TD_MAX_SCALARS && call != NULL &&
+                    j < call->nscalars;
+         j++) {
+        int64_t c = r->scalar_coef[d][j];
+        if (c == 0)
+            continue;
+        int nm = (int)strnlen(call->scalars[j].name, TD_NAME_MAX);
+        if (c == 1)
+            snprintf(tmp, sizeof tmp, "%.*s", nm, call->scalars[j].name);
+        else
+            snprintf(tmp, sizeof tmp, "%.*s * %lld", nm,
+                     call->scalars[j].name, (long long)c);
+        n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
+                              "%s%s", n > 0 ? " + " : "", tmp);
+    }
     int64_t c = r->start[d] + add;
     if (n == 0 || c != 0)
         n += (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0,
                               "%s%lld", n > 0 ? " + " : "", (long long)c);
     return n;
+}
+
+int td__call_scalar(const td_call *call, const char *s, size_t len)
+{
+    for (int i = 0; i < call->nscalars && i < TD_MAX_SCALARS; i++)
+        if (strnlen(call->scalars[i].name, TD_NAME_MAX) == len &&
+            memcmp(call->scalars[i].name, s, len) == 0)
+            return i;
+    return -1;
 }
 
 /* Whether a fixed-size name field equals s; the bound keeps a hand-built

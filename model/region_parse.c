@@ -65,15 +65,30 @@ static int rp_found(rp *r, const char *what)
     return rp_err(r, TD_EPARSE, r->pos, "expected %s, found '%c'", what, ch);
 }
 
-/* A bound of a slice: c + the sum of k[i] * blockIdx.{x,y,z}[i]. */
+/* A bound of a slice: c + the sum of k[i] * blockIdx.{x,y,z}[i] + the sum
+ * of k[3 + j] * scalars[j] (the call's declared scalars). */
+#define AFF_TERMS (3 + TD_MAX_SCALARS)
+
 typedef struct rp_aff {
     int64_t c;
-    int64_t k[3];
+    int64_t k[AFF_TERMS];
 } rp_aff;
 
 static bool aff_symbolic(const rp_aff *a)
 {
-    return a->k[0] != 0 || a->k[1] != 0 || a->k[2] != 0;
+    for (int i = 0; i < AFF_TERMS; i++)
+        if (a->k[i] != 0)
+            return true;
+    return false;
+}
+
+/* Whether a term of a declared scalar is in the bound. */
+static bool aff_dynamic(const rp_aff *a)
+{
+    for (int i = 3; i < AFF_TERMS; i++)
+        if (a->k[i] != 0)
+            return true;
+    return false;
 }
 
 /* Whether |x| stays within the limit an index may reach. */
@@ -81,7 +96,7 @@ static bool aff_fits(const rp_aff *a)
 {
     if (a->c > TD_MAX_EXTENT || a->c < -TD_MAX_EXTENT)
         return false;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < AFF_TERMS; i++)
         if (a->k[i] > TD_MAX_EXTENT || a->k[i] < -TD_MAX_EXTENT)
             return false;
     return true;
@@ -128,6 +143,12 @@ static int rp_factor(rp *r, rp_aff *v)
                r->s[end] == '.')
             end++;
         size_t len = end - at;
+        int si = td__call_scalar(r->c->call, r->s + at, len);
+        if (si >= 0) {
+            v->k[3 + si] = 1;
+            r->pos = end;
+            return 0;
+        }
         for (int f = 0; f < 2; f++)
             for (int i = 0; i < 3; i++)
                 if (strlen(block_names[f][i]) == len &&
@@ -144,13 +165,19 @@ static int rp_factor(rp *r, rp_aff *v)
                     return 0;
                 }
         char name[TD_NAME_MAX], hint[TD_DIAG_MSG_MAX / 2];
+        const char *cands[6 + TD_MAX_SCALARS];
+        size_t nc = 0;
+        for (int f = 0; f < 2; f++)
+            for (int i = 0; i < 3; i++)
+                cands[nc++] = block_names[f][i];
+        for (int i = 0; i < r->c->call->nscalars && i < TD_MAX_SCALARS; i++)
+            cands[nc++] = r->c->call->scalars[i].name;
         snprintf(name, sizeof name, "%.*s",
                  (int)(len < sizeof name ? len : sizeof name - 1), r->s + at);
         return rp_err(r, TD_ESCHEMA, at,
                       "unknown name '%.*s' in a region bound%s",
                       (int)(len > 64 ? 64 : len), r->s + at,
-                      td__yhint(hint, sizeof hint, name,
-                                (const char *const *)block_names, 6));
+                      td__yhint(hint, sizeof hint, name, cands, nc));
     }
     return rp_found(r, "an index");
 }
@@ -173,16 +200,17 @@ static int rp_term(rp *r, rp_aff *v)
         if (aff_symbolic(v) && aff_symbolic(&w))
             return rp_err(r, TD_ESCHEMA, at,
                           "a region bound must be affine in the block ids "
-                          "(a product of two block ids is not)");
+                          "and scalars (a product of two of them is not)");
         rp_aff p;
         int64_t m = aff_symbolic(v) ? w.c : v->c;
         const rp_aff *x = aff_symbolic(v) ? v : &w;
-        if (m != 0 && (x->c > TD_MAX_EXTENT / m || x->k[0] > TD_MAX_EXTENT / m ||
-                       x->k[1] > TD_MAX_EXTENT / m ||
-                       x->k[2] > TD_MAX_EXTENT / m))
+        if (m != 0 && x->c > TD_MAX_EXTENT / m)
             return rp_err(r, TD_ELIMIT, at, "region index is too large");
+        for (int i = 0; i < AFF_TERMS; i++)
+            if (m != 0 && x->k[i] > TD_MAX_EXTENT / m)
+                return rp_err(r, TD_ELIMIT, at, "region index is too large");
         p.c = x->c * m;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < AFF_TERMS; i++)
             p.k[i] = x->k[i] * m;
         *v = p;
         if (!aff_fits(v))
@@ -213,7 +241,7 @@ static int rp_sum(rp *r, rp_aff *v)
             return rc;
         int64_t sg = op == '+' ? 1 : -1;
         v->c += sg * w.c;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < AFF_TERMS; i++)
             v->k[i] += sg * w.k[i];
         if (!aff_fits(v))
             return rp_err(r, TD_ELIMIT, at, "region index is too large");
@@ -238,10 +266,14 @@ static int rp_index(rp *r, rp_aff *v, bool *present)
     int rc = rp_sum(r, v);
     if (rc)
         return rc;
-    if (v->c < 0 || v->k[0] < 0 || v->k[1] < 0 || v->k[2] < 0)
+    bool neg = v->c < 0;
+    for (int i = 0; i < AFF_TERMS; i++)
+        neg = neg || v->k[i] < 0;
+    if (neg)
         return rp_err(r, TD_ESCHEMA, at,
                       "a region bound must not be negative for any block "
-                      "(a negative constant or block-id coefficient)");
+                      "(a negative constant, block-id or scalar "
+                      "coefficient)");
     *present = true;
     return 0;
 }
@@ -265,8 +297,9 @@ static bool row_major(const td_buffer *b)
     return strcmp(s1, s2) == 0;
 }
 
-/* The largest value of a bound over the launch's grid; with a grid extent
- * given by name (unknown), the bound at block 0. */
+/* The largest value of a bound over the launch's grid and the scalars'
+ * ranges; with a grid extent given by name (unknown), the bound at block
+ * 0.  A scalar without a range was refused before. */
 static int64_t aff_max(const td_call *call, const rp_aff *v)
 {
     int64_t m = v->c;
@@ -275,7 +308,22 @@ static int64_t aff_max(const td_call *call, const rp_aff *v)
         if (v->k[i] != 0 && lp->present && !lp->symbolic)
             m += v->k[i] * (lp->extent - 1);
     }
+    for (int j = 0; j < TD_MAX_SCALARS && j < call->nscalars; j++)
+        if (v->k[3 + j] != 0)
+            m += v->k[3 + j] * (call->scalars[j].hi - 1);
     return m;
+}
+
+/* A bound that uses a scalar without a declared range, or whose range
+ * reaches below 0: its bounds cannot be checked.  The index of the first
+ * such scalar, -1 if none. */
+static int aff_unchecked(const td_call *call, const rp_aff *v)
+{
+    for (int j = 0; j < TD_MAX_SCALARS && j < call->nscalars; j++)
+        if (v->k[3 + j] != 0 &&
+            (!call->scalars[j].has_range || call->scalars[j].lo < 0))
+            return j;
+    return -1;
 }
 
 /* Parses "NAME" or "NAME[slices]" against the call's buffers.  `label`
@@ -336,6 +384,7 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
         return rp_found(&r, "'[' or end of region");
     size_t open_at = r.pos++;
     size_t sym_at = SIZE_MAX; /* the first bound with a block id */
+    size_t dyn_at = SIZE_MAX; /* the first bound with a scalar */
     int nslices = 0;
     for (;;) {
         rp_ws(&r);
@@ -367,10 +416,27 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                           "a slice whose start depends on the block ids needs "
                           "an end (its extent must be a constant)");
         if (sym && colon &&
-            (hi.k[0] != lo.k[0] || hi.k[1] != lo.k[1] || hi.k[2] != lo.k[2]))
+            memcmp(hi.k, lo.k, sizeof lo.k) != 0)
             return rp_err(&r, TD_ESCHEMA, at,
                           "the extent of a slice must be a constant: its end "
-                          "minus its start still depends on the block ids");
+                          "minus its start still depends on the block ids "
+                          "or scalars");
+        if (sym) {
+            int u = aff_unchecked(c->call, &lo);
+            if (u >= 0 && !c->call->scalars[u].has_range)
+                return rp_err(&r, TD_ESCHEMA, at,
+                              "the region's bounds cannot be checked: scalar "
+                              "'%s' has no range (declare it: scalars: {%s: "
+                              "{range: [LO, HI]}})",
+                              c->call->scalars[u].name,
+                              c->call->scalars[u].name);
+            if (u >= 0)
+                return rp_err(&r, TD_ESCHEMA, at,
+                              "a region start must not be negative: scalar "
+                              "'%s' may be %lld",
+                              c->call->scalars[u].name,
+                              (long long)c->call->scalars[u].lo);
+        }
         if (d < b->ndim) {
             int64_t ext = b->shape[d];
             /* Bounds use the largest start over the grid; the extent is
@@ -391,7 +457,10 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                                   "dimension %d of extent %lld%s",
                                   (long long)start, (long long)stop, d,
                                   (long long)ext,
-                                  sym ? " (at the grid's last block)" : "");
+                                  aff_dynamic(&lo)
+                                      ? " (at the scalars' largest values)"
+                                  : sym ? " (at the grid's last block)"
+                                        : "");
                 if (stop <= start)
                     return rp_err(&r, TD_ESCHEMA, at,
                                   "empty slice %lld:%lld in dimension %d",
@@ -408,8 +477,20 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
             reg.extent[d] = stop - start;
             for (int i = 0; i < 3; i++)
                 reg.block_coef[d][i] = lo.k[i];
+            for (int j = 0; j < TD_MAX_SCALARS; j++) {
+                reg.scalar_coef[d][j] = lo.k[3 + j];
+                if (lo.k[3 + j] > ext)
+                    return rp_err(&r, TD_ESCHEMA, at,
+                                  "the coefficient %lld of %s is larger "
+                                  "than dimension %d's extent %lld",
+                                  (long long)lo.k[3 + j],
+                                  c->call->scalars[j].name, d,
+                                  (long long)ext);
+            }
             if (sym && sym_at == SIZE_MAX)
                 sym_at = at;
+            if (aff_dynamic(&lo) && dyn_at == SIZE_MAX)
+                dyn_at = at;
         }
         if (r.s[r.pos] == ',') {
             r.pos++;
@@ -430,6 +511,11 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                       "dimension%s",
                       nslices, nslices == 1 ? "" : "s", b->name, b->ndim,
                       b->ndim == 1 ? "" : "s");
+    if (dyn_at != SIZE_MAX && strcmp(c->call->op, "copy_async") != 0)
+        return rp_err(&r, TD_ESCHEMA, dyn_at,
+                      "a region start that depends on a scalar is supported "
+                      "for op 'copy_async' only, not '%s'",
+                      c->call->op);
     if (sym_at != SIZE_MAX) {
         /* What the variants can emit today: the offset of a row-major
          * global buffer of a copy, or of copy_async's (ldgsts reads only
@@ -442,16 +528,17 @@ int td__cl_region_in(td__cl *c, const td_ynode *n, const char *what,
                           "supported for ops 'copy' and 'copy_async' only, "
                           "not '%s'",
                           c->call->op);
+        const char *on = dyn_at != SIZE_MAX ? "a scalar" : "the block ids";
         if (strcmp(b->scope, "global") != 0)
             return rp_err(&r, TD_ESCHEMA, sym_at,
-                          "a region start that depends on the block ids needs "
-                          "a global buffer; '%s' is %s",
-                          b->name, b->scope);
+                          "a region start that depends on %s needs a global "
+                          "buffer; '%s' is %s",
+                          on, b->name, b->scope);
         if (!row_major(b))
             return rp_err(&r, TD_ESCHEMA, sym_at,
-                          "a region start that depends on the block ids needs "
-                          "a row-major buffer; '%s' has another layout",
-                          b->name);
+                          "a region start that depends on %s needs a "
+                          "row-major buffer; '%s' has another layout",
+                          on, b->name);
     }
     *out = reg;
     return 0;

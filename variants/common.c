@@ -3,6 +3,7 @@
  * barrier, the unflattening of flat indices.  Public headers only.
  */
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "common.h"
 
@@ -123,6 +124,16 @@ void td__unflatten_by(td_ir *ir, td__dim_fn dim, const void *ctx, int n,
     }
 }
 
+/* Declared scalar j of the call as an int32 value (a kernel parameter of
+ * its dtype, converted). */
+static td_expr *scalar_ref(td_ir *ir, const td_call *call, int j)
+{
+    char name[TD_NAME_MAX];
+    snprintf(name, sizeof name, "%.*s", TD_NAME_MAX - 1,
+             call->scalars[j].name);
+    return td_cast(ir, TD_I32, td_param(ir, name, call->scalars[j].dtype));
+}
+
 static const td_intrin block_ids[3] = {
     TD_INTRIN_BLOCK_IDX_X, TD_INTRIN_BLOCK_IDX_Y, TD_INTRIN_BLOCK_IDX_Z};
 
@@ -164,5 +175,139 @@ td_expr *td__region_block_offset(td_ir *ir, const td_call *call,
         if (c != 0)
             e = add_block_term(ir, e, k, c);
     }
+    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++) {
+        int64_t c = 0, stride = 1;
+        for (int d = b->ndim - 1; d >= 0 && d < r->ndim; d--) {
+            c += r->scalar_coef[d][j] * stride;
+            stride *= b->shape[d];
+        }
+        if (c == 0)
+            continue;
+        td_expr *t = scalar_ref(ir, call, j);
+        if (c != 1)
+            t = td_mul(ir, t, td_int(ir, c));
+        e = e != NULL ? td_add(ir, e, t) : t;
+    }
     return e;
+}
+
+td_expr *td__config_expr(td_ir *ir, const td_call *call,
+                         const td_config_entry *e, int i, td_reason *why)
+{
+    if (e == NULL || e->kind != TD_VALUE_EXPR || e->expr.n <= 0 ||
+        e->expr.n > TD_MAX_EXPR_NODES) {
+        td_reason_set(why, "config %.*s is not an expression",
+                      TD_NAME_MAX - 1, e != NULL ? e->key : "?");
+        return NULL;
+    }
+    if (i < 0)
+        i = e->expr.n - 1;
+    const td_cx_node *x = &e->expr.node[i];
+    if ((x->op > TD_CX_ID && (x->a < 0 || x->a >= i)) ||
+        (x->op > TD_CX_NOT && (x->b < 0 || x->b >= i))) {
+        td_reason_set(why, "config %.*s: malformed expression",
+                      TD_NAME_MAX - 1, e->key);
+        return NULL;
+    }
+    td_expr *a = NULL, *b = NULL;
+    if (x->op > TD_CX_ID &&
+        (a = td__config_expr(ir, call, e, x->a, why)) == NULL)
+        return NULL;
+    if (x->op > TD_CX_NOT &&
+        (b = td__config_expr(ir, call, e, x->b, why)) == NULL)
+        return NULL;
+    switch (x->op) {
+    case TD_CX_INT:
+        return td_int(ir, x->v);
+    case TD_CX_SCALAR:
+        if (x->v < 0 || x->v >= call->nscalars || x->v >= TD_MAX_SCALARS)
+            break;
+        return scalar_ref(ir, call, (int)x->v);
+    case TD_CX_ID: {
+        td_expr *tx = td_intrinsic(ir, TD_INTRIN_THREAD_IDX_X, TD_I32, 0, NULL);
+        switch ((td_axis)x->v) {
+        case TD_AXIS_TX:
+            return tx;
+        case TD_AXIS_LANEID:
+            return td_binary(ir, TD_OP_MOD, tx, td_int(ir, 32));
+        case TD_AXIS_WARPID:
+            return td_binary(ir, TD_OP_DIV, tx, td_int(ir, 32));
+        case TD_AXIS_BX:
+        case TD_AXIS_BY:
+        case TD_AXIS_BZ:
+            return td_intrinsic(ir, block_ids[x->v - TD_AXIS_BX], TD_I32, 0,
+                                NULL);
+        default:
+            td_reason_set(why, "config %.*s uses %s, which this variant "
+                               "cannot compute (no cluster launch yet)",
+                          TD_NAME_MAX - 1, e->key,
+                          td_axis_name((td_axis)x->v));
+            return NULL;
+        }
+    }
+    case TD_CX_NEG:
+        return td_binary(ir, TD_OP_SUB, td_int(ir, 0), a);
+    case TD_CX_NOT:
+        return td_binary(ir, TD_OP_EQ, a, td_int(ir, 0));
+    case TD_CX_ADD:
+        return td_binary(ir, TD_OP_ADD, a, b);
+    case TD_CX_SUB:
+        return td_binary(ir, TD_OP_SUB, a, b);
+    case TD_CX_MUL:
+        return td_binary(ir, TD_OP_MUL, a, b);
+    case TD_CX_DIV:
+        return td_binary(ir, TD_OP_DIV, a, b);
+    case TD_CX_MOD:
+        return td_binary(ir, TD_OP_MOD, a, b);
+    case TD_CX_LT:
+        return td_binary(ir, TD_OP_LT, a, b);
+    case TD_CX_LE:
+        return td_binary(ir, TD_OP_LE, a, b);
+    case TD_CX_GT:
+        return td_binary(ir, TD_OP_LT, b, a);
+    case TD_CX_GE:
+        return td_binary(ir, TD_OP_LE, b, a);
+    case TD_CX_EQ:
+        return td_binary(ir, TD_OP_EQ, a, b);
+    case TD_CX_NE:
+        return td_binary(ir, TD_OP_NE, a, b);
+    case TD_CX_AND:
+        return td_binary(ir, TD_OP_AND, a, b);
+    case TD_CX_OR:
+        return td_binary(ir, TD_OP_OR, a, b);
+    }
+    td_reason_set(why, "config %.*s: malformed expression", TD_NAME_MAX - 1,
+                  e->key);
+    return NULL;
+}
+
+td_expr *td__config_elem_index(td_ir *ir, const td_call *call,
+                               const td_config_entry *e, int *buffer,
+                               td_reason *why)
+{
+    if (e == NULL || e->kind != TD_VALUE_ELEM || e->elem_buffer < 0 ||
+        e->elem_buffer >= call->nbuffers || e->expr.n <= 0 ||
+        e->expr.n > TD_MAX_EXPR_NODES) {
+        td_reason_set(why, "config %.*s is not a buffer element",
+                      TD_NAME_MAX - 1, e != NULL ? e->key : "?");
+        return NULL;
+    }
+    const td_buffer *b = &call->buffers[e->elem_buffer];
+    td_expr *sum = NULL;
+    int64_t stride = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        /* The indices are expressions of their own (their roots in
+         * elem_index); td__config_expr reads the same node array. */
+        td_config_entry one = *e;
+        one.kind = TD_VALUE_EXPR;
+        td_expr *x = td__config_expr(ir, call, &one, e->elem_index[d], why);
+        if (x == NULL)
+            return NULL;
+        if (stride != 1)
+            x = td_mul(ir, x, td_int(ir, stride));
+        sum = sum != NULL ? td_add(ir, x, sum) : x;
+        stride *= b->shape[d];
+    }
+    *buffer = e->elem_buffer;
+    return sum;
 }

@@ -3,8 +3,8 @@
  * for the variants that run at warp, warpgroup and cta scope (`shared`,
  * `shared_rows`, the elementwise family), and the unflattening of a flat
  * index into indices (the thread-wise reduction, the elementwise family),
- * and a region start that depends on the block ids as an expression (the
- * copy family).
+ * a region start that depends on the block ids or scalars as an expression
+ * (the copy family), and a config expression as an IR expression.
  * Internal to variants/; public headers only, so that a variant built as a
  * plugin (tests/registry/ewise_plugin.c) can take common.c with it.
  */
@@ -73,11 +73,35 @@ void td__unflatten_by(td_ir *ir, td__dim_fn dim, const void *ctx, int n,
 td_expr *td__region_start_expr(td_ir *ir, const td_region *r, int d,
                                int64_t add);
 
-/* The element offset the block ids add to region r's start in its
- * row-major buffer, one term per block id ("blockIdx.x * 8192"), for an
- * emitter that adds it to a flat 32-bit index as TVM does; NULL when the
- * start is constant. */
+/* The element offset the block ids and the call's scalars add to region
+ * r's start in its row-major buffer, one term per block id or scalar
+ * ("blockIdx.x * 8192", "k * 8192": a scalar is a kernel parameter of its
+ * name), for an emitter that adds it to a flat 32-bit index as TVM does;
+ * NULL when the start is constant. */
 td_expr *td__region_block_offset(td_ir *ir, const td_call *call,
                                  const td_region *r);
+
+/*
+ * Node `i` of config entry e's expression (TD_VALUE_EXPR; i = -1: its
+ * root) as an int32 IR expression: scalars are kernel parameters of their
+ * names, tx threadIdx.x, laneid and warpid its remainder and quotient by
+ * 32, bx..bz the block ids.  NULL with a reason in why for what the IR
+ * cannot spell yet (the cluster ids) or an entry that is no expression.
+ */
+td_expr *td__config_expr(td_ir *ir, const td_call *call,
+                         const td_config_entry *e, int i, td_reason *why);
+
+/*
+ * The row-major element index of config entry e's buffer element
+ * (TD_VALUE_ELEM: "mbar[k % 4]" is k % 4; "bar[i, j]" of a [2, 4] buffer
+ * is i * 4 + j) as an int32 IR expression, and in *buffer the index of
+ * the buffer in call->buffers: what an address-of node takes (an
+ * mbarrier operand is that element's shared address).  NULL with a
+ * reason in why for an entry that is no element or an index the IR
+ * cannot spell.
+ */
+td_expr *td__config_elem_index(td_ir *ir, const td_call *call,
+                               const td_config_entry *e, int *buffer,
+                               td_reason *why);
 
 #endif

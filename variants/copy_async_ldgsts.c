@@ -112,11 +112,14 @@ static bool direct_ok(const td_call *call, td_reason *why)
         /* What the block ids add must keep every block's start aligned. */
         int64_t blk = td__region_block_align(call, rs[i]);
         if (blk > 0 && blk * eb / 8 % cp != 0) {
+            bool dyn = td__region_dynamic(rs[i]);
             td_reason_set(why,
                           "ldgsts direct=True: region of %.*s is not "
-                          "%lld-byte aligned in every block (the block ids "
-                          "move its start by a multiple of %lld bytes)",
+                          "%lld-byte aligned in every %s (the %s move its "
+                          "start by a multiple of %lld bytes)",
                           nm, b->name, (long long)cp,
+                          dyn ? "block and for every scalar value" : "block",
+                          dyn ? "block ids and scalars" : "block ids",
                           (long long)(blk * eb / 8));
             return false;
         }
@@ -166,10 +169,24 @@ static bool config_ok(const td_call *call, td_reason *why)
         return false;
     }
     e = td_call_config(call, "predicate");
-    if (e != NULL && e->kind == TD_VALUE_STRING && e->s[0] == '\0') {
-        td_reason_set(why, "ldgsts: predicate must name an int parameter or "
-                           "be a constant");
+    if (e != NULL && ((e->kind == TD_VALUE_STRING && e->s[0] == '\0') ||
+                      e->kind == TD_VALUE_ELEM)) {
+        td_reason_set(why, "ldgsts: predicate must name an int parameter, "
+                           "be a constant or an expression (not a buffer "
+                           "element)");
         return false;
+    }
+    for (int i = 0; e != NULL && e->kind == TD_VALUE_EXPR && i < e->expr.n &&
+                    i < TD_MAX_EXPR_NODES;
+         i++) {
+        const td_cx_node *x = &e->expr.node[i];
+        if (x->op == TD_CX_ID && x->v >= TD_AXIS_CBX) {
+            td_reason_set(why, "ldgsts: predicate uses the cluster id %s, "
+                               "which ldgsts cannot compute (it launches "
+                               "no cluster)",
+                          td_axis_name((td_axis)x->v));
+            return false;
+        }
     }
     e = td_call_config(call, "direct");
     if (e != NULL && e->kind == TD_VALUE_STRING) {
@@ -232,20 +249,27 @@ static const td_pred_desc ldgsts_preds[] = {
     {.name = "ldgsts_applicable", .fn = ldgsts_pred},
 };
 
-/* The guard: a named int parameter or a constant (TVM's predicate
- * expression); NULL when there is none (TVM's default -1). */
-static td_expr *guard(const td_call *call, td_ir *ir)
+/* The guard: a named int parameter, a constant or an expression over the
+ * call's scalars and ids (TVM's predicate expression); NULL when there is
+ * none (TVM's default -1).  ldgsts_applicable refused the expressions
+ * td__config_expr cannot build. */
+static td_expr *guard(const td_call *call, td_ir *ir, td_reason *why)
 {
     const td_config_entry *e = td_call_config(call, "predicate");
     if (e == NULL)
         return NULL;
+    if (e->kind == TD_VALUE_EXPR)
+        return td__config_expr(ir, call, e, -1, why);
     if (e->kind == TD_VALUE_STRING)
         return td_param(ir, e->s, TD_I32);
     int64_t v = e->kind == TD_VALUE_BOOL ? (int64_t)e->b : e->i;
     return v == -1 ? NULL : td_int(ir, v);
 }
 
-static void settings(const td_call *call, td_ir *ir, td_ptx_cp_async *c)
+/* The chain's qualifiers and guard; TD_EDECLINED (why says) when the
+ * guard expression cannot be built. */
+static int settings(const td_call *call, td_ir *ir, td_ptx_cp_async *c,
+                    td_reason *why)
 {
     const td_config_entry *e = td_call_config(call, "prefetch_size");
     int64_t pf = e != NULL ? e->i : -1;
@@ -253,9 +277,13 @@ static void settings(const td_call *call, td_ir *ir, td_ptx_cp_async *c)
                   : pf == 128 ? TD_PTX_PREFETCH_128B
                   : pf == 256 ? TD_PTX_PREFETCH_256B
                               : TD_PTX_PREFETCH_NONE;
-    c->pred = guard(call, ir);
+    c->pred = guard(call, ir, why);
+    const td_config_entry *pe = td_call_config(call, "predicate");
+    if (c->pred == NULL && pe != NULL && pe->kind == TD_VALUE_EXPR)
+        return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EDECLINED;
     e = td_call_config(call, "fill_mode");
     c->zfill = c->pred != NULL && e != NULL && strcmp(e->s, "zero") == 0;
+    return 0;
 }
 
 static const char *const note =
@@ -285,7 +313,9 @@ static int emit_direct(const td_call *call, td_ir *ir, td_reason *why)
     td_ptx_cp_async c = {.dst = sb, .dst_offset = td_int(ir, so),
                          .src = gb, .src_offset = src_off,
                          .bytes = (int)cp};
-    settings(call, ir, &c);
+    int rc = settings(call, ir, &c, why);
+    if (rc != 0)
+        return rc;
     td_ir_cp_async(ir, &c);
     return td_ir_status(ir);
 }
@@ -331,7 +361,9 @@ static int ldgsts_emit(const td_call *call, const td_op_desc *op,
         td_ptx_cp_async c = {.dst = sb, .dst_offset = td_var_ref(ir, sv),
                              .src = gb, .src_offset = td_var_ref(ir, gv),
                              .bytes = (int)cp};
-        settings(call, ir, &c);
+        rc = settings(call, ir, &c, why);
+        if (rc != 0)
+            return rc;
         td_ir_cp_async(ir, &c);
         td_ir_end_for(ir);
         rc = td_ir_status(ir);

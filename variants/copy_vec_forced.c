@@ -24,10 +24,10 @@ static void region_text(const td_call *call, const td_region *r, char *buf,
     const td_buffer *b = &call->buffers[r->buffer];
     size_t n = (size_t)snprintf(buf, cap, "%.*s[",
                                 (int)strnlen(b->name, TD_NAME_MAX), b->name);
-    char lo[96], hi[96];
+    char lo[256], hi[256];
     for (int d = 0; d < r->ndim && n < cap; d++) {
-        td__region_bound_text(r, d, 0, lo, sizeof lo);
-        td__region_bound_text(r, d, r->extent[d], hi, sizeof hi);
+        td__region_bound_text(call, r, d, 0, lo, sizeof lo);
+        td__region_bound_text(call, r, d, r->extent[d], hi, sizeof hi);
         n += (size_t)snprintf(buf + n, cap - n, "%s%s:%s", d ? ", " : "", lo,
                               hi);
     }
@@ -42,9 +42,9 @@ static void start_text(const td_call *call, const td_region *r, char *buf,
     const td_buffer *b = &call->buffers[r->buffer];
     size_t n = (size_t)snprintf(buf, cap, "%.*s[",
                                 (int)strnlen(b->name, TD_NAME_MAX), b->name);
-    char lo[96];
+    char lo[256];
     for (int d = 0; d < r->ndim && n < cap; d++) {
-        td__region_bound_text(r, d, 0, lo, sizeof lo);
+        td__region_bound_text(call, r, d, 0, lo, sizeof lo);
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", d ? ", " : "", lo);
     }
     if (n < cap)
@@ -86,6 +86,10 @@ static void repr(const td_config_entry *e, char *buf, size_t cap)
         break;
     case TD_VALUE_INT:
         snprintf(buf, cap, "%" PRId64, e->i);
+        break;
+    case TD_VALUE_EXPR:
+    case TD_VALUE_ELEM:
+        snprintf(buf, cap, "%.*s", (int)strnlen(e->s, TD_NAME_MAX), e->s);
         break;
     default:
         snprintf(buf, cap, "%s", e->b ? "True" : "False");

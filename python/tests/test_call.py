@@ -277,3 +277,38 @@ def test_reduction_with_two_sources_is_an_input_error(reg):
     assert (e.value.line, e.value.column) == (7, 11)
     with pytest.raises(td.InputError):
         reg.explain(c)
+
+
+ASYNC_KW = dict(
+    op="copy_async", target="cuda", arch="sm_90a", scope="cta",
+    launch={"threadIdx.x": 128},
+    buffers={"A": {"scope": "global", "dtype": "float16", "shape": [1024, 64]},
+             "S": {"scope": "shared", "dtype": "float16", "shape": [128, 64]},
+             "mbar": {"scope": "shared", "dtype": "uint64", "shape": [4]}},
+    dst="S")
+
+
+def test_keywords_scalars_and_expressions(reg):
+    c = td.Call(**ASYNC_KW, src="A[k * 128:k * 128 + 128, 0:64]",
+                scalars={"k": {"dtype": "int32", "range": [0, 8]}},
+                config={"predicate": "tx < 64 && k != 3"})
+    assert c.src == "A[k * 128:k * 128 + 128, 0:64]"
+    assert c.config == {"predicate": "tx < 64 && k != 3"}
+    cuda = reg.dispatch(c).emit("cuda")
+    assert "k * 8192" in cuda and "(int)threadIdx.x < 64 && k != 3" in cuda
+    c = td.Call(**ASYNC_KW, src="A[0:128, 0:64]",
+                scalars={"k": {"range": [0, 64]}},
+                config={"mbar": "mbar[k % 4]", "remote_cta_id": "1 - cbx"})
+    assert "mbar=T.address_of(mbar[k % 4])" in c.script
+    assert "remote_cta_id=1 - cbx" in c.script
+
+
+def test_keywords_scalars_refused():
+    with pytest.raises(td.Error, match="scalar 'k' has no range"):
+        td.Call(**ASYNC_KW, src="A[k * 128:k * 128 + 128, 0:64]",
+                scalars={"k": {"dtype": "int32"}})
+    with pytest.raises(td.Error, match=r"unknown name 'n' \(declare"):
+        td.Call(**ASYNC_KW, src="A[0:128, 0:64]", config={"predicate": "tx < n"})
+    with pytest.raises(td.Error, match="index 0 of 'mbar' may be outside"):
+        td.Call(**ASYNC_KW, src="A[0:128, 0:64]",
+                scalars={"k": {"range": [0, 64]}}, config={"mbar": "mbar[k % 8]"})

@@ -6,7 +6,8 @@
 # shared tile copied back out and compared bit for bit), run in both data
 # modes by scripts/gpu-check; and two mutants of one program, whose shared
 # offsets are swapped between neighbouring 16-byte pieces or whose pieces
-# all land on the first one, must FAIL (the check sees a wrong tile).
+# all land on the first one, must FAIL (the check sees a wrong tile), as
+# must the scalar-start program given another k than its reference reads.
 #
 #   tests/cuda/gpu-ldgsts.sh prepare DIR   # build machine: needs build/tiledispatch
 #   tests/cuda/gpu-ldgsts.sh run DIR OUT   # GPU machine: needs nvcc, bash
@@ -40,7 +41,14 @@ prepare)
     >"$dir/mutants/ldgsts_swap.cu"
   sed 's/A_smem_ptr + s_off/A_smem_ptr + 0 * s_off/' "$src" \
     >"$dir/mutants/ldgsts_first.cu"
-  echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/mutants (2)"
+  # The scalar start: the kernel gets k = 5 (its guard still true) where
+  # the reference reads the tile of k = 7 (the scalar's offset must reach
+  # the index).
+  src="$dir/progs/golden-ldgsts_scalar_start_f16.cu"
+  grep -q 'td_sv_k = td_from_double<int>(7)' "$src" || { echo "gpu-ldgsts: $src has no k = 7" >&2; exit 1; }
+  sed 's/td_sv_k = td_from_double<int>(7)/td_sv_k = td_from_double<int>(5)/' "$src" \
+    >"$dir/mutants/ldgsts_scalar_k.cu"
+  echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/mutants (3)"
   ;;
 run)
   dir=$2; out=$3

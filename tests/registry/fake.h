@@ -250,8 +250,8 @@ static inline void fake_call(td_call *c, const char *op, td_exec_scope scope)
     c->buffers[1].dtype = TD_F32;
     c->buffers[1].ndim = 1;
     c->buffers[1].shape[0] = 4;
-    c->dst = (td_region){0, 1, {0}, {1}, {{0}}};
-    c->src = (td_region){1, 1, {0}, {4}, {{0}}};
+    c->dst = (td_region){0, 1, {0}, {1}, {{0}}, {{0}}};
+    c->src = (td_region){1, 1, {0}, {4}, {{0}}, {{0}}};
     c->naxes = 1;
     c->axes[0] = -1;
 }

@@ -25,7 +25,12 @@
  *     own tile of the global source: the reference of an instance reads
  *     it at the offset its block adds.  A dst region of that kind is each
  *     block's own tile of the global dst: the expected array has every
- *     block's tile (cp_tables_fill).
+ *     block's tile (cp_tables_fill).  A source start that depends on the
+ *     call's declared scalars is read where the program's values put it:
+ *     each scalar is a kernel parameter of the last value of its range,
+ *     and a predicate expression over the scalars is evaluated there (one
+ *     over the thread or block ids is refused: it may skip part of the
+ *     copy).
  *
  * The shared staging puts a barrier after the body before any buffer is
  * staged out (the emitted copy has none of its own).
@@ -48,7 +53,31 @@ typedef struct cp_plan {
     int64_t blk[3];         /* the src elements blockIdx.x, .y, .z add */
     bool dst_blocked;       /* the dst region's too: the tables cover every
                                block's tile of the global dst */
+    int64_t sdyn;           /* the src elements the declared scalars add at
+                               the values the program passes */
 } cp_plan;
+
+/* The value the program passes for each declared scalar: the last of its
+ * range (where the bounds were checked), 0 without one. */
+static int64_t cp_scalar_value(const td_scalar *s)
+{
+    return s->has_range ? s->hi - 1 : 0;
+}
+
+/* The row-major element offset region r of buffer b moves by when the
+ * call's scalars take the program's values. */
+static int64_t cp_scalar_off(const td_call *call, const td_buffer *b,
+                             const td_region *r)
+{
+    int64_t off = 0, stride = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+            off += r->scalar_coef[d][j] * cp_scalar_value(&call->scalars[j]) *
+                   stride;
+        stride *= b->shape[d];
+    }
+    return off;
+}
 
 static cp_plan *cp_of(const kp_plan *p)
 {
@@ -157,7 +186,7 @@ static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
         }
         for (int64_t k = 0; k < c->region; k++) {
             int64_t de = cp_elem(dk->b, &call->dst, k) + doff;
-            int64_t se = cp_elem(sk->b, sr, k) + soff;
+            int64_t se = cp_elem(sk->b, sr, k) + soff + c->sdyn;
             int64_t pos = dk->global
                               ? dk->gpad + (dk->phys ? dk->phys[de] : de)
                               : de;
@@ -204,6 +233,15 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "the src region has %" PRId64 " elements, the dst "
                            "region %" PRId64, sn, dn);
     c->region = dn;
+    /* A start that moves with the caller's scalars (a loop variable):
+     * the program passes each scalar the last value of its range and
+     * checks the region there.  Only a global source has one (the
+     * loader's rule), read at that offset like a block's tile. */
+    if (td__region_dynamic(&call->dst))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "a dst region whose start depends on a declared "
+                           "scalar has no program");
+    c->sdyn = cp_scalar_off(call, sb, sr);
     c->dst_blocked = td__region_symbolic(&call->dst);
     c->blocked = td__region_symbolic(sr);
     for (int k = 0; k < 3 && c->blocked; k++) {
@@ -240,6 +278,32 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "config predicate is 0: the copy is skipped (or "
                            "only zero-filled), which this program cannot "
                            "check against its source");
+    int64_t sv[TD_MAX_SCALARS] = {0}, pv = 1;
+    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+        sv[j] = cp_scalar_value(&call->scalars[j]);
+    if (pr != NULL && pr->kind == TD_VALUE_ELEM)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config predicate is a buffer element");
+    if (pr != NULL && pr->kind == TD_VALUE_EXPR &&
+        !td__cexpr_eval(call, &pr->expr, pr->expr.n - 1, sv, &pv))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config predicate depends on the thread or block "
+                           "ids: it may skip part of the copy, which this "
+                           "program cannot check against its source");
+    if (pr != NULL && pr->kind == TD_VALUE_EXPR && pv == 0)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "config predicate is 0 at the scalars' values "
+                           "the program passes (the last of each range): "
+                           "the copy is skipped, which this program cannot "
+                           "check against its source");
+    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++) {
+        if (p->nscalars >= (int)(sizeof p->scalars / sizeof *p->scalars))
+            return td__kp_fail(diag, call, TD_ELIMIT, "too many scalars");
+        p->scalars[p->nscalars++] =
+            (kp_scalar){.name = call->scalars[j].name,
+                        .dtype = call->scalars[j].dtype,
+                        .value = (double)sv[j]};
+    }
     if (pr != NULL && pr->kind == TD_VALUE_STRING && pr->s[0] != '\0') {
         if (p->nscalars >= (int)(sizeof p->scalars / sizeof *p->scalars))
             return td__kp_fail(diag, call, TD_ELIMIT, "too many scalars");

@@ -23,6 +23,8 @@ extern "C" {
 #define TD_MAX_BUFFERS 16       /* buffers declared by one call */
 #define TD_MAX_LAYOUT_ITERS 16  /* shard or replica iters of one layout */
 #define TD_MAX_CONFIG 16        /* config entries of one call */
+#define TD_MAX_SCALARS 8        /* scalars declared under `scalars:` */
+#define TD_MAX_EXPR_NODES 32    /* nodes of one config expression */
 #define TD_MAX_AXES TD_MAX_RANK /* reduce axes as written */
 #define TD_MAX_SRCS 4           /* source operands of one call */
 #define TD_MAX_EXTENT ((int64_t)1 << 31) /* largest shape extent */
@@ -174,7 +176,26 @@ typedef struct td_region {
      * block_coef[d][k] * blockIdx.{x,y,z}.  All zero: the start is
      * constant.  Only a copy's global operand has one (docs/contract.md). */
     int64_t block_coef[TD_MAX_RANK][3];
+    /* The part affine in the call's declared scalars (`scalars:`, e.g. a
+     * loop variable k of the caller: "A[k * 128:k * 128 + 128, 0:64]"):
+     * dimension d adds scalar_coef[d][j] * scalars[j].  Only copy_async's
+     * global operand has one. */
+    int64_t scalar_coef[TD_MAX_RANK][TD_MAX_SCALARS];
 } td_region;
+
+/*
+ * A scalar the call declares under `scalars:` (a value the caller's code
+ * has, such as a loop variable): an integer dtype and, when declared, the
+ * half-open range [lo, hi) of its values.  Region starts and config
+ * expressions may use it; a region start needs the range, which is how
+ * its bounds are checked.
+ */
+typedef struct td_scalar {
+    char name[TD_NAME_MAX];
+    td_dtype dtype;               /* an integer dtype; int32 by default */
+    bool has_range;
+    int64_t lo, hi;               /* lo <= value < hi when has_range */
+} td_scalar;
 
 /*
  * One operand of a call: a region of a declared buffer, a literal constant,
@@ -202,15 +223,69 @@ typedef struct td_operand {
 typedef enum td_value_kind {
     TD_VALUE_INT,
     TD_VALUE_BOOL,
-    TD_VALUE_STRING
+    TD_VALUE_STRING,
+    TD_VALUE_EXPR,  /* an integer expression (`expr`, text in `s`) */
+    TD_VALUE_ELEM   /* an element of a declared buffer (`elem_buffer`
+                       indexed by the roots `elem_index`, text in `s`) */
 } td_value_kind;
 
+/*
+ * The nodes of a config expression.  Leaves: an integer (`v`), a declared
+ * scalar (`v` indexes td_call.scalars) and a thread, block or cluster id
+ * (`v` is a td_axis: tx, laneid, warpid, bx, by, bz, cbx, cby, cbz).
+ * The rest apply to nodes `a` (and `b`), which come earlier in the array.
+ * Division and remainder are C's on non-negative values (TVM's floordiv
+ * and floormod agree there); comparisons and logic give 0 or 1.
+ */
+typedef enum td_cx_op {
+    TD_CX_INT,
+    TD_CX_SCALAR,
+    TD_CX_ID,
+    TD_CX_NEG,
+    TD_CX_NOT,
+    TD_CX_ADD,
+    TD_CX_SUB,
+    TD_CX_MUL,
+    TD_CX_DIV,
+    TD_CX_MOD,
+    TD_CX_LT,
+    TD_CX_LE,
+    TD_CX_GT,
+    TD_CX_GE,
+    TD_CX_EQ,
+    TD_CX_NE,
+    TD_CX_AND,
+    TD_CX_OR
+} td_cx_op;
+
+typedef struct td_cx_node {
+    td_cx_op op;
+    int a, b;                     /* operand nodes (-1 for none) */
+    int64_t v;                    /* INT, SCALAR, ID */
+} td_cx_node;
+
+typedef struct td_cexpr {
+    int n;                        /* nodes used */
+    td_cx_node node[TD_MAX_EXPR_NODES];
+} td_cexpr;
+
+/*
+ * A config entry.  Strings of the expression keys (docs/contract.md:
+ * predicate, mbar, remote_cta_id, cta_mask) are parsed: a buffer element
+ * "mbar[k % 4]" is TD_VALUE_ELEM, any other expression TD_VALUE_EXPR,
+ * except that a bare name the call does not declare stays a string (the
+ * name of an int parameter, as ldgsts' predicate always took it).
+ */
 typedef struct td_config_entry {
     char key[TD_NAME_MAX];
     td_value_kind kind;
     int64_t i;
     bool b;
     char s[TD_NAME_MAX];
+    td_cexpr expr;                /* EXPR: root expr.n - 1; ELEM: indices */
+    int elem_buffer;              /* ELEM: index into td_call.buffers */
+    int elem_index[TD_MAX_RANK];  /* ELEM: root node of each index */
+    td_pos pos;                   /* where the value was written */
 } td_config_entry;
 
 /* Launch parameter tags, in the order of this enum. */
@@ -244,6 +319,8 @@ typedef struct td_call {
     int sm_version;               /* the number in sm_(\d+); 0 = unknown */
     td_exec_scope scope;
     td_launch_param launch[TD_LAUNCH_COUNT];
+    int nscalars;
+    td_scalar scalars[TD_MAX_SCALARS]; /* `scalars:`, in file order */
     int nbuffers;
     td_buffer buffers[TD_MAX_BUFFERS];
     td_region dst;

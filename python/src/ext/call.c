@@ -57,7 +57,8 @@ static PyObject *call_from_text(PyTypeObject *type, PyObject *text,
 
 static const char *const call_keys[] = {
     "op",   "target", "arch", "scope", "launch",   "buffers", "dst",
-    "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch", NULL};
+    "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch",
+    "scalars", NULL};
 
 /* json.dumps writes non-finite floats as the bare tokens Infinity,
  * -Infinity and NaN, which YAML reads as strings (here: a region name).
@@ -781,7 +782,7 @@ static PyMethodDef Call_methods[] = {
 PyDoc_STRVAR(Call_doc,
 "Call(*, op, buffers, dst, src=None, srcs=None, extras=None, target='cuda',\n"
 "     arch=None, scope=None, launch=None, axes=None, accum=None, config=None,\n"
-"     dispatch=None)\n"
+"     dispatch=None, scalars=None)\n"
 "--\n\n"
 "One tile-primitive call, as a call file describes it (docs/contract.md).\n\n"
 "Build one from keywords (the fields of a call file; checked by the\n"

@@ -107,6 +107,7 @@ class Call:
         accum: bool | None = ...,
         config: Mapping[str, int | bool | str] | None = ...,
         dispatch: str | None = ...,
+        scalars: Mapping[str, Mapping[str, Any]] | None = ...,
     ) -> Call: ...
     @classmethod
     def from_yaml(cls, path: _Path, /) -> Call: ...
