@@ -8,6 +8,10 @@ usage: bench_copy_async.py --current TILEDISPATCH
 --current regenerates the kernels of ours (gen.py --ours, with the
 tiledispatch just built) and compares them byte for byte with the committed
 gen/ours_gen.cu: a change to the ldgsts emitter shows up as a stale bench.
+It checks that every committed TVM TMA kernel declares its dynamic shared
+array with the alignment its tensor maps' swizzle needs (gen.py's
+tma_alignment_problem: the first GPU run faulted with a misaligned
+address when the SWIZZLE_128B stages sat at shared offset 0x440).
 TVM's half (gen/tvm_*.cu, cases.h) needs the released TVM: with a Python
 that imports tvm (TD_UPSTREAM_PYTHON, else ROOT/build-python/venv/bin/python)
 the whole gen/ is regenerated and compared; without one that half is
@@ -22,11 +26,13 @@ the current one, and the emitted body loading from the wrong offset.
 
 --compile builds the whole bench with nvcc -arch=sm_90a (run.sh with
 BUILD_ONLY=1 into WORKDIR); exit 77 (skip) without nvcc.  With
-TD_TEST_QUICK set (the plain `meson test`) it compiles, without linking,
-the harness, ours and TVM's 4-stage TMA kernel (with the tensor-map
-encode gen.py writes) only.
+TD_TEST_QUICK set it compiles, without linking, the harness, ours and
+TVM's 4-stage TMA kernel (with the tensor-map encode gen.py writes) only.
+Either takes tens of seconds of nvcc, so meson runs it in the cuda-full
+suite (scripts/test, CI), not in the plain `meson test`.
 """
 import filecmp
+import importlib.util
 import os
 import re
 import shutil
@@ -58,7 +64,33 @@ def tvm_python():
     return py if run([py, "-c", "import tvm"]).returncode == 0 else None
 
 
+def gen_module():
+    """bench/gpu/copy_async/gen.py as a module (its name clashes with
+    bench/gpu/gen.py, which it imports)."""
+    spec = importlib.util.spec_from_file_location(
+        "copy_async_gen", os.path.join(BENCH, "gen.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def tma_alignment():
+    gen = gen_module()
+    names = sorted(n for n in os.listdir(os.path.join(BENCH, "gen"))
+                   if n.startswith("tvm_tma_") and n.endswith(".cu"))
+    if not names:
+        fail("no gen/tvm_tma_*.cu")
+    for n in names:
+        with open(os.path.join(BENCH, "gen", n)) as f:
+            why = gen.tma_alignment_problem(f.read())
+        if why:
+            fail("bench/gpu/copy_async/gen/%s: %s" % (n, why))
+    print("PASS the dynamic shared arrays of %d TMA kernels are aligned "
+          "for their swizzle" % len(names))
+
+
 def current(tool):
+    tma_alignment()
     gen = os.path.join(BENCH, "gen.py")
     with tempfile.TemporaryDirectory() as tmp:
         p = run([sys.executable, gen, "--ours", tool, tmp])
