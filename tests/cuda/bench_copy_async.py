@@ -3,6 +3,7 @@
 
 usage: bench_copy_async.py --current TILEDISPATCH
        bench_copy_async.py --emu
+       bench_copy_async.py --harness
        bench_copy_async.py --compile WORKDIR
 
 --current regenerates the kernels of ours (gen.py --ours, with the
@@ -23,6 +24,13 @@ kernel of ours on the CPU stand-in (tests/cuda/emu/) for two CTAs with
 data/bench_async_emu/driver.cpp, which checks every checksum exactly.
 Then two mutants must FAIL: the skeleton folding the next stage instead of
 the current one, and the emitted body loading from the wrong offset.
+
+--harness builds the bench's harness (bench_copy_async.cu) with g++
+against a fake runtime and fake kernels (data/bench_async_harness/), one
+per way a kernel can go wrong: one that faults (a sticky error), one with
+a wrong checksum, one that hangs, one whose launcher refuses, one that
+faults only when timed.  Each must be reported FAILED by name, the right
+ones checked, timed and tabled, exit 1; without a device, exit 3.
 
 --compile builds the whole bench with nvcc -arch=sm_90a (run.sh with
 BUILD_ONLY=1 into WORKDIR); exit 77 (skip) without nvcc.  With
@@ -191,6 +199,77 @@ def emu():
             print("PASS mutant caught: %s" % what)
 
 
+HARNESS_DATA = os.path.join(HERE, "data", "bench_async_harness")
+
+
+def harness():
+    if shutil.which("g++") is None:
+        print("SKIP: no g++")
+        sys.exit(77)
+    with open(os.path.join(BENCH, "bench_copy_async.cu")) as f:
+        src = f.read()
+    src, n = re.subn(r"(\w+)<<<(.*?), (\w+)>>>\(",
+                     r"td_fake_launch(\2, \3, \1, ", src, flags=re.S)
+    if n != 1:
+        fail("bench_copy_async.cu: expected one <<<>>> launch, found %d" % n)
+    with tempfile.TemporaryDirectory() as tmp:
+        host = os.path.join(tmp, "harness_host.cpp")
+        with open(host, "w") as f:
+            f.write(src)
+        exe = os.path.join(tmp, "harness")
+        p = run(["g++", "-std=c++17", "-O1", "-w", "-I", HARNESS_DATA,
+                 "-I", DATA, host,
+                 os.path.join(HARNESS_DATA, "fake_kernels.cpp"), "-o", exe])
+        if p.returncode != 0:
+            fail("g++ (harness):\n" + p.stderr[:3000])
+        csv = os.path.join(tmp, "samples.csv")
+        p = run([exe, csv], timeout=120)
+        out = p.stdout
+        sys.stdout.write(out)
+        if p.returncode != 1:
+            fail("the harness exited %d, want 1 (some kernels failed)\n%s"
+                 % (p.returncode, p.stderr[-2000:]))
+        want = [
+            "check fake_good: ok",
+            "check fake_fault: FAILED, cudaErrorMisalignedAddress",
+            "check fake_wrong: WRONG checksum of CTA 1 thread 5",
+            "check fake_wrong: FAILED, 1 of 256 checksums wrong",
+            "check fake_hang: FAILED, time limit",
+            "check fake_refuse: FAILED to launch (-1000)",
+            "check fake_late_fault: ok",
+            "check fake_good2: ok",
+            "timing fake_late_fault: FAILED, while timing: "
+            "cudaErrorMisalignedAddress; timing the others again",
+            "| fake_fault | 2 | 1 | FAILED |",
+            "| fake_wrong | 2 | 1 | FAILED |",
+            "| fake_hang | 2 | 1 | FAILED |",
+            "| fake_refuse | 2 | 1 | FAILED |",
+            "| fake_late_fault | 4 | 1 | FAILED |",
+            "correctness: 5 FAILED: fake_fault (cudaErrorMisalignedAddress)",
+        ]
+        for w in want:
+            if w not in out:
+                fail("no '%s' in the harness's output" % w)
+        for name in ("fake_good", "fake_good2", "d2d_kernel",
+                     "cudaMemcpy_d2d"):
+            if not re.search(r"^\| %s \|[^|]*\|[^|]*\| \d+\.\d\d \|"
+                             % name, out, re.M):
+                fail("%s has no time in the table" % name)
+        with open(csv) as f:
+            rows = [line.split(",")[0] for line in f.read().split()[1:]]
+        if sorted(set(rows)) != ["cudaMemcpy_d2d", "d2d_kernel",
+                                 "fake_good", "fake_good2"]:
+            fail("the CSV times %s" % sorted(set(rows)))
+        print("PASS every failing kernel reported by name, the others "
+              "timed")
+        p = run([exe], env=dict(os.environ, TD_FAKE_NO_DEVICE="1"),
+                timeout=60)
+        if p.returncode != 3 or "no usable device" not in p.stdout:
+            fail("without a device: exit %d (want 3)\n%s"
+                 % (p.returncode, p.stdout))
+        print("PASS without a device: exit 3")
+
+
 def compile_bench(work):
     if shutil.which("nvcc") is None:
         print("SKIP: no nvcc")
@@ -222,6 +301,8 @@ def main():
         current(a[1])
     elif a == ["--emu"]:
         emu()
+    elif a == ["--harness"]:
+        harness()
     elif a[:1] == ["--compile"] and len(a) == 2:
         compile_bench(a[1])
     else:
