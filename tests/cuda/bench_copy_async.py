@@ -3,11 +3,16 @@
 
 usage: bench_copy_async.py --current TILEDISPATCH
        bench_copy_async.py --emu
+       bench_copy_async.py --harness
        bench_copy_async.py --compile WORKDIR
 
 --current regenerates the kernels of ours (gen.py --ours, with the
 tiledispatch just built) and compares them byte for byte with the committed
 gen/ours_gen.cu: a change to the ldgsts emitter shows up as a stale bench.
+It checks that every committed TVM TMA kernel declares its dynamic shared
+array with the alignment its tensor maps' swizzle needs (gen.py's
+tma_alignment_problem: the first GPU run faulted with a misaligned
+address when the SWIZZLE_128B stages sat at shared offset 0x440).
 TVM's half (gen/tvm_*.cu, cases.h) needs the released TVM: with a Python
 that imports tvm (TD_UPSTREAM_PYTHON, else ROOT/build-python/venv/bin/python)
 the whole gen/ is regenerated and compared; without one that half is
@@ -20,13 +25,22 @@ data/bench_async_emu/driver.cpp, which checks every checksum exactly.
 Then two mutants must FAIL: the skeleton folding the next stage instead of
 the current one, and the emitted body loading from the wrong offset.
 
+--harness builds the bench's harness (bench_copy_async.cu) with g++
+against a fake runtime and fake kernels (data/bench_async_harness/), one
+per way a kernel can go wrong: one that faults (a sticky error), one with
+a wrong checksum, one that hangs, one whose launcher refuses, one that
+faults only when timed.  Each must be reported FAILED by name, the right
+ones checked, timed and tabled, exit 1; without a device, exit 3.
+
 --compile builds the whole bench with nvcc -arch=sm_90a (run.sh with
 BUILD_ONLY=1 into WORKDIR); exit 77 (skip) without nvcc.  With
-TD_TEST_QUICK set (the plain `meson test`) it compiles, without linking,
-the harness, ours and TVM's 4-stage TMA kernel (with the tensor-map
-encode gen.py writes) only.
+TD_TEST_QUICK set it compiles, without linking, the harness, ours and
+TVM's 4-stage TMA kernel (with the tensor-map encode gen.py writes) only.
+Either takes tens of seconds of nvcc, so meson runs it in the cuda-full
+suite (scripts/test, CI), not in the plain `meson test`.
 """
 import filecmp
+import importlib.util
 import os
 import re
 import shutil
@@ -58,7 +72,33 @@ def tvm_python():
     return py if run([py, "-c", "import tvm"]).returncode == 0 else None
 
 
+def gen_module():
+    """bench/gpu/copy_async/gen.py as a module (its name clashes with
+    bench/gpu/gen.py, which it imports)."""
+    spec = importlib.util.spec_from_file_location(
+        "copy_async_gen", os.path.join(BENCH, "gen.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def tma_alignment():
+    gen = gen_module()
+    names = sorted(n for n in os.listdir(os.path.join(BENCH, "gen"))
+                   if n.startswith("tvm_tma_") and n.endswith(".cu"))
+    if not names:
+        fail("no gen/tvm_tma_*.cu")
+    for n in names:
+        with open(os.path.join(BENCH, "gen", n)) as f:
+            why = gen.tma_alignment_problem(f.read())
+        if why:
+            fail("bench/gpu/copy_async/gen/%s: %s" % (n, why))
+    print("PASS the dynamic shared arrays of %d TMA kernels are aligned "
+          "for their swizzle" % len(names))
+
+
 def current(tool):
+    tma_alignment()
     gen = os.path.join(BENCH, "gen.py")
     with tempfile.TemporaryDirectory() as tmp:
         p = run([sys.executable, gen, "--ours", tool, tmp])
@@ -159,6 +199,77 @@ def emu():
             print("PASS mutant caught: %s" % what)
 
 
+HARNESS_DATA = os.path.join(HERE, "data", "bench_async_harness")
+
+
+def harness():
+    if shutil.which("g++") is None:
+        print("SKIP: no g++")
+        sys.exit(77)
+    with open(os.path.join(BENCH, "bench_copy_async.cu")) as f:
+        src = f.read()
+    src, n = re.subn(r"(\w+)<<<(.*?), (\w+)>>>\(",
+                     r"td_fake_launch(\2, \3, \1, ", src, flags=re.S)
+    if n != 1:
+        fail("bench_copy_async.cu: expected one <<<>>> launch, found %d" % n)
+    with tempfile.TemporaryDirectory() as tmp:
+        host = os.path.join(tmp, "harness_host.cpp")
+        with open(host, "w") as f:
+            f.write(src)
+        exe = os.path.join(tmp, "harness")
+        p = run(["g++", "-std=c++17", "-O1", "-w", "-I", HARNESS_DATA,
+                 "-I", DATA, host,
+                 os.path.join(HARNESS_DATA, "fake_kernels.cpp"), "-o", exe])
+        if p.returncode != 0:
+            fail("g++ (harness):\n" + p.stderr[:3000])
+        csv = os.path.join(tmp, "samples.csv")
+        p = run([exe, csv], timeout=120)
+        out = p.stdout
+        sys.stdout.write(out)
+        if p.returncode != 1:
+            fail("the harness exited %d, want 1 (some kernels failed)\n%s"
+                 % (p.returncode, p.stderr[-2000:]))
+        want = [
+            "check fake_good: ok",
+            "check fake_fault: FAILED, cudaErrorMisalignedAddress",
+            "check fake_wrong: WRONG checksum of CTA 1 thread 5",
+            "check fake_wrong: FAILED, 1 of 256 checksums wrong",
+            "check fake_hang: FAILED, time limit",
+            "check fake_refuse: FAILED to launch (-1000)",
+            "check fake_late_fault: ok",
+            "check fake_good2: ok",
+            "timing fake_late_fault: FAILED, while timing: "
+            "cudaErrorMisalignedAddress; timing the others again",
+            "| fake_fault | 2 | 1 | FAILED |",
+            "| fake_wrong | 2 | 1 | FAILED |",
+            "| fake_hang | 2 | 1 | FAILED |",
+            "| fake_refuse | 2 | 1 | FAILED |",
+            "| fake_late_fault | 4 | 1 | FAILED |",
+            "correctness: 5 FAILED: fake_fault (cudaErrorMisalignedAddress)",
+        ]
+        for w in want:
+            if w not in out:
+                fail("no '%s' in the harness's output" % w)
+        for name in ("fake_good", "fake_good2", "d2d_kernel",
+                     "cudaMemcpy_d2d"):
+            if not re.search(r"^\| %s \|[^|]*\|[^|]*\| \d+\.\d\d \|"
+                             % name, out, re.M):
+                fail("%s has no time in the table" % name)
+        with open(csv) as f:
+            rows = [line.split(",")[0] for line in f.read().split()[1:]]
+        if sorted(set(rows)) != ["cudaMemcpy_d2d", "d2d_kernel",
+                                 "fake_good", "fake_good2"]:
+            fail("the CSV times %s" % sorted(set(rows)))
+        print("PASS every failing kernel reported by name, the others "
+              "timed")
+        p = run([exe], env=dict(os.environ, TD_FAKE_NO_DEVICE="1"),
+                timeout=60)
+        if p.returncode != 3 or "no usable device" not in p.stdout:
+            fail("without a device: exit %d (want 3)\n%s"
+                 % (p.returncode, p.stdout))
+        print("PASS without a device: exit 3")
+
+
 def compile_bench(work):
     if shutil.which("nvcc") is None:
         print("SKIP: no nvcc")
@@ -190,6 +301,8 @@ def main():
         current(a[1])
     elif a == ["--emu"]:
         emu()
+    elif a == ["--harness"]:
+        harness()
     elif a[:1] == ["--compile"] and len(a) == 2:
         compile_bench(a[1])
     else:

@@ -261,6 +261,37 @@ ENCODE_RE = re.compile(
 LAUNCH_RE = re.compile(r'T\.call_ffi_kernel\("(\w+)", (.*?), launch_params=')
 
 
+# The alignment a TMA destination needs by the map's swizzle: the hardware
+# takes the swizzle pattern from address bits, so a swizzled stage must
+# start on a multiple of the pattern (8 rows of the atom; SWIZZLE_128B:
+# 1024 bytes); unswizzled, TMA needs 128.
+TMA_ALIGN = {"NONE": 128, "32B": 256, "64B": 512, "128B": 1024}
+
+
+def tma_alignment_problem(text):
+    """Why text (a generated kernel file with its launcher) would misplace
+    a TMA destination, or None.  The kernel's one dynamic shared array
+    must be declared with the alignment its tensor maps' swizzle needs:
+    ptxas places the dynamic segment by that alignment after the static
+    shared variables (TVM's mbarriers), and nothing at launch moves it."""
+    swz = re.findall(r"CU_TENSOR_MAP_SWIZZLE_(NONE|32B|64B|128B)\b", text)
+    if not swz:
+        return None
+    need = max(TMA_ALIGN[s] for s in swz)
+    decls = re.findall(r"extern __shared__ __align__\((\d+)\) \w+ (\w+)\[\];",
+                       text)
+    if len(decls) != 1:
+        return ("expected one dynamic shared array, found %d" % len(decls))
+    align, var = int(decls[0][0]), decls[0][1]
+    if align < need:
+        return ("the dynamic shared array %s is declared __align__(%d), but "
+                "its tensor maps (SWIZZLE_%s) need %d-byte aligned "
+                "destinations: give the probe's shared.dyn buffer align=%d"
+                % (var, align, max(swz, key=lambda s: TMA_ALIGN[s]), need,
+                   need))
+    return None
+
+
 def base_name(var):
     """TVM's buffer var A_1 of the host function is the parameter A."""
     return re.sub(r"_\d+$", "", var)
@@ -446,6 +477,9 @@ def tvm_sources():
                     "launcher.  Do not edit. */\n%s%s"
                     % (ver, make, s, name, src,
                        tvm_launcher(name, src, host)))
+            why = tma_alignment_problem(text)
+            if why:
+                die("%s: %s" % (name, why))
             rows.append((name, s, "%s, %d stages (TVM)" % (desc, s), text))
     return rows
 

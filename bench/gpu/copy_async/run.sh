@@ -11,12 +11,14 @@
 #    own translation unit, JOBS (default 8) at a time; the ptxas report in
 #    WORKDIR/ptxas.log and the SASS of every kernel in WORKDIR/sass.txt;
 #    with BUILD_ONLY=1 it stops here;
-# 3. runs it: the tables on stdout (and WORKDIR/table.md), every timed
-#    sample in WORKDIR/bench_copy_async.csv.
+# 3. runs it: each kernel's check verdict as it comes, then the tables, on
+#    stdout (and WORKDIR/table.md), every timed sample in
+#    WORKDIR/bench_copy_async.csv.
 # With RESULTS=DIR set, copies table.md, bench_copy_async.csv, ptxas.log
 # and sass.txt into DIR at the end.  WORKDIR defaults to
-# build/bench-copy-async.  Exit 1 if a kernel's checksums are wrong (the
-# tables still show the others), 2 if the build fails.
+# build/bench-copy-async.  Exit 1 if a kernel failed (wrong checksums, a
+# CUDA error or a hang: reported FAILED by name, the tables still show the
+# others), 2 if the build fails, 3 if the harness could not run (no device).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -48,13 +50,23 @@ cuobjdump -sass "$work/bench_copy_async" >"$work/sass.txt" 2>&1 || true
 if [ -n "${BUILD_ONLY:-}" ]; then
     exit 0
 fi
-rc=0
-"$work/bench_copy_async" "$work/bench_copy_async.csv" >"$work/table.md" || rc=$?
-cat "$work/table.md"
+# through tee, so a log shows each verdict as it comes; the harness's exit
+# status through a file (a pipeline's status is tee's)
+rm -f "$work/rc"
+{
+    rc=0
+    "$work/bench_copy_async" "$work/bench_copy_async.csv" || rc=$?
+    echo "$rc" >"$work/rc"
+} | tee "$work/table.md"
+rc=$(cat "$work/rc" 2>/dev/null || echo 3)
 if [ -n "${RESULTS:-}" ]; then
-    # the files worth keeping, flat (the device returns few files)
+    # the files worth keeping, flat (the device returns few files); those
+    # there are (no CSV when the harness stopped early)
     mkdir -p "$RESULTS"
-    cp "$work/table.md" "$work/bench_copy_async.csv" "$work/ptxas.log" \
-        "$work/sass.txt" "$RESULTS/"
+    for f in table.md bench_copy_async.csv ptxas.log sass.txt; do
+        if [ -f "$work/$f" ]; then
+            cp "$work/$f" "$RESULTS/"
+        fi
+    done
 fi
-exit $rc
+exit "$rc"

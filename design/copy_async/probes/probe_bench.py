@@ -37,7 +37,12 @@ def tma_kernel():
         T.device_entry()
         bx = T.cta_id([CTAS])
         tx = T.thread_id([NT])
-        A_smem = T.alloc_buffer((STAGES, 128, 64), "float16", scope="shared.dyn",
+        # align=1024: the tensor map swizzles 128B, whose pattern the hardware
+        # takes from address bits, so the stages must start 1024-byte aligned.
+        # Without it TVM declares the dynamic array __align__(64) and ptxas
+        # places it right after the static mbarriers (offset 0x40): the
+        # cp.async.bulk.tensor faults with a misaligned address.
+        A_smem = T.alloc_buffer((STAGES, 128, 64), "float16", scope="shared.dyn", align=1024,
                                 layout=ComposeLayout(3, 3, 3, TileLayout(S[STAGES, 128, 64])))
         mbar = T.alloc_buffer((STAGES,), "uint64", scope="shared")
         acc = T.alloc_local((1,), "float32")

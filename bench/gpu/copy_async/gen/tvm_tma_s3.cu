@@ -173,7 +173,7 @@ extern "C" __global__ void __launch_bounds__(128) tvm_tma_s3_kernel(const __grid
   int warp_id_in_cta = __shfl_sync((uint)4294967295, (((int)threadIdx.x) >> 5), 0, 32);
   int bx = ((int)blockIdx.x);
   int tx = ((int)threadIdx.x);
-  extern __shared__ __align__(64) half A_smem_ptr[];
+  extern __shared__ __align__(1024) half A_smem_ptr[];
   __shared__ alignas(64) uint64_t mbar_ptr[3];
   alignas(64) float acc_ptr[1];
   acc_ptr[0] = 0x0p+0f/*0.000000e+00*/;
