@@ -669,9 +669,10 @@ static CUresult td_emu_encode_tiled(
     const cuuint32_t *estr, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
     CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
 {
-    if (map == NULL || (uintptr_t)map % 64 != 0)
-        return td_emu_encode_fail("tensorMap %p must be 64-byte aligned",
-                                  (void *)map);
+    /* The driver encodes into a map 32 bytes off 64-byte alignment (seen
+     * on the H200); only the kernel parameter must be aligned. */
+    if (map == NULL)
+        return td_emu_encode_fail("tensorMap is NULL");
     if ((unsigned)dtype > CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B)
         return td_emu_encode_fail("tensorDataType %u unknown", (unsigned)dtype);
     unsigned es = td_emu_tmap_esize(dtype);
@@ -827,6 +828,15 @@ static unsigned long long td_emu_box_walk(const td_emu_tmap *t,
         total *= n[i];
     }
     unsigned es = (unsigned)t->strides[0];
+    /* A box row narrower than the swizzle span still takes a whole span
+     * in shared memory (seen on the H200: a 64-byte row under SWIZZLE_128B
+     * lands at a 128-byte pitch, then swizzled by address;
+     * design/copy_async/gpu/narrow_swizzle_probe.cu); the transaction
+     * bytes are the box's, not the padded ones. */
+    unsigned long long pitch = (unsigned long long)n[0] * es;
+    if (t->swizzle != CU_TENSOR_MAP_SWIZZLE_NONE &&
+        pitch < (16ull << t->swizzle))
+        pitch = 16ull << t->swizzle;
     for (unsigned long long lin = 0; lin < total; ++lin) {
         unsigned long long r = lin;
         bool in = true;
@@ -841,7 +851,9 @@ static unsigned long long td_emu_box_walk(const td_emu_tmap *t,
             else
                 g += (unsigned long long)x * t->strides[i];
         }
-        f(td_emu_swizzle(smem + lin * es, t->swizzle), in ? g : NULL);
+        f(td_emu_swizzle(smem + lin / n[0] * pitch + lin % n[0] * es,
+                         t->swizzle),
+          in ? g : NULL);
     }
     return total * es;
 }
