@@ -1,9 +1,9 @@
 //! Copy programs: the generator of the source bits and the reference (the
 //! expected bits of every dst position).
 /* One source value's bits for element key k: --data exact gives
- * (k' * 0x9E3779B97F4A7C15 + 1) cut to the dtype's width, k' = k plus an
- * offset per round (neighbours differ, so a shifted or transposed access
- * shows); --data random a hash of k, the round and the seed.  Floats keep
+ * (k' * 0x9E3779B97F4A7C15 + 1) XOR a hash of k' >> width, cut to the
+ * dtype's width, k' = k plus an offset per round (neighbours differ, so a
+ * shifted or transposed access shows, also by a multiple of 2^width); --data random a hash of k, the round and the seed.  Floats keep
  * their exponent off all-ones (no inf or NaN) and off zero (no +-0 or
  * subnormals), except that with TD_CP_SPECIALS about one value in eight is
  * a NaN with a payload, +-inf, +-0 or a subnormal: a copy moves them all
@@ -23,6 +23,11 @@ static inline unsigned long long td_cp_gen(unsigned long long k,
     unsigned long long b = td_data_random
                                ? td_cp_mix(seed ^ td_cp_mix(kr))
                                : kr * 0x9E3779B97F4A7C15ULL + 1ULL;
+    /* Cut to the dtype's width, kr * C + 1 repeats every 2^width keys: a
+     * 16-bit copy that reads 65,536 elements off would see the same bits.
+     * The key's bits above the width change each repeat. */
+    if (!td_data_random && TD_CP_BITS < 64)
+        b ^= td_cp_mix(kr >> (TD_CP_BITS % 64));
     const unsigned long long h = td_cp_mix(kr ^ 0x5EC1A15ULL);
     b &= mask;
     if (TD_CP_EBITS > 0) {
