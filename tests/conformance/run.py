@@ -85,6 +85,8 @@ import tempfile
 import threading
 import time
 
+import nvcc_batch
+
 PACKED = {"packed_add_sum", "3input_maxmin"}
 # Instructions that exist only on sm_100 and later (f32x2 pairs).
 SM100_ONLY = re.compile(r"\.f32x2\b")
@@ -464,27 +466,12 @@ def run_case(c, args, outdir):
             if SM100_ONLY.search(f.read()):
                 arch = "sm_100a"
     c["compile_arch"] = arch
-    if args.compile:
-        obj = os.path.join(outdir, c["name"] + ".o")
-        if args.sass_only:
-            # Only the SASS of the arch: one device compilation instead of
-            # -arch's two (it also embeds PTX of the generic compute_NN),
-            # and no host compilation (-cubin: the front end still parses
-            # the host code; cuda-full compiles it).
-            flags = ["-gencode",
-                     f"arch={arch.replace('sm_', 'compute_')},code={arch}",
-                     "-cubin"]
-        else:
-            flags = ["-arch=" + arch, "-c"]
-        p = subprocess.run([args.nvcc] + flags + [cu, "-o", obj],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            return False, f"nvcc {' '.join(flags)} failed:\n" + \
-                "\n".join(p.stderr.strip().splitlines()[:20])
-        try:
-            os.remove(obj)
-        except OSError:
-            pass
+    c["cu"] = cu
+    if args.compile and args.singly:
+        err = nvcc_batch.nvcc(args.nvcc,
+                              nvcc_batch.nvcc_flags(arch, args.sass_only), cu)
+        if err:
+            return False, err
     return True, f"{variant} ({arch})"
 
 
@@ -499,6 +486,7 @@ def main():
     ap.add_argument("-j", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--sample", action="store_true")
     ap.add_argument("--sass-only", action="store_true")
+    ap.add_argument("--singly", action="store_true")
     ap.add_argument("--data", choices=["exact", "random", "both"],
                     default="exact")
     ap.add_argument("names", nargs="*")
@@ -543,7 +531,7 @@ def main():
               "dtype class, copies one per (variant, scope) and dtype class",
               flush=True)
     modes = "exact,random" if args.data == "both" else args.data
-    what = "compiled" if args.compile else "written"
+    what = "compiled" if args.compile and args.singly else "written"
     start = time.monotonic()
     done = nfail = 0
     lock = threading.Lock()
@@ -561,6 +549,23 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
         results = list(ex.map(work, cases))
+    if args.compile and not args.singly:
+        progs = [{"name": c["name"], "cu": c["cu"], "arch": c["compile_arch"]}
+                 for c, (ok, _) in zip(cases, results)
+                 if ok and c.get("cu") and not c.get("wrapped")]
+        start = time.monotonic()
+
+        def progress(done, total, nfail):
+            print(f"progress: {done}/{total} batches compiled, {nfail} "
+                  f"programs failed, {time.monotonic() - start:.0f} s",
+                  flush=True)
+
+        errs, notes = nvcc_batch.compile_all(progs, args.nvcc, args.sass_only,
+                                             args.j, outdir, progress)
+        results = [(False, errs[c["name"]]) if errs.get(c["name"]) else
+                   (ok, msg + (f" [{notes[c['name']]}]"
+                               if c["name"] in notes else ""))
+                   for c, (ok, msg) in zip(cases, results)]
     if args.compile:
         wrapped = [(c, c["wrapped"]) for c, (ok, _) in zip(cases, results)
                    if ok and c.get("wrapped")]
