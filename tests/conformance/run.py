@@ -34,7 +34,7 @@ their expected variant is the `== variant` section of NAME.expected.
 
 usage:
   run.py TILEDISPATCH [--cases DIR]... [--golden DIR] [--out DIR]
-         [--compile] [--nvcc PATH] [-j N] [--sample] [--sass-only]
+         [--compile] [--nvcc PATH] [-j N] [--sample] [--sass-only] [--singly]
          [--data exact|random|both] [NAME...]
 
 For every case: `tiledispatch dispatch` must print the expected variant,
@@ -54,6 +54,12 @@ per op and per dtype classes not covered yet.  The dtype classes are
 float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
 name has the smallest SHA-1 is taken: deterministic, and not biased to the
 first name in sort order.  The full set is the cuda-full suite's.
+
+With --compile the programs are compiled many to a translation unit
+(nvcc_batch.py: byte-identical ones once, the rest grouped by arch and
+headers, each in its own namespace with its own file name and lines; a
+batch that fails is compiled again program by program, so a failure names
+its program).  --singly runs nvcc once per program instead.
 
 --sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa -cubin`,
 the arch's SASS only: one device compilation where -arch=sm_NNa does two
@@ -85,7 +91,10 @@ import tempfile
 import threading
 import time
 
-import nvcc_batch
+# nvcc_batch sits beside this file; tests/cuda/emu.py loads this file by
+# its path, where the folder is not on sys.path.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nvcc_batch  # noqa: E402
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
 # Instructions that exist only on sm_100 and later (f32x2 pairs).
