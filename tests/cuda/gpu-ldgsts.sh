@@ -45,14 +45,7 @@ prepare)
   echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/mutants (2)"
   ;;
 run)
-  dir=$2; out=$3
-  mkdir -p "$out"
-  gpu_check_progs "$dir" "$out"
-  rc1=$?
-  gpu_run_expected "$out" mutants.txt "$dir"/mutants/*.cu
-  bad=$gpu_bad
-  echo "mutants: $(grep -c '^ok' "$out/mutants.txt") runs failed as they must, $bad not"
-  [ "$rc1" -eq 0 ] && [ "$bad" -eq 0 ]
+  gpu_run "$2" "$3" mutants "mutants" "runs failed as they must"
   ;;
 *)
   echo "usage: $0 prepare DIR | run DIR OUT" >&2

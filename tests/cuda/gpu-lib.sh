@@ -60,3 +60,17 @@ gpu_run_expected() {
     rm -f "$out/$n.bin"
   done
 }
+
+# gpu_run DIR OUT SUB LABEL DONE: the GPU side of a family's script:
+# gpu_check_progs over DIR/progs, then gpu_run_expected over DIR/SUB/*.cu
+# into OUT/SUB.txt, and the line "LABEL: N DONE, M not".  Exit status 0
+# when every program passed and every one of SUB did what it must.
+gpu_run() {
+  local dir=$1 out=$2 sub=$3 rc
+  mkdir -p "$out"
+  gpu_check_progs "$dir" "$out"
+  rc=$?
+  gpu_run_expected "$out" "$sub.txt" "$dir/$sub"/*.cu
+  echo "$4: $(grep -c '^ok' "$out/$sub.txt") $5, $gpu_bad not"
+  [ "$rc" -eq 0 ] && [ "$gpu_bad" -eq 0 ]
+}
