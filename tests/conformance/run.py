@@ -40,7 +40,8 @@ usage:
 For every case: `tiledispatch dispatch` must print the expected variant,
 `tiledispatch kernel` must write the program (to --out DIR/NAME.cu, else a
 temporary directory), and with --compile `nvcc -arch=ARCH -c` must compile
-it (N jobs at a time; a progress line every 10 programs).  With --out,
+it (N jobs at a time; a progress line every 10 programs written and per
+nvcc run).  With --out,
 DIR/manifest.tsv lists `name<TAB>variant<TAB>arch<TAB>data<TAB>class` for
 scripts/gpu-check and tests/cuda/emu.py: data is the comma-separated --data
 modes the programs are to be run in (default exact), class the case's
