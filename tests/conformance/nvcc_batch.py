@@ -125,13 +125,14 @@ def plan(progs):
 def compile_all(progs, nvcc_path, sass_only, jobs, outdir, progress=None):
     """Compiles `progs` (dicts: name, cu (the program's path), arch) in
     batches, `jobs` nvcc runs at a time.  progress(done, total, failed) is
-    called after each batch.  Returns {name: None, or the error}, and a
-    note per byte-identical copy in {name: note}."""
+    called after each batch.  Returns {name: None, or the error} and
+    {name: note} (byte-identical copies; programs whose batch failed
+    although each compiles alone)."""
     for p in progs:
         with open(p["cu"], encoding="utf-8") as f:
             p["text"] = f.read()
     batches, copies = plan(progs)
-    errors = {}
+    errors, notes = {}, {}
 
     def run(k, batch):
         flags = nvcc_flags(batch[0]["arch"], sass_only)
@@ -144,7 +145,12 @@ def compile_all(progs, nvcc_path, sass_only, jobs, outdir, progress=None):
             return {p["name"]: None for p in batch}
         if len(batch) == 1:
             return {batch[0]["name"]: err}
-        return {p["name"]: nvcc(nvcc_path, flags, p["cu"]) for p in batch}
+        alone = {p["name"]: nvcc(nvcc_path, flags, p["cu"]) for p in batch}
+        if all(e is None for e in alone.values()):
+            # Programs that clash only together: worth a look, no failure.
+            for p in batch:
+                notes[p["name"]] = "its batch failed, alone it compiles"
+        return alone
 
     done = nfail = 0
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as ex:
@@ -156,7 +162,6 @@ def compile_all(progs, nvcc_path, sass_only, jobs, outdir, progress=None):
             nfail += sum(e is not None for e in got.values())
             if progress:
                 progress(done, len(batches), nfail)
-    notes = {}
     for name, rep in copies.items():
         errors[name] = errors[rep] and \
             f"byte-identical to {rep}, which failed:\n{errors[rep]}"
