@@ -75,3 +75,46 @@ def pairwise_plugin(tmp_path_factory):
     if r.returncode != 0:
         pytest.fail(f"building the example plugin failed:\n{' '.join(cmd)}\n{r.stderr}")
     return out
+
+
+# ---- the TVM bridge's copy tests (test_tvm_bridge_copy*.py) ----------------
+# They need apache-tvm, which the modules importorskip before they import
+# these; tvm is imported here only when a function runs.
+
+@pytest.fixture
+def tvm_bridge(monkeypatch):
+    """The bridge for one test, left as found: every body built directly is
+    also parsed by TVMScript (the two PrimFuncs must be structurally equal,
+    BridgeError otherwise), tvm.compile uses nvcc where it is on PATH, the
+    stats start empty, and the bridge is uninstalled afterwards."""
+    import tiledispatch.tvm as tdtvm
+    monkeypatch.setattr(tdtvm, "_verify", True)
+    if shutil.which("nvcc"):
+        monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
+    tdtvm.reset_stats()
+    yield
+    tdtvm.uninstall()
+    tdtvm.reset_stats()
+
+
+def compile_cuda(func, arch="sm_90a") -> str:
+    """The CUDA source tvm.compile(..., tir_pipeline="tirx") generates for
+    `func` for `arch`."""
+    import tvm
+    target = tvm.target.Target({"kind": "cuda", "arch": arch})
+    with target:
+        ex = tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
+    return ex.mod.imports[0].inspect_source()
+
+
+def both(func) -> tuple[str, str, dict]:
+    """The CUDA of `func` through plain TVM and through the bridge
+    (strict: nothing handed back), and the bridge's stats."""
+    import tiledispatch.tvm as tdtvm
+    plain = compile_cuda(func)
+    tdtvm.install(strict=True)
+    ours = compile_cuda(func)
+    st = tdtvm.stats()
+    tdtvm.uninstall()
+    assert st["handed_back"] == {}
+    return plain, ours, st["dispatched"]

@@ -9,45 +9,18 @@ TVM's TMA variants (an mbarrier) go back to TVM as "not bridged yet".
 
 Skipped, with the reason, where TVM is not installed."""
 import re
-import shutil
 
 import pytest
 
 tvm = pytest.importorskip("tvm", reason="apache-tvm not installed (pip install apache-tvm==0.27.0.post1)")
 
 import tiledispatch.tvm as tdtvm  # noqa: E402
+from conftest import both, compile_cuda  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _restore(monkeypatch):
-    # Every body built directly is also parsed by TVMScript: the two
-    # PrimFuncs must be structurally equal (BridgeError otherwise).
-    monkeypatch.setattr(tdtvm, "_verify", True)
-    if shutil.which("nvcc"):
-        monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
-    tdtvm.reset_stats()
-    yield
-    tdtvm.uninstall()
-    tdtvm.reset_stats()
-
-
-def compile_cuda(func, arch="sm_90a") -> str:
-    target = tvm.target.Target({"kind": "cuda", "arch": arch})
-    with target:
-        ex = tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
-    return ex.mod.imports[0].inspect_source()
-
-
-def both(func) -> tuple[str, str, dict]:
-    """The CUDA of `func` through plain TVM and through the bridge
-    (strict: nothing handed back), and the bridge's stats."""
-    plain = compile_cuda(func)
-    tdtvm.install(strict=True)
-    ours = compile_cuda(func)
-    st = tdtvm.stats()
-    tdtvm.uninstall()
-    assert st["handed_back"] == {}
-    return plain, ours, st["dispatched"]
+# The bridge set up and put back around every test, and the compile
+# helpers: conftest.py (shared with the other copy module).
+pytestmark = pytest.mark.usefixtures("tvm_bridge")
 
 
 def cp_async(src: str) -> list[str]:

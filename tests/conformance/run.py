@@ -34,13 +34,14 @@ their expected variant is the `== variant` section of NAME.expected.
 
 usage:
   run.py TILEDISPATCH [--cases DIR]... [--golden DIR] [--out DIR]
-         [--compile] [--nvcc PATH] [-j N] [--sample] [--sass-only]
+         [--compile] [--nvcc PATH] [-j N] [--sample] [--sass-only] [--singly]
          [--data exact|random|both] [NAME...]
 
 For every case: `tiledispatch dispatch` must print the expected variant,
 `tiledispatch kernel` must write the program (to --out DIR/NAME.cu, else a
 temporary directory), and with --compile `nvcc -arch=ARCH -c` must compile
-it (N jobs at a time; a progress line every 10 programs).  With --out,
+it (N jobs at a time; a progress line every 10 programs written and per
+nvcc run).  With --out,
 DIR/manifest.tsv lists `name<TAB>variant<TAB>arch<TAB>data<TAB>class` for
 scripts/gpu-check and tests/cuda/emu.py: data is the comma-separated --data
 modes the programs are to be run in (default exact), class the case's
@@ -54,6 +55,12 @@ per op and per dtype classes not covered yet.  The dtype classes are
 float32, float16, bfloat16, float64, int (int8 to int64) and uint.  Within a class the case whose
 name has the smallest SHA-1 is taken: deterministic, and not biased to the
 first name in sort order.  The full set is the cuda-full suite's.
+
+With --compile the programs are compiled many to a translation unit
+(nvcc_batch.py: byte-identical ones once, the rest grouped by arch and
+headers, each in its own namespace with its own file name and lines; a
+batch that fails is compiled again program by program, so a failure names
+its program).  --singly runs nvcc once per program instead.
 
 --sass-only compiles with `-gencode arch=compute_NNa,code=sm_NNa -cubin`,
 the arch's SASS only: one device compilation where -arch=sm_NNa does two
@@ -84,6 +91,11 @@ import sys
 import tempfile
 import threading
 import time
+
+# nvcc_batch sits beside this file; tests/cuda/emu.py loads this file by
+# its path, where the folder is not on sys.path.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nvcc_batch  # noqa: E402
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
 # Instructions that exist only on sm_100 and later (f32x2 pairs).
@@ -464,27 +476,12 @@ def run_case(c, args, outdir):
             if SM100_ONLY.search(f.read()):
                 arch = "sm_100a"
     c["compile_arch"] = arch
-    if args.compile:
-        obj = os.path.join(outdir, c["name"] + ".o")
-        if args.sass_only:
-            # Only the SASS of the arch: one device compilation instead of
-            # -arch's two (it also embeds PTX of the generic compute_NN),
-            # and no host compilation (-cubin: the front end still parses
-            # the host code; cuda-full compiles it).
-            flags = ["-gencode",
-                     f"arch={arch.replace('sm_', 'compute_')},code={arch}",
-                     "-cubin"]
-        else:
-            flags = ["-arch=" + arch, "-c"]
-        p = subprocess.run([args.nvcc] + flags + [cu, "-o", obj],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            return False, f"nvcc {' '.join(flags)} failed:\n" + \
-                "\n".join(p.stderr.strip().splitlines()[:20])
-        try:
-            os.remove(obj)
-        except OSError:
-            pass
+    c["cu"] = cu
+    if args.compile and args.singly:
+        err = nvcc_batch.nvcc(args.nvcc,
+                              nvcc_batch.nvcc_flags(arch, args.sass_only), cu)
+        if err:
+            return False, err
     return True, f"{variant} ({arch})"
 
 
@@ -499,6 +496,7 @@ def main():
     ap.add_argument("-j", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--sample", action="store_true")
     ap.add_argument("--sass-only", action="store_true")
+    ap.add_argument("--singly", action="store_true")
     ap.add_argument("--data", choices=["exact", "random", "both"],
                     default="exact")
     ap.add_argument("names", nargs="*")
@@ -543,7 +541,7 @@ def main():
               "dtype class, copies one per (variant, scope) and dtype class",
               flush=True)
     modes = "exact,random" if args.data == "both" else args.data
-    what = "compiled" if args.compile else "written"
+    what = "compiled" if args.compile and args.singly else "written"
     start = time.monotonic()
     done = nfail = 0
     lock = threading.Lock()
@@ -561,6 +559,23 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
         results = list(ex.map(work, cases))
+    if args.compile and not args.singly:
+        progs = [{"name": c["name"], "cu": c["cu"], "arch": c["compile_arch"]}
+                 for c, (ok, _) in zip(cases, results)
+                 if ok and c.get("cu") and not c.get("wrapped")]
+        start = time.monotonic()
+
+        def progress(done, total, nfail):
+            print(f"progress: {done}/{total} batches compiled, {nfail} "
+                  f"programs failed, {time.monotonic() - start:.0f} s",
+                  flush=True)
+
+        errs, notes = nvcc_batch.compile_all(progs, args.nvcc, args.sass_only,
+                                             args.j, outdir, progress)
+        results = [(False, errs[c["name"]]) if errs.get(c["name"]) else
+                   (ok, msg + (f" [{notes[c['name']]}]"
+                               if c["name"] in notes else ""))
+                   for c, (ok, msg) in zip(cases, results)]
     if args.compile:
         wrapped = [(c, c["wrapped"]) for c, (ok, _) in zip(cases, results)
                    if ok and c.get("wrapped")]

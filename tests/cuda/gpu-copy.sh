@@ -18,6 +18,19 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/cuda/gpu-lib.sh
+. "$here/gpu-lib.sh"
+
+# What a fake program must print: PASS bit-exact, or FAIL naming its fault.
+gpu_want() {
+  case "$1" in
+  *_copy_past) printf 'FAIL\nwritten outside the region\n' ;;
+  *_copy_transpose|*_copy_drop) printf 'FAIL\nfirst mismatch at \n' ;;
+  cp_g2l_holes) printf 'FAIL\na register slot no element owns\n' ;;
+  cp_g2s_holes) printf 'FAIL\na hole no element has\n' ;;
+  *) printf 'PASS\nbit-exact\n' ;;
+  esac
+}
 case "${1:-}" in
 prepare)
   dir=$2
@@ -29,53 +42,13 @@ prepare)
     exit 1
   fi
   golden=$(cd "$root/tests/golden/cases" && ls copy_*.yaml 2>/dev/null | sed 's/^/golden-/; s/\.yaml$//')
-  # shellcheck disable=SC2086
-  python3 "$root/tests/conformance/run.py" "$root/build/tiledispatch" $names $golden \
-    --cases "$root/tests/conformance" --golden "$root/tests/golden/cases" \
-    --out "$dir/progs" --data both || exit 1
+  gpu_prepare_progs "$dir" "$names" "$golden" || exit 1
   TD_COPY_DUMP="$dir/fake" "$root/build/tests/cuda/cuda_test_kernel_copy" \
     >/dev/null 2>&1 || exit 1
   echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/fake ($(ls "$dir"/fake/*.cu | wc -l))"
   ;;
 run)
-  dir=$2; out=$3
-  mkdir -p "$out"
-  "$root/scripts/gpu-check" "$dir/progs" -j "$(nproc)" >"$out/gpu-check.txt" 2>&1
-  rc1=$?
-  cp "$dir/progs/gpu-check/results.tsv" "$out/" 2>/dev/null
-  tail -3 "$out/gpu-check.txt"
-  nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
-  arch=sm_${cap/./}a
-  bad=0
-  : >"$out/fake.txt"
-  for cu in "$dir"/fake/*.cu; do
-    n=$(basename "$cu" .cu)
-    case "$n" in
-    *_copy_past) want="FAIL"; tail="written outside the region" ;;
-    *_copy_transpose|*_copy_drop) want="FAIL"; tail="first mismatch at " ;;
-    cp_g2l_holes) want="FAIL"; tail="a register slot no element owns" ;;
-    cp_g2s_holes) want="FAIL"; tail="a hole no element has" ;;
-    *) want="PASS"; tail="bit-exact" ;;
-    esac
-    if ! "$nvcc" -O2 -arch="$arch" -o "$out/$n.bin" "$cu" >"$out/$n.compile.log" 2>&1; then
-      echo "BAD $n: nvcc failed (see $n.compile.log)" >>"$out/fake.txt"
-      bad=$((bad + 1))
-      continue
-    fi
-    for mode in exact random; do
-      line=$(timeout 120 "$out/$n.bin" --data "$mode" | head -1)
-      if [ "${line%% *}" = "$want" ] && [[ "$line" == *"$tail"* ]]; then
-        echo "ok  $n ($mode): $line" >>"$out/fake.txt"
-      else
-        echo "BAD $n ($mode), want $want '$tail': $line" >>"$out/fake.txt"
-        bad=$((bad + 1))
-      fi
-    done
-    rm -f "$out/$n.bin"
-  done
-  echo "fake programs: $(grep -c '^ok' "$out/fake.txt") runs as they must, $bad not"
-  [ "$rc1" -eq 0 ] && [ "$bad" -eq 0 ]
+  gpu_run "$2" "$3" fake "fake programs" "runs as they must"
   ;;
 *)
   echo "usage: $0 prepare DIR | run DIR OUT" >&2

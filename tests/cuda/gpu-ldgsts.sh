@@ -17,6 +17,11 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/cuda/gpu-lib.sh
+. "$here/gpu-lib.sh"
+
+# A mutant must FAIL (its check sees a wrong tile), whatever it names.
+gpu_want() { printf 'FAIL\n\n'; }
 case "${1:-}" in
 prepare)
   dir=$2
@@ -30,10 +35,7 @@ prepare)
     echo "gpu-ldgsts: no tests/conformance/ldgsts_*.yaml" >&2
     exit 1
   fi
-  # shellcheck disable=SC2086
-  python3 "$root/tests/conformance/run.py" "$root/build/tiledispatch" $names $golden \
-    --cases "$root/tests/conformance" --golden "$root/tests/golden/cases" \
-    --out "$dir/progs" --data both || exit 1
+  gpu_prepare_progs "$dir" "$names" "$golden" || exit 1
   # The mutants: TVM's [128, 32] int8 tile, 16-byte pieces at s_off.
   src="$dir/progs/ldgsts_tvm_128x32_int8.cu"
   grep -q 'A_smem_ptr + s_off' "$src" || { echo "gpu-ldgsts: $src has no s_off" >&2; exit 1; }
@@ -51,37 +53,7 @@ prepare)
   echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/mutants (3)"
   ;;
 run)
-  dir=$2; out=$3
-  mkdir -p "$out"
-  "$root/scripts/gpu-check" "$dir/progs" -j "$(nproc)" >"$out/gpu-check.txt" 2>&1
-  rc1=$?
-  cp "$dir/progs/gpu-check/results.tsv" "$out/" 2>/dev/null
-  tail -3 "$out/gpu-check.txt"
-  nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
-  arch=sm_${cap/./}a
-  bad=0
-  : >"$out/mutants.txt"
-  for cu in "$dir"/mutants/*.cu; do
-    n=$(basename "$cu" .cu)
-    if ! "$nvcc" -O2 -arch="$arch" -o "$out/$n.bin" "$cu" >"$out/$n.compile.log" 2>&1; then
-      echo "BAD $n: nvcc failed (see $n.compile.log)" >>"$out/mutants.txt"
-      bad=$((bad + 1))
-      continue
-    fi
-    for mode in exact random; do
-      line=$(timeout 120 "$out/$n.bin" --data "$mode" | head -1)
-      if [ "${line%% *}" = "FAIL" ]; then
-        echo "ok  $n ($mode): $line" >>"$out/mutants.txt"
-      else
-        echo "BAD $n ($mode), want FAIL: $line" >>"$out/mutants.txt"
-        bad=$((bad + 1))
-      fi
-    done
-    rm -f "$out/$n.bin"
-  done
-  echo "mutants: $(grep -c '^ok' "$out/mutants.txt") runs failed as they must, $bad not"
-  [ "$rc1" -eq 0 ] && [ "$bad" -eq 0 ]
+  gpu_run "$2" "$3" mutants "mutants" "runs failed as they must"
   ;;
 *)
   echo "usage: $0 prepare DIR | run DIR OUT" >&2
