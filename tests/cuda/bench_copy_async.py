@@ -13,10 +13,13 @@ It checks that every committed TVM TMA kernel declares its dynamic shared
 array with the alignment its tensor maps' swizzle needs (gen.py's
 tma_alignment_problem: the first GPU run faulted with a misaligned
 address when the SWIZZLE_128B stages sat at shared offset 0x440).
-TVM's half (gen/tvm_*.cu, cases.h) needs the released TVM: with a Python
-that imports tvm (TD_UPSTREAM_PYTHON, else ROOT/build-python/venv/bin/python)
-the whole gen/ is regenerated and compared; without one that half is
-reported as not checked.
+TVM's half (gen/tvm_*.cu, cases.h) needs the released TVM and is checked
+only with TD_BENCH_TVM_CHECK=1 (TVM 0.27 does not always print the same
+TMA kernel: about one run in ten encodes a map once where it usually
+encodes it twice): then, with a Python that imports tvm
+(TD_UPSTREAM_PYTHON, else ROOT/build-python/venv/bin/python), the whole
+gen/ is regenerated and compared; otherwise that half is reported as not
+checked.
 
 --emu makes gen/ours_gen.cu host C++ (as tests/cuda/emu.py does for the
 programs: the dynamic shared memory and the launches) and runs every
@@ -111,6 +114,14 @@ def current(tool):
                  "PYTHON=<python with tvm> bench/gpu/copy_async/run.sh --gen "
                  "(or gen.py --ours %s bench/gpu/copy_async/gen)" % tool)
         print("PASS ours_gen.cu is current")
+        if os.environ.get("TD_BENCH_TVM_CHECK", "") != "1":
+            # TVM 0.27 does not always print the same TMA kernel (about one
+            # run in ten encodes tvm_tma_s2's map once, not twice), so its
+            # half is checked on request only, never in a test run.
+            print("note: TVM's half (gen/tvm_*.cu, cases.h) not checked: "
+                  "set TD_BENCH_TVM_CHECK=1 (TVM's output is not always "
+                  "the same)")
+            return
         py = tvm_python()
         if py is None:
             print("note: TVM's half (gen/tvm_*.cu, cases.h) not checked: no "
