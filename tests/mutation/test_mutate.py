@@ -190,6 +190,28 @@ def check_gpu_full(ms):
                "deadline; 1 of programs" in p.stdout and
                "2 mutants, 1 killed, 0 survived, 1 equivalent" in p.stdout,
                p.stdout + p.stderr)
+    # known gaps: a listed survivor counts in the score, fails nothing; an
+    # unlisted one still fails.
+    with tempfile.TemporaryDirectory() as tmp:
+        gf = os.path.join(tmp, "gaps.tsv")
+        with open(gf, "w") as f:
+            f.write(f"{live[0].id}\tthe program runs one value only\n")
+        rows = [{"mutant": live[0], "status": "survived", "detail": "",
+                 "old": "a", "new": "b"},
+                {"mutant": live[1], "status": "killed", "detail": "",
+                 "old": "a", "new": "b"}]
+        buf = io.StringIO()
+        rc = mutate.score(rows, "eq.tsv", False, out=buf, gaps_file=gf)
+        expect("a known-gap survivor: reported, counted in the score (50%), "
+               "exit 0", rc == 0 and "known gaps (1;" in buf.getvalue() and
+               "score 50.0%" in buf.getvalue(), buf.getvalue())
+        rows.append({"mutant": live[2], "status": "survived", "detail": "",
+                     "old": "a", "new": "b"})
+        buf = io.StringIO()
+        rc = mutate.score(rows, "eq.tsv", False, out=buf, gaps_file=gf)
+        expect("an unlisted survivor beside a known gap still fails",
+               rc == 1 and "FAIL: 1 survivors not listed" in buf.getvalue(),
+               buf.getvalue())
     # carry: an earlier run's rows hold only for the same program and the
     # same mutant; --done leaves exactly those out of a run.
     with tempfile.TemporaryDirectory() as tmp:
