@@ -182,6 +182,13 @@ def _config_kwargs(spec: dict, params: list, dm) -> list:
             del config[key]
             params.append(f"{name}: {kind}")
             kw.append(f"{key}={name}")
+    # An mbarrier given as an element of a declared shared buffer
+    # (`mbar: "mbar[0]"`, the TMA cases): its address, as TVM's probes
+    # write it (`mbar=mbar.ptr_to([0])`).
+    m = re.fullmatch(r"(\w+)\[(.+)\]", str(config.get("mbar", "")))
+    if m and m.group(1) in (spec.get("buffers") or {}):
+        del config["mbar"]
+        kw.append(f"mbar={m.group(1)}.ptr_to([{m.group(2)}])")
     return dm._call_kwargs({**spec, "config": config}, params) + kw
 
 
