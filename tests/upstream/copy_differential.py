@@ -238,6 +238,10 @@ def copy_source(spec: dict, dm) -> str:
                                       if not k.startswith("threadIdx.")} |
                                      {"threadIdx.x": dims[0]})
     params, head, body = dm._declare_buffers(spec)
+    # Declared scalars (a pipeline's stage k): int32 parameters of the
+    # kernel, as the programs pass them.
+    params += [f"{n}: T.{(v or {}).get('dtype', 'int32')}"
+               for n, v in (spec.get("scalars") or {}).items()]
     # What copy takes no part in (reduce axes, accum, extras) is passed as
     # written too: TVM's front end decides what becomes of it.
     kw = []
