@@ -580,6 +580,22 @@ static int cmd_explain(const td_registry *reg, const td_call *call,
     return matched ? EXIT_OK : EXIT_NOMATCH;
 }
 
+/* The tensor maps of a TMA copy as comment lines: TIRx's host statements
+ * ("# host: ..."), CUDA's kernel parameters ("// kernel parameter: ..."). */
+static void print_maps(const char *maps, td_lang lang)
+{
+    const char *p = maps;
+    bool cuda = lang == TD_LANG_CUDA;
+    while (*p != '\0') {
+        size_t n = strcspn(p, cuda ? ",\n" : "\n");
+        printf("%s%.*s\n", cuda ? "// kernel parameter: " : "# host: ",
+               (int)n, p);
+        p += n;
+        while (*p == '\n' || *p == ',' || (cuda && *p == ' '))
+            p++;
+    }
+}
+
 static int cmd_emit(const td_registry *reg, const td_call *call,
                     const char *lang_name)
 {
@@ -591,19 +607,28 @@ static int cmd_emit(const td_registry *reg, const td_call *call,
     int rc = run_dispatch(reg, call, &res);
     if (rc >= 0)
         return rc;
-    char *body = NULL, *prelude = NULL;
+    char *body = NULL, *prelude = NULL, *maps = NULL;
     int err = td_ir_print(res.ir, lang, 0, &body, &prelude);
+    /* A TMA copy's tensor maps live outside the body (kernel parameters
+     * encoded by the host): shown as comments ahead of it. */
+    if (err == 0 && td_ir_tensor_map_count(res.ir) > 0)
+        err = td_ir_print_tensor_maps(res.ir, lang, &maps);
     td_ir_free(res.ir);
     if (err != 0) {
+        td_free(body);
+        td_free(prelude);
         fprintf(stderr, "tiledispatch: error: printing failed: %s\n",
                 td_strerror(err));
         return EXIT_INTERNAL;
     }
     if (prelude != NULL && prelude[0] != '\0')
         printf("%s\n", prelude);
+    if (maps != NULL)
+        print_maps(maps, lang);
     fputs(body, stdout);
     td_free(body);
     td_free(prelude);
+    td_free(maps);
     return EXIT_OK;
 }
 

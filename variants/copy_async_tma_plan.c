@@ -58,8 +58,9 @@ int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
     if (in->global.block_align != 0 || in->shared.block_align != 0)
         return td__fail(d, TD_EINVAL, NULL,
                         "tensor map: a region start that depends on the "
-                        "block ids gives coordinates that are not constants; "
-                        "the plan needs constant starts");
+                        "block ids or on a scalar gives coordinates that are "
+                        "not constants; the plan needs constant starts "
+                        "(dynamic TMA coordinates are not done yet)");
     if (call->sm_version > 0)
         in->sm = call->sm_version;
     in->has_mbar = 0;

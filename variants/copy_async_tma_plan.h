@@ -58,7 +58,7 @@ void td__tma_plan_in_init(td_tma_plan_in *in);
  * call carries `mbar`.  The config keys that change the map (oob,
  * tensormap_l2_promotion, tma_dtype, cta_group) are the variant's to
  * read; they keep their defaults here.  A region whose start depends on
- * the block ids is refused: its coordinates are not constants.
+ * the block ids or a scalar is refused: its coordinates are not constants.
  */
 int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
                               td_diag *d);

@@ -59,11 +59,19 @@ CP_ASYNC = re.compile(r'(@!?%?\w+\s+)?(cp\.async\.(?:ca|cg)\.shared\.global[A-Za
                       r'\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(\w+)\s*(,\s*[^;"]+)?;')
 
 
+# A TMA tensor copy (load, store, reduction) or map prefetch anywhere in an
+# asm string: the whole qualifier chain (rank, direction, completion,
+# multicast, cta_group, cache hint) is its form.
+TMA = re.compile(r'((?:cp|cp\.reduce)\.async\.bulk\.tensor\.[A-Za-z0-9_:.]+'
+                 r'|prefetch\.tensormap)')
+
+
 def ptx_mem(cuda: str) -> set:
     """The PTX memory instructions of a CUDA text: the ld/st/ldmatrix/
-    stmatrix names at the start of asm strings, and every cp.async as
-    `[@guard ]NAME BYTES[ src-size]` (its form, besides the name)."""
-    out = set(PTX_MEM.findall(cuda))
+    stmatrix names at the start of asm strings, every cp.async as
+    `[@guard ]NAME BYTES[ src-size]` (its form, besides the name), and
+    every TMA instruction's chain."""
+    out = set(PTX_MEM.findall(cuda)) | set(TMA.findall(cuda))
     for guard, name, size, extra in CP_ASYNC.findall(cuda):
         out.add(("@guard " if guard else "") + f"{name} {size}" +
                 (" src-size" if extra else ""))
@@ -147,6 +155,25 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                                        "the block ids move by 8 bytes: aligned in block 0, "
                                        "not in block 1; rejected: not 16-byte aligned in "
                                        "every block"),
+    # copy_async (TMA): the g2s cases force dispatch=tma_auto (TVM's ldgsts
+    # would take them otherwise, A2) except the two that show A2 itself.
+    "tma_g2s_unforced_keys": ("A2", "a thread-scope load given mbar, cache_hint and "
+                              "prefetch_tensormap goes to ldgsts, which drops all three; "
+                              "ldgsts refuses the mbarrier and tma_auto takes the call"),
+    "tma_g2s_oob_explicit": ("A2", "ldgsts takes the load given mbar and oob (both dropped); "
+                             "here ldgsts refuses the mbarrier, tma_auto declines oob as TVM "
+                             "does and tma_explicit takes the call with oob_fill=1"),
+    "tma_g2s_multicast": ("A8", "cta_mask=3 multicasts with no cluster launch (the CTAs it "
+                          "names may not exist); rejected"),
+    "tma_g2s_swizzle_wrong_chunk": ("A6", "ComposeLayout(3, 3, 3) on float32 moves 32-byte "
+                                    "chunks and is encoded as SWIZZLE_128B (16-byte chunks: the "
+                                    "data lands elsewhere, seen on the H200); rejected"),
+    "tma_g2s_scalar_start": ("-", "a region start over a scalar (a pipeline's stage k) gives "
+                             "dynamic coordinates, which TVM emits; tiledispatch plans "
+                             "constant coordinates only for now: declined (not done yet)"),
+    "tma_g2s_mbar_not_barrier": ("-", "mbar points into an int32 buffer; TVM takes any pointer, "
+                                 "tiledispatch wants an element of a shared uint64 buffer; "
+                                 "rejected"),
 }
 
 
@@ -182,6 +209,13 @@ def _config_kwargs(spec: dict, params: list, dm) -> list:
             del config[key]
             params.append(f"{name}: {kind}")
             kw.append(f"{key}={name}")
+    # An mbarrier given as an element of a declared shared buffer
+    # (`mbar: "mbar[0]"`, the TMA cases): its address, as TVM's probes
+    # write it (`mbar=mbar.ptr_to([0])`).
+    m = re.fullmatch(r"(\w+)\[(.+)\]", str(config.get("mbar", "")))
+    if m and m.group(1) in (spec.get("buffers") or {}):
+        del config["mbar"]
+        kw.append(f"mbar={m.group(1)}.ptr_to([{m.group(2)}])")
     return dm._call_kwargs({**spec, "config": config}, params) + kw
 
 
@@ -204,6 +238,10 @@ def copy_source(spec: dict, dm) -> str:
                                       if not k.startswith("threadIdx.")} |
                                      {"threadIdx.x": dims[0]})
     params, head, body = dm._declare_buffers(spec)
+    # Declared scalars (a pipeline's stage k): int32 parameters of the
+    # kernel, as the programs pass them.
+    params += [f"{n}: T.{(v or {}).get('dtype', 'int32')}"
+               for n, v in (spec.get("scalars") or {}).items()]
     # What copy takes no part in (reduce axes, accum, extras) is passed as
     # written too: TVM's front end decides what becomes of it.
     kw = []
