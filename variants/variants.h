@@ -27,7 +27,8 @@
     X(td__variant_copy_vec_64b)   /* copy, forced 8-byte access */    \
     X(td__variant_copy_vec_128b)  /* copy, forced 16-byte access */   \
     X(td__variant_copy_vec_256b)  /* copy, forced 32-byte access */   \
-    X(td__variant_copy_async_ldgsts) /* copy_async, cp.async */
+    X(td__variant_copy_async_ldgsts) /* copy_async, cp.async */        \
+    X(td__variant_copy_async_dsmem) /* copy_async, cluster bulk copy */
 
 #define TD__DECLARE_MODULE(desc) extern const td_impl_desc desc;
 TD_BUILTIN_MODULES(TD__DECLARE_MODULE)

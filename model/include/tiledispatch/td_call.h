@@ -319,6 +319,10 @@ typedef struct td_call {
     int sm_version;               /* the number in sm_(\d+); 0 = unknown */
     td_exec_scope scope;
     td_launch_param launch[TD_LAUNCH_COUNT];
+    /* The launch's cluster shape (`launch: {cluster: [2, 1, 1]}`), x, y,
+     * z; all 0 when the kernel is launched without clusters.  The
+     * cluster ids cbx, cby, cbz need it. */
+    int cluster[3];
     int nscalars;
     td_scalar scalars[TD_MAX_SCALARS]; /* `scalars:`, in file order */
     int nbuffers;
