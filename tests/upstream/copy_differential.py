@@ -171,11 +171,20 @@ _NAMED_CONFIG = {"predicate": "T.int32", "mbar": "T.handle"}
 
 def _config_kwargs(spec: dict, params: list, dm) -> list:
     """The call's keyword arguments (dm._call_kwargs), a named guard or
-    mbarrier of copy_async as a kernel parameter of that name."""
+    mbarrier of copy_async as a kernel parameter of that name; an mbarrier
+    that is an element of a declared buffer as TVM takes it
+    (`mbar.ptr_to([0])`, as upstream's dsmem test passes it) and the peer
+    rank as the expression it is (`1 - cbx`)."""
     if spec.get("op") != "copy_async":
         return dm._call_kwargs(spec, params)
     config = dict(spec.get("config") or {})
     kw = []
+    m = re.fullmatch(r"\s*(\w+)\s*\[(.*)\]\s*", str(config.get("mbar", "")))
+    if m and m.group(1) in spec.get("buffers", {}):
+        del config["mbar"]
+        kw.append(f"mbar={m.group(1)}.ptr_to([{m.group(2)}])")
+    if "remote_cta_id" in config:
+        kw.append(f"remote_cta_id={config.pop('remote_cta_id')}")
     for key, kind in _NAMED_CONFIG.items():
         name = config.get(key)
         if isinstance(name, str) and name.isidentifier():
@@ -200,10 +209,22 @@ def copy_source(spec: dict, dm) -> str:
     dims = [launch.get(f"threadIdx.{a}", 1) for a in "xyz"]
     while len(dims) > 1 and dims[-1] == 1:
         dims.pop()
+    cluster = launch.get("cluster")
     threads, blocks = launch_extents({k: v for k, v in launch.items()
-                                      if not k.startswith("threadIdx.")} |
+                                      if not k.startswith("threadIdx.")
+                                      and k != "cluster"} |
                                      {"threadIdx.x": dims[0]})
-    params, head, body = dm._declare_buffers(spec)
+    # The wheel takes one shared.dyn allocation per kernel: the others
+    # become `shared` (the same to every copy_async predicate, which
+    # match `shared*`).
+    bufs, dyn = {}, False
+    for name, b in spec["buffers"].items():
+        if b["scope"] == "shared.dyn":
+            if dyn:
+                b = {**b, "scope": "shared"}
+            dyn = True
+        bufs[name] = b
+    params, head, body = dm._declare_buffers({**spec, "buffers": bufs})
     # What copy takes no part in (reduce axes, accum, extras) is passed as
     # written too: TVM's front end decides what becomes of it.
     kw = []
@@ -213,6 +234,15 @@ def copy_source(spec: dict, dm) -> str:
         kw.append(f"accum={bool(spec['accum'])}")
     kw += _config_kwargs(spec, params, dm)
     ln = dm._prologue(params, head, blocks)
+    if cluster:
+        # A cluster kernel declares its ids in the cluster before the CTA
+        # ids (as design/copy_async/probes/probe.py learned the wheel
+        # wants them).
+        ext = list(cluster) + [1] * (3 - len(cluster))
+        while len(ext) > 1 and ext[-1] == 1:
+            ext.pop()
+        ln.insert(len(ln) - 1, f"    {', '.join(['cbx', 'cby', 'cbz'][:len(ext)])} = "
+                               f"T.cta_id_in_cluster([{', '.join(map(str, ext))}])")
     if len(dims) == 1:
         ln += [f"    {s}" for s in _scope_ids(scope, threads)]
     ln.append(f"    {', '.join(['tx', 'ty', 'tz'][:len(dims)])} = "
