@@ -59,11 +59,18 @@ CP_ASYNC = re.compile(r'(@!?%?\w+\s+)?(cp\.async\.(?:ca|cg)\.shared\.global[A-Za
                       r'\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(\w+)\s*(,\s*[^;"]+)?;')
 
 
+# The cluster copy (dsmem) anywhere in an asm string; the mapa before it
+# differs by design (TVM's mapa.u64 on generic addresses, ours
+# mapa.shared::cluster.u32: deviation A4) and is not compared.
+BULK_S2C = re.compile(r'(cp\.async\.bulk\.shared::cluster\.shared::cta[A-Za-z0-9_:.]*)')
+
+
 def ptx_mem(cuda: str) -> set:
     """The PTX memory instructions of a CUDA text: the ld/st/ldmatrix/
-    stmatrix names at the start of asm strings, and every cp.async as
-    `[@guard ]NAME BYTES[ src-size]` (its form, besides the name)."""
-    out = set(PTX_MEM.findall(cuda))
+    stmatrix names at the start of asm strings, every cp.async as
+    `[@guard ]NAME BYTES[ src-size]` (its form, besides the name), and the
+    cluster copy's name."""
+    out = set(PTX_MEM.findall(cuda)) | set(BULK_S2C.findall(cuda))
     for guard, name, size, extra in CP_ASYNC.findall(cuda):
         out.add(("@guard " if guard else "") + f"{name} {size}" +
                 (" src-size" if extra else ""))
@@ -139,6 +146,20 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                     "arrives on the mbarrier (a waiter hangs); rejected"),
     "ldgsts_unknown_key": ("A3", "ldgsts takes any config key silently (cache_hint here); "
                            "rejected"),
+    # copy_async (dsmem): docs/copy_async.md's dsmem deviations.
+    "dsmem_sm80": ("A5", "dsmem has no arch check: TVM dispatches it for sm_80 and the module "
+                   "holds mapa and cp.async.bulk.shared::cluster, which sm_80 lacks; declined"),
+    "dsmem_no_cluster": ("A8", "TVM copies into CTA remote_cta_id of a kernel launched without "
+                         "clusters (no peer exists); declined without a cluster launch"),
+    "dsmem_rank_outside": ("A8", "TVM copies into CTA 2 of a cluster of 2; declined"),
+    "dsmem_unaligned": ("A10", "TVM issues cp.async.bulk from byte 8 (chunks must be 16-byte "
+                        "aligned); declined"),
+    "dsmem_unknown_key": ("A3", "dsmem takes any config key silently (bogus here); refused"),
+    "dsmem_mbar_not_u64": ("-", "TVM takes an element of a uint32 buffer as the mbarrier "
+                           "(an mbarrier is 8 bytes); declined"),
+    "dsmem_swizzled": ("-", "TVM lowers a copy from a swizzled tile through its layout slice; "
+                       "tiledispatch plans from storage offsets and declines a layout that is "
+                       "not strided over the region (no chunk is one run in both)"),
     "ldgsts_direct_2d": ("-", "direct=True copies 16 consecutive bytes from the region's "
                          "first element: two rows of two floats are not one run; rejected"),
     "ldgsts_direct_misaligned": ("-", "direct=True issues an 8-byte cp.async at byte offset "
