@@ -209,10 +209,6 @@ int td__cl_buffers(td__cl *c, const td_ynode *n)
 
 /* ---- the other sections ------------------------------------------------- */
 
-/* The hardware's largest cluster (sm_90, with the non-portable size
- * attribute); 8 is the portable size. */
-#define MAX_CLUSTER 16
-
 /* `cluster: [x, y, z]` (1 to 3 positive extents, the rest 1). */
 static int cl_cluster(td__cl *c, const td_ynode *v)
 {
@@ -226,21 +222,25 @@ static int cl_cluster(td__cl *c, const td_ynode *v)
         if ((size_t)d < v->n) {
             const td_ynode *e = v->kids[d];
             bool ovf;
-            if (td__yclass(e, &x, NULL, &ovf) != TD_YT_INT || ovf || x <= 0 ||
-                x > MAX_CLUSTER)
+            if (td__yclass(e, &x, NULL, &ovf) != TD_YT_INT || x <= 0)
                 return cl_err(c, TD_ESCHEMA, e,
-                              "launch cluster extent must be an integer in "
-                              "[1, %d], got '%.32s'",
-                              MAX_CLUSTER, e->str != NULL ? e->str : "?");
+                              "launch cluster extent must be a positive "
+                              "integer, got '%.32s'",
+                              e->str != NULL ? e->str : "?");
+            if (ovf || x > TD_MAX_CLUSTER)
+                return cl_err(c, TD_ELIMIT, e,
+                              "launch cluster extent %.32s exceeds the limit "
+                              "of %d",
+                              e->str != NULL ? e->str : "?", TD_MAX_CLUSTER);
         }
         c->call->cluster[d] = (int)x;
         total *= x;
     }
-    if (total > MAX_CLUSTER)
-        return cl_err(c, TD_ESCHEMA, v,
-                      "launch cluster of %lld CTAs exceeds the hardware's "
-                      "%d (8 portable)",
-                      (long long)total, MAX_CLUSTER);
+    if (total > TD_MAX_CLUSTER)
+        return cl_err(c, TD_ELIMIT, v,
+                      "launch cluster of %lld CTAs exceeds the limit of %d "
+                      "(the hardware's largest; 8 portable)",
+                      (long long)total, TD_MAX_CLUSTER);
     return 0;
 }
 

@@ -298,6 +298,17 @@ static void test_launch_cluster(void **state)
     assert_non_null(e);
     assert_int_equal(e->kind, TD_VALUE_EXPR);
     td_call_free(call);
+    /* The limit itself loads: 16 CTAs (launch_cluster_* in data/bad go
+     * one past it). */
+    call = parse_ok("op: copy_async\ntarget: cuda\narch: sm_90a\n"
+                    "launch: {threadIdx.x: 32, cluster: [4, 2, 2]}\n"
+                    "buffers:\n"
+                    "  S: {scope: shared, dtype: float16, shape: [64]}\n"
+                    "  D: {scope: shared, dtype: float16, shape: [64]}\n"
+                    "dst: D\nsrc: S\n");
+    assert_int_equal(call->cluster[0] * call->cluster[1] * call->cluster[2],
+                     TD_MAX_CLUSTER);
+    td_call_free(call);
 }
 
 static void test_layouts_in_calls(void **state)
