@@ -412,9 +412,14 @@ static int dsmem_emit(const td_call *call, const td_op_desc *op,
     if (midx == NULL)
         return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EDECLINED;
     td_ir_buf *sb = td__copy_declare(call, sr->buffer, ir, why);
-    td_ir_buf *db = sb != NULL ? td__copy_declare(call, call->dst.buffer, ir,
-                                                  why)
-                               : NULL;
+    /* One buffer may be both: a tile copied into another part of the
+     * peer's copy of the same buffer. */
+    td_ir_buf *db = sb == NULL                      ? NULL
+                    : call->dst.buffer == sr->buffer ? sb
+                                                     : td__copy_declare(
+                                                           call,
+                                                           call->dst.buffer,
+                                                           ir, why);
     td_ir_buf *mbuf = NULL;
     if (db != NULL)
         mbuf = mi == sr->buffer        ? sb
