@@ -487,7 +487,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "td_cp_async_wait_all",
     [TD_INTRIN_BLOCK_IDX_X] = "(int)blockIdx.x",
     [TD_INTRIN_BLOCK_IDX_Y] = "(int)blockIdx.y",
-    [TD_INTRIN_BLOCK_IDX_Z] = "(int)blockIdx.z"};
+    [TD_INTRIN_BLOCK_IDX_Z] = "(int)blockIdx.z",
+    [TD_INTRIN_CLUSTER_CTAID_X] = "td_cluster_ctaid_x",
+    [TD_INTRIN_CLUSTER_CTAID_Y] = "td_cluster_ctaid_y",
+    [TD_INTRIN_CLUSTER_CTAID_Z] = "td_cluster_ctaid_z"};
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {

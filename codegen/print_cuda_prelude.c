@@ -53,6 +53,38 @@ static const char maxmin_helpers[] =
     "__nv_bfloat16 b) { return __hmin(a, b); }\n";
 
 static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
+    /* The CTA's id in its cluster; a host build runs no cluster, every
+     * block is alone in its own (id 0). */
+    [TD_INTRIN_CLUSTER_CTAID_X] =
+        "__forceinline__ __device__ int td_cluster_ctaid_x() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  unsigned int r;\n"
+        "  asm volatile(\"mov.u32 %0, %%cluster_ctaid.x;\" : \"=r\"(r));\n"
+        "  return (int)r;\n"
+        "#else\n"
+        "  return 0;\n"
+        "#endif\n"
+        "}\n",
+    [TD_INTRIN_CLUSTER_CTAID_Y] =
+        "__forceinline__ __device__ int td_cluster_ctaid_y() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  unsigned int r;\n"
+        "  asm volatile(\"mov.u32 %0, %%cluster_ctaid.y;\" : \"=r\"(r));\n"
+        "  return (int)r;\n"
+        "#else\n"
+        "  return 0;\n"
+        "#endif\n"
+        "}\n",
+    [TD_INTRIN_CLUSTER_CTAID_Z] =
+        "__forceinline__ __device__ int td_cluster_ctaid_z() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  unsigned int r;\n"
+        "  asm volatile(\"mov.u32 %0, %%cluster_ctaid.z;\" : \"=r\"(r));\n"
+        "  return (int)r;\n"
+        "#else\n"
+        "  return 0;\n"
+        "#endif\n"
+        "}\n",
     /* The cp.async groups: nothing to wait for on a host, whose cp.async
      * helpers copied at once. */
     [TD_INTRIN_CP_ASYNC_COMMIT] =

@@ -230,7 +230,10 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_CP_ASYNC_WAIT_ALL] = "T.ptx.cp",
     [TD_INTRIN_BLOCK_IDX_X] = "blockIdx.x",
     [TD_INTRIN_BLOCK_IDX_Y] = "blockIdx.y",
-    [TD_INTRIN_BLOCK_IDX_Z] = "blockIdx.z"};
+    [TD_INTRIN_BLOCK_IDX_Z] = "blockIdx.z",
+    [TD_INTRIN_CLUSTER_CTAID_X] = "cbx",
+    [TD_INTRIN_CLUSTER_CTAID_Y] = "cby",
+    [TD_INTRIN_CLUSTER_CTAID_Z] = "cbz"};
 
 static void intrin(tirx *x, td_buf *o, const td_expr *e)
 {
@@ -240,6 +243,11 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
     case TD_INTRIN_BLOCK_IDX_X:
     case TD_INTRIN_BLOCK_IDX_Y:
     case TD_INTRIN_BLOCK_IDX_Z:
+    case TD_INTRIN_CLUSTER_CTAID_X:
+    case TD_INTRIN_CLUSTER_CTAID_Y:
+    case TD_INTRIN_CLUSTER_CTAID_Z:
+        /* TVM's names of T.cta_id_in_cluster's variables, as a cluster
+         * kernel declares them (`cbx = T.cta_id_in_cluster([2])`). */
         td__buf_puts(o, name);
         return;
     case TD_INTRIN_SYNCTHREADS:

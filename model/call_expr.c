@@ -211,6 +211,17 @@ static int xp_name(xp *p, size_t at, size_t len, int *out)
             continue;
         ival iv = {0, BIG};
         td_axis ax = id_names[i].axis;
+        if (ax >= TD_AXIS_CBX && ax <= TD_AXIS_CBZ) {
+            /* A cluster id exists only in a cluster launch; its range is
+             * the cluster's extent. */
+            int ext = call->cluster[ax - TD_AXIS_CBX];
+            if (ext <= 0)
+                return xp_err(p, TD_ESCHEMA, at,
+                              "the cluster id '%s' needs a cluster launch "
+                              "(launch: {cluster: [2, 1, 1]})",
+                              id_names[i].name);
+            iv.hi = ext - 1;
+        }
         if (ax == TD_AXIS_LANEID)
             iv.hi = 31;
         if (id_names[i].tag >= 0) {

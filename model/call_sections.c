@@ -209,6 +209,62 @@ int td__cl_buffers(td__cl *c, const td_ynode *n)
 
 /* ---- the other sections ------------------------------------------------- */
 
+/* `cluster: [x, y, z]` (1 to 3 positive extents, the rest 1). */
+static int cl_cluster(td__cl *c, const td_ynode *v)
+{
+    if (v->kind != TD_YSEQ || v->n < 1 || v->n > 3)
+        return cl_err(c, TD_ESCHEMA, v,
+                      "launch cluster must be a list of 1 to 3 positive "
+                      "extents (x, y, z), e.g. [2, 1, 1]");
+    int64_t total = 1;
+    for (int d = 0; d < 3; d++) {
+        int64_t x = 1;
+        if ((size_t)d < v->n) {
+            const td_ynode *e = v->kids[d];
+            bool ovf;
+            if (td__yclass(e, &x, NULL, &ovf) != TD_YT_INT || x <= 0)
+                return cl_err(c, TD_ESCHEMA, e,
+                              "launch cluster extent must be a positive "
+                              "integer, got '%.32s'",
+                              e->str != NULL ? e->str : "?");
+            if (ovf || x > TD_MAX_CLUSTER)
+                return cl_err(c, TD_ELIMIT, e,
+                              "launch cluster extent %.32s exceeds the limit "
+                              "of %d",
+                              e->str != NULL ? e->str : "?", TD_MAX_CLUSTER);
+        }
+        c->call->cluster[d] = (int)x;
+        total *= x;
+    }
+    if (total > TD_MAX_CLUSTER)
+        return cl_err(c, TD_ELIMIT, v,
+                      "launch cluster of %lld CTAs exceeds the limit of %d "
+                      "(the hardware's largest; 8 portable)",
+                      (long long)total, TD_MAX_CLUSTER);
+    return 0;
+}
+
+/* The grid must tile into clusters: blockIdx extents, where given, are
+ * multiples of the cluster's. */
+static int cl_cluster_grid(td__cl *c, const td_ynode *n)
+{
+    const td_call *call = c->call;
+    if (call->cluster[0] == 0)
+        return 0;
+    for (int d = 0; d < 3; d++) {
+        const td_launch_param *lp = &call->launch[TD_LAUNCH_BX + d];
+        if (lp->present && !lp->symbolic &&
+            lp->extent % call->cluster[d] != 0)
+            return cl_err(c, TD_ESCHEMA, n,
+                          "launch %s = %lld is not a multiple of the "
+                          "cluster's %d (the grid is made of whole "
+                          "clusters)",
+                          td_launch_tag_name((td_launch_tag)(TD_LAUNCH_BX + d)),
+                          (long long)lp->extent, call->cluster[d]);
+    }
+    return 0;
+}
+
 int td__cl_launch(td__cl *c, const td_ynode *n)
 {
     if (n->kind != TD_YMAP)
@@ -219,6 +275,12 @@ int td__cl_launch(td__cl *c, const td_ynode *n)
         int rc = td__ykey(&c->doc, k);
         if (rc)
             return rc;
+        if (strcmp(k->str, "cluster") == 0) {
+            if ((rc = td__ydup(&c->doc, n, i)) != 0 ||
+                (rc = cl_cluster(c, v)) != 0)
+                return rc;
+            continue;
+        }
         int tag = -1;
         for (int t = 0; t < TD_LAUNCH_COUNT; t++)
             if (strcmp(k->str, td_launch_tag_name((td_launch_tag)t)) == 0)
@@ -261,7 +323,7 @@ int td__cl_launch(td__cl *c, const td_ynode *n)
         }
         lp->present = true;
     }
-    return 0;
+    return cl_cluster_grid(c, n);
 }
 
 int td__cl_axes(td__cl *c, const td_ynode *n)

@@ -134,6 +134,10 @@ static td_expr *scalar_ref(td_ir *ir, const td_call *call, int j)
     return td_cast(ir, TD_I32, td_param(ir, name, call->scalars[j].dtype));
 }
 
+static const td_intrin cluster_ids[3] = {
+    TD_INTRIN_CLUSTER_CTAID_X, TD_INTRIN_CLUSTER_CTAID_Y,
+    TD_INTRIN_CLUSTER_CTAID_Z};
+
 static const td_intrin block_ids[3] = {
     TD_INTRIN_BLOCK_IDX_X, TD_INTRIN_BLOCK_IDX_Y, TD_INTRIN_BLOCK_IDX_Z};
 
@@ -237,9 +241,23 @@ td_expr *td__config_expr(td_ir *ir, const td_call *call,
         case TD_AXIS_BZ:
             return td_intrinsic(ir, block_ids[x->v - TD_AXIS_BX], TD_I32, 0,
                                 NULL);
+        case TD_AXIS_CBX:
+        case TD_AXIS_CBY:
+        case TD_AXIS_CBZ:
+            /* The loader admits a cluster id only in a cluster launch. */
+            if (call->cluster[x->v - TD_AXIS_CBX] <= 0) {
+                td_reason_set(why, "config %.*s uses %s without a cluster "
+                                   "launch",
+                              TD_NAME_MAX - 1, e->key,
+                              td_axis_name((td_axis)x->v));
+                return NULL;
+            }
+            return td_intrinsic(ir,
+                                cluster_ids[x->v - TD_AXIS_CBX], TD_I32, 0,
+                                NULL);
         default:
             td_reason_set(why, "config %.*s uses %s, which this variant "
-                               "cannot compute (no cluster launch yet)",
+                               "cannot compute",
                           TD_NAME_MAX - 1, e->key,
                           td_axis_name((td_axis)x->v));
             return NULL;

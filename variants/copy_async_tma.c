@@ -70,8 +70,8 @@ static bool single_thread_pred(const td_call *call, const td_args *args,
     return true;
 }
 
-/* Registered with tma_auto; tma_explicit's rule (and dsmem's, later) name
- * the same two, since a predicate name is one registration. */
+/* Registered with tma_auto; tma_explicit's rule names the same two, and
+ * dsmem's names single_thread, since a predicate name is one registration. */
 static const td_pred_desc tma_preds[] = {
     {.name = "validate_tma_copy_op", .fn = tma_copy_op_pred},
     {.name = "single_thread", .fn = single_thread_pred},

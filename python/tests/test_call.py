@@ -296,11 +296,16 @@ def test_keywords_scalars_and_expressions(reg):
     assert c.config == {"predicate": "tx < 64 && k != 3"}
     cuda = reg.dispatch(c).emit("cuda")
     assert "k * 8192" in cuda and "(int)threadIdx.x < 64 && k != 3" in cuda
-    c = td.Call(**ASYNC_KW, src="A[0:128, 0:64]",
+    kw = dict(ASYNC_KW, launch={"threadIdx.x": 128, "cluster": [2, 1, 1]})
+    c = td.Call(**kw, src="A[0:128, 0:64]",
                 scalars={"k": {"range": [0, 64]}},
                 config={"mbar": "mbar[k % 4]", "remote_cta_id": "1 - cbx"})
     assert "mbar=T.address_of(mbar[k % 4])" in c.script
     assert "remote_cta_id=1 - cbx" in c.script
+    assert c.launch == {"threadIdx.x": 128, "cluster": [2, 1, 1]}
+    with pytest.raises(td.Error, match="the cluster id 'cbx' needs a cluster"):
+        td.Call(**ASYNC_KW, src="A[0:128, 0:64]",
+                config={"remote_cta_id": "1 - cbx"})
 
 
 def test_keywords_scalars_refused():

@@ -212,6 +212,7 @@ static void test_launch_config_dispatch(void **state)
     assert_string_equal(call->launch[TD_LAUNCH_BY].symbol, "n_blocks");
     assert_int_equal(call->launch[TD_LAUNCH_BZ].extent, 3);
     assert_false(call->launch[TD_LAUNCH_BX].present);
+    assert_int_equal(call->cluster[0], 0); /* no cluster launch */
     assert_int_equal(call->buffers[0].dtype, TD_I32);
     assert_int_equal(call->naxes, 2);
     assert_int_equal(call->axes[0], 0);
@@ -274,6 +275,40 @@ static void test_launch_config_dispatch(void **state)
         assert_memory_equal(buf, want[i], strlen(want[i]));
         td_call_free(call);
     }
+}
+
+/* `launch: {cluster: [...]}`: missing extents are 1, and the cluster ids
+ * become usable in config expressions. */
+static void test_launch_cluster(void **state)
+{
+    (void)state;
+    td_call *call = parse_ok(
+        "op: copy_async\ntarget: cuda\narch: sm_90a\nscope: thread\n"
+        "launch: {threadIdx.x: 32, blockIdx.x: 4, cluster: [2]}\n"
+        "buffers:\n"
+        "  S: {scope: shared, dtype: float16, shape: [64]}\n"
+        "  D: {scope: shared, dtype: float16, shape: [64]}\n"
+        "  mbar: {scope: shared, dtype: uint64, shape: [1]}\n"
+        "dst: D\nsrc: S\n"
+        "config: {mbar: \"mbar[0]\", remote_cta_id: \"1 - cbx\"}\n");
+    assert_int_equal(call->cluster[0], 2);
+    assert_int_equal(call->cluster[1], 1);
+    assert_int_equal(call->cluster[2], 1);
+    const td_config_entry *e = td_call_config(call, "remote_cta_id");
+    assert_non_null(e);
+    assert_int_equal(e->kind, TD_VALUE_EXPR);
+    td_call_free(call);
+    /* The limit itself loads: 16 CTAs (launch_cluster_* in data/bad go
+     * one past it). */
+    call = parse_ok("op: copy_async\ntarget: cuda\narch: sm_90a\n"
+                    "launch: {threadIdx.x: 32, cluster: [4, 2, 2]}\n"
+                    "buffers:\n"
+                    "  S: {scope: shared, dtype: float16, shape: [64]}\n"
+                    "  D: {scope: shared, dtype: float16, shape: [64]}\n"
+                    "dst: D\nsrc: S\n");
+    assert_int_equal(call->cluster[0] * call->cluster[1] * call->cluster[2],
+                     TD_MAX_CLUSTER);
+    td_call_free(call);
 }
 
 static void test_layouts_in_calls(void **state)
@@ -1120,6 +1155,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_regions),
         cmocka_unit_test(test_launch_config_dispatch),
+        cmocka_unit_test(test_launch_cluster),
         cmocka_unit_test(test_layouts_in_calls),
         cmocka_unit_test(test_axes_helper),
         cmocka_unit_test(test_inline_errors),

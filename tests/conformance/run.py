@@ -70,7 +70,8 @@ it; cuda-full and scripts/gpu-check keep -arch.
 
 An op the program generator does not support (`kernel` exits with "is
 neither a reduction nor elementwise" or "no reference for the elementwise
-op": an op of a plugin, say) gets a compile-only program
+op": an op of a plugin, say), or a call with a cluster launch (no cluster
+programs yet), gets a compile-only program
 instead: the emitted body in a kernel that declares the call's buffers and
 takes its named scalars as parameters.  Those kernels are compiled together,
 one translation unit per arch (each on its own only to name a failure), and
@@ -472,7 +473,9 @@ def run_case(c, args, outdir):
                               in p.stderr or "no reference for the "
                               "elementwise op" in p.stderr or
                               "has no self-checking program yet"
-                              in p.stderr):
+                              in p.stderr or
+                              "no self-checking program for a cluster "
+                              "launch" in p.stderr):
         # No self-checking program for this op yet: the emitted body in a
         # kernel that declares its buffers, compiled later with the others
         # of its arch in one translation unit (a compile check only).

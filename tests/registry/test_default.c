@@ -34,21 +34,23 @@ static void test_default_table(void **state)
     td_registry *reg = default_registry();
     /* 12 reduction entries, for each of the 15 elementwise ops reg then
      * smem (equal priority: by name), the copy entries and copy_async's
-     * ldgsts, tma_auto and tma_explicit (TVM's try order); ops in name
-     * order. */
+     * ldgsts, dsmem, tma_auto and tma_explicit (TVM's try order); ops in
+     * name order. */
     td_rule_info all[64], infos[12];
-    assert_int_equal(td_registry_rules(reg, all, 64), 53);
+    assert_int_equal(td_registry_rules(reg, all, 64), 54);
     int nred = 0, new = 0, ncopy = 0, nasync = 0;
-    for (int i = 0; i < 53; i++) {
+    for (int i = 0; i < 54; i++) {
         if (strcmp(all[i].op, "copy_async") == 0) {
-            static const char *const async_names[3] = {"ldgsts", "tma_auto",
-                                                       "tma_explicit"};
-            static const int async_prio[3] = {20, 10, 10}, async_np[3] = {
-                                                               1, 2, 2};
-            assert_true(nasync < 3);
+            /* ldgsts (20) before dsmem (10, TVM's three predicates) and
+             * the two TMA forms (10, two each) */
+            static const char *const async_names[4] = {
+                "ldgsts", "dsmem", "tma_auto", "tma_explicit"};
+            static const int async_prio[4] = {20, 10, 10, 10},
+                             async_npreds[4] = {1, 3, 2, 2};
+            assert_true(nasync < 4);
             assert_string_equal(all[i].name, async_names[nasync]);
             assert_int_equal(all[i].priority, async_prio[nasync]);
-            assert_int_equal(all[i].npreds, async_np[nasync]);
+            assert_int_equal(all[i].npreds, async_npreds[nasync]);
             assert_int_equal(td_registry_op(reg, "copy_async")->kind,
                              TD_OP_KIND_COPY);
             nasync++;
@@ -89,7 +91,7 @@ static void test_default_table(void **state)
     assert_int_equal(nred, 12);
     assert_int_equal(new, 30);
     assert_int_equal(ncopy, 8);
-    assert_int_equal(nasync, 3);
+    assert_int_equal(nasync, 4);
     static const char *const want[12][3] = {
         {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},
         {"max", "cuda", "local"},         {"max", "cuda", "shared"},

@@ -65,13 +65,19 @@ CP_ASYNC = re.compile(r'(@!?%?\w+\s+)?(cp\.async\.(?:ca|cg)\.shared\.global[A-Za
 TMA = re.compile(r'((?:cp|cp\.reduce)\.async\.bulk\.tensor\.[A-Za-z0-9_:.]+'
                  r'|prefetch\.tensormap)')
 
+# The cluster copy (dsmem) anywhere in an asm string; the mapa before it
+# differs by design (TVM's mapa.u64 on generic addresses, ours
+# mapa.shared::cluster.u32: deviation A4) and is not compared.
+BULK_S2C = re.compile(r'(cp\.async\.bulk\.shared::cluster\.shared::cta[A-Za-z0-9_:.]*)')
+
 
 def ptx_mem(cuda: str) -> set:
     """The PTX memory instructions of a CUDA text: the ld/st/ldmatrix/
     stmatrix names at the start of asm strings, every cp.async as
-    `[@guard ]NAME BYTES[ src-size]` (its form, besides the name), and
-    every TMA instruction's chain."""
-    out = set(PTX_MEM.findall(cuda)) | set(TMA.findall(cuda))
+    `[@guard ]NAME BYTES[ src-size]` (its form, besides the name), every
+    TMA instruction's chain and the cluster copy's name."""
+    out = (set(PTX_MEM.findall(cuda)) | set(TMA.findall(cuda)) |
+           set(BULK_S2C.findall(cuda)))
     for guard, name, size, extra in CP_ASYNC.findall(cuda):
         out.add(("@guard " if guard else "") + f"{name} {size}" +
                 (" src-size" if extra else ""))
@@ -147,6 +153,20 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                     "arrives on the mbarrier (a waiter hangs); rejected"),
     "ldgsts_unknown_key": ("A3", "ldgsts takes any config key silently (cache_hint here); "
                            "rejected"),
+    # copy_async (dsmem): docs/copy_async.md's dsmem deviations.
+    "dsmem_sm80": ("A5", "dsmem has no arch check: TVM dispatches it for sm_80 and the module "
+                   "holds mapa and cp.async.bulk.shared::cluster, which sm_80 lacks; declined"),
+    "dsmem_no_cluster": ("A8", "TVM copies into CTA remote_cta_id of a kernel launched without "
+                         "clusters (no peer exists); declined without a cluster launch"),
+    "dsmem_rank_outside": ("A8", "TVM copies into CTA 2 of a cluster of 2; declined"),
+    "dsmem_unaligned": ("A10", "TVM issues cp.async.bulk from byte 8 (chunks must be 16-byte "
+                        "aligned); declined"),
+    "dsmem_unknown_key": ("A3", "dsmem takes any config key silently (bogus here); refused"),
+    "dsmem_mbar_not_u64": ("-", "TVM takes an element of a uint32 buffer as the mbarrier "
+                           "(an mbarrier is 8 bytes); declined"),
+    "dsmem_swizzled": ("-", "TVM lowers a copy from a swizzled tile through its layout slice; "
+                       "tiledispatch plans from storage offsets and declines a layout that is "
+                       "not strided over the region (no chunk is one run in both)"),
     "ldgsts_direct_2d": ("-", "direct=True copies 16 consecutive bytes from the region's "
                          "first element: two rows of two floats are not one run; rejected"),
     "ldgsts_direct_misaligned": ("-", "direct=True issues an 8-byte cp.async at byte offset "
@@ -198,11 +218,20 @@ _NAMED_CONFIG = {"predicate": "T.int32", "mbar": "T.handle"}
 
 def _config_kwargs(spec: dict, params: list, dm) -> list:
     """The call's keyword arguments (dm._call_kwargs), a named guard or
-    mbarrier of copy_async as a kernel parameter of that name."""
+    mbarrier of copy_async as a kernel parameter of that name; an mbarrier
+    that is an element of a declared buffer as TVM takes it
+    (`mbar.ptr_to([0])`, as upstream's dsmem test passes it) and the peer
+    rank as the expression it is (`1 - cbx`)."""
     if spec.get("op") != "copy_async":
         return dm._call_kwargs(spec, params)
     config = dict(spec.get("config") or {})
     kw = []
+    m = re.fullmatch(r"\s*(\w+)\s*\[(.*)\]\s*", str(config.get("mbar", "")))
+    if m and m.group(1) in spec.get("buffers", {}):
+        del config["mbar"]
+        kw.append(f"mbar={m.group(1)}.ptr_to([{m.group(2)}])")
+    if "remote_cta_id" in config:
+        kw.append(f"remote_cta_id={config.pop('remote_cta_id')}")
     for key, kind in _NAMED_CONFIG.items():
         name = config.get(key)
         if isinstance(name, str) and name.isidentifier():
@@ -234,10 +263,22 @@ def copy_source(spec: dict, dm) -> str:
     dims = [launch.get(f"threadIdx.{a}", 1) for a in "xyz"]
     while len(dims) > 1 and dims[-1] == 1:
         dims.pop()
+    cluster = launch.get("cluster")
     threads, blocks = launch_extents({k: v for k, v in launch.items()
-                                      if not k.startswith("threadIdx.")} |
+                                      if not k.startswith("threadIdx.")
+                                      and k != "cluster"} |
                                      {"threadIdx.x": dims[0]})
-    params, head, body = dm._declare_buffers(spec)
+    # The wheel takes one shared.dyn allocation per kernel: the others
+    # become `shared` (the same to every copy_async predicate, which
+    # match `shared*`).
+    bufs, dyn = {}, False
+    for name, b in spec["buffers"].items():
+        if b["scope"] == "shared.dyn":
+            if dyn:
+                b = {**b, "scope": "shared"}
+            dyn = True
+        bufs[name] = b
+    params, head, body = dm._declare_buffers({**spec, "buffers": bufs})
     # Declared scalars (a pipeline's stage k): int32 parameters of the
     # kernel, as the programs pass them.
     params += [f"{n}: T.{(v or {}).get('dtype', 'int32')}"
@@ -251,6 +292,15 @@ def copy_source(spec: dict, dm) -> str:
         kw.append(f"accum={bool(spec['accum'])}")
     kw += _config_kwargs(spec, params, dm)
     ln = dm._prologue(params, head, blocks)
+    if cluster:
+        # A cluster kernel declares its ids in the cluster before the CTA
+        # ids (as design/copy_async/probes/probe.py learned the wheel
+        # wants them).
+        ext = list(cluster) + [1] * (3 - len(cluster))
+        while len(ext) > 1 and ext[-1] == 1:
+            ext.pop()
+        ln.insert(len(ln) - 1, f"    {', '.join(['cbx', 'cby', 'cbz'][:len(ext)])} = "
+                               f"T.cta_id_in_cluster([{', '.join(map(str, ext))}])")
     if len(dims) == 1:
         ln += [f"    {s}" for s in _scope_ids(scope, threads)]
     ln.append(f"    {', '.join(['tx', 'ty', 'tz'][:len(dims)])} = "

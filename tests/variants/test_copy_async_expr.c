@@ -57,7 +57,8 @@ static void expect_tree(const td_call *c, const char *key, int node,
 static void test_precedence(void **state)
 {
     (void)state;
-    td_call *c = load("src: \"A[0:128, 0:64]\"\n"
+    td_call *c = load("launch: {cluster: [2, 1, 1]}\n"
+                      "src: \"A[0:128, 0:64]\"\n"
                       "config: {predicate: \"tx < 16 && k % 4 + 1 * 2 >= "
                       "-laneid || !(warpid == 3)\", cta_mask: 3, "
                       "remote_cta_id: \"1 - cbx - u // 2\"}\n");
@@ -158,7 +159,8 @@ static void test_ldgsts_refusals(void **state)
 {
     (void)state;
     char why[512] = "";
-    td_call *c = load("scope: thread\nsrc: \"A[0:128, 0:64]\"\n"
+    td_call *c = load("scope: thread\nlaunch: {cluster: [2, 1, 1]}\n"
+                      "src: \"A[0:128, 0:64]\"\n"
                       "config: {predicate: \"cbx == 0\"}\n");
     assert_null(emit(c, why, sizeof why));
     assert_non_null(strstr(why, "ldgsts: predicate uses the cluster id cbx"));
@@ -167,7 +169,8 @@ static void test_ldgsts_refusals(void **state)
     assert_null(emit(c, why, sizeof why));
     assert_non_null(strstr(why, "not a buffer element"));
     free(c);
-    c = load("scope: thread\nsrc: \"A[0:128, 0:64]\"\nconfig: {remote_cta_id: \"1 - cbx\"}\n");
+    c = load("scope: thread\nlaunch: {cluster: [2, 1, 1]}\n"
+             "src: \"A[0:128, 0:64]\"\nconfig: {remote_cta_id: \"1 - cbx\"}\n");
     assert_null(emit(c, why, sizeof why));
     assert_non_null(strstr(why, "unknown config key 'remote_cta_id'"));
     free(c);
@@ -177,7 +180,8 @@ static void test_ldgsts_refusals(void **state)
 static void test_ir_forms(void **state)
 {
     (void)state;
-    td_call *c = load("src: A\nconfig: {mbar: \"mbar[k // 4, (k + 1) % 4]\", "
+    td_call *c = load("launch: {cluster: [2, 1, 1]}\n"
+                      "src: A\nconfig: {mbar: \"mbar[k // 4, (k + 1) % 4]\", "
                       "remote_cta_id: \"1 - cbx\", cta_mask: \"-u + bx\"}\n");
     td_ir *ir = td_ir_new();
     assert_non_null(ir);
@@ -191,15 +195,24 @@ static void test_ir_forms(void **state)
     x = td__config_expr(ir, c, td_call_config(c, "cta_mask"), -1, &why);
     assert_non_null(x);
     td_ir_eval(ir, x);
+    /* The cluster id: %cluster_ctaid.x through its helper. */
+    x = td__config_expr(ir, c, td_call_config(c, "remote_cta_id"), -1, &why);
+    assert_non_null(x);
+    td_ir_eval(ir, x);
+    /* Without a cluster launch (the loader refuses such a call; a call
+     * built by hand is refused here too). */
+    c->cluster[0] = 0;
     assert_null(td__config_expr(ir, c, td_call_config(c, "remote_cta_id"), -1,
                                 &why));
-    assert_non_null(strstr(why.text, "uses cbx"));
+    assert_non_null(strstr(why.text, "uses cbx without a cluster launch"));
+    c->cluster[0] = 2;
     assert_null(td__config_elem_index(ir, c, td_call_config(c, "cta_mask"),
                                       &buf, &why));
     char *cuda = NULL;
     assert_int_equal(td_ir_print(ir, TD_LANG_CUDA, 0, &cuda, NULL), 0);
     assert_non_null(strstr(cuda, "k / 4 * 4 + (k + 1) % 4;"));
     assert_non_null(strstr(cuda, "0 - (int)u + (int)blockIdx.x;"));
+    assert_non_null(strstr(cuda, "1 - td_cluster_ctaid_x();"));
     td_free(cuda);
     td_ir_free(ir);
     free(c);

@@ -195,6 +195,17 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
                         "its body",
                         res.variant != NULL ? res.variant : "?");
     }
+    if (call->cluster[0] != 0) {
+        /* A cluster program needs its CTAs' barriers set up and synced
+         * across the cluster (design/copy_async/plan.md section 6.1);
+         * none is written yet, and the CPU stand-in cannot run one. */
+        td_ir_free(res.ir);
+        return td__fail(diag, TD_EINVAL, call->file,
+                        "kernel: no self-checking program for a cluster "
+                        "launch yet (variant %s); `tiledispatch emit` "
+                        "prints the body",
+                        res.variant != NULL ? res.variant : "?");
+    }
     const td_op_desc *op = td_registry_op(reg, call->op);
     const kp_family *fam = op != NULL ? kp_family_of(op->kind) : NULL;
     if (fam == NULL) {

@@ -101,6 +101,12 @@ typedef enum td_intrin {
     TD_INTRIN_BLOCK_IDX_X,     /* () -> blockIdx.x */
     TD_INTRIN_BLOCK_IDX_Y,     /* () -> blockIdx.y */
     TD_INTRIN_BLOCK_IDX_Z,     /* () -> blockIdx.z */
+    /* The CTA's id in its cluster (%cluster_ctaid.x/y/z; TVM's cbx, cby,
+     * cbz of T.cta_id_in_cluster), for a kernel launched with a cluster.
+     * A host build (the CPU stand-in runs no cluster) reads 0. */
+    TD_INTRIN_CLUSTER_CTAID_X, /* () -> int32 */
+    TD_INTRIN_CLUSTER_CTAID_Y, /* () -> int32 */
+    TD_INTRIN_CLUSTER_CTAID_Z, /* () -> int32 */
     TD_INTRIN_COUNT
 } td_intrin;
 

@@ -24,6 +24,8 @@ extern "C" {
 #define TD_MAX_LAYOUT_ITERS 16  /* shard or replica iters of one layout */
 #define TD_MAX_CONFIG 16        /* config entries of one call */
 #define TD_MAX_SCALARS 8        /* scalars declared under `scalars:` */
+#define TD_MAX_CLUSTER 16       /* CTAs of a launch's cluster (sm_90's
+                                   largest, non-portable; 8 portable) */
 #define TD_MAX_EXPR_NODES 32    /* nodes of one config expression */
 #define TD_MAX_AXES TD_MAX_RANK /* reduce axes as written */
 #define TD_MAX_SRCS 4           /* source operands of one call */
@@ -319,6 +321,10 @@ typedef struct td_call {
     int sm_version;               /* the number in sm_(\d+); 0 = unknown */
     td_exec_scope scope;
     td_launch_param launch[TD_LAUNCH_COUNT];
+    /* The launch's cluster shape (`launch: {cluster: [2, 1, 1]}`), x, y,
+     * z; all 0 when the kernel is launched without clusters.  The
+     * cluster ids cbx, cby, cbz need it. */
+    int cluster[3];
     int nscalars;
     td_scalar scalars[TD_MAX_SCALARS]; /* `scalars:`, in file order */
     int nbuffers;

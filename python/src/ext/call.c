@@ -661,6 +661,17 @@ static PyObject *Call_get_launch(PyObject *s, void *c)
         }
         Py_DECREF(v);
     }
+    if (call->cluster[0] != 0) {
+        /* The cluster shape, as the call file writes it. */
+        PyObject *v = Py_BuildValue("[iii]", call->cluster[0],
+                                    call->cluster[1], call->cluster[2]);
+        if (v == NULL || PyDict_SetItemString(d, "cluster", v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
     return d;
 }
 
@@ -746,7 +757,8 @@ static PyGetSetDef Call_getset[] = {
     {"scope", Call_get_scope, NULL,
      "The execution scope: thread, warp, warpgroup, cta or cluster.", NULL},
     {"launch", Call_get_launch, NULL,
-     "The launch extents: {'threadIdx.x': 128, ...} (str when symbolic).",
+     "The launch extents: {'threadIdx.x': 128, ...} (str when symbolic), and\n"
+     "'cluster': [x, y, z] for a cluster launch.",
      NULL},
     {"buffers", Call_get_buffers, NULL,
      "The buffers: {name: {'scope', 'dtype', 'shape'[, 'layout']}}.", NULL},

@@ -102,7 +102,7 @@ class Call:
         target: str | None = ...,
         arch: str | None = ...,
         scope: str | None = ...,
-        launch: Mapping[str, int | str] | None = ...,
+        launch: Mapping[str, int | str | Sequence[int]] | None = ...,
         axes: Sequence[int] | None = ...,
         accum: bool | None = ...,
         config: Mapping[str, int | bool | str] | None = ...,
@@ -125,7 +125,7 @@ class Call:
     @property
     def scope(self) -> str: ...
     @property
-    def launch(self) -> dict[str, int | str]: ...
+    def launch(self) -> dict[str, int | str | list[int]]: ...
     @property
     def buffers(self) -> dict[str, dict[str, Any]]: ...
     @property
