@@ -82,7 +82,7 @@ static const td_pred_desc tma_preds[] = {
 /* What the emitter takes from the config once it passed. */
 typedef struct tma_cfg {
     int cta_group;
-    bool multicast;          /* never set yet: refused without a cluster */
+    bool multicast;          /* never set yet: multicast is declined */
     const td_config_entry *mbar;
     td_tma_op op;
     bool has_policy;
@@ -364,13 +364,19 @@ static bool runtime_config(const td_call *call, td_tma_plan_in *pin,
         return false;
     }
     /* Ours: TVM multicasts without checking that the kernel is launched as
-     * a cluster; a call has no cluster launch yet, so the CTAs a mask
-     * names may not exist. */
-    if (!mask_zero) {
+     * a cluster, so the CTAs a mask names may not exist.  With a cluster
+     * launch the multicast is still declined: nothing checks the mask
+     * against the cluster's CTAs, and no program runs a cluster yet. */
+    if (!mask_zero && call->cluster[0] == 0) {
         td_reason_set(why, "cta_mask multicasts to the CTAs of a cluster, "
                            "but the call declares no cluster launch "
-                           "(tiledispatch has none yet; TVM emits "
-                           ".multicast::cluster without one)");
+                           "(TVM emits .multicast::cluster without one)");
+        return false;
+    }
+    if (!mask_zero) {
+        td_reason_set(why, "cta_mask multicasts to the CTAs of the cluster; "
+                           "TMA multicast is not supported by tiledispatch "
+                           "yet");
         return false;
     }
     if (g2s && c->mbar->kind != TD_VALUE_ELEM) {

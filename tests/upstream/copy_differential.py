@@ -185,6 +185,8 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                              "does and tma_explicit takes the call with oob_fill=1"),
     "tma_g2s_multicast": ("A8", "cta_mask=3 multicasts with no cluster launch (the CTAs it "
                           "names may not exist); rejected"),
+    "tma_g2s_multicast_cluster": ("-", "cta_mask=3 in a cluster launch multicasts; tiledispatch "
+                                  "has no TMA multicast yet and declines it"),
     "tma_g2s_swizzle_wrong_chunk": ("A6", "ComposeLayout(3, 3, 3) on float32 moves 32-byte "
                                     "chunks and is encoded as SWIZZLE_128B (16-byte chunks: the "
                                     "data lands elsewhere, seen on the H200); rejected"),
