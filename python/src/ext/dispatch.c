@@ -56,13 +56,58 @@ static int print_ir(DispatchObject *self, td_lang lang, int indent,
     return 0;
 }
 
+/* A TMA copy's tensor maps as `tiledispatch emit` shows them ahead of
+ * the body: TIRx's host statements as "# host: " lines, CUDA's kernel
+ * parameters as "// kernel parameter: " lines; "" when the IR has none.
+ * Returns a new reference, or NULL with an exception set. */
+static PyObject *maps_comment(DispatchObject *self, td_lang lang)
+{
+    if (td_ir_tensor_map_count(self->ir) == 0)
+        return PyUnicode_FromString("");
+    char *maps = NULL;
+    int err = td_ir_print_tensor_maps(self->ir, lang, &maps);
+    if (err != 0) {
+        tdpy_release(maps);
+        tdpy_raise_td(err, NULL, NULL);
+        return NULL;
+    }
+    bool cuda = lang == TD_LANG_CUDA;
+    const char *tag = cuda ? "// kernel parameter: " : "# host: ";
+    /* Each item gets its tag and a newline; a CUDA item loses its ", ". */
+    size_t cap = strlen(maps) + 1, n = 0;
+    for (const char *q = maps; *q != '\0'; q++)
+        n += *q == '\n' || (cuda && *q == ',');
+    cap += (n + 1) * (strlen(tag) + 1);
+    char *buf = PyMem_Malloc(cap);
+    if (buf == NULL) {
+        tdpy_release(maps);
+        return PyErr_NoMemory();
+    }
+    size_t len = 0;
+    const char *p = maps;
+    while (*p != '\0') {
+        size_t k = strcspn(p, cuda ? ",\n" : "\n");
+        len += (size_t)snprintf(buf + len, cap - len, "%s%.*s\n", tag,
+                                (int)k, p);
+        p += k;
+        while (*p == '\n' || *p == ',' || (cuda && *p == ' '))
+            p++;
+    }
+    tdpy_release(maps);
+    PyObject *r = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
+    PyMem_Free(buf);
+    return r;
+}
+
 PyDoc_STRVAR(Dispatch_emit_doc,
 "emit($self, lang='cuda', *, indent=0, prelude=True)\n--\n\n"
 "The lowered code of the call in `lang` ('cuda' or 'tirx').\n\n"
 "With prelude=True the text is what `tiledispatch emit` prints: the CUDA\n"
 "prelude (includes and helper functions, when the body needs any), a\n"
-"blank line, then the body.  With prelude=False, the body only.  `indent`\n"
-"is the body's starting indentation level (2 spaces each).");
+"blank line, a TMA copy's tensor maps as comment lines ('# host: ' in\n"
+"TIRx, '// kernel parameter: ' in CUDA), then the body.  With\n"
+"prelude=False, the body only.  `indent` is the body's starting\n"
+"indentation level (2 spaces each).");
 
 static PyObject *Dispatch_emit(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -82,12 +127,21 @@ static PyObject *Dispatch_emit(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *prelude, *body;
     if (print_ir((DispatchObject *)self, lang, indent, &prelude, &body) < 0)
         return NULL;
-    if (!with_prelude || PyUnicode_GetLength(prelude) == 0) {
+    if (!with_prelude) {
         Py_DECREF(prelude);
         return body;
     }
-    PyObject *r = PyUnicode_FromFormat("%U\n%U", prelude, body);
+    PyObject *maps = maps_comment((DispatchObject *)self, lang);
+    if (maps == NULL) {
+        Py_DECREF(prelude);
+        Py_DECREF(body);
+        return NULL;
+    }
+    PyObject *r = PyUnicode_GetLength(prelude) == 0
+                      ? PyUnicode_FromFormat("%U%U", maps, body)
+                      : PyUnicode_FromFormat("%U\n%U%U", prelude, maps, body);
     Py_DECREF(prelude);
+    Py_DECREF(maps);
     Py_DECREF(body);
     return r;
 }
