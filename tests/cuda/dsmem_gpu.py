@@ -25,6 +25,7 @@ usage: dsmem_gpu.py TILEDISPATCH OUTDIR CALL.yaml...   (writes OUTDIR/NAME.cu)
 """
 import itertools
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +36,12 @@ class Unsupported(Exception):
     """A call this harness does not wrap (it says why)."""
 
 
-SENTINEL = 4095  # not a pattern value (patterns stay below 2048)
+# The value outside the copied elements: not a pattern value (patterns are
+# 0..2047) and exactly a float16, or the untouched elements would compare
+# unequal to it after the round trip (4095 rounds to 4096 in float16, which
+# failed every tile with gaps on the H200).
+SENTINEL = -1
+assert struct.unpack("<e", struct.pack("<e", float(SENTINEL)))[0] == SENTINEL
 
 # The mutant: every mapa maps into the issuing CTA (its own rank), so the
 # copy lands in its own tile; the check must see its own pattern, not the
@@ -188,7 +194,8 @@ int main() {{
   cudaError_t e = cudaDeviceSynchronize();
   cudaMemcpy(&h, bad, sizeof(int), cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) {{ printf("FAIL {path.stem}: %s\\n", cudaGetErrorString(e)); return 1; }}
-  if (h != 0) {{ printf("FAIL {path.stem}: %d wrong elements (1000000: a barrier never completed)\\n", h); return 1; }}
+  if (h >= 1000000) {{ printf("FAIL {path.stem}: a barrier never completed (%d wrong elements besides)\\n", h - 1000000); return 1; }}
+  if (h != 0) {{ printf("FAIL {path.stem}: %d wrong elements\\n", h); return 1; }}
   printf("PASS {path.stem}: {len(so)} elements, %d CTAs\\n", {spec["launch"].get("blockIdx.x", 2)});
   return 0;
 }}
