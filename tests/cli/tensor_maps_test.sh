@@ -5,12 +5,15 @@
 # that lowers to a map) is compiled with g++ against the CPU stand-in
 # (tests/cuda/emu/cuda_runtime.h, whose cuTensorMapEncodeTiled checks the
 # limits the driver documents) and every map is encoded there; with NVCC
-# given, the same C is compiled by nvcc for sm_90a (suite cuda).
-# usage: tensor_maps_test.sh TILEDISPATCH SOURCE_ROOT [NVCC]
+# given, the same C is compiled by nvcc for sm_90a (suite cuda); with
+# --run after it (a GPU machine), linked with -lcuda and run, so the
+# driver itself encodes every map for a device buffer.
+# usage: tensor_maps_test.sh TILEDISPATCH SOURCE_ROOT [NVCC [--run]]
 set -u
 td=$1
 root=$2
 nvcc=${3:-}
+gpu_run=${4:-}
 conf="$root/tests/conformance"
 seed="$root/examples/calls/seed_local_sum.yaml"
 unset TILEDISPATCH_RULES
@@ -62,7 +65,11 @@ n=0
   echo '#include <stdint.h>'
   echo '#include <stdio.h>'
 } >"$tmp/all.cpp"
-main='int main(void) { static __attribute__((aligned(1024))) unsigned char buf[1 << 20]; CUtensorMap m; int bad = 0;'
+if [ -n "$gpu_run" ]; then
+  main='int main(void) { void *buf = 0; if (cudaMalloc(&buf, 1 << 20) != cudaSuccess) { printf("no device\n"); return 2; } CUtensorMap m; int bad = 0;'
+else
+  main='int main(void) { static __attribute__((aligned(1024))) unsigned char buf[1 << 20]; CUtensorMap m; int bad = 0;'
+fi
 for f in "$conf"/tma_*.yaml; do
   "$td" tensor-maps "$f" >"$tmp/one.h" 2>/dev/null || continue
   grep -q "_encode(CUtensorMap" "$tmp/one.h" || continue
@@ -95,8 +102,14 @@ if [ -z "$nvcc" ]; then
   fi
 else
   cp "$tmp/all.cpp" "$tmp/all.cu"
-  ok "the printed C of $n cases compiles with nvcc (sm_90a)" \
-    "$nvcc" -arch=sm_90a -Werror all-warnings -c -o "$tmp/all.o" "$tmp/all.cu"
+  if [ -n "$gpu_run" ]; then
+    ok "the printed C of $n cases compiles and links with nvcc (sm_90a, -lcuda)" \
+      "$nvcc" -arch=sm_90a -Werror all-warnings -o "$tmp/all" "$tmp/all.cu" -lcuda
+    ok "the driver encodes every map of the $n cases" "$tmp/all"
+  else
+    ok "the printed C of $n cases compiles with nvcc (sm_90a)" \
+      "$nvcc" -arch=sm_90a -Werror all-warnings -c -o "$tmp/all.o" "$tmp/all.cu"
+  fi
 fi
 
 echo "$pass passed, $fail failed"
