@@ -12,6 +12,7 @@
 
 #include "codegen_internal.h"
 #include "tensor_map.h"
+#include "tensor_map_print.h"
 
 static const char *const op_names[TD_TMA_OP_COUNT] = {
     "", "add", "min", "max", "inc", "dec", "and", "or", "xor"};
@@ -144,6 +145,60 @@ int td_ir_print_tensor_maps(const td_ir *ir, td_lang lang, char **out)
                            m == ir->tmaps ? "" : ", ", m->name);
         else
             tirx_host(&b, m);
+    }
+    return td__buf_take(&b, out);
+}
+
+/* The host's C encode function of every map, or their JSON array. */
+int td_ir_print_tensor_map_host(const td_ir *ir, td_tmap_host_form form,
+                                char **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (ir == NULL || out == NULL ||
+        (form != TD_TMAP_HOST_C && form != TD_TMAP_HOST_JSON))
+        return TD_EINVAL;
+    td_buf b;
+    td__buf_init(&b);
+    if (form == TD_TMAP_HOST_C)
+        td__buf_puts(&b, ir->tmaps != NULL
+                             ? "#include <cuda.h>\n#include <stdint.h>\n"
+                             : "/* The call uses no tensor map. */\n");
+    else
+        td__buf_puts(&b, "[");
+    int err = 0;
+    for (const td_ir_tmap *m = ir->tmaps; m != NULL && err == 0;
+         m = m->next) {
+        if (form == TD_TMAP_HOST_C) {
+            char fn[TD__IR_NAME_MAX + 32];
+            snprintf(fn, sizeof fn, "%s_encode", m->name);
+            td__buf_puts(&b, "\n");
+            err = td__tmap_print_c(m->spec, fn, 0, &b);
+            continue;
+        }
+        /* The map's own object, its name and buffer put in front. */
+        td_buf one;
+        td__buf_init(&one);
+        err = td__tmap_print_json(m->spec, &one);
+        char *obj = NULL;
+        if (err == 0)
+            err = td__buf_take(&one, &obj);
+        else
+            td__buf_free(&one);
+        if (err != 0)
+            break;
+        td__buf_puts(&b, m == ir->tmaps ? "{\"name\": " : ",\n {\"name\": ");
+        td__buf_json_str(&b, m->name);
+        td__buf_puts(&b, ", \"buffer\": ");
+        td__buf_json_str(&b, m->global->name);
+        td__buf_printf(&b, ", %s", obj + 1);
+        td__free(obj);
+    }
+    if (form == TD_TMAP_HOST_JSON)
+        td__buf_puts(&b, "]\n");
+    if (err != 0) {
+        td__buf_free(&b);
+        return err;
     }
     return td__buf_take(&b, out);
 }

@@ -5,7 +5,7 @@ _tiledispatch()
     local cur prev words cword
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="dispatch explain emit kernel rules validate predicates impls help"
+    local commands="dispatch explain emit kernel tensor-maps rules validate predicates impls help"
     local options="--rules --plugin --arch --lang --format --json --no-default-rules --together -o --help --version"
     case $prev in
         --rules|-o)
@@ -18,7 +18,11 @@ _tiledispatch()
             COMPREPLY=($(compgen -W "cuda tirx" -- "$cur"))
             return ;;
         --format)
-            COMPREPLY=($(compgen -W "text tvm json" -- "$cur"))
+            local fmts="text tvm json" j
+            for ((j = 1; j < COMP_CWORD; j++)); do
+                [[ ${COMP_WORDS[j]} == tensor-maps ]] && fmts="c json"
+            done
+            COMPREPLY=($(compgen -W "$fmts" -- "$cur"))
             return ;;
         --arch)
             COMPREPLY=($(compgen -W "sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a" -- "$cur"))

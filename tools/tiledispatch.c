@@ -54,6 +54,9 @@ static const char *const usage_text =
     "  kernel   CALL.yaml [-o OUT.cu]\n"
     "                               write a self-checking CUDA program for the "
     "call\n"
+    "  tensor-maps CALL.yaml [--format c|json]\n"
+    "                               the host's encode of a TMA call's tensor "
+    "maps\n"
     "  rules    [--json]            print the loaded dispatch table in try "
     "order\n"
     "  validate RULES.yaml... [--together]\n"
@@ -88,7 +91,8 @@ static const char *const usage_text =
     "json\n"
     "  --format F      explain table: text (default), tvm (upstream TVM's "
     "table)\n"
-    "                  or json; also for the table a failed dispatch prints\n"
+    "                  or json; also for the table a failed dispatch prints;\n"
+    "                  tensor-maps: c (default) or json\n"
     "  -o FILE         output file (kernel; default stdout)\n"
     "  -h, --help      this text (COMMAND --help: that command's usage);\n"
     "  --version       the version\n"
@@ -102,6 +106,7 @@ static const char *const usage_text =
 /* The values of --format and --lang. */
 static const char *const formats[] = {"text", "tvm", "json"};
 static const char *const langs[] = {"cuda", "tirx"};
+static const char *const map_formats[] = {"c", "json"};
 
 /* "--format 'jsn': expected text, tvm or json (did you mean 'json'?)". */
 static int bad_value(const char *opt, const char *value,
@@ -151,9 +156,9 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-static const char *const commands[] = {"dispatch", "explain",    "emit",
-                                       "kernel",   "rules",      "validate",
-                                       "predicates", "impls",    "help"};
+static const char *const commands[] = {
+    "dispatch", "explain",    "emit",  "kernel", "tensor-maps",
+    "rules",    "validate",   "predicates", "impls", "help"};
 
 /* One usage per command, for `tiledispatch help CMD` and `CMD --help`
  * (same order as commands[]). */
@@ -183,6 +188,17 @@ static const char *const command_usage[] = {
     "                           [--arch sm_NN] [--format F | --json]\n"
     "Writes a self-checking CUDA program for the call (stdout by "
     "default).\n",
+    "usage: tiledispatch tensor-maps CALL.yaml [--format c|json | --json]\n"
+    "                                [--rules FILE]... [--plugin PATH]... "
+    "[--arch sm_NN]\n"
+    "Prints the tensor maps of the call's lowering as the host builds them: "
+    "C (the\n"
+    "default), a static function NAME_encode(CUtensorMap *, void "
+    "*global_base) per\n"
+    "map that calls cuTensorMapEncodeTiled (link with -lcuda), or one JSON "
+    "array.\n"
+    "A call without a TMA copy has none: a comment line, or [], and exit "
+    "0.\n",
     "usage: tiledispatch rules [--json] [--rules FILE]... "
     "[--no-default-rules]\n"
     "                          [--plugin PATH]...\n"
@@ -632,6 +648,33 @@ static int cmd_emit(const td_registry *reg, const td_call *call,
     return EXIT_OK;
 }
 
+/* The tensor maps of the call's lowering as host C or JSON; a call
+ * without maps prints that it has none (exit 0: a script can take any
+ * call), and says so on stderr. */
+static int cmd_tensor_maps(const td_registry *reg, const td_call *call,
+                           td_tmap_host_form form)
+{
+    td_dispatch_result res;
+    int rc = run_dispatch(reg, call, &res);
+    if (rc >= 0)
+        return rc;
+    char *text = NULL;
+    int n = td_ir_tensor_map_count(res.ir);
+    int err = td_ir_print_tensor_map_host(res.ir, form, &text);
+    td_ir_free(res.ir);
+    if (err != 0) {
+        fprintf(stderr, "tiledispatch: error: printing failed: %s\n",
+                td_strerror(err));
+        return EXIT_INTERNAL;
+    }
+    if (n == 0)
+        fprintf(stderr, "tiledispatch: note: variant %s uses no tensor "
+                        "map\n", res.variant);
+    fputs(text, stdout);
+    td_free(text);
+    return EXIT_OK;
+}
+
 static int cmd_kernel(const td_registry *reg, const td_call *call,
                       const char *out_path)
 {
@@ -781,7 +824,25 @@ int main(int argc, char **argv)
         return usage_error("--json applies to a call's commands, rules, "
                            "predicates and impls, not '%s'",
                            cmd);
-    if (opts.format != NULL) {
+    bool maps = strcmp(cmd, "tensor-maps") == 0;
+    td_tmap_host_form map_form = TD_TMAP_HOST_C;
+    if (maps && (opts.format != NULL || opts.json)) {
+        /* c or json; the failure table follows (text for c). */
+        const char *f = opts.format != NULL ? opts.format : "json";
+        if (strcmp(f, "c") == 0) {
+            map_form = TD_TMAP_HOST_C;
+        } else if (strcmp(f, "json") == 0) {
+            map_form = TD_TMAP_HOST_JSON;
+            g_style = TD_EXPLAIN_JSON;
+        } else {
+            return bad_value("--format", f, map_formats,
+                             sizeof map_formats / sizeof *map_formats);
+        }
+        if (opts.json && map_form != TD_TMAP_HOST_JSON)
+            return usage_error("--json and --format %s contradict each "
+                               "other",
+                               opts.format);
+    } else if (opts.format != NULL) {
         if (validate || rules || listing)
             return usage_error("--format applies to explain and to the "
                                "failure table of a call, not '%s'",
@@ -830,6 +891,8 @@ int main(int argc, char **argv)
             rc = cmd_emit(reg, call, opts.lang);
         else if (strcmp(cmd, "kernel") == 0)
             rc = cmd_kernel(reg, call, opts.out);
+        else if (maps)
+            rc = cmd_tensor_maps(reg, call, map_form);
         else if (strcmp(cmd, "predicates") == 0)
             rc = print_listing(reg, opts.json, td_registry_list_predicates);
         else if (strcmp(cmd, "impls") == 0)

@@ -99,7 +99,7 @@ expect 1 '"selected":null' emit "$data/cta_local.yaml" --json
 expect 1 '"selected":null' dispatch "$data/cta_local.yaml" --format json
 
 # Help per command, both ways; help alone is the full usage.
-for c in dispatch explain emit kernel rules validate predicates impls help; do
+for c in dispatch explain emit kernel tensor-maps rules validate predicates impls help; do
   expect 0 "usage: tiledispatch $c" help "$c"
   expect 0 "usage: tiledispatch $c" "$c" --help
 done
@@ -116,7 +116,7 @@ TILEDISPATCH_RULES="$tmp/typos.yaml" expect 0 "tiledispatch " --version
 bash_comp="$root/completions/tiledispatch.bash"
 ok "bash -n completions/tiledispatch.bash" bash -n "$bash_comp"
 got=$(bash -c '. "$1"; COMP_WORDS=(tiledispatch ""); COMP_CWORD=1; _tiledispatch; echo "${COMPREPLY[*]}"' _ "$bash_comp")
-for c in dispatch explain emit kernel rules validate predicates impls help; do
+for c in dispatch explain emit kernel tensor-maps rules validate predicates impls help; do
   case " $got " in
     *" $c "*) pass=$((pass + 1)) ;;
     *) echo "FAIL: bash completion lacks '$c' (got: $got)"; fail=$((fail + 1)) ;;

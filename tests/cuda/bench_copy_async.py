@@ -8,7 +8,9 @@ usage: bench_copy_async.py --current TILEDISPATCH
 
 --current regenerates the kernels of ours (gen.py --ours, with the
 tiledispatch just built) and compares them byte for byte with the committed
-gen/ours_gen.cu: a change to the ldgsts emitter shows up as a stale bench.
+gen/ours_gen.cu, gen/ours_tma_gen.cu and gen/cases.h: a change to the
+ldgsts or tma_auto emitter or to the printed tensor-map C shows up as a
+stale bench.
 It checks that every committed TVM TMA kernel declares its dynamic shared
 array with the alignment its tensor maps' swizzle needs (gen.py's
 tma_alignment_problem: the first GPU run faulted with a misaligned
@@ -21,12 +23,18 @@ encodes it twice): then, with a Python that imports tvm
 gen/ is regenerated and compared; otherwise that half is reported as not
 checked.
 
---emu makes gen/ours_gen.cu host C++ (as tests/cuda/emu.py does for the
-programs: the dynamic shared memory and the launches) and runs every
-kernel of ours on the CPU stand-in (tests/cuda/emu/) for two CTAs with
-data/bench_async_emu/driver.cpp, which checks every checksum exactly.
-Then two mutants must FAIL: the skeleton folding the next stage instead of
-the current one, and the emitted body loading from the wrong offset.
+--emu makes gen/ours_gen.cu and gen/ours_tma_gen.cu host C++ (as
+tests/cuda/emu.py does for the programs: the dynamic shared memory, the
+launches, the driver header) and runs every kernel of ours on the CPU
+stand-in (tests/cuda/emu/) for two CTAs with
+data/bench_async_emu/driver.cpp, which checks every checksum exactly; the
+TMA kernels run the stand-in's mbarriers and TMA loads through the map
+the printed encode function gives (the stand-in's cuTensorMapEncodeTiled
+checks the driver's limits).  Then mutants must FAIL: the skeleton
+folding the next stage instead of the current one, the emitted body
+loading from the wrong offset, the TMA skeleton folding the next stage,
+the TMA tile's row coordinate halved, and the printed map's rows cut
+short.
 
 --harness builds the bench's harness (bench_copy_async.cu) with g++
 against a fake runtime and fake kernels (data/bench_async_harness/), one
@@ -37,8 +45,8 @@ ones checked, timed and tabled, exit 1; without a device, exit 3.
 
 --compile builds the whole bench with nvcc -arch=sm_90a (run.sh with
 BUILD_ONLY=1 into WORKDIR); exit 77 (skip) without nvcc.  With
-TD_TEST_QUICK set it compiles, without linking, the harness, ours and
-TVM's 4-stage TMA kernel (with the tensor-map encode gen.py writes) only.
+TD_TEST_QUICK set it compiles, without linking, the harness, ours (both
+files) and TVM's 4-stage TMA kernel (with the tensor-map encode gen.py writes) only.
 Either takes tens of seconds of nvcc, so meson runs it in the cuda-full
 suite (scripts/test, CI), not in the plain `meson test`.
 """
@@ -107,13 +115,15 @@ def current(tool):
         p = run([sys.executable, gen, "--ours", tool, tmp])
         if p.returncode != 0:
             fail("gen.py --ours:\n" + p.stderr)
-        if not filecmp.cmp(os.path.join(tmp, "ours_gen.cu"),
-                           os.path.join(BENCH, "gen", "ours_gen.cu"),
-                           shallow=False):
-            fail("bench/gpu/copy_async/gen/ours_gen.cu is stale: run "
-                 "PYTHON=<python with tvm> bench/gpu/copy_async/run.sh --gen "
-                 "(or gen.py --ours %s bench/gpu/copy_async/gen)" % tool)
-        print("PASS ours_gen.cu is current")
+        for n in ("ours_gen.cu", "ours_tma_gen.cu", "cases.h"):
+            if not filecmp.cmp(os.path.join(tmp, n),
+                               os.path.join(BENCH, "gen", n),
+                               shallow=False):
+                fail("bench/gpu/copy_async/gen/%s is stale: run "
+                     "PYTHON=<python with tvm> bench/gpu/copy_async/run.sh "
+                     "--gen (or gen.py --ours %s bench/gpu/copy_async/gen)"
+                     % (n, tool))
+            print("PASS %s is current" % n)
         if os.environ.get("TD_BENCH_TVM_CHECK", "") != "1":
             # TVM 0.27 does not always print the same TMA kernel (about one
             # run in ten encodes tvm_tma_s2's map once, not twice), so its
@@ -143,7 +153,10 @@ def current(tool):
 
 
 def to_host(src):
-    """ours_gen.cu as host C++ against the stand-in."""
+    """ours_gen.cu or ours_tma_gen.cu as host C++ against the stand-in."""
+    # the driver-API header: the stand-in provides its types
+    src = re.sub(r"^#include <(?:cuda|cudaTypedefs)\.h>\n", "", src,
+                 flags=re.M)
     src, n = re.subn(r"extern __shared__ __align__\(\d+\) unsigned char "
                      r"(\w+)\[\];",
                      r"unsigned char *const \1 = td_emu_dyn_smem;", src)
@@ -158,12 +171,26 @@ def to_host(src):
     return src
 
 
-MUTANTS = [
-    ("skeleton folds the next stage",
-     "(k % STAGES) * OURS_TILE +", "((k + 1) % STAGES) * OURS_TILE +"),
-    ("body loads from the wrong offset",
-     "int g_lin = f * 1024 + tid * 8;", "int g_lin = f * 1024 + tid * 4;"),
-]
+MUTANTS = {
+    "ours_gen.cu": [
+        ("skeleton folds the next stage",
+         "(k % STAGES) * OURS_TILE +", "((k + 1) % STAGES) * OURS_TILE +"),
+        ("body loads from the wrong offset",
+         "int g_lin = f * 1024 + tid * 8;", "int g_lin = f * 1024 + tid * 4;"),
+    ],
+    "ours_tma_gen.cu": [
+        ("TMA skeleton folds the next stage",
+         "tma_stage + (size_t)(k % STAGES) * OURS_TILE",
+         "tma_stage + (size_t)((k + 1) % STAGES) * OURS_TILE"),
+        ("TMA tile's row coordinate halved",
+         "tile_row + 0, mbar_ptr", "tile_row / 2 + 0, mbar_ptr"),
+        # (a wrong swizzle mode is no mutant here: the 128-byte swizzle
+        # moves 16-byte chunks within a 128-byte row, and each thread sums
+        # its whole row)
+        ("printed map's rows cut to 256 (the rest read as zeros)",
+         "global_dim[2] = {64u, 540672u};", "global_dim[2] = {64u, 256u};"),
+    ],
+}
 
 
 def emu_build(src, tmp, name):
@@ -190,24 +217,27 @@ def emu():
     if shutil.which("g++") is None:
         print("SKIP: no g++")
         sys.exit(77)
-    with open(os.path.join(BENCH, "gen", "ours_gen.cu")) as f:
-        src = to_host(f.read())
     with tempfile.TemporaryDirectory() as tmp:
-        exe, n = emu_build(src, tmp, "good")
-        p = run([exe], timeout=600)
-        sys.stdout.write(p.stdout)
-        if p.returncode != 0 or p.stdout.count("PASS") != n:
-            fail("the bench's kernels of ours on the stand-in (exit %d)\n%s"
-                 % (p.returncode, p.stderr[-2000:]))
-        for i, (what, old, new) in enumerate(MUTANTS):
-            if old not in src:
-                fail("mutant '%s': '%s' not in ours_gen.cu (update the "
-                     "mutant with the emitter)" % (what, old))
-            exe, _ = emu_build(src.replace(old, new, 1), tmp, "mutant%d" % i)
+        for name, mutants in MUTANTS.items():
+            with open(os.path.join(BENCH, "gen", name)) as f:
+                src = to_host(f.read())
+            stem = name.split(".")[0]
+            exe, n = emu_build(src, tmp, stem)
             p = run([exe], timeout=600)
-            if p.returncode == 0 or "PASS" in p.stdout:
-                fail("mutant '%s' was not caught:\n%s" % (what, p.stdout))
-            print("PASS mutant caught: %s" % what)
+            sys.stdout.write(p.stdout)
+            if p.returncode != 0 or p.stdout.count("PASS") != n:
+                fail("the bench's kernels of ours (%s) on the stand-in "
+                     "(exit %d)\n%s" % (name, p.returncode, p.stderr[-2000:]))
+            for i, (what, old, new) in enumerate(mutants):
+                if old not in src:
+                    fail("mutant '%s': '%s' not in %s (update the mutant "
+                         "with the emitter)" % (what, old, name))
+                exe, _ = emu_build(src.replace(old, new, 1), tmp,
+                                   "%s_mutant%d" % (stem, i))
+                p = run([exe], timeout=600)
+                if p.returncode == 0 or "PASS" in p.stdout:
+                    fail("mutant '%s' was not caught:\n%s" % (what, p.stdout))
+                print("PASS mutant caught: %s" % what)
 
 
 HARNESS_DATA = os.path.join(HERE, "data", "bench_async_harness")
@@ -296,7 +326,7 @@ def compile_bench(work):
         print("PASS the whole bench compiles and links (sm_90a)")
         return
     for src in ("bench_copy_async.cu", "gen/ours_gen.cu",
-                "gen/tvm_tma_s4.cu"):
+                "gen/ours_tma_gen.cu", "gen/tvm_tma_s4.cu"):
         o = os.path.join(work, os.path.basename(src) + ".o")
         p = run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", "-I",
                  os.path.join(BENCH, "gen"), "-c", "-o", o,

@@ -7,8 +7,9 @@
 (PYTHON_WITH_TVM: a Python with the released TVM 0.27 installed, e.g.
 /work/main/build-python/venv/bin/python; the GPU machine has no TVM, so the
 output is committed under bench/gpu/copy_async/gen/ and travels with the
-tree.  --ours writes only OUTDIR/ours_gen.cu and needs no TVM: the test
-that the committed file is current uses it.)
+tree.  --ours writes only OUTDIR/ours_gen.cu, OUTDIR/ours_tma_gen.cu and
+OUTDIR/cases.h and needs no TVM: the test that the committed files are
+current uses it.)
 
 The workload (issue 24's item 6): CTAS CTAs of 128 threads each stream
 TILES [128, 64] float16 tiles of A[CTAS * TILES * 128, 64] (69 MB, 66 MiB, beyond
@@ -26,8 +27,27 @@ write one float per thread; the harness checks every checksum on the host.
   folds a row 16 bytes at a time starting at a chunk rotated by the thread
   (no shared-memory bank conflicts); ours_ldgsts_tvmfold folds as TVM's
   kernel does (element by element, in order), to separate the skeleton's
-  fold from the load.  The TMA half of ours needs the tma_auto variant,
-  which is not built yet: the harness prints its row as not available.
+  fold from the load.
+- ours by TMA (OUTDIR/ours_tma_gen.cu): `TILEDISPATCH emit` of the
+  thread-scope call `copy_async S[0:128, 0:64] <- A[0:128, 0:64]` with
+  `dispatch: tma_auto` and `mbar: "mbar[0]"` over the whole of A, pasted
+  into __device__ ours_tma_tile(A_tensormap, S_ptr, mbar_ptr, tile_row);
+  the host encodes the map with the C `TILEDISPATCH tensor-maps` prints
+  for that call (A_tensormap_encode, pasted unchanged) and passes it as a
+  __grid_constant__ kernel parameter.  tma_auto declines a region start
+  over a scalar today (no dynamic coordinates), so the call's start is the
+  constant row 0 and the skeleton offsets the tile's row coordinate: the
+  generator emits the call at row 0 and at row 128, checks that exactly
+  one coordinate of the one TMA instruction differs (0 against 128) and
+  writes that coordinate as `tile_row + 0`; nothing else of the body
+  changes.  The skeleton is TVM's pipeline (probe_bench.py): thread 0
+  initialises one mbarrier per stage, arms it with
+  mbarrier.arrive.expect_tx(16384) and issues the load; every thread
+  waits on the stage's phase (parity (k / STAGES) & 1), folds its row as
+  the ldgsts skeleton does (rotated 16-byte chunks), __syncthreads, and
+  thread 0 refills the stage with tile k + STAGES.  The stages start on a
+  128-byte boundary inside the dynamic shared memory (TMA's alignment; the
+  dynamic segment is promised 16 bytes only).
 - TVM's: the two TIRx kernels of design/copy_async/probes/probe_bench.py
   (tma_auto by thread 0 on one mbarrier per stage; ldgsts by the CTA), at
   each STAGES of the sweep, compiled by tvm.compile(..., tir_pipeline=
@@ -39,8 +59,8 @@ write one float per thread; the harness checks every checksum on the host.
   written as a cuTensorMapEncodeTiled call.
 
 OUTDIR/cases.h lists the kernels for the harness: X(NAME, KIND, STAGES,
-DESCRIPTION) with KIND 0 ours, 1 TVM.  Nothing in OUTDIR is written by
-hand.
+DESCRIPTION) with KIND 0 ours, 1 TVM (written in both modes: TVM's rows
+are fixed names).  Nothing in OUTDIR is written by hand.
 """
 import os
 import re
@@ -198,6 +218,249 @@ def ours_kernels():
     return rows
 
 
+TMA_CALL = """op: copy_async
+target: cuda
+arch: sm_90a
+scope: thread
+launch: {threadIdx.x: %d}
+buffers:
+  A: {scope: global, dtype: float16, shape: [%d, %d]}
+  S: {scope: shared, dtype: float16, shape: [%d, %d]}
+  mbar: {scope: shared, dtype: uint64, shape: [1]}
+dispatch: tma_auto
+dst: "S[0:%d, 0:%d]"
+src: "A[ROW0:ROW1, 0:%d]"
+config: {mbar: "mbar[0]"}
+""" % (THREADS, CTAS * TILES * ROWS, COLS, ROWS, COLS, ROWS, COLS, COLS)
+
+
+def tma_call(row):
+    return TMA_CALL.replace("ROW0", str(row)).replace("ROW1", str(row + ROWS))
+
+
+# The TMA pipeline around the emitted body (TVM's, probe_bench.py's
+# tma_kernel): the mbarrier helpers are the skeleton's (the op never
+# waits: its caller arms and waits), PTX on the GPU, the stand-in's
+# functions in a host build.
+TMA_SKELETON = r"""
+__device__ __forceinline__ void ours_mbar_init(unsigned long long *bar, unsigned n)
+{
+#ifdef __CUDA_ARCH__
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;"
+               : : "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(n) : "memory");
+#else
+  td_emu_mbar_init((uint64_t *)bar, n);
+#endif
+}
+
+__device__ __forceinline__ void ours_mbar_arrive_expect_tx(unsigned long long *bar, unsigned bytes)
+{
+#ifdef __CUDA_ARCH__
+  asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;"
+               : : "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(bytes) : "memory");
+#else
+  td_emu_mbar_arrive_expect_tx((uint64_t *)bar, bytes);
+#endif
+}
+
+__device__ __forceinline__ void ours_mbar_wait(unsigned long long *bar, unsigned parity)
+{
+#ifdef __CUDA_ARCH__
+  unsigned a = (unsigned)__cvta_generic_to_shared(bar), done = 0;
+  while (!done)
+    asm volatile("{\n  .reg .pred p;\n  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "  selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(a), "r"(parity) : "memory");
+#else
+  while (!td_emu_mbar_try_wait((uint64_t *)bar, parity)) {
+  }
+#endif
+}
+
+enum { OURS_TILES = TILES_, OURS_TILE = TILE_ELEMS_, OURS_COLS = COLS_,
+       OURS_ROWS = ROWS_, OURS_TILE_BYTES = TILE_ELEMS_ * 2 };
+
+template <int STAGES>
+__global__ void __launch_bounds__(THREADS_)
+ours_tma_kernel(const __grid_constant__ CUtensorMap A_tensormap, float *__restrict__ Out)
+{
+  extern __shared__ __align__(128) unsigned char ours_tma_smem[];
+  __shared__ unsigned long long ours_mbar[STAGES];
+  /* TMA writes 128-byte aligned destinations */
+  half *tma_stage = (half *)(((uintptr_t)ours_tma_smem + 127) & ~(uintptr_t)127);
+  const int row0 = (int)blockIdx.x * OURS_TILES * OURS_ROWS;
+  if (threadIdx.x == 0)
+    for (int s = 0; s < STAGES; ++s)
+      ours_mbar_init(&ours_mbar[s], 1);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int s = 0; s < STAGES && s < OURS_TILES; ++s) {
+      ours_mbar_arrive_expect_tx(&ours_mbar[s], OURS_TILE_BYTES);
+      ours_tma_tile(A_tensormap, tma_stage + s * OURS_TILE, &ours_mbar[s],
+                    row0 + s * OURS_ROWS);
+    }
+  float acc = 0.0f;
+  for (int k = 0; k < OURS_TILES; ++k) {
+    ours_mbar_wait(&ours_mbar[k % STAGES], (unsigned)(k / STAGES) & 1u);
+    const half *row = tma_stage + (size_t)(k % STAGES) * OURS_TILE +
+                      threadIdx.x * OURS_COLS;
+    for (int i = 0; i < OURS_COLS / 8; ++i) {
+      int c = (i + (int)threadIdx.x) % (OURS_COLS / 8);
+      uint4 v = *(const uint4 *)(row + 8 * c);
+      const __half2 *h = (const __half2 *)&v;
+      for (int e = 0; e < 4; ++e) {
+        float2 f = __half22float2(h[e]);
+        acc += f.x;
+        acc += f.y;
+      }
+    }
+    __syncthreads(); /* every thread is done with the stage */
+    int next = k + STAGES;
+    if (threadIdx.x == 0 && next < OURS_TILES) {
+      ours_mbar_arrive_expect_tx(&ours_mbar[k % STAGES], OURS_TILE_BYTES);
+      ours_tma_tile(A_tensormap, tma_stage + (k % STAGES) * OURS_TILE,
+                    &ours_mbar[k % STAGES], row0 + next * OURS_ROWS);
+    }
+  }
+  Out[blockIdx.x * THREADS_ + threadIdx.x] = acc;
+}
+
+template <int STAGES>
+static int ours_tma_launch(const void *A, float *Out, int ctas, cudaStream_t s)
+{
+  /* the map holds A's address: encoded once per A, by tensor-maps' C */
+  static CUtensorMap map;
+  static const void *encoded_for;
+  if (encoded_for != A) {
+    CUresult r = A_tensormap_encode(&map, (void *)A);
+    if (r != CUDA_SUCCESS)
+      return -2000 - (int)r;
+    encoded_for = A;
+  }
+  int smem = STAGES * OURS_TILE * (int)sizeof(half) + 128;
+  static bool ready; /* set once: a launch is timed */
+  if (!ready) {
+    cudaError_t e = cudaFuncSetAttribute(
+        ours_tma_kernel<STAGES>,
+        cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess)
+      return (int)e;
+    ready = true;
+  }
+  ours_tma_kernel<STAGES><<<ctas, THREADS_, smem, s>>>(map, Out);
+  return 0;
+}
+
+template <int STAGES>
+static int ours_tma_occupancy(void)
+{
+  int n = 0;
+  int smem = STAGES * OURS_TILE * (int)sizeof(half) + 128;
+  cudaFuncSetAttribute(ours_tma_kernel<STAGES>,
+                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &n, ours_tma_kernel<STAGES>, THREADS_, smem);
+  return n;
+}
+"""
+
+TMA_ENTRY = """
+extern "C" int %(name)s_launch(const void *A, float *Out, int ctas, cudaStream_t s)
+{
+  return ours_tma_launch<%(stages)d>(A, Out, ctas, s);
+}
+
+extern "C" int %(name)s_blocks_per_sm(void)
+{
+  return ours_tma_occupancy<%(stages)d>();
+}
+"""
+
+
+def ours_tma_kernels():
+    return [("ours_tma_s%d" % s, s,
+             "tma_auto by thread 0, mbarrier per stage, %d stages "
+             "(tiledispatch emit + tensor-maps)" % s) for s in SWEEP]
+
+
+def fill(sk):
+    for key, val in (("THREADS_", THREADS), ("TILES_", TILES),
+                     ("TILE_ELEMS_", TILE_ELEMS), ("COLS_", COLS),
+                     ("ROWS_", ROWS)):
+        sk = sk.replace(key, str(val))
+    return sk
+
+
+def ours_tma_source(tool, tmp):
+    bodies = []
+    for row in (0, ROWS):
+        path = os.path.join(tmp, "tma_tile_%d.yaml" % row)
+        with open(path, "w") as f:
+            f.write(tma_call(row))
+        variant = run(tool, ["dispatch", path]).strip()
+        if variant != "tma_auto":
+            die("expected variant tma_auto, got %s for\n%s"
+                % (variant, tma_call(row)))
+        bodies.append(split_emit(run(tool, ["emit", path, "--lang", "cuda"])))
+    (pre, body), (pre1, body1) = bodies
+    maps = run(tool, ["tensor-maps", os.path.join(tmp, "tma_tile_0.yaml")])
+    # The row coordinate: the one operand of the one TMA instruction that
+    # moves with the region's start (0 at row 0, 128 at row 128).
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    lines1 = [ln for ln in body1.splitlines() if ln.strip()]
+    if pre != pre1 or len(lines) != len(lines1):
+        die("the TMA call at rows 0 and %d emits different preludes or "
+            "bodies" % ROWS)
+    pat = re.compile(r"^(td_tma_load_2d\()(.*)(\);)$")
+    out = []
+    found = 0
+    for a, b in zip(lines, lines1):
+        if a == b:
+            out.append(a)
+            continue
+        ma, mb = pat.match(a.strip()), pat.match(b.strip())
+        if not ma or not mb:
+            die("the TMA body changes outside a td_tma_load_2d call:\n%s\n%s"
+                % (a, b))
+        xa = [x.strip() for x in ma.group(2).split(",")]
+        xb = [x.strip() for x in mb.group(2).split(",")]
+        diff = [i for i in range(len(xa)) if xa[i] != xb[i]]
+        if len(xa) != len(xb) or len(diff) != 1 or \
+                (xa[diff[0]], xb[diff[0]]) != ("0", str(ROWS)):
+            die("expected one coordinate 0 / %d in\n%s\n%s" % (ROWS, a, b))
+        xa[diff[0]] = "tile_row + 0"
+        out.append(ma.group(1) + ", ".join(xa) + ma.group(3))
+        found += 1
+    if found != 1:
+        die("expected one TMA instruction whose row coordinate moves, "
+            "found %d" % found)
+    if "A_tensormap_encode(CUtensorMap *map, void *global_base)" not in maps:
+        die("tensor-maps printed no A_tensormap_encode:\n%s" % maps)
+    body = "".join("  " + ln + "\n" for ln in out)
+    text = ("/* Generated by bench/gpu/copy_async/gen.py with %s: the body "
+            "`tiledispatch emit --lang cuda` prints for the call below, in "
+            "ours_tma_tile, with the TMA instruction's row coordinate offset "
+            "by the skeleton's tile_row (tma_auto takes constant region "
+            "starts only), and the host encode `tiledispatch tensor-maps` "
+            "prints for it, unchanged; the pipeline around them is gen.py's "
+            "fixed skeleton.  Do not edit.\n%s*/\n"
+            "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n"
+            % (os.path.basename(tool), tma_call(0)))
+    text += pre + "\n"
+    text += ("/* tiledispatch tensor-maps: the host encode of A_tensormap. "
+             "*/\n%s\n" % maps.split("#include <stdint.h>\n", 1)[-1].lstrip("\n"))
+    text += ("/* tiledispatch emit (tma_auto): the [%d, %d] tile at row "
+             "tile_row of A into S_ptr by the calling thread, completing on "
+             "mbar_ptr. */\n"
+             "__device__ __forceinline__ void ours_tma_tile(const CUtensorMap "
+             "&A_tensormap, half *S_ptr, unsigned long long *mbar_ptr, "
+             "int tile_row)\n{\n%s}\n" % (ROWS, COLS, body))
+    text += fill(TMA_SKELETON)
+    for name, stages, _ in ours_tma_kernels():
+        text += TMA_ENTRY % {"name": name, "stages": stages}
+    return text
+
+
 def ours_source(tool, tmp):
     path = os.path.join(tmp, "ldgsts_tile.yaml")
     with open(path, "w") as f:
@@ -208,10 +471,7 @@ def ours_source(tool, tmp):
     pre, body = split_emit(run(tool, ["emit", path, "--lang", "cuda"]))
     body = "".join("  " + line if line.strip() else line
                    for line in body.splitlines(True))
-    sk = SKELETON
-    for key, val in (("THREADS_", THREADS), ("TILES_", TILES),
-                     ("TILE_ELEMS_", TILE_ELEMS), ("COLS_", COLS)):
-        sk = sk.replace(key, str(val))
+    sk = fill(SKELETON)
     text = ("/* Generated by bench/gpu/copy_async/gen.py with %s: the body "
             "`tiledispatch emit --lang cuda` prints for the call below, "
             "unchanged, in ours_ldgsts_tile; the pipeline around it is "
@@ -454,6 +714,16 @@ def tvm_launcher(name, src, host):
     return "".join(out)
 
 
+TVM_KINDS = (("tma", "tma_kernel", "tma_auto by thread 0, mbarrier per stage"),
+             ("ldgsts", "ldgsts_kernel", "ldgsts by the CTA"))
+
+
+def tvm_cases():
+    """(name, stages, description) of TVM's kernels, without TVM."""
+    return [("tvm_%s_s%d" % (kind, s), s, "%s, %d stages (TVM)" % (desc, s))
+            for kind, _, desc in TVM_KINDS for s in SWEEP]
+
+
 def tvm_sources():
     """(name, stages, description, source) of TVM's kernels."""
     sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "design",
@@ -462,9 +732,7 @@ def tvm_sources():
     if (pb.TILES, pb.CTAS, pb.NT) != (TILES, CTAS, THREADS):
         die("probe_bench.py's TILES/CTAS/NT differ from gen.py's")
     rows = []
-    for kind, make, desc in (
-            ("tma", "tma_kernel", "tma_auto by thread 0, mbarrier per stage"),
-            ("ldgsts", "ldgsts_kernel", "ldgsts by the CTA")):
+    for kind, make, desc in TVM_KINDS:
         for s in SWEEP:
             pb.STAGES = s  # read when the kernel is parsed
             name = "tvm_%s_s%d" % (kind, s)
@@ -502,12 +770,13 @@ def main():
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         write(os.path.join(out, "ours_gen.cu"), ours_source(tool, tmp))
-    if ours_only:
-        return
+        write(os.path.join(out, "ours_tma_gen.cu"), ours_tma_source(tool, tmp))
+    if not ours_only:
+        for name, s, desc, text in tvm_sources():
+            write(os.path.join(out, name + ".cu"), text)
     cases = ['X(%s, 0, %d, "%s")' % (n, s, d) for n, s, _, d in ours_kernels()]
-    for name, s, desc, text in tvm_sources():
-        write(os.path.join(out, name + ".cu"), text)
-        cases.append('X(%s, 1, %d, "%s")' % (name, s, desc))
+    cases += ['X(%s, 0, %d, "%s")' % (n, s, d) for n, s, d in ours_tma_kernels()]
+    cases += ['X(%s, 1, %d, "%s")' % (n, s, d) for n, s, d in tvm_cases()]
     write(os.path.join(out, "cases.h"),
           "/* Generated by bench/gpu/copy_async/gen.py; do not edit.\n"
           "   X(NAME, KIND 0 ours / 1 TVM, STAGES, DESCRIPTION) */\n"

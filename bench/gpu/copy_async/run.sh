@@ -42,10 +42,11 @@ ls "$here/bench_copy_async.cu" "$here"/gen/*.cu | xargs -P "${JOBS:-8}" -I{} sh 
 cat "$work"/*.o.log >"$work/ptxas.log"
 # TVM's kernel sources each define the same non-inline host helpers (TVM's
 # fixed prelude); the copies are the same text, so the linker may keep any
-# one.  -lcuda is not needed: the tensor maps are encoded through
-# cudaGetDriverEntryPointByVersion.
+# one.  TVM's tensor maps are encoded through
+# cudaGetDriverEntryPointByVersion; ours through the C that `tiledispatch
+# tensor-maps` prints, which calls cuTensorMapEncodeTiled: -lcuda.
 nvcc -arch="$arch" -Xlinker --allow-multiple-definition \
-    -o "$work/bench_copy_async" "$work"/*.o || exit 2
+    -o "$work/bench_copy_async" "$work"/*.o -lcuda || exit 2
 cuobjdump -sass "$work/bench_copy_async" >"$work/sass.txt" 2>&1 || true
 if [ -n "${BUILD_ONLY:-}" ]; then
     exit 0

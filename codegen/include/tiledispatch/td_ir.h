@@ -575,6 +575,30 @@ TD_API const char *td_ir_tensor_map_name(const td_ir *ir, int i);
  * T.TensorMap()`.)  0, TD_EINVAL, or TD_ENOMEM.
  */
 TD_API int td_ir_print_tensor_maps(const td_ir *ir, td_lang lang, char **out);
+/*
+ * The maps as the host builds them (`tiledispatch tensor-maps`), into *out
+ * (allocated through the allocator hook).  TD_TMAP_HOST_C: <cuda.h> and
+ * <stdint.h>, then per map a static function
+ *     CUresult NAME_encode(CUtensorMap *map, void *global_base)
+ * (NAME the map's name, A_tensormap_encode) that encodes the map through
+ * cuTensorMapEncodeTiled for the global buffer whose first element is at
+ * global_base, adding the region's byte offset itself; it returns the
+ * driver's result, or CUDA_ERROR_INVALID_VALUE for a misaligned address.
+ * Link with -lcuda.  With no map, one comment line saying so.
+ * TD_TMAP_HOST_JSON: one JSON array, an object per map: "name", "buffer"
+ * (the global buffer), then the encode's fields (dtype, cu_dtype, rank,
+ * global_dims, global_strides in bytes, box_dims, element_strides,
+ * interleave, swizzle, l2_promotion, oob_fill as the driver's numbers,
+ * cu_dtype the name of its data type enum,
+ * base_byte_offset, coordinates of the first box), innermost dimension
+ * first; "[]" with no map.  0, TD_EINVAL, or TD_ENOMEM.
+ */
+typedef enum td_tmap_host_form {
+    TD_TMAP_HOST_C = 0,
+    TD_TMAP_HOST_JSON = 1
+} td_tmap_host_form;
+TD_API int td_ir_print_tensor_map_host(const td_ir *ir, td_tmap_host_form form,
+                                       char **out);
 
 /* mbarrier.init.shared.b64 [bar], count (a shared uint64 element). */
 TD_API void td_ir_mbar_init(td_ir *ir, td_ir_addr bar, td_expr *count);

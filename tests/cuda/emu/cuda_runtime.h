@@ -778,6 +778,19 @@ static inline cudaError_t cudaGetDriverEntryPointByVersion(
     return cudaSuccess;
 }
 
+/* The driver's own entry point (cuda.h, linked with -lcuda on a GPU
+ * machine), which the encode functions `tiledispatch tensor-maps` prints
+ * call by name: the same stand-in. */
+static inline CUresult cuTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType dtype, cuuint32_t rank, void *gaddr,
+    const cuuint64_t *dim, const cuuint64_t *stride, const cuuint32_t *box,
+    const cuuint32_t *estr, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+    CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
+{
+    return td_emu_encode_tiled(map, dtype, rank, gaddr, dim, stride, box,
+                               estr, il, sw, l2, oob);
+}
+
 static inline const td_emu_tmap *td_emu_tmap_of(const CUtensorMap *map,
                                                int rank)
 {

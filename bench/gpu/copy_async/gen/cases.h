@@ -11,6 +11,10 @@
     X(ours_ldgsts_s4, 0, 4, "ldgsts, 4 stages (tiledispatch emit, rotated 16-byte fold)") \
     X(ours_ldgsts_s6, 0, 6, "ldgsts, 6 stages (tiledispatch emit, rotated 16-byte fold)") \
     X(ours_ldgsts_tvmfold_s4, 0, 4, "ldgsts, 4 stages (tiledispatch emit, TVM's fold)") \
+    X(ours_tma_s2, 0, 2, "tma_auto by thread 0, mbarrier per stage, 2 stages (tiledispatch emit + tensor-maps)") \
+    X(ours_tma_s3, 0, 3, "tma_auto by thread 0, mbarrier per stage, 3 stages (tiledispatch emit + tensor-maps)") \
+    X(ours_tma_s4, 0, 4, "tma_auto by thread 0, mbarrier per stage, 4 stages (tiledispatch emit + tensor-maps)") \
+    X(ours_tma_s6, 0, 6, "tma_auto by thread 0, mbarrier per stage, 6 stages (tiledispatch emit + tensor-maps)") \
     X(tvm_tma_s2, 1, 2, "tma_auto by thread 0, mbarrier per stage, 2 stages (TVM)") \
     X(tvm_tma_s3, 1, 3, "tma_auto by thread 0, mbarrier per stage, 3 stages (TVM)") \
     X(tvm_tma_s4, 1, 4, "tma_auto by thread 0, mbarrier per stage, 4 stages (TVM)") \
