@@ -801,7 +801,7 @@ def async_paths(progs):
 TMA_CALL = re.compile(r"(\n\s*td_tma_\w+_\dd\((?:\w+_ptr[^,]*, )?&\w+, "
                       r"(?:[^,]+, )*?)([^,]+)(, (?:\w+_ptr\b[^)]*)?\);)")
 TMA_SWIZZLE = re.compile(r"CU_TENSOR_MAP_SWIZZLE_(32B|64B|128B),")
-TMA_SAMPLE = ("tma_g2s_sw128", "tma_s2g_plain", "tma_s2g_reduce_add")
+TMA_SAMPLE = ("tma_g2s_sw128", "tma_s2g_reduce_add")
 
 
 def tma_mutants(src):
