@@ -66,8 +66,10 @@ run() {
       fi
       for mode in "--data exact" "--data random --seed 1"; do
         # shellcheck disable=SC2086
-        line=$(timeout 60 "$out/logs/$n.bin" $mode 2>>"$out/logs/$n.stderr.txt" | head -1)
+        timeout 60 "$out/logs/$n.bin" $mode >"$out/logs/$n.out.txt" \
+          2>>"$out/logs/$n.stderr.txt"
         rc=$?
+        line=$(head -1 "$out/logs/$n.out.txt")
         if { [ "$kind" = progs ] && [ "${line%% *}" = PASS ]; } ||
            { [ "$kind" = mutants ] && [ "${line%% *}" = FAIL ]; }; then
           echo "ok  $kind $n ($mode): $line" >>"$out/results.txt"
