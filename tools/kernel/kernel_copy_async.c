@@ -379,6 +379,9 @@ static void ca_helpers(td_buf *o, const kp_plan *p)
                        td_dtype_is_signed(t) ? 0 : 1);
         td__buf_puts(o, td__kp_frag_async_reduce);
         td__buf_puts(o, "\n");
+    } else {
+        td__buf_puts(o, "/* A plain load or store: the copy's check. */\n"
+                        "#define td_ca_check td_cp_check\n\n");
     }
     td__buf_puts(o, td__kp_frag_async_encode);
     td__buf_puts(o, "\n");
@@ -536,7 +539,7 @@ const kp_family td__kp_copy_async = {
     .gen_expr = ca_gen_expr,
     .rounds = ca_rounds,
     .ref_call = ca_ref_call,
-    .dst_check = "td_cp_check",
+    .dst_check = "td_ca_check",
     .pass = ca_pass,
     .kernel_params = ca_kernel_params,
     .body_open = ca_body_open,

@@ -40,3 +40,39 @@ static inline void td_ca_reduce_reference(const unsigned long long *src,
         want[e] = td_bits(td_from_double<TD_CA_T>(r));
     }
 }
+
+/* The check of a reduction's dst position: the copy's, with the
+ * reduction's words (inside the region the value is old OP src, outside
+ * it the old value, not a sentinel). */
+static inline void td_ca_check(const char *buf, long long inst, long long e,
+                               long long thread, long long slot,
+                               unsigned long long got, unsigned long long want,
+                               double tol)
+{
+    (void)inst;
+    (void)thread;
+    (void)slot;
+    (void)tol;
+    if (got == want || td_mismatches++ != 0)
+        return;
+    static const char *const ops[] = {"", "+", "min", "max"};
+    const int w = (TD_CP_BITS + 3) / 4;
+    char at[96] = "", src[96] = "";
+    if (e < TD_CP_DST_PAD || e >= TD_DST_ELEMS - TD_CP_DST_PAD)
+        snprintf(at, sizeof at, " guard element %lld", e < TD_CP_DST_PAD ? TD_CP_DST_PAD - e
+                 : e - (TD_DST_ELEMS - TD_CP_DST_PAD) + 1);
+    else
+        td_cp_coords(at, sizeof at, td_dst_shape, TD_CP_DST_NDIM, td_cp_dlog[e]);
+    if (e < 0 || td_cp_sidx[e] < 0) {
+        snprintf(td_first, sizeof td_first,
+                 "round=%d %s%s: got 0x%0*llx want 0x%0*llx (its old value): "
+                 "reduced outside the region",
+                 td_round, buf, at, w, got, w, want);
+        return;
+    }
+    td_cp_coords(src, sizeof src, td_src_shape, TD_CP_SRC_NDIM, td_cp_slog[e]);
+    snprintf(td_first, sizeof td_first,
+             "round=%d first mismatch at %s%s: got 0x%0*llx want 0x%0*llx "
+             "(old %s %s%s)",
+             td_round, buf, at, w, got, w, want, ops[TD_CA_OP], TD_CP_SRC_NAME, src);
+}
