@@ -157,7 +157,10 @@ static void test_store_and_reduce(void **state)
     assert_contains(p, "    if (td_tid == 0) {\n");
     assert_contains(p, "td_tma_reduce_add_2d(&A_tensormap, 0, 64, A_smem_ptr);\n"
                        "        td_bulk_commit_group();\n"
-                       "        td_bulk_wait_group_read<0>();\n    }\n");
+                       "        td_bulk_wait_group_read<0>();\n"
+                       "#ifdef __CUDA_ARCH__\n"
+                       "        asm volatile(\"cp.async.bulk.wait_group 0;\" : : : "
+                       "\"memory\");\n");
     assert_contains(p, "#define TD_CA_T float\n#define TD_CA_OP 1 ");
     assert_contains(p, "td_ca_reduce_reference(v_in_A_smem + inst * 4096LL, "
                        "v_in_A, td_want);");

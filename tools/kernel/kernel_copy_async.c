@@ -24,8 +24,8 @@
  *     barrier, then thread 0 arms it with arrive.expect_tx(the boxes'
  *     bytes) and runs the body, and every thread waits for phase 0; a
  *     store or reduction has thread 0 run the body, commit the bulk group
- *     and wait until its reads are done (the global writes are complete
- *     when the kernel is);
+ *     and wait until its reads are done, then until its writes are
+ *     (cp.async.bulk.wait_group 0);
  *   - a reduction's data are small exact values (fragments/
  *     async_reduce.cuh) and its dst starts with data of its own: the
  *     reference is old OP src.
@@ -342,11 +342,11 @@ static void ca_header(td_buf *o, const kp_plan *p)
                    : c->op == TD_TMA_STORE
                        ? "the shared tile is fenced for the\n"
                          " * async proxy, thread 0 issues, commits and waits "
-                         "for the reads;\n"
+                         "for the group;\n"
                          " * the global dst and its sentinels are checked."
                        : "the shared tile is fenced for the\n"
                          " * async proxy, thread 0 issues, commits and waits "
-                         "for the reads;\n"
+                         "for the group;\n"
                          " * the global dst must hold old OP src in the "
                          "region, old elsewhere.");
 }
@@ -477,6 +477,16 @@ static void ca_body_close(td_buf *o, const kp_plan *p)
         td__buf_puts(o, c->wait);
     } else {
         td__buf_puts(o, c->tail);
+        /* The IR prints the .read wait a caller needs before it reuses the
+         * tile; the program also waits for the writes themselves, as the
+         * plan's protocol does before exit (no node prints that form). */
+        td__buf_puts(o, "#ifdef __CUDA_ARCH__\n"
+                        "        asm volatile(\"cp.async.bulk.wait_group 0;\" "
+                        ": : : \"memory\");\n"
+                        "#else\n"
+                        "        /* the stand-in's bulk copies are done when "
+                        "issued */\n"
+                        "#endif\n");
         td__buf_puts(o, "    }\n");
     }
 }
