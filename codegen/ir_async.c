@@ -103,6 +103,15 @@ const char *td_ir_tensor_map_name(const td_ir *ir, int i)
     return NULL;
 }
 
+const struct td_tmap *td__ir_tensor_map_spec(const td_ir *ir, int i)
+{
+    for (const td_ir_tmap *m = ir != NULL ? ir->tmaps : NULL; m != NULL;
+         m = m->next)
+        if (i-- == 0)
+            return m->spec;
+    return NULL;
+}
+
 /* TVM's host statements of one map (its _get_or_encode_descriptor): the
  * stack allocation and T.tensormap_encode_tiled with the dims, strides,
  * box and element strides as positional operands. */

@@ -31,4 +31,10 @@ int td__tmap_print_c(const td_tmap *m, const char *name, int with_includes,
  */
 int td__tmap_print_json(const td_tmap *m, td_buf *b);
 
+/* Map i of the IR (td_ir_tensor_map_name's order) as the planner made it,
+ * or NULL out of range: what a host program encodes with td__tmap_print_c
+ * (the program generator in tools/ reaches it here). */
+struct td_ir;
+const td_tmap *td__ir_tensor_map_spec(const struct td_ir *ir, int i);
+
 #endif

@@ -82,6 +82,7 @@ and global -> global (the same wrong indexing on other placements).
 """
 import argparse
 import concurrent.futures
+import glob
 import importlib.util
 import os
 import re
@@ -794,6 +795,94 @@ def async_paths(progs):
     return 1 if expect.failed else 0
 
 
+# A TMA program's mutants: (name, pattern, replacement); each must FAIL.
+# The first TMA instruction of the body one row off (its outer
+# coordinate + 1), and a swizzled map encoded without its swizzle.
+TMA_CALL = re.compile(r"(\n\s*td_tma_\w+_\dd\((?:\w+_ptr[^,]*, )?&\w+, "
+                      r"(?:[^,]+, )*?)([^,]+)(, (?:\w+_ptr\b[^)]*)?\);)")
+TMA_SWIZZLE = re.compile(r"CU_TENSOR_MAP_SWIZZLE_(32B|64B|128B),")
+TMA_SAMPLE = ("tma_g2s_sw128", "tma_s2g_reduce_add")
+
+
+def tma_mutants(src):
+    """[(label, mutated source)] for a generated TMA program."""
+    out = []
+    m = TMA_CALL.search(src)
+    if m:
+        out.append(("outer coordinate + 1", src[:m.start(2)] +
+                    "(" + m.group(2) + ") + 1" + src[m.end(2):]))
+    if TMA_SWIZZLE.search(src):
+        out.append(("map encoded without its swizzle",
+                    TMA_SWIZZLE.sub("CU_TENSOR_MAP_SWIZZLE_NONE,", src, 1)))
+    return out
+
+
+def tma_programs(exe, cases_dir):
+    """Every TMA conformance case (tests/conformance/tma_*.yaml) that
+    dispatches to tma_auto or tma_explicit: its program is written (or
+    refused for a reason the stand-in cannot run: sm_100, cta_group 2, a
+    multicast), builds against the stand-in and PASSes with exact data and
+    with random data (seed 1); each program's mutants (the first TMA
+    instruction a row off; a swizzled map encoded without its swizzle)
+    FAIL.  Under TD_TEST_QUICK only TMA_SAMPLE runs, and the first mutant
+    of the first of them."""
+    expect = Expect()
+    calls = sorted(glob.glob(os.path.join(cases_dir, "tma_*.yaml")))
+    if QUICK:
+        calls = [c for c in calls
+                 if os.path.splitext(os.path.basename(c))[0] in TMA_SAMPLE]
+    with tempfile.TemporaryDirectory() as tmp:
+        inc = precompile(tmp)
+        jobs = []  # (label, source, name, must pass)
+        for call in calls:
+            base = os.path.splitext(os.path.basename(call))[0]
+            d = subprocess.run([exe, "dispatch", call], capture_output=True,
+                               text=True)
+            if d.returncode != 0 or d.stdout.strip() not in (
+                    "tma_auto", "tma_explicit"):
+                continue
+            cu = os.path.join(tmp, base + ".cu")
+            k = subprocess.run([exe, "kernel", call, "-o", cu],
+                               capture_output=True, text=True)
+            if k.returncode != 0:
+                expect(f"{base}: refused for a reason",
+                       "has no self-checking program yet" in k.stderr and
+                       re.search(r"sm_100|cta_group 2|multicast", k.stderr),
+                       k.stderr.strip()[-300:])
+                continue
+            with open(cu) as f:
+                src = f.read()
+            jobs.append((base, src, base, True))
+            if QUICK and base != TMA_SAMPLE[0]:
+                continue
+            for i, (what, msrc) in enumerate(tma_mutants(src)):
+                if QUICK and i > 0:
+                    break
+                jobs.append((f"{base} with {what}", msrc, f"{base}_m{i}",
+                             False))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            built = list(ex.map(lambda j: compile_program(
+                j[1], j[2], tmp, inc, ["-Wno-psabi"]), jobs))
+        for (label, _, _, good), (prog, err) in zip(jobs, built):
+            if prog is None:
+                expect(f"{label}: builds", False, err[:2000])
+                continue
+            for args in (["--data", "exact"],
+                         ["--data", "random", "--seed", "1"]):
+                rc, line, stderr = run_program(prog, args)
+                if good:
+                    expect(f"{label} {' '.join(args)}: PASS",
+                           rc == 0 and line.startswith("PASS "),
+                           f"exit {rc}: {line} {stderr[-300:]}")
+                else:
+                    expect(f"{label} {' '.join(args)}: FAIL",
+                           rc == 1 and line.startswith("FAIL "),
+                           f"exit {rc}: {line} {stderr[-300:]}")
+        if not jobs:
+            expect("some TMA program was written", False, "none")
+    return 1 if expect.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
@@ -804,10 +893,15 @@ def main():
     ap.add_argument("--red-paths", action="store_true")
     ap.add_argument("--copy-paths", action="store_true")
     ap.add_argument("--async-paths", action="store_true")
+    ap.add_argument("--tma-programs", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
     if args.async_paths:
         return async_paths(args.rest)
+    if args.tma_programs:
+        if len(args.rest) != 2:
+            ap.error("--tma-programs TILEDISPATCH CASES_DIR")
+        return tma_programs(args.rest[0], args.rest[1])
     if args.copy_paths:
         if len(args.rest) != 1:
             ap.error("--copy-paths TEST_KERNEL_COPY")

@@ -183,18 +183,6 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     int err = td_dispatch(reg, call, &res, diag);
     if (err != 0)
         return err;
-    /* A TMA copy needs its tensor maps encoded on the host (the driver's
-     * cuTensorMapEncodeTiled) and passed to the kernel; the programs do
-     * not do that yet, and one without them would fault, not check. */
-    if (td_ir_tensor_map_count(res.ir) > 0) {
-        td_ir_free(res.ir);
-        return td__fail(diag, TD_EINVAL, call->file,
-                        "kernel: variant %s copies through a TMA tensor map "
-                        "and has no self-checking program yet (the host "
-                        "encode is not written); `tiledispatch emit` prints "
-                        "its body",
-                        res.variant != NULL ? res.variant : "?");
-    }
     if (call->cluster[0] != 0) {
         /* A cluster program needs its CTAs' barriers set up and synced
          * across the cluster (design/copy_async/plan.md section 6.1);
@@ -208,6 +196,11 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     }
     const td_op_desc *op = td_registry_op(reg, call->op);
     const kp_family *fam = op != NULL ? kp_family_of(op->kind) : NULL;
+    /* A body with tensor maps is a TMA copy: its maps are encoded on the
+     * host and its protocol written around it (kernel_copy_async.c). */
+    if (fam != NULL && fam->kind == TD_OP_KIND_COPY &&
+        td_ir_tensor_map_count(res.ir) > 0)
+        fam = &td__kp_copy_async;
     if (fam == NULL) {
         td_ir_free(res.ir);
         return kp_no_family(diag, call);

@@ -12,6 +12,9 @@
  *   kernel_reduce.c  the reduction family (variants/reduce_ops.h rows)
  *   kernel_ewise.c   the elementwise family (variants/ewise_table.h rows)
  *   kernel_copy.c    the copy family (bit-exact, global operands)
+ *   kernel_copy_async.c  TMA copies: the copy family's checks around the
+ *                    tensor maps' encode and the mbarrier / bulk-group
+ *                    protocol
  *   fragments/       the programs' fixed CUDA text, embedded at build time
  *                    (scripts/embed_fragments.py: kp_fragments.h)
  *
@@ -105,6 +108,13 @@ typedef struct kp_plan {
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
     bool fp8;           /* cuda_fp8.h needed (bit-exact families only) */
+    /* The dynamic shared memory's base is rounded up to this (0: the 16
+     * bytes CUDA promises; a swizzled TMA tile needs 1024, and the family
+     * then asks for that much more in smem). */
+    int64_t smem_align;
+    /* A family's second plan beside fam_data (a family that extends
+     * another keeps its own here; its free hook releases it). */
+    void *ext;
     /* A small family plan lives here, so that it costs no allocation. */
     _Alignas(max_align_t) unsigned char fam_inline[KP_FAM_INLINE];
 } kp_plan;
@@ -158,16 +168,31 @@ struct kp_family {
     unsigned long long (*gap_bits)(td_dtype t);
     /* Global buffers are accepted (kp_buf.global; needs bits). */
     bool globals;
+    /* Asynchronous copies (kernel_copy_async.c; each may be NULL): the
+     * kernel's extra parameters (", const __grid_constant__ CUtensorMap
+     * A_tensormap"), the text that opens and closes the emitted body in
+     * place of a plain block (the mbarrier or bulk-group protocol around
+     * it; with body_close set the program adds no cp.async wait of its
+     * own), host statements in main after the device arrays exist (the
+     * tensor maps' encode) and the launch's extra arguments. */
+    void (*kernel_params)(td_buf *o, const kp_plan *p);
+    void (*body_open)(td_buf *o, const kp_plan *p);
+    void (*body_close)(td_buf *o, const kp_plan *p);
+    void (*host_setup)(td_buf *o, const kp_plan *p);
+    void (*launch_args)(td_buf *o, const kp_plan *p);
     /* Frees what the family's plan holds beyond fam_data, which the
      * driver releases (may be NULL; accepts a plan whose plan hook failed
      * or never ran). */
     void (*free)(kp_plan *p);
 };
 
-/* The families (kernel_reduce.c, kernel_ewise.c, kernel_copy.c). */
+/* The families (kernel_reduce.c, kernel_ewise.c, kernel_copy.c), and the
+ * TMA copies (kernel_copy_async.c), which extend the copy family: the
+ * driver picks it for a body with tensor maps. */
 extern const kp_family td__kp_reduce;
 extern const kp_family td__kp_ewise;
 extern const kp_family td__kp_copy;
+extern const kp_family td__kp_copy_async;
 
 /* ---- stage.c ------------------------------------------------------------ */
 

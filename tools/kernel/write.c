@@ -167,11 +167,25 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
     for (int i = 0; i < p->nscalars; i++)
         td__buf_printf(o, ",\n                          const %s %s",
                        td__kp_ctype(p->scalars[i].dtype), p->scalars[i].name);
+    if (p->fam->kernel_params != NULL)
+        p->fam->kernel_params(o, p);
     td__buf_puts(o, ")\n{\n");
     td__buf_puts(o, td__kp_frag_kernel_ids);
     if (any_shared)
         td__buf_puts(o, "    extern __shared__ __align__(16) unsigned char "
                         "td_smem[];\n");
+    /* A TMA tile swizzles by address bits: its base must sit on the
+     * swizzle's whole pattern (1024 bytes for 128B), more than the 16
+     * bytes CUDA promises for dynamic shared memory; the family asked
+     * for the slack. */
+    const char *sbase = "td_smem";
+    if (any_shared && p->smem_align > 16) {
+        sbase = "td_smem_al";
+        td__buf_printf(o, "    unsigned char *const td_smem_al = (unsigned "
+                          "char *)(((unsigned long long)td_smem + %" PRId64
+                          "ULL) & ~%" PRId64 "ULL);\n",
+                       p->smem_align - 1, p->smem_align - 1);
+    }
     int64_t smem_off = 0;
     char gap[96], gpat[48];
     for (int i = 0; i < p->nbufs; i++) {
@@ -196,9 +210,9 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                            "    /* %s: shared, one copy per scope instance "
                            "(%" PRId64 " bytes each), staged by the "
                            "instance's threads. */\n"
-                           "    %s *const %s_ptr = (%s *)(td_smem + %" PRId64
+                           "    %s *const %s_ptr = (%s *)(%s + %" PRId64
                            "LL + (td_tid / TD_TPI) * %" PRId64 "LL);\n",
-                           n, pitch, t, n, t, smem_off, stride);
+                           n, pitch, t, n, t, sbase, smem_off, stride);
             if (kb->inv != NULL)
                 /* Through its layout: every offset of the storage, the
                  * holes with the gap bits. */
@@ -273,17 +287,25 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                     "            ;\n"
                     "    }\n"
                     "#endif\n");
-    td__buf_printf(o, "    /* The emitted body (variant %s). */\n    {\n",
+    td__buf_printf(o, "    /* The emitted body (variant %s). */\n",
                    p->variant);
+    if (p->fam->body_open != NULL)
+        p->fam->body_open(o, p);
+    else
+        td__buf_puts(o, "    {\n");
     td__buf_puts(o, body);
     size_t bl = strlen(body);
     if (bl > 0 && body[bl - 1] != '\n')
         td__buf_puts(o, "\n");
-    td__buf_puts(o, "    }\n");
+    if (p->fam->body_close != NULL)
+        p->fam->body_close(o, p);
+    else
+        td__buf_puts(o, "    }\n");
     /* copy_async leaves the wait to its caller (TVM's ldgsts emits no
      * commit or wait): the program commits the group and waits for all of
      * it before the barrier.  A host build copied at once. */
-    if (strncmp(p->call->op, "copy_async", TD_NAME_MAX) == 0)
+    if (strncmp(p->call->op, "copy_async", TD_NAME_MAX) == 0 &&
+        p->fam->body_close == NULL)
         td__buf_puts(o, "#ifdef __CUDA_ARCH__\n"
                         "    asm volatile(\"cp.async.commit_group;\" : : : "
                         "\"memory\");\n"
@@ -452,6 +474,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
                        t, sc->name, t, sc->value);
     }
+    if (p->fam->host_setup != NULL)
+        p->fam->host_setup(o, p);
     td__buf_puts(o, bits ? td__kp_frag_main_want_bits
                          : td__kp_frag_main_want);
     /* The rounds: new inputs (the family's generators, then its fill,
@@ -508,6 +532,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     td__buf_puts(o, ", d_guard, td_round % 2 ? 0xCF : 0x4F");
     for (int i = 0; i < p->nscalars; i++)
         td__buf_printf(o, ", td_sv_%s", p->scalars[i].name);
+    if (p->fam->launch_args != NULL)
+        p->fam->launch_args(o, p);
     td__buf_puts(o, ");\n"
                     "        TD_CHECK(cudaGetLastError());\n"
                     "        TD_CHECK(cudaDeviceSynchronize());\n"
