@@ -26,9 +26,33 @@
 #include "variants.h"
 
 /* The register layout of a .32x32b fragment of width W: row 32w + l is
- * lane l of warp w, column c its c-th register element. */
-static const char *const frag_layout = "S[(4, 32, %lld) : (1@wid_in_wg, "
-                                       "1@laneid, 1)]";
+ * lane l of warp w, column c its c-th register element; TVM's tests spell
+ * it with the thread's id in the warpgroup. */
+static const char *const frag_layouts[] = {
+    "S[(4, 32, %lld) : (1@wid_in_wg, 1@laneid, 1)]",
+    "S[(128, %lld) : (1@tid_in_wg, 1)]"};
+
+/* Whether b's layout is one of the fragment layouts of width W. */
+static bool frag_layout_ok(const td_buffer *b, long long w, char *want,
+                           size_t cap)
+{
+    char have[160] = "", wantc[160];
+    if (b->has_layout)
+        td_layout_format(&b->layout, have, sizeof have);
+    bool ok = false;
+    for (size_t i = 0; i < sizeof frag_layouts / sizeof *frag_layouts; i++) {
+        td_layout wl;
+        td_diag d;
+        td_diag_clear(&d);
+        snprintf(want, cap, frag_layouts[i], w);
+        if (td_layout_parse(want, &wl, &d) != 0)
+            continue;
+        td_layout_format(&wl, wantc, sizeof wantc);
+        ok |= b->has_layout && strcmp(have, wantc) == 0;
+    }
+    snprintf(want, cap, frag_layouts[0], w);
+    return ok;
+}
 
 static bool is_tmem(const td_buffer *b)
 {
@@ -141,18 +165,8 @@ static int plan_ldst(const td_call *call, ldst_plan *p, td_reason *why)
                        "one row per thread of the warpgroup (TVM's .32x32b "
                        "fragment); got rank %lld, %lld rows",
                        lb->ndim, lb->shape[0]);
-    char want[128], have[160];
-    snprintf(want, sizeof want, frag_layout, (long long)lb->shape[1]);
-    td_layout wl;
-    td_diag d;
-    td_diag_clear(&d);
-    if (td_layout_parse(want, &wl, &d) != 0)
-        return decline(why, "tmem<->local: internal layout error", 0, 0);
-    char wantc[160];
-    td_layout_format(&wl, wantc, sizeof wantc);
-    if (lb->has_layout)
-        td_layout_format(&lb->layout, have, sizeof have);
-    if (!lb->has_layout || strcmp(have, wantc) != 0) {
+    char want[128];
+    if (!frag_layout_ok(lb, (long long)lb->shape[1], want, sizeof want)) {
         td_reason_set(why,
                       "tmem<->local: register buffer %.*s needs the .32x32b "
                       "fragment layout %s (row 32w + l in lane l of warp w, "
