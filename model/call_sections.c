@@ -32,7 +32,7 @@ static const char *const g_storage_scopes[] = {"local", "shared", "shared.dyn",
  * (F and B, 64 rows) and a written layout are not ours yet, so they are
  * refused here rather than read as D.
  */
-static int cl_tmem(td__cl *c, const td_ynode *val, const td_ynode *shape,
+static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                    const td_ynode *layout, td_buffer *b)
 {
     int bits = td_dtype_bits(b->dtype);
@@ -42,7 +42,7 @@ static int cl_tmem(td__cl *c, const td_ynode *val, const td_ynode *shape,
                       "got %d",
                       b->name, b->ndim);
     if (bits > 32 || 32 % bits != 0)
-        return cl_err(c, TD_ESCHEMA, val,
+        return cl_err(c, TD_ESCHEMA, dtype,
                       "tmem buffer '%s': tensor memory holds 32-bit cells, "
                       "%s (%d bits) does not pack into them",
                       b->name, td_dtype_name(b->dtype), bits);
@@ -52,12 +52,17 @@ static int cl_tmem(td__cl *c, const td_ynode *val, const td_ynode *shape,
                       "tensor memory as TVM's datapath D, %d lanes",
                       b->name, (long long)b->shape[0], TMEM_LANES);
     int per = 32 / bits;
-    if (b->shape[1] % per != 0 || b->shape[1] / per > TMEM_COLUMNS)
+    if (b->shape[1] % per != 0)
         return cl_err(c, TD_ESCHEMA, shape->kids[1],
-                      "tmem buffer '%s': %lld %s columns are not a whole "
-                      "number of 32-bit cells within the %d of a lane",
+                      "tmem buffer '%s': %lld %s columns do not fill whole "
+                      "32-bit cells (%d to a cell)",
                       b->name, (long long)b->shape[1],
-                      td_dtype_name(b->dtype), TMEM_COLUMNS);
+                      td_dtype_name(b->dtype), per);
+    if (b->shape[1] / per > TMEM_COLUMNS)
+        return cl_err(c, TD_ESCHEMA, shape->kids[1],
+                      "tmem buffer '%s' needs %lld 32-bit columns; a lane "
+                      "of tensor memory has %d",
+                      b->name, (long long)(b->shape[1] / per), TMEM_COLUMNS);
     if (layout != NULL)
         return cl_err(c, TD_ESCHEMA, layout,
                       "tmem buffer '%s': a layout is not supported (its "
@@ -216,7 +221,7 @@ static int cl_buffer(td__cl *c, const td_ynode *key, const td_ynode *val,
     if (rc)
         return rc;
     if (strcmp(b->scope, "tmem") == 0)
-        return cl_tmem(c, val, slot[2], slot[3], b);
+        return cl_tmem(c, slot[1], slot[2], slot[3], b);
     if (slot[3] != NULL) {
         int64_t elems = 1;
         for (int d = 0; d < b->ndim; d++)
