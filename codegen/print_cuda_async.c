@@ -446,8 +446,14 @@ void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need)
     memcpy(keys, need->async, sizeof *keys * (size_t)n);
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
     /* What a host build calls: the CPU stand-in defines them (nvcc's host
-     * pass only needs them declared: no host code calls these helpers). */
-    td__buf_puts(o, "\n#ifndef __CUDA_ARCH__\n"
+     * pass only needs them declared: no host code calls these helpers).
+     * The tensor-memory helpers call none (they trap). */
+    bool emu = false;
+    for (int i = 0; i < n; i++)
+        emu |= (keys[i] & 15) != TD__A_TCGEN05_LD &&
+               (keys[i] & 15) != TD__A_TCGEN05_ST;
+    if (emu)
+        td__buf_puts(o, "\n#ifndef __CUDA_ARCH__\n"
                     "void td_emu_mbar_init(uint64_t *bar, unsigned count);\n"
                     "void td_emu_mbar_arrive_expect_tx(uint64_t *bar, "
                     "unsigned bytes);\n"
@@ -463,7 +469,8 @@ void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need)
                         "void td_emu_tma_store(const CUtensorMap *map, int "
                         "rank, const int *coords, const void *smem, int "
                         "reduce_op);\n");
-    td__buf_puts(o, "#endif\n");
+    if (emu)
+        td__buf_puts(o, "#endif\n");
     for (int i = 0; i < n; i++) {
         td__async a;
         unkey(keys[i], &a);

@@ -162,8 +162,10 @@ static int plan_ldst(const td_call *call, ldst_plan *p, td_reason *why)
     if (lb->ndim != 2 || lb->shape[0] != 128)
         return decline(why,
                        "tmem<->local: the register buffer must be (128, W), "
-                       "one row per thread of the warpgroup (TVM's .32x32b "
-                       "fragment); got rank %lld, %lld rows",
+                       "one row per thread of the warpgroup (the .32x32b "
+                       "fragment), got rank %lld, %lld rows; TVM's .16x64b/"
+                       ".16x128b/.16x256b fragments are not supported by "
+                       "tiledispatch yet",
                        lb->ndim, lb->shape[0]);
     char want[128];
     if (!frag_layout_ok(lb, (long long)lb->shape[1], want, sizeof want)) {
