@@ -178,11 +178,12 @@ static int plan_ldst(const td_call *call, ldst_plan *p, td_reason *why)
                       (int)strnlen(lb->name, TD_NAME_MAX), lb->name, want);
         return TD_EDECLINED;
     }
-    if (tr->start[0] != 0 || tr->extent[0] != 128)
-        return decline(why,
-                       "tcgen05 ld/st: tmem row extent must be 128, got rows "
-                       "%lld:%lld",
-                       tr->start[0], tr->start[0] + tr->extent[0]);
+    if (tr->extent[0] != 128) {
+        td_reason_set(why, "tcgen05 ld/st: tmem row extent must be 128, "
+                           "got %lld",
+                      (long long)tr->extent[0]);
+        return TD_EDECLINED;
+    }
     if (lr->start[0] != 0 || lr->extent[0] != 128)
         return decline(why,
                        "tmem<->local: the register region must cover rows "
