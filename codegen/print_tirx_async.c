@@ -3,7 +3,10 @@
  * prints them (design/copy_async/probes): T.ptx.mbarrier, T.cuda.
  * mbarrier_wait, T.ptx.fence, T.cuda.cluster_sync, the positional
  * T.ptx.cp of the bulk copies (operands, then the chain's qualifiers in
- * order, "" where one is absent), T.ptx.mapa and T.ptx.prefetch; the
+ * order, "" where one is absent), T.ptx.mapa, T.ptx.prefetch and the
+ * positional T.ptx.tcgen05 of tensor-memory loads and stores (its form
+ * for .32x32b read from tcgen05_ldst.py's chain, not printed by a probe:
+ * the wheel's pipeline fails on our tmem harness after choosing); the
  * body's tensor maps are declared as TVM declares them, NAME =
  * T.TensorMap().  The expressions are written by the calling printer
  * (print_tirx.c) through td__async_out.
