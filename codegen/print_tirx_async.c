@@ -4,9 +4,8 @@
  * mbarrier_wait, T.ptx.fence, T.cuda.cluster_sync, the positional
  * T.ptx.cp of the bulk copies (operands, then the chain's qualifiers in
  * order, "" where one is absent), T.ptx.mapa, T.ptx.prefetch and the
- * positional T.ptx.tcgen05 of tensor-memory loads and stores (its form
- * for .32x32b read from tcgen05_ldst.py's chain, not printed by a probe:
- * the wheel's pipeline fails on our tmem harness after choosing); the
+ * positional T.ptx.tcgen05 of tensor-memory loads and stores (the
+ * impl's script as the wheel prints it for a .32x32b case); the
  * body's tensor maps are declared as TVM declares them, NAME =
  * T.TensorMap().  The expressions are written by the calling printer
  * (print_tirx.c) through td__async_out.
@@ -147,9 +146,11 @@ static void tma(const td__async_out *o, const td__async *a)
 }
 
 /* TVM's T.ptx.tcgen05 of a .32x32b load or store: the registers (words
- * of the local buffer's uint32 view) before the address for a load,
- * after it for a store; the address is the allocated one, composed with
- * the column by T.cuda.get_tmem_addr (row 0) unless the column is 0. */
+ * of the local buffer's uint32 view; TVM prints its own views' names,
+ * local_32b[i] or local_storage[i]) before the address for a load, after
+ * it for a store; the address is the allocated one (TVM prints the
+ * allocated_addr element as the buffer's name), composed with the column
+ * by T.cuda.get_tmem_addr (row 0) unless the column is 0. */
 static void tcgen05(const td__async_out *o, const td__async *a)
 {
     td_buf *l = o->line;
@@ -164,7 +165,7 @@ static void tcgen05(const td__async_out *o, const td__async *a)
         if ((pass == 0) != ld) {
             if (!czero)
                 td__buf_puts(l, "T.cuda.get_tmem_addr(");
-            td__buf_printf(l, "T.uint32(%s_taddr[0])", a->a.buf->name);
+            td__buf_printf(l, "%s_taddr", a->a.buf->name);
             if (!czero) {
                 td__buf_puts(l, ", 0, ");
                 ex(o, a->a.offset, 0);

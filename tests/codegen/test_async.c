@@ -441,10 +441,10 @@ static void test_tcgen05(void **state)
     td_ir_end_for(ir);
     expect(ir, TD_LANG_TIRX,
            "T.ptx.tcgen05(Rg.view(\"uint32\")[0], Rg.view(\"uint32\")[1], "
-           "T.uint32(Acc_taddr[0]), \"ld\", \"sync\", \"aligned\", "
+           "Acc_taddr, \"ld\", \"sync\", \"aligned\", "
            "\"32x32b\", \"x2\", \"\", \"b32\", \"\")\n"
            "for k in T.serial(2):\n"
-           "    T.ptx.tcgen05(T.cuda.get_tmem_addr(T.uint32(Acc_taddr[0]), 0, "
+           "    T.ptx.tcgen05(T.cuda.get_tmem_addr(Acc_taddr, 0, "
            "k * 8), Rg.view(\"uint32\")[k], \"st\", \"sync\", \"aligned\", "
            "\"32x32b\", \"x1\", \"\", \"b32\", \"\")\n");
     char *p = NULL;

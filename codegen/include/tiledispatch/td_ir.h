@@ -673,7 +673,7 @@ TD_API void td_ir_bulk_s2c(td_ir *ir, td_expr *dst, td_ir_addr src,
  * address) into or from its registers: 32-bit words word .. word+NUM-1
  * of the local buffer `regs`.  `tmem` is a call buffer of scope tmem; its
  * base address (what tcgen05.alloc wrote) is NAME_taddr, a uint32 the
- * kernel holds (TIRx: NAME_taddr[0], TVM's allocated_addr buffer).  NUM
+ * kernel holds (TIRx: NAME_taddr, as TVM prints allocated_addr[0]).  NUM
  * is 1, 2, 4, ..., 128.  Both are asynchronous: the caller waits
  * (tcgen05.wait::ld before reading the registers, tcgen05.wait::st before
  * tensor memory is read or reused), as TVM leaves it.
