@@ -174,6 +174,8 @@ typedef enum td__akind {
     TD__A_TMA_STORE,
     TD__A_MAPA,
     TD__A_BULK_S2C,
+    TD__A_TCGEN05_LD,
+    TD__A_TCGEN05_ST,
     TD__A_COUNT
 } td__akind;
 
@@ -209,10 +211,16 @@ typedef struct td__async {
     td_tma_op op;
     td_var *var;                  /* MAPA: the uint32 it declares */
     const td_expr *dst, *cbar;    /* BULK_S2C: the mapped addresses */
+    /* TCGEN05_*: a = the tmem buffer and the 32-bit column from its base;
+     * num registers from word `word` of the local buffer regs. */
+    const td_ir_buf *regs;
+    const td_expr *word;
+    int num;
 } td__async;
 
 /* The helper a node calls (its key: kind, rank and the qualifiers that
- * change the instruction), below TD__ASYNC_KEYS. */
+ * change the instruction; a tcgen05 node's log2(num) where a TMA store
+ * keeps its operation), below TD__ASYNC_KEYS. */
 #define TD__ASYNC_KEYS (1u << 16)
 unsigned td__async_key(const td__async *a);
 

@@ -1,8 +1,9 @@
 /*
  * The builders of the asynchronous nodes: TMA tensor loads and stores, the
  * cluster copy and mapa, the mbarrier, fence, cluster and bulk-group
- * synchronisation around them, and the tensor maps a body uses (one per
- * distinct encode, which a kernel takes as parameters).  Each builder
+ * synchronisation around them, the tensor maps a body uses (one per
+ * distinct encode, which a kernel takes as parameters), and the tensor
+ * memory loads and stores of sm_100 (tcgen05.ld / tcgen05.st).  Each builder
  * checks its operands and appends one TD__S_ASYNC statement; the printers
  * are print_cuda_async.c and print_tirx_async.c.
  */
@@ -24,6 +25,12 @@ const char *td_tma_op_name(td_tma_op op)
 
 unsigned td__async_key(const td__async *a)
 {
+    if (a->kind == TD__A_TCGEN05_LD || a->kind == TD__A_TCGEN05_ST) {
+        unsigned lg = 0;
+        while ((1 << lg) < a->num)
+            lg++;
+        return (unsigned)a->kind | lg << 11;
+    }
     return (unsigned)a->kind | (unsigned)a->rank << 4 |
            (unsigned)(a->cta_mask != NULL) << 7 |
            (unsigned)a->cta_group << 8 | (unsigned)(a->policy != NULL) << 10 |
@@ -426,4 +433,39 @@ void td_ir_bulk_s2c(td_ir *ir, td_expr *dst, td_ir_addr src, td_expr *bytes,
     a->value = bytes;
     a->dst = dst;
     a->cbar = mbar;
+}
+
+/* A tcgen05.ld / st: tmem a call buffer in tensor memory, regs a local
+ * call buffer, num a power of two up to 128 (the .32x32b shape's). */
+static void tcgen05(td_ir *ir, td__akind kind, const td_ir_tmem_ldst *t)
+{
+    if (!td__ir_live(ir))
+        return;
+    bool ok = t != NULL && t->tmem != NULL && t->tmem->owner == ir &&
+              !t->tmem->scratch && strcmp(t->tmem->scope, "tmem") == 0 &&
+              t->regs != NULL && t->regs->owner == ir &&
+              strcmp(t->regs->scope, "local") == 0 &&
+              index_operand(ir, t->column) && index_operand(ir, t->word) &&
+              t->num >= 1 && t->num <= 128 && (t->num & (t->num - 1)) == 0;
+    if (!ok) {
+        td__ir_fail(ir, TD_EINVAL);
+        return;
+    }
+    td__async *a = add(ir, kind);
+    if (a == NULL)
+        return;
+    a->a = (td__addr){t->tmem, t->column};
+    a->regs = t->regs;
+    a->word = t->word;
+    a->num = t->num;
+}
+
+void td_ir_tcgen05_ld(td_ir *ir, const td_ir_tmem_ldst *t)
+{
+    tcgen05(ir, TD__A_TCGEN05_LD, t);
+}
+
+void td_ir_tcgen05_st(td_ir *ir, const td_ir_tmem_ldst *t)
+{
+    tcgen05(ir, TD__A_TCGEN05_ST, t);
 }

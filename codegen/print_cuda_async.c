@@ -4,7 +4,8 @@
  * host build (the CPU stand-in, tests/cuda/emu), a call of the stand-in's
  * td_emu_* function, nothing (fences, bulk groups, prefetch), or a trap
  * where one host thread cannot stand in for a cluster (mapa, the cluster
- * copy, cluster sync, a multicast load).  The expressions are written by
+ * copy, cluster sync, a multicast load) or tensor memory is touched
+ * (tcgen05.ld / st, sm_100a).  The expressions are written by
  * the calling printer (print_cuda.c) through td__async_out.
  */
 #include <stdlib.h>
@@ -45,6 +46,11 @@ static void helper_name(td_buf *b, const td__async *a)
         [TD__A_PREFETCH_TMAP] = "td_prefetch_tensormap",
         [TD__A_MAPA] = "td_mapa_shared_cluster",
         [TD__A_BULK_S2C] = "td_bulk_copy_s2c"};
+    if (a->kind == TD__A_TCGEN05_LD || a->kind == TD__A_TCGEN05_ST) {
+        td__buf_printf(b, "td_tcgen05_%s_32x32b_x%d",
+                       a->kind == TD__A_TCGEN05_LD ? "ld" : "st", a->num);
+        return;
+    }
     if (a->kind == TD__A_TMA_LOAD) {
         td__buf_printf(b, "td_tma_load_%dd", a->rank);
         if (a->cta_mask != NULL)
@@ -133,6 +139,24 @@ void td__cuda_async(const td__async_out *o, const td__stmt *s,
         td__buf_puts(l, ", ");
         addr(o, &a->a);
         break;
+    case TD__A_TCGEN05_LD:
+    case TD__A_TCGEN05_ST: {
+        /* The base address plus the column: (row << 16 | column), row 0. */
+        const td_expr *f = td__fold(&o->p->arena, a->a.offset, o->p->zero);
+        int64_t v;
+        td__buf_printf(l, "%s_taddr", a->a.buf->name);
+        if (f == NULL || !td__is_int(f, &v) || v != 0) {
+            td__buf_puts(l, " + ");
+            ex(o, a->a.offset, 1);
+        }
+        td__buf_printf(l, ", (unsigned int *)%s_ptr", a->regs->name);
+        f = td__fold(&o->p->arena, a->word, o->p->zero);
+        if (f == NULL || !td__is_int(f, &v) || v != 0) {
+            td__buf_puts(l, " + ");
+            ex(o, a->word, 1);
+        }
+        break;
+    }
     case TD__A_BULK_S2C:
         ex(o, a->dst, 0);
         td__buf_puts(l, ", ");
@@ -355,11 +379,51 @@ static void tma_helper(td_buf *o, const td__async *a)
     td__buf_puts(o, "#endif\n}\n");
 }
 
+/* A tcgen05.ld / st helper of the key's NUM: the registers through a
+ * pointer (the helper is inlined, so constant indices keep them in
+ * registers); a host build traps, tensor memory has no stand-in. */
+static void tcgen05_helper(td_buf *o, const td__async *a)
+{
+    bool ld = a->kind == TD__A_TCGEN05_LD;
+    td__buf_puts(o, "__forceinline__ __device__ void ");
+    helper_name(o, a);
+    td__buf_printf(o, "(unsigned int taddr, unsigned int *r) {\n"
+                      "#ifdef __CUDA_ARCH__\n"
+                      "  asm volatile(\"tcgen05.%s.sync.aligned.32x32b.x%d"
+                      ".b32 ",
+                   ld ? "ld" : "st", a->num);
+    /* ld: {regs}, [taddr]; st: [taddr], {regs}. */
+    int first = ld ? 0 : 1;
+    if (!ld)
+        td__buf_puts(o, "[%0], ");
+    td__buf_puts(o, "{");
+    for (int i = 0; i < a->num; i++)
+        td__buf_printf(o, "%s%%%d", i ? ", " : "", first + i);
+    td__buf_puts(o, "}");
+    if (ld)
+        td__buf_printf(o, ", [%%%d]", a->num);
+    td__buf_puts(o, ";\"\n      : ");
+    for (int i = 0; ld && i < a->num; i++)
+        td__buf_printf(o, "%s\"=r\"(r[%d])", i ? ", " : "", i);
+    td__buf_puts(o, ld ? " : " : ": ");
+    td__buf_puts(o, "\"r\"(taddr)");
+    for (int i = 0; !ld && i < a->num; i++)
+        td__buf_printf(o, ", \"r\"(r[%d])", i);
+    td__buf_puts(o, " : \"memory\");\n#else\n"
+                    "  (void)taddr;\n  (void)r;\n"
+                    "  __builtin_trap(); /* tensor memory: no host stand-in */\n"
+                    "#endif\n}\n");
+}
+
 static void unkey(unsigned key, td__async *a)
 {
     static const td_expr some;
     memset(a, 0, sizeof *a);
     a->kind = (td__akind)(key & 15);
+    if (a->kind == TD__A_TCGEN05_LD || a->kind == TD__A_TCGEN05_ST) {
+        a->num = 1 << (key >> 11 & 15);
+        return;
+    }
     a->rank = (int)(key >> 4 & 7);
     a->cta_mask = key >> 7 & 1 ? &some : NULL;
     a->cta_group = (int)(key >> 8 & 3);
@@ -382,8 +446,14 @@ void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need)
     memcpy(keys, need->async, sizeof *keys * (size_t)n);
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
     /* What a host build calls: the CPU stand-in defines them (nvcc's host
-     * pass only needs them declared: no host code calls these helpers). */
-    td__buf_puts(o, "\n#ifndef __CUDA_ARCH__\n"
+     * pass only needs them declared: no host code calls these helpers).
+     * The tensor-memory helpers call none (they trap). */
+    bool emu = false;
+    for (int i = 0; i < n; i++)
+        emu |= (keys[i] & 15) != TD__A_TCGEN05_LD &&
+               (keys[i] & 15) != TD__A_TCGEN05_ST;
+    if (emu)
+        td__buf_puts(o, "\n#ifndef __CUDA_ARCH__\n"
                     "void td_emu_mbar_init(uint64_t *bar, unsigned count);\n"
                     "void td_emu_mbar_arrive_expect_tx(uint64_t *bar, "
                     "unsigned bytes);\n"
@@ -399,13 +469,16 @@ void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need)
                         "void td_emu_tma_store(const CUtensorMap *map, int "
                         "rank, const int *coords, const void *smem, int "
                         "reduce_op);\n");
-    td__buf_puts(o, "#endif\n");
+    if (emu)
+        td__buf_puts(o, "#endif\n");
     for (int i = 0; i < n; i++) {
         td__async a;
         unkey(keys[i], &a);
         td__buf_puts(o, "\n");
         if (a.kind == TD__A_TMA_LOAD || a.kind == TD__A_TMA_STORE)
             tma_helper(o, &a);
+        else if (a.kind == TD__A_TCGEN05_LD || a.kind == TD__A_TCGEN05_ST)
+            tcgen05_helper(o, &a);
         else
             td__buf_puts(o, fixed_helpers[a.kind]);
     }

@@ -3,7 +3,9 @@
  * prints them (design/copy_async/probes): T.ptx.mbarrier, T.cuda.
  * mbarrier_wait, T.ptx.fence, T.cuda.cluster_sync, the positional
  * T.ptx.cp of the bulk copies (operands, then the chain's qualifiers in
- * order, "" where one is absent), T.ptx.mapa and T.ptx.prefetch; the
+ * order, "" where one is absent), T.ptx.mapa, T.ptx.prefetch and the
+ * positional T.ptx.tcgen05 of tensor-memory loads and stores (the
+ * impl's script as the wheel prints it for a .32x32b case); the
  * body's tensor maps are declared as TVM declares them, NAME =
  * T.TensorMap().  The expressions are written by the calling printer
  * (print_tirx.c) through td__async_out.
@@ -143,6 +145,55 @@ static void tma(const td__async_out *o, const td__async *a)
     }
 }
 
+/* TVM's T.ptx.tcgen05 of a .32x32b load or store: the registers (words
+ * of the local buffer's uint32 view; TVM prints its own views' names,
+ * local_32b[i] or local_storage[i]) before the address for a load, after
+ * it for a store; the address is the allocated one (TVM prints the
+ * allocated_addr element as the buffer's name), composed with the column
+ * by T.cuda.get_tmem_addr (row 0) unless the column is 0. */
+static void tcgen05(const td__async_out *o, const td__async *a)
+{
+    td_buf *l = o->line;
+    bool ld = a->kind == TD__A_TCGEN05_LD;
+    const td_expr *w = td__fold(&o->p->arena, a->word, NULL);
+    const td_expr *c = td__fold(&o->p->arena, a->a.offset, NULL);
+    int64_t wv = 0, cv = 0;
+    bool wconst = w != NULL && td__is_int(w, &wv);
+    bool czero = c != NULL && td__is_int(c, &cv) && cv == 0;
+    td__buf_puts(l, "T.ptx.tcgen05(");
+    for (int pass = 0; pass < 2; pass++) {
+        if ((pass == 0) != ld) {
+            if (!czero)
+                td__buf_puts(l, "T.cuda.get_tmem_addr(");
+            td__buf_printf(l, "%s_taddr", a->a.buf->name);
+            if (!czero) {
+                td__buf_puts(l, ", 0, ");
+                ex(o, a->a.offset, 0);
+                td__buf_puts(l, ")");
+            }
+            td__buf_puts(l, pass == 0 ? ", " : "");
+            continue;
+        }
+        for (int i = 0; i < a->num; i++) {
+            td__buf_printf(l, "%s%s.view(\"uint32\")[",
+                           i ? ", " : "", a->regs->name);
+            if (wconst) {
+                td__buf_printf(l, "%lld", (long long)(wv + i));
+            } else {
+                ex(o, a->word, 1);
+                if (i)
+                    td__buf_printf(l, " + %d", i);
+            }
+            td__buf_puts(l, "]");
+        }
+        if (pass == 0)
+            td__buf_puts(l, ", ");
+    }
+    td__buf_printf(l, ", \"%s\", \"sync\", \"aligned\", \"32x32b\", "
+                      "\"x%d\", \"\", \"b32\", \"\")",
+                   ld ? "ld" : "st", a->num);
+}
+
 void td__tirx_async(const td__async_out *o, const td__stmt *s)
 {
     const td__async *a = s->async;
@@ -218,6 +269,10 @@ void td__tirx_async(const td__async_out *o, const td__stmt *s)
         td__buf_puts(l, ", \"async\", \"bulk\", \"\", \"\", "
                         "\"shared::cluster\", \"shared::cta\", "
                         "\"mbarrier::complete_tx::bytes\", \"\", \"\")");
+        return;
+    case TD__A_TCGEN05_LD:
+    case TD__A_TCGEN05_ST:
+        tcgen05(o, a);
         return;
     case TD__A_COUNT:
         break;

@@ -120,6 +120,35 @@ static void set_pos(td_pos *p, const td_ynode *n)
     p->col = n->col;
 }
 
+/* Tensor memory is not addressable: a tmem buffer is an operand of
+ * copy_async only, whose tcgen05 variants move it (TVM's copy has tcgen05
+ * forms too; they are not ported, and every other variant would read the
+ * buffer as memory). */
+static int cl_tmem_operands(td__cl *c, const td_ynode *dst)
+{
+    const td_call *call = c->call;
+    if (strcmp(call->op, "copy_async") == 0)
+        return 0;
+    const td_buffer *b = &call->buffers[call->dst.buffer];
+    if (strcmp(b->scope, "tmem") == 0)
+        return cl_err(c, TD_ESCHEMA, dst,
+                      "dst: tmem buffer '%s' is tensor memory, which only "
+                      "copy_async moves (tcgen05.ld/st), not %s",
+                      b->name, call->op);
+    for (int i = 0; i < call->nsrcs; i++) {
+        const td_operand *o = &call->srcs[i];
+        if (o->kind != TD_OPERAND_REGION)
+            continue;
+        b = &call->buffers[o->region.buffer];
+        if (strcmp(b->scope, "tmem") == 0)
+            return cl_err_at(c, TD_ESCHEMA, o->pos.line, o->pos.col,
+                             "src: tmem buffer '%s' is tensor memory, which "
+                             "only copy_async moves (tcgen05.ld/st), not %s",
+                             b->name, call->op);
+    }
+    return 0;
+}
+
 /* src or srcs, then extras; call->src mirrors srcs[0] when that is a
  * region and has buffer -1 otherwise. */
 static int cl_sources(td__cl *c, const td_ynode *const *v,
@@ -249,6 +278,8 @@ static int cl_call(td__cl *c, const td_ynode *root)
     if ((rc = td__cl_region(c, v[K_DST], "dst", &call->dst)) != 0)
         return rc;
     if ((rc = cl_sources(c, v, keys)) != 0)
+        return rc;
+    if ((rc = cl_tmem_operands(c, v[K_DST])) != 0)
         return rc;
     if (v[K_AXES] != NULL) {
         if (call->src.buffer < 0)

@@ -19,7 +19,58 @@
 /* ---- buffers ------------------------------------------------------------ */
 
 static const char *const g_storage_scopes[] = {"local", "shared", "shared.dyn",
-                                               "global"};
+                                               "global", "tmem"};
+
+/* Tensor memory (sm_100): 128 lanes of 512 columns of 32-bit cells. */
+#define TMEM_LANES 128
+#define TMEM_COLUMNS 512
+
+/*
+ * A tmem buffer is lanes x columns, as TVM's datapath layout D reads it:
+ * row r is lane r, and the elements of a row pack into the lane's 32-bit
+ * cells (two 16-bit or four 8-bit elements a cell).  TVM's other datapaths
+ * (F and B, 64 rows) and a written layout are not ours yet, so they are
+ * refused here rather than read as D.
+ */
+static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
+                   const td_ynode *layout, td_buffer *b)
+{
+    int bits = td_dtype_bits(b->dtype);
+    if (b->ndim != 2)
+        return cl_err(c, TD_ESCHEMA, shape,
+                      "tmem buffer '%s' must be lanes x columns (2 extents), "
+                      "got %d",
+                      b->name, b->ndim);
+    if (bits > 32 || 32 % bits != 0)
+        return cl_err(c, TD_ESCHEMA, dtype,
+                      "tmem buffer '%s': tensor memory holds 32-bit cells, "
+                      "%s (%d bits) does not pack into them",
+                      b->name, td_dtype_name(b->dtype), bits);
+    if (b->shape[0] != TMEM_LANES)
+        return cl_err(c, TD_ESCHEMA, shape->kids[0],
+                      "tmem buffer '%s' has %lld lanes; tiledispatch reads "
+                      "tensor memory as TVM's datapath D, %d lanes",
+                      b->name, (long long)b->shape[0], TMEM_LANES);
+    int per = 32 / bits;
+    if (b->shape[1] % per != 0)
+        return cl_err(c, TD_ESCHEMA, shape->kids[1],
+                      "tmem buffer '%s': %lld %s columns do not fill whole "
+                      "32-bit cells (%d to a cell)",
+                      b->name, (long long)b->shape[1],
+                      td_dtype_name(b->dtype), per);
+    if (b->shape[1] / per > TMEM_COLUMNS)
+        return cl_err(c, TD_ESCHEMA, shape->kids[1],
+                      "tmem buffer '%s' needs %lld 32-bit columns; a lane "
+                      "of tensor memory has %d",
+                      b->name, (long long)(b->shape[1] / per), TMEM_COLUMNS);
+    if (layout != NULL)
+        return cl_err(c, TD_ESCHEMA, layout,
+                      "tmem buffer '%s': a layout is not supported (its "
+                      "layout is TVM's datapath D: row = lane, column = "
+                      "column)",
+                      b->name);
+    return 0;
+}
 
 static int cl_shape(td__cl *c, const td_ynode *n, td_buffer *b)
 {
@@ -169,6 +220,8 @@ static int cl_buffer(td__cl *c, const td_ynode *key, const td_ynode *val,
     rc = cl_shape(c, slot[2], b);
     if (rc)
         return rc;
+    if (strcmp(b->scope, "tmem") == 0)
+        return cl_tmem(c, slot[1], slot[2], slot[3], b);
     if (slot[3] != NULL) {
         int64_t elems = 1;
         for (int d = 0; d < b->ndim; d++)

@@ -30,7 +30,8 @@
     X(td__variant_copy_async_ldgsts) /* copy_async, cp.async */      \
     X(td__variant_copy_async_dsmem) /* copy_async, cluster bulk copy */ \
     X(td__variant_copy_async_tma_auto) /* copy_async, TMA, planned map */ \
-    X(td__variant_copy_async_tma_explicit) /* copy_async, TMA, as declared */
+    X(td__variant_copy_async_tma_explicit) /* copy_async, TMA, as declared */ \
+    X(td__variant_copy_async_tmem_local) /* copy_async, tcgen05.ld/st */
 
 #define TD__DECLARE_MODULE(desc) extern const td_impl_desc desc;
 TD_BUILTIN_MODULES(TD__DECLARE_MODULE)

@@ -31,6 +31,7 @@ def test_differential():
     # copy variant had a case, and nothing differs that is not listed.
     for v in ("fallback", "ldstmatrix", "vec_auto", "vec_16b", "vec_32b", "vec_64b",
               "vec_128b", "vec_256b", "ldgsts", "tma_auto", "tma_explicit",
+              "tmem<->local",
               "none"):
         assert f"\ncopy {v} | " in r.stdout, tail
     assert "copy differences not listed as deviations: 0" in r.stdout, tail

@@ -106,6 +106,11 @@ if [ -w /dev/full ]; then
   fi
 fi
 expect 2 "error: cannot write $tmp/no/such/dir/x.cu" kernel "$seed" -o "$tmp/no/such/dir/x.cu"
+# Tensor memory (sm_100a): no program, a reason naming the buffer; emit
+# still prints the tcgen05.ld the call lowers to.
+tmem="$root/tests/golden/cases/tcgen05_ld_32x32b_f32.yaml"
+expect 2 "kernel: no self-checking program for tensor memory (buffer Acc; variant tmem<->local)" kernel "$tmem" -o "$tmp/tmem.cu"
+expect 0 "td_tcgen05_ld_32x32b_x8(Acc_taddr + 64, (unsigned int *)Rg_ptr);" emit "$tmem"
 
 # Usage errors: exit 2.
 expect 2 "--json applies to a call's commands, rules, predicates and impls, not 'validate'" validate "$rules" --json
@@ -123,7 +128,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "rules.yaml: ok, 19 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 20 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json

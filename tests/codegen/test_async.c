@@ -4,7 +4,8 @@
  * prelude helper with the PTX and the host half) and in TIRx (the form TVM
  * 0.27 prints, design/copy_async/probes/out_all.txt and the forms probed
  * for the synchronisation nodes); the tensor maps' deduplication, names
- * and kernel parameters; and the refusals of bad operands.
+ * and kernel parameters; the tensor-memory loads and stores (tcgen05.ld /
+ * st); and the refusals of bad operands.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -416,6 +417,75 @@ static void test_dsmem(void **state)
     td_ir_free(ir);
 }
 
+/* ---- tensor memory (tcgen05.ld / st) --------------------------------- */
+
+static void test_tcgen05(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_ir_buf *acc = td_ir_buffer(ir, "Acc", TD_F32, "tmem", 2,
+                                  (int64_t[]){128, 256});
+    td_ir_buf *rg = td_ir_buffer(ir, "Rg", TD_F32, "local", 1,
+                                 (int64_t[]){16});
+    td_ir_tcgen05_ld(ir, &(td_ir_tmem_ldst){.tmem = acc,
+                                            .column = td_int(ir, 0),
+                                            .num = 2, .regs = rg,
+                                            .word = td_int(ir, 0)});
+    td_var *k = td_ir_for(ir, "k", td_int(ir, 2), TD_LOOP_SERIAL);
+    td_ir_tcgen05_st(ir, &(td_ir_tmem_ldst){
+                             .tmem = acc,
+                             .column = td_mul(ir, td_var_ref(ir, k),
+                                              td_int(ir, 8)),
+                             .num = 1, .regs = rg,
+                             .word = td_var_ref(ir, k)});
+    td_ir_end_for(ir);
+    expect(ir, TD_LANG_TIRX,
+           "T.ptx.tcgen05(Rg.view(\"uint32\")[0], Rg.view(\"uint32\")[1], "
+           "Acc_taddr, \"ld\", \"sync\", \"aligned\", "
+           "\"32x32b\", \"x2\", \"\", \"b32\", \"\")\n"
+           "for k in T.serial(2):\n"
+           "    T.ptx.tcgen05(T.cuda.get_tmem_addr(Acc_taddr, 0, "
+           "k * 8), Rg.view(\"uint32\")[k], \"st\", \"sync\", \"aligned\", "
+           "\"32x32b\", \"x1\", \"\", \"b32\", \"\")\n");
+    char *p = NULL;
+    char *b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(b,
+                        "td_tcgen05_ld_32x32b_x2(Acc_taddr, (unsigned int *)"
+                        "Rg_ptr);\n"
+                        "for (int k = 0; k < 2; ++k) {\n"
+                        "  td_tcgen05_st_32x32b_x1(Acc_taddr + k * 8, "
+                        "(unsigned int *)Rg_ptr + k);\n"
+                        "}\n");
+    has(p, "\"tcgen05.ld.sync.aligned.32x32b.x2.b32 {%0, %1}, [%2];\"\n"
+           "      : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(taddr) : \"memory\");");
+    has(p, "\"tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};\"\n"
+           "      : : \"r\"(taddr), \"r\"(r[0]) : \"memory\");");
+    /* no stand-in: a host build traps, and declares no mbarrier helpers */
+    has(p, "__builtin_trap(); /* tensor memory: no host stand-in */");
+    assert_null(strstr(p, "td_emu_mbar_init"));
+    td_free(b);
+    td_free(p);
+    td_ir_free(ir);
+
+    /* refusals: a non-tmem buffer, a non-local register buffer, a count
+     * that is no .32x32b form, a missing column */
+    const int bad_num[] = {0, 3, 256};
+    for (int i = 0; i < 6; i++) {
+        ir = td_ir_new();
+        acc = td_ir_buffer(ir, "Acc", TD_F32, i == 0 ? "shared" : "tmem", 2,
+                           (int64_t[]){128, 256});
+        rg = td_ir_buffer(ir, "Rg", TD_F32, i == 1 ? "shared" : "local", 1,
+                          (int64_t[]){16});
+        td_ir_tcgen05_ld(ir, &(td_ir_tmem_ldst){
+                                 .tmem = acc,
+                                 .column = i == 5 ? NULL : td_int(ir, 0),
+                                 .num = i >= 2 && i <= 4 ? bad_num[i - 2] : 1,
+                                 .regs = rg, .word = td_int(ir, 0)});
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
 /* ---- tensor maps ------------------------------------------------------- */
 
 static void test_tensor_maps(void **state)
@@ -659,7 +729,7 @@ int main(void)
         cmocka_unit_test(test_sync),      cmocka_unit_test(test_tma_load),
         cmocka_unit_test(test_tma_store), cmocka_unit_test(test_dsmem),
         cmocka_unit_test(test_tensor_maps), cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_tcgen05), cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,8 +70,10 @@ it; cuda-full and scripts/gpu-check keep -arch.
 
 An op the program generator does not support (`kernel` exits with "is
 neither a reduction nor elementwise" or "no reference for the elementwise
-op": an op of a plugin, say), or a call with a cluster launch (no cluster
-programs yet), gets a compile-only program
+op": an op of a plugin, say), a call with a cluster launch (no cluster
+programs yet) or one with a tensor-memory buffer (sm_100a: no GPU here
+runs it; the tmem buffer becomes its base address NAME_taddr), gets a
+compile-only program
 instead: the emitted body in a kernel that declares the call's buffers and
 takes its named scalars as parameters.  Those kernels are compiled together,
 one translation unit per arch (each on its own only to name a failure), and
@@ -164,9 +166,10 @@ def read_access(path):
 # A PTX memory instruction at the start of an asm string (its operands
 # follow after a space): ld.global.nc.v4.u32, st.shared.u16,
 # ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16,
-# cp.async.cg.shared.global.L2::128B (guarded: after `@p `).
-PTX_MEM = re.compile(r'(?:"\s*|@p )((?:ld|st|ldmatrix|stmatrix|cp\.async)'
-                     r'\.[A-Za-z0-9_:.]+)')
+# cp.async.cg.shared.global.L2::128B (guarded: after `@p `),
+# tcgen05.ld.sync.aligned.32x32b.x8.b32.
+PTX_MEM = re.compile(r'(?:"\s*|@p )((?:ld|st|ldmatrix|stmatrix|cp\.async|'
+                     r'tcgen05\.ld|tcgen05\.st)\.[A-Za-z0-9_:.]+)')
 
 
 def access_error(c, args, env, want):
@@ -397,6 +400,12 @@ def wrapper_parts(c, args, env):
         for e in shape.split(","):
             n *= int(e)
         t = CUDA_TYPES[dtype]
+        if scope == "tmem":
+            # Tensor memory: the base address tcgen05.alloc wrote, which
+            # the emitted body reads as NAME_taddr.
+            decl.append(f"unsigned int {name}_taddr = "
+                        f"((const unsigned int *)in)[0];")
+            continue
         if scope.startswith("shared") and dtype == "uint64":
             # mbarriers: the async helpers take unsigned long long *.
             t = "unsigned long long"
@@ -475,7 +484,9 @@ def run_case(c, args, outdir):
                               "has no self-checking program yet"
                               in p.stderr or
                               "no self-checking program for a cluster "
-                              "launch" in p.stderr):
+                              "launch" in p.stderr or
+                              "no self-checking program for tensor memory"
+                              in p.stderr):
         # No self-checking program for this op yet: the emitted body in a
         # kernel that declares its buffers, compiled later with the others
         # of its arch in one translation unit (a compile check only).

@@ -150,13 +150,15 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
         rc = td_kernel_program(reg, call, &program, &d);
         /* A call the program generator has no reference for (a float8
          * one, an op of a family it has no programs for yet, a TMA copy or
-         * a cluster launch) is refused the same way every time: its message
-         * is part of the output. */
+         * a cluster launch, tensor memory) is refused the same way every
+         * time: its message is part of the output. */
         if (rc == TD_EINVAL && program == NULL &&
             (strstr(d.msg, "no reference for the elementwise op") != NULL ||
              strstr(d.msg, "is neither") != NULL ||
              strstr(d.msg, "has no self-checking program yet") != NULL ||
              strstr(d.msg, "no self-checking program for a cluster") !=
+                 NULL ||
+             strstr(d.msg, "no self-checking program for tensor memory") !=
                  NULL)) {
             tstr_add(out, d.msg);
             rc = 0;

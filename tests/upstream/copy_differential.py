@@ -1,6 +1,6 @@
 """The copy part of the upstream differential (differential.py): every
-copy conformance case (tests/conformance/copy_*.yaml, `op: copy`; ldgsts_*.yaml
-and copy_async_*.yaml, `op: copy_async`) lowered by real TVM (apache-tvm 0.27.0.post1, its own dispatcher) and by
+copy conformance case (tests/conformance/copy_*.yaml, `op: copy`; ldgsts_*.yaml,
+copy_async_*.yaml, dsmem_*.yaml, tma_*.yaml and tcgen05_*.yaml, `op: copy_async`) lowered by real TVM (apache-tvm 0.27.0.post1, its own dispatcher) and by
 tiledispatch, the two compared.
 
 Each call file becomes a one-CTA TVMScript kernel: global buffers are
@@ -24,7 +24,11 @@ Compared, per case:
   are the same set, which fixes the vector width in bits, ldmatrix's .xN
   and .trans; none on both sides for the scalar fallback.  Every cp.async
   counts with its form (ptx_mem): .ca/.cg, the .L2::NB prefetch, the
-  bytes, a guard, the zero-fill src-size operand.
+  bytes, a guard, the zero-fill src-size operand.  A tensor-memory call
+  (a `tmem` buffer: T.decl_buffer over a shared address, as upstream's
+  tcgen05 tests declare it) is compared by variant only: TVM chooses, then
+  a later pass of its pipeline fails on the harness's allocated address
+  (TMEM_HARNESS), so its CUDA is not known.
 Besides, TVM's instructions are checked against the case's `# access:`
 line (what tests/conformance/run.py holds tiledispatch's CUDA to), so the
 corpus cannot drift from TVM unseen.
@@ -153,6 +157,16 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                     "arrives on the mbarrier (a waiter hangs); rejected"),
     "ldgsts_unknown_key": ("A3", "ldgsts takes any config key silently (cache_hint here); "
                            "rejected"),
+    # copy_async (tmem<->local): docs/copy_async.md's tcgen05 deviations.
+    "tcgen05_ldst_sm90": ("-", "TVM has no arch check: it emits tcgen05.ld for sm_90a, which "
+                          "has no tensor memory; tiledispatch declines below sm_100a"),
+    "tcgen05_ldst_sm120": ("-", "TVM has no arch check: sm_120a has no tensor memory"),
+    "tcgen05_ldst_no_layout": ("-", "TVM's .32x32b path reads only the register buffer's "
+                               "shape; tiledispatch requires the .32x32b fragment layout"),
+    "tcgen05_ldst_unknown_key": ("A3", "TVM ignores config keys tmem<->local does not read; "
+                                 "tiledispatch refuses them"),
+    "tcgen05_ldst_16x64b_frag": ("-", "TVM's .16x64b fragment path is not ported: "
+                                 "tiledispatch declines it"),
     # copy_async (dsmem): docs/copy_async.md's dsmem deviations.
     "dsmem_sm80": ("A5", "dsmem has no arch check: TVM dispatches it for sm_80 and the module "
                    "holds mapa and cp.async.bulk.shared::cluster, which sm_80 lacks; declined"),
@@ -248,6 +262,12 @@ def _config_kwargs(spec: dict, params: list, dm) -> list:
         del config["mbar"]
         kw.append(f"mbar={m.group(1)}.ptr_to([{m.group(2)}])")
     return dm._call_kwargs({**spec, "config": config}, params) + kw
+
+
+# What TVM's pipeline says of the harness's tensor-memory buffer after
+# tmem<->local was chosen (the allocated address's shared buffer is not
+# bound in the kernel; design/copy_async/plan.md section 2.5 saw it too).
+TMEM_HARNESS = "_taddr.source"
 
 
 def copy_source(spec: dict, dm) -> str:
@@ -435,7 +455,13 @@ def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int,
         if secs:
             spent.append(secs)
         refused = ours == "no match" or ours.startswith("input error")
-        if why.startswith("then:"):   # TVM selected, then failed: it refuses
+        if why.startswith("then:") and TMEM_HARNESS in why:
+            # TVM chose, then a later pass of its own failed on the
+            # harness's tensor-memory address (the kernel has no
+            # tcgen05.alloc TVM accepts): its choice stands, its access is
+            # not known.
+            why = "TVM's later pass fails on the harness's tmem address: variant only"
+        elif why.startswith("then:"):   # TVM selected, then failed: it refuses
             crashed += 1
             why = f"TVM selected {theirs}, {why}"
             theirs = "no match"

@@ -220,6 +220,15 @@ def _declare_buffers(spec: dict, scopes=None):
         if b["scope"] == "global":
             params.append(f"{name}_ptr: T.handle")
             head.append(f'    {name} = T.match_buffer({name}_ptr, [{shape}], "{b["dtype"]}"{lay})')
+        elif b["scope"] == "tmem" and (scopes is None or "tmem" in scopes):
+            # Tensor memory, as upstream's tcgen05 tests declare it: the
+            # address tcgen05.alloc writes in shared memory, and the
+            # buffer over it in TVM's datapath layout D (lane = row).
+            body.append(f'    {name}_taddr = T.alloc_shared([1], "uint32")')
+            body.append(f'    {name} = T.decl_buffer(({shape}), "{b["dtype"]}", '
+                        f'scope="tmem", allocated_addr={name}_taddr[0], '
+                        f'layout=T.TileLayout(T.S[({shape}):(1 @ Axis.TLane, '
+                        f'1 @ Axis.TCol)]))')
         elif scopes is None or b["scope"] in scopes:
             body.append(f'    {name} = T.alloc_buffer([{shape}], "{b["dtype"]}", '
                         f'scope="{b["scope"]}"{lay})')

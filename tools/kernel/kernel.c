@@ -183,6 +183,19 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     int err = td_dispatch(reg, call, &res, diag);
     if (err != 0)
         return err;
+    for (int i = 0; i < call->nbuffers; i++) {
+        if (strcmp(call->buffers[i].scope, "tmem") != 0)
+            continue;
+        /* Tensor memory is sm_100a's: no GPU here runs a program, and the
+         * CPU stand-in has no tensor memory to stand in with. */
+        td_ir_free(res.ir);
+        return td__fail(diag, TD_EINVAL, call->file,
+                        "kernel: no self-checking program for tensor memory "
+                        "(buffer %s; variant %s): tcgen05 needs an sm_100a "
+                        "GPU; `tiledispatch emit` prints the body",
+                        call->buffers[i].name,
+                        res.variant != NULL ? res.variant : "?");
+    }
     if (call->cluster[0] != 0) {
         /* A cluster program needs its CTAs' barriers set up and synced
          * across the cluster (design/copy_async/plan.md section 6.1);

@@ -686,6 +686,32 @@ TD_API td_var *td_ir_mapa(td_ir *ir, const char *name, td_ir_addr addr,
 TD_API void td_ir_bulk_s2c(td_ir *ir, td_expr *dst, td_ir_addr src,
                            td_expr *bytes, td_expr *mbar);
 
+/* ---- tensor memory (sm_100a) ------------------------------------------ */
+
+/*
+ * tcgen05.ld.sync.aligned.32x32b.xNUM.b32 (tensor memory -> registers) and
+ * tcgen05.st.sync.aligned.32x32b.xNUM.b32 (registers -> tensor memory):
+ * warp-collective, every thread of the warpgroup's 4 warps executes it;
+ * warp w moves lanes 32w..32w+31, thread t of it lane 32w+t, NUM 32-bit
+ * cells from column `column` (uint32 or int32, from the buffer's base
+ * address) into or from its registers: 32-bit words word .. word+NUM-1
+ * of the local buffer `regs`.  `tmem` is a call buffer of scope tmem; its
+ * base address (what tcgen05.alloc wrote) is NAME_taddr, a uint32 the
+ * kernel holds (TIRx: NAME_taddr, as TVM prints allocated_addr[0]).  NUM
+ * is 1, 2, 4, ..., 128.  Both are asynchronous: the caller waits
+ * (tcgen05.wait::ld before reading the registers, tcgen05.wait::st before
+ * tensor memory is read or reused), as TVM leaves it.
+ */
+typedef struct td_ir_tmem_ldst {
+    const td_ir_buf *tmem;
+    td_expr *column;
+    int num;
+    const td_ir_buf *regs;
+    td_expr *word;
+} td_ir_tmem_ldst;
+TD_API void td_ir_tcgen05_ld(td_ir *ir, const td_ir_tmem_ldst *t);
+TD_API void td_ir_tcgen05_st(td_ir *ir, const td_ir_tmem_ldst *t);
+
 /* ---- printing -------------------------------------------------------- */
 
 /*

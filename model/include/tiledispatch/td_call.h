@@ -151,7 +151,7 @@ TD_API size_t td_layout_format(const td_layout *l, char *buf, size_t cap);
 
 typedef struct td_buffer {
     char name[TD_NAME_MAX];
-    char scope[TD_NAME_MAX];      /* local, shared, shared.dyn, global */
+    char scope[TD_NAME_MAX];      /* local, shared, shared.dyn, global, tmem */
     td_dtype dtype;
     int ndim;
     int64_t shape[TD_MAX_RANK];
