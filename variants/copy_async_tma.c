@@ -473,8 +473,23 @@ static int tma_emit(const td_call *call, td_ir *ir, bool explicit_map,
     if (p.n_issue > 1)
         issue = td_ir_for(ir, "issue", td_int(ir, p.n_issue), TD_LOOP_UNROLL);
     td_expr *coord[TD_TMAP_MAX_DIMS];
-    for (int k = 0; k < m->rank; k++)
+    const td_region *gr = g2s ? sr : &call->dst;
+    for (int k = 0; k < m->rank; k++) {
+        /* A global start over block ids or scalars: the coordinate is its
+         * non-constant part, scaled as the plan scaled the start, plus the
+         * constant (TVM's simplified floordiv(start, inner)). */
+        td_expr *dyn = NULL;
+        if (m->coord_src[k] != 0) {
+            int v = m->coord_src[k] - 1;
+            dyn = td__region_start_scaled(ir, call, gr, p.view_dim[v],
+                                          m->coord_mul[k],
+                                          p.view_div[v] * m->coord_div[k]);
+        }
         coord[k] = td_int(ir, m->coordinates[k]);
+        if (dyn != NULL)
+            coord[k] = m->coordinates[k] != 0 ? td_add(ir, dyn, coord[k])
+                                              : dyn;
+    }
     td_expr *soff = td_int(ir, p.smem_offset);
     int64_t div = 1;
     for (int a = m->nissue - 1; issue != NULL && a >= 0; a--) {
