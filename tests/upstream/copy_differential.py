@@ -190,9 +190,6 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
     "tma_g2s_swizzle_wrong_chunk": ("A6", "ComposeLayout(3, 3, 3) on float32 moves 32-byte "
                                     "chunks and is encoded as SWIZZLE_128B (16-byte chunks: the "
                                     "data lands elsewhere, seen on the H200); rejected"),
-    "tma_g2s_scalar_start": ("-", "a region start over a scalar (a pipeline's stage k) gives "
-                             "dynamic coordinates, which TVM emits; tiledispatch plans "
-                             "constant coordinates only for now: declined (not done yet)"),
     "tma_g2s_mbar_not_barrier": ("-", "mbar points into an int32 buffer; TVM takes any pointer, "
                                  "tiledispatch wants an element of a shared uint64 buffer; "
                                  "rejected"),
