@@ -901,7 +901,8 @@ static int from_splits(const td_tmap_request *r, const int64_t *strides,
         int k = act[p];
         const td_tmap_split *x = &r->splits[k];
         int g = x->dim;
-        dim y = mkdim(x->extent, td__mul_sat(strides[g], inner[k]), x->extent, 0);
+        dim y = mkdim(x->extent, td__mul_sat(strides[g], inner[k]),
+                      x->extent, 0);
         if (first[k]) {
             int rc = start_divisible(r, g, inner[k], d);
             if (rc != 0)
@@ -1044,7 +1045,8 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
                     return plan_fail(d, r, "global-shape", msg);
                 }
                 dim a = mkdim(span, strides[g], span, 0);
-                blocks = mkdim(r->shape[g] / span, td__mul_sat(strides[g], span),
+                blocks = mkdim(r->shape[g] / span,
+                               td__mul_sat(strides[g], span),
                                r->extent[g] / span, r->start[g] / span);
                 set_dyn(&blocks, r, g, span);
                 has_blocks = 1;

@@ -95,9 +95,9 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d);
 /*
  * Issue i (0 <= i < n_issue) of a plan, in TVM's flat order (the last
  * issue loop of map.issue varies fastest): its box coordinates (map.rank
- * of them, CUDA order; their constant parts when the plan is dynamic) and its shared element offset from the slice's
- * start (add smem_offset for the buffer's).  TD_EINVAL for an i out of
- * range.
+ * of them, CUDA order; their constant parts when the plan is dynamic)
+ * and its shared element offset from the slice's start (add smem_offset
+ * for the buffer's).  TD_EINVAL for an i out of range.
  */
 int td__tma_plan_issue(const td_tma_plan *p, int64_t i, int64_t *coords,
                        int64_t *smem_off);
