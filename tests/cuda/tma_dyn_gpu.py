@@ -128,6 +128,10 @@ def program(tiledispatch: str, path: Path, mutant: bool) -> str:
     spec = yaml.safe_load(path.read_text())
     if spec.get("op") != "copy_async":
         raise Unsupported("not copy_async")
+    if (spec.get("arch") or "sm_90a") != "sm_90a":
+        raise Unsupported(f"arch {spec.get('arch')}: the programs run on sm_90a")
+    if "use_tma_reduce" in (spec.get("config") or {}):
+        raise Unsupported("a reduction (the check reads a plain store)")
     bufs = spec["buffers"]
     g2s = bufs[re.match(r"\s*(\w+)", str(spec["src"])).group(1)]["scope"] == "global"
     gname = re.match(r"\s*(\w+)", str(spec["src" if g2s else "dst"])).group(1)
@@ -181,6 +185,8 @@ def program(tiledispatch: str, path: Path, mutant: bool) -> str:
         mbar = (mm.group(1), mm.group(2), bufs[mm.group(1)]["shape"][0])
     snelem = math.prod(sb["shape"])
     tile_bytes = snelem * esz
+    if tile_bytes > 40 * 1024:
+        raise Unsupported(f"a tile of {tile_bytes} bytes (static shared memory)")
     gbytes = math.prod(gb["shape"]) * esz
     nblocks = math.prod(grid)
     gstart = " ".join(f"int gs{d} = {cexpr(s).replace('(int)blockIdx.', 'b')};"
@@ -205,6 +211,7 @@ def program(tiledispatch: str, path: Path, mutant: bool) -> str:
   __shared__ alignas(8) unsigned long long {mbar[0]}_ptr[{mbar[2]}];
   unsigned rank = 0;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  (void)rank;
   if (threadIdx.x == 0) {{
     for (int i = 0; i < {mbar[2]}; ++i)
       asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"((unsigned)__cvta_generic_to_shared(&{mbar[0]}_ptr[i])));
