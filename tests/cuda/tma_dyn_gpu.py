@@ -229,7 +229,8 @@ def program(tiledispatch: str, path: Path, mutant: bool) -> str:
   }}
   if (mine) {{
     unsigned done = 0;
-    for (long spin = 0; spin < 200000000L && !done; ++spin)
+    long long t0 = clock64();  /* about 2 s at most: a hang fails */
+    while (!done && clock64() - t0 < 4000000000LL)
       asm volatile("{{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }}"
                    : "=r"(done) : "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
     if (!done && threadIdx.x == 0) atomicAdd(hung, 1u);
