@@ -272,7 +272,42 @@ typedef struct dim {
     int64_t gdim, stride, box, coord;
     int64_t issue; /* > 0: an issue loop of this extent walks the dimension */
     int64_t smem_stride; /* the shared tile's stride of that loop, elements */
+    /* The origin's non-constant part (td_tmap's coord_src, coord_mul,
+     * coord_div; dsrc 0: none) and a number dividing all its values. */
+    int dsrc;
+    int64_t dmul, ddiv, dalign;
 } dim;
+
+/* A dimension with a constant origin and no issue loop. */
+static dim mkdim(int64_t gdim, int64_t stride, int64_t box, int64_t coord)
+{
+    dim x;
+    memset(&x, 0, sizeof x);
+    x.gdim = gdim;
+    x.stride = stride;
+    x.box = box;
+    x.coord = coord;
+    return x;
+}
+
+/* Gives x the non-constant part of request start g divided by div (the
+ * caller proved it divisible). */
+static void set_dyn(dim *x, const td_tmap_request *r, int g, int64_t div)
+{
+    if (r->start_align[g] <= 0)
+        return;
+    x->dsrc = g + 1;
+    x->dmul = 1;
+    x->ddiv = div;
+    x->dalign = r->start_align[g] / div;
+}
+
+/* TVM's coordinate stage: start g must be provably divisible by inner.
+ * A constant part that is not: disproven; a non-constant part whose
+ * coefficients are not all multiples: unknown (the analyzer can neither
+ * prove nor refute it). */
+static int start_divisible(const td_tmap_request *r, int g, int64_t inner,
+                           td_diag *d);
 
 #define AUTO_HINT                                                               \
     "; use dispatch=\"tma_explicit\" when the mapping or hardware legality "    \
@@ -454,7 +489,7 @@ static int can_merge(const dim *v, int i, const td_tmap *m, int atom)
     const dim *a = &v[i], *b = &v[i + 1];
     if (a->issue || b->issue)
         return MERGE_NO;
-    if (a->box != a->gdim || a->coord != 0 ||
+    if (a->box != a->gdim || a->coord != 0 || a->dsrc != 0 ||
         b->stride != td__mul_sat(a->stride, a->gdim))
         return MERGE_NO;
     int64_t gdim = td__mul_sat(a->gdim, b->gdim);
@@ -486,7 +521,8 @@ static int promote(dim *v, int n, td_tmap *m)
     if (t < 0 || m->packed || m->interleave != 0 || m->oob_fill != 0 ||
         m->force_cu_dtype >= 0 || v[0].stride != 1 || v[0].issue)
         return 0;
-    if (v[0].gdim % 2 != 0 || v[0].box % 2 != 0 || v[0].coord % 2 != 0)
+    if (v[0].gdim % 2 != 0 || v[0].box % 2 != 0 || v[0].coord % 2 != 0 ||
+        (v[0].dsrc != 0 && v[0].dalign % 2 != 0))
         return 0;
     for (int i = 1; i < n; i++)
         if (v[i].stride % 2 != 0) /* byte stride % (2 * unit) */
@@ -494,6 +530,10 @@ static int promote(dim *v, int n, td_tmap *m)
     v[0].gdim /= 2;
     v[0].box /= 2;
     v[0].coord /= 2;
+    if (v[0].dsrc != 0) {
+        v[0].ddiv *= 2;
+        v[0].dalign /= 2;
+    }
     for (int i = 1; i < n; i++)
         v[i].stride /= 2;
     td__strlcpy(m->dtype, to[t].name, sizeof m->dtype);
@@ -527,7 +567,7 @@ static void canonicalize(dim *v, int *n, td_tmap *m, int atom)
         for (int i = 0; i + 1 < *n; i++) {
             int why = can_merge(v, i, m, atom);
             if (why == MERGE_BOX_BLOCKED && i == 0 && *n > 2 &&
-                v[1].box == v[1].gdim && v[1].coord == 0) {
+                v[1].box == v[1].gdim && v[1].coord == 0 && v[1].dsrc == 0) {
                 dim w[TD_TMAP_MAX_DIMS];
                 td_tmap pm = *m;
                 memcpy(w, v, (size_t)*n * sizeof *v);
@@ -548,7 +588,10 @@ static void canonicalize(dim *v, int *n, td_tmap *m, int atom)
             dim merged = {td__mul_sat(v[i].gdim, v[i + 1].gdim), v[i].stride,
                           td__mul_sat(v[i].box, v[i + 1].box),
                           td__mul_sat(v[i + 1].coord, v[i].gdim),
-                          0, 0};
+                          0, 0, v[i + 1].dsrc,
+                          td__mul_sat(v[i + 1].dmul, v[i].gdim),
+                          v[i + 1].ddiv,
+                          td__mul_sat(v[i + 1].dalign, v[i].gdim)};
             v[i] = merged;
             memmove(&v[i + 1], &v[i + 2], (size_t)(*n - i - 2) * sizeof *v);
             (*n)--;
@@ -592,6 +635,9 @@ static int fill(const td_tmap_request *r, td_tmap *m, const dim *v, int n,
         m->global_dims[i] = v[i].gdim;
         m->box_dims[i] = v[i].box;
         m->coordinates[i] = v[i].coord;
+        m->coord_src[i] = v[i].dsrc;
+        m->coord_mul[i] = v[i].dsrc != 0 ? v[i].dmul : 0;
+        m->coord_div[i] = v[i].dsrc != 0 ? v[i].ddiv : 0;
         m->element_strides[i] = 1;
         if (v[i].issue > 0) {
             td_tmap_issue *x = &m->issue[m->nissue++];
@@ -855,16 +901,12 @@ static int from_splits(const td_tmap_request *r, const int64_t *strides,
         int k = act[p];
         const td_tmap_split *x = &r->splits[k];
         int g = x->dim;
-        dim y = {x->extent, td__mul_sat(strides[g], inner[k]), x->extent, 0,
-                 0, 0};
+        dim y = mkdim(x->extent, td__mul_sat(strides[g], inner[k]),
+                      x->extent, 0);
         if (first[k]) {
-            if (r->start[g] % inner[k] != 0) {
-                snprintf(msg, sizeof msg,
-                         "group=%d start=%" PRId64 " is not divisible by "
-                         "inner_product=%" PRId64 " (disproven)",
-                         g, r->start[g], inner[k]);
-                return plan_fail(d, r, "coordinate", msg);
-            }
+            int rc = start_divisible(r, g, inner[k], d);
+            if (rc != 0)
+                return rc;
             if (r->shape[g] % inner[k] != 0) {
                 snprintf(msg, sizeof msg,
                          "group=%d tensor extent=%" PRId64 " is not divisible "
@@ -874,15 +916,37 @@ static int from_splits(const td_tmap_request *r, const int64_t *strides,
             }
             y.gdim = r->shape[g] / inner[k];
             y.coord = r->start[g] / inner[k];
+            set_dyn(&y, r, g, inner[k]);
         }
         v[n++] = y;
     }
     *nactive = n;
     for (int g = 0; g < r->rank; g++)
-        if (r->extent[g] == 1)
-            v[n++] = (dim){r->shape[g], strides[g], 1, r->start[g], 0, 0};
+        if (r->extent[g] == 1) {
+            v[n] = mkdim(r->shape[g], strides[g], 1, r->start[g]);
+            set_dyn(&v[n++], r, g, 1);
+        }
     *nv = n;
     return 0;
+}
+
+static int start_divisible(const td_tmap_request *r, int g, int64_t inner,
+                           td_diag *d)
+{
+    int dyn_ok = r->start_align[g] <= 0 || r->start_align[g] % inner == 0;
+    if (r->start[g] % inner == 0 && dyn_ok)
+        return 0;
+    char msg[300], num[32];
+    const char *text = r->start_text[g];
+    if (text == NULL) {
+        snprintf(num, sizeof num, "%" PRId64, r->start[g]);
+        text = num;
+    }
+    snprintf(msg, sizeof msg,
+             "group=%d start=%s is not divisible by inner_product=%" PRId64
+             " (%s)",
+             g, text, inner, dyn_ok ? "disproven" : "unknown");
+    return plan_fail(d, r, "coordinate", msg);
 }
 
 int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
@@ -925,9 +989,10 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
                      strides[r->rank - 1]);
             return plan_fail(d, r, "global-layout", msg);
         }
-        for (int g = r->rank - 1; g >= 0; g--)
-            v[n++] = (dim){r->shape[g], strides[g], r->extent[g], r->start[g],
-                           0, 0};
+        for (int g = r->rank - 1; g >= 0; g--) {
+            v[n] = mkdim(r->shape[g], strides[g], r->extent[g], r->start[g]);
+            set_dyn(&v[n++], r, g, 1);
+        }
         return finish(r, m, v, n, d);
     }
 
@@ -949,12 +1014,13 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
             break;
         }
     int has_blocks = 0;
-    dim blocks = {0, 0, 0, 0, 0, 0};
+    dim blocks = mkdim(0, 0, 0, 0);
     for (int k = r->rank - 1; k >= 0; k--) {
         int g = order[k];
         if (r->extent[g] == 1)
             continue;
-        dim x = {r->shape[g], strides[g], r->extent[g], r->start[g], 0, 0};
+        dim x = mkdim(r->shape[g], strides[g], r->extent[g], r->start[g]);
+        set_dyn(&x, r, g, 1);
         if (g == inner && atom > 0) {
             int64_t span = (int64_t)atom * 8 / m->bits;
             if (r->extent[g] % span != 0) {
@@ -967,13 +1033,9 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
             }
             if (r->extent[g] > span) {
                 char msg[200];
-                if (r->start[g] % span != 0) {
-                    snprintf(msg, sizeof msg,
-                             "group=%d start=%" PRId64 " is not divisible by "
-                             "inner_product=%" PRId64 " (disproven)",
-                             g, r->start[g], span);
-                    return plan_fail(d, r, "coordinate", msg);
-                }
+                int rc = start_divisible(r, g, span, d);
+                if (rc != 0)
+                    return rc;
                 if (r->shape[g] % span != 0) {
                     snprintf(msg, sizeof msg,
                              "group=%d tensor extent=%" PRId64 " is not "
@@ -982,9 +1044,11 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
                              g, r->shape[g], span);
                     return plan_fail(d, r, "global-shape", msg);
                 }
-                dim a = {span, strides[g], span, 0, 0, 0};
-                blocks = (dim){r->shape[g] / span, td__mul_sat(strides[g], span),
-                               r->extent[g] / span, r->start[g] / span, 0, 0};
+                dim a = mkdim(span, strides[g], span, 0);
+                blocks = mkdim(r->shape[g] / span,
+                               td__mul_sat(strides[g], span),
+                               r->extent[g] / span, r->start[g] / span);
+                set_dyn(&blocks, r, g, span);
                 has_blocks = 1;
                 x = a;
             }
@@ -995,7 +1059,9 @@ int td__tmap_plan(const td_tmap_request *r, td_tmap *m, td_diag *d)
         v[n++] = blocks;
     int nactive = n;
     for (int g = 0; g < r->rank; g++)
-        if (r->extent[g] == 1)
-            v[n++] = (dim){r->shape[g], strides[g], 1, r->start[g], 0, 0};
+        if (r->extent[g] == 1) {
+            v[n] = mkdim(r->shape[g], strides[g], 1, r->start[g]);
+            set_dyn(&v[n++], r, g, 1);
+        }
     return prefix_search(r, m, v, n, nactive, atom, d);
 }

@@ -71,6 +71,13 @@ typedef struct td_tmap_request {
     int64_t strides[TD_TMAP_MAX_IN];
     int64_t start[TD_TMAP_MAX_IN];
     int64_t extent[TD_TMAP_MAX_IN];
+    /* A start that is not constant (a region over block ids or scalars):
+     * start[i] is its constant part and start_align[i] > 0 a number that
+     * divides every value the rest takes (the gcd of its coefficients);
+     * start_text[i], when not NULL, the whole start as TVM prints it, for
+     * the messages.  0: the start is start[i]. */
+    int64_t start_align[TD_TMAP_MAX_IN];
+    const char *start_text[TD_TMAP_MAX_IN];
     int order[TD_TMAP_MAX_IN];
     int order_set;
     /* With smem_strides_set, a row-major-kind shared tile's strides in
@@ -130,6 +137,13 @@ typedef struct td_tmap {
     int64_t element_strides[TD_TMAP_MAX_DIMS];
     int64_t coordinates[TD_TMAP_MAX_DIMS]; /* the box's origin */
     int ncoordinates;
+    /* Coordinate i's part that is not constant: coord_src[i] = g + 1 when
+     * it is the non-constant part of the request's start[g] times
+     * coord_mul[i], divided (exactly) by coord_div[i]; 0 when coordinate i
+     * is constant. */
+    int coord_src[TD_TMAP_MAX_DIMS];
+    int64_t coord_mul[TD_TMAP_MAX_DIMS];
+    int64_t coord_div[TD_TMAP_MAX_DIMS];
     int interleave, swizzle, l2_promotion, oob_fill;
     td_tmap_dir direction;
     int sm;

@@ -163,6 +163,28 @@ td_expr *td__region_start_expr(td_ir *ir, const td_region *r, int d,
     return c != 0 ? td_add(ir, e, td_int(ir, c)) : e;
 }
 
+td_expr *td__region_start_scaled(td_ir *ir, const td_call *call,
+                                 const td_region *r, int d, int64_t num,
+                                 int64_t den)
+{
+    td_expr *e = NULL;
+    if (d < 0 || d >= r->ndim || den == 0)
+        return NULL;
+    for (int k = 0; k < 3; k++)
+        if (r->block_coef[d][k] != 0)
+            e = add_block_term(ir, e, k, r->block_coef[d][k] * num / den);
+    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++) {
+        int64_t c = r->scalar_coef[d][j] * num / den;
+        if (r->scalar_coef[d][j] == 0)
+            continue;
+        td_expr *t = scalar_ref(ir, call, j);
+        if (c != 1)
+            t = td_mul(ir, t, td_int(ir, c));
+        e = e != NULL ? td_add(ir, e, t) : t;
+    }
+    return e;
+}
+
 td_expr *td__region_block_offset(td_ir *ir, const td_call *call,
                                  const td_region *r)
 {

@@ -73,6 +73,14 @@ void td__unflatten_by(td_ir *ir, td__dim_fn dim, const void *ctx, int n,
 td_expr *td__region_start_expr(td_ir *ir, const td_region *r, int d,
                                int64_t add);
 
+/* The part of dimension d's start of region r that the block ids and
+ * the call's scalars add, each coefficient c made c * num / den (the
+ * caller proved the division exact): "blockIdx.x * 2 + k * 128".  NULL
+ * when the start is constant. */
+td_expr *td__region_start_scaled(td_ir *ir, const td_call *call,
+                                 const td_region *r, int d, int64_t num,
+                                 int64_t den);
+
 /* The element offset the block ids and the call's scalars add to region
  * r's start in its row-major buffer, one term per block id or scalar
  * ("blockIdx.x * 8192", "k * 8192": a scalar is a kernel parameter of its

@@ -82,7 +82,8 @@ static const td_pred_desc tma_preds[] = {
 /* What the emitter takes from the config once it passed. */
 typedef struct tma_cfg {
     int cta_group;
-    bool multicast;          /* never set yet: multicast is declined */
+    bool multicast;          /* cta_mask is no constant 0 */
+    const td_config_entry *mask; /* cta_mask (an int or an expression) */
     const td_config_entry *mbar;
     td_tma_op op;
     bool has_policy;
@@ -365,8 +366,8 @@ static bool runtime_config(const td_call *call, td_tma_plan_in *pin,
     }
     /* Ours: TVM multicasts without checking that the kernel is launched as
      * a cluster, so the CTAs a mask names may not exist.  With a cluster
-     * launch the multicast is still declined: nothing checks the mask
-     * against the cluster's CTAs, and no program runs a cluster yet. */
+     * launch a constant mask must name CTAs of the cluster only (their
+     * ranks are 0 .. x*y*z - 1); an expression cannot be checked here. */
     if (!mask_zero && call->cluster[0] == 0) {
         td_reason_set(why, "cta_mask multicasts to the CTAs of a cluster, "
                            "but the call declares no cluster launch "
@@ -374,10 +375,24 @@ static bool runtime_config(const td_call *call, td_tma_plan_in *pin,
         return false;
     }
     if (!mask_zero) {
-        td_reason_set(why, "cta_mask multicasts to the CTAs of the cluster; "
-                           "TMA multicast is not supported by tiledispatch "
-                           "yet");
-        return false;
+        int64_t ncta = 1;
+        for (int k = 0; k < 3; k++)
+            ncta *= call->cluster[k] > 0 ? call->cluster[k] : 1;
+        const td_config_entry *me = td_call_config(call, "cta_mask");
+        if (entry_int(me, &v) && ncta < 16 && (v >> ncta) != 0) {
+            td_reason_set(why, "cta_mask 0x%llx names CTA ranks outside the "
+                               "cluster of %lld CTAs (bits 0 to %lld)",
+                          (unsigned long long)v, (long long)ncta,
+                          (long long)ncta - 1);
+            return false;
+        }
+        if (me->kind == TD_VALUE_STRING) {
+            td_reason_set(why, "cta_mask must be an integer or an "
+                               "expression of the call's scalars and ids");
+            return false;
+        }
+        c->multicast = true;
+        c->mask = me;
     }
     if (g2s && c->mbar->kind != TD_VALUE_ELEM) {
         td_reason_set(why, "mbar must be an element of a shared uint64 "
@@ -463,6 +478,19 @@ static int tma_emit(const td_call *call, td_ir *ir, bool explicit_map,
         /* .cta_group::N exists from sm_100 on; TVM spells it there only. */
         t.cta_group = in.sm >= 100 ? c.cta_group : 0;
     }
+    if (c.multicast) {
+        /* ctaMask is a .u16 operand (TVM casts the mask to uint16). */
+        int64_t mv;
+        if (entry_int(c.mask, &mv)) {
+            t.cta_mask = td_const_u(ir, TD_U16, (uint64_t)mv);
+        } else {
+            td_expr *me = td__config_expr(ir, call, c.mask, -1, why);
+            if (me == NULL)
+                return td_ir_status(ir) != 0 ? td_ir_status(ir)
+                                             : TD_EDECLINED;
+            t.cta_mask = td_cast(ir, TD_U16, me);
+        }
+    }
     if (c.has_policy)
         t.policy = td_const_u(ir, TD_U64, c.policy);
     if (c.prefetch)
@@ -473,8 +501,23 @@ static int tma_emit(const td_call *call, td_ir *ir, bool explicit_map,
     if (p.n_issue > 1)
         issue = td_ir_for(ir, "issue", td_int(ir, p.n_issue), TD_LOOP_UNROLL);
     td_expr *coord[TD_TMAP_MAX_DIMS];
-    for (int k = 0; k < m->rank; k++)
+    const td_region *gr = g2s ? sr : &call->dst;
+    for (int k = 0; k < m->rank; k++) {
+        /* A global start over block ids or scalars: the coordinate is its
+         * non-constant part, scaled as the plan scaled the start, plus the
+         * constant (TVM's simplified floordiv(start, inner)). */
+        td_expr *dyn = NULL;
+        if (m->coord_src[k] != 0) {
+            int v = m->coord_src[k] - 1;
+            dyn = td__region_start_scaled(ir, call, gr, p.view_dim[v],
+                                          m->coord_mul[k],
+                                          p.view_div[v] * m->coord_div[k]);
+        }
         coord[k] = td_int(ir, m->coordinates[k]);
+        if (dyn != NULL)
+            coord[k] = m->coordinates[k] != 0 ? td_add(ir, dyn, coord[k])
+                                              : dyn;
+    }
     td_expr *soff = td_int(ir, p.smem_offset);
     int64_t div = 1;
     for (int a = m->nissue - 1; issue != NULL && a >= 0; a--) {
@@ -499,7 +542,18 @@ static int tma_emit(const td_call *call, td_ir *ir, bool explicit_map,
 
     int64_t bytes = td_region_size(&call->dst) *
                     td_dtype_bits(call->buffers[call->dst.buffer].dtype) / 8;
-    if (g2s) {
+    if (g2s && c.multicast) {
+        const td_buffer *mbb = &call->buffers[c.mbar->elem_buffer];
+        td_reason_set(why,
+                      "the TMA load multicasts the tile to the CTAs of "
+                      "cta_mask, into each one's tile at the same offset, and "
+                      "completes on %.*s at the same offset in each: every "
+                      "one of those CTAs arms its own with "
+                      "mbarrier.arrive.expect_tx(%lld) and waits on its "
+                      "phase; nothing waits here",
+                      (int)strnlen(mbb->name, TD_NAME_MAX), mbb->name,
+                      (long long)bytes);
+    } else if (g2s) {
         const td_buffer *mbb = &call->buffers[c.mbar->elem_buffer];
         td_reason_set(why,
                       "the TMA load completes on %.*s and nothing waits: the "

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "copy.h"
 #include "copy_async_tma_plan.h"
 #include "td_internal.h"
 
@@ -36,6 +37,19 @@ static int is_shared(const char *scope)
     return strncmp(scope, "shared", 6) == 0;
 }
 
+/* The gcd of |a| and |b| (0 with 0). */
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    a = a < 0 ? -a : a;
+    b = b < 0 ? -b : b;
+    while (b != 0) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
                               td_diag *d)
 {
@@ -55,12 +69,24 @@ int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
     } else {
         return td__fail(d, TD_EINVAL, NULL, "not a global<->shared TMA copy");
     }
-    if (in->global.block_align != 0 || in->shared.block_align != 0)
+    if (in->shared.block_align != 0)
         return td__fail(d, TD_EINVAL, NULL,
-                        "tensor map: a region start that depends on the "
-                        "block ids or on a scalar gives coordinates that are "
-                        "not constants; the plan needs constant starts "
-                        "(dynamic TMA coordinates are not done yet)");
+                        "tensor map: the shared region's start depends on "
+                        "the block ids or a scalar; it must be constant");
+    const td_region *gr = in->direction == TD_TMAP_G2S
+                              ? td__copy_src_region(call)
+                              : &call->dst;
+    for (int g = 0; g < gr->ndim && g < TD_MAX_RANK; g++) {
+        int64_t a = 0;
+        for (int k = 0; k < 3; k++)
+            a = gcd64(a, gr->block_coef[g][k]);
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+            a = gcd64(a, gr->scalar_coef[g][j]);
+        in->g_start_align[g] = a;
+        if (a != 0)
+            td__region_bound_text(call, gr, g, 0, in->g_start_text[g],
+                                  sizeof in->g_start_text[g]);
+    }
     if (call->sm_version > 0)
         in->sm = call->sm_version;
     in->has_mbar = 0;
@@ -245,7 +271,7 @@ static int shared_splits(const td_tma_plan_in *in, td_tmap_request *r,
  * The layout's offset joins the view's.
  */
 static int global_view(const td_tma_plan_in *in, td_tmap_request *r,
-                       td_diag *d)
+                       td_tma_plan *out, td_diag *d)
 {
     const td_copy_side *g = &in->global;
     td_layout grouped;
@@ -294,12 +320,31 @@ static int global_view(const td_tma_plan_in *in, td_tmap_request *r,
                             "tensor map: the global layout has more than %d "
                             "strided runs",
                             TD_TMAP_MAX_IN);
-        /* The copied range over the runs, innermost first. */
+        /* The copied range over the runs, innermost first.  A start that
+         * is not constant moves its non-constant part out to the outermost
+         * run, which the inner runs' extents must divide. */
         int64_t start = g->start[dim], extent = g->extent[dim];
+        int64_t align = in->g_start_align[dim], div = 1;
         for (int j = 0; j < nr; j++) {
             int v = n + nr - 1 - j;
             r->shape[v] = ext[j];
             r->strides[v] = str[j];
+            out->view_dim[v] = dim;
+            out->view_div[v] = div;
+            r->start_align[v] = 0;
+            r->start_text[v] = NULL;
+            if (align != 0 && j == nr - 1) {
+                r->start_align[v] = align / div;
+                r->start_text[v] = in->g_start_text[dim];
+            } else if (align != 0 && (align / div) % ext[j] != 0) {
+                snprintf(msg, sizeof msg,
+                         "group=%d start=%s is not divisible by "
+                         "inner_product=%" PRId64 " (unknown)",
+                         dim, in->g_start_text[dim], div * ext[j]);
+                return stage_fail(d, in, "coordinate", msg);
+            } else if (align != 0) {
+                div *= ext[j];
+            }
             if (extent >= ext[j] || j == nr - 1) {
                 if (j < nr - 1 && (start % ext[j] != 0 || extent % ext[j] != 0)) {
                     snprintf(msg, sizeof msg,
@@ -342,10 +387,10 @@ static int global_view(const td_tma_plan_in *in, td_tmap_request *r,
 /* tma_explicit's view: the declared dimensions, one stride each (TVM's
  * _direct_global_layout needs the layout to have the tensor's rank). */
 static int explicit_view(const td_tma_plan_in *in, td_tmap_request *r,
-                         td_diag *d)
+                         td_tma_plan *out, td_diag *d)
 {
     td_tmap_request v = *r;
-    int rc = global_view(in, &v, d);
+    int rc = global_view(in, &v, out, d);
     if (rc != 0)
         return rc;
     if (v.rank != in->global.ndim) {
@@ -354,8 +399,11 @@ static int explicit_view(const td_tma_plan_in *in, td_tmap_request *r,
                  in->global.ndim, v.rank);
         return stage_fail(d, in, "global-layout", msg);
     }
-    for (int i = 0; i < v.rank; i++)
+    for (int i = 0; i < v.rank; i++) {
         r->strides[i] = v.strides[i];
+        r->start_align[i] = v.start_align[i];
+        r->start_text[i] = v.start_text[i];
+    }
     r->elem_offset = v.elem_offset;
     return 0;
 }
@@ -474,6 +522,11 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
         r.shape[i] = g->shape[i];
         r.start[i] = g->start[i];
         r.extent[i] = g->extent[i];
+        r.start_align[i] = in->g_start_align[i];
+        r.start_text[i] = in->g_start_align[i] != 0 ? in->g_start_text[i]
+                                                    : NULL;
+        out->view_dim[i] = i;
+        out->view_div[i] = 1;
     }
     r.direction = in->direction;
     r.explicit_map = in->explicit_map;
@@ -491,11 +544,11 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
     if (rc == 0)
         rc = smem_kind(in, &r.smem, d);
     if (rc == 0 && !in->explicit_map)
-        rc = global_view(in, &r, d);
+        rc = global_view(in, &r, out, d);
     if (rc == 0 && in->explicit_map)
         rc = explicit_shared(in, r.smem, &out->smem_offset, d);
     if (rc == 0 && in->explicit_map)
-        rc = explicit_view(in, &r, d);
+        rc = explicit_view(in, &r, out, d);
     if (rc == 0 && !in->explicit_map)
         rc = shared_splits(in, &r, &out->smem_offset, d);
     if (rc != 0)
@@ -517,6 +570,9 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d)
             *d = pd;
         return rc;
     }
+    for (int k = 0; k < out->map.rank; k++)
+        if (out->map.coord_src[k] != 0)
+            out->dynamic = 1;
     out->n_issue = 1;
     for (int i = 0; i < out->map.nissue; i++)
         if (!td__lay_mul64(out->n_issue, out->map.issue[i].extent,

@@ -27,6 +27,14 @@
 typedef struct td_tma_plan_in {
     td_copy_side global;
     td_copy_side shared;
+    /* Global dimension d's start when it is not constant (a region over
+     * the block ids or the call's scalars; global.start[d] is its constant
+     * part): g_start_align[d] > 0 divides every value the rest takes (the
+     * gcd of its coefficients) and g_start_text[d] is the whole start as
+     * text.  0: the start is constant.  The shared side's start always
+     * is. */
+    int64_t g_start_align[TD_MAX_RANK];
+    char g_start_text[TD_MAX_RANK][64];
     int64_t g_elem_offset;   /* the global view's element offset */
     td_tmap_dir direction;
     int explicit_map;        /* 1: tma_explicit's map (no search) */
@@ -45,6 +53,13 @@ typedef struct td_tma_plan {
     td_tmap map;
     int64_t smem_offset;
     int64_t n_issue;
+    /* The global view's dimensions as the map's request numbers them
+     * (map.coord_src[k] - 1): view dimension v lies in the global
+     * dimension view_dim[v], and its start is that dimension's start
+     * divided by view_div[v] (several strided runs in one dimension). */
+    int view_dim[TD_TMAP_MAX_IN];
+    int64_t view_div[TD_TMAP_MAX_IN];
+    int dynamic; /* some coordinate adds block ids or scalars */
 } td_tma_plan;
 
 /* An input with TVM's defaults (g2s with an mbarrier, sm_90, cta_group
@@ -57,8 +72,10 @@ void td__tma_plan_in_init(td_tma_plan_in *in);
  * is TVM's "not a global<->shared TMA copy"), the arch, and whether the
  * call carries `mbar`.  The config keys that change the map (oob,
  * tensormap_l2_promotion, tma_dtype, cta_group) are the variant's to
- * read; they keep their defaults here.  A region whose start depends on
- * the block ids or a scalar is refused: its coordinates are not constants.
+ * read; they keep their defaults here.  A global start that depends on
+ * the block ids or a scalar is taken (g_start_align, g_start_text): the
+ * map is planned on its constant part and the extents, and its
+ * coordinates add the rest.
  */
 int td__tma_plan_in_from_call(const td_call *call, td_tma_plan_in *in,
                               td_diag *d);
@@ -78,9 +95,9 @@ int td__tma_plan(const td_tma_plan_in *in, td_tma_plan *out, td_diag *d);
 /*
  * Issue i (0 <= i < n_issue) of a plan, in TVM's flat order (the last
  * issue loop of map.issue varies fastest): its box coordinates (map.rank
- * of them, CUDA order) and its shared element offset from the slice's
- * start (add smem_offset for the buffer's).  TD_EINVAL for an i out of
- * range.
+ * of them, CUDA order; their constant parts when the plan is dynamic)
+ * and its shared element offset from the slice's start (add smem_offset
+ * for the buffer's).  TD_EINVAL for an i out of range.
  */
 int td__tma_plan_issue(const td_tma_plan *p, int64_t i, int64_t *coords,
                        int64_t *smem_off);

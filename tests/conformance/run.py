@@ -390,8 +390,15 @@ def wrapper_parts(c, args, env):
     incs = [l for l in body.splitlines() if l.startswith("#include")]
     body = "\n".join(l for l in body.splitlines()
                      if not l.startswith("#include"))
-    params = sorted(set(re.findall(
-        r"\{\s*scalar:\s*(\w+)\s*,\s*dtype:\s*(\w+)\s*\}", text)))
+    params = set(re.findall(
+        r"\{\s*scalar:\s*(\w+)\s*,\s*dtype:\s*(\w+)\s*\}", text))
+    # The scalars a region start or a config expression uses (the
+    # `scalars:` block, e.g. a pipeline's stage k), kernel parameters too.
+    block = re.search(r"^scalars:[ \t]*\n((?:[ \t]+.*\n)*)", text, re.M)
+    if block:
+        params |= set(re.findall(r"^\s+(\w+):\s*\{\s*dtype:\s*(\w+)",
+                                 block.group(1), re.M))
+    params = sorted(params)
     decl, store = [], []
     for name, scope, dtype, shape in re.findall(
             r"^\s+(\w+):\s*\{\s*scope:\s*([\w.]+)\s*,\s*dtype:\s*(\w+)"

@@ -264,6 +264,128 @@ static void printers_exact(void)
     td__buf_free(&b);
 }
 
+/* One planned map's coordinates: constant parts and non-constant ones
+ * (coord_src, coord_mul, coord_div), innermost first. */
+static void expect_coords(const char *what, const td_tmap *m, int rank,
+                          const int64_t *coord, const int *src,
+                          const int64_t *mul, const int64_t *div)
+{
+    CHECK(m->rank == rank, "%s: rank %d, want %d", what, m->rank, rank);
+    for (int i = 0; i < rank && i < m->rank; i++)
+        CHECK(m->coordinates[i] == coord[i] && m->coord_src[i] == src[i] &&
+                  m->coord_mul[i] == mul[i] && m->coord_div[i] == div[i],
+              "%s: coordinate %d is %" PRId64 " + start%d * %" PRId64
+              " / %" PRId64 ", want %" PRId64 " + start%d * %" PRId64
+              " / %" PRId64,
+              what, i, m->coordinates[i], m->coord_src[i] - 1,
+              m->coord_mul[i], m->coord_div[i], coord[i], src[i] - 1, mul[i],
+              div[i]);
+}
+
+/* Starts over block ids or scalars (start_align > 0): the map is the one
+ * the constant start gives, and each coordinate says how the rest enters
+ * it; TVM's lowering of the same calls (tests/conformance/tma_g2s_scalar_*)
+ * prints k * 128, k * 64 (a merged row) and k * 256 (a promoted
+ * descriptor). */
+static void dynamic_starts(void)
+{
+    td_tmap_request r;
+    td_tmap m;
+    td_diag d;
+    char dtype[32], oob[32];
+    lineno = 0;
+
+    /* Rows k * 128 of a [1024, 64] tensor: coordinate 1 is start 0. */
+    td__test_tmap_request("golden x dtype=float16 shape=1024,64 start=0,0 "
+                          "extent=128,64",
+                          NULL, &r, dtype, oob);
+    r.start_align[0] = 128;
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == 0, "rows: %s", d.msg);
+    expect_coords("rows", &m, 2, (const int64_t[]){0, 0},
+                  (const int[]){0, 1}, (const int64_t[]){0, 1},
+                  (const int64_t[]){0, 1});
+
+    /* Row k + 3 of a [16, 64] tensor: the unit row merges into the
+     * columns, its start scaled by 64. */
+    td__test_tmap_request("golden x dtype=float16 shape=16,64 start=3,0 "
+                          "extent=1,64",
+                          NULL, &r, dtype, oob);
+    r.start_align[0] = 1;
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == 0, "merged: %s", d.msg);
+    expect_coords("merged", &m, 1, (const int64_t[]){192},
+                  (const int[]){1}, (const int64_t[]){64},
+                  (const int64_t[]){1});
+
+    /* A dynamic inner start blocks the merge (its coordinate is not
+     * provably 0): the columns, merged with the rows when they start at
+     * 0, stay their own dimension. */
+    td__test_tmap_request("golden x dtype=float16 shape=4,64 start=0,0 "
+                          "extent=4,64",
+                          NULL, &r, dtype, oob);
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == 0 && m.rank == 1,
+          "columns, constant: %s (rank %d)", d.msg, m.rank);
+    r.start_align[1] = 64;
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == 0, "columns: %s", d.msg);
+    expect_coords("columns", &m, 2, (const int64_t[]){0, 0},
+                  (const int[]){2, 0}, (const int64_t[]){1, 0},
+                  (const int64_t[]){1, 0});
+
+    /* 512 int8 columns at k * 512: promoted to uint16, the coordinate
+     * halved; at k * 511 (odd) no promotion, so no legal box. */
+    td__test_tmap_request("golden x dtype=int8 shape=4,4096 start=2,0 "
+                          "extent=1,512",
+                          NULL, &r, dtype, oob);
+    r.start_align[1] = 512;
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == 0, "promoted: %s", d.msg);
+    CHECK(strcmp(m.dtype, "uint16") == 0, "promoted: dtype %s", m.dtype);
+    expect_coords("promoted", &m, 2, (const int64_t[]){0, 2},
+                  (const int[]){2, 0}, (const int64_t[]){1, 0},
+                  (const int64_t[]){2, 0});
+    r.start_align[1] = 511;
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == TD_EINVAL &&
+              strstr(d.msg, "boxDim[0]=512 must be in [1, 256]") != NULL,
+          "odd start: %s", d.msg);
+
+    /* The coordinate stage: a 128B-swizzled tile of two atoms splits the
+     * columns by 64, so the start must be a multiple of 64: k * 32 cannot
+     * be proved one (unknown), 32 + k * 128 is refuted (disproven). */
+    td__test_tmap_request("golden x dtype=float16 shape=64,512 start=0,0 "
+                          "extent=64,128 smem=sw128",
+                          NULL, &r, dtype, oob);
+    r.start_align[1] = 32;
+    r.start_text[1] = "k * 32";
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == TD_EINVAL &&
+              strstr(d.msg, "tma_auto stage=coordinate: group=1 start=k * 32 "
+                            "is not divisible by inner_product=64 (unknown)") ==
+                  d.msg,
+          "unknown: %s", d.msg);
+    r.start[1] = 32;
+    r.start_align[1] = 128;
+    r.start_text[1] = NULL;
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == TD_EINVAL &&
+              strstr(d.msg, "start=32 is not divisible by inner_product=64 "
+                            "(disproven)") != NULL,
+          "disproven: %s", d.msg);
+    r.start[1] = 0;
+    td_diag_clear(&d);
+    CHECK(td__tmap_plan(&r, &m, &d) == 0, "atoms: %s", d.msg);
+    int blocks = -1;
+    for (int i = 0; i < m.rank; i++)
+        if (m.coord_src[i] != 0)
+            blocks = i;
+    CHECK(blocks >= 0 && m.coord_src[blocks] == 2 &&
+              m.coord_mul[blocks] == 1 && m.coord_div[blocks] == 64,
+          "atoms: the column blocks' coordinate is not start1 / 64");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -297,6 +419,7 @@ int main(int argc, char **argv)
     }
     fclose(fp);
     printers_exact();
+    dynamic_starts();
     printf("%d golden, %d reject, %d validator cases; %d not expressible; "
            "%d failures\n",
            counts[0], counts[1], counts[2], counts[3], failures);

@@ -199,14 +199,11 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                              "does and tma_explicit takes the call with oob_fill=1"),
     "tma_g2s_multicast": ("A8", "cta_mask=3 multicasts with no cluster launch (the CTAs it "
                           "names may not exist); rejected"),
-    "tma_g2s_multicast_cluster": ("-", "cta_mask=3 in a cluster launch multicasts; tiledispatch "
-                                  "has no TMA multicast yet and declines it"),
+    "tma_g2s_multicast_outside": ("A8", "cta_mask=5 names CTA rank 2 of a cluster of 2 (a CTA "
+                                  "that does not exist); rejected"),
     "tma_g2s_swizzle_wrong_chunk": ("A6", "ComposeLayout(3, 3, 3) on float32 moves 32-byte "
                                     "chunks and is encoded as SWIZZLE_128B (16-byte chunks: the "
                                     "data lands elsewhere, seen on the H200); rejected"),
-    "tma_g2s_scalar_start": ("-", "a region start over a scalar (a pipeline's stage k) gives "
-                             "dynamic coordinates, which TVM emits; tiledispatch plans "
-                             "constant coordinates only for now: declined (not done yet)"),
     "tma_g2s_mbar_not_barrier": ("-", "mbar points into an int32 buffer; TVM takes any pointer, "
                                  "tiledispatch wants an element of a shared uint64 buffer; "
                                  "rejected"),
@@ -237,7 +234,7 @@ def _config_kwargs(spec: dict, params: list, dm) -> list:
     mbarrier of copy_async as a kernel parameter of that name; an mbarrier
     that is an element of a declared buffer as TVM takes it
     (`mbar.ptr_to([0])`, as upstream's dsmem test passes it) and the peer
-    rank as the expression it is (`1 - cbx`)."""
+    rank and a multicast mask as the expressions they are (`1 - cbx`)."""
     if spec.get("op") != "copy_async":
         return dm._call_kwargs(spec, params)
     config = dict(spec.get("config") or {})
@@ -248,6 +245,10 @@ def _config_kwargs(spec: dict, params: list, dm) -> list:
         kw.append(f"mbar={m.group(1)}.ptr_to([{m.group(2)}])")
     if "remote_cta_id" in config:
         kw.append(f"remote_cta_id={config.pop('remote_cta_id')}")
+    if isinstance(config.get("cta_mask"), str):
+        # A multicast mask over the call's scalars and ids: the
+        # expression it is (`cta_mask=m`), as the peer rank above.
+        kw.append(f"cta_mask={config.pop('cta_mask')}")
     for key, kind in _NAMED_CONFIG.items():
         name = config.get(key)
         if isinstance(name, str) and name.isidentifier():
