@@ -1021,8 +1021,9 @@ def _storage_views(call: _td.Call) -> tuple[str, ...]:
 # parameter.  The bridge makes the variable, hands the host statements to
 # TVM through the dispatch context (sctx.add_init_stmt(..., host=True)),
 # as TVM's own TMA variants do, and binds the body's name to it.  A map
-# is made once per kernel and spec (sctx's cache, keyed as TVM keys its
-# own maps).
+# is looked up first in sctx's cache, under the key TVM's variants use
+# (in TVM 0.27 the cache does not carry a map from one call to the next:
+# two calls get two maps, with the bridge as with TVM's own lowering).
 
 _HOST = re.compile(r"^# host: (.*)$", re.M)
 _MAP_DECL = re.compile(r"^(\w+) = T\.TensorMap\(\)\n", re.M)
