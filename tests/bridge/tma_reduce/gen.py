@@ -90,10 +90,11 @@ def compile_through_bridge():
     strict, nothing handed back."""
     import tvm
 
+    import tiledispatch._tvm_copy_async as ca
     import tiledispatch.tvm as tdtvm
 
     maps = []
-    encode = tdtvm._host_encode
+    encode = ca.host_encode
 
     def record(tmap, base, ints, kw):
         m = re.fullmatch(r"T\.handle_add_byte_offset\((\w+)\.data, (\d+)\)", str(base))
@@ -105,7 +106,7 @@ def compile_through_bridge():
 
     tdtvm.install(strict=True)
     tdtvm.reset_stats()
-    tdtvm._host_encode = record
+    ca.host_encode = record
     try:
         target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
         with target:
@@ -113,7 +114,7 @@ def compile_through_bridge():
                              tir_pipeline="tirx")
         stats = tdtvm.stats()
     finally:
-        tdtvm._host_encode = encode
+        ca.host_encode = encode
         tdtvm.uninstall()
     return ex.mod.imports[0].inspect_source(), stats, maps, ex
 
