@@ -3,7 +3,10 @@
  * side (params.h, one cuTensorMapEncodeTiled per map), launch TVM's kernel
  * (kernel.cu) on one CTA with its dynamic shared memory, and compare B with
  * numpy's column sums.  Prints one line, PASS or FAIL with why; the exit
- * status is 0 only for PASS. */
+ * status is 0 only for PASS.  Built with -DTD_MUTANT, the load's map starts
+ * one row late (rows 1..128 of A, whose allocation has a zero row after
+ * the tile): that program must FAIL, or the check could not see a wrong
+ * tile. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
@@ -34,7 +37,9 @@ int main(void)
         return 1;
     }
     float *A = nullptr, *B = nullptr;
-    CK(cudaMalloc(&A, sizeof td_input));
+    /* One zero row after the tile: the mutant's map reaches it. */
+    CK(cudaMalloc(&A, sizeof td_input + TD_COLS * sizeof(float)));
+    CK(cudaMemset(A, 0, sizeof td_input + TD_COLS * sizeof(float)));
     CK(cudaMalloc(&B, TD_COLS * sizeof(float)));
     CK(cudaMemcpy(A, td_input, sizeof td_input, cudaMemcpyHostToDevice));
     /* NaN everywhere: a column the store missed cannot pass. */
@@ -44,6 +49,10 @@ int main(void)
     for (int i = 0; i < TD_MAPS; i++) {
         const td_map_spec *s = &td_maps[i];
         char *base = (char *)(s->buffer == 0 ? A : B) + s->offset;
+#ifdef TD_MUTANT
+        if (i == 0)
+            base += TD_COLS * sizeof(float);
+#endif
         CUresult r = encode(&maps[i], s->dtype, s->rank, base, s->dims, s->strides, s->box,
                             s->estrides, (CUtensorMapInterleave)s->interleave,
                             (CUtensorMapSwizzle)s->swizzle,
