@@ -958,8 +958,9 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (a copy_async call meant for a variant
-    tiledispatch does not have yet: TVM's TMA, dsmem and tcgen05 copies)."""
+    ``"not bridged yet"`` (a copy_async call meant for a variant the
+    bridge does not take yet: TVM's dsmem and tcgen05 copies, a TMA copy
+    with a prefetched or gathered map)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
