@@ -341,6 +341,47 @@ def test_tma_without_mbar_no_match():
         compile_cuda(kernel)
 
 
+def test_dsmem_cluster_copy():
+    """A shared -> shared copy into the peer CTA of a cluster of two
+    (TVM's dsmem test kernel): tiledispatch's dsmem, the cluster from TVM's
+    clusterCtaIdx launch parameters, `remote_cta_id=1 - cbx` with cbx a
+    scalar of the call bound to the kernel's variable; the same
+    cp.async.bulk as TVM's, the address mapped by
+    mapa.shared::cluster.u32 (deviation A4: TVM 0.27's own dsmem spells
+    the mapa its own way)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (2, 64, 64), "float16", layout=TileLayout(S[2, 64, 64]))
+        T.device_entry()
+        cbx = T.cta_id_in_cluster([2])
+        T.cta_id([2])
+        tx = T.thread_id([128])
+        S_src = T.alloc_buffer((64, 64), "float16", scope="shared.dyn",
+                               layout=TileLayout(S[64, 64]))
+        S_dst = T.alloc_buffer((64, 64), "float16", scope="shared",
+                               layout=TileLayout(S[64, 64]))
+        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+        if tx == 0:
+            Tx.copy_async(S_dst[:, :], S_src[:, :], mbar=mbar.ptr_to([0]),
+                          remote_cta_id=1 - cbx)
+
+    plain, ours, _, dispatched = compile_both(kernel)
+    assert dispatched == {"copy_async": {"dsmem": 1}}
+
+    def bulk(src):
+        return sorted(set(re.findall(r"cp\.async\.bulk\.shared[.:\w]*", src)))
+
+    assert bulk(ours) == bulk(plain) == [
+        "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"]
+    assert "mapa.shared::cluster.u32" in ours
+    # 1 - cbx: the peer's rank, from the CTA's rank in its cluster.
+    assert "(1 - ((int)tvm_builtin_cluster_ctaid_x()))" in ours
+
+
 def tma_handed_back(kind: str):
     """Calls the bridge hands back: a prefetched map (prefetch_tensormap),
     a barrier slot chosen at run time (mbar[k % 2])."""

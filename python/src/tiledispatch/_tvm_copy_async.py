@@ -16,16 +16,17 @@ from typing import Any
 from .tvm import BridgeError, _dtype
 
 # The copy_async config keys of the variants the bridge takes: ldgsts's
-# four and the TMA copies' (tma_auto, tma_explicit).  A call with any other
-# key is meant for a variant the bridge does not take yet (dsmem's
-# remote_cta_id, a tensor-map prefetch, tcgen05's keys) and goes back to
+# four, the TMA copies' (tma_auto, tma_explicit) and dsmem's remote_cta_id.  A call with any other
+# key is meant for a variant the bridge does not take yet (a tensor-map
+# prefetch, gather4, tcgen05's keys) and goes back to
 # TVM as "not bridged yet" (not as a failed match, which strict=True would
 # raise), as do calls forcing another variant and calls that are neither
 # global -> shared nor shared -> global.
 COPY_ASYNC_KEYS = frozenset({"direct", "prefetch_size", "predicate", "fill_mode"})
 TMA_KEYS = frozenset({"mbar", "cache_hint", "cta_group", "cta_mask", "mbarrier_addr",
-                       "oob", "tensormap_l2_promotion", "tma_dtype", "use_tma_reduce"})
-BRIDGED = frozenset({"ldgsts", "tma_auto", "tma_explicit"})
+                      "oob", "tensormap_l2_promotion", "tma_dtype", "use_tma_reduce",
+                      "remote_cta_id"})
+BRIDGED = frozenset({"ldgsts", "tma_auto", "tma_explicit", "dsmem"})
 
 
 def element_text(load: Any, ops: Any, what: str) -> str:
@@ -41,12 +42,56 @@ def element_text(load: Any, ops: Any, what: str) -> str:
     return f"{ops.buffer_name(load.source)}[{', '.join(idx)}]"
 
 
-def tma_config(raw: dict, config: dict[str, Any], ops: Any) -> dict[str, Any]:
+_BINOPS = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%"}
+
+
+def expr_text(x: Any, ops: Any, sctx: Any, scalars: dict[str, Any], what: str) -> str:
+    """An integer expression of TIR variables (`1 - cbx`) as a call's
+    config expression: each variable becomes a scalar of the call
+    (`td_cbx`), bound to the variable in the body and declared with its
+    dtype and, where TVM knows one (sctx.var_range_map), its range."""
+    from tvm.tirx import Cast, IntImm, Var
+
+    if isinstance(x, IntImm):
+        return str(int(x.value))
+    if isinstance(x, Cast) and "int" in str(x.dtype):
+        return expr_text(x.value, ops, sctx, scalars, what)
+    if isinstance(x, Var):
+        for name, v in ops.scalars.items():
+            if v.same_as(x):
+                return name
+        decl: dict[str, Any] = {"dtype": _dtype(x) or "int32"}
+        rng = next((r for v, r in dict(sctx.var_range_map or {}).items() if v.same_as(x)),
+                   None)
+        try:
+            if rng is not None:
+                decl["range"] = [int(rng.min), int(rng.min) + int(rng.extent)]
+        except (TypeError, ValueError):
+            pass   # a symbolic range: the scalar is declared without one
+        base = f"td_{x.name}" if re.fullmatch(r"[A-Za-z_]\w*", str(x.name)) else "td_v"
+        name, n = base, 0
+        while name in ops.scalars or name in ops.buffers:
+            n += 1
+            name = f"{base}{n}"
+        ops.scalars[name] = x
+        scalars[name] = decl
+        return name
+    op = _BINOPS.get(type(x).__name__)
+    if op is None:
+        raise BridgeError(f"copy_async {what}={x!r}: an expression the bridge does not "
+                          "take yet")
+    return (f"({expr_text(x.a, ops, sctx, scalars, what)} {op} "
+            f"{expr_text(x.b, ops, sctx, scalars, what)})")
+
+
+def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
+               scalars: dict[str, Any]) -> dict[str, Any]:
     """The TMA keys' values as the call writes them: `mbar` (TVM's
     `bar.ptr_to([0])`, i.e. `T.address_of(bar[0])`, or `bar[0]` itself) as
-    the element `bar[0]` of a call buffer (scope shared, uint64); strings,
-    integers and booleans as they are.  Any other expression (a dynamic
-    barrier slot, a cta_mask or cache policy computed at run time) is not
+    the element `bar[0]` of a call buffer (scope shared, uint64); dsmem's
+    `remote_cta_id` expression (`1 - cbx`) by expr_text; strings, integers
+    and booleans as they are.  Any other expression (a dynamic barrier
+    slot, a cta_mask or cache policy computed at run time) is not
     expressible yet."""
     from tvm.ir import TensorLoad
     from tvm.tirx import FloatImm, IntImm
@@ -63,20 +108,26 @@ def tma_config(raw: dict, config: dict[str, Any], ops: Any) -> dict[str, Any]:
             if isinstance(load, TensorLoad):
                 out[key] = element_text(load, ops, "mbar")
                 continue
+        if key == "remote_cta_id":
+            out[key] = expr_text(v, ops, sctx, scalars, key)
+            continue
         raise BridgeError(f"copy_async {key}={v!r} is an expression the bridge does not "
                           "take yet")
     return out
 
 
-def config(op_call: Any, config: dict[str, Any], ops: Any) -> dict[str, Any]:
-    """ldgsts's `predicate` is an expression (TVM's guard, `p != 0`): a
-    constant stays one, anything else is bound to a named int of the call
-    (the body's `td_pred`; a boolean as 0 or 1), as tiledispatch's
-    predicate names an int."""
+def config(op_call: Any, config: dict[str, Any], ops: Any, sctx: Any,
+           scalars: dict[str, Any]) -> dict[str, Any]:
+    """The call's config (the TMA and dsmem keys by tma_config, the
+    scalars their expressions use added to `scalars`).  ldgsts's
+    `predicate` is an expression (TVM's guard, `p != 0`): a constant stays
+    one, anything else is bound to a named int of the call (the body's
+    `td_pred`; a boolean as 0 or 1), as tiledispatch's predicate names an
+    int."""
     from tvm.tirx import IntImm
 
     raw = dict(op_call.config or {})
-    config = tma_config(raw, config, ops)
+    config = tma_config(raw, config, ops, sctx, scalars)
     pred = raw.get("predicate")
     if pred is None or isinstance(pred, (bool, int)):
         return config
@@ -96,10 +147,10 @@ def config(op_call: Any, config: dict[str, Any], ops: Any) -> dict[str, Any]:
 
 def not_ours(op_call: Any) -> str:
     """Why a copy_async call is meant for a variant the bridge does not
-    take (TVM's dsmem and tcgen05 copies, a TMA copy with a prefetched or
-    gathered map), or "" when ldgsts or a TMA variant could take it: a
-    config key neither reads, a forced other variant, or a direction other
-    than global -> shared and shared -> global."""
+    take (TVM's tcgen05 copies, a TMA copy with a prefetched or
+    gathered map), or "" when ldgsts, a TMA variant or dsmem could take
+    it: a config key none reads, a forced other variant, or a direction
+    other than global <-> shared and shared -> shared."""
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
     keys = sorted(str(k) for k in dict(op_call.config or {})
@@ -113,7 +164,8 @@ def not_ours(op_call: Any) -> str:
     op = TilePrimitiveCall.downcast(op_call)
     src, dst = str(op.src.source.scope()), str(op.dst.source.scope())
     if not ((src == "global" and dst.startswith("shared"))
-            or (src.startswith("shared") and dst == "global")):
+            or (src.startswith("shared") and dst == "global")
+            or (src.startswith("shared") and dst.startswith("shared"))):
         return f"{src} -> {dst}"
     return ""
 
@@ -218,3 +270,20 @@ def tensor_maps(body: str, ops: Any, sctx: Any) -> tuple[str, dict[str, Any]]:
     if sorted(declared) != sorted(maps):
         raise MapError(f"the body declares maps {declared} but encodes {sorted(maps)}")
     return _MAP_DECL.sub("", body), maps
+
+
+def with_cluster(launch: dict[str, Any], sctx: Any) -> dict[str, Any]:
+    """The call's launch with the kernel's cluster (`cluster: [x, y, z]`,
+    from TVM's clusterCtaIdx launch parameters), which dsmem needs; the
+    launch unchanged in a kernel without one."""
+    params = {str(k): v for k, v in dict(sctx.launch_params).items()}
+    if not any(k.startswith("clusterCtaIdx.") for k in params):
+        return launch
+    dims = []
+    for axis in "xyz":
+        iv = params.get(f"clusterCtaIdx.{axis}")
+        try:
+            dims.append(int(iv.dom.extent) if iv is not None else 1)
+        except (TypeError, ValueError):
+            raise BridgeError("the kernel's cluster has a symbolic extent") from None
+    return {**launch, "cluster": dims}

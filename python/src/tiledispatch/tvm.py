@@ -463,9 +463,11 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         ops.blocks = _Blocks()
     operands = _call_fields(op_name, op_call, ops)
     config = _config(op_call)
-    if op_name == "copy_async":
-        config = _ca.config(op_call, config, ops)
+    scalars: dict[str, Any] = {}
     launch = _launch(sctx)
+    if op_name == "copy_async":
+        config = _ca.config(op_call, config, ops, sctx, scalars)
+        launch = _ca.with_cluster(launch, sctx)
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
     fields: dict[str, Any] = dict(
@@ -479,6 +481,8 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         dispatch=str(op_call.dispatch) if getattr(op_call, "dispatch", None) else None,
     )
     fields["buffers"] = {n: _buffer_entry(b) for n, b in ops.buffers.items()}
+    if scalars:
+        fields["scalars"] = scalars
     try:
         return _td.Call(**fields), ops
     except _td.InputError as e:
