@@ -4,8 +4,12 @@
 tiledispatch's ldgsts (stats()), and the CUDA TVM generates holds the
 cp.async TVM's own ldgsts writes for the same call; tvm.compile compiles
 the CUDA for sm_90a, with nvcc where it is on PATH
-(TVM_CUDA_COMPILE_MODE=nvcc; else TVM's default, NVRTC).  Calls meant for
-TVM's TMA variants (an mbarrier) go back to TVM as "not bridged yet".
+(TVM_CUDA_COMPILE_MODE=nvcc; else TVM's default, NVRTC).  TMA copies
+(tma_auto, tma_explicit) go through tiledispatch too: their tensor maps
+reach TVM's host side (the compiled host code encodes them), the kernel
+gets them as parameters, and the CUDA holds the cp.async.bulk.tensor
+chains TVM's own variants write.  Calls for variants the bridge does not
+take (dsmem, a prefetched map) go back to TVM with the reason.
 
 Skipped, with the reason, where TVM is not installed."""
 import re
@@ -187,59 +191,302 @@ def test_per_thread_shared_region_handed_back():
         "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
 
 
-def tma_calls(kind: str):
-    """Calls meant for TVM's TMA variants: a load with an mbarrier, and a
-    store (shared -> global, TMA's direction)."""
+# ---- TMA copies (tma_auto, tma_explicit) -----------------------------------
+
+def tma_kernel(kind: str, **config):
+    """Thread 0 issues one TMA copy between A (f16 [256, 64]) and a shared
+    [128, 64] tile (TVM's TMA variants take single-thread calls):
+    "load" rows 0:128 completing on mbar[0], "store" the tile to rows
+    128:256, "two_loads" both halves of a [128, 64] region as two [64, 64]
+    copies (one map: the same spec at two coordinates)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((128, 64), "float16", scope="shared.dyn", align=128,
+                            layout=TileLayout(S[128, 64]))
+        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+        if tx == 0:
+            if kind == "load":
+                Tx.copy_async(Sm[:, :], A[0:128, :], mbar=mbar.ptr_to([0]), **config)
+            elif kind == "store":
+                Tx.copy_async(A[128:256, :], Sm[:, :], **config)
+            else:
+                Tx.copy_async(Sm[0:64, :], A[0:64, :], mbar=mbar.ptr_to([0]), **config)
+                Tx.copy_async(Sm[64:128, :], A[64:128, :], mbar=mbar.ptr_to([0]), **config)
+
+    return kernel
+
+
+def compile_both(func) -> tuple[str, str, str, dict]:
+    """(plain TVM's CUDA, the bridge's CUDA, the bridge's host LLVM IR, the
+    bridge's dispatches): compiled for sm_90a, the bridge strict."""
+    import tvm
+
+    def build():
+        target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+        with target:
+            ex = tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
+        return ex.mod.imports[0].inspect_source(), ex.mod.inspect_source("ll")
+
+    plain, _ = build()
+    tdtvm.install(strict=True)
+    ours, host = build()
+    st = tdtvm.stats()
+    tdtvm.uninstall()
+    assert st["handed_back"] == {}
+    return plain, ours, host, st["dispatched"]
+
+
+def tma_chains(src: str) -> list[str]:
+    """The TMA instructions of a CUDA source, with their qualifiers."""
+    return sorted(set(re.findall(r"cp\.(?:reduce\.)?async\.bulk\.tensor\.[.:\w]*", src)))
+
+
+def map_params(src: str) -> list[str]:
+    """The kernel's tensor-map parameters (their names), once each."""
+    sig = re.search(r'extern "C" __global__[^{;]*\{', src).group(0)
+    return re.findall(r"const __grid_constant__ CUtensorMap (\w+)", sig)
+
+
+# Loads name tma_auto: unforced, TVM's ldgsts (priority 20) would take them
+# and drop the mbarrier (deviation A2, test_tma_unforced_load below).
+@pytest.mark.parametrize("kind,config,chain", [
+    ("load", {"dispatch": "tma_auto"},
+     "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"),
+    ("load", {"dispatch": "tma_auto", "cache_hint": "evict_last"},
+     "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+     ".L2::cache_hint"),
+    ("store", {}, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"),
+    ("store", {"use_tma_reduce": "add"},
+     "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group"),
+])
+def test_tma_auto(kind, config, chain):
+    """tma_auto (tiledispatch's choice, as TVM's): the CUDA holds the
+    instruction TVM's own variant writes, the map is a __grid_constant__
+    kernel parameter, and the host code encodes it (TVM's
+    runtime.cuTensorMapEncodeTiled, from the statements the bridge gave
+    sctx)."""
+    plain, ours, host, dispatched = compile_both(tma_kernel(kind, **config))
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    assert tma_chains(ours) == tma_chains(plain) == [chain]
+    assert map_params(ours) == map_params(plain) == ["A_tensormap"]
+    assert "runtime.cuTensorMapEncodeTiled" in host
+
+
+def test_tma_unforced_load():
+    """An unforced load with an mbarrier: tiledispatch's ldgsts refuses the
+    barrier it would never arrive on, so tma_auto takes it; plain TVM's
+    ldgsts takes it and drops the barrier (deviation A2: cp.async, no
+    TMA, a waiter would hang)."""
+    from conftest import compile_cuda as build
+
+    plain = build(tma_kernel("load"))
+    tdtvm.install(strict=True)
+    ours = build(tma_kernel("load"))
+    assert tdtvm.stats()["dispatched"] == {"copy_async": {"tma_auto": 1}}
+    assert tma_chains(ours) == [
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"]
+    assert tma_chains(plain) == [] and "cp.async.cg.shared.global" in plain
+
+
+def test_tma_explicit_forced():
+    """dispatch="tma_explicit": tiledispatch's tma_explicit, the same load."""
+    plain, ours, host, dispatched = compile_both(tma_kernel("load", dispatch="tma_explicit"))
+    assert dispatched == {"copy_async": {"tma_explicit": 1}}
+    assert tma_chains(ours) == tma_chains(plain)
+    assert map_params(ours) == ["A_tensormap"]
+    assert "runtime.cuTensorMapEncodeTiled" in host
+
+
+def test_tma_two_loads_maps_as_tvm():
+    """Two loads of the same spec at rows 0 and 64: two instructions at
+    coordinates (0, 0) and (0, 64), and the kernel's map parameters exactly
+    TVM's (TVM 0.27's own lowering makes one map per call here too: the
+    bridge looks a map up in sctx's cache with TVM's key, as TVM does)."""
+    plain, ours, host, dispatched = compile_both(tma_kernel("two_loads", dispatch="tma_auto"))
+    assert dispatched == {"copy_async": {"tma_auto": 2}}
+    assert map_params(ours) == map_params(plain)
+    calls = re.findall(r"complete_tx__bytes\((.*?)\);\n", ours)
+    assert len(calls) == 2 and ", 0, 0, " in calls[0] and ", 0, 64, " in calls[1]
+
+
+def test_tma_without_mbar_no_match():
+    """A global -> shared TMA load needs an mbarrier: tiledispatch declines
+    in TVM's words (strict raises with them; not strict, TVM gets the call
+    and fails the same way)."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
 
     @T.prim_func
-    def load(A_ptr: T.handle) -> None:
-        A = T.match_buffer(A_ptr, (64, 64), "float16")
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
         T.device_entry()
         T.cta_id([1])
-        T.warp_id([4])
-        T.lane_id([32])
-        T.thread_id([128])
-        Sm = T.alloc_buffer((64, 64), "float16", scope="shared")
-        bar = T.alloc_buffer((1,), "uint64", scope="shared")
-        Tx.cta.copy_async(Sm[:, :], A[:, :], mbar=bar.ptr_to([0]))
-
-    @T.prim_func
-    def store(A_ptr: T.handle) -> None:
-        A = T.match_buffer(A_ptr, (64, 64), "float16")
-        T.device_entry()
-        T.cta_id([1])
-        T.warp_id([4])
-        T.lane_id([32])
-        T.thread_id([128])
-        Sm = T.alloc_buffer((64, 64), "float16", scope="shared")
-        Tx.cta.copy_async(A[:, :], Sm[:, :])
-
-    return {"load": load, "store": store}[kind]
-
-
-@pytest.mark.parametrize("kind,detail", [
-    ("load", "config mbar (a TMA, dsmem or tcgen05 copy)"),
-    ("store", "shared -> global"),
-])
-def test_tma_calls_handed_back(kind, detail, caplog):
-    """An mbarrier (TMA's key) or the shared -> global direction is not
-    ldgsts's: the call goes back to TVM, counted "not bridged yet" and
-    logged with why, even with strict=True (no failed match raises)."""
-    import logging
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((128, 64), "float16", scope="shared.dyn")
+        if tx == 0:
+            Tx.copy_async(Sm[:, :], A[0:128, :], dispatch="tma_auto")
 
     tdtvm.install(strict=True)
+    with pytest.raises(Exception, match="global-to-shared TMA requires mbar"):
+        compile_cuda(kernel)
+
+
+def test_dsmem_cluster_copy():
+    """A shared -> shared copy into the peer CTA of a cluster of two
+    (TVM's dsmem test kernel): tiledispatch's dsmem, the cluster from TVM's
+    clusterCtaIdx launch parameters, `remote_cta_id=1 - cbx` with cbx a
+    scalar of the call bound to the kernel's variable; the same
+    cp.async.bulk as TVM's, the address mapped by
+    mapa.shared::cluster.u32 (deviation A4: TVM 0.27's own dsmem spells
+    the mapa its own way)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (2, 64, 64), "float16", layout=TileLayout(S[2, 64, 64]))
+        T.device_entry()
+        cbx = T.cta_id_in_cluster([2])
+        T.cta_id([2])
+        tx = T.thread_id([128])
+        S_src = T.alloc_buffer((64, 64), "float16", scope="shared.dyn",
+                               layout=TileLayout(S[64, 64]))
+        S_dst = T.alloc_buffer((64, 64), "float16", scope="shared",
+                               layout=TileLayout(S[64, 64]))
+        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+        if tx == 0:
+            Tx.copy_async(S_dst[:, :], S_src[:, :], mbar=mbar.ptr_to([0]),
+                          remote_cta_id=1 - cbx)
+
+    plain, ours, _, dispatched = compile_both(kernel)
+    assert dispatched == {"copy_async": {"dsmem": 1}}
+
+    def bulk(src):
+        return sorted(set(re.findall(r"cp\.async\.bulk\.shared[.:\w]*", src)))
+
+    assert bulk(ours) == bulk(plain) == [
+        "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"]
+    assert "mapa.shared::cluster.u32" in ours
+    # 1 - cbx: the peer's rank, from the CTA's rank in its cluster.
+    assert "(1 - ((int)tvm_builtin_cluster_ctaid_x()))" in ours
+
+
+def tma_handed_back(kind: str):
+    """Calls the bridge hands back: a prefetched map (prefetch_tensormap),
+    a barrier slot chosen at run time (mbar[k % 2])."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def prefetch(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((128, 64), "float16", scope="shared.dyn",
+                            layout=TileLayout(S[128, 64]))
+        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+        if tx == 0:
+            Tx.copy_async(Sm[:, :], A[0:128, :], mbar=mbar.ptr_to([0]),
+                          dispatch="tma_auto", prefetch_tensormap=True)
+
+    @T.prim_func
+    def dynamic_mbar(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((2, 128, 64), "float16", scope="shared.dyn",
+                            layout=TileLayout(S[2, 128, 64]))
+        mbar = T.alloc_buffer((2,), "uint64", scope="shared")
+        for k in range(2):
+            if tx == 0:
+                Tx.copy_async(Sm[k, :, :], A[k * 128:k * 128 + 128, :],
+                              dispatch="tma_auto", mbar=mbar.ptr_to([k % 2]))
+
+    return {"prefetch": prefetch, "dynamic_mbar": dynamic_mbar}[kind]
+
+
+@pytest.mark.parametrize("kind,reason,detail", [
+    ("prefetch", "not bridged yet",
+     "config prefetch_tensormap (a dsmem or tcgen05 copy, or a TMA form the bridge "
+     "does not take yet)"),
+    ("dynamic_mbar", "not expressible as a tiledispatch call",
+     "has an index that is not a constant"),
+])
+def test_tma_handed_back(kind, reason, detail, caplog):
+    """What the bridge does not take yet goes back to TVM, counted with
+    its reason and logged with the detail; TVM lowers it (its own tma_auto)."""
+    import logging
+
+    tdtvm.install()
     with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
-        try:
-            compile_cuda(tma_calls(kind))
-        except Exception:  # noqa: BLE001 - TVM's own lowering of the call is not ours to judge
-            pass
-    st = tdtvm.stats()
-    assert st["dispatched"] == {}
-    assert st["handed_back"] == {"not bridged yet": {"tirx.tile.copy_async": 1}}
-    assert [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"] == [
-        f"tirx.tile.copy_async handed back to TVM: not bridged yet ({detail})"]
+        src = compile_cuda(tma_handed_back(kind))
+    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
+        reason: {"tirx.tile.copy_async": 1}}}
+    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert len(logs) == 1 and f"handed back to TVM: {reason} (" in logs[0]
+    assert detail in logs[0]
+    assert "cp.async.bulk.tensor.2d.shared::cluster" in src
+
+
+def _tma_reduce_gen():
+    """tests/bridge/tma_reduce/gen.py as a module."""
+    import importlib.util
+
+    from conftest import ROOT
+
+    path = ROOT / "tests" / "bridge" / "tma_reduce" / "gen.py"
+    spec = importlib.util.spec_from_file_location("tma_reduce_gen", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_issue_kernel_tma_load_sum_tma_store(tmp_path):
+    """The issue's kernel: a TMA load on an mbarrier, Tx.cta.sum over the
+    shared tile, a TMA store of the row, every tile op dispatched by
+    tiledispatch (strict, nothing handed back); TVM's CUDA has both TMA
+    chains and takes both maps as parameters, the host encodes them;
+    the committed GPU inputs (kernel.cu, params.h) are what gen.py makes
+    now, and the GPU harness compiles with nvcc -arch=sm_90a."""
+    import shutil
+    import subprocess
+
+    gen = _tma_reduce_gen()
+    src, stats, maps, ex = gen.compile_through_bridge()
+    assert stats == gen.EXPECTED_STATS
+    assert tma_chains(src) == [
+        "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"]
+    assert map_params(src) == ["A_tensormap", "B_tensormap"]
+    assert [m["name"] for m in maps] == ["A_tensormap", "B_tensormap"]
+    assert "runtime.cuTensorMapEncodeTiled" in ex.mod.inspect_source("ll")
+    a, b = gen.data()
+    assert gen.params_h(maps, a, b) == (gen.HERE / "params.h").read_text()
+    assert src == (gen.HERE / "kernel.cu").read_text()
+    if shutil.which("nvcc") is None:
+        pytest.skip("no nvcc to compile the GPU harness")
+    r = subprocess.run(["nvcc", "-arch=sm_90a", "-diag-suppress", "174,177", "-o",
+                        str(tmp_path / "tma_reduce"), str(gen.HERE / "harness.cu")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def test_served_ops_has_copy_async():

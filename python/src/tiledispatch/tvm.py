@@ -62,14 +62,6 @@ NOT_BRIDGED = "not bridged yet"
 # the bridge read its config (the predicate expression); none is left.
 _NOT_BRIDGED: frozenset[str] = frozenset()
 
-# The copy_async config keys of the variant tiledispatch has (ldgsts); a
-# call with any other (mbar, cta_mask, cache_hint, ...) is meant for one of
-# TVM's TMA, dsmem or tcgen05 variants, which tiledispatch does not have
-# yet, so it goes back to TVM as NOT_BRIDGED (not as a failed match, which
-# strict=True would raise), as do calls forcing another variant and calls
-# that are not global -> shared.
-_COPY_ASYNC_KEYS = frozenset({"direct", "prefetch_size", "predicate", "fill_mode"})
-
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
 _registry = None          # the tiledispatch.Registry in use
@@ -394,7 +386,10 @@ class _Operands:
         self.blocks: _Blocks | None = None
 
     def region(self, region: Any) -> str:
-        buf = region.source
+        return _region_text(self.buffer_name(region.source), region, self.blocks)
+
+    def buffer_name(self, buf: Any) -> str:
+        """The call's name of a TVM buffer, registered on first sight."""
         name = next((n for n, b in self.buffers.items() if b.same_as(buf)), None)
         if name is None:
             name = str(buf.name)
@@ -405,7 +400,7 @@ class _Operands:
                     n += 1
                 name = f"buf{n}"
             self.buffers[name] = buf
-        return _region_text(name, region, self.blocks)
+        return name
 
     def operand(self, x: Any) -> Any:
         """A region as its text, a constant as {value, dtype}, any other
@@ -468,9 +463,11 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         ops.blocks = _Blocks()
     operands = _call_fields(op_name, op_call, ops)
     config = _config(op_call)
-    if op_name == "copy_async":
-        config = _copy_async_config(op_call, config, ops)
+    scalars: dict[str, Any] = {}
     launch = _launch(sctx)
+    if op_name == "copy_async":
+        config = _ca.config(op_call, config, ops, sctx, scalars)
+        launch = _ca.with_cluster(launch, sctx)
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
     fields: dict[str, Any] = dict(
@@ -484,55 +481,12 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         dispatch=str(op_call.dispatch) if getattr(op_call, "dispatch", None) else None,
     )
     fields["buffers"] = {n: _buffer_entry(b) for n, b in ops.buffers.items()}
+    if scalars:
+        fields["scalars"] = scalars
     try:
         return _td.Call(**fields), ops
     except _td.InputError as e:
         raise BridgeError(f"tiledispatch refuses the call: {e.message or e}") from e
-
-
-def _copy_async_config(op_call: Any, config: dict[str, Any], ops: _Operands) -> dict[str, Any]:
-    """ldgsts's `predicate` is an expression (TVM's guard, `p != 0`): a
-    constant stays one, anything else is bound to a named int of the call
-    (the body's `td_pred`; a boolean as 0 or 1), as tiledispatch's
-    predicate names an int."""
-    from tvm.tirx import IntImm
-
-    pred = dict(op_call.config or {}).get("predicate")
-    if pred is None or isinstance(pred, (bool, int)):
-        return config
-    if isinstance(pred, IntImm):
-        return {**config, "predicate": int(pred.value)}
-    dtype = _dtype(pred)
-    if dtype == "bool":
-        # TVM tests `p != 0` on it; the named int is its value as 0 or 1.
-        from tvm.tirx import Cast
-
-        pred = Cast("int32", pred)
-    elif dtype is None or not dtype.startswith(("int", "uint")):
-        raise BridgeError(f"copy_async predicate {pred!r} is not an integer expression")
-    ops.scalars["td_pred"] = pred
-    return {**config, "predicate": "td_pred"}
-
-
-def _copy_async_not_ours(op_call: Any) -> str:
-    """Why a copy_async call is meant for a variant tiledispatch does not
-    have (TVM's TMA, dsmem, tcgen05 copies), or "" when ldgsts could take
-    it: a config key ldgsts does not read, a forced other variant, or a
-    direction other than global -> shared."""
-    from tvm.tirx.tile_primitive import TilePrimitiveCall
-
-    keys = sorted(str(k) for k in dict(op_call.config or {})
-                  if str(k) not in _COPY_ASYNC_KEYS)
-    if keys:
-        return f"config {', '.join(keys)} (a TMA, dsmem or tcgen05 copy)"
-    forced = str(op_call.dispatch) if getattr(op_call, "dispatch", None) else ""
-    if forced and forced != "ldgsts":
-        return f"dispatch={forced}"
-    op = TilePrimitiveCall.downcast(op_call)
-    src, dst = str(op.src.source.scope()), str(op.dst.source.scope())
-    if src != "global" or not dst.startswith("shared"):
-        return f"{src} -> {dst}"
-    return ""
 
 
 def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
@@ -962,9 +916,12 @@ def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tupl
     d = reg.dispatch(call)
     body = d.emit("tirx")
     names = ops.scalars
+    if "# host: " in body:
+        body, maps = _ca.tensor_maps(body, ops, sctx)
+        names = {**names, **maps}
     if ops.blocks is not None and ops.blocks.vars:
         # The body's blockIdx.x is the region's own variable.
-        names = {**ops.scalars, **ops.blocks.names(_launch_vars(sctx))}
+        names = {**names, **ops.blocks.names(_launch_vars(sctx))}
     return _make_body(body, ops.buffers, sctx, _storage_views(call), names), d.variant
 
 
@@ -1005,8 +962,9 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (a copy_async call meant for a variant
-    tiledispatch does not have yet: TVM's TMA, dsmem and tcgen05 copies)."""
+    ``"not bridged yet"`` (a copy_async call meant for a variant the
+    bridge does not take yet: TVM's dsmem and tcgen05 copies, a TMA copy
+    with a prefetched or gathered map)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
@@ -1059,7 +1017,7 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
         _hand_back(NOT_CUDA, tvm_name)
         return prev(op_call, sctx)
     if op == "copy_async":
-        why = _copy_async_not_ours(op_call)
+        why = _ca.not_ours(op_call)
         if why:
             _hand_back(NOT_BRIDGED, tvm_name, why)
             return prev(op_call, sctx)
@@ -1072,6 +1030,12 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
         return prev(op_call, sctx)
     try:
         func, variant = _lower(call, operands, sctx, reg)
+    except _ca.MapError as e:
+        # A tensor map the bridge cannot give TVM's host side.
+        if strict:
+            raise
+        _hand_back(NOT_EXPRESSIBLE, tvm_name, str(e))
+        return prev(op_call, sctx)
     except (_td.DispatchError, _td.InputError) as e:
         # InputError: the op's own operand check refused the call.
         if strict:
@@ -1187,3 +1151,8 @@ def uninstall() -> None:
         _previous = None
         _registry = None
         _only, _exclude = None, frozenset()
+
+
+# copy_async's part of the bridge (its config, a TMA copy's tensor maps):
+# imported last, as it uses BridgeError and _dtype above.
+from . import _tvm_copy_async as _ca  # noqa: E402

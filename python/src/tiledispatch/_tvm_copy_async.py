@@ -1,0 +1,289 @@
+"""copy_async through the TVM bridge (tiledispatch.tvm): which calls the
+bridge takes, their config as a tiledispatch call writes it, and a TMA
+copy's tensor maps given to TVM's host side.
+
+tiledispatch.tvm calls `not_ours` before it converts a copy_async call,
+`config` while it does, and `tensor_maps` on the TIRx body of a TMA copy
+before it builds the PrimFunc.  Written against apache-tvm 0.27.0.post1;
+imported by tiledispatch.tvm only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .tvm import BridgeError, _dtype
+
+# The copy_async config keys of the variants the bridge takes: ldgsts's
+# four, the TMA copies' (tma_auto, tma_explicit) and dsmem's remote_cta_id.  A call with any other
+# key is meant for a variant the bridge does not take yet (a tensor-map
+# prefetch, gather4, tcgen05's keys) and goes back to
+# TVM as "not bridged yet" (not as a failed match, which strict=True would
+# raise), as do calls forcing another variant and calls that are neither
+# global -> shared nor shared -> global.
+COPY_ASYNC_KEYS = frozenset({"direct", "prefetch_size", "predicate", "fill_mode"})
+TMA_KEYS = frozenset({"mbar", "cache_hint", "cta_group", "cta_mask", "mbarrier_addr",
+                      "oob", "tensormap_l2_promotion", "tma_dtype", "use_tma_reduce",
+                      "remote_cta_id"})
+BRIDGED = frozenset({"ldgsts", "tma_auto", "tma_explicit", "dsmem"})
+
+
+def element_text(load: Any, ops: Any, what: str) -> str:
+    """A buffer element (`bar[0]`) as the call writes it, its buffer
+    registered with the call; the indices must be constants."""
+    idx = []
+    for i in load.indices:
+        try:
+            idx.append(str(int(i)))
+        except (TypeError, ValueError):
+            raise BridgeError(f"{what} {load!r} has an index that is not a constant "
+                              "(the bridge takes constant elements only)") from None
+    return f"{ops.buffer_name(load.source)}[{', '.join(idx)}]"
+
+
+_BINOPS = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%"}
+
+
+def expr_text(x: Any, ops: Any, sctx: Any, scalars: dict[str, Any], what: str) -> str:
+    """An integer expression of TIR variables (`1 - cbx`) as a call's
+    config expression: each variable becomes a scalar of the call
+    (`td_cbx`), bound to the variable in the body and declared with its
+    dtype and, where TVM knows one (sctx.var_range_map), its range."""
+    from tvm.tirx import Cast, IntImm, Var
+
+    if isinstance(x, IntImm):
+        return str(int(x.value))
+    if isinstance(x, Cast) and "int" in str(x.dtype):
+        return expr_text(x.value, ops, sctx, scalars, what)
+    if isinstance(x, Var):
+        for name, v in ops.scalars.items():
+            if v.same_as(x):
+                return name
+        decl: dict[str, Any] = {"dtype": _dtype(x) or "int32"}
+        rng = next((r for v, r in dict(sctx.var_range_map or {}).items() if v.same_as(x)),
+                   None)
+        try:
+            if rng is not None:
+                decl["range"] = [int(rng.min), int(rng.min) + int(rng.extent)]
+        except (TypeError, ValueError):
+            pass   # a symbolic range: the scalar is declared without one
+        base = f"td_{x.name}" if re.fullmatch(r"[A-Za-z_]\w*", str(x.name)) else "td_v"
+        name, n = base, 0
+        while name in ops.scalars or name in ops.buffers:
+            n += 1
+            name = f"{base}{n}"
+        ops.scalars[name] = x
+        scalars[name] = decl
+        return name
+    op = _BINOPS.get(type(x).__name__)
+    if op is None:
+        raise BridgeError(f"copy_async {what}={x!r}: an expression the bridge does not "
+                          "take yet")
+    return (f"({expr_text(x.a, ops, sctx, scalars, what)} {op} "
+            f"{expr_text(x.b, ops, sctx, scalars, what)})")
+
+
+def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
+               scalars: dict[str, Any]) -> dict[str, Any]:
+    """The TMA keys' values as the call writes them: `mbar` (TVM's
+    `bar.ptr_to([0])`, i.e. `T.address_of(bar[0])`, or `bar[0]` itself) as
+    the element `bar[0]` of a call buffer (scope shared, uint64); dsmem's
+    `remote_cta_id` expression (`1 - cbx`) by expr_text; strings, integers
+    and booleans as they are.  Any other expression (a dynamic barrier
+    slot, a cta_mask or cache policy computed at run time) is not
+    expressible yet."""
+    from tvm.ir import TensorLoad
+    from tvm.tirx import FloatImm, IntImm
+
+    out = dict(config)
+    for key in sorted(TMA_KEYS & {str(k) for k in raw}):
+        v = raw[key]
+        if isinstance(v, (bool, int, float, str, IntImm, FloatImm)):
+            continue
+        if key == "mbar":
+            load = v
+            if getattr(getattr(v, "op", None), "name", "") == "tirx.address_of":
+                load = v.args[0]
+            if isinstance(load, TensorLoad):
+                out[key] = element_text(load, ops, "mbar")
+                continue
+        if key == "remote_cta_id":
+            out[key] = expr_text(v, ops, sctx, scalars, key)
+            continue
+        raise BridgeError(f"copy_async {key}={v!r} is an expression the bridge does not "
+                          "take yet")
+    return out
+
+
+def config(op_call: Any, config: dict[str, Any], ops: Any, sctx: Any,
+           scalars: dict[str, Any]) -> dict[str, Any]:
+    """The call's config (the TMA and dsmem keys by tma_config, the
+    scalars their expressions use added to `scalars`).  ldgsts's
+    `predicate` is an expression (TVM's guard, `p != 0`): a constant stays
+    one, anything else is bound to a named int of the call (the body's
+    `td_pred`; a boolean as 0 or 1), as tiledispatch's predicate names an
+    int."""
+    from tvm.tirx import IntImm
+
+    raw = dict(op_call.config or {})
+    config = tma_config(raw, config, ops, sctx, scalars)
+    pred = raw.get("predicate")
+    if pred is None or isinstance(pred, (bool, int)):
+        return config
+    if isinstance(pred, IntImm):
+        return {**config, "predicate": int(pred.value)}
+    dtype = _dtype(pred)
+    if dtype == "bool":
+        # TVM tests `p != 0` on it; the named int is its value as 0 or 1.
+        from tvm.tirx import Cast
+
+        pred = Cast("int32", pred)
+    elif dtype is None or not dtype.startswith(("int", "uint")):
+        raise BridgeError(f"copy_async predicate {pred!r} is not an integer expression")
+    ops.scalars["td_pred"] = pred
+    return {**config, "predicate": "td_pred"}
+
+
+def not_ours(op_call: Any) -> str:
+    """Why a copy_async call is meant for a variant the bridge does not
+    take (TVM's tcgen05 copies, a TMA copy with a prefetched or
+    gathered map), or "" when ldgsts, a TMA variant or dsmem could take
+    it: a config key none reads, a forced other variant, or a direction
+    other than global <-> shared and shared -> shared."""
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    keys = sorted(str(k) for k in dict(op_call.config or {})
+                  if str(k) not in COPY_ASYNC_KEYS and str(k) not in TMA_KEYS)
+    if keys:
+        return f"config {', '.join(keys)} (a dsmem or tcgen05 copy, or a TMA form " \
+               "the bridge does not take yet)"
+    forced = str(op_call.dispatch) if getattr(op_call, "dispatch", None) else ""
+    if forced and forced not in BRIDGED:
+        return f"dispatch={forced}"
+    op = TilePrimitiveCall.downcast(op_call)
+    src, dst = str(op.src.source.scope()), str(op.dst.source.scope())
+    if not ((src == "global" and dst.startswith("shared"))
+            or (src.startswith("shared") and dst == "global")
+            or (src.startswith("shared") and dst.startswith("shared"))):
+        return f"{src} -> {dst}"
+    return ""
+
+
+# ---- a TMA copy's tensor maps: TVM's host side ---------------------------
+#
+# A TMA copy's TIRx starts with its tensor maps as "# host: " lines: the
+# map's allocation and its T.tensormap_encode_tiled(...) (TVM's host
+# statements, which `tiledispatch emit` shows), and declares each map in
+# the body as `NAME = T.TensorMap()`.  In TVM a map is a variable of type
+# handle("tensormap") that the host allocates and encodes before the
+# launch; a kernel that uses it gets it as a `__grid_constant__`
+# parameter.  The bridge makes the variable, hands the host statements to
+# TVM through the dispatch context (sctx.add_init_stmt(..., host=True)),
+# as TVM's own TMA variants do, and binds the body's name to it.  A map
+# is looked up first in sctx's cache, under the key TVM's variants use
+# (in TVM 0.27 the cache does not carry a map from one call to the next:
+# two calls get two maps, with the bridge as with TVM's own lowering).
+
+_HOST = re.compile(r"^# host: (.*)$", re.M)
+_MAP_DECL = re.compile(r"^(\w+) = T\.TensorMap\(\)\n", re.M)
+_ENCODE_KW = ("descriptor_dtype", "rank", "interleave", "swizzle", "l2_promotion",
+              "oob_fill", "force_cu_dtype")
+
+
+class MapError(BridgeError):
+    """A TMA copy's host statement the bridge does not know how to build."""
+
+
+def encode_args(line: str, buffers: dict[str, Any]) -> tuple[str, Any, int, list[int],
+                                                             dict[str, Any]]:
+    """(map name, global buffer, byte offset, the integer arguments, the
+    keywords) of a printed `T.tensormap_encode_tiled(MAP,
+    T.handle_add_byte_offset(BUF.data, OFF), ints..., key=value...)`."""
+    import ast
+
+    try:
+        call = ast.parse(line, mode="eval").body
+        fn = ast.unparse(call.func)
+        name = call.args[0].id
+        base = call.args[1]
+        buf = base.args[0].value.id
+        off = ast.literal_eval(base.args[1])
+        ints = [ast.literal_eval(a) for a in call.args[2:]]
+        kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except (SyntaxError, AttributeError, IndexError, ValueError) as e:
+        raise MapError(f"unexpected host statement {line!r}: {e}") from None
+    if (fn != "T.tensormap_encode_tiled" or ast.unparse(base.func) != "T.handle_add_byte_offset"
+            or buf not in buffers or sorted(kw) != sorted(_ENCODE_KW)
+            or not all(isinstance(i, int) for i in ints)):
+        raise MapError(f"unexpected host statement {line!r}")
+    return name, buffers[buf], off, ints, kw
+
+
+def host_encode(tmap: Any, base: Any, ints: list[int], kw: dict[str, Any]) -> Any:
+    """The host statements that allocate and encode `tmap`: what TVM's
+    TMA variants give sctx.add_init_stmt(..., host=True)."""
+    from tvm.script import tirx as T
+
+    dtype, rank, interleave = kw["descriptor_dtype"], kw["rank"], kw["interleave"]
+    swizzle, l2, oob, force = (kw["swizzle"], kw["l2_promotion"], kw["oob_fill"],
+                               kw["force_cu_dtype"])
+
+    @T.prim_func(check_well_formed=False)
+    def encode():
+        T.Bind(T.tvm_stack_alloca("tensormap", 1), var=tmap)
+        T.tensormap_encode_tiled(tmap, base, *ints, descriptor_dtype=dtype, rank=rank,
+                                 interleave=interleave, swizzle=swizzle, l2_promotion=l2,
+                                 oob_fill=oob, force_cu_dtype=force)
+        T.tvm_kernel_replace_point()
+
+    return encode.body
+
+
+def tensor_maps(body: str, ops: Any, sctx: Any) -> tuple[str, dict[str, Any]]:
+    """The body without its map declarations, and each map's name bound
+    to its variable, whose host statements sctx now holds."""
+    import tvm
+    from tvm.script import tirx as T
+
+    maps: dict[str, Any] = {}
+    for line in _HOST.findall(body):
+        if not line.startswith("T.tensormap_encode_tiled("):
+            continue   # the allocation: part of host_encode's statements
+        name, buf, off, ints, kw = encode_args(line, ops.buffers)
+        rank = kw["rank"]
+        dims, strides = ints[:rank], ints[rank:2 * rank - 1]
+        boxes, estrides = ints[2 * rank - 1:3 * rank - 1], ints[3 * rank - 1:]
+        base = tvm.tirx.handle_add_byte_offset(buf.data, off)
+        bits = tvm.DataType(kw["descriptor_dtype"]).bits
+        key = "tensormap:" + ":".join(str(f) for f in (
+            f"{hash(buf.data)}:{base}", kw["descriptor_dtype"], bits, kw["force_cu_dtype"],
+            tuple(dims), tuple(strides), tuple(boxes), tuple(estrides), kw["interleave"],
+            kw["swizzle"], kw["l2_promotion"], kw["oob_fill"]))
+        tmap = sctx.cache_get(key)
+        if tmap is None:
+            tmap = T.Var(name, ty=T.handle("tensormap").ty)
+            sctx.add_init_stmt(host_encode(tmap, base, ints, kw), host=True)
+            sctx.cache_set(key, tmap)
+        maps[name] = tmap
+    declared = _MAP_DECL.findall(body)
+    if sorted(declared) != sorted(maps):
+        raise MapError(f"the body declares maps {declared} but encodes {sorted(maps)}")
+    return _MAP_DECL.sub("", body), maps
+
+
+def with_cluster(launch: dict[str, Any], sctx: Any) -> dict[str, Any]:
+    """The call's launch with the kernel's cluster (`cluster: [x, y, z]`,
+    from TVM's clusterCtaIdx launch parameters), which dsmem needs; the
+    launch unchanged in a kernel without one."""
+    params = {str(k): v for k, v in dict(sctx.launch_params).items()}
+    if not any(k.startswith("clusterCtaIdx.") for k in params):
+        return launch
+    dims = []
+    for axis in "xyz":
+        iv = params.get(f"clusterCtaIdx.{axis}")
+        try:
+            dims.append(int(iv.dom.extent) if iv is not None else 1)
+        except (TypeError, ValueError):
+            raise BridgeError("the kernel's cluster has a symbolic extent") from None
+    return {**launch, "cluster": dims}
