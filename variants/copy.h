@@ -30,8 +30,9 @@ const td_buffer *td__copy_dst(const td_call *call);
 int td__copy_squeeze(const td_region *r, int64_t *ext, int *dims);
 
 /*
- * TVM's validate_copy_op: both dtypes equal and the squeezed extents
- * equal in number and value.  False with "validate_copy_op failed".
+ * TVM's validate_copy_op: one region source, both dtypes equal and the
+ * squeezed extents equal in number and value.  False with
+ * "validate_copy_op failed".
  */
 bool td__copy_valid(const td_call *call, td_reason *why);
 

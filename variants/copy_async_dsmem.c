@@ -58,8 +58,7 @@ static bool valid_pred(const td_call *call, const td_args *args, void *user,
 {
     (void)args;
     (void)user;
-    if (call->nsrcs != 1 || call->srcs[0].kind != TD_OPERAND_REGION ||
-        !td__copy_valid(call, why)) {
+    if (!td__copy_valid(call, why)) {
         td_reason_set(why, "not a valid copy op");
         return false;
     }

@@ -66,12 +66,7 @@ static bool valid_pred(const td_call *call, const td_args *args, void *user,
 {
     (void)args;
     (void)user;
-    if (call->nsrcs != 1 || call->srcs[0].kind != TD_OPERAND_REGION ||
-        !td__copy_valid(call, why)) {
-        td_reason_set(why, "validate_copy_op failed");
-        return false;
-    }
-    return true;
+    return td__copy_valid(call, why);
 }
 
 static bool scopes_pred(const td_call *call, const td_args *args, void *user,

@@ -118,6 +118,10 @@ static bool copy_check(const td_call *call, const td_op_desc *op,
 
 bool td__copy_valid(const td_call *call, td_reason *why)
 {
+    if (call->nsrcs != 1 || call->srcs[0].kind != TD_OPERAND_REGION) {
+        td_reason_set(why, "validate_copy_op failed");
+        return false;
+    }
     const td_buffer *s = td__copy_src(call), *d = td__copy_dst(call);
     int64_t de[TD_MAX_RANK], se[TD_MAX_RANK];
     int dn = td__copy_squeeze(&call->dst, de, NULL);
