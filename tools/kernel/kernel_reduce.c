@@ -81,6 +81,10 @@ typedef struct red_plan {
  * min of the corpus fits (the largest, two rows of 16384 with accum,
  * needs 8193 rounds of 32770 elements). */
 #define RED_ROUND_BUDGET ((int64_t)1 << 29)
+/* Sparse sums: how many times the rounds put each term nonzero, with new
+ * signs each time (a slot's terms cancelling in all of them: about one
+ * time in 8,000). */
+#define RED_SPARSE_PASSES 3
 /* The magnitude bound M of exact sum data at most (a larger M would not
  * make the check stricter). */
 #define RED_SUM_M_MAX 256
@@ -508,7 +512,7 @@ static void red_data(kp_plan *p, red_plan *r)
                         ? -(double)red_int_lim(db->dtype)
                         : 0.0;
     /* Rounds: sums two (every term is nonzero, so a dropped one shows in
-     * any round), sparse sums one per nonzero phase; max / min enough that every position of the row holds
+     * any round), sparse sums RED_SPARSE_PASSES per nonzero phase; max / min enough that every position of the row holds
      * an extreme in some round and row, and every position of every row
      * where the row is at most RED_MIN_ROUNDS long. */
     r->stride = red_stride(r->positions);
@@ -516,9 +520,15 @@ static void red_data(kp_plan *p, red_plan *r)
                      !td_dtype_is_float(sb->dtype) &&
                      red_int_ident(sb->dtype, db->dtype, op, &r->ident);
     if (op == 0) {
-        /* Sparse sums: every term nonzero in one round of the exact data,
-         * within the budget of staged elements. */
-        int64_t n = r->sum_sparse > 2 ? r->sum_sparse : 2;
+        /* Sparse sums: every term nonzero in RED_SPARSE_PASSES rounds of
+         * the exact data (rounds j, j + D, ... keep the same terms, with
+         * new signs), within the budget of staged elements.  One pass is
+         * not enough: the +-1 terms a round keeps in one vector slot or
+         * lane cancel (256 of them sum to 0 about one time in 20), and a
+         * body that flips that slot's sign then passes the round. */
+        int64_t n = r->sum_sparse > 1
+                        ? td__mul_sat(r->sum_sparse, RED_SPARSE_PASSES)
+                        : 2;
         int64_t work = 0;
         for (int i = 0; i < p->nbufs; i++)
             work = td__mul_sat(p->bufs[i].elems, p->instances) + work;

@@ -107,8 +107,10 @@ static inline void td_fill(double *src, double *dst, long long inst)
     /* Sums with TD_SUM_SPARSE D, exact data (rows too long for every
      * term nonzero): round j keeps the terms red of row g with
      * (red + g + j) % D == 0 and zeroes the others, so every partial sum
-     * is exact and over D rounds every term of a row is nonzero once (a
-     * dropped, repeated or misread term changes the sum in that round). */
+     * is exact and every D rounds every term of a row is nonzero once (a
+     * dropped, repeated or misread term changes the sum in that round);
+     * the program runs 3 D rounds, new signs each time, so the +-1 terms
+     * of one vector slot do not cancel in all of them. */
     for (long long s = 0; TD_OP == 0 && TD_SUM_SPARSE > 1 && !td_data_random &&
                           s < TD_SPA_LEN; ++s) {
         const long long g = inst * TD_SPA_LEN + s;
