@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .tvm import BridgeError, _dtype
+from ._tvm_base import BridgeError, _dtype
 
 # The copy_async config keys of the variants the bridge takes: ldgsts's
 # four, the TMA copies' (tma_auto, tma_explicit) and dsmem's remote_cta_id.  A call with any other

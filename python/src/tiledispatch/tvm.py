@@ -37,6 +37,12 @@ from typing import Any, Iterable
 
 import tiledispatch as _td
 
+# What this module and copy_async's part of the bridge (its config, a TMA
+# copy's tensor maps) share lives below both, so neither imports the other
+# back.
+from . import _tvm_copy_async as _ca
+from ._tvm_base import BridgeError, _dtype
+
 __all__ = ["install", "uninstall", "installed", "to_call", "lower", "default_registry",
            "served_ops", "taken_ops", "stats", "reset_stats", "BridgeError"]
 
@@ -88,11 +94,6 @@ def served_ops(registry: _td.Registry | None = None) -> frozenset[str]:
     names = _dispatcher_module().list_registered_schedules()
     return frozenset(op for op in map(_td_op, names)
                      if op is not None and reg.has_op(op) and op not in _NOT_BRIDGED)
-
-
-class BridgeError(_td.Error):
-    """A TVM call the bridge cannot express as a tiledispatch call (a
-    symbolic shape, an unknown layout, ...), or a body TVM's parser refused."""
 
 
 # ---- TVM objects -> a tiledispatch call ------------------------------------
@@ -358,14 +359,6 @@ def _tvm_op(op_call: Any) -> str:
 
 def _td_op(tvm_name: str) -> str | None:
     return tvm_name[len(_PREFIX):] if tvm_name.startswith(_PREFIX) else None
-
-
-def _dtype(x: Any) -> str | None:
-    """A scalar expression's dtype (TVM 0.27's expressions carry it as
-    their PrimType `ty`)."""
-    ty = getattr(x, "ty", None)
-    dtype = getattr(ty, "dtype", None)
-    return str(dtype) if dtype is not None else None
 
 
 # Names the body's namespace gives something else: a buffer of that name
@@ -1152,7 +1145,3 @@ def uninstall() -> None:
         _registry = None
         _only, _exclude = None, frozenset()
 
-
-# copy_async's part of the bridge (its config, a TMA copy's tensor maps):
-# imported last, as it uses BridgeError and _dtype above.
-from . import _tvm_copy_async as _ca  # noqa: E402
