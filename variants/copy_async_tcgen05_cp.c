@@ -156,6 +156,15 @@ static int plan_shape(const td_call *call, int i, cp_plan *p, td_reason *why)
                       (long long)tr->start[1]);
         return TD_EDECLINED;
     }
+    td_lay_swz z = {0};
+    if (sb->has_layout)
+        td__lay_swz_from_layout(&sb->layout, &z);
+    if (z.on) {
+        td_reason_set(why, "smem->tmem: swizzled shared layouts are not "
+                           "supported by tiledispatch yet (the descriptor's "
+                           "no-swizzle mode only)");
+        return TD_EDECLINED;
+    }
     int64_t o00, o10, o80 = 0, o0u = 0;
     if (!smem_off(call, cols, 0, 0, &o00) ||
         !smem_off(call, cols, 1, 0, &o10) ||
@@ -285,16 +294,6 @@ static int plan_cp(const td_call *call, cp_plan *p, td_reason *why)
                       "smem->tmem: cta_group %lld is not supported by "
                       "tiledispatch (cta_group 1 only)",
                       cg->kind == TD_VALUE_INT ? (long long)cg->i : -1LL);
-        return TD_EDECLINED;
-    }
-    const td_buffer *sb = td__copy_src(call);
-    td_lay_swz z = {0};
-    if (sb->has_layout)
-        td__lay_swz_from_layout(&sb->layout, &z);
-    if (z.on) {
-        td_reason_set(why, "smem->tmem: swizzled shared layouts are not "
-                           "supported by tiledispatch yet (the descriptor's "
-                           "no-swizzle mode only)");
         return TD_EDECLINED;
     }
     const td_config_entry *se = td_call_config(call, "shape");
