@@ -5,7 +5,7 @@
  * 0.27 prints, design/copy_async/probes/out_all.txt and the forms probed
  * for the synchronisation nodes); the tensor maps' deduplication, names
  * and kernel parameters; the tensor-memory loads and stores (tcgen05.ld /
- * st); and the refusals of bad operands.
+ * st) and copy (tcgen05.cp); and the refusals of bad operands.
  */
 #include <setjmp.h>
 #include <stdarg.h>
