@@ -375,7 +375,9 @@ static const char *const note =
     "tcgen05.cp is asynchronous: the issuing thread commits it "
     "(tcgen05.commit.cta_group::1.mbarrier::arrive::one on a barrier) and "
     "the readers wait on that barrier before %.*s is read; %.*s_taddr is "
-    "the base address tcgen05.alloc wrote; %.*s stays unwritten until then";
+    "the base address tcgen05.alloc wrote; %.*s stays unwritten until "
+    "then, and its shared allocation is 16-byte aligned (the descriptor "
+    "holds address >> 4)";
 
 static int cp_emit(const td_call *call, const td_op_desc *op,
                    const void *unused, td_ir *ir, void *user, td_reason *why)
