@@ -357,8 +357,9 @@ static int plan_cp(const td_call *call, cp_plan *p, td_reason *why)
             return 0;
         if (!shapes[i].ours)
             continue; /* its decline says only "not ours" */
-        int k = snprintf(all + used, sizeof all - used, "\n  %s: %s",
-                         shapes[i].name, one.text);
+        /* TVM puts each on its own line; a reason is one line here. */
+        int k = snprintf(all + used, sizeof all - used, "%s %s: %s",
+                         used ? ";" : "", shapes[i].name, one.text);
         used = k < 0 || (size_t)k >= sizeof all - used ? sizeof all - 1
                                                        : used + (size_t)k;
     }
