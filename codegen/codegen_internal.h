@@ -176,6 +176,7 @@ typedef enum td__akind {
     TD__A_BULK_S2C,
     TD__A_TCGEN05_LD,
     TD__A_TCGEN05_ST,
+    TD__A_TCGEN05_CP,
     TD__A_COUNT
 } td__akind;
 
@@ -216,6 +217,12 @@ typedef struct td__async {
     const td_ir_buf *regs;
     const td_expr *word;
     int num;
+    /* TCGEN05_CP: a = the tmem buffer and column, mbar = the shared
+     * source; num = the shape (td_ir_cp_shape); lbo, sbo the descriptor's
+     * 16-byte strides; desc its TIRx name, encoded where first. */
+    int lbo, sbo;
+    const char *desc;
+    bool first;
 } td__async;
 
 /* The helper a node calls (its key: kind, rank and the qualifiers that

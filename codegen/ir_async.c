@@ -3,7 +3,8 @@
  * cluster copy and mapa, the mbarrier, fence, cluster and bulk-group
  * synchronisation around them, the tensor maps a body uses (one per
  * distinct encode, which a kernel takes as parameters), and the tensor
- * memory loads and stores of sm_100 (tcgen05.ld / tcgen05.st).  Each builder
+ * memory loads and stores of sm_100 (tcgen05.ld / tcgen05.st) and its
+ * shared -> tensor memory copy (tcgen05.cp).  Each builder
  * checks its operands and appends one TD__S_ASYNC statement; the printers
  * are print_cuda_async.c and print_tirx_async.c.
  */
@@ -31,6 +32,8 @@ unsigned td__async_key(const td__async *a)
             lg++;
         return (unsigned)a->kind | lg << 11;
     }
+    if (a->kind == TD__A_TCGEN05_CP)
+        return (unsigned)a->kind | (unsigned)a->num << 11;
     return (unsigned)a->kind | (unsigned)a->rank << 4 |
            (unsigned)(a->cta_mask != NULL) << 7 |
            (unsigned)a->cta_group << 8 | (unsigned)(a->policy != NULL) << 10 |
@@ -468,4 +471,43 @@ void td_ir_tcgen05_ld(td_ir *ir, const td_ir_tmem_ldst *t)
 void td_ir_tcgen05_st(td_ir *ir, const td_ir_tmem_ldst *t)
 {
     tcgen05(ir, TD__A_TCGEN05_ST, t);
+}
+
+static const char *const cp_shapes[TD_IR_CP_SHAPE_COUNT] = {"128x256b",
+                                                           "128x128b"};
+
+const char *td_ir_tcgen05_cp_shape(td_ir_cp_shape s)
+{
+    return (unsigned)s < TD_IR_CP_SHAPE_COUNT ? cp_shapes[s] : NULL;
+}
+
+void td_ir_tcgen05_cp(td_ir *ir, const td_ir_tmem_cp *c)
+{
+    if (!td__ir_live(ir))
+        return;
+    bool ok = c != NULL && c->tmem != NULL && c->tmem->owner == ir &&
+              !c->tmem->scratch && strcmp(c->tmem->scope, "tmem") == 0 &&
+              index_operand(ir, c->column) &&
+              shared_addr(ir, c->smem, TD_DTYPE_COUNT) &&
+              (unsigned)c->shape < TD_IR_CP_SHAPE_COUNT && c->lbo >= 0 &&
+              c->lbo < (1 << 14) && c->sbo >= 0 && c->sbo < (1 << 14) &&
+              c->desc != NULL && c->desc[0] != '\0';
+    if (!ok) {
+        td__ir_fail(ir, TD_EINVAL);
+        return;
+    }
+    char *name = td__arena_strdup(&ir->arena, c->desc);
+    td__async *a = name != NULL ? add(ir, TD__A_TCGEN05_CP) : NULL;
+    if (a == NULL) {
+        if (name == NULL)
+            td__ir_fail(ir, TD_ENOMEM);
+        return;
+    }
+    a->a = (td__addr){c->tmem, c->column};
+    a->mbar = (td__addr){c->smem.buf, c->smem.offset};
+    a->num = (int)c->shape;
+    a->lbo = c->lbo;
+    a->sbo = c->sbo;
+    a->desc = name;
+    a->first = c->first;
 }

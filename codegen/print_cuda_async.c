@@ -5,7 +5,7 @@
  * td_emu_* function, nothing (fences, bulk groups, prefetch), or a trap
  * where one host thread cannot stand in for a cluster (mapa, the cluster
  * copy, cluster sync, a multicast load) or tensor memory is touched
- * (tcgen05.ld / st, sm_100a).  The expressions are written by
+ * (tcgen05.ld / st and tcgen05.cp, sm_100a).  The expressions are written by
  * the calling printer (print_cuda.c) through td__async_out.
  */
 #include <stdlib.h>
@@ -49,6 +49,11 @@ static void helper_name(td_buf *b, const td__async *a)
     if (a->kind == TD__A_TCGEN05_LD || a->kind == TD__A_TCGEN05_ST) {
         td__buf_printf(b, "td_tcgen05_%s_32x32b_x%d",
                        a->kind == TD__A_TCGEN05_LD ? "ld" : "st", a->num);
+        return;
+    }
+    if (a->kind == TD__A_TCGEN05_CP) {
+        td__buf_printf(b, "td_tcgen05_cp_%s",
+                       td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num));
         return;
     }
     if (a->kind == TD__A_TMA_LOAD) {
@@ -155,6 +160,19 @@ void td__cuda_async(const td__async_out *o, const td__stmt *s,
             td__buf_puts(l, " + ");
             ex(o, a->word, 1);
         }
+        break;
+    }
+    case TD__A_TCGEN05_CP: {
+        const td_expr *f = td__fold(&o->p->arena, a->a.offset, o->p->zero);
+        int64_t v;
+        td__buf_printf(l, "%s_taddr", a->a.buf->name);
+        if (f == NULL || !td__is_int(f, &v) || v != 0) {
+            td__buf_puts(l, " + ");
+            ex(o, a->a.offset, 1);
+        }
+        td__buf_puts(l, ", ");
+        addr(o, &a->mbar);
+        td__buf_printf(l, ", %d, %d", a->lbo, a->sbo);
         break;
     }
     case TD__A_BULK_S2C:
@@ -415,6 +433,34 @@ static void tcgen05_helper(td_buf *o, const td__async *a)
                     "#endif\n}\n");
 }
 
+/* A tcgen05.cp helper of the key's shape: it builds the shared memory
+ * descriptor of sm_100 (start address >> 4 in bits 0-13, leading byte
+ * offset >> 4 in 16-29, stride byte offset >> 4 in 32-45, the fixed 0b001
+ * at 46, base offset 0, layout 0: no swizzle) from the address and the
+ * two strides in 16-byte units; a host build traps. */
+static void tcgen05_cp_helper(td_buf *o, const td__async *a)
+{
+    td__buf_puts(o, "__forceinline__ __device__ void ");
+    helper_name(o, a);
+    td__buf_printf(
+        o,
+        "(unsigned int taddr, const void *smem, unsigned int lbo, "
+        "unsigned int sbo) {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  unsigned long long desc =\n"
+        "      (unsigned long long)(((unsigned int)__cvta_generic_to_shared("
+        "smem) >> 4) & 0x3FFF) |\n"
+        "      (unsigned long long)(lbo & 0x3FFF) << 16 |\n"
+        "      (unsigned long long)(sbo & 0x3FFF) << 32 | 1ull << 46;\n"
+        "  asm volatile(\"tcgen05.cp.cta_group::1.%s [%%0], %%1;\"\n"
+        "      : : \"r\"(taddr), \"l\"(desc) : \"memory\");\n"
+        "#else\n"
+        "  (void)taddr;\n  (void)smem;\n  (void)lbo;\n  (void)sbo;\n"
+        "  __builtin_trap(); /* tensor memory: no host stand-in */\n"
+        "#endif\n}\n",
+        td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num));
+}
+
 static void unkey(unsigned key, td__async *a)
 {
     static const td_expr some;
@@ -422,6 +468,10 @@ static void unkey(unsigned key, td__async *a)
     a->kind = (td__akind)(key & 15);
     if (a->kind == TD__A_TCGEN05_LD || a->kind == TD__A_TCGEN05_ST) {
         a->num = 1 << (key >> 11 & 15);
+        return;
+    }
+    if (a->kind == TD__A_TCGEN05_CP) {
+        a->num = (int)(key >> 11 & 15);
         return;
     }
     a->rank = (int)(key >> 4 & 7);
@@ -451,7 +501,8 @@ void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need)
     bool emu = false;
     for (int i = 0; i < n; i++)
         emu |= (keys[i] & 15) != TD__A_TCGEN05_LD &&
-               (keys[i] & 15) != TD__A_TCGEN05_ST;
+               (keys[i] & 15) != TD__A_TCGEN05_ST &&
+               (keys[i] & 15) != TD__A_TCGEN05_CP;
     if (emu)
         td__buf_puts(o, "\n#ifndef __CUDA_ARCH__\n"
                     "void td_emu_mbar_init(uint64_t *bar, unsigned count);\n"
@@ -479,6 +530,8 @@ void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need)
             tma_helper(o, &a);
         else if (a.kind == TD__A_TCGEN05_LD || a.kind == TD__A_TCGEN05_ST)
             tcgen05_helper(o, &a);
+        else if (a.kind == TD__A_TCGEN05_CP)
+            tcgen05_cp_helper(o, &a);
         else
             td__buf_puts(o, fixed_helpers[a.kind]);
     }

@@ -5,7 +5,9 @@
  * T.ptx.cp of the bulk copies (operands, then the chain's qualifiers in
  * order, "" where one is absent), T.ptx.mapa, T.ptx.prefetch and the
  * positional T.ptx.tcgen05 of tensor-memory loads and stores (the
- * impl's script as the wheel prints it for a .32x32b case); the
+ * impl's script as the wheel prints it for a .32x32b case) and of
+ * tcgen05.cp (probes/out_tcgen05_cp.txt, its descriptor encoded where the
+ * call's first copy is); the
  * body's tensor maps are declared as TVM declares them, NAME =
  * T.TensorMap().  The expressions are written by the calling printer
  * (print_tirx.c) through td__async_out.
@@ -194,6 +196,53 @@ static void tcgen05(const td__async_out *o, const td__async *a)
                    ld ? "ld" : "st", a->num);
 }
 
+/* TVM's tcgen05.cp: T.ptx.tcgen05 of the allocated address (plus the
+ * column, cast as TVM casts it) and the descriptor with its start address
+ * patched to the shared source (TVM encodes the descriptor once at shared
+ * address 0 and ORs in cvta(address) >> 4 per copy); the first copy of a
+ * call encodes the descriptor, as TVM's hoisted statement does. */
+static void tcgen05_cp(const td__async_out *o, const td__async *a)
+{
+    td_buf *l = o->line;
+    const td_ir_buf *sb = a->mbar.buf;
+    if (a->first) {
+        td__w_line(&o->p->w, "%s = T.alloc_buffer((1,), \"uint64\", "
+                             "scope=\"local\")", a->desc);
+        td__w_line(&o->p->w,
+                   "T.cuda.tcgen05.encode_matrix_descriptor(%s.data, "
+                   "T.reinterpret(\"handle\", T.uint64(0)), %d, %d, 0)",
+                   a->desc, a->lbo, a->sbo);
+    }
+    const td_expr *c = td__fold(&o->p->arena, a->a.offset, NULL);
+    const td_expr *f = td__fold(&o->p->arena, a->mbar.offset, NULL);
+    int64_t cv = 0, fv = 0;
+    td__buf_printf(l, "T.ptx.tcgen05(%s_taddr", a->a.buf->name);
+    if (c == NULL || !td__is_int(c, &cv) || cv != 0) {
+        td__buf_puts(l, " + T.Cast(\"uint32\", ");
+        ex(o, a->a.offset, 0);
+        td__buf_puts(l, ")");
+    }
+    td__buf_printf(l, ", %s & ~T.uint64(16383) | T.Cast(\"uint64\", "
+                      "T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
+                      "T.address_of(%s[",
+                   a->desc, sb->name);
+    for (int i = 0; i < sb->ndim; i++)
+        td__buf_puts(l, i ? ", 0" : "0");
+    td__buf_puts(l, "]), ");
+    int bytes = td_dtype_bits(sb->dtype) / 8;
+    if (f != NULL && td__is_int(f, &fv)) {
+        td__buf_printf(l, "%lld", (long long)fv * bytes);
+    } else {
+        ex(o, a->mbar.offset, 1);
+        td__buf_printf(l, " * %d", bytes);
+    }
+    td__buf_printf(l, ", T.type_annotation(\"%s\"))) >> T.uint32(4) & "
+                      "T.uint32(16383)), \"cp\", \"cta_group::1\", "
+                      "\"%s\", \"\", \"\", \"\", \"\")",
+                   td_dtype_name(sb->dtype),
+                   td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num));
+}
+
 void td__tirx_async(const td__async_out *o, const td__stmt *s)
 {
     const td__async *a = s->async;
@@ -273,6 +322,9 @@ void td__tirx_async(const td__async_out *o, const td__stmt *s)
     case TD__A_TCGEN05_LD:
     case TD__A_TCGEN05_ST:
         tcgen05(o, a);
+        return;
+    case TD__A_TCGEN05_CP:
+        tcgen05_cp(o, a);
         return;
     case TD__A_COUNT:
         break;

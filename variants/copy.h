@@ -36,6 +36,10 @@ int td__copy_squeeze(const td_region *r, int64_t *ext, int *dims);
  */
 bool td__copy_valid(const td_call *call, td_reason *why);
 
+/* Whether the call's arch has tensor memory: sm_100a, sm_101a, sm_103a,
+ * sm_110a (or their family forms, sm_100f ...). */
+bool td__copy_tmem_arch(const td_call *call);
+
 /* True when the buffer lives in shared memory (`shared*`), registers
  * (`local`) or global memory. */
 bool td__copy_is_shared(const td_buffer *b);

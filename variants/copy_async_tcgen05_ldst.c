@@ -106,16 +106,6 @@ typedef struct ldst_plan {
     int64_t word;       /* first 32-bit register word */
 } ldst_plan;
 
-/* Whether the call's arch has tensor memory: sm_100a, sm_101a, sm_103a,
- * sm_110a (or their family forms, sm_100f ...). */
-static bool tmem_arch(const td_call *call)
-{
-    size_t n = strnlen(call->arch, TD_NAME_MAX);
-    int v = call->sm_version;
-    return (v == 100 || v == 101 || v == 103 || v == 110) && n > 0 &&
-           (call->arch[n - 1] == 'a' || call->arch[n - 1] == 'f');
-}
-
 static int decline(td_reason *why, const char *fmt, long long a, long long b)
 {
     td_reason_set(why, fmt, a, b);
@@ -124,7 +114,7 @@ static int decline(td_reason *why, const char *fmt, long long a, long long b)
 
 static int plan_ldst(const td_call *call, ldst_plan *p, td_reason *why)
 {
-    if (!tmem_arch(call)) {
+    if (!td__copy_tmem_arch(call)) {
         td_reason_set(why,
                       "tmem<->local: tcgen05.ld/st needs tensor memory "
                       "(sm_100a, sm_101a, sm_103a or sm_110a), got %.*s",

@@ -319,3 +319,11 @@ td_ir_buf *td__copy_declare(const td_call *call, int bi, td_ir *ir,
                              l->swizzle_bits[2]);
     return out;
 }
+
+bool td__copy_tmem_arch(const td_call *call)
+{
+    size_t n = strnlen(call->arch, TD_NAME_MAX);
+    int v = call->sm_version;
+    return (v == 100 || v == 101 || v == 103 || v == 110) && n > 0 &&
+           (call->arch[n - 1] == 'a' || call->arch[n - 1] == 'f');
+}

@@ -29,6 +29,7 @@
     X(td__variant_copy_vec_256b)  /* copy, forced 32-byte access */   \
     X(td__variant_copy_async_ldgsts) /* copy_async, cp.async */      \
     X(td__variant_copy_async_dsmem) /* copy_async, cluster bulk copy */ \
+    X(td__variant_copy_async_smem_tmem) /* copy_async, tcgen05.cp */ \
     X(td__variant_copy_async_tma_auto) /* copy_async, TMA, planned map */ \
     X(td__variant_copy_async_tma_explicit) /* copy_async, TMA, as declared */ \
     X(td__variant_copy_async_tmem_local) /* copy_async, tcgen05.ld/st */

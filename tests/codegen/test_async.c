@@ -5,7 +5,7 @@
  * 0.27 prints, design/copy_async/probes/out_all.txt and the forms probed
  * for the synchronisation nodes); the tensor maps' deduplication, names
  * and kernel parameters; the tensor-memory loads and stores (tcgen05.ld /
- * st); and the refusals of bad operands.
+ * st) and copy (tcgen05.cp); and the refusals of bad operands.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -486,6 +486,74 @@ static void test_tcgen05(void **state)
     }
 }
 
+/* tcgen05.cp: a loop of copies with a moving column and source, TVM's
+ * TIRx (the descriptor encoded where `first` says), the CUDA helper that
+ * builds the descriptor; then the refusals. */
+static void test_tcgen05_cp(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_ir_buf *t = td_ir_buffer(ir, "Tm", TD_F16, "tmem", 2,
+                                (int64_t[]){128, 32});
+    td_ir_buf *a = td_ir_buffer(ir, "As", TD_F16, "shared", 2,
+                                (int64_t[]){128, 32});
+    td_var *k = td_ir_for(ir, "k", td_int(ir, 2), TD_LOOP_SERIAL);
+    td_ir_tcgen05_cp(ir, &(td_ir_tmem_cp){
+                             .tmem = t,
+                             .column = td_mul(ir, td_var_ref(ir, k),
+                                              td_int(ir, 8)),
+                             .smem = {a, td_mul(ir, td_var_ref(ir, k),
+                                                td_int(ir, 2048))},
+                             .shape = TD_IR_CP_128X256B, .lbo = 8,
+                             .sbo = 16, .desc = "cp_desc", .first = true});
+    td_ir_end_for(ir);
+    expect(ir, TD_LANG_TIRX,
+           "for k in T.serial(2):\n"
+           "    cp_desc = T.alloc_buffer((1,), \"uint64\", scope=\"local\")\n"
+           "    T.cuda.tcgen05.encode_matrix_descriptor(cp_desc.data, "
+           "T.reinterpret(\"handle\", T.uint64(0)), 8, 16, 0)\n"
+           "    T.ptx.tcgen05(Tm_taddr + T.Cast(\"uint32\", k * 8), cp_desc & "
+           "~T.uint64(16383) | T.Cast(\"uint64\", "
+           "T.cuda.cvta_generic_to_shared(T.ptr_byte_offset(T.address_of("
+           "As[0, 0]), k * 2048 * 2, T.type_annotation(\"float16\"))) >> "
+           "T.uint32(4) & T.uint32(16383)), \"cp\", \"cta_group::1\", "
+           "\"128x256b\", \"\", \"\", \"\", \"\")\n");
+    char *p = NULL;
+    char *b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(b, "for (int k = 0; k < 2; ++k) {\n"
+                           "  td_tcgen05_cp_128x256b(Tm_taddr + k * 8, "
+                           "As_ptr + k * 2048, 8, 16);\n"
+                           "}\n");
+    has(p, "\"tcgen05.cp.cta_group::1.128x256b [%0], %1;\"\n"
+           "      : : \"r\"(taddr), \"l\"(desc) : \"memory\");");
+    has(p, "(unsigned long long)(sbo & 0x3FFF) << 32 | 1ull << 46;");
+    has(p, "__builtin_trap(); /* tensor memory: no host stand-in */");
+    assert_null(strstr(p, "td_emu_mbar_init"));
+    td_free(b);
+    td_free(p);
+    td_ir_free(ir);
+
+    /* refusals: a non-tmem destination, a non-shared source, a shape out
+     * of range, an SBO past 14 bits, no descriptor name, no column */
+    for (int i = 0; i < 6; i++) {
+        ir = td_ir_new();
+        t = td_ir_buffer(ir, "Tm", TD_F16, i == 0 ? "shared" : "tmem", 2,
+                         (int64_t[]){128, 32});
+        a = td_ir_buffer(ir, "As", TD_F16, i == 1 ? "global" : "shared", 2,
+                         (int64_t[]){128, 32});
+        td_ir_tcgen05_cp(ir, &(td_ir_tmem_cp){
+                                 .tmem = t,
+                                 .column = i == 5 ? NULL : td_int(ir, 0),
+                                 .smem = {a, td_int(ir, 0)},
+                                 .shape = i == 2 ? TD_IR_CP_SHAPE_COUNT
+                                                 : TD_IR_CP_128X128B,
+                                 .sbo = i == 3 ? 1 << 14 : 8,
+                                 .desc = i == 4 ? "" : "cp_desc"});
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
 /* ---- tensor maps ------------------------------------------------------- */
 
 static void test_tensor_maps(void **state)
@@ -729,7 +797,8 @@ int main(void)
         cmocka_unit_test(test_sync),      cmocka_unit_test(test_tma_load),
         cmocka_unit_test(test_tma_store), cmocka_unit_test(test_dsmem),
         cmocka_unit_test(test_tensor_maps), cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_tcgen05), cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_tcgen05),
+        cmocka_unit_test(test_tcgen05_cp), cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,9 +167,9 @@ def read_access(path):
 # follow after a space): ld.global.nc.v4.u32, st.shared.u16,
 # ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16,
 # cp.async.cg.shared.global.L2::128B (guarded: after `@p `),
-# tcgen05.ld.sync.aligned.32x32b.x8.b32.
+# tcgen05.ld.sync.aligned.32x32b.x8.b32, tcgen05.cp.cta_group::1.128x256b.
 PTX_MEM = re.compile(r'(?:"\s*|@p )((?:ld|st|ldmatrix|stmatrix|cp\.async|'
-                     r'tcgen05\.ld|tcgen05\.st)\.[A-Za-z0-9_:.]+)')
+                     r'tcgen05\.ld|tcgen05\.st|tcgen05\.cp)\.[A-Za-z0-9_:.]+)')
 
 
 def access_error(c, args, env, want):

@@ -712,6 +712,38 @@ typedef struct td_ir_tmem_ldst {
 TD_API void td_ir_tcgen05_ld(td_ir *ir, const td_ir_tmem_ldst *t);
 TD_API void td_ir_tcgen05_st(td_ir *ir, const td_ir_tmem_ldst *t);
 
+/*
+ * tcgen05.cp.cta_group::1.SHAPE [taddr], sdesc (shared -> tensor memory,
+ * issued by one thread, asynchronous: the caller orders it with
+ * tcgen05.commit on an mbarrier, as TVM leaves it).  SHAPE is one of
+ * td_ir_tcgen05_cp_shape's: 128 rows of 256 or 128 bits, row r into lane
+ * r.  The destination is the 32-bit `column` of `tmem` (from its base
+ * address NAME_taddr, lane 0).  The source is the shared matrix at `smem`
+ * (16-byte aligned) in the no-swizzle core-matrix arrangement the shared
+ * memory descriptor names: rows of 16 bytes, 8-row groups `sbo` 16-byte
+ * units apart, a 256-bit row's second 16 bytes `lbo` units after its
+ * first (0 for 128-bit rows).  `desc` names the descriptor in TIRx (TVM
+ * encodes one per (buffer, lbo, sbo) at shared address 0 and patches the
+ * start address per copy); `first` makes the TIRx printer encode it.
+ */
+typedef enum td_ir_cp_shape {
+    TD_IR_CP_128X256B,
+    TD_IR_CP_128X128B,
+    TD_IR_CP_SHAPE_COUNT
+} td_ir_cp_shape;
+TD_API const char *td_ir_tcgen05_cp_shape(td_ir_cp_shape s); /* "128x256b" */
+
+typedef struct td_ir_tmem_cp {
+    const td_ir_buf *tmem;
+    td_expr *column;
+    td_ir_addr smem;
+    td_ir_cp_shape shape;
+    int lbo, sbo;           /* 16-byte units, below 2^14 */
+    const char *desc;       /* TIRx descriptor name (the IR copies it) */
+    bool first;
+} td_ir_tmem_cp;
+TD_API void td_ir_tcgen05_cp(td_ir *ir, const td_ir_tmem_cp *c);
+
 /* ---- printing -------------------------------------------------------- */
 
 /*
