@@ -123,7 +123,9 @@ static void test_load(void **state)
         "    if (td_tid == 0) {\n        td_mbar_init(mbar_ptr + 1, 1);\n"
         "        td_fence_mbarrier_init();\n    }\n    __syncthreads();\n",
         "        td_mbar_arrive_expect_tx(mbar_ptr + 1, 8192);\n",
-        "td_tma_load_2d(S_ptr, &A_tensormap, 0, 64, mbar_ptr + 1);\n",
+        "    /* The emitted body (variant tma_auto). */\n    {\n"
+        "        td_tma_load_2d(S_ptr, &A_tensormap, 0, 64, mbar_ptr + 1);\n"
+        "    }\n",
         "    }\n    td_mbar_wait(mbar_ptr + 1, 0);\n    __syncthreads();\n"};
     const char *at = p;
     for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
@@ -155,7 +157,13 @@ static void test_store_and_reduce(void **state)
     snprintf(text, sizeof text, store_call, "add");
     char *p = program("dir/red.yaml", text, NULL);
     assert_contains(p, "    if (td_tid == 0) {\n");
-    assert_contains(p, "td_tma_reduce_add_2d(&A_tensormap, 0, 64, A_smem_ptr);\n"
+    /* The marked block holds the emitted body alone (the mutation suite
+     * mutates that block); the bulk-group protocol follows it. */
+    assert_contains(p, "    /* The emitted body (variant tma_auto). */\n"
+                       "    {\n"
+                       "        td_tma_reduce_add_2d(&A_tensormap, 0, 64, "
+                       "A_smem_ptr);\n"
+                       "    }\n"
                        "        td_bulk_commit_group();\n"
                        "        td_bulk_wait_group_read<0>();\n"
                        "#ifdef __CUDA_ARCH__\n"

@@ -170,10 +170,10 @@ struct kp_family {
     bool globals;
     /* Asynchronous copies (kernel_copy_async.c; each may be NULL): the
      * kernel's extra parameters (", const __grid_constant__ CUtensorMap
-     * A_tensormap"), the text that opens and closes the emitted body in
-     * place of a plain block (the mbarrier or bulk-group protocol around
-     * it; with body_close set the program adds no cp.async wait of its
-     * own), host statements in main after the device arrays exist (the
+     * A_tensormap"), the text before and after the emitted body's own
+     * block (the mbarrier or bulk-group protocol around it, outside the
+     * marked braces the mutation suite mutates; with body_close set the
+     * program adds no cp.async wait of its own), host statements in main after the device arrays exist (the
      * tensor maps' encode) and the launch's extra arguments. */
     void (*kernel_params)(td_buf *o, const kp_plan *p);
     void (*body_open)(td_buf *o, const kp_plan *p);

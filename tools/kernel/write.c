@@ -287,20 +287,22 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                     "            ;\n"
                     "    }\n"
                     "#endif\n");
-    td__buf_printf(o, "    /* The emitted body (variant %s). */\n",
-                   p->variant);
+    /* A family's protocol around the body (kp.h: body_open, body_close)
+     * stays outside the marked braces: the mutation suite mutates what
+     * the marker's braces hold (tests/mutation/mutate.py), and that must
+     * be the emitted body alone, never the harness. */
     if (p->fam->body_open != NULL)
         p->fam->body_open(o, p);
-    else
-        td__buf_puts(o, "    {\n");
+    td__buf_printf(o, "    /* The emitted body (variant %s). */\n",
+                   p->variant);
+    td__buf_puts(o, "    {\n");
     td__buf_puts(o, body);
     size_t bl = strlen(body);
     if (bl > 0 && body[bl - 1] != '\n')
         td__buf_puts(o, "\n");
+    td__buf_puts(o, "    }\n");
     if (p->fam->body_close != NULL)
         p->fam->body_close(o, p);
-    else
-        td__buf_puts(o, "    }\n");
     /* copy_async leaves the wait to its caller (TVM's ldgsts emits no
      * commit or wait): the program commits the group and waits for all of
      * it before the barrier.  A host build copied at once. */
