@@ -180,6 +180,9 @@ typedef enum td__akind {
     TD__A_COUNT
 } td__akind;
 
+/* The printers key an async node's kind in 4 bits (key & 15). */
+_Static_assert(TD__A_COUNT <= 16, "async node kinds overflow their 4-bit key");
+
 /* An address of the IR: call buffer buf, storage element offset. */
 typedef struct td__addr {
     const td_ir_buf *buf;

@@ -439,14 +439,15 @@ void td_ir_bulk_s2c(td_ir *ir, td_expr *dst, td_ir_addr src, td_expr *bytes,
 }
 
 /* A tcgen05.ld / st: tmem a call buffer in tensor memory, regs a local
- * call buffer, num a power of two up to 128 (the .32x32b shape's). */
+ * call buffer (not a scratch array: the printers name call buffers'
+ * pointers), num a power of two up to 128 (the .32x32b shape's). */
 static void tcgen05(td_ir *ir, td__akind kind, const td_ir_tmem_ldst *t)
 {
     if (!td__ir_live(ir))
         return;
     bool ok = t != NULL && t->tmem != NULL && t->tmem->owner == ir &&
               !t->tmem->scratch && strcmp(t->tmem->scope, "tmem") == 0 &&
-              t->regs != NULL && t->regs->owner == ir &&
+              t->regs != NULL && t->regs->owner == ir && !t->regs->scratch &&
               strcmp(t->regs->scope, "local") == 0 &&
               index_operand(ir, t->column) && index_operand(ir, t->word) &&
               t->num >= 1 && t->num <= 128 && (t->num & (t->num - 1)) == 0;

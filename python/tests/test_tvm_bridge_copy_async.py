@@ -425,7 +425,7 @@ def tma_handed_back(kind: str):
 
 @pytest.mark.parametrize("kind,reason,detail", [
     ("prefetch", "not bridged yet",
-     "config prefetch_tensormap (a dsmem or tcgen05 copy, or a TMA form the bridge "
+     "config prefetch_tensormap (a tcgen05 copy, or a TMA form the bridge "
      "does not take yet)"),
     ("dynamic_mbar", "not expressible as a tiledispatch call",
      "has an index that is not a constant"),

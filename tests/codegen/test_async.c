@@ -468,14 +468,17 @@ static void test_tcgen05(void **state)
     td_ir_free(ir);
 
     /* refusals: a non-tmem buffer, a non-local register buffer, a count
-     * that is no .32x32b form, a missing column */
+     * that is no .32x32b form, a missing column, a scratch register array
+     * (the printers name a call buffer's pointer) */
     const int bad_num[] = {0, 3, 256};
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         ir = td_ir_new();
         acc = td_ir_buffer(ir, "Acc", TD_F32, i == 0 ? "shared" : "tmem", 2,
                            (int64_t[]){128, 256});
-        rg = td_ir_buffer(ir, "Rg", TD_F32, i == 1 ? "shared" : "local", 1,
-                          (int64_t[]){16});
+        rg = i == 6 ? td_ir_scratch(ir, "r", TD_F32, 16)
+                    : td_ir_buffer(ir, "Rg", TD_F32,
+                                   i == 1 ? "shared" : "local", 1,
+                                   (int64_t[]){16});
         td_ir_tcgen05_ld(ir, &(td_ir_tmem_ldst){
                                  .tmem = acc,
                                  .column = i == 5 ? NULL : td_int(ir, 0),

@@ -217,6 +217,19 @@ static void test_refusals(void **state)
     replace(other, sizeof other, text, "launch: {threadIdx.x: 128}",
             "launch: {threadIdx.x: 128, blockIdx.x: 2}");
     program("dir/two.yaml", other, "more than one block");
+    /* An 8-bit integer reduction: the data do not fit the type (a 16-bit
+     * integer has no tensor-map dtype: no variant takes it). */
+    char narrow[1100];
+    replace(narrow, sizeof narrow, text, "float32, shape: [256, 64]",
+            "int8, shape: [256, 64]");
+    replace(other, sizeof other, narrow, "float32, shape: [64, 64]",
+            "int8, shape: [64, 64]");
+    program("dir/i8.yaml", other, "reduction's dtype");
+    /* A static cta_mask of 0 is unicast: a program, not the multicast
+     * refusal (a real multicast needs a cluster launch, refused before). */
+    replace(other, sizeof other, load_call, "config: {mbar: \"mbar[1]\"}",
+            "config: {mbar: \"mbar[1]\", cta_mask: 0}");
+    td_free(program("dir/mc0.yaml", other, NULL));
 }
 
 int main(void)

@@ -2,8 +2,9 @@
 """The TMA variants' emitted bodies on a GPU: dynamic coordinates and
 multicast, one program per call file.
 
-`tiledispatch kernel` writes no TMA programs yet, so this harness wraps
-the body `tiledispatch emit --lang cuda` prints for a tma_auto call in a
+`tiledispatch kernel` writes TMA programs, but runs each declared scalar
+at one value and writes none for a cluster launch (a multicast); this
+harness covers those: it wraps the body `tiledispatch emit --lang cuda` prints for a tma_auto call in a
 kernel with the protocol docs/copy_async.md says the caller owns, and
 encodes the tensor map on the host from the `# host:` encode line of
 `emit --lang tirx` (cuTensorMapEncodeTiled with the same numbers).  The

@@ -247,7 +247,9 @@ static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     p->ext = c;
     td__buf_init(&c->encode);
     td__buf_init(&c->prelude);
-    if (td_call_config(call, "cta_mask") != NULL)
+    /* A static cta_mask of 0 is unicast (the variant's reading). */
+    const td_config_entry *mask = td_call_config(call, "cta_mask");
+    if (mask != NULL && !(mask->kind == TD_VALUE_INT && mask->i == 0))
         return ca_refuse(p, diag, "a multicast needs a cluster's CTAs, "
                                   "which this program does not launch");
     c->op = ca_op(call);
@@ -275,9 +277,15 @@ static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                                   "(add, min and max do)");
     td_dtype t = p->bufs[dst].b->dtype;
     if (c->op != TD_TMA_STORE) {
-        if (td_dtype_is_float8(t) || td_dtype_bits(t) > 32)
+        /* The data (async_reduce.cuh) are small integers in [-1000,
+         * 2000]: exact in float16, bfloat16 (as rounded once), float32
+         * and 32-bit integers; an 8- or 16-bit integer cannot hold them
+         * (and PTX's bulk tensor reductions take no such type). */
+        if (td_dtype_is_float8(t) || td_dtype_bits(t) > 32 ||
+            (!td_dtype_is_float(t) && td_dtype_bits(t) < 32))
             return ca_refuse(p, diag, "the reduction's dtype has no "
-                                      "reference here");
+                                      "reference here (float16, bfloat16, "
+                                      "float32 and 32-bit integers do)");
         if (p->nblocks != 1)
             return ca_refuse(p, diag, "a reduction by more than one block "
                                       "adds into the same tile each time");

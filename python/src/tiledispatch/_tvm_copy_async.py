@@ -156,7 +156,7 @@ def not_ours(op_call: Any) -> str:
     keys = sorted(str(k) for k in dict(op_call.config or {})
                   if str(k) not in COPY_ASYNC_KEYS and str(k) not in TMA_KEYS)
     if keys:
-        return f"config {', '.join(keys)} (a dsmem or tcgen05 copy, or a TMA form " \
+        return f"config {', '.join(keys)} (a tcgen05 copy, or a TMA form " \
                "the bridge does not take yet)"
     forced = str(op_call.dispatch) if getattr(op_call, "dispatch", None) else ""
     if forced and forced not in BRIDGED:

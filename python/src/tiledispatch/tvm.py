@@ -956,8 +956,8 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
     ``"not bridged yet"`` (a copy_async call meant for a variant the
-    bridge does not take yet: TVM's dsmem and tcgen05 copies, a TMA copy
-    with a prefetched or gathered map)."""
+    bridge does not take yet: TVM's tcgen05 copies, a TMA copy with a
+    prefetched or gathered map)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):

@@ -1,8 +1,9 @@
 //! TMA reductions: the values both operands get and the expected dst.
 //! A reduction's result depends on the values, so the data are not bit
-//! patterns: small multiples of 1/8 for floats (every sum of two is exact
-//! in each float type the reduction takes, never subnormal, never a
-//! rounding question), small integers for integers, so that the host's
+//! patterns: small multiples of 1/8 for floats (never subnormal; every sum
+//! of two is exact in float32 and float16, and in bfloat16 the reference
+//! starts from the rounded values and rounds once, as the hardware does),
+//! small integers for integers, so that the host's
 //! double arithmetic names the result exactly.  --data exact: a function
 //! of the element's key and the round; --data random: a hash of the key,
 //! the round and the seed.  The dst starts with its own values (salt 1),
