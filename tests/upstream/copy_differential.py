@@ -167,6 +167,13 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                                  "tiledispatch refuses them"),
     "tcgen05_ldst_16x64b_frag": ("-", "TVM's .16x64b fragment path is not ported: "
                                  "tiledispatch declines it"),
+    # copy_async (smem->tmem): docs/upstream.md's tcgen05.cp rows.
+    "tcgen05_cp_sm90a": ("-", "TVM has no arch check: it emits tcgen05.cp for sm_90a, which "
+                         "has no tensor memory; tiledispatch declines below sm_100a"),
+    "tcgen05_cp_unknown_key": ("A3", "TVM ignores config keys smem->tmem does not read; "
+                               "tiledispatch refuses them"),
+    "tcgen05_cp_cta_group2": ("-", "the CTA-pair form (cta_group=2) is not ported: "
+                              "tiledispatch declines it"),
     # copy_async (dsmem): docs/copy_async.md's dsmem deviations.
     "dsmem_sm80": ("A5", "dsmem has no arch check: TVM dispatches it for sm_80 and the module "
                    "holds mapa and cp.async.bulk.shared::cluster, which sm_80 lacks; declined"),
