@@ -150,6 +150,16 @@ static td_expr *add_block_term(td_ir *ir, td_expr *sum, int k, int64_t c)
     return sum != NULL ? td_add(ir, sum, t) : t;
 }
 
+/* sum + c * scalar j of the call (sum may be NULL). */
+static td_expr *add_scalar_term(td_ir *ir, const td_call *call, td_expr *sum,
+                                int j, int64_t c)
+{
+    td_expr *t = scalar_ref(ir, call, j);
+    if (c != 1)
+        t = td_mul(ir, t, td_int(ir, c));
+    return sum != NULL ? td_add(ir, sum, t) : t;
+}
+
 td_expr *td__region_start_expr(td_ir *ir, const td_region *r, int d,
                                int64_t add)
 {
@@ -173,15 +183,10 @@ td_expr *td__region_start_scaled(td_ir *ir, const td_call *call,
     for (int k = 0; k < 3; k++)
         if (r->block_coef[d][k] != 0)
             e = add_block_term(ir, e, k, r->block_coef[d][k] * num / den);
-    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++) {
-        int64_t c = r->scalar_coef[d][j] * num / den;
-        if (r->scalar_coef[d][j] == 0)
-            continue;
-        td_expr *t = scalar_ref(ir, call, j);
-        if (c != 1)
-            t = td_mul(ir, t, td_int(ir, c));
-        e = e != NULL ? td_add(ir, e, t) : t;
-    }
+    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+        if (r->scalar_coef[d][j] != 0)
+            e = add_scalar_term(ir, call, e, j,
+                                r->scalar_coef[d][j] * num / den);
     return e;
 }
 
@@ -207,12 +212,8 @@ td_expr *td__region_block_offset(td_ir *ir, const td_call *call,
             c += r->scalar_coef[d][j] * stride;
             stride *= b->shape[d];
         }
-        if (c == 0)
-            continue;
-        td_expr *t = scalar_ref(ir, call, j);
-        if (c != 1)
-            t = td_mul(ir, t, td_int(ir, c));
-        e = e != NULL ? td_add(ir, e, t) : t;
+        if (c != 0)
+            e = add_scalar_term(ir, call, e, j, c);
     }
     return e;
 }
