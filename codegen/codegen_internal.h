@@ -220,10 +220,11 @@ typedef struct td__async {
     const td_ir_buf *regs;
     const td_expr *word;
     int num;
-    /* TCGEN05_CP: a = the tmem buffer and column, mbar = the shared
-     * source; num = the shape (td_ir_cp_shape); lbo, sbo the descriptor's
-     * 16-byte strides; desc its TIRx name, encoded where first. */
-    int lbo, sbo;
+    /* TCGEN05_CP: a = the tmem buffer and address offset, mbar = the
+     * shared source; num = the shape (td_ir_cp_shape); lbo, sbo the
+     * descriptor's 16-byte strides, swizzle its mode (0..3); cta_group 1
+     * or 2; desc its TIRx name, encoded where first. */
+    int lbo, sbo, swizzle;
     const char *desc;
     bool first;
 } td__async;

@@ -33,7 +33,8 @@ unsigned td__async_key(const td__async *a)
         return (unsigned)a->kind | lg << 11;
     }
     if (a->kind == TD__A_TCGEN05_CP)
-        return (unsigned)a->kind | (unsigned)a->num << 11;
+        return (unsigned)a->kind | (unsigned)(a->cta_group == 2) << 4 |
+               (unsigned)a->num << 11;
     return (unsigned)a->kind | (unsigned)a->rank << 4 |
            (unsigned)(a->cta_mask != NULL) << 7 |
            (unsigned)a->cta_group << 8 | (unsigned)(a->policy != NULL) << 10 |
@@ -474,12 +475,19 @@ void td_ir_tcgen05_st(td_ir *ir, const td_ir_tmem_ldst *t)
     tcgen05(ir, TD__A_TCGEN05_ST, t);
 }
 
-static const char *const cp_shapes[TD_IR_CP_SHAPE_COUNT] = {"128x256b",
-                                                           "128x128b"};
+static const char *const cp_shapes[TD_IR_CP_SHAPE_COUNT][2] = {
+    {"128x256b", ""},       {"128x128b", ""},
+    {"4x256b", ""},         {"64x128b", "warpx2::02_13"},
+    {"64x128b", "warpx2::01_23"}, {"32x128b", "warpx4"}};
 
 const char *td_ir_tcgen05_cp_shape(td_ir_cp_shape s)
 {
-    return (unsigned)s < TD_IR_CP_SHAPE_COUNT ? cp_shapes[s] : NULL;
+    return (unsigned)s < TD_IR_CP_SHAPE_COUNT ? cp_shapes[s][0] : NULL;
+}
+
+const char *td_ir_tcgen05_cp_multicast(td_ir_cp_shape s)
+{
+    return (unsigned)s < TD_IR_CP_SHAPE_COUNT ? cp_shapes[s][1] : NULL;
 }
 
 void td_ir_tcgen05_cp(td_ir *ir, const td_ir_tmem_cp *c)
@@ -492,7 +500,8 @@ void td_ir_tcgen05_cp(td_ir *ir, const td_ir_tmem_cp *c)
               shared_addr(ir, c->smem, TD_DTYPE_COUNT) &&
               (unsigned)c->shape < TD_IR_CP_SHAPE_COUNT && c->lbo >= 0 &&
               c->lbo < (1 << 14) && c->sbo >= 0 && c->sbo < (1 << 14) &&
-              c->desc != NULL && c->desc[0] != '\0';
+              c->swizzle >= 0 && c->swizzle <= 3 && c->cta_group >= 0 &&
+              c->cta_group <= 2 && c->desc != NULL && c->desc[0] != '\0';
     if (!ok) {
         td__ir_fail(ir, TD_EINVAL);
         return;
@@ -509,6 +518,8 @@ void td_ir_tcgen05_cp(td_ir *ir, const td_ir_tmem_cp *c)
     a->num = (int)c->shape;
     a->lbo = c->lbo;
     a->sbo = c->sbo;
+    a->swizzle = c->swizzle;
+    a->cta_group = c->cta_group == 2 ? 2 : 1;
     a->desc = name;
     a->first = c->first;
 }

@@ -52,8 +52,16 @@ static void helper_name(td_buf *b, const td__async *a)
         return;
     }
     if (a->kind == TD__A_TCGEN05_CP) {
-        td__buf_printf(b, "td_tcgen05_cp_%s",
+        /* td_tcgen05_cp[_cg2]_64x128b_warpx2_02_13: the qualifier's
+         * "::" as "_". */
+        const char *mc = td_ir_tcgen05_cp_multicast((td_ir_cp_shape)a->num);
+        td__buf_printf(b, "td_tcgen05_cp%s_%s", a->cta_group == 2 ? "_cg2" : "",
                        td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num));
+        if (mc[0] != '\0')
+            td__buf_puts(b, "_");
+        for (const char *c = mc; *c != '\0'; c++)
+            if (*c != ':' || c[1] != ':')
+                td__buf_printf(b, "%c", *c == ':' ? '_' : *c);
         return;
     }
     if (a->kind == TD__A_TMA_LOAD) {
@@ -172,7 +180,8 @@ void td__cuda_async(const td__async_out *o, const td__stmt *s,
         }
         td__buf_puts(l, ", ");
         addr(o, &a->mbar);
-        td__buf_printf(l, ", %d, %d", a->lbo, a->sbo);
+        td__buf_printf(l, ", %d, %d, %d", a->lbo, a->sbo,
+                       a->swizzle == 0 ? 0 : 8 - 2 * a->swizzle);
         break;
     }
     case TD__A_BULK_S2C:
@@ -433,32 +442,38 @@ static void tcgen05_helper(td_buf *o, const td__async *a)
                     "#endif\n}\n");
 }
 
-/* A tcgen05.cp helper of the key's shape: it builds the shared memory
- * descriptor of sm_100 (start address >> 4 in bits 0-13, leading byte
- * offset >> 4 in 16-29, stride byte offset >> 4 in 32-45, the fixed 0b001
- * at 46, base offset 0, layout 0: no swizzle) from the address and the
- * two strides in 16-byte units; a host build traps. */
+/* A tcgen05.cp helper of the key's shape and CTA group: it builds the
+ * shared memory descriptor of sm_100 (start address >> 4 in bits 0-13,
+ * leading byte offset >> 4 in 16-29, stride byte offset >> 4 in 32-45,
+ * the fixed 0b001 at 46, base offset 0, the layout type in 61-63: 0 no
+ * swizzle, 6, 4, 2 the 32-, 64- and 128-byte swizzles) from the address,
+ * the two strides in 16-byte units and the layout type; a host build
+ * traps. */
 static void tcgen05_cp_helper(td_buf *o, const td__async *a)
 {
+    const char *mc = td_ir_tcgen05_cp_multicast((td_ir_cp_shape)a->num);
     td__buf_puts(o, "__forceinline__ __device__ void ");
     helper_name(o, a);
     td__buf_printf(
         o,
         "(unsigned int taddr, const void *smem, unsigned int lbo, "
-        "unsigned int sbo) {\n"
+        "unsigned int sbo, unsigned int layout) {\n"
         "#ifdef __CUDA_ARCH__\n"
         "  unsigned long long desc =\n"
         "      (unsigned long long)(((unsigned int)__cvta_generic_to_shared("
         "smem) >> 4) & 0x3FFF) |\n"
         "      (unsigned long long)(lbo & 0x3FFF) << 16 |\n"
-        "      (unsigned long long)(sbo & 0x3FFF) << 32 | 1ull << 46;\n"
-        "  asm volatile(\"tcgen05.cp.cta_group::1.%s [%%0], %%1;\"\n"
+        "      (unsigned long long)(sbo & 0x3FFF) << 32 | 1ull << 46 |\n"
+        "      (unsigned long long)(layout & 7) << 61;\n"
+        "  asm volatile(\"tcgen05.cp.cta_group::%d.%s%s%s [%%0], %%1;\"\n"
         "      : : \"r\"(taddr), \"l\"(desc) : \"memory\");\n"
         "#else\n"
         "  (void)taddr;\n  (void)smem;\n  (void)lbo;\n  (void)sbo;\n"
+        "  (void)layout;\n"
         "  __builtin_trap(); /* tensor memory: no host stand-in */\n"
         "#endif\n}\n",
-        td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num));
+        a->cta_group == 2 ? 2 : 1,
+        td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num), mc[0] ? "." : "", mc);
 }
 
 static void unkey(unsigned key, td__async *a)
@@ -472,6 +487,7 @@ static void unkey(unsigned key, td__async *a)
     }
     if (a->kind == TD__A_TCGEN05_CP) {
         a->num = (int)(key >> 11 & 15);
+        a->cta_group = key >> 4 & 1 ? 2 : 1;
         return;
     }
     a->rank = (int)(key >> 4 & 7);

@@ -210,8 +210,8 @@ static void tcgen05_cp(const td__async_out *o, const td__async *a)
                              "scope=\"local\")", a->desc);
         td__w_line(&o->p->w,
                    "T.cuda.tcgen05.encode_matrix_descriptor(%s.data, "
-                   "T.reinterpret(\"handle\", T.uint64(0)), %d, %d, 0)",
-                   a->desc, a->lbo, a->sbo);
+                   "T.reinterpret(\"handle\", T.uint64(0)), %d, %d, %d)",
+                   a->desc, a->lbo, a->sbo, a->swizzle);
     }
     const td_expr *c = td__fold(&o->p->arena, a->a.offset, NULL);
     const td_expr *f = td__fold(&o->p->arena, a->mbar.offset, NULL);
@@ -237,10 +237,11 @@ static void tcgen05_cp(const td__async_out *o, const td__async *a)
         td__buf_printf(l, " * %d", bytes);
     }
     td__buf_printf(l, ", T.type_annotation(\"%s\"))) >> T.uint32(4) & "
-                      "T.uint32(16383)), \"cp\", \"cta_group::1\", "
-                      "\"%s\", \"\", \"\", \"\", \"\")",
-                   td_dtype_name(sb->dtype),
-                   td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num));
+                      "T.uint32(16383)), \"cp\", \"cta_group::%d\", "
+                      "\"%s\", \"%s\", \"\", \"\", \"\")",
+                   td_dtype_name(sb->dtype), a->cta_group == 2 ? 2 : 1,
+                   td_ir_tcgen05_cp_shape((td_ir_cp_shape)a->num),
+                   td_ir_tcgen05_cp_multicast((td_ir_cp_shape)a->num));
 }
 
 void td__tirx_async(const td__async_out *o, const td__stmt *s)

@@ -7,10 +7,12 @@
  * ranges) and `config` (integers, booleans, strings and, for the
  * expression keys, expressions and buffer elements, by key).  call_load.c calls each once the key was found.
  */
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "call_load.h"
+#include "layout.h"
 
 /* The largest element count of one buffer (2^40): larger buffers cannot be
  * staged by any kernel and products beyond it could overflow later. */
@@ -25,33 +27,135 @@ static const char *const g_storage_scopes[] = {"local", "shared", "shared.dyn",
 #define TMEM_LANES 128
 #define TMEM_COLUMNS 512
 
+static int cl_layout(td__cl *c, const td_ynode *n, td_buffer *b,
+                     int64_t elems);
+
+/* Whether a layout names a tensor-memory axis (TLane, TCol). */
+static bool lay_names_tmem(const td_layout *l)
+{
+    for (int i = 0; i < l->nshard; i++)
+        if (l->shard[i].axis == TD_AXIS_TLANE ||
+            l->shard[i].axis == TD_AXIS_TCOL)
+            return true;
+    for (int i = 0; i < l->nrep; i++)
+        if (l->rep[i].axis == TD_AXIS_TLANE || l->rep[i].axis == TD_AXIS_TCOL)
+            return true;
+    return l->offset[TD_AXIS_TLANE] != 0 || l->offset[TD_AXIS_TCOL] != 0;
+}
+
+/* The largest coordinate a layout reaches on `axis` (its iters' strides
+ * and the offset are checked non-negative first). */
+static int64_t lay_reach(const td_layout *l, td_axis axis, bool *neg)
+{
+    int64_t hi = l->offset[axis];
+    *neg |= hi < 0;
+    for (int i = 0; i < l->nshard + l->nrep; i++) {
+        const td_iter *it = i < l->nshard ? &l->shard[i]
+                                          : &l->rep[i - l->nshard];
+        if (it->axis != axis)
+            continue;
+        *neg |= it->stride < 0;
+        hi += (it->extent - 1) * it->stride;
+    }
+    return hi;
+}
+
 /*
- * A tmem buffer is lanes x columns, as TVM's datapath layout D reads it:
- * row r is lane r, and the elements of a row pack into the lane's 32-bit
- * cells (two 16-bit or four 8-bit elements a cell).  TVM's other datapaths
- * (F and B, 64 rows) and a written layout are not ours yet, so they are
- * refused here rather than read as D.
+ * A tmem buffer without a layout is lanes x columns, as TVM's datapath
+ * layout D reads it: row r is lane r, and the elements of a row pack into
+ * the lane's 32-bit cells (two 16-bit or four 8-bit elements a cell).
+ * With a layout (TVM's T.decl_buffer(..., scope="tmem", layout=...)), the
+ * layout maps the buffer's logical shape to TLane and TCol (the column in
+ * elements), and may replicate lanes (R[4 : 32@TLane], the copies a
+ * multicast tcgen05.cp writes); every lane it reaches is below 128 and
+ * every column in a lane's 512 cells.  A written layout that is datapath D
+ * of a (128, C) buffer is the buffer without one.
  */
 static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                    const td_ynode *layout, td_buffer *b)
 {
     int bits = td_dtype_bits(b->dtype);
-    if (b->ndim != 2)
-        return cl_err(c, TD_ESCHEMA, shape,
-                      "tmem buffer '%s' must be lanes x columns (2 extents), "
-                      "got %d",
-                      b->name, b->ndim);
     if (bits > 32 || 32 % bits != 0)
         return cl_err(c, TD_ESCHEMA, dtype,
                       "tmem buffer '%s': tensor memory holds 32-bit cells, "
                       "%s (%d bits) does not pack into them",
                       b->name, td_dtype_name(b->dtype), bits);
+    int per = 32 / bits;
+    if (layout != NULL) {
+        int64_t elems = 1;
+        for (int d = 0; d < b->ndim; d++)
+            elems *= b->shape[d];
+        int rc = cl_layout(c, layout, b, elems);
+        if (rc)
+            return rc;
+        const td_layout *l = &b->layout;
+        bool other = l->nshard == 0;
+        for (int i = 0; i < l->nshard; i++)
+            other |= l->shard[i].axis != TD_AXIS_TLANE &&
+                     l->shard[i].axis != TD_AXIS_TCOL;
+        for (int i = 0; i < l->nrep; i++)
+            other |= l->rep[i].axis != TD_AXIS_TLANE;
+        for (int a = 0; a < TD_AXIS_COUNT; a++)
+            other |= a != TD_AXIS_TLANE && a != TD_AXIS_TCOL &&
+                     l->offset[a] != 0;
+        if (other)
+            return cl_err(c, TD_ESCHEMA, layout,
+                          "tmem buffer '%s': its layout maps to TLane and "
+                          "TCol only (S[(128, N) : (1@TLane, 1@TCol)], "
+                          "replicas on TLane: + R[4 : 32@TLane])",
+                          b->name);
+        bool neg = false;
+        int64_t lanes = lay_reach(l, TD_AXIS_TLANE, &neg) + 1;
+        int64_t cols = lay_reach(l, TD_AXIS_TCOL, &neg) + 1;
+        if (neg)
+            return cl_err(c, TD_ESCHEMA, layout,
+                          "tmem buffer '%s': its layout has a negative "
+                          "stride or offset",
+                          b->name);
+        if (lanes > TMEM_LANES)
+            return cl_err(c, TD_ESCHEMA, layout,
+                          "tmem buffer '%s': its layout reaches lane %lld; "
+                          "tensor memory has %d lanes",
+                          b->name, (long long)(lanes - 1), TMEM_LANES);
+        if ((cols + per - 1) / per > TMEM_COLUMNS)
+            return cl_err(c, TD_ESCHEMA, layout,
+                          "tmem buffer '%s': its layout needs %lld 32-bit "
+                          "columns; a lane of tensor memory has %d",
+                          b->name, (long long)((cols + per - 1) / per),
+                          TMEM_COLUMNS);
+        /* Datapath D of a (128, C) buffer: the buffer without a layout. */
+        td_layout dl, have;
+        char want[96], x[256], y[256];
+        td_diag dd;
+        td_diag_clear(&dd);
+        snprintf(want, sizeof want, "S[(%lld, %lld) : (1@TLane, 1@TCol)]",
+                 (long long)b->shape[0],
+                 (long long)(b->ndim == 2 ? b->shape[1] : 0));
+        if (b->ndim == 2 && b->shape[0] == TMEM_LANES &&
+            b->shape[1] % per == 0 && td_layout_parse(want, &dl, &dd) == 0 &&
+            td__lay_canonicalize(&dl, &dl) == 0 &&
+            td__lay_canonicalize(l, &have) == 0) {
+            td_layout_format(&dl, x, sizeof x);
+            td_layout_format(&have, y, sizeof y);
+            if (strcmp(x, y) == 0) {
+                b->has_layout = false;
+                b->layout_text[0] = '\0';
+            }
+        }
+        return 0;
+    }
+    if (b->ndim != 2)
+        return cl_err(c, TD_ESCHEMA, shape,
+                      "tmem buffer '%s' must be lanes x columns (2 extents) "
+                      "or declare a layout over TLane and TCol, got %d "
+                      "extents",
+                      b->name, b->ndim);
     if (b->shape[0] != TMEM_LANES)
         return cl_err(c, TD_ESCHEMA, shape->kids[0],
-                      "tmem buffer '%s' has %lld lanes; tiledispatch reads "
-                      "tensor memory as TVM's datapath D, %d lanes",
+                      "tmem buffer '%s' has %lld lanes; without a layout "
+                      "tiledispatch reads tensor memory as TVM's datapath "
+                      "D, %d lanes",
                       b->name, (long long)b->shape[0], TMEM_LANES);
-    int per = 32 / bits;
     if (b->shape[1] % per != 0)
         return cl_err(c, TD_ESCHEMA, shape->kids[1],
                       "tmem buffer '%s': %lld %s columns do not fill whole "
@@ -63,12 +167,6 @@ static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                       "tmem buffer '%s' needs %lld 32-bit columns; a lane "
                       "of tensor memory has %d",
                       b->name, (long long)(b->shape[1] / per), TMEM_COLUMNS);
-    if (layout != NULL)
-        return cl_err(c, TD_ESCHEMA, layout,
-                      "tmem buffer '%s': a layout is not supported (its "
-                      "layout is TVM's datapath D: row = lane, column = "
-                      "column)",
-                      b->name);
     return 0;
 }
 
@@ -108,7 +206,8 @@ static int cl_shape(td__cl *c, const td_ynode *n, td_buffer *b)
     return 0;
 }
 
-static int cl_layout(td__cl *c, const td_ynode *n, td_buffer *b, int64_t elems)
+static int cl_layout(td__cl *c, const td_ynode *n, td_buffer *b,
+                     int64_t elems)
 {
     int rc = cl_string(c, n, "layout", b->layout_text, sizeof b->layout_text);
     if (rc)
@@ -120,6 +219,11 @@ static int cl_layout(td__cl *c, const td_ynode *n, td_buffer *b, int64_t elems)
         return cl_err_at(c, rc, n->line, td__ycol_in(n, (size_t)(ld.col - 1)),
                          "%s", ld.msg);
     b->has_layout = true;
+    if (strcmp(b->scope, "tmem") != 0 && lay_names_tmem(&b->layout))
+        return cl_err(c, TD_ESCHEMA, n,
+                      "TLane and TCol are the axes of tensor memory, but "
+                      "'%s' is %s",
+                      b->name, b->scope);
     /* A swizzle permutes shared-memory offsets (TVM's ComposeLayout); on a
      * register or global buffer it would mean nothing we lower. */
     if (b->layout.swizzle && strncmp(b->scope, "shared", 6) != 0)

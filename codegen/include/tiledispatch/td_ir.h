@@ -713,25 +713,38 @@ TD_API void td_ir_tcgen05_ld(td_ir *ir, const td_ir_tmem_ldst *t);
 TD_API void td_ir_tcgen05_st(td_ir *ir, const td_ir_tmem_ldst *t);
 
 /*
- * tcgen05.cp.cta_group::1.SHAPE [taddr], sdesc (shared -> tensor memory,
- * issued by one thread, asynchronous: the caller orders it with
- * tcgen05.commit on an mbarrier, as TVM leaves it).  SHAPE is one of
- * td_ir_tcgen05_cp_shape's: 128 rows of 256 or 128 bits, row r into lane
- * r.  The destination is the 32-bit `column` of `tmem` (from its base
- * address NAME_taddr, lane 0).  The source is the shared matrix at `smem`
- * (16-byte aligned) in the no-swizzle core-matrix arrangement the shared
- * memory descriptor names: rows of 16 bytes, 8-row groups `sbo` 16-byte
- * units apart, a 256-bit row's second 16 bytes `lbo` units after its
- * first (0 for 128-bit rows).  `desc` names the descriptor in TIRx (TVM
- * encodes one per (buffer, lbo, sbo) at shared address 0 and patches the
- * start address per copy); `first` makes the TIRx printer encode it.
+ * tcgen05.cp.cta_group::G.SHAPE[.MULTICAST] [taddr], sdesc (shared ->
+ * tensor memory, issued by one thread, asynchronous: the caller orders it
+ * with tcgen05.commit on an mbarrier, as TVM leaves it).  SHAPE is one of
+ * td_ir_tcgen05_cp_shape's (PTX ISA 9.7.16.9.2): 128x256b and 128x128b
+ * (row r into lane r), 4x256b (row r into lane 32r), 64x128b with
+ * .warpx2::02_13 or .warpx2::01_23 and 32x128b with .warpx4 (replicated
+ * into warp pairs / all four warps; td_ir_tcgen05_cp_multicast names the
+ * qualifier).  The destination is `column`, an offset from the tmem
+ * buffer's base address NAME_taddr: the 32-bit column plus the lane in
+ * bits 16-31.  The source is the shared matrix at `smem` (16-byte
+ * aligned) that the shared memory descriptor names: 8-row core matrices
+ * of 16-byte units, 8-row groups `sbo` 16-byte units apart, a 256-bit
+ * row's second unit `lbo` units after its first (0 for 128-bit rows; 1
+ * with a swizzle), and `swizzle` TVM's mode (0 none, 1, 2, 3: the 32-,
+ * 64- and 128-byte swizzles).  `cta_group` is 1 or 2 (0 reads as 1): 2 is
+ * the CTA-pair form, issued by one CTA of the pair for both.  `desc` names
+ * the descriptor in TIRx (TVM encodes one per (lbo, sbo, swizzle) at
+ * shared address 0 and patches the start address per copy); `first`
+ * makes the TIRx printer encode it.
  */
 typedef enum td_ir_cp_shape {
     TD_IR_CP_128X256B,
     TD_IR_CP_128X128B,
+    TD_IR_CP_4X256B,
+    TD_IR_CP_64X128B_02_13,
+    TD_IR_CP_64X128B_01_23,
+    TD_IR_CP_32X128B_WARPX4,
     TD_IR_CP_SHAPE_COUNT
 } td_ir_cp_shape;
 TD_API const char *td_ir_tcgen05_cp_shape(td_ir_cp_shape s); /* "128x256b" */
+/* The shape's multicast qualifier ("warpx4"), "" when it has none. */
+TD_API const char *td_ir_tcgen05_cp_multicast(td_ir_cp_shape s);
 
 typedef struct td_ir_tmem_cp {
     const td_ir_buf *tmem;
@@ -739,6 +752,8 @@ typedef struct td_ir_tmem_cp {
     td_ir_addr smem;
     td_ir_cp_shape shape;
     int lbo, sbo;           /* 16-byte units, below 2^14 */
+    int swizzle;            /* 0..3 */
+    int cta_group;          /* 0 or 1: cta_group::1; 2: cta_group::2 */
     const char *desc;       /* TIRx descriptor name (the IR copies it) */
     bool first;
 } td_ir_tmem_cp;

@@ -85,8 +85,10 @@ TD_API int td_exec_scope_parse(const char *s, td_exec_scope *out);
 
 /* ---- TileLayout ------------------------------------------------------ */
 
-/* Layout axes: TD_AXIS_M is the memory (register) axis, the rest are thread
- * or block axes. */
+/* Layout axes: TD_AXIS_M is the memory (register) axis, TLane and TCol the
+ * two axes of tensor memory (sm_100: 128 lanes of 32-bit columns; only a
+ * tmem buffer's layout names them, the column in elements), the rest are
+ * thread or block axes. */
 #define TD_AXIS_MAP(X)                                                         \
     X(M, "m", 0)                                                               \
     X(LANEID, "laneid", 1)                                                     \
@@ -100,7 +102,9 @@ TD_API int td_exec_scope_parse(const char *s, td_exec_scope *out);
     X(BZ, "bz", 1)                                                             \
     X(CBX, "cbx", 1)                                                           \
     X(CBY, "cby", 1)                                                           \
-    X(CBZ, "cbz", 1)
+    X(CBZ, "cbz", 1)                                                           \
+    X(TLANE, "TLane", 0)                                                       \
+    X(TCOL, "TCol", 0)
 
 typedef enum td_axis {
 #define TD__AX_ENUM(id, name, thr) TD_AXIS_##id,
