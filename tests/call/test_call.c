@@ -349,7 +349,7 @@ static void test_layouts_in_calls(void **state)
               "dst: A[0:1]\nsrc: A\n",
               TD_EPARSE, 8, 19,
               "unknown layout axis 'q' (expected one of: m, laneid, warpid, "
-              "tx, wgid, tid_in_wg, wid_in_wg, bx, by, bz, cbx, cby, cbz)");
+              "tx, wgid, tid_in_wg, wid_in_wg, bx, by, bz, cbx, cby, cbz, TLane, TCol)");
 }
 
 static void test_axes_helper(void **state)

@@ -525,20 +525,57 @@ static void test_tcgen05_cp(void **state)
     char *b = print(ir, TD_LANG_CUDA, &p);
     assert_string_equal(b, "for (int k = 0; k < 2; ++k) {\n"
                            "  td_tcgen05_cp_128x256b(Tm_taddr + k * 8, "
-                           "As_ptr + k * 2048, 8, 16);\n"
+                           "As_ptr + k * 2048, 8, 16, 0);\n"
                            "}\n");
     has(p, "\"tcgen05.cp.cta_group::1.128x256b [%0], %1;\"\n"
            "      : : \"r\"(taddr), \"l\"(desc) : \"memory\");");
-    has(p, "(unsigned long long)(sbo & 0x3FFF) << 32 | 1ull << 46;");
+    has(p, "(unsigned long long)(sbo & 0x3FFF) << 32 | 1ull << 46 |\n"
+           "      (unsigned long long)(layout & 7) << 61;");
     has(p, "__builtin_trap(); /* tensor memory: no host stand-in */");
     assert_null(strstr(p, "td_emu_mbar_init"));
     td_free(b);
     td_free(p);
     td_ir_free(ir);
 
+    /* A multicast shape of the CTA pair with a 128-byte swizzle: the
+     * qualifier in the instruction and in TIRx, the pair in the helper's
+     * name, the layout type 2 (TVM's mode 3) as the helper's argument and
+     * the mode in TIRx's encode; a lane base in the address's bits 16-31. */
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "Tm", TD_BF16, "tmem", 2, (int64_t[]){64, 8});
+    a = td_ir_buffer(ir, "As", TD_BF16, "shared", 2, (int64_t[]){64, 64});
+    td_ir_tcgen05_cp(ir, &(td_ir_tmem_cp){
+                             .tmem = t, .column = td_int(ir, 4 + (3 << 16)),
+                             .smem = {a, td_int(ir, 8)},
+                             .shape = TD_IR_CP_64X128B_02_13, .lbo = 0,
+                             .sbo = 64, .swizzle = 3, .cta_group = 2,
+                             .desc = "cp_desc", .first = true});
+    b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(b, "td_tcgen05_cp_cg2_64x128b_warpx2_02_13(Tm_taddr "
+                           "+ 196612, As_ptr + 8, 0, 64, 2);\n");
+    has(p, "\"tcgen05.cp.cta_group::2.64x128b.warpx2::02_13 [%0], %1;\"");
+    td_free(b);
+    td_free(p);
+    expect(ir, TD_LANG_TIRX,
+           "cp_desc = T.alloc_buffer((1,), \"uint64\", scope=\"local\")\n"
+           "T.cuda.tcgen05.encode_matrix_descriptor(cp_desc.data, "
+           "T.reinterpret(\"handle\", T.uint64(0)), 0, 64, 3)\n"
+           "T.ptx.tcgen05(Tm_taddr + T.Cast(\"uint32\", 196612), cp_desc & "
+           "~T.uint64(16383) | T.Cast(\"uint64\", "
+           "T.cuda.cvta_generic_to_shared(T.ptr_byte_offset(T.address_of("
+           "As[0, 0]), 16, T.type_annotation(\"bfloat16\"))) >> "
+           "T.uint32(4) & T.uint32(16383)), \"cp\", \"cta_group::2\", "
+           "\"64x128b\", \"warpx2::02_13\", \"\", \"\", \"\")\n");
+    td_ir_free(ir);
+    assert_string_equal(td_ir_tcgen05_cp_multicast(TD_IR_CP_32X128B_WARPX4),
+                        "warpx4");
+    assert_string_equal(td_ir_tcgen05_cp_shape(TD_IR_CP_4X256B), "4x256b");
+    assert_null(td_ir_tcgen05_cp_multicast(TD_IR_CP_SHAPE_COUNT));
+
     /* refusals: a non-tmem destination, a non-shared source, a shape out
-     * of range, an SBO past 14 bits, no descriptor name, no column */
-    for (int i = 0; i < 6; i++) {
+     * of range, an SBO past 14 bits, no descriptor name, no column, a
+     * swizzle mode past 3, a CTA group past 2 */
+    for (int i = 0; i < 8; i++) {
         ir = td_ir_new();
         t = td_ir_buffer(ir, "Tm", TD_F16, i == 0 ? "shared" : "tmem", 2,
                          (int64_t[]){128, 32});
@@ -551,6 +588,8 @@ static void test_tcgen05_cp(void **state)
                                  .shape = i == 2 ? TD_IR_CP_SHAPE_COUNT
                                                  : TD_IR_CP_128X128B,
                                  .sbo = i == 3 ? 1 << 14 : 8,
+                                 .swizzle = i == 6 ? 4 : 0,
+                                 .cta_group = i == 7 ? 3 : 1,
                                  .desc = i == 4 ? "" : "cp_desc"});
         assert_int_equal(td_ir_status(ir), TD_EINVAL);
         td_ir_free(ir);
