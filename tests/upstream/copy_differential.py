@@ -172,8 +172,12 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                          "has no tensor memory; tiledispatch declines below sm_100a"),
     "tcgen05_cp_unknown_key": ("A3", "TVM ignores config keys smem->tmem does not read; "
                                "tiledispatch refuses them"),
-    "tcgen05_cp_cta_group2": ("-", "the CTA-pair form (cta_group=2) is not ported: "
-                              "tiledispatch declines it"),
+    "tcgen05_cp_cta2_no_cluster": ("-", "TVM emits tcgen05.cp.cta_group::2 in a kernel "
+                                   "launched without clusters (no CTA pair exists); "
+                                   "tiledispatch declines cta_group 2 without a cluster "
+                                   "of an even number of CTAs"),
+    "tcgen05_cp_cta2_odd_cluster": ("-", "TVM emits tcgen05.cp.cta_group::2 in a cluster of "
+                                    "3 CTAs (the third has no pair); declined"),
     # copy_async (dsmem): docs/copy_async.md's dsmem deviations.
     "dsmem_sm80": ("A5", "dsmem has no arch check: TVM dispatches it for sm_80 and the module "
                    "holds mapa and cp.async.bulk.shared::cluster, which sm_80 lacks; declined"),
@@ -361,6 +365,8 @@ def tvm_copy(spec: dict, dm) -> tuple[str, set | None, str, float]:
 
     dm._record_impls()
     dm._CHOSEN.clear()
+    _hook_cp_plan()
+    _CP_PLAN.clear()
     t = time.perf_counter()
     why = ""
     ptx = None
@@ -383,6 +389,76 @@ def tvm_copy(spec: dict, dm) -> tuple[str, set | None, str, float]:
         else:
             got, why = "no match", dm._tvm_reasons(e)
     return got, ptx, why, time.perf_counter() - t
+
+
+# smem->tmem's lowering, compared where both choose it: the plan TVM's
+# planner returned (tcgen05_cp._build_plan, recorded as the dispatch calls
+# it; TVM's later pass fails on the harness's tmem address, so its CUDA is
+# not known) against the copies tiledispatch's CUDA issues: the shape and
+# multicast, the CTA group, the descriptor's LBO, SBO and swizzle mode, and
+# the set of (tmem address offset, shared byte offset) of the copies.
+_CP_PLAN: list = []
+_CP_LAYOUT_MODE = {0: 0, 6: 1, 4: 2, 2: 3}   # descriptor layout type -> TVM's mode
+_CP_CALL = re.compile(r"^td_tcgen05_cp(_cg2)?_(\w+?)\((\w+)_taddr(?: \+ (\d+))?, "
+                      r"(\w+)_ptr(?: \+ (\d+))?, (\d+), (\d+), (\d+)\);$", re.M)
+
+
+def _hook_cp_plan():
+    from tvm.backend.cuda.tile_primitive.copy_async import tcgen05_cp as cp
+
+    if getattr(cp, "_td_hooked", False):
+        return
+    inner = cp._build_plan
+
+    def build_plan(op_call, _inner=inner):
+        plan = _inner(op_call)
+        from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+        op = TilePrimitiveCall.downcast(op_call)
+        copies = set()
+        total = 1
+        for n, _s, _t in plan["middle_iters"]:
+            total *= n
+        for flat in range(total):
+            t_off = s_off = 0
+            div = 1
+            for n, s_step, t_step in plan["middle_iters"]:
+                idx = (flat // div) % n
+                div *= n
+                t_off += idx * t_step
+                s_off += idx * s_step
+            copies.add((int(plan["t_addr_off"]) + t_off,
+                        (int(plan["init_off_16B"]) + s_off) * 16))
+        mc = plan["multicast"]
+        _CP_PLAN.append((plan["shape"] + ("_" + mc.replace("::", "_") if mc else ""),
+                         int(op.config.get("cta_group", 1)), int(plan["LDO_field"]),
+                         int(plan["SDO_field"]), int(plan["swizzle_mode"]),
+                         tuple(sorted(copies))))
+        return plan
+
+    cp._build_plan = build_plan
+    cp._td_hooked = True
+
+
+def ours_cp_plan(reg: td.Registry, path: Path):
+    """tiledispatch's smem->tmem copies, as _CP_PLAN holds TVM's."""
+    call = td.Call.from_yaml(path)
+    text = reg.dispatch(call).emit("cuda")
+    spec = dm_read_spec(path)
+    sizes = {n: {"float32": 4, "bfloat16": 2, "float16": 2}.get(b["dtype"], 1)
+             for n, b in spec["buffers"].items()}
+    copies, key = set(), None
+    for m in _CP_CALL.finditer(text):
+        key = (m.group(2), 2 if m.group(1) else 1, int(m.group(7)), int(m.group(8)),
+               _CP_LAYOUT_MODE.get(int(m.group(9)), -1))
+        copies.add((int(m.group(4) or 0), int(m.group(6) or 0) * sizes[m.group(5)]))
+    return None if key is None else key + (tuple(sorted(copies)),)
+
+
+def dm_read_spec(path: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load(path.read_text())
 
 
 def ours_copy(reg: td.Registry, path: Path) -> tuple[str, set | None]:
@@ -456,6 +532,7 @@ def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int,
     spent = []
     crashed = 0
     stale: list = []   # listed deviations where TVM agrees after all
+    plans = [0, 0]     # smem->tmem cases both lowered; same plan
     for f in files:
         expect, access = read_header(f)
         ours, ours_ptx = ours_copy(reg, f)
@@ -476,6 +553,15 @@ def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int,
         same_variant = theirs == ours or (theirs == "no match" and refused)
         same_access = (not same_variant or theirs == "no match" or why
                        or their_ptx == ours_ptx)
+        if same_variant and ours == "smem->tmem" and _CP_PLAN:
+            # The lowering, where TVM's CUDA is not known.
+            mine = ours_cp_plan(reg, f)
+            plans[0] += 1
+            if mine == _CP_PLAN[-1]:
+                plans[1] += 1
+            else:
+                same_access = False
+                why = f"plans differ: td {mine}; tvm {_CP_PLAN[-1]}"
         agree = same_variant and bool(same_access)
         if access is not None and their_ptx is not None and not why:
             # A listed deviation's line pins tiledispatch's access.
@@ -529,6 +615,9 @@ def run(files: list, reg: td.Registry, dm, markdown: bool = False) -> tuple[int,
     summary.append(f"copy access lines: TVM lowered {access_line[0]} cases that have one; "
                    f"TVM's instructions equal the line in {access_line[1]} (listed "
                    f"deviations: the line is tiledispatch's)")
+    summary.append(f"copy smem->tmem lowerings: both lowered {plans[0]} cases; the same "
+                   f"copies (shape, CTA group, LBO, SBO, swizzle, tmem and shared offsets) "
+                   f"in {plans[1]}")
     summary.append(f"copy: TVM selected a variant, then failed in its own pipeline (counted "
                    f"as refusing): {crashed}")
     unexplained += access_line[0] - access_line[1]

@@ -102,7 +102,8 @@ def write(name, frm, expect, case, error=None, acc=None, note=None, cluster=None
         lines.append(f"# access: {acc}")
     lines += ["op: copy_async", "target: cuda", "arch: sm_100a", "scope: thread"]
     if cluster:
-        lines.append(f"launch: {{cluster: [{cluster}]}}")
+        n = int(cluster.split(",")[0])
+        lines.append(f"launch: {{threadIdx.x: 128, blockIdx.x: {n}, cluster: [{cluster}]}}")
     lines += ["buffers:",
               f"  Tm: {{scope: tmem, dtype: {case['dtype']}, shape: {case['t_shape']}{t_lay}}}",
               f"  As: {{scope: shared, dtype: {case['dtype']}, shape: {case['s_shape']}, "
