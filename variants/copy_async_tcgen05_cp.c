@@ -258,8 +258,10 @@ static int plan_shape(const td_call *call, int i, int cta_group, cp_plan *p,
     short slot[CP_SLOTS];
     for (int k = 0; k < CP_SLOTS; k++)
         slot[k] = -1;
-    if (seen == NULL)
-        CP_FAIL("smem->tmem: out of memory");
+    if (seen == NULL) {
+        rc = TD_ENOMEM;
+        goto done;
+    }
 
     /* F.1: each element's copy, row and column within the atom. */
     td_lay_swz z = {0};
@@ -558,10 +560,13 @@ static int plan_cp(const td_call *call, cp_plan *p, td_reason *why)
         if (mc != NULL && strcmp(shapes[i].multicast, mc) != 0)
             continue;
         td_reason one;
-        if (plan_shape(call, i, cta_group, p, &one) == 0) {
+        int rc = plan_shape(call, i, cta_group, p, &one);
+        if (rc == 0) {
             p->cta_group = cta_group;
             return 0;
         }
+        if (rc != TD_EDECLINED)
+            return rc;
         /* TVM puts each on its own line; a reason is one line here, and
          * a replica mismatch (the tmem layout declares another shape's
          * lanes) is said in two words so that the others fit. */
