@@ -123,6 +123,19 @@ bool td__copy_valid(const td_call *call, td_reason *why)
         return false;
     }
     const td_buffer *s = td__copy_src(call), *d = td__copy_dst(call);
+    /* A tmem buffer with a layout (lanes replicated or scattered, which
+     * only smem->tmem plans) is not the datapath D the copies that take
+     * this check read tensor memory as. */
+    const td_buffer *t = strcmp(s->scope, "tmem") == 0   ? s
+                         : strcmp(d->scope, "tmem") == 0 ? d
+                                                         : NULL;
+    if (t != NULL && t->has_layout) {
+        td_reason_set(why,
+                      "validate_copy_op failed: tmem buffer %.*s has a "
+                      "layout other than datapath D",
+                      (int)strnlen(t->name, TD_NAME_MAX), t->name);
+        return false;
+    }
     int64_t de[TD_MAX_RANK], se[TD_MAX_RANK];
     int dn = td__copy_squeeze(&call->dst, de, NULL);
     int sn = td__copy_squeeze(td__copy_src_region(call), se, NULL);
