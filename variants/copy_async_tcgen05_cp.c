@@ -72,15 +72,13 @@ static void cp_note(const td_call *call, const td_cp_plan *p, td_reason *why)
     if (p->cta_group == 2) {
         td_reason_set(why,
                       "tcgen05.cp.cta_group::2 is asynchronous and "
-                      "pair-collective: one thread of one CTA of each pair "
-                      "issues it (TVM's callers: the even CTA, cbx == 0) and "
-                      "each CTA copies its own %.*s into its own %.*s; the "
-                      "issuer commits it (tcgen05.commit.cta_group::2."
-                      "mbarrier::arrive::one.shared::cluster.multicast::"
-                      "cluster with mask 3) and both CTAs wait on that "
-                      "barrier before %.*s is read; %.*s_taddr is the base "
-                      "address tcgen05.alloc.cta_group::2 wrote, and %.*s "
-                      "is %s (the descriptor holds address >> 4)",
+                      "pair-collective: one thread of one CTA of the pair "
+                      "(TVM's: cbx == 0) issues it and each CTA copies its "
+                      "own %.*s into its own %.*s; the issuer commits it "
+                      "(tcgen05.commit.cta_group::2...multicast::cluster, "
+                      "mask 3) and both CTAs wait before reading %.*s; "
+                      "%.*s_taddr is what tcgen05.alloc.cta_group::2 wrote; "
+                      "%.*s stays unwritten until then and is %s",
                       sn, sb->name, tn, tb->name, tn, tb->name, tn, tb->name,
                       sn, sb->name, align);
         return;
