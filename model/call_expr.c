@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 
 /* The keys whose string values are expressions. */
 static const char *const expr_keys[] = {"predicate", "mbar", "remote_cta_id",

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 
 /* Reads an identifier-like name (op, target, dispatch). */
 static int cl_name(td__cl *c, const td_ynode *n, const char *what, char *out,

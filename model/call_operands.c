@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 
 /* A message about operand `label` ("srcs[2]", "extras.bias"):
  * "LABEL: MESSAGE" at node n. */

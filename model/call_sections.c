@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 
 /* The largest element count of one buffer (2^40): larger buffers cannot be
  * staged by any kernel and products beyond it could overflow later. */

@@ -4,7 +4,7 @@
  * region accessors and saturating sizes (region.c), the reserved names and
  * the identifier check (names.c), and helpers for the fixed-size name
  * fields.  The TileLayout model is in layout.h; the call loader's pieces
- * share call_load.h, private to this folder.
+ * share call_reader.h, private to this folder.
  */
 #ifndef TILEDISPATCH_MODEL_H
 #define TILEDISPATCH_MODEL_H

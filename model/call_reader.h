@@ -7,8 +7,8 @@
  * its part of c->call and returns 0, or the first problem as a negative
  * TD_E* code with the diagnostic (FILE:LINE:COL) in the document's diag.
  */
-#ifndef TILEDISPATCH_CALL_LOAD_H
-#define TILEDISPATCH_CALL_LOAD_H
+#ifndef TILEDISPATCH_CALL_READER_H
+#define TILEDISPATCH_CALL_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
