@@ -106,8 +106,10 @@ static int gemm_bool(td__cl *c, const td_ynode *root, const char *key,
     return 0;
 }
 
-/* alpha or beta: a number, read as a float32 literal (upstream's default
- * dtype for them); `dflt` when absent. */
+/* alpha or beta: a number; an integer is an int32 literal and any other
+ * number a float32 literal, the constants TVMScript makes of a Python int
+ * and float (upstream's defaults 1.0 and 0.0 are floats); `dflt` when
+ * absent. */
 static int gemm_scalar(td__cl *c, const td_ynode *root, const char *key,
                        double dflt, td_operand *out)
 {
@@ -119,7 +121,9 @@ static int gemm_scalar(td__cl *c, const td_ynode *root, const char *key,
         out->value = dflt;
         return 0;
     }
-    return td__cl_literal(c, n, key, TD_F32, out);
+    td_dtype dt = td__yclass(n, NULL, NULL, NULL) == TD_YT_INT ? TD_I32
+                                                               : TD_F32;
+    return td__cl_literal(c, n, key, dt, out);
 }
 
 int td__cl_gemm(td__cl *c, const td_ynode *root)

@@ -108,8 +108,8 @@ int td__cl_form_keys(td__cl *c, const td_ynode *root);
 
 /* A gemm call's a, b and c (srcs[0..2], all three required) and its
  * literals (transpose_A, transpose_B: booleans, default false; alpha,
- * beta: numbers read as float32, default 1 and 0).  The buffers must be
- * loaded. */
+ * beta: numbers, int32 when written as integers, else float32; default
+ * float32 1 and 0).  The buffers must be loaded. */
 int td__cl_gemm(td__cl *c, const td_ynode *root);
 
 #endif

@@ -160,6 +160,9 @@ static void sc_gemm_args(td_sbuf *o, const td_call *call)
             td__sbuf_printf(o, "T.float32(");
             sc_tvm_float(o, l->value);
             td__sbuf_printf(o, ")");
+        } else if (l->kind == TD_OPERAND_LITERAL && l->dtype == TD_I32) {
+            /* TVMScript prints an int32 constant bare. */
+            td__sbuf_printf(o, "%lld", (long long)l->ivalue);
         } else {
             sc_operand(o, call, l);
         }

@@ -912,7 +912,11 @@ static void test_gemm_call(void **state)
     assert_int_equal(call->alpha.kind, TD_OPERAND_LITERAL);
     assert_int_equal(call->alpha.dtype, TD_F32);
     assert_true(call->alpha.value == 1.0);
+    /* An integer is an int32 literal (TVMScript's constant of a Python
+     * int); its value is in both fields. */
     assert_int_equal(call->beta.kind, TD_OPERAND_LITERAL);
+    assert_int_equal(call->beta.dtype, TD_I32);
+    assert_int_equal(call->beta.ivalue, 1);
     assert_true(call->beta.value == 1.0);
     assert_int_equal(call->beta.pos.line, 14);
     assert_int_equal(call->nconfig, 1);
@@ -921,7 +925,7 @@ static void test_gemm_call(void **state)
     assert_int_equal(call->config[0].pos.col, 13);
     static const char want[] =
         "Tx.warp.gemm(D[1:2, 0:16, 0:8], A[16:32, 0:16], B[0:16, 0:8], "
-        "C[0:16, 0:8], False, True, T.float32(1.0), T.float32(1.0), x=1)";
+        "C[0:16, 0:8], False, True, T.float32(1.0), 1, x=1)";
     assert_script(call, want);
     char buf[512];
     td_call_format_script_as(call, TD_SCRIPT_REDUCTION, buf, sizeof buf);

@@ -355,9 +355,10 @@ typedef struct td_call {
      * transpose_B, alpha, beta): D = alpha * op(A) @ op(B) + beta * C).
      * D is dst and A, B, C are srcs[0], srcs[1], srcs[2] (call-file keys
      * a, b, c); A is [M, K], or [K, M] when transpose_a; B is [K, N], or
-     * [N, K] when transpose_b.  alpha and beta are float32 literals (1
-     * and 0 when not written, upstream's defaults); kind NONE in the
-     * calls of other ops. */
+     * [N, K] when transpose_b.  alpha and beta are literals: int32 when
+     * written as an integer, else float32 (TVMScript's constants of a
+     * Python int and float); float32 1 and 0 when not written (upstream's
+     * defaults 1.0 and 0.0).  Kind NONE in the calls of other ops. */
     bool transpose_a;
     bool transpose_b;
     td_operand alpha;
@@ -438,9 +439,9 @@ TD_API int64_t td_region_size(const td_region *r);
  * A gemm call prints upstream's Tx.gemm form whatever the form asked:
  * "Tx.warp.gemm(D[0:16, 0:8], A[0:16, 0:16], B[0:16, 0:8], C[0:16, 0:8],
  * False, False, T.float32(1.0), T.float32(0.0))": D, A, B, C, then
- * transpose_A, transpose_B, alpha and beta positionally, the float32
- * literals as TVMScript prints them (integral values with ".0", others
- * with 17 significant digits).
+ * transpose_A, transpose_B, alpha and beta positionally, the literals as
+ * TVMScript prints them (an int32 bare; a float32 integral value with
+ * ".0", any other with 17 significant digits).
  *
  * All end with dispatch= and the config entries as keywords.  Returns the
  * length of the whole text (as snprintf; buf may be NULL when cap is 0).
