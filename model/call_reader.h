@@ -91,4 +91,25 @@ int td__cl_srcs(td__cl *c, const td_ynode *n);
  * loaded (a bare number takes the dst buffer's dtype). */
 int td__cl_extras(td__cl *c, const td_ynode *n);
 
+/* A number written as a plain scalar, as a literal of dtype dt (the
+ * rules of a bare number among `srcs`: within the dtype's range, .inf,
+ * -.inf and .nan for floats); anything else is an error "LABEL: must be a
+ * number (a DT literal), not T". */
+int td__cl_literal(td__cl *c, const td_ynode *n, const char *label,
+                   td_dtype dt, td_operand *out);
+
+/* ---- gemm's form (call_gemm.c) ------------------------------------------ */
+
+/* Refuses, at the first such key of the mapping root, a key of gemm's
+ * form (a, b, c, transpose_A, transpose_B, alpha, beta) in the call of
+ * another op, and a key of the other ops' operands (src, srcs, extras,
+ * axes, accum) in a gemm call.  call->op must be loaded. */
+int td__cl_form_keys(td__cl *c, const td_ynode *root);
+
+/* A gemm call's a, b and c (srcs[0..2], all three required) and its
+ * literals (transpose_A, transpose_B: booleans, default false; alpha,
+ * beta: numbers, int32 when written as integers, else float32; default
+ * float32 1 and 0).  The buffers must be loaded. */
+int td__cl_gemm(td__cl *c, const td_ynode *root);
+
 #endif

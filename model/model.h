@@ -99,6 +99,11 @@ bool td__is_reserved_name(const char *s);
  * call file gives buffers, scalars, config keys and launch symbols. */
 bool td__is_ident(const char *s, bool digit_start);
 
+/* Whether op's calls take gemm's form (call_gemm.c): operands dst, a, b,
+ * c and the literals transpose_A, transpose_B, alpha, beta; the loader
+ * and td_call_format_script ask. */
+bool td__gemm_form(const char *op);
+
 /* Saturating product a * b of non-negative values. */
 int64_t td__mul_sat(int64_t a, int64_t b);
 
