@@ -5,7 +5,8 @@
  * stand-in's td_emu_mma_* in a host build against it (TD_EMU: the
  * stand-in runs a thread per lane and the function meets the warp's 32
  * lanes), and a trap in any other host build (one thread cannot stand in
- * for a warp).  TIRx: TVM's positional T.ptx.mma.  The expressions are
+ * for a warp).  TIRx: TVM's positional T.ptx.mma, as TVM prints it back
+ * (tests/upstream/mma_tirx.py parses it with TVM).  The expressions are
  * written by the calling printer through td__async_out.
  */
 #include <string.h>
@@ -171,7 +172,8 @@ void td__cuda_mma_prelude(td_buf *o, const td__cuda_needs *need)
 /* Register i of operand o in TIRx: D.local()[i] (the lane's storage, as
  * TVM's gemm names it), A.local().view("uint32")[i] for a word of
  * narrower (or other 32-bit) elements; a scratch array is its own
- * storage. */
+ * storage.  TVM's T.ptx.mma takes every register but a float32 C / D as
+ * uint32, int32 accumulators too (its mma_int operands). */
 static void tirx_reg(const td__async_out *o, const td__mma *x, int op,
                      int i, bool word)
 {
@@ -192,14 +194,19 @@ void td__tirx_mma(const td__async_out *o, const td__stmt *s)
     for (int op = 0; op < 4; op++) {
         bool word;
         int n = count(f, op, &word);
+        word |= f->cd == TD_I32;
         for (int i = 0; i < n; i++) {
             if (op > 0 || i > 0)
                 td__buf_puts(o->line, ", ");
             tirx_reg(o, x, op, i, word);
         }
     }
+    /* The integer form has TVM's optional slots satfinite (before the
+     * types), bitop and popc (after them), all empty. */
+    bool in = f->cd == TD_I32;
     td__buf_printf(o->line,
                    ", \"sync\", \"aligned\", \"%s\", \"row\", \"col\", "
-                   "\"%s\", \"%s\", \"%s\", \"%s\", \"\")",
-                   f->shape, f->cd_ptx, f->ab_ptx, f->ab_ptx, f->cd_ptx);
+                   "%s\"%s\", \"%s\", \"%s\", \"%s\", \"\"%s)",
+                   f->shape, in ? "\"\", " : "", f->cd_ptx, f->ab_ptx,
+                   f->ab_ptx, f->cd_ptx, in ? ", \"\", \"\"" : "");
 }
