@@ -11,6 +11,17 @@ as tiledispatch printed it.  TVM prints each register's buffer view as a
 declaration of its own (`buffer_5 = buffer_4.view("uint32")`); those are
 folded back into the operand before comparing.
 
+Then, for one tile of every instruction kind (TVM's four and
+tiledispatch's own), TVM compiles that TIRx to CUDA for sm_90a
+(tvm.compile, the tirx pipeline: TVM's own PTX table writes the asm) and
+the CUDA must agree with tiledispatch's for the same IR: the same
+instruction text and operand constraints in the helper, and the same
+registers in the same order in the call (`((uint*)A_ptr)[1]` and
+`((unsigned int *)A_ptr)[1]` are both A's word 1); and TVM's CUDA of a
+2 x 2 x 3 tiling (its loops unrolled) issues 12 calls whose registers are
+those TVM's own gemm gives each tile (plan 1.5: D (m*Nt + n)*4 + i, A
+(m*Kt + k)*words + i, B (k*Nt + n)*words + i).
+
 usage: mma_tirx.py IR_GOLDEN CASES_DIR
 """
 import glob
@@ -85,6 +96,75 @@ def back(src):
     return out
 
 
+ASM = re.compile(r'asm volatile\("(mma\.sync[^"]*)"(.*?)\);', re.S)
+CONSTRAINT = re.compile(r'"(=?[a-z])"\(')
+CALL = re.compile(r"\b(?:td_ptx|tvm_builtin_ptx)_mma\w*\(([^;]*)\);")
+REG = re.compile(r"^(?:\(\((?:uint|unsigned int) ?\*\)(\w+)_ptr\)|"
+                 r"(\w+)_ptr)\[(\d+)\]$")
+
+
+def registers(args):
+    regs = []
+    for arg in args.split(","):
+        m = REG.match(arg.strip())
+        regs.append(f"{m.group(1) or m.group(2)}[{m.group(3)}]" if m
+                    else arg.strip())
+    return regs
+
+
+def cuda_view(text):
+    """(instruction, constraints, registers of the first call)."""
+    a = ASM.search(text)
+    c = CALL.search(text[a.end():] if a else text)
+    if a is None or c is None:
+        return None
+    return a.group(1), CONSTRAINT.findall(a.group(2)), registers(c.group(1))
+
+
+def tvm_cuda(hook, args):
+    """tiledispatch's golden text of args, and TVM's CUDA of its TIRx."""
+    out = subprocess.run([hook] + args, check=True, capture_output=True,
+                         text=True).stdout
+    tirx = out.split("== tirx\n")[1].split("== cuda\n")[0]
+    src = head(args) + textwrap.indent(tirx, "    ")
+    func = tvm.script.from_source(src, extra_vars={"T": T, "Axis": Axis},
+                                  check_well_formed=False)
+    tgt = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    with tgt:
+        mod = tvm.compile(tvm.IRModule({"main": func}), target=tgt,
+                          tir_pipeline="tirx")
+    return out, mod.mod.imports[0].inspect_source()
+
+
+def tiled_calls(hook, kind, mt=2, nt=2, kt=3):
+    """TVM's calls of an mt x nt x kt tiling (its unrolled loops), and the
+    registers TVM's gemm gives tile (m, n, k), in that order: D / C
+    (m*nt + n)*regs + i, A (m*kt + k)*words + i, B (k*nt + n)*words + i."""
+    _, cuda = tvm_cuda(hook, ["mma", kind, str(mt), str(nt), str(kt), "C"])
+    got = [registers(c) for c in CALL.findall(cuda)]
+    ab, cd, k = KINDS[kind]
+    bits = {"float32": 32, "float16": 16, "bfloat16": 16}.get(ab, 8)
+    aw, bw = 16 * k * bits // 1024, k * 8 * bits // 1024
+    nc = 2 if cd == "float16" else 4
+    want = []
+    for m in range(mt):
+        for n in range(nt):
+            for kk in range(kt):
+                t = m * nt + n
+                want.append([f"D[{t * nc + i}]" for i in range(nc)] +
+                            [f"A[{(m * kt + kk) * aw + i}]" for i in range(aw)] +
+                            [f"B[{(kk * nt + n) * bw + i}]" for i in range(bw)] +
+                            [f"C[{t * nc + i}]" for i in range(nc)])
+    return got, want
+
+
+def compiled_by_tvm(hook, kind):
+    """TVM's CUDA and ours for one tile of kind (C a buffer of its own)."""
+    args = ["mma", kind, "1", "1", "1", "C"]
+    out, cuda = tvm_cuda(hook, args)
+    return cuda_view(cuda), cuda_view(out.split("== cuda\n")[1])
+
+
 def main():
     hook, cases = sys.argv[1], sys.argv[2]
     files = sorted(glob.glob(os.path.join(cases, "ir_mma_*.ir")))
@@ -115,7 +195,30 @@ def main():
             print(f"ok   {name}")
     print(f"{len(files)} cases, {total} statements parsed by TVM "
           f"{tvm.__version__}; {bad} printed back differently")
-    return 1 if bad or not files else 0
+    differ = 0
+    for kind in KINDS:
+        try:
+            theirs, ours = compiled_by_tvm(hook, kind)
+        except Exception as e:  # a compile error is a failure, with its text
+            print(f"FAIL {kind}: TVM does not compile it: {str(e)[-800:]}")
+            differ += 1
+            continue
+        if theirs is None or theirs != ours:
+            differ += 1
+            print(f"FAIL {kind}: TVM's CUDA differs\n  tvm:  {theirs}\n"
+                  f"  ours: {ours}")
+            continue
+        got, want = tiled_calls(hook, kind)
+        if got != want:
+            differ += 1
+            print(f"FAIL {kind}: TVM's calls of the 2 x 2 x 3 tiling "
+                  f"(ours through TVM) are not TVM gemm's registers\n"
+                  f"  tvm:  {got[:2]}\n  want: {want[:2]}")
+            continue
+        print(f"ok   {kind}: {ours[0].split()[0]}, {len(ours[2])} "
+              f"registers; 2 x 2 x 3 tiles: {len(got)} calls")
+    print(f"{len(KINDS)} kinds compiled by TVM; {differ} differ")
+    return 1 if bad or differ or not files else 0
 
 
 if __name__ == "__main__":
