@@ -495,10 +495,11 @@ typedef struct td__cuda_needs {
     unsigned mma;                 /* mma.sync helpers: bit td_mma_kind */
 } td__cuda_needs;
 
-/* What the async printers get from the printer that calls them: the line
- * being composed and the printer's expression writer (folds e and writes
- * it as an operand of a call, level 0, of `+`, level 1, or of `*`, level
- * 2), called back so that the async printers need none of its code. */
+/* What the async printers (and the mma printer, print_mma.c) get from
+ * the printer that calls them: the line being composed and the printer's
+ * expression writer (folds e and writes it as an operand of a call, level
+ * 0, of `+`, level 1, or of `*`, level 2), called back so that they need
+ * none of its code. */
 typedef struct td__async_out {
     td__pctx *p;
     td_buf *line;
