@@ -155,7 +155,8 @@ typedef enum td__skind {
     TD__S_VEC_LET,  /* var (lanes > 1) from nidx values: lanes or pairs */
     TD__S_VEC_STORE, /* buf, nidx, idx: the vector variable var at once */
     TD__S_PTX,      /* buf, nidx, idx (memory side), ptx (the rest) */
-    TD__S_ASYNC     /* async: a bulk copy or its synchronisation */
+    TD__S_ASYNC,    /* async: a bulk copy or its synchronisation */
+    TD__S_MMA       /* mma: one warp-level mma.sync (ir_mma.c) */
 } td__skind;
 
 /* The async nodes (ir_async.c), printed by print_cuda_async.c and
@@ -259,6 +260,15 @@ typedef struct td__ptx {
     const td_expr *pred;
 } td__ptx;
 
+/* An mma.sync (td_ir_mma, ir_mma.c): the kind and, per operand, the
+ * buffer and the info's count of register positions (D, A, B, C). */
+typedef struct td__mma {
+    td_mma_kind kind;
+    const td_ir_buf *buf[4];
+    const td_expr *const *reg[4];
+} td__mma;
+enum { TD__MMA_D, TD__MMA_A, TD__MMA_B, TD__MMA_C };
+
 /* The helper function's key: everything but the operands (what makes the
  * instruction), as a number below TD__PTX_KEYS. */
 #define TD__PTX_KEYS (1 << 19)
@@ -300,6 +310,8 @@ struct td__stmt {
     const td__ptx *ptx;
     /* ASYNC */
     const td__async *async;
+    /* MMA */
+    const td__mma *mma;
 };
 
 /* A name the IR handed out, to keep names unique. */
@@ -481,12 +493,14 @@ typedef struct td__cuda_needs {
     unsigned ptx[64];
     int nasync;                   /* async helpers, by td__async_key */
     unsigned async[64];
+    unsigned mma;                 /* mma.sync helpers: bit td_mma_kind */
 } td__cuda_needs;
 
-/* What the async printers get from the printer that calls them: the line
- * being composed and the printer's expression writer (folds e and writes
- * it as an operand of a call, level 0, of `+`, level 1, or of `*`, level
- * 2), called back so that the async printers need none of its code. */
+/* What the async printers (and the mma printer, print_mma.c) get from
+ * the printer that calls them: the line being composed and the printer's
+ * expression writer (folds e and writes it as an operand of a call, level
+ * 0, of `+`, level 1, or of `*`, level 2), called back so that they need
+ * none of its code. */
 typedef struct td__async_out {
     td__pctx *p;
     td_buf *line;
@@ -504,6 +518,14 @@ void td__cuda_async_prelude(td_buf *o, const td__cuda_needs *need);
  * (print_tirx_async.c), and the body's declarations of the IR's maps. */
 void td__tirx_async(const td__async_out *o, const td__stmt *s);
 void td__tirx_tmap_decls(td__pctx *p);
+
+/* The mma.sync node in each language (print_mma.c): the CUDA call into
+ * o->line (recording its helper in need), the helpers' text in kind
+ * order, and the TIRx statement into o->line. */
+void td__cuda_mma(const td__async_out *o, const td__stmt *s,
+                  td__cuda_needs *need);
+void td__cuda_mma_prelude(td_buf *o, const td__cuda_needs *need);
+void td__tirx_mma(const td__async_out *o, const td__stmt *s);
 
 /* Appends the includes and helpers of `need` to o (print_cuda_prelude.c). */
 void td__cuda_prelude(td_buf *o, const td__cuda_needs *need);

@@ -1022,6 +1022,9 @@ static void stmt(cuda *c, const td__stmt *s)
         td__cuda_async(&(td__async_out){p, &c->line, async_expr, c}, s,
                        &c->need);
         break;
+    case TD__S_MMA:
+        td__cuda_mma(&(td__async_out){p, &c->line, async_expr, c}, s, &c->need);
+        break;
     case TD__S_VEC_STORE: {
         const td_expr *idx[TD_MAX_RANK];
         if (!fold_idx(c, s->nidx, s->idx, idx))

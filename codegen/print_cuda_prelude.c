@@ -480,5 +480,6 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
     for (int i = 0; i < n; i++)
         td__ptx_helper(o, keys[i]);
     td__cuda_async_prelude(o, c);
+    td__cuda_mma_prelude(o, c);
 }
 

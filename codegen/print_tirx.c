@@ -908,6 +908,9 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
     case TD__S_ASYNC:
         td__tirx_async(&(td__async_out){p, &x->line, async_expr, x}, s);
         break;
+    case TD__S_MMA:
+        td__tirx_mma(&(td__async_out){p, &x->line, async_expr, x}, s);
+        break;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of
          * a helper named by the two pair types on the addresses of the

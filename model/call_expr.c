@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 
 /* The keys whose string values are expressions. */
 static const char *const expr_keys[] = {"predicate", "mbar", "remote_cta_id",
@@ -300,115 +300,81 @@ static int xp_unary(xp *p, int *out)
     return xp_found(p, "a number, a name or '('");
 }
 
-/* Products: *, / (or //, TVM's floor division) and %. */
-static int xp_term(xp *p, int *out)
-{
-    int rc = xp_unary(p, out);
-    for (;;) {
-        if (rc)
-            return rc;
-        xp_ws(p);
-        size_t at = p->pos;
-        char ch = p->s[at];
-        td_cx_op op = ch == '*'   ? TD_CX_MUL
-                      : ch == '/' ? TD_CX_DIV
-                      : ch == '%' ? TD_CX_MOD
-                                  : TD_CX_INT;
-        if (op == TD_CX_INT)
-            return 0;
-        p->pos += op == TD_CX_DIV && p->s[at + 1] == '/' ? 2 : 1;
-        int b;
-        if ((rc = xp_unary(p, &b)) != 0)
-            return rc;
-        rc = xp_binary(p, at, op, *out, b, out);
-    }
-}
-
-static int xp_sum(xp *p, int *out)
-{
-    int rc = xp_term(p, out);
-    for (;;) {
-        if (rc)
-            return rc;
-        xp_ws(p);
-        size_t at = p->pos;
-        char ch = p->s[at];
-        if (ch != '+' && ch != '-')
-            return 0;
-        p->pos++;
-        int b;
-        if ((rc = xp_term(p, &b)) != 0)
-            return rc;
-        rc = xp_binary(p, at, ch == '+' ? TD_CX_ADD : TD_CX_SUB, *out, b, out);
-    }
-}
-
-/* One comparison at most ("a < b < c" means nothing here). */
-static int xp_cmp(xp *p, int *out)
-{
-    int rc = xp_sum(p, out);
-    if (rc)
-        return rc;
-    xp_ws(p);
-    size_t at = p->pos;
-    const char *s = p->s + at;
+/* The binary operators by precedence, loosest first: each level's
+ * operands are expressions of the next level (the last level's are unary
+ * expressions), and its operators associate to the left, except a
+ * comparison, which takes one operator at most ("a < b < c" means nothing
+ * here).  Longer tokens come first; "<" and ">" are not the first half of
+ * a shift, which the grammar has not. */
+typedef struct {
+    const char *tok;
     td_cx_op op;
-    size_t w = 2;
-    if (s[0] == '<' && s[1] == '=')
-        op = TD_CX_LE;
-    else if (s[0] == '>' && s[1] == '=')
-        op = TD_CX_GE;
-    else if (s[0] == '=' && s[1] == '=')
-        op = TD_CX_EQ;
-    else if (s[0] == '!' && s[1] == '=')
-        op = TD_CX_NE;
-    else if (s[0] == '<' && s[1] != '<')
-        op = TD_CX_LT, w = 1;
-    else if (s[0] == '>' && s[1] != '>')
-        op = TD_CX_GT, w = 1;
-    else
-        return 0;
-    p->pos += w;
-    int b;
-    if ((rc = xp_sum(p, &b)) != 0)
-        return rc;
-    return xp_binary(p, at, op, *out, b, out);
+} xp_tok;
+
+static const xp_tok xp_or_ops[] = {{"||", TD_CX_OR}, {NULL, TD_CX_INT}};
+static const xp_tok xp_and_ops[] = {{"&&", TD_CX_AND}, {NULL, TD_CX_INT}};
+static const xp_tok xp_cmp_ops[] = {
+    {"<=", TD_CX_LE}, {">=", TD_CX_GE}, {"==", TD_CX_EQ}, {"!=", TD_CX_NE},
+    {"<", TD_CX_LT},  {">", TD_CX_GT},  {NULL, TD_CX_INT}};
+static const xp_tok xp_sum_ops[] = {
+    {"+", TD_CX_ADD}, {"-", TD_CX_SUB}, {NULL, TD_CX_INT}};
+/* "//" is TVM's floor division, "/" the same here. */
+static const xp_tok xp_term_ops[] = {{"//", TD_CX_DIV},
+                                     {"*", TD_CX_MUL},
+                                     {"/", TD_CX_DIV},
+                                     {"%", TD_CX_MOD},
+                                     {NULL, TD_CX_INT}};
+
+static const struct {
+    const xp_tok *ops;
+    bool once;
+} xp_levels[] = {
+    {xp_or_ops, false},  {xp_and_ops, false}, {xp_cmp_ops, true},
+    {xp_sum_ops, false}, {xp_term_ops, false},
+};
+enum { XP_LEVELS = sizeof xp_levels / sizeof *xp_levels };
+
+/* The operator of the level at p's position, its length in *w. */
+static const xp_tok *xp_match(const xp *p, size_t level, size_t *w)
+{
+    const char *s = p->s + p->pos;
+    for (const xp_tok *t = xp_levels[level].ops; t->tok; t++) {
+        size_t n = strlen(t->tok);
+        if (strncmp(s, t->tok, n) != 0)
+            continue;
+        if (n == 1 && (s[0] == '<' || s[0] == '>') && s[1] == s[0])
+            return NULL;
+        *w = n;
+        return t;
+    }
+    return NULL;
 }
 
-static int xp_and(xp *p, int *out)
+static int xp_level(xp *p, size_t level, int *out)
 {
-    int rc = xp_cmp(p, out);
-    for (;;) {
-        if (rc)
-            return rc;
+    if (level == XP_LEVELS)
+        return xp_unary(p, out);
+    int rc = xp_level(p, level + 1, out);
+    while (rc == 0) {
         xp_ws(p);
-        size_t at = p->pos;
-        if (p->s[at] != '&' || p->s[at + 1] != '&')
+        size_t at = p->pos, w = 0;
+        const xp_tok *t = xp_match(p, level, &w);
+        if (!t)
             return 0;
-        p->pos += 2;
+        p->pos += w;
         int b;
-        if ((rc = xp_cmp(p, &b)) != 0)
+        if ((rc = xp_level(p, level + 1, &b)) != 0)
             return rc;
-        rc = xp_binary(p, at, TD_CX_AND, *out, b, out);
+        rc = xp_binary(p, at, t->op, *out, b, out);
+        if (rc == 0 && xp_levels[level].once)
+            return 0;
     }
+    return rc;
 }
 
 static int xp_or(xp *p, int *out)
 {
-    int rc = xp_and(p, out);
-    for (;;) {
-        if (rc)
-            return rc;
-        xp_ws(p);
-        size_t at = p->pos;
-        if (p->s[at] != '|' || p->s[at + 1] != '|')
-            return 0;
-        p->pos += 2;
-        int b;
-        if ((rc = xp_and(p, &b)) != 0)
-            return rc;
-        rc = xp_binary(p, at, TD_CX_OR, *out, b, out);
-    }
+    return xp_level(p, 0, out);
 }
 
 /* "BUF[i, j]" (or a bare "BUF": its first element): every index an

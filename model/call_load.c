@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 
 /* Reads an identifier-like name (op, target, dispatch). */
 static int cl_name(td__cl *c, const td_ynode *n, const char *what, char *out,
@@ -106,13 +106,21 @@ enum {
     K_SRCS,
     K_EXTRAS,
     K_SCALARS,
+    K_A,
+    K_B,
+    K_C,
+    K_TRANSPOSE_A,
+    K_TRANSPOSE_B,
+    K_ALPHA,
+    K_BETA,
     K_COUNT
 };
 
 static const char *const g_keys[K_COUNT] = {
     "op",     "target", "arch",     "scope", "launch", "buffers", "dst",
     "src",    "axes",   "accum",    "config", "dispatch", "srcs", "extras",
-    "scalars"};
+    "scalars", "a",     "b",        "c",     "transpose_A", "transpose_B",
+    "alpha",  "beta"};
 
 static void set_pos(td_pos *p, const td_ynode *n)
 {
@@ -135,6 +143,9 @@ static int cl_tmem_operands(td__cl *c, const td_ynode *dst)
                       "dst: tmem buffer '%s' is tensor memory, which only "
                       "copy_async moves (tcgen05.ld/st), not %s",
                       b->name, call->op);
+    /* gemm's sources are its a, b and c. */
+    static const char *const gemm_keys[3] = {"a", "b", "c"};
+    bool gemm = td__gemm_form(call->op);
     for (int i = 0; i < call->nsrcs; i++) {
         const td_operand *o = &call->srcs[i];
         if (o->kind != TD_OPERAND_REGION)
@@ -142,8 +153,9 @@ static int cl_tmem_operands(td__cl *c, const td_ynode *dst)
         b = &call->buffers[o->region.buffer];
         if (strcmp(b->scope, "tmem") == 0)
             return cl_err_at(c, TD_ESCHEMA, o->pos.line, o->pos.col,
-                             "src: tmem buffer '%s' is tensor memory, which "
+                             "%s: tmem buffer '%s' is tensor memory, which "
                              "only copy_async moves (tcgen05.ld/st), not %s",
+                             gemm && i < 3 ? gemm_keys[i] : "src",
                              b->name, call->op);
     }
     return 0;
@@ -242,6 +254,10 @@ static int cl_call(td__cl *c, const td_ynode *root)
     if (rc)
         return rc;
     set_pos(&call->pos_op, v[K_OP]);
+    /* gemm names its operands (call_gemm.c); the other ops' keys are
+     * refused there, and gemm's elsewhere. */
+    if ((rc = td__cl_form_keys(c, root)) != 0)
+        return rc;
     rc = cl_name(c, v[K_TARGET], "target", call->target, false);
     if (rc)
         return rc;
@@ -277,7 +293,12 @@ static int cl_call(td__cl *c, const td_ynode *root)
         return rc;
     if ((rc = td__cl_region(c, v[K_DST], "dst", &call->dst)) != 0)
         return rc;
-    if ((rc = cl_sources(c, v, keys)) != 0)
+    set_pos(&call->pos_dst, v[K_DST]);
+    if (td__gemm_form(call->op))
+        rc = td__cl_gemm(c, root);
+    else
+        rc = cl_sources(c, v, keys);
+    if (rc != 0)
         return rc;
     if ((rc = cl_tmem_operands(c, v[K_DST])) != 0)
         return rc;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 
 /* A message about operand `label` ("srcs[2]", "extras.bias"):
  * "LABEL: MESSAGE" at node n. */
@@ -252,6 +252,17 @@ static int cl_number(td__cl *c, const td_ynode *n, const char *label,
     out->ivalue = big ? (int64_t)uv : iv;
     out->value = big ? (double)uv : (double)iv;
     return 0;
+}
+
+int td__cl_literal(td__cl *c, const td_ynode *n, const char *label,
+                   td_dtype dt, td_operand *out)
+{
+    int rc = cl_number(c, n, label, dt, out);
+    if (rc == 1)
+        return cl_operr(c, TD_ESCHEMA, n, label,
+                        "must be a number (a %s literal), not %s",
+                        td_dtype_name(dt), td__ytype_name(yv_kind(n)));
+    return rc;
 }
 
 /* A dtype given in an operand mapping. */

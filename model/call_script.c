@@ -57,6 +57,22 @@ static void sc_double(td_sbuf *o, double v)
     td__sbuf_printf(o, "%s", tmp);
 }
 
+/* A float literal as TVMScript prints a FloatImm: an integral value in
+ * full with ".0" (T.float32(1.0), T.float32(100000000000000000000.0)),
+ * any other with 17 significant digits (T.float32(0.10000000000000001)),
+ * infinities and NaN quoted. */
+static void sc_tvm_float(td_sbuf *o, double v)
+{
+    if (isnan(v))
+        td__sbuf_printf(o, "\"nan\"");
+    else if (isinf(v))
+        td__sbuf_printf(o, v < 0 ? "\"-inf\"" : "\"inf\"");
+    else if (v == floor(v))
+        td__sbuf_printf(o, "%.1f", v);
+    else
+        td__sbuf_printf(o, "%.17g", v);
+}
+
 static void sc_operand(td_sbuf *o, const td_call *call, const td_operand *op)
 {
     switch (op->kind) {
@@ -123,6 +139,36 @@ static bool reduction_shaped(const td_call *call)
            call->src.buffer < call->nbuffers;
 }
 
+/* gemm's arguments after D, as upstream's Tx.gemm takes them
+ * positionally: A, B, C, transpose_A, transpose_B, alpha, beta. */
+static void sc_gemm_args(td_sbuf *o, const td_call *call)
+{
+    int nsrcs = call->nsrcs < 0 ? 0
+                : call->nsrcs > TD_MAX_SRCS ? TD_MAX_SRCS
+                                            : call->nsrcs;
+    for (int i = 0; i < nsrcs; i++) {
+        td__sbuf_printf(o, ", ");
+        sc_operand(o, call, &call->srcs[i]);
+    }
+    td__sbuf_printf(o, ", %s, %s", call->transpose_a ? "True" : "False",
+                    call->transpose_b ? "True" : "False");
+    const td_operand *lits[2] = {&call->alpha, &call->beta};
+    for (int i = 0; i < 2; i++) {
+        td__sbuf_printf(o, ", ");
+        const td_operand *l = lits[i];
+        if (l->kind == TD_OPERAND_LITERAL && l->dtype == TD_F32) {
+            td__sbuf_printf(o, "T.float32(");
+            sc_tvm_float(o, l->value);
+            td__sbuf_printf(o, ")");
+        } else if (l->kind == TD_OPERAND_LITERAL && l->dtype == TD_I32) {
+            /* TVMScript prints an int32 constant bare. */
+            td__sbuf_printf(o, "%lld", (long long)l->ivalue);
+        } else {
+            sc_operand(o, call, l);
+        }
+    }
+}
+
 size_t td_call_format_script_as(const td_call *call, td_script_form form,
                                 char *buf, size_t cap)
 {
@@ -131,7 +177,10 @@ size_t td_call_format_script_as(const td_call *call, td_script_form form,
     td_sbuf o = {buf, cap, 0};
     if (buf != NULL && cap > 0)
         buf[0] = '\0';
-    if (form == TD_SCRIPT_AUTO)
+    bool gemm = td__gemm_form(call->op);
+    if (gemm)
+        form = TD_SCRIPT_OPERANDS; /* gemm has a form of its own */
+    else if (form == TD_SCRIPT_AUTO)
         form = reduction_shaped(call) ? TD_SCRIPT_REDUCTION
                                       : TD_SCRIPT_OPERANDS;
     td__sbuf_printf(&o, "%s%.*s(",
@@ -139,10 +188,13 @@ size_t td_call_format_script_as(const td_call *call, td_script_form form,
                                                      : "Tx.",
               (int)strnlen(call->op, TD_NAME_MAX), call->op);
     sc_region(&o, call, &call->dst);
-    int nsrcs = call->nsrcs < 0 ? 0
+    if (gemm)
+        sc_gemm_args(&o, call);
+    int nsrcs = gemm ? 0
+                : call->nsrcs < 0 ? 0
                 : call->nsrcs > TD_MAX_SRCS ? TD_MAX_SRCS
                                             : call->nsrcs;
-    if (nsrcs == 0 && call->src.buffer >= 0 &&
+    if (!gemm && nsrcs == 0 && call->src.buffer >= 0 &&
         call->src.buffer < call->nbuffers) {
         /* Built by hand with only the src region. */
         td__sbuf_printf(&o, ", ");

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 #include "layout.h"
 
 /* The largest element count of one buffer (2^40): larger buffers cannot be
@@ -556,6 +556,7 @@ int td__cl_config(td__cl *c, const td_ynode *n)
         td_config_entry *ce = &c->call->config[i];
         memcpy(ce->key, k->str, k->len + 1);
         ce->pos = (td_pos){v->line, v->col};
+        ce->key_pos = (td_pos){k->line, k->col};
         bool ovf;
         td_ytype t = td__yclass(v, &ce->i, &ce->b, &ovf);
         if (t == TD_YT_INT) {

@@ -4,7 +4,7 @@
  * region accessors and saturating sizes (region.c), the reserved names and
  * the identifier check (names.c), and helpers for the fixed-size name
  * fields.  The TileLayout model is in layout.h; the call loader's pieces
- * share call_load.h, private to this folder.
+ * share call_reader.h, private to this folder.
  */
 #ifndef TILEDISPATCH_MODEL_H
 #define TILEDISPATCH_MODEL_H
@@ -98,6 +98,11 @@ bool td__is_reserved_name(const char *s);
  * a letter or '_' (or, with digit_start, with a digit too): the names a
  * call file gives buffers, scalars, config keys and launch symbols. */
 bool td__is_ident(const char *s, bool digit_start);
+
+/* Whether op's calls take gemm's form (call_gemm.c): operands dst, a, b,
+ * c and the literals transpose_A, transpose_B, alpha, beta; the loader
+ * and td_call_format_script ask. */
+bool td__gemm_form(const char *op);
 
 /* Saturating product a * b of non-negative values. */
 int64_t td__mul_sat(int64_t a, int64_t b);

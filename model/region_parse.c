@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "call_load.h"
+#include "call_reader.h"
 #include "layout.h"
 
 /* The parser's state: the loader, the scalar node and its text, and the

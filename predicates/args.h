@@ -44,4 +44,15 @@ bool td__one_region_source(const td_call *call, td_pos *where,
 /* Whether the call has no extras (bias, scale); as above otherwise. */
 bool td__no_extras(const td_call *call, td_pos *where, td_reason *why);
 
+/*
+ * Whether every config key of the call is one of the op's `known` keys
+ * (nknown of them; none: the op takes no config keys).  If not, *where is
+ * the first unknown key's position and the reason reads "unknown config
+ * key 'K' (known: A, B)" or "unknown config key 'K' (OP takes no config
+ * keys)": for the ops that refuse what upstream silently ignores.
+ */
+bool td__known_config(const td_call *call, const td_op_desc *op,
+                      const char *const *known, size_t nknown, td_pos *where,
+                      td_reason *why);
+
 #endif

@@ -1,9 +1,12 @@
 /*
  * Operand-shape checks shared by op front ends: whether a call has exactly
  * one region source and no extras, the shape that reductions and copy
- * take.  The reasons follow upstream TIRx's front-end wording, and the
- * position points at the offending operand where the call file gave one.
+ * take; whether its config keys are the op's.  The reasons follow
+ * upstream TIRx's front-end wording, and the position points at the
+ * offending operand where the call file gave one.
  */
+#include <stdio.h>
+
 #include "args.h"
 
 const char *td__operand_kind_name(td_operand_kind k)
@@ -60,4 +63,42 @@ bool td__no_extras(const td_call *call, td_pos *where, td_reason *why)
     td_reason_set(why, "takes no extras, got '%s'",
                   x == &call->bias ? "bias" : "scale");
     return false;
+}
+
+bool td__known_config(const td_call *call, const td_op_desc *op,
+                      const char *const *known, size_t nknown, td_pos *where,
+                      td_reason *why)
+{
+    int n = call->nconfig < 0 ? 0
+            : call->nconfig > TD_MAX_CONFIG ? TD_MAX_CONFIG
+                                            : call->nconfig;
+    for (int i = 0; i < n; i++) {
+        const td_config_entry *e = &call->config[i];
+        bool ok = false;
+        for (size_t k = 0; !ok && k < nknown; k++)
+            ok = strncmp(e->key, known[k], TD_NAME_MAX) == 0;
+        if (ok)
+            continue;
+        if (e->key_pos.line > 0)
+            *where = e->key_pos;
+        else if (e->pos.line > 0)
+            *where = e->pos;
+        char list[TD_REASON_MAX / 2];
+        size_t len = 0;
+        list[0] = '\0';
+        for (size_t k = 0; k < nknown && len < sizeof list; k++) {
+            int w = snprintf(list + len, sizeof list - len, "%s%s",
+                             k ? ", " : "", known[k]);
+            len += w > 0 ? (size_t)w : 0;
+        }
+        if (nknown > 0)
+            td_reason_set(why, "unknown config key '%.*s' (known: %s)",
+                          TD__FIELD(e->key), list);
+        else
+            td_reason_set(why, "unknown config key '%.*s' (%s takes no "
+                               "config keys)",
+                          TD__FIELD(e->key), op->name);
+        return false;
+    }
+    return true;
 }

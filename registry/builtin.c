@@ -11,6 +11,7 @@
 #include "variants.h"
 #include "copy.h"
 #include "ewise.h"
+#include "gemm.h"
 #include "reduce_ops.h"
 
 /* Registration order does not matter: rules bind impls by name. */
@@ -24,7 +25,7 @@ static int register_all(td_registry *reg)
 {
     int rc;
     /* Each family's ops, from its table (variants/reduce_ops.h,
-     * variants/ewise_table.h, variants/copy.h). */
+     * variants/ewise_table.h, variants/copy.h, variants/gemm.h). */
     for (size_t i = 0; i < td__reduce_ops_count; i++)
         if ((rc = td_register_op(reg, &td__reduce_ops[i])) != 0)
             return rc;
@@ -33,6 +34,9 @@ static int register_all(td_registry *reg)
             return rc;
     for (size_t i = 0; i < td__copy_ops_count; i++)
         if ((rc = td_register_op(reg, &td__copy_ops[i])) != 0)
+            return rc;
+    for (size_t i = 0; i < td__gemm_ops_count; i++)
+        if ((rc = td_register_op(reg, &td__gemm_ops[i])) != 0)
             return rc;
     for (size_t i = 0; i < td__generic_predicates_count; i++)
         if ((rc = td_register_predicate(reg, &td__generic_predicates[i])) != 0)

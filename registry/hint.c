@@ -13,16 +13,19 @@
 
 #include "registry_internal.h"
 
-/* Lists longer than this get only a "did you mean", never the full list. */
+/* Lists longer than this get only a "did you mean", never the full list;
+ * except the ops, which a newcomer is most likely to guess at: every op of
+ * the built-in families is listed (21 with gemm, a few more to come). */
 #define LIST_MAX 20
+#define OPS_LIST_MAX 40
 
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void td__hint(char *buf, size_t cap, const char *name,
-              const char *const *cands, size_t n)
+static void hint_up_to(char *buf, size_t cap, const char *name,
+                       const char *const *cands, size_t n, size_t list_max)
 {
     if (cap == 0)
         return;
@@ -40,7 +43,7 @@ void td__hint(char *buf, size_t cap, const char *name,
                      cands[i]);
             return;
         }
-    if (n == 0 || n > LIST_MAX)
+    if (n == 0 || n > list_max)
         return;
     const char **sorted = td__calloc(n, sizeof *sorted);
     if (sorted == NULL)
@@ -60,6 +63,12 @@ void td__hint(char *buf, size_t cap, const char *name,
     if (used < cap)
         snprintf(buf + used, cap - used, ")");
     td__free(sorted);
+}
+
+void td__hint(char *buf, size_t cap, const char *name,
+              const char *const *cands, size_t n)
+{
+    hint_up_to(buf, cap, name, cands, n, LIST_MAX);
 }
 
 size_t td__registry_names(const td_registry *reg, td__names kind,
@@ -110,7 +119,8 @@ void td__registry_hint(const td_registry *reg, td__names kind,
 {
     const char **names = NULL;
     size_t n = td__registry_names(reg, kind, &names);
-    td__hint(buf, cap, name, names, n);
+    hint_up_to(buf, cap, name, names, n,
+               kind == TD__NAMES_OPS ? OPS_LIST_MAX : LIST_MAX);
     td__free(names);
 }
 

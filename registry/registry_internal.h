@@ -191,7 +191,8 @@ typedef enum td__names {
  * memory (a hint is then simply left out). */
 size_t td__registry_names(const td_registry *reg, td__names kind,
                           const char ***out);
-/* td__hint over the registered names of one kind. */
+/* td__hint over the registered names of one kind (the ops listed up to 40
+ * of them, the other kinds up to 20). */
 void td__registry_hint(const td_registry *reg, td__names kind,
                        const char *name, char *buf, size_t cap);
 /* Looks up the call's op (*op) and checks its target against the targets

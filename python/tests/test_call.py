@@ -270,6 +270,33 @@ def test_keywords_srcs_errors():
         td.Call(op="add", buffers=buffers, dst="A", src="A", srcs=["A"])
 
 
+def test_keywords_gemm(reg):
+    """gemm names its operands a, b, c; alpha and beta keep the Python
+    number's kind (an int prints bare, as TVMScript prints it); the file
+    form reads the same; no variant yet; shapes that disagree are the op's
+    refusal, at the operand."""
+    buffers = {"A": {"scope": "local", "dtype": "float16", "shape": [16, 16]},
+               "B": {"scope": "local", "dtype": "float16", "shape": [8, 16]},
+               "C": {"scope": "local", "dtype": "float32", "shape": [16, 8]}}
+    c = td.Call(op="gemm", scope="warp", buffers=buffers, dst="C", a="A", b="B",
+                c="C", transpose_B=True, alpha=1, beta=1.0)
+    assert c.srcs == ("A[0:16, 0:16]", "B[0:8, 0:16]", "C[0:16, 0:8]")
+    assert c.script == ("Tx.warp.gemm(C[0:16, 0:8], A[0:16, 0:16], B[0:8, 0:16], "
+                        "C[0:16, 0:8], False, True, 1, T.float32(1.0))")
+    with pytest.raises(td.DispatchError, match="no registered variants for this op/target"):
+        reg.dispatch(c)
+    f = td.Call.from_yaml(ROOT / "tests" / "call" / "data" / "good" / "gemm_k16_f16.yaml")
+    assert f.script.startswith("Tx.warp.gemm(D[0:16, 0:8], A[0:16, 0:16], B[0:16, 0:8]")
+    with pytest.raises(td.InputError, match="'srcs' is not a key of a gemm call"):
+        td.Call(op="gemm", buffers=buffers, dst="C", srcs=["A", "B", "C"])
+    with pytest.raises(td.InputError, match="'a' is a key of gemm calls only, not of op 'add'"):
+        td.Call(op="add", buffers=buffers, dst="C", a="A")
+    bad = td.Call.from_yaml(CLI_DATA / "gemm_k_mismatch.yaml")
+    with pytest.raises(td.InputError, match=r"op 'gemm': gemm mma: A K=16 != B K=8") as e:
+        reg.dispatch(bad)
+    assert (e.value.line, e.value.column) == (15, 4)
+
+
 def test_reduction_with_two_sources_is_an_input_error(reg):
     c = td.Call.from_yaml(CLI_DATA / "sum_two_srcs.yaml")
     with pytest.raises(td.InputError, match="expects one source region, got 2 operands") as e:

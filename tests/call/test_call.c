@@ -865,6 +865,97 @@ static void test_unknown_name_hints(void **state)
 #undef HINT_TAIL
 }
 
+/* A gemm call (call_gemm.c): D is dst, A, B, C are srcs[0..2] in
+ * upstream's order, with their positions; the literals and their
+ * defaults; the script in upstream's Tx.gemm form whatever form is asked;
+ * the config key's position (the op check points at it). */
+static void test_gemm_call(void **state)
+{
+    (void)state;
+    static const char head[] =
+        "op: gemm\n"
+        "target: cuda\n"
+        "scope: warp\n"
+        "buffers:\n"
+        "  A: {scope: local, dtype: float16, shape: [32, 16]}\n"
+        "  B: {scope: local, dtype: float16, shape: [16, 8]}\n"
+        "  C: {scope: local, dtype: float32, shape: [16, 8]}\n"
+        "  D: {scope: local, dtype: float32, shape: [2, 16, 8]}\n"
+        "dst: \"D[1:2, 0:16, 0:8]\"\n";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "%sc: C\nb: B\na: \"A[16:32, 0:16]\"\ntranspose_B: true\n"
+             "beta: 1\nconfig: {x: 1}\n",
+             head);
+    td_call *call = parse_ok(text);
+    assert_int_equal(call->nsrcs, 3);
+    static const char *const names[3] = {"A", "B", "C"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(call->srcs[i].kind, TD_OPERAND_REGION);
+        assert_string_equal(call->buffers[call->srcs[i].region.buffer].name,
+                            names[i]);
+    }
+    assert_int_equal(call->srcs[0].region.start[0], 16);
+    assert_int_equal(call->srcs[0].dtype, TD_F16);
+    assert_int_equal(call->srcs[2].dtype, TD_F32);
+    /* Positions: a at 12:4, b at 11:4, c at 10:4, dst at 9:6. */
+    assert_int_equal(call->srcs[0].pos.line, 12);
+    assert_int_equal(call->srcs[0].pos.col, 4);
+    assert_int_equal(call->srcs[1].pos.line, 11);
+    assert_int_equal(call->srcs[2].pos.line, 10);
+    assert_int_equal(call->pos_dst.line, 9);
+    assert_int_equal(call->pos_dst.col, 6);
+    /* src mirrors A, as it mirrors srcs[0] for the other ops. */
+    assert_int_equal(call->src.buffer, call->srcs[0].region.buffer);
+    assert_false(call->transpose_a);
+    assert_true(call->transpose_b);
+    assert_int_equal(call->alpha.kind, TD_OPERAND_LITERAL);
+    assert_int_equal(call->alpha.dtype, TD_F32);
+    assert_true(call->alpha.value == 1.0);
+    /* An integer is an int32 literal (TVMScript's constant of a Python
+     * int); its value is in both fields. */
+    assert_int_equal(call->beta.kind, TD_OPERAND_LITERAL);
+    assert_int_equal(call->beta.dtype, TD_I32);
+    assert_int_equal(call->beta.ivalue, 1);
+    assert_true(call->beta.value == 1.0);
+    assert_int_equal(call->beta.pos.line, 14);
+    assert_int_equal(call->nconfig, 1);
+    assert_int_equal(call->config[0].key_pos.line, 15);
+    assert_int_equal(call->config[0].key_pos.col, 10);
+    assert_int_equal(call->config[0].pos.col, 13);
+    static const char want[] =
+        "Tx.warp.gemm(D[1:2, 0:16, 0:8], A[16:32, 0:16], B[0:16, 0:8], "
+        "C[0:16, 0:8], False, True, T.float32(1.0), 1, x=1)";
+    assert_script(call, want);
+    char buf[512];
+    td_call_format_script_as(call, TD_SCRIPT_REDUCTION, buf, sizeof buf);
+    assert_string_equal(buf, want);
+    td_call_free(call);
+
+    /* Defaults: no transposes, alpha 1, beta 0. */
+    snprintf(text, sizeof text, "%sa: A\nb: B\nc: C\n", head);
+    call = parse_ok(text);
+    assert_false(call->transpose_a);
+    assert_false(call->transpose_b);
+    assert_true(call->alpha.value == 1.0 && call->beta.value == 0.0);
+    assert_int_equal(call->alpha.pos.line, 0);
+    /* A hand-made change prints as it is: alpha as a named scalar, beta
+     * as TVMScript prints a negative zero. */
+    call->alpha.kind = TD_OPERAND_SCALAR;
+    snprintf(call->alpha.name, sizeof call->alpha.name, "alpha");
+    call->beta.value = -0.0;
+    assert_script(call, "Tx.warp.gemm(D[1:2, 0:16, 0:8], A[0:32, 0:16], "
+                        "B[0:16, 0:8], C[0:16, 0:8], False, False, alpha, "
+                        "T.float32(-0.0))");
+    td_call_free(call);
+
+    /* Other ops keep alpha and beta empty. */
+    call = parse_ok(EW_HEAD "srcs: [A]\n");
+    assert_int_equal(call->alpha.kind, TD_OPERAND_NONE);
+    assert_int_equal(call->beta.kind, TD_OPERAND_NONE);
+    td_call_free(call);
+}
+
 static void test_script_forms(void **state)
 {
     (void)state;
@@ -1164,6 +1255,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_operand_errors),
         cmocka_unit_test(test_unknown_name_hints),
         cmocka_unit_test(test_script_forms),
+        cmocka_unit_test(test_gemm_call),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_good_files),
         cmocka_unit_test(test_variant_names),

@@ -78,6 +78,20 @@ for cmd in dispatch explain emit kernel; do
   expect 2 "sum_two_srcs.yaml:7:11: error: op 'sum': expects one source region, got 2 operands" $cmd "$data/sum_two_srcs.yaml"
 done
 expect 2 "srcs: [A, {value: 1.5, dtype: float32}]" explain "$data/sum_two_srcs.yaml" --json
+# gemm (variants/gemm_ops.c): a call loads and prints in upstream's form;
+# no variant is registered yet (exit 1, said so); shapes that disagree and
+# config keys are the op's refusals (exit 2 at the operand or key, from every
+# command that dispatches); the other ops' keys are refused at load.
+gemm="$root/tests/call/data/good/gemm_k16_f16.yaml"
+expect 1 "no registered variants for this op/target" dispatch "$gemm"
+expect 1 "call: Tx.warp.gemm(D[0:16, 0:8], A[0:16, 0:16], B[0:16, 0:8], C[0:16, 0:8], False, False, T.float32(1.0), T.float32(0.0))" explain "$gemm"
+expect 1 '"empty_reason":"no registered variants for this op/target"' explain "$gemm" --json
+expect 1 "no registered variants for this op/target" emit "$gemm"
+for cmd in dispatch explain emit kernel; do
+  expect 2 "gemm_k_mismatch.yaml:15:4: error: op 'gemm': gemm mma: A K=16 != B K=8" $cmd "$data/gemm_k_mismatch.yaml"
+done
+expect 2 "gemm_config_key.yaml:16:10: error: op 'gemm': unknown config key 'cta_group' (gemm takes no config keys)" explain "$data/gemm_config_key.yaml"
+expect 2 "gemm_src.yaml:14:1: error: 'src' is not a key of a gemm call" dispatch "$root/tests/call/data/bad/gemm_src.yaml"
 expect 2 "cannot open" dispatch "$tmp/missing.yaml"
 expect 2 "bad_rules_pred.yaml:8:9: error: unknown predicate 'no_such_predicate'" validate "$data/bad_rules_pred.yaml"
 expect 2 "^" validate "$data/bad_rules_pred.yaml"

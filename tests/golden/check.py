@@ -11,7 +11,14 @@ output in NAME.expected:
     == cuda
     <tiledispatch emit NAME.yaml --lang cuda>
 
-usage: check.py TILEDISPATCH CASES_DIR [--update] [NAME...]
+An IR case is NAME.ir instead of NAME.yaml: IR built directly (a node
+whose variant does not exist yet), one line of arguments for the
+tests/codegen/ir_golden program (lines starting with # are comments),
+whose output is the .expected file (variant "(ir)").  The program is
+found beside TILEDISPATCH in the build tree (build/tests/codegen/
+ir_golden), or given with --ir-hook PATH.
+
+usage: check.py TILEDISPATCH CASES_DIR [--update] [--ir-hook PATH] [NAME...]
 --update rewrites the .expected files from the current output (review the
 diff before committing).  An orphaned NAME.expected (no NAME.yaml uses it)
 is a failure: delete it, or restore its call file.
@@ -38,12 +45,37 @@ def render(exe, call):
     return f"== variant\n{variant}\n== tirx\n{tirx}== cuda\n{cuda}"
 
 
+def render_ir(hook, path):
+    """The output of the IR hook for the arguments of an .ir case."""
+    with open(path) as f:
+        lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    if len(lines) != 1:
+        raise RuntimeError(f"{path}: want one line of arguments, "
+                           f"got {len(lines)}")
+    p = subprocess.run([hook] + lines[0].split(), capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"ir_golden {lines[0]} exited {p.returncode}:\n"
+                           f"{p.stderr}")
+    return p.stdout
+
+
 def main():
-    exe, cases = sys.argv[1], sys.argv[2]
-    update = "--update" in sys.argv[3:]
-    only = [a for a in sys.argv[3:] if not a.startswith("--")]
+    args = sys.argv[1:]
+    hook = None
+    if "--ir-hook" in args:
+        i = args.index("--ir-hook")
+        hook = args[i + 1]
+        del args[i:i + 2]
+    exe, cases = args[0], args[1]
+    if hook is None:
+        hook = os.path.join(os.path.dirname(os.path.abspath(exe)), "tests",
+                            "codegen", "ir_golden")
+    update = "--update" in args[2:]
+    only = [a for a in args[2:] if not a.startswith("--")]
     files = os.listdir(cases)
-    names = sorted(f[:-5] for f in files if f.endswith(".yaml"))
+    ir_cases = {f[:-3] for f in files if f.endswith(".ir")}
+    names = sorted({f[:-5] for f in files if f.endswith(".yaml")} | ir_cases)
     orphans = sorted(f for f in files if f.endswith(".expected")
                      and f[:-len(".expected")] not in names)
     if only:
@@ -60,7 +92,10 @@ def main():
         call = os.path.join(cases, name + ".yaml")
         exp_path = os.path.join(cases, name + ".expected")
         try:
-            got = render(exe, call)
+            if name in ir_cases:
+                got = render_ir(hook, os.path.join(cases, name + ".ir"))
+            else:
+                got = render(exe, call)
         except RuntimeError as e:
             print(f"FAIL {name}: {e}")
             failed += 1

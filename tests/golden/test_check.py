@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Tests of the golden checker itself (check.py), on a copy of one case in a
 temporary directory: the copy passes; an orphaned .expected (no call file)
-fails and is named; a changed .expected fails; a missing one fails.
+fails and is named; a changed .expected fails; a missing one fails.  The
+same for an IR case (NAME.ir, rendered by tests/codegen/ir_golden beside
+TILEDISPATCH), and an .ir file with two argument lines or an unknown
+instruction fails with the reason.
 
 usage: test_check.py TILEDISPATCH CASES_DIR
 """
@@ -58,6 +61,35 @@ def main():
         os.remove(exp)
         rc, out = check(exe, d)
         expect("a missing .expected fails", rc == 1 and "--update" in out, out)
+
+    ir = sorted(f[:-3] for f in os.listdir(cases) if f.endswith(".ir"))[0]
+    with tempfile.TemporaryDirectory() as d:
+        for ext in (".ir", ".expected"):
+            shutil.copy(os.path.join(cases, ir + ext), d)
+        rc, out = check(exe, d)
+        expect(f"a copy of the IR case {ir} passes",
+               rc == 0 and "1 passed, 0 failed" in out, out)
+        exp = os.path.join(d, ir + ".expected")
+        with open(exp) as f:
+            text = f.read()
+        with open(exp, "w") as f:
+            f.write(text.replace("T.ptx.mma(", "T.ptx.mma_(", 1))
+        rc, out = check(exe, d)
+        expect("a changed IR .expected fails", rc == 1 and f"FAIL {ir}" in out
+               and "T.ptx.mma_(" in out, out)
+        src = os.path.join(d, ir + ".ir")
+        with open(src) as f:
+            args = [l for l in f if not l.startswith("#")][0]
+        with open(src, "w") as f:
+            f.write(args + args)
+        rc, out = check(exe, d)
+        expect("an .ir file with two argument lines fails",
+               rc == 1 and "want one line of arguments, got 2" in out, out)
+        with open(src, "w") as f:
+            f.write("mma m16n8k4.f16 1 1 1 D\n")
+        rc, out = check(exe, d)
+        expect("an .ir file naming an unknown instruction fails",
+               rc == 1 and "exited 2" in out and "bad mma case" in out, out)
     return 1 if failed else 0
 
 

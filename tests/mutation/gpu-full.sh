@@ -56,7 +56,11 @@ fi
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   nvcc --version | tail -n1
+  # the commit, and whether the tree that ran differed from it (the device
+  # gets the working tree, committed or not)
   git -C "$root" log -1 --format=%H 2>/dev/null
+  git -C "$root" status --porcelain --untracked-files=no 2>/dev/null |
+    awk 'END { if (NR) print NR " tracked file(s) changed from that commit"; else print "tree = commit" }'
   echo "nproc $(nproc), shard $SHARD, args: $*"
   date -u
 } >"$OUT/env-$k.txt" 2>&1

@@ -238,6 +238,19 @@ def operand_end(tok):
 ARRAY_DECL = re.compile(r"^\s*(?:__shared__\s+)?(?:[A-Za-z_]\w*\s+)+"
                         r"([A-Za-z_]\w*)\[(\d+)\];", re.M)
 PTX_OUT = re.compile(r"\btd_ptx_(?:ld_\w+|ldmatrix_\w+)\(([^;]*)\);")
+# An mma.sync helper's call (codegen/print_mma.c): its first 4 operands
+# are D's registers (2 with a float16 accumulator: f16_f16_f16_f16), the
+# rest A, B and C, which may name D's registers again (accumulation in
+# place).
+MMA_CALL = re.compile(r"\btd_ptx_mma_sync_aligned_\w+?_row_col_(\w+)\("
+                      r"([^;]*)\);")
+WORD_VIEW = re.compile(r"\(\(unsigned int \*\)(\w+)\)")
+
+
+def mma_outputs(types, args):
+    """The registers an mma helper call writes, as NAME[K] texts."""
+    regs = [WORD_VIEW.sub(r"\1", a.strip()) for a in args.split(",")]
+    return regs[:2 if types == "f16_f16_f16_f16" else 4]
 
 
 def undefined(src, b0, b1, out):
@@ -246,7 +259,8 @@ def undefined(src, b0, b1, out):
     index past the end of an array the body declares (NAME[K] with K >= N
     for `T NAME[N];`), or a PTX load (td_ptx_ld_*, td_ptx_ldmatrix_*)
     naming the same destination twice (which value it gets is not
-    defined, and the one left out is read uninitialised).  They count as
+    defined, and the one left out is read uninitialised), or an mma.sync
+    helper naming one D register twice.  They count as
     stillborn: a program that is not valid CUDA, as one that does not
     compile."""
     sizes = {m.group(1): int(m.group(2))
@@ -268,6 +282,15 @@ def undefined(src, b0, b1, out):
                 if dup:
                     m.invalid = (f"undefined: a PTX load writes {dup[0]} "
                                  "twice (the other destination is left "
+                                 "uninitialised)")
+                    break
+        if m.invalid is None:
+            for call in MMA_CALL.finditer(new):
+                outs = mma_outputs(call.group(1), call.group(2))
+                dup = sorted({r for r in outs if outs.count(r) > 1})
+                if dup:
+                    m.invalid = (f"undefined: an mma.sync writes {dup[0]} "
+                                 "twice (the other D register is left "
                                  "uninitialised)")
                     break
 

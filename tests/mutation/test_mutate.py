@@ -149,6 +149,41 @@ def check_gpu_full(ms):
            len(bad) == 3 and "writes tmp[0] twice" in why[0] and
            "writes tmp[1] twice" in why[1] and
            "a3[3] past the end of a3[3]" in why[2], (bad, why))
+    # An mma.sync in place: a mutant naming one D register twice among
+    # the first four operands is undefined; the same index in C's place
+    # (operands 8..11, D's registers again) is an ordinary mutant.
+    mma = TINY.replace(
+        "B_ptr[1] -= B_ptr[2] / td_from_double<float>(2.0);",
+        "td_ptx_mma_sync_aligned_m16n8k8_row_col_f32_f16_f16_f32(D_ptr[0], "
+        "D_ptr[1], D_ptr[2], D_ptr[3], ((unsigned int *)A_ptr)[0], "
+        "((unsigned int *)A_ptr)[1], ((unsigned int *)B_ptr)[0], D_ptr[0], "
+        "D_ptr[1], D_ptr[2], D_ptr[3]);\n        "
+        "td_ptx_mma_sync_aligned_m16n8k8_row_col_f16_f16_f16_f16("
+        "((unsigned int *)E_ptr)[0], ((unsigned int *)E_ptr)[1], "
+        "((unsigned int *)A_ptr)[0], ((unsigned int *)A_ptr)[1], "
+        "((unsigned int *)B_ptr)[0], ((unsigned int *)E_ptr)[0], "
+        "((unsigned int *)E_ptr)[1]);")
+    def text_line(m):
+        return mma[mma.rfind("\n", 0, m.start) + 1:mma.find("\n", m.start)]
+    mm = [m for m in mutate.mutants_of(mma, "mma") if m.op == "const"
+          and "td_ptx_mma" in text_line(m)]
+    lines = sorted({m.line for m in mm})
+    first = [m for m in mm if m.line == lines[0]]
+    second = [m for m in mm if m.line == lines[-1]]
+    why = [m.invalid for m in first if m.invalid]
+    why2 = sorted(m.invalid for m in second if m.invalid)
+    expect("mma mutants: a constant of D's first three registers (0 -> 1, "
+           "1 -> 0, 2 -> 3) writes one twice; D's last (3 -> 4) and A's, "
+           "B's and C's are defined; with a float16 accumulator its two "
+           "words count, C's words (the same) do not",
+           len(lines) == 2 and len(first) == 11 and len(why) == 3 and
+           all("an mma.sync writes D_ptr[" in w for w in why) and
+           [m.col for m in first if m.invalid] == [m.col for m in first[:3]]
+           and len(second) == 7 and len(why2) == 2 and
+           "writes E_ptr[0] twice" in why2[0] and
+           "writes E_ptr[1] twice" in why2[1] and
+           not any(m.invalid for m in second[2:]),
+           [(m.line, m.col, m.desc, m.invalid) for m in mm])
     eqv = [k for k, m in ms.items() if m.equivalent and "mask" in
            m.equivalent]
     expect("the mask's bit 0 under / 8 is equivalent (448 -> 449 only)",

@@ -6,6 +6,7 @@
 #                                       with the bridge and without
 #   run_suite.sh ROOT replay-check OUTDIR   the GPU half's reference, on the CPU
 #   run_suite.sh ROOT async-tirx DUMP   the async IR nodes' TIRx parsed by TVM
+#   run_suite.sh ROOT mma-tirx IR_GOLDEN  the mma.sync node's TIRx parsed by TVM
 # Needs the Python package and the pinned apache-tvm in
 # ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
 # names another interpreter).  Without them: one SKIP line, exit 77.
@@ -33,6 +34,8 @@ case $what in
     exec "$py" "$root/tests/upstream/tvm_tests/check_replay.py" "$3" ;;
   async-tirx)
     exec "$py" "$root/tests/upstream/async_tirx.py" "$3" ;;
+  mma-tirx)
+    exec "$py" "$root/tests/upstream/mma_tirx.py" "$3" "$root/tests/golden/cases" ;;
   *)
     echo "run_suite.sh: unknown check '$what'" >&2
     exit 2 ;;

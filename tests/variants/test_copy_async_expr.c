@@ -72,6 +72,15 @@ static void test_precedence(void **state)
     assert_int_equal(e->kind, TD_VALUE_INT);
     assert_int_equal(e->i, 3);
     free(c);
+    /* Every level associates to the left; "//" is one token; a unary
+     * minus after a binary one. */
+    c = load("src: \"A[0:128, 0:64]\"\n"
+             "config: {predicate: \"k - 1 - 2 == 8 // 2 * 3 % 5 && 1 && "
+             "k--1 > 0\"}\n");
+    expect_tree(c, "predicate", -1,
+                "(((((k - 1) - 2) == (((8 // 2) * 3) % 5)) && 1) && "
+                "((k - -(1)) > 0))");
+    free(c);
 }
 
 static void test_bare_names(void **state)
@@ -176,6 +185,35 @@ static void test_ldgsts_refusals(void **state)
     free(c);
 }
 
+/* One comparison at most, and no shifts: the loader says where. */
+static void test_expr_refusals(void **state)
+{
+    (void)state;
+    const char *bad[][2] = {
+        {"tx < 1 < 2", "col 29"},
+        {"k << 1", "col 24"},
+        {"k >> 1", "col 24"},
+        {"k +", "col 25"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "%ssrc: \"A[0:128, 0:64]\"\nconfig: {predicate: \"%s\"}\n",
+                 HEAD, bad[i][0]);
+        td_call *c = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        int rc = td_call_parse("t.yaml", text, strlen(text), &c, &d);
+        if (rc == 0)
+            fail_msg("'%s' loaded", bad[i][0]);
+        char where[32];
+        snprintf(where, sizeof where, "col %d", d.col);
+        if (strcmp(where, bad[i][1]) != 0)
+            fail_msg("'%s': %s at %s, want %s", bad[i][0], d.msg, where,
+                     bad[i][1]);
+    }
+}
+
 /* The element's flat index and the expressions as the IR prints them. */
 static void test_ir_forms(void **state)
 {
@@ -222,6 +260,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_expr_refusals),
         cmocka_unit_test(test_bare_names),
         cmocka_unit_test(test_element),
         cmocka_unit_test(test_ldgsts_index_and_guard),

@@ -519,6 +519,84 @@ typedef struct td_ptx_cp_async {
 
 TD_API void td_ir_cp_async(td_ir *ir, const td_ptx_cp_async *c);
 
+/* ---- warp-level matrix multiply-accumulate (mma.sync) --------------------- */
+
+/*
+ * The mma.sync.aligned.m16n8kK.row.col instructions the IR can issue (PTX
+ * ISA "Warp-level matrix multiply-accumulate instructions"), one row of
+ * td_mma_info each: TVM 0.27's four first, in its search order, then the
+ * forms only tiledispatch registers (float16 accumulation, tf32, 8-bit
+ * integers, 8-bit floats).
+ */
+typedef enum td_mma_kind {
+    TD_MMA_M16N8K16_BF16,     /* .f32.bf16.bf16.f32, sm_80 */
+    TD_MMA_M16N8K16_F16,      /* .f32.f16.f16.f32, sm_80 */
+    TD_MMA_M16N8K8_BF16,      /* .f32.bf16.bf16.f32, sm_80 */
+    TD_MMA_M16N8K8_F16,       /* .f32.f16.f16.f32, sm_75 */
+    TD_MMA_M16N8K16_F16ACC,   /* .f16.f16.f16.f16, sm_80 */
+    TD_MMA_M16N8K8_F16ACC,    /* .f16.f16.f16.f16, sm_75 */
+    TD_MMA_M16N8K8_TF32,      /* .f32.tf32.tf32.f32, sm_80 */
+    TD_MMA_M16N8K32_S8,       /* .s32.s8.s8.s32, sm_80 */
+    TD_MMA_M16N8K32_U8,       /* .s32.u8.u8.s32, sm_80 */
+    TD_MMA_M16N8K32_E4M3,     /* .f32.e4m3.e4m3.f32, sm_89 */
+    TD_MMA_M16N8K32_E5M2,     /* .f32.e5m2.e5m2.f32, sm_89 */
+    TD_MMA_KIND_COUNT
+} td_mma_kind;
+
+/*
+ * What one instruction is.  Per lane (g = lane / 4, t = lane % 4, k_pack
+ * = 32 / the A/B element bits, kHi < k / (4 * k_pack)): A word rM + 2*kHi
+ * holds elements p < k_pack of row g + 8*rM, columns k_pack*t + p +
+ * 4*k_pack*kHi; B word kHi holds rows k_pack*t + p + 4*k_pack*kHi of
+ * column g; C / D register 2*rM + rN is row g + 8*rM, column 2*t + rN
+ * (cd_packed: word rM holds columns 2*t and 2*t + 1, the lower first).
+ */
+typedef struct td_mma_info {
+    const char *name;       /* "m16n8k16.f16": the plan's row name */
+    const char *shape;      /* "m16n8k16" */
+    int m, n, k;
+    td_dtype ab;            /* A and B elements in memory (float32: tf32) */
+    td_dtype cd;            /* C and D elements */
+    const char *ab_ptx;     /* "f16", "bf16", "tf32", "s8", "u8", "e4m3" */
+    const char *cd_ptx;     /* "f32", "f16", "s32" */
+    int k_pack;             /* A / B elements per 32-bit word */
+    int a_words, b_words;   /* 32-bit words per lane */
+    int cd_regs;            /* C (and D) registers per lane */
+    bool cd_packed;         /* C / D registers are words of two elements */
+    int sm;                 /* the oldest arch ptxas accepts it on */
+} td_mma_info;
+
+/* The row of kind k; NULL out of range. */
+TD_API const td_mma_info *td_mma_info_of(td_mma_kind k);
+
+/*
+ * One warp-collective mma.sync: D = A * B + C on a 16 x n x k tile, every
+ * lane of the warp executing it (the caller's condition).  The operands
+ * are registers of local buffers of the call or scratch arrays, named by
+ * their position in the lane's storage: a_words / b_words the 32-bit
+ * words of A / B (dtype info->ab), c_regs / d_regs the elements of C / D
+ * (dtype info->cd), or their 32-bit words where info->cd_packed; each
+ * array has the info's count of expressions.  C and D may be the same
+ * registers (accumulation in place).  CUDA: a prelude helper per kind
+ * (td_ptx_mma_sync_aligned_m16n8k16_row_col_f32_f16_f16_f32) with the
+ * instruction as inline PTX under __CUDA_ARCH__, and in a host build
+ * against the CPU stand-in (TD_EMU) a call of its
+ * td_emu_mma_m16n8k16_row_col_f32_f16_f16_f32 (the whole warp's product
+ * from the 32 lanes' registers); another host build traps.  TIRx: TVM's
+ * positional T.ptx.mma(d..., a..., b..., c..., "sync", "aligned",
+ * "m16n8k16", "row", "col", "f32", "f16", "f16", "f32", "").
+ */
+typedef struct td_ptx_mma {
+    td_mma_kind kind;
+    const td_ir_buf *d, *a, *b, *c;
+    td_expr *const *d_regs;
+    td_expr *const *a_words;
+    td_expr *const *b_words;
+    td_expr *const *c_regs;
+} td_ptx_mma;
+
+TD_API void td_ir_mma(td_ir *ir, const td_ptx_mma *m);
+
 /* ---- asynchronous copies and their synchronisation (sm_90) ------------ */
 
 /*

@@ -292,6 +292,7 @@ typedef struct td_config_entry {
     int elem_buffer;              /* ELEM: index into td_call.buffers */
     int elem_index[TD_MAX_RANK];  /* ELEM: root node of each index */
     td_pos pos;                   /* where the value was written */
+    td_pos key_pos;               /* where the key was written */
 } td_config_entry;
 
 /* Launch parameter tags, in the order of this enum. */
@@ -334,6 +335,7 @@ typedef struct td_call {
     int nbuffers;
     td_buffer buffers[TD_MAX_BUFFERS];
     td_region dst;
+    td_pos pos_dst;               /* the `dst` value */
     td_region src;                /* == srcs[0].region when that is a region
                                      (reductions); buffer -1 otherwise */
     /* Source operands, in order: `src: R` gives one, `srcs: [...]` any
@@ -353,6 +355,18 @@ typedef struct td_call {
     int naxes;
     int axes[TD_MAX_AXES];        /* as written (may be negative) */
     bool accum;
+    /* gemm's own arguments (upstream's Tx.gemm(D, A, B, C, transpose_A,
+     * transpose_B, alpha, beta): D = alpha * op(A) @ op(B) + beta * C).
+     * D is dst and A, B, C are srcs[0], srcs[1], srcs[2] (call-file keys
+     * a, b, c); A is [M, K], or [K, M] when transpose_a; B is [K, N], or
+     * [N, K] when transpose_b.  alpha and beta are literals: int32 when
+     * written as an integer, else float32 (TVMScript's constants of a
+     * Python int and float); float32 1 and 0 when not written (upstream's
+     * defaults 1.0 and 0.0).  Kind NONE in the calls of other ops. */
+    bool transpose_a;
+    bool transpose_b;
+    td_operand alpha;
+    td_operand beta;
     int nconfig;
     td_config_entry config[TD_MAX_CONFIG];
     char dispatch[TD_NAME_MAX];   /* forced variant, "" if none */
@@ -426,7 +440,14 @@ TD_API int64_t td_region_size(const td_region *r);
  *                    source); axes and accum only where they differ from
  *                    the defaults ([-1], False).
  *
- * Both end with dispatch= and the config entries as keywords.  Returns the
+ * A gemm call prints upstream's Tx.gemm form whatever the form asked:
+ * "Tx.warp.gemm(D[0:16, 0:8], A[0:16, 0:16], B[0:16, 0:8], C[0:16, 0:8],
+ * False, False, T.float32(1.0), T.float32(0.0))": D, A, B, C, then
+ * transpose_A, transpose_B, alpha and beta positionally, the literals as
+ * TVMScript prints them (an int32 bare; a float32 integral value with
+ * ".0", any other with 17 significant digits).
+ *
+ * All end with dispatch= and the config entries as keywords.  Returns the
  * length of the whole text (as snprintf; buf may be NULL when cap is 0).
  */
 typedef enum td_script_form {

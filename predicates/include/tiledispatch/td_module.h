@@ -47,7 +47,9 @@ TD_API void td_reason_set(td_reason *why, const char *fmt, ...)
 typedef enum td_op_kind {
     TD_OP_KIND_REDUCTION,
     TD_OP_KIND_ELEMENTWISE,
-    TD_OP_KIND_COPY       /* moves one region into another (`copy`) */
+    TD_OP_KIND_COPY,      /* moves one region into another (`copy`) */
+    TD_OP_KIND_GEMM       /* a matrix product D = alpha * A @ B + beta * C
+                             (`gemm`: operands dst, a, b, c) */
 } td_op_kind;
 
 typedef struct td_op_desc td_op_desc;

@@ -108,6 +108,13 @@ class Call:
         config: Mapping[str, int | bool | str] | None = ...,
         dispatch: str | None = ...,
         scalars: Mapping[str, Mapping[str, Any]] | None = ...,
+        a: str | None = ...,
+        b: str | None = ...,
+        c: str | None = ...,
+        transpose_A: bool | None = ...,
+        transpose_B: bool | None = ...,
+        alpha: float | None = ...,
+        beta: float | None = ...,
     ) -> Call: ...
     @classmethod
     def from_yaml(cls, path: _Path, /) -> Call: ...

@@ -13,7 +13,9 @@
  * Asynchronous copies: mbarriers (td_emu_mbar_*), tensor maps (a stand-in
  * CUtensorMap, cuTensorMapEncodeTiled through
  * cudaGetDriverEntryPointByVersion) and TMA loads and stores
- * (td_emu_tma_load / td_emu_tma_store) are at the end of this header.
+ * (td_emu_tma_load / td_emu_tma_store) are at the end of this header,
+ * after the warp-level mma.sync (td_emu_mma_*: the warp's 32 lanes meet,
+ * each computes its own D registers from all their A, B and C).
  * A program's PTX helpers call them from a host branch guarded
  * by TD_EMU (defined here), since nvcc compiles the host side of a
  * __device__ function too:
@@ -188,6 +190,11 @@ struct td_emu_mbar {
     unsigned phase = 0;
 };
 
+/* One lane's operands of an mma.sync: A words, B words, C registers. */
+struct td_emu_mma_slot {
+    unsigned a[4], b[2], c[4];
+};
+
 struct td_emu_block {
     unsigned nthreads = 0;
     td_emu_barrier block;
@@ -202,6 +209,8 @@ struct td_emu_block {
     std::mutex mbar_m;
     std::condition_variable mbar_cv;
     std::map<const void *, td_emu_mbar> mbar;
+    /* Per thread: the registers it gives its warp's mma.sync (below). */
+    std::vector<td_emu_mma_slot> mma;
 };
 static td_emu_block *td_emu_cur;
 
@@ -308,6 +317,7 @@ static void td_emu_launch(dim3 g, dim3 b, size_t smem, F f)
                 td_emu_block blk;
                 blk.nthreads = n;
                 blk.posted.resize(n);
+                blk.mma.resize(n);
                 for (unsigned w = 0; w < (n + 31) / 32; ++w)
                     blk.warp.emplace_back(new td_emu_barrier);
                 td_emu_cur = &blk;
@@ -454,6 +464,200 @@ static inline float __double2float_rn(double x) { return (float)x; }
 
 using std::max;
 using std::min;
+
+/* ---- Warp-level matrix multiply-accumulate (mma.sync) ------------------ */
+
+/*
+ * mma.sync.aligned.m16n8kK.row.col on the stand-in: every lane of a full
+ * warp posts its registers, waits for the warp, computes its own D
+ * registers from the 32 lanes' registers through the PTX ISA's fragment
+ * maps, and waits again before the slots are reused.  Per lane (g = lane /
+ * 4, t = lane % 4, kp = 32 / element bits): A word rM + 2*kHi holds row
+ * g + 8*rM, columns kp*t + p + 4*kp*kHi (element p < kp from the low
+ * bits); B word kHi holds rows kp*t + p + 4*kp*kHi of column g; C / D
+ * register 2*rM + rN is row g + 8*rM, column 2*t + rN (float16
+ * accumulators: word rM, columns 2*t, 2*t + 1).  Products are exact in
+ * float (16-bit and 8-bit floats, tf32); they are summed in float in k
+ * order, then C is added (float16: rounded to nearest even once at the
+ * end; int32: wrapping).  tf32 operands drop their low 13 mantissa bits.
+ * The hardware's order and rounding inside the tensor core may differ in
+ * the last bits: exact data is exact on both, random data needs a
+ * tolerance.
+ */
+enum { TD_EMU_AB_F16, TD_EMU_AB_BF16, TD_EMU_AB_TF32, TD_EMU_AB_S8,
+       TD_EMU_AB_U8, TD_EMU_AB_E4M3, TD_EMU_AB_E5M2 };
+enum { TD_EMU_CD_F32, TD_EMU_CD_F16, TD_EMU_CD_S32 };
+
+static inline float td_emu_bits_f32(unsigned u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+/* A 16-bit float's value (exact in float). */
+static inline float td_emu_f16_value(unsigned h)
+{
+    unsigned s = h >> 15 & 1, e = h >> 10 & 31, m = h & 1023;
+    float v = e == 0    ? ldexpf((float)m, -24)
+              : e == 31 ? (m ? NAN : INFINITY)
+                        : ldexpf((float)(m | 1024), (int)e - 25);
+    return s ? -v : v;
+}
+/* float -> float16 bits, round to nearest even (overflow to infinity). */
+static inline unsigned td_emu_f16_bits(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, 4);
+    unsigned s = u >> 16 & 0x8000;
+    if (std::isnan(f))
+        return s | 0x7e00;
+    float a = fabsf(f);
+    if (a >= 65520.0f)
+        return s | 0x7c00;
+    if (a < ldexpf(1.0f, -14)) {            /* subnormal: units of 2^-24 */
+        float q = nearbyintf(a * 16777216.0f); /* ties to even (default) */
+        return s | (unsigned)q;
+    }
+    int e;
+    float fr = frexpf(a, &e);                 /* a = fr * 2^e, fr in [.5, 1) */
+    float q = nearbyintf(ldexpf(fr, 11));      /* 11 significant bits */
+    if (q >= 2048.0f) {
+        q /= 2;
+        e++;
+    }
+    return s | (unsigned)(e + 14) << 10 | ((unsigned)q & 1023);
+}
+/* An 8-bit float's value: e4m3 (bias 7, no infinity, S.1111.111 NaN) or
+ * e5m2 (bias 15, IEEE specials). */
+static inline float td_emu_f8_value(unsigned v, bool e4m3)
+{
+    int mb = e4m3 ? 3 : 2, eb = e4m3 ? 4 : 5, bias = e4m3 ? 7 : 15;
+    unsigned s = v >> 7 & 1, e = v >> mb & ((1u << eb) - 1),
+             m = v & ((1u << mb) - 1);
+    float r;
+    if (e4m3 && e == 15 && m == 7)
+        r = NAN;
+    else if (!e4m3 && e == 31)
+        r = m ? NAN : INFINITY;
+    else if (e == 0)
+        r = ldexpf((float)m, 1 - bias - mb);
+    else
+        r = ldexpf((float)(m | 1u << mb), (int)e - bias - mb);
+    return s ? -r : r;
+}
+/* Element p of a 32-bit A / B word, as a float (integers exactly). */
+static inline float td_emu_mma_elem(int ab, unsigned w, int p)
+{
+    switch (ab) {
+    case TD_EMU_AB_F16:
+        return td_emu_f16_value(w >> 16 * p & 0xffff);
+    case TD_EMU_AB_BF16:
+        return td_emu_bits_f32((w >> 16 * p & 0xffff) << 16);
+    case TD_EMU_AB_TF32:
+        return td_emu_bits_f32(w & ~0x1fffu);
+    case TD_EMU_AB_S8:
+        return (float)(signed char)(w >> 8 * p & 0xff);
+    case TD_EMU_AB_U8:
+        return (float)(w >> 8 * p & 0xff);
+    default:
+        return td_emu_f8_value(w >> 8 * p & 0xff, ab == TD_EMU_AB_E4M3);
+    }
+}
+static inline int td_emu_mma_bits(int ab)
+{
+    return ab == TD_EMU_AB_TF32 ? 32 : ab <= TD_EMU_AB_BF16 ? 16 : 8;
+}
+/*
+ * Lane `lane`'s D registers of an m16n8kK product from the 32 lanes'
+ * slots of its warp (`w` points at lane 0's): the arithmetic alone, which
+ * tests/cuda/emu/mma_sync.cu checks against a plain product.
+ */
+static inline void td_emu_mma_lane(int k, int ab, int cd,
+                                   const td_emu_mma_slot *w, unsigned lane,
+                                   unsigned *d)
+{
+    int kp = 32 / td_emu_mma_bits(ab);
+    unsigned g = lane / 4, t = lane % 4;
+    float acc[4];
+    long long iacc[4];
+    for (int r = 0; r < 4; r++) {
+        unsigned row = g + 8 * (r / 2), col = 2 * t + r % 2;
+        float sum = 0;
+        long long isum = 0;
+        for (int kk = 0; kk < k; kk++) {
+            int kHi = kk / (4 * kp), tt = kk % (4 * kp) / kp, p = kk % kp;
+            unsigned aw = w[4 * (row % 8) + tt].a[row / 8 + 2 * kHi];
+            unsigned bw = w[4 * col + tt].b[kHi];
+            float x = td_emu_mma_elem(ab, aw, p);
+            float y = td_emu_mma_elem(ab, bw, p);
+            if (cd == TD_EMU_CD_S32)
+                isum += (long long)x * (long long)y;
+            else
+                sum += x * y;
+        }
+        const td_emu_mma_slot &cl = w[lane];
+        if (cd == TD_EMU_CD_S32)
+            iacc[r] = isum + (int)cl.c[r];
+        else if (cd == TD_EMU_CD_F16)
+            acc[r] = sum + td_emu_f16_value(cl.c[r / 2] >> 16 * (r % 2) &
+                                            0xffff);
+        else
+            acc[r] = sum + td_emu_bits_f32(cl.c[r]);
+    }
+    for (int r = 0; r < 4; r++) {
+        if (cd == TD_EMU_CD_S32) {
+            d[r] = (unsigned)(unsigned long long)iacc[r];
+        } else if (cd == TD_EMU_CD_F32) {
+            memcpy(&d[r], &acc[r], 4);
+        } else if (r % 2 == 0) {
+            d[r / 2] = td_emu_f16_bits(acc[r]) |
+                       td_emu_f16_bits(acc[r + 1]) << 16;
+        }
+    }
+}
+/* The calling lane's part of the warp's mma.sync (a, b, c, d as the
+ * PTX operand lists, 32-bit words). */
+static inline void td_emu_mma(int k, int ab, int cd, unsigned *d,
+                              const unsigned *a, const unsigned *b,
+                              const unsigned *c)
+{
+    unsigned tid = td_emu_tid(), w = tid / 32;
+    if (td_emu_warp_size(w) != 32) {
+        fprintf(stderr, "emu: mma.sync in a warp of %u threads\n",
+                td_emu_warp_size(w));
+        abort();
+    }
+    int kp = 32 / td_emu_mma_bits(ab);
+    int na = 16 * k / kp / 32, nb = 8 * k / kp / 32;
+    int nc = cd == TD_EMU_CD_F16 ? 2 : 4;
+    td_emu_mma_slot &s = td_emu_cur->mma[tid];
+    memcpy(s.a, a, sizeof *a * (size_t)na);
+    memcpy(s.b, b, sizeof *b * (size_t)nb);
+    memcpy(s.c, c, sizeof *c * (size_t)nc);
+    __syncwarp();
+    td_emu_mma_lane(k, ab, cd, &td_emu_cur->mma[32 * w], tid % 32, d);
+    __syncwarp();
+}
+/* The functions the printed helpers call (codegen/print_mma.c names them
+ * td_emu_ + the helper's name after td_ptx_). */
+#define TD_EMU_MMA(shape, types, k, ab, cd)                                  \
+    static inline void td_emu_mma_sync_aligned_##shape##_row_col_##types(    \
+        unsigned *d, const unsigned *a, const unsigned *b, const unsigned *c) \
+    {                                                                        \
+        td_emu_mma(k, ab, cd, d, a, b, c);                                   \
+    }
+TD_EMU_MMA(m16n8k16, f32_bf16_bf16_f32, 16, TD_EMU_AB_BF16, TD_EMU_CD_F32)
+TD_EMU_MMA(m16n8k16, f32_f16_f16_f32, 16, TD_EMU_AB_F16, TD_EMU_CD_F32)
+TD_EMU_MMA(m16n8k8, f32_bf16_bf16_f32, 8, TD_EMU_AB_BF16, TD_EMU_CD_F32)
+TD_EMU_MMA(m16n8k8, f32_f16_f16_f32, 8, TD_EMU_AB_F16, TD_EMU_CD_F32)
+TD_EMU_MMA(m16n8k16, f16_f16_f16_f16, 16, TD_EMU_AB_F16, TD_EMU_CD_F16)
+TD_EMU_MMA(m16n8k8, f16_f16_f16_f16, 8, TD_EMU_AB_F16, TD_EMU_CD_F16)
+TD_EMU_MMA(m16n8k8, f32_tf32_tf32_f32, 8, TD_EMU_AB_TF32, TD_EMU_CD_F32)
+TD_EMU_MMA(m16n8k32, s32_s8_s8_s32, 32, TD_EMU_AB_S8, TD_EMU_CD_S32)
+TD_EMU_MMA(m16n8k32, s32_u8_u8_s32, 32, TD_EMU_AB_U8, TD_EMU_CD_S32)
+TD_EMU_MMA(m16n8k32, f32_e4m3_e4m3_f32, 32, TD_EMU_AB_E4M3, TD_EMU_CD_F32)
+TD_EMU_MMA(m16n8k32, f32_e5m2_e5m2_f32, 32, TD_EMU_AB_E5M2, TD_EMU_CD_F32)
+#undef TD_EMU_MMA
 
 /* ---- Asynchronous copies: mbarriers, tensor maps, TMA ------------------ */
 

@@ -1,0 +1,143 @@
+/*
+ * The gemm op (upstream tirx.tile.gemm): its descriptor and its operand
+ * check, which the registry runs before any variant (td_op_desc.check).
+ *
+ * Upstream's front end checks nothing: its only CUDA variant (mma.m16n8k*)
+ * asserts that the operands' shapes agree, which surfaces as a Python
+ * AssertionError, and it ignores config keys it does not read (it reads
+ * none).  Here both are the op's refusals, with upstream's assert texts
+ * for the shapes (docs/upstream.md, D4 and D9 of design/gemm/plan.md):
+ * a product whose operands disagree is no product whatever variant
+ * lowers it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "gemm.h"
+
+static bool gemm_check(const td_call *call, const td_op_desc *op,
+                       td_pos *where, td_reason *why);
+
+const td_op_desc td__gemm_ops[] = {
+    {.name = "gemm", .kind = TD_OP_KIND_GEMM, .check = gemm_check},
+};
+const size_t td__gemm_ops_count = sizeof td__gemm_ops / sizeof *td__gemm_ops;
+
+static const char operand_name[3] = {'A', 'B', 'C'};
+
+/* The non-unit extents of r (upstream's _mat_extents keeps the extents it
+ * cannot prove equal to 1); their number, of which at most 2 are stored. */
+static int mat_extents(const td_region *r, int64_t ext[2])
+{
+    int n = 0;
+    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++) {
+        if (r->extent[d] == 1)
+            continue;
+        if (n < 2)
+            ext[n] = r->extent[d];
+        n++;
+    }
+    return n;
+}
+
+bool td__gemm_sizes(const td_call *call, int64_t *m, int64_t *n, int64_t *k)
+{
+    int64_t a[2], b[2];
+    if (mat_extents(&call->srcs[TD_GEMM_A].region, a) != 2 ||
+        mat_extents(&call->srcs[TD_GEMM_B].region, b) != 2)
+        return false;
+    *m = call->transpose_a ? a[1] : a[0];
+    *k = call->transpose_a ? a[0] : a[1];
+    *n = call->transpose_b ? b[0] : b[1];
+    return true;
+}
+
+/* What a call built by hand may get wrong that the loader never lets
+ * through: the three sources, extras, axes, accum, alpha and beta. */
+static bool gemm_operands(const td_call *call, td_pos *where, td_reason *why)
+{
+    if (call->nsrcs != 3) {
+        if (call->pos_srcs.line > 0)
+            *where = call->pos_srcs;
+        td_reason_set(why, "expects the sources A, B, C (call-file keys a, "
+                           "b, c), got %d operands",
+                      call->nsrcs);
+        return false;
+    }
+    for (int i = 0; i < 3; i++)
+        if (call->srcs[i].kind != TD_OPERAND_REGION) {
+            if (call->srcs[i].pos.line > 0)
+                *where = call->srcs[i].pos;
+            td_reason_set(why, "%c must be a region, not %s",
+                          operand_name[i],
+                          td__operand_kind_name(call->srcs[i].kind));
+            return false;
+        }
+    if (!td__no_extras(call, where, why))
+        return false;
+    if (!(call->naxes == 1 && call->axes[0] == -1)) {
+        td_reason_set(why, "takes no axes");
+        return false;
+    }
+    if (call->accum) {
+        td_reason_set(why, "takes no accum (beta = 1 accumulates C)");
+        return false;
+    }
+    const td_operand *lits[2] = {&call->alpha, &call->beta};
+    for (int i = 0; i < 2; i++)
+        if (lits[i]->kind == TD_OPERAND_NONE ||
+            lits[i]->kind == TD_OPERAND_REGION) {
+            td_reason_set(why, "%s must be a scalar value, not %s",
+                          i ? "beta" : "alpha",
+                          td__operand_kind_name(lits[i]->kind));
+            return false;
+        }
+    return true;
+}
+
+static bool gemm_check(const td_call *call, const td_op_desc *op,
+                       td_pos *where, td_reason *why)
+{
+    if (!gemm_operands(call, where, why))
+        return false;
+    if (!td__known_config(call, op, NULL, 0, where, why))
+        return false;
+    /* Upstream asserts the shapes only once all four operands are 2-D
+     * (one that is not is a decline, "gemm mma expects 2D A, ...", and
+     * stays the variant's), in this order and with these texts. */
+    int64_t d[2], c[2], m, n, k, b[2];
+    if (!td__gemm_sizes(call, &m, &n, &k) ||
+        mat_extents(&call->dst, d) != 2 ||
+        mat_extents(&call->srcs[TD_GEMM_C].region, c) != 2)
+        return true;
+    mat_extents(&call->srcs[TD_GEMM_B].region, b);
+    int64_t b_k = call->transpose_b ? b[1] : b[0];
+    if (b_k != k) {
+        if (call->srcs[TD_GEMM_B].pos.line > 0)
+            *where = call->srcs[TD_GEMM_B].pos;
+        td_reason_set(why, "gemm mma: A K=%" PRId64 " != B K=%" PRId64, k,
+                      b_k);
+        return false;
+    }
+    if (d[0] != m || d[1] != n) {
+        if (call->pos_dst.line > 0)
+            *where = call->pos_dst;
+        td_reason_set(why,
+                      "gemm mma: D dims (%" PRId64 ", %" PRId64
+                      ") != (M=%" PRId64 ", N=%" PRId64 ")",
+                      d[0], d[1], m, n);
+        return false;
+    }
+    if (c[0] != m || c[1] != n) {
+        if (call->srcs[TD_GEMM_C].pos.line > 0)
+            *where = call->srcs[TD_GEMM_C].pos;
+        td_reason_set(why,
+                      "gemm mma: C dims (%" PRId64 ", %" PRId64
+                      ") != (M=%" PRId64 ", N=%" PRId64 ")",
+                      c[0], c[1], m, n);
+        return false;
+    }
+    return true;
+}
