@@ -110,6 +110,18 @@ int td__lay_storage(const td_layout *in, td_layout *out);
 int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
                   td_layout *out, int *seps);
 
+/* td__lay_group with TVM's ICHECK text for an impossible grouping in why
+ * ("Check failed: (shape_idx == shape.size()) is false: layout
+ * T.TileLayout(T.S[(32, 2):(1 @ Axis.laneid, 1)]) can not be grouped by
+ * shape (16, 8)"), which the gemm declines quote. */
+int td__lay_group_why(const td_layout *l, const int64_t *shape, int ndim,
+                      td_layout *out, int *seps, char *why, size_t whylen);
+
+/* l as TVM's Python prints it: T.TileLayout(T.S[(2, 8):(2, 4 @ Axis.laneid)]
+ * + T.R[...] + 3); several offsets print as one parenthesised sum, thread
+ * axes first.  Returns the length needed, like snprintf. */
+size_t td__lay_format_tvm(const td_layout *l, char *buf, size_t cap);
+
 /* The per-thread rectangular sub-box of a logical region. */
 typedef struct td_lay_local {
     int ndim;                    /* >= 1 */
@@ -199,6 +211,39 @@ int td__lay_permute_dims(const td_layout *l, const int *perm, int n,
 int td__lay_permute_by_groups(const td_layout *l, const int *seps,
                               int ngroups, const int *perm, td_layout *out,
                               int *out_seps);
+
+/*
+ * Upstream Layout.tile (TileLayoutNode::Tile): `inner` (this layout, of
+ * inner_shape) tiled by `outer` (of outer_shape), both canonicalized and
+ * grouped by their shapes; the outer iters on an axis the inner shard uses
+ * are scaled by the inner span on that axis (td__lay_span); dim by dim the
+ * outer iters come before the inner ones; replicas are the inner's then
+ * the outer's, offsets add; the result is canonicalized.
+ */
+int td__lay_tile(const td_layout *inner, const td_layout *outer,
+                 const int64_t *outer_shape, const int64_t *inner_shape,
+                 int ndim, td_layout *out);
+
+/*
+ * Upstream tile_to(to_shape, current_shape): l (a layout of cur_shape)
+ * tiled by the row-major layout of to_shape / cur_shape, e.g. the m16n8
+ * accumulator fragment tiled to a 32x16 warp tile.  TVM floor-divides a
+ * to_shape that cur_shape does not divide and returns a smaller layout;
+ * that is TD_EINVAL here.
+ */
+int td__lay_tile_to(const td_layout *l, const int64_t *to_shape,
+                    const int64_t *cur_shape, int ndim, td_layout *out);
+
+/*
+ * The canonical thread-left order of the gemm fragments (TVM's
+ * _canon_perm): the indices of the thread-axis shard iters by stride
+ * descending, then those of the memory iters by stride descending, equal
+ * strides keeping their order.  perm gets l->nshard entries.
+ */
+int td__lay_canon_perm(const td_layout *l, int *perm);
+
+/* l's shard permuted into that order (TVM's _canon); perm may be NULL. */
+int td__lay_thread_left(const td_layout *l, td_layout *out, int *perm);
 
 /* The shard iters ordered by stride descending, equal strides keeping
  * their order (Python's stable sorted, TVM's _sort_by_stride_desc); the

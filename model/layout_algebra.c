@@ -178,6 +178,126 @@ int td__lay_sort_by_stride_desc(const td_layout *l, td_layout *out, int *perm)
     return td__lay_permute_dims(l, p, l->nshard, out);
 }
 
+/* ---- thread-left order ---------------------------------------------- */
+
+int td__lay_canon_perm(const td_layout *l, int *perm)
+{
+    int n = 0;
+
+    if (l == NULL || perm == NULL || l->nshard < 0 ||
+        l->nshard > TD_MAX_LAYOUT_ITERS)
+        return TD_EINVAL;
+    /* Two stable insertion sorts, threads first: n is at most 16. */
+    for (int pass = 0; pass < 2; pass++) {
+        int first = n;
+
+        for (int i = 0; i < l->nshard; i++) {
+            int j = n;
+
+            if (td_axis_is_thread(l->shard[i].axis) != (pass == 0))
+                continue;
+            while (j > first && l->shard[perm[j - 1]].stride < l->shard[i].stride) {
+                perm[j] = perm[j - 1];
+                j--;
+            }
+            perm[j] = i;
+            n++;
+        }
+    }
+    return 0;
+}
+
+int td__lay_thread_left(const td_layout *l, td_layout *out, int *perm)
+{
+    int p[TD_MAX_LAYOUT_ITERS], rc;
+
+    if (out == NULL || (rc = td__lay_canon_perm(l, p)) < 0)
+        return out == NULL ? TD_EINVAL : rc;
+    if (perm != NULL)
+        memcpy(perm, p, sizeof(int) * (size_t)l->nshard);
+    return td__lay_permute_dims(l, p, l->nshard, out);
+}
+
+/* ---- tile ------------------------------------------------------------ */
+
+int td__lay_tile(const td_layout *inner, const td_layout *outer,
+                 const int64_t *outer_shape, const int64_t *inner_shape,
+                 int ndim, td_layout *out)
+{
+    td_layout oc, ic, og, ig, t;
+    int oseps[TD_MAX_RANK + 1], iseps[TD_MAX_RANK + 1], rc;
+    int64_t span[TD_AXIS_COUNT];
+    bool used[TD_AXIS_COUNT] = {false};
+
+    if (inner == NULL || outer == NULL || outer_shape == NULL ||
+        inner_shape == NULL || out == NULL || ndim < 1 || ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    if (inner->swizzle || outer->swizzle)
+        return TD_EINVAL;
+    if ((rc = td__lay_canonicalize(outer, &oc)) < 0 ||
+        (rc = td__lay_canonicalize(inner, &ic)) < 0 ||
+        (rc = td__lay_group(&oc, outer_shape, ndim, &og, oseps)) < 0 ||
+        (rc = td__lay_group(&ic, inner_shape, ndim, &ig, iseps)) < 0)
+        return rc;
+    /* The inner span on every axis its shard uses (BuildSpanMap). */
+    for (int i = 0; i < ig.nshard; i++) {
+        td_axis a = ig.shard[i].axis;
+
+        if (!used[a] && (rc = td__lay_span(&ig, (int)a, &span[a])) < 0)
+            return rc;
+        used[a] = true;
+    }
+    memset(&t, 0, sizeof t);
+    for (int d = 0; d < ndim; d++) {
+        for (int k = oseps[d]; k < oseps[d + 1]; k++) {
+            td_iter it = og.shard[k];
+
+            if (used[it.axis] && !td__lay_mul64(it.stride, span[it.axis], &it.stride))
+                return TD_ELIMIT;
+            if (t.nshard >= TD_MAX_LAYOUT_ITERS)
+                return TD_ELIMIT;
+            t.shard[t.nshard++] = it;
+        }
+        for (int k = iseps[d]; k < iseps[d + 1]; k++) {
+            if (t.nshard >= TD_MAX_LAYOUT_ITERS)
+                return TD_ELIMIT;
+            t.shard[t.nshard++] = ig.shard[k];
+        }
+    }
+    if (ig.nrep + og.nrep > TD_MAX_LAYOUT_ITERS)
+        return TD_ELIMIT;
+    for (int i = 0; i < ig.nrep; i++)
+        t.rep[t.nrep++] = ig.rep[i];
+    for (int i = 0; i < og.nrep; i++)
+        t.rep[t.nrep++] = og.rep[i];
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        if (!td__lay_add64(ig.offset[a], og.offset[a], &t.offset[a]))
+            return TD_ELIMIT;
+    if (td__lay_check(&t, NULL, 0) < 0)
+        return TD_ELIMIT;
+    return td__lay_canonicalize(&t, out);
+}
+
+int td__lay_tile_to(const td_layout *l, const int64_t *to_shape,
+                    const int64_t *cur_shape, int ndim, td_layout *out)
+{
+    int64_t tiles[TD_MAX_RANK];
+    td_layout outer;
+    int rc;
+
+    if (l == NULL || to_shape == NULL || cur_shape == NULL || out == NULL ||
+        ndim < 1 || ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    for (int d = 0; d < ndim; d++) {
+        if (cur_shape[d] < 1 || to_shape[d] < 1 || to_shape[d] % cur_shape[d])
+            return TD_EINVAL;
+        tiles[d] = to_shape[d] / cur_shape[d];
+    }
+    if ((rc = td__lay_row_major(tiles, ndim, &outer)) < 0)
+        return rc;
+    return td__lay_tile(l, &outer, tiles, cur_shape, ndim, out);
+}
+
 /* ---- carve_tail ------------------------------------------------------ */
 
 int td__lay_carve_tail(td_iter *iters, int *n, int cap, int64_t chunk)

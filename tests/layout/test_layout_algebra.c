@@ -250,6 +250,93 @@ static void test_fuse_scope(void **state)
     expect(&l, "S[(4, 8, 4) : (1@wid_in_wg, 4@laneid, 1@laneid)]");
 }
 
+/* TVM's ICHECK texts of an impossible group (dump_layout_algebra.py,
+ * group_why*) and its printing of layouts (tvm_print*). */
+static void group_why_is(const char *l, const int64_t *shape, int n,
+                         const char *want)
+{
+    td_layout in = P(l), out;
+    int seps[TD_MAX_RANK + 1];
+    char why[512] = "";
+
+    assert_int_equal(td__lay_group_why(&in, shape, n, &out, seps, why, sizeof why),
+                     TD_EINVAL);
+    assert_string_equal(why, want);
+}
+
+static void test_group_why(void **state)
+{
+    (void)state;
+    group_why_is("S[(32, 2) : (1@laneid, 1)]", (int64_t[]){16, 8}, 2,
+                 "Check failed: (shape_idx == shape.size()) is false: layout "
+                 "T.TileLayout(T.S[(32, 2):(1 @ Axis.laneid, 1)]) can not be "
+                 "grouped by shape (16, 8)");
+    group_why_is("S[(6, 4) : (4, 1)]", (int64_t[]){4, 6}, 2,
+                 "Check failed: (analyzer->CanProveEqual(floormod(extent_i, "
+                 "c), 0)) is false: layout T.TileLayout(T.S[(6, 4):(4, 1)]) "
+                 "can not be grouped by shape (4, 6)");
+    group_why_is("S[(4, 4) : (4, 1)]", (int64_t[]){4, 4, 2}, 3,
+                 "Check failed: (shape_idx == shape.size()) is false: layout "
+                 "T.TileLayout(T.S[(4, 4):(4, 1)]) can not be grouped by "
+                 "shape (4, 4, 2)");
+    group_why_is("S[(4, 4) : (4, 1)]", (int64_t[]){2}, 1,
+                 "Check failed: (shape_idx < shape.size()) is false: layout "
+                 "T.TileLayout(T.S[(4, 4):(4, 1)]) can not be grouped by "
+                 "shape (2,)");
+}
+
+static void tvm_text_is(const char *l, const char *want)
+{
+    td_layout in = P(l);
+    char buf[512];
+
+    assert_int_equal(td__lay_format_tvm(&in, buf, sizeof buf), strlen(want));
+    assert_string_equal(buf, want);
+}
+
+static void test_format_tvm(void **state)
+{
+    (void)state;
+    tvm_text_is("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)] + R[2 : 4@laneid] + 3",
+                "T.TileLayout(T.S[(2, 8, 4, 2):(2, 4 @ Axis.laneid, 1 @ "
+                "Axis.laneid, 1)] + T.R[2:4 @ Axis.laneid] + 3)");
+    tvm_text_is("S[4 : 1]", "T.TileLayout(T.S[4:1])");
+    tvm_text_is("S[(2, 8) : (2, 4@laneid)] + 3 + 2@laneid",
+                "T.TileLayout(T.S[(2, 8):(2, 4 @ Axis.laneid)] + (2 @ "
+                "Axis.laneid + 3))");
+}
+
+/* tile_to and the thread-left order against TVM are replayed in
+ * test_gemm_frag.c (tests/upstream/data/gemm_frag.txt); here the
+ * refusals. */
+static void test_tile_to_refusals(void **state)
+{
+    td_layout l = P("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]"), o;
+
+    (void)state;
+    /* TVM floor-divides 24 / 16 and returns a 16-row layout. */
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){24, 8},
+                                     (int64_t[]){16, 8}, 2, &o),
+                     TD_EINVAL);
+    /* The layout is not one of the current shape. */
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){32, 16},
+                                     (int64_t[]){16, 16}, 2, &o),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){32, 16},
+                                     (int64_t[]){16, 8}, 0, &o),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){32, 16},
+                                     (int64_t[]){16, 8}, 2, &o),
+                     0);
+    /* dump_layout_algebra.py tile_to */
+    expect(&o, "S[(2, 2, 8, 2, 4, 2) : (8, 2, 4@laneid, 4, 1@laneid, 1)]");
+    /* A thread-left order of an empty shard is empty. */
+    td_layout e;
+    int perm[1];
+    memset(&e, 0, sizeof e);
+    assert_int_equal(td__lay_canon_perm(&e, perm), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +348,9 @@ int main(void)
         cmocka_unit_test(test_apply_shape),
         cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_fuse_scope),
+        cmocka_unit_test(test_group_why),
+        cmocka_unit_test(test_format_tvm),
+        cmocka_unit_test(test_tile_to_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,3 +49,19 @@ try:
     print("ok")
 except Exception as e:
     print(type(e).__name__)
+# TVM's ICHECK texts of an impossible group (td__lay_group_why).
+for name, lay_, shape in (("group_why", TileLayout(S[(32, 2):(1 @ L, 1)]), [16, 8]),
+                          ("group_why2", TileLayout(S[(6, 4)]), [4, 6]),
+                          ("group_why3", TileLayout(S[(4, 4)]), [4, 4, 2]),
+                          ("group_why4", TileLayout(S[(4, 4)]), [2])):
+    try:
+        lay_.group(shape)
+    except Exception as e:
+        print(name, str(e).splitlines()[0])
+# How TVM prints layouts (td__lay_format_tvm).
+from tvm.tirx.layout import R
+print("tvm_print", TileLayout(S[(2, 8, 4, 2):(2, 4 @ L, 1 @ L, 1)] + R[2:4 @ L] + 3))
+print("tvm_print2", TileLayout(S[(4,):(1,)]))
+print("tvm_print3", TileLayout(S[(2, 8):(2, 4 @ L)] + 3 + 2 @ L))
+# tile_to of the accumulator fragment (more in dump_gemm_frag.py).
+print("tile_to", TileLayout(S[(2, 8, 4, 2):(2, 4 @ L, 1 @ L, 1)]).tile_to([32, 16], [16, 8]))
