@@ -269,6 +269,27 @@ int td__lay_carve_tail(td_iter *iters, int *n, int cap, int64_t chunk);
 int td__lay_fuse_scope(td_layout *l, td_exec_scope scope);
 
 /*
+ * Upstream FuseAxesByScope under a CUDA target, which Canonicalize runs
+ * during every dispatch: the layout's own scope pair (the innermost
+ * subscope of its thread axes and the end of their subscope -> scope
+ * chain) picks each axis's fuser: laneid + wid_in_wg become tid_in_wg (x1,
+ * x32), laneid + warpid tx (x1, x32), tid_in_wg + wgid or laneid +
+ * wid_in_wg + wgid tx (wgid x128), wid_in_wg + wgid warpid (wgid stays
+ * wgid x4, as upstream).  Shard, replica and offsets alike; offsets that
+ * fuse into one axis add (upstream keeps one of them).  Conflicting
+ * scopes (laneid with tx) or a disconnected chain (laneid with wgid) are
+ * TD_EINVAL with upstream's ICHECK text in why (may be NULL); block axes
+ * leave the layout as it is.
+ */
+int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen);
+
+/* Upstream Canonicalize under a CUDA target: unit iters dropped, then
+ * td__lay_fuse_axes_by_scope, then td__lay_canonicalize.  td__lay_canonicalize
+ * alone fuses only laneid + warpid. */
+int td__lay_canonicalize_cuda(const td_layout *in, td_layout *out, char *why,
+                              size_t whylen);
+
+/*
  * A ComposeLayout's swizzle (TVM's per_element p, swizzle_len s, atom_len
  * a, swizzle_inner), applied to the tile's memory offset m in elements:
  * inner:  m ^ (((m >> (p + a)) & (2^s - 1)) << p);

@@ -395,6 +395,203 @@ int td__lay_fuse_scope(td_layout *l, td_exec_scope scope)
     return 0;
 }
 
+/* ---- the layout's own scope (FuseAxesByScope under CUDA) ------------- */
+
+/* The execution levels, innermost first (TVM's ScopeNameHigher order). */
+enum { LV_THREAD, LV_WARP, LV_WARPGROUP, LV_CTA, LV_CLUSTER, LV_NONE };
+
+/* (subscope, scope) of each thread axis, as upstream registers them. */
+static void axis_levels(td_axis a, int *sub, int *scope)
+{
+    switch (a) {
+    case TD_AXIS_LANEID:
+        *sub = LV_THREAD, *scope = LV_WARP;
+        return;
+    case TD_AXIS_WARPID:
+        *sub = LV_WARP, *scope = LV_CTA;
+        return;
+    case TD_AXIS_TX:
+        *sub = LV_THREAD, *scope = LV_CTA;
+        return;
+    case TD_AXIS_WGID:
+        *sub = LV_WARPGROUP, *scope = LV_CTA;
+        return;
+    case TD_AXIS_TID_IN_WG:
+        *sub = LV_THREAD, *scope = LV_WARPGROUP;
+        return;
+    case TD_AXIS_WID_IN_WG:
+        *sub = LV_WARP, *scope = LV_WARPGROUP;
+        return;
+    default: /* memory and block axes */
+        *sub = *scope = LV_NONE;
+        return;
+    }
+}
+
+/* Upstream's CUDA fusers: the axis and stride factor an iter of axis a
+ * takes in the (sub, scope) pair; false when it stays. */
+static bool fuser(td_axis a, int sub, int scope, td_axis *to, int64_t *mul)
+{
+    *mul = 1;
+    switch (a) {
+    case TD_AXIS_WARPID:
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, *mul = 32, true;
+        return false;
+    case TD_AXIS_LANEID:
+        if (sub == LV_THREAD && scope == LV_WARPGROUP)
+            return *to = TD_AXIS_TID_IN_WG, true;
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, true;
+        return false;
+    case TD_AXIS_WGID:
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, *mul = 128, true;
+        /* Upstream keeps the wgid axis here (not warpid): ported as is. */
+        if (sub == LV_WARP && scope == LV_CTA)
+            return *to = TD_AXIS_WGID, *mul = 4, true;
+        return false;
+    case TD_AXIS_TID_IN_WG:
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, true;
+        return false;
+    case TD_AXIS_WID_IN_WG:
+        if (sub == LV_THREAD && scope == LV_WARPGROUP)
+            return *to = TD_AXIS_TID_IN_WG, *mul = 32, true;
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, *mul = 32, true;
+        if (sub == LV_WARP && scope == LV_CTA)
+            return *to = TD_AXIS_WARPID, true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+static int fuse_iter(td_iter *it, int sub, int scope)
+{
+    td_axis to;
+    int64_t mul;
+
+    if (!fuser(it->axis, sub, scope, &to, &mul))
+        return 0;
+    if (!td__lay_mul64(it->stride, mul, &it->stride))
+        return TD_ELIMIT;
+    it->axis = to;
+    return 0;
+}
+
+static const char *const LV_NAMES[LV_NONE] = {"thread", "warp", "warpgroup",
+                                               "cta", "cluster"};
+
+/* GetScope's check of one axis: subscope -> scope must agree with what the
+ * map holds. */
+static int scope_add(td_axis a, int *map, int *n, int *inner, char *why,
+                     size_t whylen)
+{
+    int sub, scope;
+
+    if (!td_axis_is_thread(a))
+        return 0;
+    axis_levels(a, &sub, &scope);
+    if (sub == LV_NONE)
+        return 1; /* a block axis */
+    if (map[sub] != LV_NONE && map[sub] != scope) {
+        td__lay_why(why, whylen,
+                    "Check failed: it->second == scope (%s vs. %s) : Ill-formed "
+                    "tile layout: conflicting scopes for %s",
+                    LV_NAMES[map[sub]], LV_NAMES[scope], LV_NAMES[sub]);
+        return TD_EINVAL;
+    }
+    if (map[sub] == LV_NONE)
+        (*n)++;
+    map[sub] = scope;
+    if (*inner == LV_NONE || sub < *inner)
+        *inner = sub;
+    return 0;
+}
+
+int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
+{
+    int map[LV_NONE], inner = LV_NONE, n = 0, count = 0, rc, outer;
+    int64_t off[TD_AXIS_COUNT] = {0};
+    bool block = false;
+
+    if (l == NULL || td__lay_check(l, NULL, 0) < 0)
+        return TD_EINVAL;
+    for (int v = 0; v < LV_NONE; v++)
+        map[v] = LV_NONE;
+    /* GetScope, in its order: shard, replica, offsets. */
+    for (int i = 0; i < l->nshard + l->nrep + TD_AXIS_COUNT; i++) {
+        td_axis a;
+
+        if (i < l->nshard)
+            a = l->shard[i].axis;
+        else if (i < l->nshard + l->nrep)
+            a = l->rep[i - l->nshard].axis;
+        else if (l->offset[i - l->nshard - l->nrep] != 0)
+            a = (td_axis)(i - l->nshard - l->nrep);
+        else
+            continue;
+        if ((rc = scope_add(a, map, &n, &inner, why, whylen)) < 0)
+            return rc;
+        block = block || rc == 1;
+    }
+    if (block || inner == LV_NONE)
+        return 0; /* block axes: no fuser applies; left as written */
+    for (outer = inner; map[outer] != LV_NONE && count < n; count++)
+        outer = map[outer];
+    if (count != n) {
+        td__lay_why(why, whylen,
+                    "Check failed: count == scope_map.size() (%d vs. %d) : "
+                    "Ill-formed tile layout: disconnected scope chain",
+                    count, n);
+        return TD_EINVAL;
+    }
+    for (int i = 0; i < l->nshard; i++)
+        if ((rc = fuse_iter(&l->shard[i], inner, outer)) < 0)
+            return rc;
+    for (int i = 0; i < l->nrep; i++)
+        if ((rc = fuse_iter(&l->rep[i], inner, outer)) < 0)
+            return rc;
+    /* Offsets are unit iters of their axis.  Upstream sets the fused
+     * axis's offset (the last one wins when two fuse into one axis); the
+     * sum is the map's meaning, and what we keep. */
+    for (int a = 0; a < TD_AXIS_COUNT; a++) {
+        td_iter it = {1, l->offset[a], (td_axis)a};
+
+        if (l->offset[a] == 0)
+            continue;
+        if ((rc = fuse_iter(&it, inner, outer)) < 0)
+            return rc;
+        if (!td__lay_add64(off[it.axis], it.stride, &off[it.axis]))
+            return TD_ELIMIT;
+    }
+    memcpy(l->offset, off, sizeof off);
+    return td__lay_check(l, NULL, 0) < 0 ? TD_ELIMIT : 0;
+}
+
+int td__lay_canonicalize_cuda(const td_layout *in, td_layout *out, char *why,
+                              size_t whylen)
+{
+    td_layout t;
+    int n = 0, rc;
+
+    if (in == NULL || out == NULL || td__lay_check(in, NULL, 0) < 0)
+        return TD_EINVAL;
+    /* Unit iters go first (they name no scope), as in Canonicalize. */
+    t = *in;
+    for (int i = 0; i < in->nshard; i++)
+        if (in->shard[i].extent != 1)
+            t.shard[n++] = in->shard[i];
+    if (n == 0 && in->nshard > 0)
+        t.shard[n++] = (td_iter){1, 1, in->shard[0].axis};
+    t.nshard = n;
+    if ((rc = td__lay_fuse_axes_by_scope(&t, why, whylen)) < 0)
+        return rc;
+    return td__lay_canonicalize(&t, out);
+}
+
 /* ---- swizzle --------------------------------------------------------- */
 
 int td__lay_swz_check(const td_lay_swz *z)

@@ -208,9 +208,12 @@ static int slice_group(const td_mma_operand *o, const char *name,
         return TD_EINVAL;
     /* slice() canonicalizes the layout and groups it by the buffer's
      * shape first: that is the text its ICHECK gives. */
-    if ((rc = td__lay_canonicalize(o->layout, &canon)) < 0)
-        return rc;
-    rc = td__lay_group_why(&canon, o->shape, o->ndim, &tmp, tseps, e, sizeof e);
+    if (td__lay_check(o->layout, NULL, 0) < 0)
+        return TD_EINVAL;
+    rc = td__lay_canonicalize_cuda(o->layout, &canon, e, sizeof e);
+    if (rc == 0)
+        rc = td__lay_group_why(&canon, o->shape, o->ndim, &tmp, tseps, e,
+                               sizeof e);
     if (rc == TD_EINVAL) {
         td__lay_why(why, whylen, "gemm mma: %s layout not tileable as (%lld, %lld): %s",
                     name, (long long)shape2d[0], (long long)shape2d[1], e);
@@ -225,7 +228,7 @@ static int slice_group(const td_mma_operand *o, const char *name,
                     name);
         return TD_ENOMATCH;
     }
-    if (rc < 0 || (rc = td__lay_canonicalize(&sliced, &canon)) < 0)
+    if (rc < 0 || (rc = td__lay_canonicalize_cuda(&sliced, &canon, NULL, 0)) < 0)
         return rc;
     for (int i = 0; i < canon.nshard; i++) {
         td_axis a = canon.shard[i].axis;

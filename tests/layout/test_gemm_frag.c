@@ -129,6 +129,9 @@ typedef struct gcase {
     int64_t m, n, k;
     int ta, tb;
     td_layout lay[TD_MMA_NOPS];
+    bool has_buf[TD_MMA_NOPS];
+    int64_t buf_shape[TD_MMA_NOPS][2], start[TD_MMA_NOPS][2],
+        extent[TD_MMA_NOPS][2];
     bool prepared;
     int prep_rc;
     char prep_why[1024];
@@ -151,7 +154,10 @@ static void prepare(gcase *c)
 
     memset(&in, 0, sizeof in);
     for (int o = 0; o < TD_MMA_NOPS; o++)
-        in.op[o] = (td_mma_operand){&c->lay[o], shape[o], 2, zero, shape[o]};
+        in.op[o] = c->has_buf[o]
+                       ? (td_mma_operand){&c->lay[o], c->buf_shape[o], 2,
+                                          c->start[o], c->extent[o]}
+                       : (td_mma_operand){&c->lay[o], shape[o], 2, zero, shape[o]};
     in.m = c->m;
     in.n = c->n;
     in.k = c->k;
@@ -180,7 +186,7 @@ static int op_index(char ch)
 
 /* Counts of what was compared, so that a truncated file cannot pass. */
 static int n_cases, n_tile, n_canon, n_in, n_out, n_fails, n_fit, n_reg,
-    n_prep_fails;
+    n_prep_fails, n_regions, n_canonicalize;
 
 static void line_tile_to(char *s, int line)
 {
@@ -247,12 +253,53 @@ static void line_canon(char *s, int line)
     n_canon++;
 }
 
+static void line_canonicalize(char *s, int line)
+{
+    char *arrow = strstr(s, " -> "), *fails = strstr(s, " FAILS ");
+    td_layout l, out;
+
+    if (fails != NULL) {
+        char why[512] = "";
+
+        *fails = '\0';
+        l = P(s);
+        if (td__lay_canonicalize_cuda(&l, &out, why, sizeof why) != TD_EINVAL ||
+            strcmp(why, fails + 7) != 0)
+            fail_msg("line %d: %s: '%s', TVM '%s'", line, s, why, fails + 7);
+    } else {
+        assert_non_null(arrow);
+        *arrow = '\0';
+        l = P(s);
+        assert_int_equal(td__lay_canonicalize_cuda(&l, &out, NULL, 0), 0);
+        expect_layout(&out, arrow + 4, line);
+    }
+    n_canonicalize++;
+}
+
 static void line_case(gcase *c, char *s, int line)
 {
     char got[2200];
 
     if (strncmp(s, "layout ", 7) == 0) {
         c->lay[op_index(s[7])] = P(s + 9);
+        return;
+    }
+    if (strncmp(s, "buffer ", 7) == 0) {
+        /* buffer X 32,16 16:32,8:16: the operand is that region */
+        int o = op_index(s[7]);
+        long long s0, s1, b0, e0, b1, e1;
+
+        if (sscanf(s + 9, "%lld,%lld %lld:%lld,%lld:%lld", &s0, &s1, &b0, &e0,
+                   &b1, &e1) != 6)
+            fail_msg("line %d: bad buffer line '%s'", line, s);
+        c->has_buf[o] = true;
+        c->buf_shape[o][0] = s0;
+        c->buf_shape[o][1] = s1;
+        c->start[o][0] = b0;
+        c->start[o][1] = b1;
+        c->extent[o][0] = e0 - b0;
+        c->extent[o][1] = e1 - b1;
+        n_regions++;
         return;
     }
     if (!c->prepared)
@@ -371,6 +418,8 @@ static void test_tvm_values(void **state)
             line_tile_to(s + 8, line);
         } else if (strncmp(s, "tposed ", 7) == 0) {
             line_tposed(s + 7, line);
+        } else if (strncmp(s, "canonicalize ", 13) == 0) {
+            line_canonicalize(s + 13, line);
         } else if (strncmp(s, "canon ", 6) == 0) {
             line_canon(s + 6, line);
         } else if (strncmp(s, "case ", 5) == 0) {
@@ -396,14 +445,16 @@ static void test_tvm_values(void **state)
     fclose(f);
     free(c);
     /* What the dump holds today (tests/upstream/data/gemm_frag.txt): 13
-     * upstream tilings and orientations plus 9 derived layouts. */
-    assert_true(n_cases >= 22);
+     * upstream tilings and orientations plus 17 derived layouts. */
+    assert_true(n_cases >= 30);
     assert_true(n_tile >= 30);
     assert_int_equal(n_canon, 4);
+    assert_int_equal(n_canonicalize, 10);
     assert_true(n_in >= 8 * 20);
     assert_true(n_out >= 8 * 30);
     assert_true(n_fails >= 8);
-    assert_true(n_prep_fails >= 1);
+    assert_true(n_prep_fails >= 3);
+    assert_true(n_regions >= 10);
     assert_true(n_fit >= 30);
     assert_true(n_reg >= 4 * 29);
 }
