@@ -488,3 +488,51 @@ int td__mma_reg_layout(const td_mma_frag *frag, const td_mma_dims *dims,
     *out = r;
     return 0;
 }
+
+/* ---- the fragments of upstream's tests ------------------------------- */
+
+int td__mma_tile_layout(const td_mma_inst *inst, int op, const int64_t tiles[2],
+                        bool transposed, td_layout *out)
+{
+    const td_axis L = TD_AXIS_LANEID, M = TD_AXIS_M;
+    td_layout base, tiled, g;
+    int64_t shape[2], to[2], rm, rn, khi, kp;
+    int seps[3], n = 0;
+
+    if (inst == NULL || tiles == NULL || out == NULL || op < 0 ||
+        op >= TD_MMA_NOPS || inst->n != 8 || inst->m % 8 || inst->k_pack < 1 ||
+        inst->k % (4 * inst->k_pack) || (transposed && op != TD_MMA_OP_A &&
+                                         op != TD_MMA_OP_B))
+        return TD_EINVAL;
+    rm = inst->m / 8;
+    rn = inst->n / 4;
+    kp = inst->k_pack;
+    khi = inst->k / (4 * kp);
+    memset(&base, 0, sizeof base);
+#define IT(e, s, a) (base.shard[n++] = (td_iter){(e), (s), (a)})
+    if (op == TD_MMA_OP_A) {
+        IT(rm, kp, M), IT(8, 4, L), IT(khi, rm * kp, M), IT(4, 1, L), IT(kp, 1, M);
+        shape[0] = inst->m, shape[1] = inst->k;
+    } else if (op == TD_MMA_OP_B) {
+        IT(khi, kp, M), IT(4, 1, L), IT(kp, 1, M), IT(8, 4, L);
+        shape[0] = inst->k, shape[1] = inst->n;
+    } else {
+        IT(rm, rn, M), IT(8, 4, L), IT(4, 1, L), IT(rn, 1, M);
+        shape[0] = inst->m, shape[1] = inst->n;
+    }
+#undef IT
+    base.nshard = n;
+    for (int d = 0; d < 2; d++)
+        if (tiles[d] < 1 || !td__lay_mul64(tiles[d], shape[d], &to[d]) ||
+            to[d] > TD_MAX_EXTENT)
+            return TD_EINVAL;
+    int rc = td__lay_tile_to(&base, to, shape, 2, &tiled);
+    if (rc < 0 || !transposed) {
+        if (rc == 0)
+            *out = tiled;
+        return rc;
+    }
+    if ((rc = td__lay_group(&tiled, to, 2, &g, seps)) < 0)
+        return rc;
+    return td__lay_permute_by_groups(&g, seps, 2, (const int[]){1, 0}, out, NULL);
+}

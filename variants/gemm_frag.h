@@ -165,4 +165,18 @@ int td__mma_fit(const td_mma_inst *inst, const td_mma_dims *dims,
 int td__mma_reg_layout(const td_mma_frag *frag, const td_mma_dims *dims,
                        int op, td_layout *out, int64_t *shape, int *ndim);
 
+/*
+ * The layout of operand `op` (D, A, B or C) that holds tiles[0] x tiles[1]
+ * instruction tiles of `inst`, as upstream's tests build it: the
+ * instruction's fragment (D/C [m, n]: S[(m/8, 8, 4, n/4) : (n/4, 4@laneid,
+ * 1@laneid, 1)]; A [m, k]: S[(m/8, 8, kHi, 4, k_pack) : (k_pack, 4@laneid,
+ * m/8*k_pack, 1@laneid, 1)]; B [k, n]: S[(kHi, 4, k_pack, 8) : (k_pack,
+ * 1@laneid, 1, 4@laneid)]) tile_to the whole operand (tiles along M, N for
+ * D/C; M, K for A; K, N for B).  transposed (A or B): the layout of the
+ * stored [K, M] / [N, K] buffer, the two logical axes swapped.  The
+ * fragment of every lane holds the registers mma.sync reads, in PTX order.
+ */
+int td__mma_tile_layout(const td_mma_inst *inst, int op, const int64_t tiles[2],
+                        bool transposed, td_layout *out);
+
 #endif

@@ -186,7 +186,7 @@ static int op_index(char ch)
 
 /* Counts of what was compared, so that a truncated file cannot pass. */
 static int n_cases, n_tile, n_canon, n_in, n_out, n_fails, n_fit, n_reg,
-    n_prep_fails, n_regions, n_canonicalize;
+    n_prep_fails, n_regions, n_canonicalize, n_fragment;
 
 static void line_tile_to(char *s, int line)
 {
@@ -251,6 +251,27 @@ static void line_canon(char *s, int line)
     for (int i = 0; i < n; i++)
         assert_memory_equal(&out.shard[i], &l.shard[want[i]], sizeof(td_iter));
     n_canon++;
+}
+
+static int op_index(char ch);
+
+static void line_fragment(char *s, int line)
+{
+    /* fragment INST OP a,b T -> LAYOUT */
+    char name[64], opc;
+    long long a, b;
+    int t;
+    char *arrow = strstr(s, " -> ");
+    td_layout out;
+
+    assert_non_null(arrow);
+    if (sscanf(s, "%63s %c %lld,%lld %d", name, &opc, &a, &b, &t) != 5)
+        fail_msg("line %d: bad fragment line", line);
+    assert_int_equal(td__mma_tile_layout(inst_named(name), op_index(opc),
+                                         (int64_t[]){a, b}, t != 0, &out),
+                     0);
+    expect_layout(&out, arrow + 4, line);
+    n_fragment++;
 }
 
 static void line_canonicalize(char *s, int line)
@@ -418,6 +439,8 @@ static void test_tvm_values(void **state)
             line_tile_to(s + 8, line);
         } else if (strncmp(s, "tposed ", 7) == 0) {
             line_tposed(s + 7, line);
+        } else if (strncmp(s, "fragment ", 9) == 0) {
+            line_fragment(s + 9, line);
         } else if (strncmp(s, "canonicalize ", 13) == 0) {
             line_canonicalize(s + 13, line);
         } else if (strncmp(s, "canon ", 6) == 0) {
@@ -450,6 +473,7 @@ static void test_tvm_values(void **state)
     assert_true(n_tile >= 30);
     assert_int_equal(n_canon, 4);
     assert_int_equal(n_canonicalize, 10);
+    assert_int_equal(n_fragment, 45);
     assert_true(n_in >= 8 * 20);
     assert_true(n_out >= 8 * 30);
     assert_true(n_fails >= 8);
@@ -459,10 +483,201 @@ static void test_tvm_values(void **state)
     assert_true(n_reg >= 4 * 29);
 }
 
+/*
+ * The fragments against the PTX ISA's tables (mma.m16n8k8 / k16 / k32,
+ * "Matrix Fragments for mma.m16n8k*"): for every element of one tile the
+ * lane (4g + t) and the register element index must be the ISA's, also for
+ * the k_pack 1 (tf32) and 4 (8-bit) shapes tiledispatch adds (plan 1.6),
+ * and every instruction's own fragments must carve and fit.
+ */
+static void test_ptx_fragments(void **state)
+{
+    static const td_mma_inst insts[] = {
+        {"m16n8k16.f16", 16, 8, 16, 2, TD_F16, TD_F16, TD_F32, TD_F32, 80, true},
+        {"m16n8k8.f16", 16, 8, 8, 2, TD_F16, TD_F16, TD_F32, TD_F32, 75, true},
+        {"m16n8k8.tf32", 16, 8, 8, 1, TD_F32, TD_F32, TD_F32, TD_F32, 80, false},
+        {"m16n8k32.s8", 16, 8, 32, 4, TD_I8, TD_I8, TD_I32, TD_I32, 80, false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof insts / sizeof insts[0]; i++) {
+        const td_mma_inst *in = &insts[i];
+        int64_t kp = in->k_pack;
+
+        for (int op = 0; op < TD_MMA_NOPS; op++) {
+            int64_t rows = op == TD_MMA_OP_B ? in->k : in->m;
+            int64_t cols = op == TD_MMA_OP_A ? in->k : in->n;
+            td_layout l;
+
+            assert_int_equal(td__mma_tile_layout(in, op, (int64_t[]){1, 1},
+                                                 false, &l),
+                             0);
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t c = 0; c < cols; c++) {
+                    int64_t co[TD_AXIS_COUNT], lane, idx;
+
+                    assert_int_equal(td__lay_apply_shape(&l, (int64_t[]){r, c},
+                                                         (int64_t[]){rows, cols},
+                                                         2, co),
+                                     0);
+                    if (op == TD_MMA_OP_A) { /* (g + 8 rM, kp t + p + 4 kp kHi) */
+                        lane = 4 * (r % 8) + (c % (4 * kp)) / kp;
+                        idx = c % kp + kp * (r / 8) + 2 * kp * (c / (4 * kp));
+                    } else if (op == TD_MMA_OP_B) { /* (kp t + p + 4 kp kHi, g) */
+                        lane = 4 * c + (r % (4 * kp)) / kp;
+                        idx = r % kp + kp * (r / (4 * kp));
+                    } else { /* (g + 8 rM, 2 t + rN) */
+                        lane = 4 * (r % 8) + c / 2;
+                        idx = 2 * (r / 8) + c % 2;
+                    }
+                    if (co[TD_AXIS_LANEID] != lane || co[TD_AXIS_M] != idx)
+                        fail_msg("%s op %d (%lld, %lld): lane %lld reg %lld, "
+                                 "ISA lane %lld reg %lld",
+                                 in->name, op, (long long)r, (long long)c,
+                                 (long long)co[TD_AXIS_LANEID],
+                                 (long long)co[TD_AXIS_M], (long long)lane,
+                                 (long long)idx);
+                }
+        }
+        /* A 2 x 2 x 2 tiling of its own fragments fits, stored as is and
+         * transposed. */
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, tb = t & 2;
+            td_layout lay[TD_MMA_NOPS];
+            int64_t m = 2 * in->m, n = 2 * in->n, k = 2 * in->k;
+            int64_t shape[TD_MMA_NOPS][2] = {{m, n},
+                                             {ta ? k : m, ta ? m : k},
+                                             {tb ? n : k, tb ? k : n},
+                                             {m, n}};
+            int64_t z[2] = {0, 0};
+            td_mma_in mi;
+            td_mma_dims dims;
+            td_mma_frag frag;
+            char why[512] = "";
+
+            memset(&mi, 0, sizeof mi);
+            for (int op = 0; op < TD_MMA_NOPS; op++) {
+                bool tr = (op == TD_MMA_OP_A && ta) || (op == TD_MMA_OP_B && tb);
+
+                assert_int_equal(td__mma_tile_layout(in, op, (int64_t[]){2, 2},
+                                                     tr, &lay[op]),
+                                 0);
+                mi.op[op] = (td_mma_operand){&lay[op], shape[op], 2, z, shape[op]};
+            }
+            mi.m = m, mi.n = n, mi.k = k, mi.transpose_a = ta, mi.transpose_b = tb;
+            assert_int_equal(td__mma_prepare(&mi, &dims, why, sizeof why), 0);
+            if (td__mma_fit(in, &dims, &frag, why, sizeof why) != 0)
+                fail_msg("%s tA=%d tB=%d: %s", in->name, ta, tb, why);
+        }
+    }
+}
+
+/* Hostile and malformed inputs: an error code, never a crash. */
+static void test_bad_inputs(void **state)
+{
+    const td_mma_inst *k16 = &td__mma_insts[1];
+    td_mma_inst bad = *k16;
+    td_mma_spec spec;
+    td_mma_carved carved;
+    td_mma_dims dims;
+    td_mma_frag frag;
+    td_mma_in in;
+    td_layout l = P("S[(8, 2) : (4@laneid, 2)]"), r;
+    int64_t shape[5];
+    int nd;
+    char why[256];
+
+    (void)state;
+    assert_int_equal(td__mma_spec(NULL, TD_MMA_DM, &spec), TD_EINVAL);
+    assert_int_equal(td__mma_spec(k16, TD_MMA_NDIMS, &spec), TD_EINVAL);
+    bad.k = 12; /* not a multiple of 8 */
+    assert_int_equal(td__mma_spec(&bad, TD_MMA_AK, &spec), TD_EINVAL);
+    bad = *k16;
+    bad.k_pack = 0;
+    assert_int_equal(td__mma_spec(&bad, TD_MMA_AK, &spec), TD_EINVAL);
+    assert_string_equal(td__mma_dim_name(TD_MMA_NDIMS), "?");
+
+    assert_int_equal(td__mma_spec(k16, TD_MMA_DM, &spec), 0);
+    assert_int_equal(td__mma_carve(NULL, &spec, 8, 2, &carved, NULL, 0), TD_EINVAL);
+    assert_int_equal(td__mma_carve(&l, &spec, 0, 2, &carved, NULL, 0), TD_EINVAL);
+    /* 12 threads do not hold 8 lanes a whole number of times */
+    why[0] = '\0';
+    assert_int_equal(td__mma_carve(&l, &spec, 12, 2, &carved, why, sizeof why),
+                     TD_ENOMATCH);
+    assert_non_null(strstr(why, "not divisible"));
+    spec.nlane = 3;
+    assert_int_equal(td__mma_carve(&l, &spec, 8, 2, &carved, NULL, 0), TD_EINVAL);
+    assert_int_equal(td__mma_spec(k16, TD_MMA_DM, &spec), 0);
+    r = l;
+    r.shard[0].extent = 0; /* malformed */
+    assert_int_equal(td__mma_carve(&r, &spec, 8, 2, &carved, NULL, 0), TD_EINVAL);
+    assert_int_equal(td__mma_carve(&l, &spec, 8, 2, &carved, NULL, 0), 0);
+
+    memset(&in, 0, sizeof in);
+    assert_int_equal(td__mma_prepare(NULL, &dims, NULL, 0), TD_EINVAL);
+    assert_int_equal(td__mma_prepare(&in, &dims, NULL, 0), TD_EINVAL);
+    in.m = 16, in.n = 8, in.k = 16;
+    assert_int_equal(td__mma_prepare(&in, &dims, NULL, 0), TD_EINVAL);
+    /* A region past the buffer is malformed, not a decline. */
+    td_layout d = P("S[(2, 32, 2) : (2, 1@laneid, 1)]");
+    td_layout a = P("S[(2, 8, 2, 4, 2) : (2, 4@laneid, 4, 1@laneid, 1)]");
+    td_layout b = P("S[(2, 4, 2, 8) : (2, 1@laneid, 1, 4@laneid)]");
+    int64_t sd[2] = {16, 8}, sa[2] = {16, 16}, sb[2] = {16, 8}, z[2] = {0, 0},
+            past[2] = {8, 0};
+    in.op[TD_MMA_OP_D] = (td_mma_operand){&d, sd, 2, z, sd};
+    in.op[TD_MMA_OP_C] = (td_mma_operand){&d, sd, 2, z, sd};
+    in.op[TD_MMA_OP_A] = (td_mma_operand){&a, sa, 2, z, sa};
+    in.op[TD_MMA_OP_B] = (td_mma_operand){&b, sb, 2, past, sb};
+    assert_int_equal(td__mma_prepare(&in, &dims, NULL, 0), TD_EINVAL);
+    in.op[TD_MMA_OP_B].start = z;
+    in.op[TD_MMA_OP_B].ndim = TD_MAX_RANK + 1;
+    assert_int_equal(td__mma_prepare(&in, &dims, NULL, 0), TD_EINVAL);
+    in.op[TD_MMA_OP_B].ndim = 2;
+    assert_int_equal(td__mma_prepare(&in, &dims, NULL, 0), 0);
+
+    /* A zeroed analysis carves nothing. */
+    memset(&dims, 0, sizeof dims);
+    assert_int_equal(td__mma_fit(k16, &dims, &frag, NULL, 0), TD_EINVAL);
+    memset(&frag, 0, sizeof frag);
+    assert_int_equal(td__mma_reg_layout(&frag, &dims, TD_MMA_OP_D, &r, shape, &nd),
+                     TD_EINVAL);
+    assert_int_equal(td__mma_reg_layout(&frag, &dims, TD_MMA_NOPS, &r, shape, &nd),
+                     TD_EINVAL);
+
+    /* The CUDA canonicalize: strides the fusion pushes past the limit. */
+    memset(&r, 0, sizeof r);
+    r.nshard = 2;
+    r.shard[0] = (td_iter){2, TD_LAY_MAX_STRIDE / 2, TD_AXIS_WARPID};
+    r.shard[1] = (td_iter){32, 1, TD_AXIS_LANEID};
+    assert_int_equal(td__lay_canonicalize_cuda(&r, &l, NULL, 0), TD_ELIMIT);
+    assert_int_equal(td__lay_canonicalize_cuda(NULL, &l, NULL, 0), TD_EINVAL);
+    assert_int_equal(td__lay_fuse_axes_by_scope(NULL, NULL, 0), TD_EINVAL);
+    /* Block axes: no fuser, the layout as written. */
+    r = P("S[(2, 32) : (1@bx, 1@laneid)]");
+    assert_int_equal(td__lay_canonicalize_cuda(&r, &l, NULL, 0), 0);
+    expect_layout(&l, "S[(2, 32) : (1@bx, 1@laneid)]", __LINE__);
+    /* tile_to past the iter limit or int64. */
+    r = P("S[(2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2) : "
+          "(32768, 16384, 8192, 4096, 2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1)]");
+    assert_int_equal(td__lay_tile_to(&r, (int64_t[]){131072}, (int64_t[]){65536},
+                                     1, &l),
+                     0); /* fuses back to one iter */
+    /* outer strides scaled by a 2^38 span pass the stride limit */
+    memset(&r, 0, sizeof r);
+    r.nshard = 2;
+    r.shard[0] = (td_iter){2, (int64_t)1 << 38, TD_AXIS_M};
+    r.shard[1] = (td_iter){2, 1, TD_AXIS_M};
+    assert_int_equal(td__lay_tile_to(&r, (int64_t[]){4, (int64_t)1 << 21},
+                                     (int64_t[]){2, 2}, 2, &l),
+                     TD_ELIMIT);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tvm_values),
+        cmocka_unit_test(test_ptx_fragments),
+        cmocka_unit_test(test_bad_inputs),
     };
 
     if (argc < 2) {

@@ -235,6 +235,13 @@ def main():
     for Mt, Nt, Kt, k in SHAPES:
         Dl, Al, Bl = frag(Mt, Nt, Kt, k)
         M, N, K = 16 * Mt, 8 * Nt, k * Kt
+        # The operand layouts of upstream's test (its fragments tiled),
+        # stored as is and transposed (td__mma_tile_layout).
+        inst = f"m16n8k{k}.f16"
+        print(f"fragment {inst} D {Mt},{Nt} 0 -> {lay(Dl)}")
+        for op, l, t, shape in (("A", Al, (Mt, Kt), (M, K)), ("B", Bl, (Kt, Nt), (K, N))):
+            print(f"fragment {inst} {op} {t[0]},{t[1]} 0 -> {lay(l)}")
+            print(f"fragment {inst} {op} {t[0]},{t[1]} 1 -> {lay(tposed(l, shape))}")
         case(f"tiled_{Mt}x{Nt}x{Kt}_k{k}", M, N, K, Dl, Al, Bl)
     for tA, tB in ((True, False), (False, True), (True, True)):
         Dl, Al, Bl = frag(1, 1, 1, 16)
