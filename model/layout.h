@@ -277,9 +277,10 @@ int td__lay_fuse_scope(td_layout *l, td_exec_scope scope);
  * wid_in_wg + wgid tx (wgid x128), wid_in_wg + wgid warpid (wgid stays
  * wgid x4, as upstream).  Shard, replica and offsets alike; offsets that
  * fuse into one axis add (upstream keeps one of them).  Conflicting
- * scopes (laneid with tx) or a disconnected chain (laneid with wgid) are
- * TD_EINVAL with upstream's ICHECK text in why (may be NULL); block axes
- * leave the layout as it is.
+ * scopes (laneid with tx) or a disconnected chain (laneid with wgid or bx)
+ * are TD_EINVAL with upstream's ICHECK text in why (may be NULL); so is a
+ * cyclic one (bx with tx), where upstream's walk never ends.  Block axes
+ * alone (bx, cbx) have no fuser.
  */
 int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen);
 

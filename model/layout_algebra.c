@@ -422,7 +422,17 @@ static void axis_levels(td_axis a, int *sub, int *scope)
     case TD_AXIS_WID_IN_WG:
         *sub = LV_WARP, *scope = LV_WARPGROUP;
         return;
-    default: /* memory and block axes */
+    case TD_AXIS_BX:
+    case TD_AXIS_BY:
+    case TD_AXIS_BZ: /* upstream registers them as (cta, thread) */
+        *sub = LV_CTA, *scope = LV_THREAD;
+        return;
+    case TD_AXIS_CBX:
+    case TD_AXIS_CBY:
+    case TD_AXIS_CBZ:
+        *sub = LV_CTA, *scope = LV_CLUSTER;
+        return;
+    default: /* the memory axis */
         *sub = *scope = LV_NONE;
         return;
     }
@@ -494,8 +504,6 @@ static int scope_add(td_axis a, int *map, int *n, int *inner, char *why,
     if (!td_axis_is_thread(a))
         return 0;
     axis_levels(a, &sub, &scope);
-    if (sub == LV_NONE)
-        return 1; /* a block axis */
     if (map[sub] != LV_NONE && map[sub] != scope) {
         td__lay_why(why, whylen,
                     "Check failed: it->second == scope (%s vs. %s) : Ill-formed "
@@ -513,13 +521,13 @@ static int scope_add(td_axis a, int *map, int *n, int *inner, char *why,
 
 int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
 {
-    int map[LV_NONE], inner = LV_NONE, n = 0, count = 0, rc, outer;
+    /* map[level] = the scope above it; map[LV_NONE] stays LV_NONE. */
+    int map[LV_NONE + 1], inner = LV_NONE, n = 0, count = 0, rc, outer;
     int64_t off[TD_AXIS_COUNT] = {0};
-    bool block = false;
 
     if (l == NULL || td__lay_check(l, NULL, 0) < 0)
         return TD_EINVAL;
-    for (int v = 0; v < LV_NONE; v++)
+    for (int v = 0; v <= LV_NONE; v++)
         map[v] = LV_NONE;
     /* GetScope, in its order: shard, replica, offsets. */
     for (int i = 0; i < l->nshard + l->nrep + TD_AXIS_COUNT; i++) {
@@ -535,12 +543,17 @@ int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
             continue;
         if ((rc = scope_add(a, map, &n, &inner, why, whylen)) < 0)
             return rc;
-        block = block || rc == 1;
     }
-    if (block || inner == LV_NONE)
-        return 0; /* block axes: no fuser applies; left as written */
+    if (inner == LV_NONE)
+        return 0;
     for (outer = inner; map[outer] != LV_NONE && count < n; count++)
         outer = map[outer];
+    if (count == n && map[outer] != LV_NONE) {
+        /* bx (cta -> thread) with tx (thread -> cta): upstream's walk
+         * never ends. */
+        td__lay_why(why, whylen, "Ill-formed tile layout: cyclic scope chain");
+        return TD_EINVAL;
+    }
     if (count != n) {
         td__lay_why(why, whylen,
                     "Check failed: count == scope_map.size() (%d vs. %d) : "

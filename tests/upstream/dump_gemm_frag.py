@@ -23,8 +23,10 @@ import importlib
 
 import tvm
 
+from tvm.tirx import layout as _L
 from tvm.tirx.layout import R, S, TileLayout, laneid, tid_in_wg, tx, warpid, wgid, wid_in_wg
 
+bx, by, cbx = _L.bx, _L.by, _L.cbx
 m = importlib.import_module("tvm.backend.cuda.tile_primitive.gemm.mma_m16n8k_")
 
 
@@ -223,7 +225,14 @@ def main():
               TileLayout(S[(2, 8, 4, 2):(1 @ wid_in_wg, 4 @ laneid, 1 @ laneid, 1)] + 5),
               TileLayout(S[(2, 32):(32 @ tx, 1 @ laneid)]),
               TileLayout(S[(32, 2):(1 @ laneid, 32 @ tx)]),
-              TileLayout(S[(2, 32):(1 @ wgid, 1 @ laneid)])):
+              TileLayout(S[(2, 32):(1 @ wgid, 1 @ laneid)]),
+              # Block axes: (cta, thread) and (cta, cluster) in upstream's
+              # registry.  bx with tx is left out: TVM's walk of the scope
+              # chain never ends (ours refuses it).
+              TileLayout(S[(2, 32):(1 @ bx, 1 @ laneid)]),
+              TileLayout(S[(2, 32):(1 @ bx, 1 @ by)]),
+              TileLayout(S[(2, 32):(1 @ cbx, 1 @ bx)]),
+              TileLayout(S[(2, 32):(1 @ cbx, 1 @ laneid)])):
         try:
             print(f"canonicalize {lay(l)} -> {lay(l.canonicalize())}")
         except Exception as e:
