@@ -323,6 +323,10 @@ def main():
     # slice, reported as not tileable).
     case("conflicting_scopes", 16, 8, 16, Dl, Al,
          TileLayout(S[(2, 4, 2, 8):(2, 1 @ laneid, 1, 4 @ tx)]))
+    # A B whose K iters do not regroup by A's K extents (K = 24).
+    D13, A13, _ = frag(1, 1, 3, 8)
+    case("B_K_not_alignable", 16, 8, 24, D13, A13,
+         TileLayout(S[(2, 3, 4, 8):(1, 2, 1 @ laneid, 4 @ laneid)]))
     case("B_N_lanes_wrong", 16, 8, 16, Dl, Al,
          TileLayout(S[(2, 4, 2, 8):(2, 8 @ laneid, 1, 1 @ laneid)]))
 
