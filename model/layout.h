@@ -186,7 +186,8 @@ int td__lay_owner_slots(const td_layout *l, int64_t elem, td_lay_owner_fn emit,
  * element or replica reaches (the smallest must be >= 0). */
 int td__lay_bounds(const td_layout *l, int64_t *nthreads, int64_t *nslots);
 
-/* ---- layout algebra (layout_algebra.c): what the copy planners compose */
+/* ---- layout algebra (layout_algebra.c): what the copy planners and the
+ * gemm fragments compose */
 
 /*
  * Upstream TileLayout.slice: l (a layout of `shape`) restricted to the box

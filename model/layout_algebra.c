@@ -1,11 +1,14 @@
 /*
- * Layout algebra for the copy planners: the TileLayout methods TVM's copy
- * variants compose (slice to a region, permute dims, permute groups of
- * dims, a stable sort by stride, carving a tail off an iter list, the scope
- * fusers of a target-aware canonicalize), the swizzle of a ComposeLayout
- * and the numeric `apply` of a coordinate within a shape.  Everything here
- * is pure integer arithmetic on td_layout values, overflow-checked like
- * layout.c; the declarations and contracts are in layout.h.
+ * Layout algebra for the copy planners and the gemm fragments: the
+ * TileLayout methods TVM's copy variants compose (slice to a region,
+ * permute dims, permute groups of dims, a stable sort by stride, carving a
+ * tail off an iter list, the scope fusers of a target-aware canonicalize),
+ * what the gemm fragments add (tile / tile_to, the thread-left order,
+ * TVM's CUDA canonicalize with the fusers of the layout's own scope), the
+ * swizzle of a ComposeLayout and the numeric `apply` of a coordinate
+ * within a shape.  Everything here is pure integer arithmetic on td_layout
+ * values, overflow-checked like layout.c; the declarations and contracts
+ * are in layout.h.
  */
 #include <string.h>
 

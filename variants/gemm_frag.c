@@ -206,6 +206,9 @@ static int slice_group(const td_mma_operand *o, const char *name,
     if (o->layout == NULL || o->shape == NULL || o->start == NULL ||
         o->extent == NULL || o->ndim < 1 || o->ndim > TD_MAX_RANK)
         return TD_EINVAL;
+    for (int d = 0; d < o->ndim; d++)
+        if (o->shape[d] < 1 || o->shape[d] > TD_MAX_EXTENT)
+            return TD_EINVAL;
     /* slice() canonicalizes the layout and groups it by the buffer's
      * shape first: that is the text its ICHECK gives. */
     if (td__lay_check(o->layout, NULL, 0) < 0)
@@ -228,7 +231,17 @@ static int slice_group(const td_mma_operand *o, const char *name,
                     name);
         return TD_ENOMATCH;
     }
-    if (rc < 0 || (rc = td__lay_canonicalize_cuda(&sliced, &canon, NULL, 0)) < 0)
+    if (rc < 0)
+        return rc;
+    /* The emitter canonicalizes the slice again: a layout whose fused axes
+     * no longer form one scope chain (wgid + warpid) fails there. */
+    rc = td__lay_canonicalize_cuda(&sliced, &canon, e, sizeof e);
+    if (rc == TD_EINVAL) {
+        td__lay_why(why, whylen, "gemm mma: %s layout not tileable as (%lld, %lld): %s",
+                    name, (long long)shape2d[0], (long long)shape2d[1], e);
+        return TD_ENOMATCH;
+    }
+    if (rc < 0)
         return rc;
     for (int i = 0; i < canon.nshard; i++) {
         td_axis a = canon.shard[i].axis;

@@ -132,9 +132,10 @@ typedef struct td_mma_dims {
  * A.K; the anchors into thread-left order; the anchors' totals.
  * TD_ENOMATCH with the emitter's decline text ("gemm mma: C layout not
  * tileable as (16, 8): Check failed: ...", "gemm mma: cannot slice A layout
- * to its region", "gemm mma: A has >1 thread axis ['laneid', 'warpid'],
- * only one supported", "gemm mma: B.N not alignable to anchor extents
- * [4, 2]: ...").
+ * to its region", "gemm mma: A has >1 thread axis [...], only one
+ * supported", "gemm mma: B.K not alignable to anchor extents [3, 4, 2]:
+ * Check failed: ...").  The layouts are canonicalized as under TVM's CUDA
+ * target (td__lay_canonicalize_cuda), before and after the slice.
  */
 int td__mma_prepare(const td_mma_in *in, td_mma_dims *out, char *why,
                     size_t whylen);

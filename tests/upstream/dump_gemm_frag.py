@@ -323,6 +323,9 @@ def main():
     # slice, reported as not tileable).
     case("conflicting_scopes", 16, 8, 16, Dl, Al,
          TileLayout(S[(2, 4, 2, 8):(2, 1 @ laneid, 1, 4 @ tx)]))
+    # wid_in_wg + wgid canonicalize to wgid + warpid: two thread axes.
+    case("two_thread_axes", 16, 8, 16,
+         TileLayout(S[(2, 4, 16):(1 @ wgid, 1 @ wid_in_wg, 1)]), Al, Bl, Cl=Dl)
     # A B whose K iters do not regroup by A's K extents (K = 24).
     D13, A13, _ = frag(1, 1, 3, 8)
     case("B_K_not_alignable", 16, 8, 24, D13, A13,
