@@ -6,6 +6,8 @@
 #                                       with the bridge and without
 #   run_suite.sh ROOT replay-check OUTDIR   the GPU half's reference, on the CPU
 #   run_suite.sh ROOT async-tirx DUMP   the async IR nodes' TIRx parsed by TVM
+#   run_suite.sh ROOT gemm-frag         TVM's gemm fragment values, dumped
+#                                       again, equal the unit test's data
 # Needs the Python package and the pinned apache-tvm in
 # ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
 # names another interpreter).  Without them: one SKIP line, exit 77.
@@ -33,6 +35,9 @@ case $what in
     exec "$py" "$root/tests/upstream/tvm_tests/check_replay.py" "$3" ;;
   async-tirx)
     exec "$py" "$root/tests/upstream/async_tirx.py" "$3" ;;
+  gemm-frag)
+    "$py" "$root/tests/upstream/dump_gemm_frag.py" |
+      diff -u "$root/tests/upstream/data/gemm_frag.txt" - ;;
   *)
     echo "run_suite.sh: unknown check '$what'" >&2
     exit 2 ;;
