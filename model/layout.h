@@ -246,6 +246,30 @@ int td__lay_canon_perm(const td_layout *l, int *perm);
 /* l's shard permuted into that order (TVM's _canon); perm may be NULL. */
 int td__lay_thread_left(const td_layout *l, td_layout *out, int *perm);
 
+/*
+ * Upstream is_tile_inner (TileLayoutNode / ComposeLayoutNode::IsTileInner):
+ * whether `atom` (a layout of inner_shape) is the inner tile of `tiled` (a
+ * layout of tiled_shape): both canonicalized (td__lay_canonicalize_cuda),
+ * tiled grouped by [t0/i0, i0, t1/i1, i1, ...], the atom by inner_shape;
+ * in every dimension the atom's iters must be the innermost of the tiled
+ * layout's (equal extents; stride and axis too unless the extent is 1).
+ * Then *outer is the tiler, not canonicalized: the remaining outer iters
+ * and the tiled replicas the atom lacks, strides counted in atoms (divided
+ * by the atom's span on their axis, which must divide them), offsets the
+ * tiled layout's less the atom's.  Swizzled layouts: the swizzles must be
+ * equal and a trivial tile (or a bare swizzle) stands for the identity;
+ * one swizzled and one plain is no match.  TD_ENOMATCH: not a tile (TVM's
+ * None).  TD_EINVAL: malformed, or what upstream raises for (a tiled
+ * shape the inner one does not divide, a layout that cannot be grouped:
+ * the ICHECK text in why).  TD_ELIMIT: a tiled layout of a wider scope than
+ * the atom (upstream splits its axes first; not ported), or a value past
+ * the limits.  ndim is at most TD_MAX_RANK / 2.
+ */
+int td__lay_is_tile_inner(const td_layout *atom, const td_layout *tiled,
+                          const int64_t *tiled_shape,
+                          const int64_t *inner_shape, int ndim,
+                          td_layout *outer, char *why, size_t whylen);
+
 /* The shard iters ordered by stride descending, equal strides keeping
  * their order (Python's stable sorted, TVM's _sort_by_stride_desc); the
  * permutation used goes to perm (l->nshard entries; may be NULL). */

@@ -522,17 +522,17 @@ static int scope_add(td_axis a, int *map, int *n, int *inner, char *why,
     return 0;
 }
 
-int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
+/* TileLayoutNode::GetScope: the (innermost subscope, outermost scope)
+ * levels of l's thread axes; *inner = LV_NONE when it has none. */
+static int layout_scope(const td_layout *l, int *inner_out, int *outer_out,
+                        char *why, size_t whylen)
 {
     /* map[level] = the scope above it; map[LV_NONE] stays LV_NONE. */
     int map[LV_NONE + 1], inner = LV_NONE, n = 0, count = 0, rc, outer;
-    int64_t off[TD_AXIS_COUNT] = {0};
 
-    if (l == NULL || td__lay_check(l, NULL, 0) < 0)
-        return TD_EINVAL;
     for (int v = 0; v <= LV_NONE; v++)
         map[v] = LV_NONE;
-    /* GetScope, in its order: shard, replica, offsets. */
+    /* In its order: shard, replica, offsets. */
     for (int i = 0; i < l->nshard + l->nrep + TD_AXIS_COUNT; i++) {
         td_axis a;
 
@@ -547,6 +547,7 @@ int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
         if ((rc = scope_add(a, map, &n, &inner, why, whylen)) < 0)
             return rc;
     }
+    *inner_out = *outer_out = inner;
     if (inner == LV_NONE)
         return 0;
     for (outer = inner; map[outer] != LV_NONE && count < n; count++)
@@ -564,6 +565,21 @@ int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
                     count, n);
         return TD_EINVAL;
     }
+    *outer_out = outer;
+    return 0;
+}
+
+int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
+{
+    int inner, outer, rc;
+    int64_t off[TD_AXIS_COUNT] = {0};
+
+    if (l == NULL || td__lay_check(l, NULL, 0) < 0)
+        return TD_EINVAL;
+    if ((rc = layout_scope(l, &inner, &outer, why, whylen)) < 0)
+        return rc;
+    if (inner == LV_NONE)
+        return 0;
     for (int i = 0; i < l->nshard; i++)
         if ((rc = fuse_iter(&l->shard[i], inner, outer)) < 0)
             return rc;
@@ -606,6 +622,157 @@ int td__lay_canonicalize_cuda(const td_layout *in, td_layout *out, char *why,
     if ((rc = td__lay_fuse_axes_by_scope(&t, why, whylen)) < 0)
         return rc;
     return td__lay_canonicalize(&t, out);
+}
+
+/* ---- is_tile_inner --------------------------------------------------- */
+
+/* A ComposeLayout's tile that is trivial (or a bare swizzle) stands for the
+ * identity over `size` elements. */
+static void tile_or_identity(const td_layout *l, int64_t size, td_layout *out)
+{
+    td_layout t = *l;
+
+    t.swizzle = false;
+    if (t.nshard == 0 || td__lay_is_trivial(&t)) {
+        memset(out, 0, sizeof *out);
+        out->nshard = 1;
+        out->shard[0] = (td_iter){size, 1, TD_AXIS_M};
+        return;
+    }
+    *out = t;
+}
+
+/* An outer iter on an axis the atom spans is counted in atoms: its stride
+ * must be a multiple of the atom's span there (rescale_by_inner_span). */
+static bool rescale(td_iter *it, const bool *used, const int64_t *span)
+{
+    if (!used[it->axis] || it->extent == 1)
+        return true;
+    if (span[it->axis] == 0 || it->stride % span[it->axis] != 0)
+        return false;
+    it->stride /= span[it->axis];
+    return true;
+}
+
+int td__lay_is_tile_inner(const td_layout *atom, const td_layout *tiled,
+                          const int64_t *tiled_shape,
+                          const int64_t *inner_shape, int ndim,
+                          td_layout *outer, char *why, size_t whylen)
+{
+    td_layout a, t, ac, tc, ag, tg, r;
+    int64_t factored[TD_MAX_RANK], asize = 1, tsize = 1;
+    int64_t span[TD_AXIS_COUNT] = {0};
+    bool used[TD_AXIS_COUNT] = {false};
+    int aseps[TD_MAX_RANK + 1], tseps[TD_MAX_RANK + 1], rc;
+    int ai, ao, ti, to;
+
+    if (atom == NULL || tiled == NULL || tiled_shape == NULL ||
+        inner_shape == NULL || outer == NULL || ndim < 1 ||
+        2 * ndim > TD_MAX_RANK || td__lay_check(atom, NULL, 0) < 0 ||
+        td__lay_check(tiled, NULL, 0) < 0)
+        return TD_EINVAL;
+    /* A swizzled atom is the inner tile of a layout with the same swizzle
+     * only; a plain one of a plain layout only. */
+    if (atom->swizzle != tiled->swizzle ||
+        (atom->swizzle &&
+         memcmp(atom->swizzle_bits, tiled->swizzle_bits,
+                sizeof atom->swizzle_bits) != 0))
+        return TD_ENOMATCH;
+    for (int d = 0; d < ndim; d++) {
+        if (inner_shape[d] < 1 || tiled_shape[d] < 1 ||
+            tiled_shape[d] % inner_shape[d] != 0) {
+            td__lay_why(why, whylen,
+                        "Check failed: (analyzer->CanProveEqual(floormod(shape[i], "
+                        "factor[i]), 0)) is false: Shape[i] must be divisible by "
+                        "factor[i]");
+            return TD_EINVAL;
+        }
+        factored[2 * d] = tiled_shape[d] / inner_shape[d];
+        factored[2 * d + 1] = inner_shape[d];
+        if (!td__lay_mul64(asize, inner_shape[d], &asize) ||
+            !td__lay_mul64(tsize, tiled_shape[d], &tsize))
+            return TD_ELIMIT;
+    }
+    if (atom->swizzle) {
+        tile_or_identity(atom, asize, &a);
+        tile_or_identity(tiled, tsize, &t);
+    } else {
+        a = *atom;
+        t = *tiled;
+    }
+    if ((rc = td__lay_canonicalize_cuda(&t, &tc, why, whylen)) < 0 ||
+        (rc = td__lay_canonicalize_cuda(&a, &ac, why, whylen)) < 0 ||
+        (rc = layout_scope(&tc, &ti, &to, why, whylen)) < 0 ||
+        (rc = layout_scope(&ac, &ai, &ao, why, whylen)) < 0)
+        return rc;
+    if (ti != LV_NONE && ai != LV_NONE) {
+        if (ti != ai || ao > to)
+            return TD_ENOMATCH;
+        if (to > ao) {
+            /* Upstream splits the tiled layout's axes down to the atom's
+             * scope (SplitAxesByScope); not ported. */
+            td__lay_why(why, whylen,
+                        "is_tile_inner: splitting the tiled layout's thread "
+                        "axes to the atom's scope is not supported");
+            return TD_ELIMIT;
+        }
+    }
+    if ((rc = td__lay_group_why(&tc, factored, 2 * ndim, &tg, tseps, why,
+                                whylen)) < 0 ||
+        (rc = td__lay_group_why(&ac, inner_shape, ndim, &ag, aseps, why,
+                                whylen)) < 0)
+        return rc;
+    for (int i = 0; i < ac.nshard; i++) {
+        td_axis x = ac.shard[i].axis;
+
+        if (!used[x] && (rc = td__lay_span(&ac, (int)x, &span[x])) < 0)
+            return rc;
+        used[x] = true;
+    }
+    memset(&r, 0, sizeof r);
+    for (int d = 0; d < ndim; d++) {
+        int lo = tseps[2 * d], hi = tseps[2 * d + 2];
+        int ic = aseps[d + 1] - aseps[d], tcnt = hi - lo;
+
+        if (ic > tcnt)
+            return TD_ENOMATCH;
+        /* The atom's iters are the dimension's innermost ones. */
+        for (int j = 0; j < ic; j++) {
+            const td_iter *x = &ag.shard[aseps[d] + j], *y = &tg.shard[hi - ic + j];
+
+            if (x->extent != y->extent ||
+                (x->extent != 1 && (x->stride != y->stride || x->axis != y->axis)))
+                return TD_ENOMATCH;
+        }
+        for (int j = 0; j < tcnt - ic; j++) {
+            td_iter it = tg.shard[lo + j];
+
+            if (!rescale(&it, used, span))
+                return TD_ENOMATCH;
+            r.shard[r.nshard++] = it;
+        }
+    }
+    for (int i = 0; i < tc.nrep; i++) {
+        bool in_atom = false;
+        td_iter it = tc.rep[i];
+
+        for (int j = 0; j < ac.nrep; j++)
+            in_atom = in_atom || memcmp(&ac.rep[j], &it, sizeof it) == 0;
+        if (in_atom)
+            continue;
+        if (!rescale(&it, used, span))
+            return TD_ENOMATCH;
+        r.rep[r.nrep++] = it;
+    }
+    /* The tiled layout's offsets less the atom's (axes the tiled layout has
+     * no offset on are left out, as upstream). */
+    for (int x = 0; x < TD_AXIS_COUNT; x++)
+        if (tc.offset[x] != 0)
+            r.offset[x] = tc.offset[x] - ac.offset[x];
+    if (td__lay_check(&r, NULL, 0) < 0)
+        return TD_ELIMIT;
+    *outer = r;
+    return 0;
 }
 
 /* ---- swizzle --------------------------------------------------------- */

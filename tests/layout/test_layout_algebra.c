@@ -337,6 +337,74 @@ static void test_tile_to_refusals(void **state)
     assert_int_equal(td__lay_canon_perm(&e, perm), 0);
 }
 
+/* is_tile_inner against dump_layout_algebra.py's tile_inner_* values. */
+static void tile_inner_is(const char *atom, const char *tiled,
+                          const int64_t *tshape, const int64_t *ishape,
+                          int rc, const char *want)
+{
+    td_layout a = P(atom), t = P(tiled), o;
+    char why[512] = "";
+
+    assert_int_equal(td__lay_is_tile_inner(&a, &t, tshape, ishape, 2, &o, why,
+                                           sizeof why),
+                     rc);
+    if (rc == 0)
+        expect(&o, want);
+    else if (want != NULL)
+        assert_string_equal(why, want);
+}
+
+static void test_is_tile_inner(void **state)
+{
+    const int64_t sh[2] = {128, 64};
+
+    (void)state;
+    /* gemm_async's swizzle atoms (float16) in mma_shared_layout (128, 64) */
+    tile_inner_is("S[512 : 1] + Swizzle(3, 3, 3)", "S[8192 : 1] + Swizzle(3, 3, 3)",
+                  sh, (int64_t[]){8, 64}, 0, "S[(16, 1) : (1, 64)]");
+    tile_inner_is("S[256 : 1] + Swizzle(2, 3, 3)",
+                  "S[(128, 2, 32) : (32, 4096, 1)] + Swizzle(2, 3, 3)", sh,
+                  (int64_t[]){8, 32}, 0, "S[(16, 2) : (1, 16)]");
+    tile_inner_is("S[128 : 1] + Swizzle(1, 3, 3)",
+                  "S[(128, 4, 16) : (16, 2048, 1)] + Swizzle(1, 3, 3)", sh,
+                  (int64_t[]){8, 16}, 0, "S[(16, 4) : (1, 16)]");
+    /* the MN-major atom in a K-major layout, another swizzle, no swizzle */
+    tile_inner_is("S[(64, 8) : (1, 64)] + Swizzle(3, 3, 3)",
+                  "S[8192 : 1] + Swizzle(3, 3, 3)", sh, (int64_t[]){64, 8},
+                  TD_ENOMATCH, NULL);
+    tile_inner_is("S[256 : 1] + Swizzle(2, 3, 3)", "S[8192 : 1] + Swizzle(3, 3, 3)",
+                  sh, (int64_t[]){8, 32}, TD_ENOMATCH, NULL);
+    tile_inner_is("S[(8, 64) : (64, 1)]", "S[8192 : 1] + Swizzle(3, 3, 3)", sh,
+                  (int64_t[]){8, 64}, TD_ENOMATCH, NULL);
+    /* fragments in their tilings (tile_to) */
+    tile_inner_is("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]",
+                  "S[(2, 2, 8, 2, 4, 2) : (8, 2, 4@laneid, 4, 1@laneid, 1)]",
+                  (int64_t[]){32, 16}, (int64_t[]){16, 8}, 0, "S[(2, 2) : (2, 1)]");
+    tile_inner_is("S[(2, 8, 2, 4, 2) : (2, 4@laneid, 4, 1@laneid, 1)]",
+                  "S[(2, 2, 8, 4, 4, 2) : (16, 2, 4@laneid, 4, 1@laneid, 1)]",
+                  (int64_t[]){32, 32}, (int64_t[]){16, 16}, 0, "S[(2, 2) : (2, 1)]");
+    /* offsets, a stride the span does not divide, a stride that differs,
+     * a replica the atom lacks */
+    tile_inner_is("S[(2, 8) : (8, 1)]", "S[(4, 8) : (8, 1)] + 3", (int64_t[]){4, 8},
+                  (int64_t[]){2, 8}, 0, "S[(2, 1) : (1, 8)] + 3");
+    tile_inner_is("S[(2, 2) : (2, 1)]", "S[(2, 2, 2) : (3, 2, 1)]", (int64_t[]){4, 2},
+                  (int64_t[]){2, 2}, TD_ENOMATCH, NULL);
+    tile_inner_is("S[(2, 8) : (8, 1)]", "S[(4, 8) : (16, 2)]", (int64_t[]){4, 8},
+                  (int64_t[]){2, 8}, TD_ENOMATCH, NULL);
+    tile_inner_is("S[(2, 8) : (8, 1)]", "S[(4, 8) : (8, 1)] + R[2 : 1@laneid]",
+                  (int64_t[]){4, 8}, (int64_t[]){2, 8}, 0,
+                  "S[(2, 1) : (1, 8)] + R[2 : 1@laneid]");
+    /* TVM splits tx into warpid + laneid first (S[(2, 1) : (1@warpid,
+     * 1@warpid)]); not ported */
+    tile_inner_is("S[32 : 1@laneid]", "S[(2, 32) : (32@tx, 1@tx)]",
+                  (int64_t[]){2, 32}, (int64_t[]){1, 32}, TD_ELIMIT, NULL);
+    tile_inner_is("S[(3, 8) : (8, 1)]", "S[(4, 8) : (8, 1)]", (int64_t[]){4, 8},
+                  (int64_t[]){3, 8}, TD_EINVAL,
+                  "Check failed: (analyzer->CanProveEqual(floormod(shape[i], "
+                  "factor[i]), 0)) is false: Shape[i] must be divisible by "
+                  "factor[i]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_group_why),
         cmocka_unit_test(test_format_tvm),
         cmocka_unit_test(test_tile_to_refusals),
+        cmocka_unit_test(test_is_tile_inner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
