@@ -270,6 +270,11 @@ int td__lay_is_tile_inner(const td_layout *atom, const td_layout *tiled,
                           const int64_t *inner_shape, int ndim,
                           td_layout *outer, char *why, size_t whylen);
 
+/* Structural equality (TVM's assert_structural_equal of two layouts):
+ * the same shard and replica iters in the same order, the same offsets and
+ * the same swizzle.  Canonicalize both first to compare what they map. */
+bool td__lay_same(const td_layout *a, const td_layout *b);
+
 /* The shard iters ordered by stride descending, equal strides keeping
  * their order (Python's stable sorted, TVM's _sort_by_stride_desc); the
  * permutation used goes to perm (l->nshard entries; may be NULL). */

@@ -775,6 +775,31 @@ int td__lay_is_tile_inner(const td_layout *atom, const td_layout *tiled,
     return 0;
 }
 
+/* ---- structural equality --------------------------------------------- */
+
+static bool same_iters(const td_iter *x, const td_iter *y, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (x[i].extent != y[i].extent || x[i].stride != y[i].stride ||
+            x[i].axis != y[i].axis)
+            return false;
+    return true;
+}
+
+bool td__lay_same(const td_layout *a, const td_layout *b)
+{
+    if (a == NULL || b == NULL || a->nshard != b->nshard || a->nrep != b->nrep ||
+        a->nshard < 0 || a->nshard > TD_MAX_LAYOUT_ITERS || a->nrep < 0 ||
+        a->nrep > TD_MAX_LAYOUT_ITERS || a->swizzle != b->swizzle)
+        return false;
+    if (a->swizzle && memcmp(a->swizzle_bits, b->swizzle_bits,
+                             sizeof a->swizzle_bits) != 0)
+        return false;
+    return same_iters(a->shard, b->shard, a->nshard) &&
+           same_iters(a->rep, b->rep, a->nrep) &&
+           memcmp(a->offset, b->offset, sizeof a->offset) == 0;
+}
+
 /* ---- swizzle --------------------------------------------------------- */
 
 int td__lay_swz_check(const td_lay_swz *z)

@@ -405,6 +405,32 @@ static void test_is_tile_inner(void **state)
                   "factor[i]");
 }
 
+static void test_same(void **state)
+{
+    td_layout a = P("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)] + 3"), b = a, c;
+
+    (void)state;
+    assert_true(td__lay_same(&a, &b));
+    /* The same map written unfused: equal only once canonical. */
+    c = P("S[(2, 32, 2) : (2, 1@laneid, 1)] + 3");
+    assert_false(td__lay_same(&a, &c));
+    assert_int_equal(td__lay_canonicalize(&a, &b), 0);
+    assert_true(td__lay_same(&b, &c));
+    /* offsets, replicas, swizzles and axes count */
+    c = P("S[(2, 32, 2) : (2, 1@laneid, 1)] + 4");
+    assert_false(td__lay_same(&b, &c));
+    c = P("S[(2, 32, 2) : (2, 1@laneid, 1)] + R[2 : 1@warpid] + 3");
+    assert_false(td__lay_same(&b, &c));
+    c = P("S[(2, 32, 2) : (2, 1@tx, 1)] + 3");
+    assert_false(td__lay_same(&b, &c));
+    a = P("S[512 : 1] + Swizzle(3, 3, 3)");
+    c = P("S[512 : 1] + Swizzle(2, 3, 3)");
+    assert_false(td__lay_same(&a, &c));
+    c = P("S[512 : 1]");
+    assert_false(td__lay_same(&a, &c));
+    assert_false(td__lay_same(&a, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_format_tvm),
         cmocka_unit_test(test_tile_to_refusals),
         cmocka_unit_test(test_is_tile_inner),
+        cmocka_unit_test(test_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
