@@ -327,8 +327,29 @@ static int push_iter(td_layout *t, int *n, int64_t extent, int64_t stride,
     return 0;
 }
 
-int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
-                  td_layout *out, int *seps)
+/* TVM's ICHECK text for a failed group: which check, the layout and the
+ * shape as Python prints them ("(16, 8)", "(2,)"). */
+static void group_why(char *why, size_t whylen, const char *check,
+                      const td_layout *l, const int64_t *shape, int ndim)
+{
+    char lay[512], shp[256];
+    td_sbuf o = {shp, sizeof shp, 0};
+
+    if (why == NULL || whylen == 0)
+        return;
+    td__lay_format_tvm(l, lay, sizeof lay);
+    td__sbuf_printf(&o, "(");
+    for (int d = 0; d < ndim; d++)
+        td__sbuf_printf(&o, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    td__sbuf_printf(&o, "%s)", ndim == 1 ? "," : "");
+    td__lay_why(why, whylen,
+                "Check failed: (%s) is false: layout %s can not be grouped by "
+                "shape %s",
+                check, lay, shp);
+}
+
+int td__lay_group_why(const td_layout *l, const int64_t *shape, int ndim,
+                      td_layout *out, int *seps, char *why, size_t whylen)
 {
     td_layout t;
     int rc, n = 0, d = 0;
@@ -355,8 +376,12 @@ int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
         while (d < ndim && prod % shape[d] == 0) {
             int64_t c = prod / shape[d], st;
 
-            if (ext % c != 0)
+            if (ext % c != 0) {
+                group_why(why, whylen,
+                          "analyzer->CanProveEqual(floormod(extent_i, c), 0)",
+                          l, shape, ndim);
                 return TD_EINVAL;
+            }
             if (!td__lay_mul64(stride, c, &st))
                 return TD_ELIMIT;
             if ((rc = push_iter(&t, &n, ext / c, st, axis)) < 0)
@@ -366,20 +391,31 @@ int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
             seps[++d] = n;
         }
         if (ext != 1) {
-            if (d >= ndim)
+            if (d >= ndim) {
+                group_why(why, whylen, "shape_idx < shape.size()", l, shape,
+                          ndim);
                 return TD_EINVAL;
+            }
             if ((rc = push_iter(&t, &n, ext, stride, axis)) < 0)
                 return rc;
         }
     }
-    if (d != ndim)
+    if (d != ndim) {
+        group_why(why, whylen, "shape_idx == shape.size()", l, shape, ndim);
         return TD_EINVAL;
+    }
     t.nshard = n;
     /* Split strides grow by the split factor; keep the result valid. */
     if (td__lay_check(&t, NULL, 0) < 0)
         return TD_ELIMIT;
     *out = t;
     return 0;
+}
+
+int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
+                  td_layout *out, int *seps)
+{
+    return td__lay_group_why(l, shape, ndim, out, seps, NULL, 0);
 }
 
 /* ---- local region ---------------------------------------------------- */

@@ -110,6 +110,18 @@ int td__lay_storage(const td_layout *in, td_layout *out);
 int td__lay_group(const td_layout *l, const int64_t *shape, int ndim,
                   td_layout *out, int *seps);
 
+/* td__lay_group with TVM's ICHECK text for an impossible grouping in why
+ * ("Check failed: (shape_idx == shape.size()) is false: layout
+ * T.TileLayout(T.S[(32, 2):(1 @ Axis.laneid, 1)]) can not be grouped by
+ * shape (16, 8)"), which the gemm declines quote. */
+int td__lay_group_why(const td_layout *l, const int64_t *shape, int ndim,
+                      td_layout *out, int *seps, char *why, size_t whylen);
+
+/* l as TVM's Python prints it: T.TileLayout(T.S[(2, 8):(2, 4 @ Axis.laneid)]
+ * + T.R[...] + 3); several offsets print as one parenthesised sum, thread
+ * axes first.  Returns the length needed, like snprintf. */
+size_t td__lay_format_tvm(const td_layout *l, char *buf, size_t cap);
+
 /* The per-thread rectangular sub-box of a logical region. */
 typedef struct td_lay_local {
     int ndim;                    /* >= 1 */
@@ -174,7 +186,8 @@ int td__lay_owner_slots(const td_layout *l, int64_t elem, td_lay_owner_fn emit,
  * element or replica reaches (the smallest must be >= 0). */
 int td__lay_bounds(const td_layout *l, int64_t *nthreads, int64_t *nslots);
 
-/* ---- layout algebra (layout_algebra.c): what the copy planners compose */
+/* ---- layout algebra (layout_algebra.c): what the copy planners and the
+ * gemm fragments compose */
 
 /*
  * Upstream TileLayout.slice: l (a layout of `shape`) restricted to the box
@@ -200,6 +213,68 @@ int td__lay_permute_by_groups(const td_layout *l, const int *seps,
                               int ngroups, const int *perm, td_layout *out,
                               int *out_seps);
 
+/*
+ * Upstream Layout.tile (TileLayoutNode::Tile): `inner` (this layout, of
+ * inner_shape) tiled by `outer` (of outer_shape), both canonicalized and
+ * grouped by their shapes; the outer iters on an axis the inner shard uses
+ * are scaled by the inner span on that axis (td__lay_span); dim by dim the
+ * outer iters come before the inner ones; replicas are the inner's then
+ * the outer's, offsets add; the result is canonicalized.
+ */
+int td__lay_tile(const td_layout *inner, const td_layout *outer,
+                 const int64_t *outer_shape, const int64_t *inner_shape,
+                 int ndim, td_layout *out);
+
+/*
+ * Upstream tile_to(to_shape, current_shape): l (a layout of cur_shape)
+ * tiled by the row-major layout of to_shape / cur_shape, e.g. the m16n8
+ * accumulator fragment tiled to a 32x16 warp tile.  TVM floor-divides a
+ * to_shape that cur_shape does not divide and returns a smaller layout;
+ * that is TD_EINVAL here.
+ */
+int td__lay_tile_to(const td_layout *l, const int64_t *to_shape,
+                    const int64_t *cur_shape, int ndim, td_layout *out);
+
+/*
+ * The canonical thread-left order of the gemm fragments (TVM's
+ * _canon_perm): the indices of the thread-axis shard iters by stride
+ * descending, then those of the memory iters by stride descending, equal
+ * strides keeping their order.  perm gets l->nshard entries.
+ */
+int td__lay_canon_perm(const td_layout *l, int *perm);
+
+/* l's shard permuted into that order (TVM's _canon); perm may be NULL. */
+int td__lay_thread_left(const td_layout *l, td_layout *out, int *perm);
+
+/*
+ * Upstream is_tile_inner (TileLayoutNode / ComposeLayoutNode::IsTileInner):
+ * whether `atom` (a layout of inner_shape) is the inner tile of `tiled` (a
+ * layout of tiled_shape): both canonicalized (td__lay_canonicalize_cuda),
+ * tiled grouped by [t0/i0, i0, t1/i1, i1, ...], the atom by inner_shape;
+ * in every dimension the atom's iters must be the innermost of the tiled
+ * layout's (equal extents; stride and axis too unless the extent is 1).
+ * Then *outer is the tiler, not canonicalized: the remaining outer iters
+ * and the tiled replicas the atom lacks, strides counted in atoms (divided
+ * by the atom's span on their axis, which must divide them), offsets the
+ * tiled layout's less the atom's.  Swizzled layouts: the swizzles must be
+ * equal and a trivial tile (or a bare swizzle) stands for the identity;
+ * one swizzled and one plain is no match.  TD_ENOMATCH: not a tile (TVM's
+ * None).  TD_EINVAL: malformed, or what upstream raises for (a tiled
+ * shape the inner one does not divide, a layout that cannot be grouped:
+ * the ICHECK text in why).  TD_ELIMIT: a tiled layout of a wider scope than
+ * the atom (upstream splits its axes first; not ported), or a value past
+ * the limits.  ndim is at most TD_MAX_RANK / 2.
+ */
+int td__lay_is_tile_inner(const td_layout *atom, const td_layout *tiled,
+                          const int64_t *tiled_shape,
+                          const int64_t *inner_shape, int ndim,
+                          td_layout *outer, char *why, size_t whylen);
+
+/* Structural equality (TVM's assert_structural_equal of two layouts):
+ * the same shard and replica iters in the same order, the same offsets and
+ * the same swizzle.  Canonicalize both first to compare what they map. */
+bool td__lay_same(const td_layout *a, const td_layout *b);
+
 /* The shard iters ordered by stride descending, equal strides keeping
  * their order (Python's stable sorted, TVM's _sort_by_stride_desc); the
  * permutation used goes to perm (l->nshard entries; may be NULL). */
@@ -222,6 +297,28 @@ int td__lay_carve_tail(td_iter *iters, int *n, int cap, int64_t chunk);
  * laneid + warpid -> tx is td__lay_canonicalize's own step.
  */
 int td__lay_fuse_scope(td_layout *l, td_exec_scope scope);
+
+/*
+ * Upstream FuseAxesByScope under a CUDA target, which Canonicalize runs
+ * during every dispatch: the layout's own scope pair (the innermost
+ * subscope of its thread axes and the end of their subscope -> scope
+ * chain) picks each axis's fuser: laneid + wid_in_wg become tid_in_wg (x1,
+ * x32), laneid + warpid tx (x1, x32), tid_in_wg + wgid or laneid +
+ * wid_in_wg + wgid tx (wgid x128), wid_in_wg + wgid warpid (wgid stays
+ * wgid x4, as upstream).  Shard, replica and offsets alike; offsets that
+ * fuse into one axis add (upstream keeps one of them).  Conflicting
+ * scopes (laneid with tx) or a disconnected chain (laneid with wgid or bx)
+ * are TD_EINVAL with upstream's ICHECK text in why (may be NULL); so is a
+ * cyclic one (bx with tx), where upstream's walk never ends.  Block axes
+ * alone (bx, cbx) have no fuser.
+ */
+int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen);
+
+/* Upstream Canonicalize under a CUDA target: unit iters dropped, then
+ * td__lay_fuse_axes_by_scope, then td__lay_canonicalize.  td__lay_canonicalize
+ * alone fuses only laneid + warpid. */
+int td__lay_canonicalize_cuda(const td_layout *in, td_layout *out, char *why,
+                              size_t whylen);
 
 /*
  * A ComposeLayout's swizzle (TVM's per_element p, swizzle_len s, atom_len

@@ -1,11 +1,14 @@
 /*
- * Layout algebra for the copy planners: the TileLayout methods TVM's copy
- * variants compose (slice to a region, permute dims, permute groups of
- * dims, a stable sort by stride, carving a tail off an iter list, the scope
- * fusers of a target-aware canonicalize), the swizzle of a ComposeLayout
- * and the numeric `apply` of a coordinate within a shape.  Everything here
- * is pure integer arithmetic on td_layout values, overflow-checked like
- * layout.c; the declarations and contracts are in layout.h.
+ * Layout algebra for the copy planners and the gemm fragments: the
+ * TileLayout methods TVM's copy variants compose (slice to a region,
+ * permute dims, permute groups of dims, a stable sort by stride, carving a
+ * tail off an iter list, the scope fusers of a target-aware canonicalize),
+ * what the gemm fragments add (tile / tile_to, the thread-left order,
+ * TVM's CUDA canonicalize with the fusers of the layout's own scope), the
+ * swizzle of a ComposeLayout and the numeric `apply` of a coordinate
+ * within a shape.  Everything here is pure integer arithmetic on td_layout
+ * values, overflow-checked like layout.c; the declarations and contracts
+ * are in layout.h.
  */
 #include <string.h>
 
@@ -178,6 +181,126 @@ int td__lay_sort_by_stride_desc(const td_layout *l, td_layout *out, int *perm)
     return td__lay_permute_dims(l, p, l->nshard, out);
 }
 
+/* ---- thread-left order ---------------------------------------------- */
+
+int td__lay_canon_perm(const td_layout *l, int *perm)
+{
+    int n = 0;
+
+    if (l == NULL || perm == NULL || l->nshard < 0 ||
+        l->nshard > TD_MAX_LAYOUT_ITERS)
+        return TD_EINVAL;
+    /* Two stable insertion sorts, threads first: n is at most 16. */
+    for (int pass = 0; pass < 2; pass++) {
+        int first = n;
+
+        for (int i = 0; i < l->nshard; i++) {
+            int j = n;
+
+            if (td_axis_is_thread(l->shard[i].axis) != (pass == 0))
+                continue;
+            while (j > first && l->shard[perm[j - 1]].stride < l->shard[i].stride) {
+                perm[j] = perm[j - 1];
+                j--;
+            }
+            perm[j] = i;
+            n++;
+        }
+    }
+    return 0;
+}
+
+int td__lay_thread_left(const td_layout *l, td_layout *out, int *perm)
+{
+    int p[TD_MAX_LAYOUT_ITERS], rc;
+
+    if (out == NULL || (rc = td__lay_canon_perm(l, p)) < 0)
+        return out == NULL ? TD_EINVAL : rc;
+    if (perm != NULL)
+        memcpy(perm, p, sizeof(int) * (size_t)l->nshard);
+    return td__lay_permute_dims(l, p, l->nshard, out);
+}
+
+/* ---- tile ------------------------------------------------------------ */
+
+int td__lay_tile(const td_layout *inner, const td_layout *outer,
+                 const int64_t *outer_shape, const int64_t *inner_shape,
+                 int ndim, td_layout *out)
+{
+    td_layout oc, ic, og, ig, t;
+    int oseps[TD_MAX_RANK + 1], iseps[TD_MAX_RANK + 1], rc;
+    int64_t span[TD_AXIS_COUNT];
+    bool used[TD_AXIS_COUNT] = {false};
+
+    if (inner == NULL || outer == NULL || outer_shape == NULL ||
+        inner_shape == NULL || out == NULL || ndim < 1 || ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    if (inner->swizzle || outer->swizzle)
+        return TD_EINVAL;
+    if ((rc = td__lay_canonicalize(outer, &oc)) < 0 ||
+        (rc = td__lay_canonicalize(inner, &ic)) < 0 ||
+        (rc = td__lay_group(&oc, outer_shape, ndim, &og, oseps)) < 0 ||
+        (rc = td__lay_group(&ic, inner_shape, ndim, &ig, iseps)) < 0)
+        return rc;
+    /* The inner span on every axis its shard uses (BuildSpanMap). */
+    for (int i = 0; i < ig.nshard; i++) {
+        td_axis a = ig.shard[i].axis;
+
+        if (!used[a] && (rc = td__lay_span(&ig, (int)a, &span[a])) < 0)
+            return rc;
+        used[a] = true;
+    }
+    memset(&t, 0, sizeof t);
+    for (int d = 0; d < ndim; d++) {
+        for (int k = oseps[d]; k < oseps[d + 1]; k++) {
+            td_iter it = og.shard[k];
+
+            if (used[it.axis] && !td__lay_mul64(it.stride, span[it.axis], &it.stride))
+                return TD_ELIMIT;
+            if (t.nshard >= TD_MAX_LAYOUT_ITERS)
+                return TD_ELIMIT;
+            t.shard[t.nshard++] = it;
+        }
+        for (int k = iseps[d]; k < iseps[d + 1]; k++) {
+            if (t.nshard >= TD_MAX_LAYOUT_ITERS)
+                return TD_ELIMIT;
+            t.shard[t.nshard++] = ig.shard[k];
+        }
+    }
+    if (ig.nrep + og.nrep > TD_MAX_LAYOUT_ITERS)
+        return TD_ELIMIT;
+    for (int i = 0; i < ig.nrep; i++)
+        t.rep[t.nrep++] = ig.rep[i];
+    for (int i = 0; i < og.nrep; i++)
+        t.rep[t.nrep++] = og.rep[i];
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        if (!td__lay_add64(ig.offset[a], og.offset[a], &t.offset[a]))
+            return TD_ELIMIT;
+    if (td__lay_check(&t, NULL, 0) < 0)
+        return TD_ELIMIT;
+    return td__lay_canonicalize(&t, out);
+}
+
+int td__lay_tile_to(const td_layout *l, const int64_t *to_shape,
+                    const int64_t *cur_shape, int ndim, td_layout *out)
+{
+    int64_t tiles[TD_MAX_RANK];
+    td_layout outer;
+    int rc;
+
+    if (l == NULL || to_shape == NULL || cur_shape == NULL || out == NULL ||
+        ndim < 1 || ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    for (int d = 0; d < ndim; d++) {
+        if (cur_shape[d] < 1 || to_shape[d] < 1 || to_shape[d] % cur_shape[d])
+            return TD_EINVAL;
+        tiles[d] = to_shape[d] / cur_shape[d];
+    }
+    if ((rc = td__lay_row_major(tiles, ndim, &outer)) < 0)
+        return rc;
+    return td__lay_tile(l, &outer, tiles, cur_shape, ndim, out);
+}
+
 /* ---- carve_tail ------------------------------------------------------ */
 
 int td__lay_carve_tail(td_iter *iters, int *n, int cap, int64_t chunk)
@@ -273,6 +396,408 @@ int td__lay_fuse_scope(td_layout *l, td_exec_scope scope)
             return rc;
     }
     return 0;
+}
+
+/* ---- the layout's own scope (FuseAxesByScope under CUDA) ------------- */
+
+/* The execution levels, innermost first (TVM's ScopeNameHigher order). */
+enum { LV_THREAD, LV_WARP, LV_WARPGROUP, LV_CTA, LV_CLUSTER, LV_NONE };
+
+/* (subscope, scope) of each thread axis, as upstream registers them. */
+static void axis_levels(td_axis a, int *sub, int *scope)
+{
+    switch (a) {
+    case TD_AXIS_LANEID:
+        *sub = LV_THREAD, *scope = LV_WARP;
+        return;
+    case TD_AXIS_WARPID:
+        *sub = LV_WARP, *scope = LV_CTA;
+        return;
+    case TD_AXIS_TX:
+        *sub = LV_THREAD, *scope = LV_CTA;
+        return;
+    case TD_AXIS_WGID:
+        *sub = LV_WARPGROUP, *scope = LV_CTA;
+        return;
+    case TD_AXIS_TID_IN_WG:
+        *sub = LV_THREAD, *scope = LV_WARPGROUP;
+        return;
+    case TD_AXIS_WID_IN_WG:
+        *sub = LV_WARP, *scope = LV_WARPGROUP;
+        return;
+    case TD_AXIS_BX:
+    case TD_AXIS_BY:
+    case TD_AXIS_BZ: /* upstream registers them as (cta, thread) */
+        *sub = LV_CTA, *scope = LV_THREAD;
+        return;
+    case TD_AXIS_CBX:
+    case TD_AXIS_CBY:
+    case TD_AXIS_CBZ:
+        *sub = LV_CTA, *scope = LV_CLUSTER;
+        return;
+    default: /* the memory axis */
+        *sub = *scope = LV_NONE;
+        return;
+    }
+}
+
+/* Upstream's CUDA fusers: the axis and stride factor an iter of axis a
+ * takes in the (sub, scope) pair; false when it stays. */
+static bool fuser(td_axis a, int sub, int scope, td_axis *to, int64_t *mul)
+{
+    *mul = 1;
+    switch (a) {
+    case TD_AXIS_WARPID:
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, *mul = 32, true;
+        return false;
+    case TD_AXIS_LANEID:
+        if (sub == LV_THREAD && scope == LV_WARPGROUP)
+            return *to = TD_AXIS_TID_IN_WG, true;
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, true;
+        return false;
+    case TD_AXIS_WGID:
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, *mul = 128, true;
+        /* Upstream keeps the wgid axis here (not warpid): ported as is. */
+        if (sub == LV_WARP && scope == LV_CTA)
+            return *to = TD_AXIS_WGID, *mul = 4, true;
+        return false;
+    case TD_AXIS_TID_IN_WG:
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, true;
+        return false;
+    case TD_AXIS_WID_IN_WG:
+        if (sub == LV_THREAD && scope == LV_WARPGROUP)
+            return *to = TD_AXIS_TID_IN_WG, *mul = 32, true;
+        if (sub == LV_THREAD && scope == LV_CTA)
+            return *to = TD_AXIS_TX, *mul = 32, true;
+        if (sub == LV_WARP && scope == LV_CTA)
+            return *to = TD_AXIS_WARPID, true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+static int fuse_iter(td_iter *it, int sub, int scope)
+{
+    td_axis to;
+    int64_t mul;
+
+    if (!fuser(it->axis, sub, scope, &to, &mul))
+        return 0;
+    if (!td__lay_mul64(it->stride, mul, &it->stride))
+        return TD_ELIMIT;
+    it->axis = to;
+    return 0;
+}
+
+static const char *const LV_NAMES[LV_NONE] = {"thread", "warp", "warpgroup",
+                                               "cta", "cluster"};
+
+/* GetScope's check of one axis: subscope -> scope must agree with what the
+ * map holds. */
+static int scope_add(td_axis a, int *map, int *n, int *inner, char *why,
+                     size_t whylen)
+{
+    int sub, scope;
+
+    if (!td_axis_is_thread(a))
+        return 0;
+    axis_levels(a, &sub, &scope);
+    if (map[sub] != LV_NONE && map[sub] != scope) {
+        td__lay_why(why, whylen,
+                    "Check failed: it->second == scope (%s vs. %s) : Ill-formed "
+                    "tile layout: conflicting scopes for %s",
+                    LV_NAMES[map[sub]], LV_NAMES[scope], LV_NAMES[sub]);
+        return TD_EINVAL;
+    }
+    if (map[sub] == LV_NONE)
+        (*n)++;
+    map[sub] = scope;
+    if (*inner == LV_NONE || sub < *inner)
+        *inner = sub;
+    return 0;
+}
+
+/* TileLayoutNode::GetScope: the (innermost subscope, outermost scope)
+ * levels of l's thread axes; *inner = LV_NONE when it has none. */
+static int layout_scope(const td_layout *l, int *inner_out, int *outer_out,
+                        char *why, size_t whylen)
+{
+    /* map[level] = the scope above it; map[LV_NONE] stays LV_NONE. */
+    int map[LV_NONE + 1], inner = LV_NONE, n = 0, count = 0, rc, outer;
+
+    for (int v = 0; v <= LV_NONE; v++)
+        map[v] = LV_NONE;
+    /* In its order: shard, replica, offsets. */
+    for (int i = 0; i < l->nshard + l->nrep + TD_AXIS_COUNT; i++) {
+        td_axis a;
+
+        if (i < l->nshard)
+            a = l->shard[i].axis;
+        else if (i < l->nshard + l->nrep)
+            a = l->rep[i - l->nshard].axis;
+        else if (l->offset[i - l->nshard - l->nrep] != 0)
+            a = (td_axis)(i - l->nshard - l->nrep);
+        else
+            continue;
+        if ((rc = scope_add(a, map, &n, &inner, why, whylen)) < 0)
+            return rc;
+    }
+    *inner_out = *outer_out = inner;
+    if (inner == LV_NONE)
+        return 0;
+    for (outer = inner; map[outer] != LV_NONE && count < n; count++)
+        outer = map[outer];
+    if (count == n && map[outer] != LV_NONE) {
+        /* bx (cta -> thread) with tx (thread -> cta): upstream's walk
+         * never ends. */
+        td__lay_why(why, whylen, "Ill-formed tile layout: cyclic scope chain");
+        return TD_EINVAL;
+    }
+    if (count != n) {
+        td__lay_why(why, whylen,
+                    "Check failed: count == scope_map.size() (%d vs. %d) : "
+                    "Ill-formed tile layout: disconnected scope chain",
+                    count, n);
+        return TD_EINVAL;
+    }
+    *outer_out = outer;
+    return 0;
+}
+
+int td__lay_fuse_axes_by_scope(td_layout *l, char *why, size_t whylen)
+{
+    int inner, outer, rc;
+    int64_t off[TD_AXIS_COUNT] = {0};
+
+    if (l == NULL || td__lay_check(l, NULL, 0) < 0)
+        return TD_EINVAL;
+    if ((rc = layout_scope(l, &inner, &outer, why, whylen)) < 0)
+        return rc;
+    if (inner == LV_NONE)
+        return 0;
+    for (int i = 0; i < l->nshard; i++)
+        if ((rc = fuse_iter(&l->shard[i], inner, outer)) < 0)
+            return rc;
+    for (int i = 0; i < l->nrep; i++)
+        if ((rc = fuse_iter(&l->rep[i], inner, outer)) < 0)
+            return rc;
+    /* Offsets are unit iters of their axis.  Upstream sets the fused
+     * axis's offset (the last one wins when two fuse into one axis); the
+     * sum is the map's meaning, and what we keep. */
+    for (int a = 0; a < TD_AXIS_COUNT; a++) {
+        td_iter it = {1, l->offset[a], (td_axis)a};
+
+        if (l->offset[a] == 0)
+            continue;
+        if ((rc = fuse_iter(&it, inner, outer)) < 0)
+            return rc;
+        if (!td__lay_add64(off[it.axis], it.stride, &off[it.axis]))
+            return TD_ELIMIT;
+    }
+    memcpy(l->offset, off, sizeof off);
+    return td__lay_check(l, NULL, 0) < 0 ? TD_ELIMIT : 0;
+}
+
+int td__lay_canonicalize_cuda(const td_layout *in, td_layout *out, char *why,
+                              size_t whylen)
+{
+    td_layout t;
+    int n = 0, rc;
+
+    if (in == NULL || out == NULL || td__lay_check(in, NULL, 0) < 0)
+        return TD_EINVAL;
+    /* Unit iters go first (they name no scope), as in Canonicalize. */
+    t = *in;
+    for (int i = 0; i < in->nshard; i++)
+        if (in->shard[i].extent != 1)
+            t.shard[n++] = in->shard[i];
+    if (n == 0 && in->nshard > 0)
+        t.shard[n++] = (td_iter){1, 1, in->shard[0].axis};
+    t.nshard = n;
+    if ((rc = td__lay_fuse_axes_by_scope(&t, why, whylen)) < 0)
+        return rc;
+    return td__lay_canonicalize(&t, out);
+}
+
+/* ---- is_tile_inner --------------------------------------------------- */
+
+/* A ComposeLayout's tile that is trivial (or a bare swizzle) stands for the
+ * identity over `size` elements. */
+static void tile_or_identity(const td_layout *l, int64_t size, td_layout *out)
+{
+    td_layout t = *l;
+
+    t.swizzle = false;
+    if (t.nshard == 0 || td__lay_is_trivial(&t)) {
+        memset(out, 0, sizeof *out);
+        out->nshard = 1;
+        out->shard[0] = (td_iter){size, 1, TD_AXIS_M};
+        return;
+    }
+    *out = t;
+}
+
+/* An outer iter on an axis the atom spans is counted in atoms: its stride
+ * must be a multiple of the atom's span there (rescale_by_inner_span). */
+static bool rescale(td_iter *it, const bool *used, const int64_t *span)
+{
+    if (!used[it->axis] || it->extent == 1)
+        return true;
+    if (span[it->axis] == 0 || it->stride % span[it->axis] != 0)
+        return false;
+    it->stride /= span[it->axis];
+    return true;
+}
+
+int td__lay_is_tile_inner(const td_layout *atom, const td_layout *tiled,
+                          const int64_t *tiled_shape,
+                          const int64_t *inner_shape, int ndim,
+                          td_layout *outer, char *why, size_t whylen)
+{
+    td_layout a, t, ac, tc, ag, tg, r;
+    int64_t factored[TD_MAX_RANK], asize = 1, tsize = 1;
+    int64_t span[TD_AXIS_COUNT] = {0};
+    bool used[TD_AXIS_COUNT] = {false};
+    int aseps[TD_MAX_RANK + 1], tseps[TD_MAX_RANK + 1], rc;
+    int ai, ao, ti, to;
+
+    if (atom == NULL || tiled == NULL || tiled_shape == NULL ||
+        inner_shape == NULL || outer == NULL || ndim < 1 ||
+        2 * ndim > TD_MAX_RANK || td__lay_check(atom, NULL, 0) < 0 ||
+        td__lay_check(tiled, NULL, 0) < 0)
+        return TD_EINVAL;
+    /* A swizzled atom is the inner tile of a layout with the same swizzle
+     * only; a plain one of a plain layout only. */
+    if (atom->swizzle != tiled->swizzle ||
+        (atom->swizzle &&
+         memcmp(atom->swizzle_bits, tiled->swizzle_bits,
+                sizeof atom->swizzle_bits) != 0))
+        return TD_ENOMATCH;
+    for (int d = 0; d < ndim; d++) {
+        if (inner_shape[d] < 1 || tiled_shape[d] < 1 ||
+            tiled_shape[d] % inner_shape[d] != 0) {
+            td__lay_why(why, whylen,
+                        "Check failed: (analyzer->CanProveEqual(floormod(shape[i], "
+                        "factor[i]), 0)) is false: Shape[i] must be divisible by "
+                        "factor[i]");
+            return TD_EINVAL;
+        }
+        factored[2 * d] = tiled_shape[d] / inner_shape[d];
+        factored[2 * d + 1] = inner_shape[d];
+        if (!td__lay_mul64(asize, inner_shape[d], &asize) ||
+            !td__lay_mul64(tsize, tiled_shape[d], &tsize))
+            return TD_ELIMIT;
+    }
+    if (atom->swizzle) {
+        tile_or_identity(atom, asize, &a);
+        tile_or_identity(tiled, tsize, &t);
+    } else {
+        a = *atom;
+        t = *tiled;
+    }
+    if ((rc = td__lay_canonicalize_cuda(&t, &tc, why, whylen)) < 0 ||
+        (rc = td__lay_canonicalize_cuda(&a, &ac, why, whylen)) < 0 ||
+        (rc = layout_scope(&tc, &ti, &to, why, whylen)) < 0 ||
+        (rc = layout_scope(&ac, &ai, &ao, why, whylen)) < 0)
+        return rc;
+    if (ti != LV_NONE && ai != LV_NONE) {
+        if (ti != ai || ao > to)
+            return TD_ENOMATCH;
+        if (to > ao) {
+            /* Upstream splits the tiled layout's axes down to the atom's
+             * scope (SplitAxesByScope); not ported. */
+            td__lay_why(why, whylen,
+                        "is_tile_inner: splitting the tiled layout's thread "
+                        "axes to the atom's scope is not supported");
+            return TD_ELIMIT;
+        }
+    }
+    if ((rc = td__lay_group_why(&tc, factored, 2 * ndim, &tg, tseps, why,
+                                whylen)) < 0 ||
+        (rc = td__lay_group_why(&ac, inner_shape, ndim, &ag, aseps, why,
+                                whylen)) < 0)
+        return rc;
+    for (int i = 0; i < ac.nshard; i++) {
+        td_axis x = ac.shard[i].axis;
+
+        if (!used[x] && (rc = td__lay_span(&ac, (int)x, &span[x])) < 0)
+            return rc;
+        used[x] = true;
+    }
+    memset(&r, 0, sizeof r);
+    for (int d = 0; d < ndim; d++) {
+        int lo = tseps[2 * d], hi = tseps[2 * d + 2];
+        int ic = aseps[d + 1] - aseps[d], tcnt = hi - lo;
+
+        if (ic > tcnt)
+            return TD_ENOMATCH;
+        /* The atom's iters are the dimension's innermost ones. */
+        for (int j = 0; j < ic; j++) {
+            const td_iter *x = &ag.shard[aseps[d] + j], *y = &tg.shard[hi - ic + j];
+
+            if (x->extent != y->extent ||
+                (x->extent != 1 && (x->stride != y->stride || x->axis != y->axis)))
+                return TD_ENOMATCH;
+        }
+        for (int j = 0; j < tcnt - ic; j++) {
+            td_iter it = tg.shard[lo + j];
+
+            if (!rescale(&it, used, span))
+                return TD_ENOMATCH;
+            r.shard[r.nshard++] = it;
+        }
+    }
+    for (int i = 0; i < tc.nrep; i++) {
+        bool in_atom = false;
+        td_iter it = tc.rep[i];
+
+        for (int j = 0; j < ac.nrep; j++)
+            in_atom = in_atom || memcmp(&ac.rep[j], &it, sizeof it) == 0;
+        if (in_atom)
+            continue;
+        if (!rescale(&it, used, span))
+            return TD_ENOMATCH;
+        r.rep[r.nrep++] = it;
+    }
+    /* The tiled layout's offsets less the atom's (axes the tiled layout has
+     * no offset on are left out, as upstream). */
+    for (int x = 0; x < TD_AXIS_COUNT; x++)
+        if (tc.offset[x] != 0)
+            r.offset[x] = tc.offset[x] - ac.offset[x];
+    if (td__lay_check(&r, NULL, 0) < 0)
+        return TD_ELIMIT;
+    *outer = r;
+    return 0;
+}
+
+/* ---- structural equality --------------------------------------------- */
+
+static bool same_iters(const td_iter *x, const td_iter *y, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (x[i].extent != y[i].extent || x[i].stride != y[i].stride ||
+            x[i].axis != y[i].axis)
+            return false;
+    return true;
+}
+
+bool td__lay_same(const td_layout *a, const td_layout *b)
+{
+    if (a == NULL || b == NULL || a->nshard != b->nshard || a->nrep != b->nrep ||
+        a->nshard < 0 || a->nshard > TD_MAX_LAYOUT_ITERS || a->nrep < 0 ||
+        a->nrep > TD_MAX_LAYOUT_ITERS || a->swizzle != b->swizzle)
+        return false;
+    if (a->swizzle && memcmp(a->swizzle_bits, b->swizzle_bits,
+                             sizeof a->swizzle_bits) != 0)
+        return false;
+    return same_iters(a->shard, b->shard, a->nshard) &&
+           same_iters(a->rep, b->rep, a->nrep) &&
+           memcmp(a->offset, b->offset, sizeof a->offset) == 0;
 }
 
 /* ---- swizzle --------------------------------------------------------- */

@@ -531,25 +531,87 @@ static void lay_print_stride(td_sbuf *o, const td_iter *it)
         td__sbuf_printf(o, "%lld@%s", (long long)it->stride, td_axis_name(it->axis));
 }
 
-static void lay_print_spec(td_sbuf *o, char kind, const td_iter *it, int n)
+/* TVM's spelling of a stride: 4 or 4 @ Axis.laneid. */
+static void lay_print_stride_tvm(td_sbuf *o, const td_iter *it)
 {
-    td__sbuf_printf(o, "%c[", kind);
+    if (it->axis == TD_AXIS_M)
+        td__sbuf_printf(o, "%lld", (long long)it->stride);
+    else
+        td__sbuf_printf(o, "%lld @ Axis.%s", (long long)it->stride,
+                        td_axis_name(it->axis));
+}
+
+/* S[(2, 8) : (2, 4@laneid)] in our notation; T.S[(2, 8):(2, 4 @ Axis.laneid)]
+ * as TVM prints it (tvm). */
+static void lay_print_spec_as(td_sbuf *o, char kind, const td_iter *it, int n,
+                              bool tvm)
+{
+    const char *colon = tvm ? ":" : " : ";
+    void (*stride)(td_sbuf *, const td_iter *) =
+        tvm ? lay_print_stride_tvm : lay_print_stride;
+
+    td__sbuf_printf(o, "%s%c[", tvm ? "T." : "", kind);
     if (n == 1) {
-        td__sbuf_printf(o, "%lld : ", (long long)it[0].extent);
-        lay_print_stride(o, &it[0]);
+        td__sbuf_printf(o, "%lld%s", (long long)it[0].extent, colon);
+        stride(o, &it[0]);
     } else {
         td__sbuf_printf(o, "(");
         for (int i = 0; i < n; i++)
             td__sbuf_printf(o, "%s%lld", i ? ", " : "", (long long)it[i].extent);
-        td__sbuf_printf(o, ") : (");
+        td__sbuf_printf(o, ")%s(", colon);
         for (int i = 0; i < n; i++) {
             if (i)
                 td__sbuf_printf(o, ", ");
-            lay_print_stride(o, &it[i]);
+            stride(o, &it[i]);
         }
         td__sbuf_printf(o, ")");
     }
     td__sbuf_printf(o, "]");
+}
+
+static void lay_print_spec(td_sbuf *o, char kind, const td_iter *it, int n)
+{
+    lay_print_spec_as(o, kind, it, n, false);
+}
+
+size_t td__lay_format_tvm(const td_layout *l, char *buf, size_t cap)
+{
+    td_sbuf o = {buf, cap, 0};
+    const char *sep = "";
+    int noff = 0, k = 0;
+
+    if (buf != NULL && cap > 0)
+        buf[0] = '\0';
+    td__sbuf_printf(&o, "T.TileLayout(");
+    if (l->nshard > 0) {
+        lay_print_spec_as(&o, 'S', l->shard, l->nshard, true);
+        sep = " + ";
+    }
+    if (l->nrep > 0) {
+        td__sbuf_printf(&o, "%s", sep);
+        lay_print_spec_as(&o, 'R', l->rep, l->nrep, true);
+        sep = " + ";
+    }
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        noff += l->offset[a] != 0;
+    if (noff > 0)
+        td__sbuf_printf(&o, "%s%s", sep, noff > 1 ? "(" : "");
+    /* Thread axes first, then the memory offset (as TVM prints one
+     * offset map; the order of several is TVM's map order, unspecified). */
+    for (int i = 1; i <= TD_AXIS_COUNT; i++) {
+        int a = i % TD_AXIS_COUNT;
+
+        if (l->offset[a] == 0)
+            continue;
+        if (a == TD_AXIS_M)
+            td__sbuf_printf(&o, "%s%lld", k++ ? " + " : "",
+                            (long long)l->offset[a]);
+        else
+            td__sbuf_printf(&o, "%s%lld @ Axis.%s", k++ ? " + " : "",
+                            (long long)l->offset[a], td_axis_name((td_axis)a));
+    }
+    td__sbuf_printf(&o, "%s)", noff > 1 ? ")" : "");
+    return o.len;
 }
 
 size_t td_layout_format(const td_layout *l, char *buf, size_t cap)

@@ -250,6 +250,187 @@ static void test_fuse_scope(void **state)
     expect(&l, "S[(4, 8, 4) : (1@wid_in_wg, 4@laneid, 1@laneid)]");
 }
 
+/* TVM's ICHECK texts of an impossible group (dump_layout_algebra.py,
+ * group_why*) and its printing of layouts (tvm_print*). */
+static void group_why_is(const char *l, const int64_t *shape, int n,
+                         const char *want)
+{
+    td_layout in = P(l), out;
+    int seps[TD_MAX_RANK + 1];
+    char why[512] = "";
+
+    assert_int_equal(td__lay_group_why(&in, shape, n, &out, seps, why, sizeof why),
+                     TD_EINVAL);
+    assert_string_equal(why, want);
+}
+
+static void test_group_why(void **state)
+{
+    (void)state;
+    group_why_is("S[(32, 2) : (1@laneid, 1)]", (int64_t[]){16, 8}, 2,
+                 "Check failed: (shape_idx == shape.size()) is false: layout "
+                 "T.TileLayout(T.S[(32, 2):(1 @ Axis.laneid, 1)]) can not be "
+                 "grouped by shape (16, 8)");
+    group_why_is("S[(6, 4) : (4, 1)]", (int64_t[]){4, 6}, 2,
+                 "Check failed: (analyzer->CanProveEqual(floormod(extent_i, "
+                 "c), 0)) is false: layout T.TileLayout(T.S[(6, 4):(4, 1)]) "
+                 "can not be grouped by shape (4, 6)");
+    group_why_is("S[(4, 4) : (4, 1)]", (int64_t[]){4, 4, 2}, 3,
+                 "Check failed: (shape_idx == shape.size()) is false: layout "
+                 "T.TileLayout(T.S[(4, 4):(4, 1)]) can not be grouped by "
+                 "shape (4, 4, 2)");
+    group_why_is("S[(4, 4) : (4, 1)]", (int64_t[]){2}, 1,
+                 "Check failed: (shape_idx < shape.size()) is false: layout "
+                 "T.TileLayout(T.S[(4, 4):(4, 1)]) can not be grouped by "
+                 "shape (2,)");
+}
+
+static void tvm_text_is(const char *l, const char *want)
+{
+    td_layout in = P(l);
+    char buf[512];
+
+    assert_int_equal(td__lay_format_tvm(&in, buf, sizeof buf), strlen(want));
+    assert_string_equal(buf, want);
+}
+
+static void test_format_tvm(void **state)
+{
+    (void)state;
+    tvm_text_is("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)] + R[2 : 4@laneid] + 3",
+                "T.TileLayout(T.S[(2, 8, 4, 2):(2, 4 @ Axis.laneid, 1 @ "
+                "Axis.laneid, 1)] + T.R[2:4 @ Axis.laneid] + 3)");
+    tvm_text_is("S[4 : 1]", "T.TileLayout(T.S[4:1])");
+    tvm_text_is("S[(2, 8) : (2, 4@laneid)] + 3 + 2@laneid",
+                "T.TileLayout(T.S[(2, 8):(2, 4 @ Axis.laneid)] + (2 @ "
+                "Axis.laneid + 3))");
+}
+
+/* tile_to and the thread-left order against TVM are replayed in
+ * test_gemm_frag.c (tests/upstream/data/gemm_frag.txt); here the
+ * refusals. */
+static void test_tile_to_refusals(void **state)
+{
+    td_layout l = P("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]"), o;
+
+    (void)state;
+    /* TVM floor-divides 24 / 16 and returns a 16-row layout. */
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){24, 8},
+                                     (int64_t[]){16, 8}, 2, &o),
+                     TD_EINVAL);
+    /* The layout is not one of the current shape. */
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){32, 16},
+                                     (int64_t[]){16, 16}, 2, &o),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){32, 16},
+                                     (int64_t[]){16, 8}, 0, &o),
+                     TD_EINVAL);
+    assert_int_equal(td__lay_tile_to(&l, (int64_t[]){32, 16},
+                                     (int64_t[]){16, 8}, 2, &o),
+                     0);
+    /* dump_layout_algebra.py tile_to */
+    expect(&o, "S[(2, 2, 8, 2, 4, 2) : (8, 2, 4@laneid, 4, 1@laneid, 1)]");
+    /* A thread-left order of an empty shard is empty. */
+    td_layout e;
+    int perm[1];
+    memset(&e, 0, sizeof e);
+    assert_int_equal(td__lay_canon_perm(&e, perm), 0);
+}
+
+/* is_tile_inner against dump_layout_algebra.py's tile_inner_* values. */
+static void tile_inner_is(const char *atom, const char *tiled,
+                          const int64_t *tshape, const int64_t *ishape,
+                          int rc, const char *want)
+{
+    td_layout a = P(atom), t = P(tiled), o;
+    char why[512] = "";
+
+    assert_int_equal(td__lay_is_tile_inner(&a, &t, tshape, ishape, 2, &o, why,
+                                           sizeof why),
+                     rc);
+    if (rc == 0)
+        expect(&o, want);
+    else if (want != NULL)
+        assert_string_equal(why, want);
+}
+
+static void test_is_tile_inner(void **state)
+{
+    const int64_t sh[2] = {128, 64};
+
+    (void)state;
+    /* gemm_async's swizzle atoms (float16) in mma_shared_layout (128, 64) */
+    tile_inner_is("S[512 : 1] + Swizzle(3, 3, 3)", "S[8192 : 1] + Swizzle(3, 3, 3)",
+                  sh, (int64_t[]){8, 64}, 0, "S[(16, 1) : (1, 64)]");
+    tile_inner_is("S[256 : 1] + Swizzle(2, 3, 3)",
+                  "S[(128, 2, 32) : (32, 4096, 1)] + Swizzle(2, 3, 3)", sh,
+                  (int64_t[]){8, 32}, 0, "S[(16, 2) : (1, 16)]");
+    tile_inner_is("S[128 : 1] + Swizzle(1, 3, 3)",
+                  "S[(128, 4, 16) : (16, 2048, 1)] + Swizzle(1, 3, 3)", sh,
+                  (int64_t[]){8, 16}, 0, "S[(16, 4) : (1, 16)]");
+    /* the MN-major atom in a K-major layout, another swizzle, no swizzle */
+    tile_inner_is("S[(64, 8) : (1, 64)] + Swizzle(3, 3, 3)",
+                  "S[8192 : 1] + Swizzle(3, 3, 3)", sh, (int64_t[]){64, 8},
+                  TD_ENOMATCH, NULL);
+    tile_inner_is("S[256 : 1] + Swizzle(2, 3, 3)", "S[8192 : 1] + Swizzle(3, 3, 3)",
+                  sh, (int64_t[]){8, 32}, TD_ENOMATCH, NULL);
+    tile_inner_is("S[(8, 64) : (64, 1)]", "S[8192 : 1] + Swizzle(3, 3, 3)", sh,
+                  (int64_t[]){8, 64}, TD_ENOMATCH, NULL);
+    /* fragments in their tilings (tile_to) */
+    tile_inner_is("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]",
+                  "S[(2, 2, 8, 2, 4, 2) : (8, 2, 4@laneid, 4, 1@laneid, 1)]",
+                  (int64_t[]){32, 16}, (int64_t[]){16, 8}, 0, "S[(2, 2) : (2, 1)]");
+    tile_inner_is("S[(2, 8, 2, 4, 2) : (2, 4@laneid, 4, 1@laneid, 1)]",
+                  "S[(2, 2, 8, 4, 4, 2) : (16, 2, 4@laneid, 4, 1@laneid, 1)]",
+                  (int64_t[]){32, 32}, (int64_t[]){16, 16}, 0, "S[(2, 2) : (2, 1)]");
+    /* offsets, a stride the span does not divide, a stride that differs,
+     * a replica the atom lacks */
+    tile_inner_is("S[(2, 8) : (8, 1)]", "S[(4, 8) : (8, 1)] + 3", (int64_t[]){4, 8},
+                  (int64_t[]){2, 8}, 0, "S[(2, 1) : (1, 8)] + 3");
+    tile_inner_is("S[(2, 2) : (2, 1)]", "S[(2, 2, 2) : (3, 2, 1)]", (int64_t[]){4, 2},
+                  (int64_t[]){2, 2}, TD_ENOMATCH, NULL);
+    tile_inner_is("S[(2, 8) : (8, 1)]", "S[(4, 8) : (16, 2)]", (int64_t[]){4, 8},
+                  (int64_t[]){2, 8}, TD_ENOMATCH, NULL);
+    tile_inner_is("S[(2, 8) : (8, 1)]", "S[(4, 8) : (8, 1)] + R[2 : 1@laneid]",
+                  (int64_t[]){4, 8}, (int64_t[]){2, 8}, 0,
+                  "S[(2, 1) : (1, 8)] + R[2 : 1@laneid]");
+    /* TVM splits tx into warpid + laneid first (S[(2, 1) : (1@warpid,
+     * 1@warpid)]); not ported */
+    tile_inner_is("S[32 : 1@laneid]", "S[(2, 32) : (32@tx, 1@tx)]",
+                  (int64_t[]){2, 32}, (int64_t[]){1, 32}, TD_ELIMIT, NULL);
+    tile_inner_is("S[(3, 8) : (8, 1)]", "S[(4, 8) : (8, 1)]", (int64_t[]){4, 8},
+                  (int64_t[]){3, 8}, TD_EINVAL,
+                  "Check failed: (analyzer->CanProveEqual(floormod(shape[i], "
+                  "factor[i]), 0)) is false: Shape[i] must be divisible by "
+                  "factor[i]");
+}
+
+static void test_same(void **state)
+{
+    td_layout a = P("S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)] + 3"), b = a, c;
+
+    (void)state;
+    assert_true(td__lay_same(&a, &b));
+    /* The same map written unfused: equal only once canonical. */
+    c = P("S[(2, 32, 2) : (2, 1@laneid, 1)] + 3");
+    assert_false(td__lay_same(&a, &c));
+    assert_int_equal(td__lay_canonicalize(&a, &b), 0);
+    assert_true(td__lay_same(&b, &c));
+    /* offsets, replicas, swizzles and axes count */
+    c = P("S[(2, 32, 2) : (2, 1@laneid, 1)] + 4");
+    assert_false(td__lay_same(&b, &c));
+    c = P("S[(2, 32, 2) : (2, 1@laneid, 1)] + R[2 : 1@warpid] + 3");
+    assert_false(td__lay_same(&b, &c));
+    c = P("S[(2, 32, 2) : (2, 1@tx, 1)] + 3");
+    assert_false(td__lay_same(&b, &c));
+    a = P("S[512 : 1] + Swizzle(3, 3, 3)");
+    c = P("S[512 : 1] + Swizzle(2, 3, 3)");
+    assert_false(td__lay_same(&a, &c));
+    c = P("S[512 : 1]");
+    assert_false(td__lay_same(&a, &c));
+    assert_false(td__lay_same(&a, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +442,11 @@ int main(void)
         cmocka_unit_test(test_apply_shape),
         cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_fuse_scope),
+        cmocka_unit_test(test_group_why),
+        cmocka_unit_test(test_format_tvm),
+        cmocka_unit_test(test_tile_to_refusals),
+        cmocka_unit_test(test_is_tile_inner),
+        cmocka_unit_test(test_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,3 +49,59 @@ try:
     print("ok")
 except Exception as e:
     print(type(e).__name__)
+# TVM's ICHECK texts of an impossible group (td__lay_group_why).
+for name, lay_, shape in (("group_why", TileLayout(S[(32, 2):(1 @ L, 1)]), [16, 8]),
+                          ("group_why2", TileLayout(S[(6, 4)]), [4, 6]),
+                          ("group_why3", TileLayout(S[(4, 4)]), [4, 4, 2]),
+                          ("group_why4", TileLayout(S[(4, 4)]), [2])):
+    try:
+        lay_.group(shape)
+    except Exception as e:
+        print(name, str(e).splitlines()[0])
+# How TVM prints layouts (td__lay_format_tvm).
+from tvm.tirx.layout import R
+print("tvm_print", TileLayout(S[(2, 8, 4, 2):(2, 4 @ L, 1 @ L, 1)] + R[2:4 @ L] + 3))
+print("tvm_print2", TileLayout(S[(4,):(1,)]))
+print("tvm_print3", TileLayout(S[(2, 8):(2, 4 @ L)] + 3 + 2 @ L))
+# tile_to of the accumulator fragment (more in dump_gemm_frag.py).
+print("tile_to", TileLayout(S[(2, 8, 4, 2):(2, 4 @ L, 1 @ L, 1)]).tile_to([32, 16], [16, 8]))
+# is_tile_inner (td__lay_is_tile_inner): the shared-memory swizzle atoms of
+# gemm_async (tma_utils) against mma_shared_layout, fragments against their
+# tilings, and refusals.  Run under the CUDA target, as dispatch does.
+import tvm  # noqa: E402
+from tvm.backend.cuda.tile_primitive import tma_utils as tu  # noqa: E402
+from tvm.tirx.layout import tx  # noqa: E402
+
+
+def tile_inner(name, atom, tiled, tshape, ishape):
+    try:
+        r = atom.is_tile_inner(tiled, tshape, ishape)
+    except Exception as e:
+        r = "raises " + str(e).splitlines()[0][:160]
+    print(name, r)
+
+
+with tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}):
+    for mode in (tu.SwizzleMode.SWIZZLE_128B_ATOM, tu.SwizzleMode.SWIZZLE_64B_ATOM,
+                 tu.SwizzleMode.SWIZZLE_32B_ATOM):
+        atom = tu.mma_atom_layout("float16", mode)
+        shared = tu.mma_shared_layout("float16", mode, (128, 64))
+        print("atom", mode.name, atom, "shared", shared)
+        tile_inner(f"tile_inner_{mode.name}", atom, shared, [128, 64], tu.mma_atom_shape("float16", mode))
+    a128 = tu.mma_atom_layout("float16", tu.SwizzleMode.SWIZZLE_128B_ATOM)
+    s128 = tu.mma_shared_layout("float16", tu.SwizzleMode.SWIZZLE_128B_ATOM, (128, 64))
+    mn = ComposeLayout(3, 3, 3, TileLayout(S[(64, 8):(1, 64)]))
+    tile_inner("tile_inner_mn_vs_k", mn, s128, [128, 64], [64, 8])
+    a64 = tu.mma_atom_layout("float16", tu.SwizzleMode.SWIZZLE_64B_ATOM)
+    tile_inner("tile_inner_other_swizzle", a64, s128, [128, 64], [8, 32])
+    tile_inner("tile_inner_plain_vs_swizzle", TileLayout(S[(8, 64):(64, 1)]), s128, [128, 64], [8, 64])
+    D = TileLayout(S[(2, 8, 4, 2):(2, 4 @ L, 1 @ L, 1)])
+    tile_inner("tile_inner_frag", D, D.tile_to([32, 16], [16, 8]), [32, 16], [16, 8])
+    A = TileLayout(S[(2, 8, 2, 4, 2):(2, 4 @ L, 4, 1 @ L, 1)])
+    tile_inner("tile_inner_frag_a", A, A.tile_to([32, 32], [16, 16]), [32, 32], [16, 16])
+    tile_inner("tile_inner_offset", TileLayout(S[(2, 8):(8, 1)]), TileLayout(S[(4, 8):(8, 1)] + 3), [4, 8], [2, 8])
+    tile_inner("tile_inner_span", TileLayout(S[(2, 2):(2, 1)]), TileLayout(S[(2, 2, 2):(3, 2, 1)]), [4, 2], [2, 2])
+    tile_inner("tile_inner_stride", TileLayout(S[(2, 8):(8, 1)]), TileLayout(S[(4, 8):(16, 2)]), [4, 8], [2, 8])
+    tile_inner("tile_inner_replica", TileLayout(S[(2, 8):(8, 1)]), TileLayout(S[(4, 8):(8, 1)] + R[2:1 @ L]), [4, 8], [2, 8])
+    tile_inner("tile_inner_scope", TileLayout(S[32:1 @ L]), TileLayout(S[(2, 32):(32 @ tx, 1 @ tx)]), [2, 32], [1, 32])
+    tile_inner("tile_inner_not_divisible", TileLayout(S[(3, 8):(8, 1)]), TileLayout(S[(4, 8):(8, 1)]), [4, 8], [3, 8])

@@ -7,6 +7,8 @@
 #   run_suite.sh ROOT replay-check OUTDIR   the GPU half's reference, on the CPU
 #   run_suite.sh ROOT async-tirx DUMP   the async IR nodes' TIRx parsed by TVM
 #   run_suite.sh ROOT mma-tirx IR_GOLDEN  the mma.sync node's TIRx parsed by TVM
+#   run_suite.sh ROOT gemm-frag         TVM's gemm fragment values, dumped
+#                                       again, equal the unit test's data
 # Needs the Python package and the pinned apache-tvm in
 # ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
 # names another interpreter).  Without them: one SKIP line, exit 77.
@@ -36,6 +38,9 @@ case $what in
     exec "$py" "$root/tests/upstream/async_tirx.py" "$3" ;;
   mma-tirx)
     exec "$py" "$root/tests/upstream/mma_tirx.py" "$3" "$root/tests/golden/cases" ;;
+  gemm-frag)
+    "$py" "$root/tests/upstream/dump_gemm_frag.py" |
+      diff -u "$root/tests/upstream/data/gemm_frag.txt" - ;;
   *)
     echo "run_suite.sh: unknown check '$what'" >&2
     exit 2 ;;
