@@ -29,7 +29,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 exe=${TILEDISPATCH:-$root/build/tiledispatch}
-nvcc_flags="-O2 -arch=sm_90a -diag-suppress 177"
+# -gencode, not -arch: -arch=sm_90a also embeds compute_90 PTX, for which
+# ptxas advises against .multicast::cluster (docs/copy_async.md).
+nvcc_flags="-O2 -gencode arch=compute_90a,code=sm_90a -diag-suppress 177"
 
 # mutant NAME SRC FROM TO: SRC with the first line holding FROM changed
 # (FROM must be there), as DIR/mutants/NAME.cu.
