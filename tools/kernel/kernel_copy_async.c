@@ -35,10 +35,18 @@
  * at a value, and the CPU stand-in (tests/cuda/emu) has no __half.  A
  * reduction keeps its dtype.
  *
- * Refused with a reason (message "has no self-checking program yet"): a
- * multicast (a cluster's CTAs), cta_group 2 or sm_100 maps, a reduction
- * other than add / min / max, over an unsupported dtype, or by more than
- * one block (each would add into the same tile).
+ * A multicast load (cta_mask not a static 0, in a cluster launch, which
+ * the program makes with cudaLaunchKernelEx): cta_mask is evaluated at
+ * the issuing CTA, rank 0 of each cluster; every CTA initialises its
+ * barrier before a cluster sync, each CTA the mask names arms its own and
+ * waits, rank 0's thread 0 runs the body, a cluster sync ends the kernel;
+ * a receiver's tile must hold the box, every other CTA's dst the sentinel.
+ *
+ * Refused with a reason (message "has no self-checking program yet"):
+ * cta_group 2 or sm_100 maps, a reduction other than add / min / max,
+ * over an unsupported dtype, or by more than one block (each would add
+ * into the same tile), a multicast tile that moves with the block ids, a
+ * unicast copy in a cluster launch.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -35,8 +35,8 @@
  *
  * Refused with a reason ("has no self-checking program yet"): a peer
  * rank that names a kernel parameter (its value is the caller's), one
- * that depends on the thread ids or leaves the cluster, or a peer map
- * that is not one-to-one.
+ * that leaves the cluster, or a peer map that is not one-to-one (a thread
+ * id in the rank reads 0: thread 0 issues).
  */
 #include <inttypes.h>
 #include <stdio.h>
