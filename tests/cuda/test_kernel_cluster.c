@@ -236,9 +236,17 @@ static void test_multicast(void **state)
     /* k + 3 = 6: ranks 1 and 2. */
     assert_contains(p, "#define TD_CA_RECV_INIT {0, 1, 1, 0}");
     td_free(p);
-    /* A unicast TMA load in a cluster launch is refused. */
+    /* A unicast TMA load in a cluster launch: each CTA loads its own
+     * tile, launched as clusters, with no cluster protocol. */
     replace(text, sizeof text, mc_call, "cta_mask: 10", "cta_mask: 0");
-    program("dir/uni.yaml", text, "unicast", true);
+    p = program("dir/uni.yaml", text, NULL, false);
+    assert_contains(p, "td_attr[0].val.clusterDim.x = 4;");
+    assert_contains(p, "td_tma_load_2d(S_ptr, &A_tensormap, 0, k * 64, "
+                       "mbar_ptr + k % 2);");
+    if (strstr(p, "td_cluster_sync();") != NULL ||
+        strstr(p, "td_ca_recv") != NULL)
+        fail_msg("a unicast load has the multicast protocol");
+    td_free(p);
     /* A multicast tile that moves with the block ids. */
     replace(t2, sizeof t2, mc_call, "A[k * 64:k * 64 + 64, 0:64]",
             "A[bx * 64:bx * 64 + 64, 0:64]");

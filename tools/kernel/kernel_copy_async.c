@@ -45,8 +45,9 @@
  * Refused with a reason (message "has no self-checking program yet"):
  * cta_group 2 or sm_100 maps, a reduction other than add / min / max,
  * over an unsupported dtype, or by more than one block (each would add
- * into the same tile), a multicast tile that moves with the block ids, a
- * unicast copy in a cluster launch.
+ * into the same tile), a multicast tile that moves with the block ids.
+ * A unicast copy in a cluster launch is launched as clusters and checked
+ * CTA by CTA, as without one.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -320,10 +321,6 @@ static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     if (c->multicast && p->cluster[0] <= 0)
         return ca_refuse(p, diag, "a multicast needs a cluster's CTAs, "
                                   "and the call declares no cluster launch");
-    if (!c->multicast && p->cluster[0] > 0)
-        return ca_refuse(p, diag, "a cluster launch of a unicast copy "
-                                  "(each CTA's own program checks it "
-                                  "without one)");
     c->op = ca_op(call);
     /* One instance per block: the block's tile, one issuing thread. */
     p->tpi = p->nthreads;

@@ -5,8 +5,11 @@
  * (bar.sync id, n: released every n arrivals, as the hardware does) and
  * __shfl_xor_sync (each lane waits for its partner's value) and
  * __reduce_max_sync / __reduce_min_sync (through shuffles) are emulated;
- * blocks run one after another, so `__shared__` is a function
- * static and dynamic shared memory one buffer per launch.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
+ * blocks run one after another (the CTAs of a cluster together: a
+ * launch through cudaLaunchKernelEx with the cluster dimension
+ * attribute), so `__shared__` is a function static (shared by the CTAs of
+ * a cluster: the cluster programs keep every tile in dynamic shared
+ * memory) and each block has its own dynamic shared memory.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
  * The float32 / float64 math of the elementwise programs (expf, exp2f,
  * log2f, sqrtf, fmaxf, the __f*_rn intrinsics, ...) is the host's.
  *
@@ -382,7 +385,7 @@ static void td_emu_launch(dim3 g, dim3 b, size_t smem, F f)
 
 /* cudaLaunchKernelEx with the cluster dimension attribute (the others are
  * not emulated and fail the launch). */
-typedef void *cudaStream_t;
+typedef struct td_emu_stream *cudaStream_t; /* as the bench's stand-in declares it */
 enum cudaLaunchAttributeID { cudaLaunchAttributeClusterDimension = 4 };
 union cudaLaunchAttributeValue {
     char pad[64];
@@ -623,10 +626,12 @@ static inline void td_emu_mbar_expect_tx(uint64_t *bar, unsigned bytes)
     std::lock_guard<std::mutex> l(td_emu_cur->mbar_m);
     td_emu_mbar_get(bar).tx += bytes;
 }
-/* complete_tx: what a copy does when its bytes have landed (on a
- * barrier of block blk: a cluster copy completes on the peer's). */
-static inline void td_emu_mbar_complete_tx(uint64_t *bar, unsigned bytes,
-                                           td_emu_block *blk = td_emu_cur)
+/* complete_tx: what a copy does when its bytes have landed, on a
+ * barrier of block blk (a cluster copy completes on the peer's).  (The
+ * functions a program's prelude declares keep their declared parameters:
+ * another overload would make its calls ambiguous.) */
+static inline void td_emu_mbar_complete_tx_in(td_emu_block *blk, uint64_t *bar,
+                                              unsigned bytes)
 {
     if (blk == NULL)
         td_emu_die("an mbarrier used outside a kernel", bar);
@@ -634,6 +639,10 @@ static inline void td_emu_mbar_complete_tx(uint64_t *bar, unsigned bytes,
     td_emu_mbar &m = td_emu_mbar_get(bar, blk);
     m.tx -= bytes;
     td_emu_mbar_settle(m, blk);
+}
+static inline void td_emu_mbar_complete_tx(uint64_t *bar, unsigned bytes)
+{
+    td_emu_mbar_complete_tx_in(td_emu_cur, bar, bytes);
 }
 /*
  * mbarrier.try_wait.parity: true when the phase with that parity has
@@ -979,9 +988,9 @@ static unsigned long long td_emu_box_walk(const td_emu_tmap *t,
  * box's bytes on the mbarrier.  The copy is done when this returns, so a
  * missing wait is not caught here (the GPU run must).
  */
-static inline void td_emu_tma_load(void *smem, const CUtensorMap *map, int rank,
-                                   const int *coords, uint64_t *mbar,
-                                   td_emu_block *blk = td_emu_cur)
+static inline void td_emu_tma_load_in(td_emu_block *blk, void *smem,
+                                      const CUtensorMap *map, int rank,
+                                      const int *coords, uint64_t *mbar)
 {
     const td_emu_tmap *t = td_emu_tmap_of(map, rank);
     if ((uintptr_t)smem % 128 != 0)
@@ -1002,7 +1011,12 @@ static inline void td_emu_tma_load(void *smem, const CUtensorMap *map, int rank,
         [&](unsigned char *s, const unsigned char *g) {
             memcpy(s, g != NULL ? g : nan, es);
         });
-    td_emu_mbar_complete_tx(mbar, (unsigned)bytes, blk);
+    td_emu_mbar_complete_tx_in(blk, mbar, (unsigned)bytes);
+}
+static inline void td_emu_tma_load(void *smem, const CUtensorMap *map, int rank,
+                                   const int *coords, uint64_t *mbar)
+{
+    td_emu_tma_load_in(td_emu_cur, smem, map, rank, coords, mbar);
 }
 
 /* ---- Clusters: ids, barrier.cluster, mapa, the cluster copy, multicast -- */
@@ -1084,7 +1098,7 @@ static inline void td_emu_bulk_s2c(unsigned dst, const void *src,
         td_emu_die("cluster copy completing on a barrier of another CTA than "
                    "its destination's", src);
     memmove(d, s, bytes);
-    td_emu_mbar_complete_tx(m, bytes, bb);
+    td_emu_mbar_complete_tx_in(bb, m, bytes);
 }
 /* A multicast TMA load: the box into the same offset of every CTA the
  * mask names, each completing on its barrier at the same offset. */
@@ -1103,9 +1117,9 @@ static inline void td_emu_tma_load_multicast(void *smem, const CUtensorMap *map,
                    "memory", smem);
     for (unsigned r = 0; r < td_emu_cl->cta.size(); ++r)
         if (mask >> r & 1)
-            td_emu_tma_load(td_emu_cl->base[r] + so, map, rank, coords,
-                            (uint64_t *)(td_emu_cl->base[r] + mo),
-                            td_emu_cl->cta[r]);
+            td_emu_tma_load_in(td_emu_cl->cta[r], td_emu_cl->base[r] + so,
+                               map, rank, coords,
+                               (uint64_t *)(td_emu_cl->base[r] + mo));
 }
 
 /* prefetch.tensormap: nothing to fetch, but the map must be one the
