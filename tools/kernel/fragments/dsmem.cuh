@@ -27,5 +27,12 @@ static inline void td_ds_check(const char *buf, long long inst, long long e,
                  td_round, inst, buf, at, got, want);
         return;
     }
+    const long long before = td_mismatches;
     td_cp_check(buf, inst, e, thread, slot, got, want, tol);
+    /* The first mismatch in the region: say whose source it pairs with. */
+    if (before == 0 && td_mismatches == 1 && e >= 0 && td_cp_slog[e] >= 0) {
+        const size_t n = strlen(td_first);
+        snprintf(td_first + n, sizeof td_first - n, ", copied by CTA %d",
+                 td_ds_from[inst]);
+    }
 }
