@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU run of the cluster-launch programs: every tests/conformance case
 # that dispatches to dsmem (shared -> shared into a peer CTA) or that
-# multicasts a TMA load (cta_mask in a cluster launch) gets its program
+# multicasts a TMA load (cta_mask in a cluster launch), and the two of
+# tests/cuda/data (a 2 x 2 cluster; a mask leaving the issuer out), gets its program
 # from `tiledispatch kernel` (clusters launched with cudaLaunchKernelEx;
 # one the generator refuses is listed in refused.txt with its reason),
 # compiled with -arch=sm_90a and run with exact data and with random data
@@ -50,7 +51,8 @@ prepare() {
   mkdir -p "$dir/progs" "$dir/mutants"
   rm -f "$dir"/progs/*.cu "$dir"/mutants/*.cu
   : >"$dir/refused.txt"
-  for f in "$root"/tests/conformance/dsmem_*.yaml "$root"/tests/conformance/tma_*multicast*.yaml; do
+  for f in "$root"/tests/conformance/dsmem_*.yaml "$root"/tests/conformance/tma_*multicast*.yaml \
+           "$root"/tests/cuda/data/dsmem_*.yaml "$root"/tests/cuda/data/tma_multicast_*.yaml; do
     name=$(basename "$f" .yaml)
     v=$("$exe" dispatch "$f" 2>/dev/null)
     case "$v" in dsmem | tma_auto | tma_explicit) ;; *) continue ;; esac
