@@ -3,9 +3,11 @@
  * a prelude helper whose body is the PTX under __CUDA_ARCH__ and, in a
  * host build (the CPU stand-in, tests/cuda/emu), a call of the stand-in's
  * td_emu_* function, nothing (fences, bulk groups, prefetch), or a trap
- * where one host thread cannot stand in for a cluster (mapa, the cluster
- * copy, cluster sync, a multicast load) or tensor memory is touched
- * (tcgen05.ld / st and tcgen05.cp, sm_100a).  The expressions are written by
+ * where tensor memory is touched (tcgen05.ld / st and tcgen05.cp,
+ * sm_100a).  The cluster's nodes (mapa, the cluster copy, cluster sync,
+ * a multicast load) call the stand-in under `#elif defined(TD_EMU)` (it
+ * runs a cluster's CTAs together) and trap in any other host build.  The
+ * expressions are written by
  * the calling printer (print_cuda.c) through td__async_out.
  */
 #include <stdlib.h>
@@ -260,6 +262,8 @@ static const char *const fixed_helpers[TD__A_COUNT] = {
         "\"memory\");\n"
         "  asm volatile(\"barrier.cluster.wait.acquire.aligned;\" : : : "
         "\"memory\");\n"
+        "#elif defined(TD_EMU)\n"
+        "  td_emu_cluster_sync();\n"
         "#else\n"
         "  __builtin_trap(); /* a cluster: no host stand-in */\n"
         "#endif\n}\n",
@@ -290,6 +294,8 @@ static const char *const fixed_helpers[TD__A_COUNT] = {
         "  asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(d) "
         ": \"r\"(" CVTA("p") "), \"r\"(rank));\n"
         "  return d;\n"
+        "#elif defined(TD_EMU)\n"
+        "  return td_emu_mapa(p, rank);\n"
         "#else\n"
         "  (void)p;\n  (void)rank;\n"
         "  __builtin_trap(); /* a cluster: no host stand-in */\n"
@@ -303,6 +309,8 @@ static const char *const fixed_helpers[TD__A_COUNT] = {
         "mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n"
         "               : : \"r\"(dst), \"r\"(" CVTA("src") "), \"r\"(bytes), "
         "\"r\"(bar) : \"memory\");\n"
+        "#elif defined(TD_EMU)\n"
+        "  td_emu_bulk_s2c(dst, src, bytes, bar);\n"
         "#else\n"
         "  (void)dst;\n  (void)src;\n  (void)bytes;\n  (void)bar;\n"
         "  __builtin_trap(); /* a cluster: no host stand-in */\n"
@@ -381,7 +389,22 @@ static void tma_helper(td_buf *o, const td__async *a)
         td__buf_puts(o, ", \"h\"(mask)");
     if (hint)
         td__buf_puts(o, ", \"l\"(policy)");
-    td__buf_puts(o, " : \"memory\");\n#else\n");
+    td__buf_puts(o, " : \"memory\");\n");
+    if (mc) {
+        /* The stand-in runs a cluster's CTAs together; another host
+         * build cannot stand in for one. */
+        td__buf_puts(o, "#elif defined(TD_EMU)\n");
+        if (hint)
+            td__buf_puts(o, "  (void)policy;\n");
+        td__buf_printf(o, "  const int c[%d] = {", r);
+        for (int i = 0; i < r; i++)
+            td__buf_printf(o, "%sc%d", i ? ", " : "", i);
+        td__buf_printf(o, "};\n"
+                          "  td_emu_tma_load_multicast(smem, (const "
+                          "CUtensorMap *)map, %d, c, (uint64_t *)bar, "
+                          "mask);\n", r);
+    }
+    td__buf_puts(o, "#else\n");
     if (hint)
         td__buf_puts(o, "  (void)policy;\n");
     if (mc) {

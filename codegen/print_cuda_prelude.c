@@ -53,14 +53,17 @@ static const char maxmin_helpers[] =
     "__nv_bfloat16 b) { return __hmin(a, b); }\n";
 
 static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
-    /* The CTA's id in its cluster; a host build runs no cluster, every
-     * block is alone in its own (id 0). */
+    /* The CTA's id in its cluster: the CPU stand-in's (tests/cuda/emu runs
+     * a cluster's CTAs together); another host build runs no cluster,
+     * every block is alone in its own (id 0). */
     [TD_INTRIN_CLUSTER_CTAID_X] =
         "__forceinline__ __device__ int td_cluster_ctaid_x() {\n"
         "#ifdef __CUDA_ARCH__\n"
         "  unsigned int r;\n"
         "  asm volatile(\"mov.u32 %0, %%cluster_ctaid.x;\" : \"=r\"(r));\n"
         "  return (int)r;\n"
+        "#elif defined(TD_EMU)\n"
+        "  return td_emu_cluster_ctaid(0);\n"
         "#else\n"
         "  return 0;\n"
         "#endif\n"
@@ -71,6 +74,8 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
         "  unsigned int r;\n"
         "  asm volatile(\"mov.u32 %0, %%cluster_ctaid.y;\" : \"=r\"(r));\n"
         "  return (int)r;\n"
+        "#elif defined(TD_EMU)\n"
+        "  return td_emu_cluster_ctaid(1);\n"
         "#else\n"
         "  return 0;\n"
         "#endif\n"
@@ -81,6 +86,8 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
         "  unsigned int r;\n"
         "  asm volatile(\"mov.u32 %0, %%cluster_ctaid.z;\" : \"=r\"(r));\n"
         "  return (int)r;\n"
+        "#elif defined(TD_EMU)\n"
+        "  return td_emu_cluster_ctaid(2);\n"
         "#else\n"
         "  return 0;\n"
         "#endif\n"

@@ -550,15 +550,24 @@ size_t td__cexpr_format(const td_call *call, const td_cexpr *e, int i,
 bool td__cexpr_eval(const td_call *call, const td_cexpr *e, int i,
                     const int64_t *scalar_vals, int64_t *out)
 {
+    return td__cexpr_eval_ids(call, e, i, scalar_vals, NULL, out);
+}
+
+bool td__cexpr_eval_ids(const td_call *call, const td_cexpr *e, int i,
+                        const int64_t *scalar_vals, const int64_t *ids,
+                        int64_t *out)
+{
     if (e == NULL || i < 0 || i >= e->n || i >= TD_MAX_EXPR_NODES)
         return false;
     const td_cx_node *x = &e->node[i];
     int64_t a = 0, b = 0;
     if (x->op > TD_CX_ID &&
-        (x->a >= i || !td__cexpr_eval(call, e, x->a, scalar_vals, &a)))
+        (x->a >= i ||
+         !td__cexpr_eval_ids(call, e, x->a, scalar_vals, ids, &a)))
         return false;
     if (x->op > TD_CX_NOT &&
-        (x->b >= i || !td__cexpr_eval(call, e, x->b, scalar_vals, &b)))
+        (x->b >= i ||
+         !td__cexpr_eval_ids(call, e, x->b, scalar_vals, ids, &b)))
         return false;
     /* Values stay within +-2^40 (the loader's integers are at most 2^31
      * and a few operations deep); larger ones are not evaluated. */
@@ -571,7 +580,11 @@ bool td__cexpr_eval(const td_call *call, const td_cexpr *e, int i,
             return false;
         *out = scalar_vals[x->v];
         return true;
-    case TD_CX_ID: return false;
+    case TD_CX_ID:
+        if (ids == NULL || x->v < 0 || x->v >= TD_AXIS_COUNT)
+            return false;
+        *out = ids[x->v];
+        return true;
     case TD_CX_NEG: *out = -a; return true;
     case TD_CX_NOT: *out = a == 0; return true;
     case TD_CX_ADD: *out = a + b; return true;

@@ -77,6 +77,12 @@ size_t td__cexpr_format(const td_call *call, const td_cexpr *e, int i,
  * evaluates a guard at the values its program passes. */
 bool td__cexpr_eval(const td_call *call, const td_cexpr *e, int i,
                     const int64_t *scalar_vals, int64_t *out);
+/* The same with the thread, block and cluster ids at ids[axis] (a td_axis
+ * index, TD_AXIS_COUNT entries; NULL: an id is not evaluated).  The
+ * program generator evaluates a cluster copy's peer rank per CTA. */
+bool td__cexpr_eval_ids(const td_call *call, const td_cexpr *e, int i,
+                        const int64_t *scalar_vals, const int64_t *ids,
+                        int64_t *out);
 
 /* The hints that follow "unknown dtype 'X'", "unknown exec scope 'X'",
  * "unknown layout axis 'X'" and "unknown launch tag 'X'": written into

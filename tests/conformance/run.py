@@ -70,8 +70,8 @@ it; cuda-full and scripts/gpu-check keep -arch.
 
 An op the program generator does not support (`kernel` exits with "is
 neither a reduction nor elementwise" or "no reference for the elementwise
-op": an op of a plugin, say), a call with a cluster launch (no cluster
-programs yet) or one with a tensor-memory buffer (sm_100a: no GPU here
+op": an op of a plugin, say), a call with a cluster launch that is no
+cluster copy or multicast (those have programs) or one with a tensor-memory buffer (sm_100a: no GPU here
 runs it; the tmem buffer becomes its base address NAME_taddr), gets a
 compile-only program
 instead: the emitted body in a kernel that declares the call's buffers and

@@ -6,6 +6,8 @@ usage: emu.py [-j N] [--sample] PROGDIR [NAME...]
        emu.py --paths TILEDISPATCH CALL.yaml
        emu.py --copy-paths TEST_KERNEL_COPY
        emu.py --async-paths PROGRAM.cu...
+       emu.py --tma-programs TILEDISPATCH CASES_DIR
+       emu.py --cluster-programs TILEDISPATCH
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
 program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
@@ -59,6 +61,17 @@ out-of-bounds elements alone (async_paths says which checks); and the
 stand-in must stop each of tma_async's `--misuse N` mistakes (an mbarrier
 never initialised, a misaligned TMA destination, a map never encoded, an
 arrival beyond the count) with its reason.
+
+--cluster-programs runs the cluster-launch programs that
+tests/cuda/gpu-cluster.sh prepares (every dsmem case, every TMA multicast):
+the stand-in runs the CTAs of a cluster together (one host thread per CUDA
+thread of each, each CTA its own dynamic shared memory at the same offset
+from a 1024-byte boundary), with barrier.cluster, mapa (a shared::cluster
+address is the rank and the offset), the cluster copy completing on the
+peer's mbarrier and the multicast load into every CTA of its mask.  Each
+program PASSes in both modes; each of the script's mutants (mapa into the
+CTA itself, a chunk read from the wrong offset, the multicast box a row
+off) FAILs.
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -820,8 +833,8 @@ def tma_mutants(src):
 def tma_programs(exe, cases_dir):
     """Every TMA conformance case (tests/conformance/tma_*.yaml) that
     dispatches to tma_auto or tma_explicit: its program is written (or
-    refused for a reason the stand-in cannot run: sm_100, cta_group 2, a
-    multicast), builds against the stand-in and PASSes with exact data and
+    refused for a reason the stand-in cannot run: sm_100, cta_group 2),
+    builds against the stand-in and PASSes with exact data and
     with random data (seed 1); each program's mutants (the first TMA
     instruction a row off; a swizzled map encoded without its swizzle)
     FAIL.  Under TD_TEST_QUICK only TMA_SAMPLE runs, and the first mutant
@@ -845,8 +858,8 @@ def tma_programs(exe, cases_dir):
             k = subprocess.run([exe, "kernel", call, "-o", cu],
                                capture_output=True, text=True)
             if k.returncode != 0:
-                # A multicast needs a cluster launch, refused before the
-                # TMA family looks at the call.
+                # sm_100 maps and cta_group 2 (a multicast has its
+                # program: --cluster-programs runs it too).
                 expect(f"{base}: refused for a reason",
                        ("has no self-checking program yet" in k.stderr and
                         re.search(r"sm_100|cta_group 2|multicast", k.stderr))
@@ -887,6 +900,55 @@ def tma_programs(exe, cases_dir):
     return 1 if expect.failed else 0
 
 
+def cluster_programs(exe):
+    """The cluster-launch programs of tests/cuda/gpu-cluster.sh (its
+    prepare writes them: every dsmem case and every TMA multicast, and its
+    mutants): each program PASSes on the stand-in (a cluster's CTAs run
+    together there) with exact data and with random data (seed 1), each
+    mutant FAILs in both.  None may be refused.  Under TD_TEST_QUICK two
+    programs and one mutant run."""
+    expect = Expect()
+    with tempfile.TemporaryDirectory() as tmp:
+        prep = os.path.join(tmp, "prep")
+        p = subprocess.run(["bash", os.path.join(HERE, "gpu-cluster.sh"),
+                            "prepare", prep], capture_output=True, text=True,
+                           env=dict(os.environ, TILEDISPATCH=exe))
+        expect("gpu-cluster.sh prepare", p.returncode == 0,
+               p.stdout + p.stderr)
+        if p.returncode != 0:
+            return 1
+        with open(os.path.join(prep, "refused.txt")) as f:
+            refused = f.read().strip()
+        expect("no cluster case refused", refused == "", refused)
+        inc = precompile(tmp)
+        jobs = []  # (name, source, must pass)
+        for kind, good in (("progs", True), ("mutants", False)):
+            names = sorted(glob.glob(os.path.join(prep, kind, "*.cu")))
+            if QUICK:
+                names = names[:2] if good else names[:1]
+            for cu in names:
+                with open(cu) as f:
+                    jobs.append((os.path.basename(cu)[:-3], f.read(), good))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            built = list(ex.map(lambda j: compile_program(
+                j[1], j[0], tmp, inc, ["-Wno-psabi"]), jobs))
+        for (name, src, good), (prog, err) in zip(jobs, built):
+            expect(f"{name}: emulated", NOT_EMULATED.search(src) is None,
+                   "the stand-in cannot run it")
+            if prog is None:
+                expect(f"{name}: builds", False, err[:2000])
+                continue
+            for args in (["--data", "exact"],
+                         ["--data", "random", "--seed", "1"]):
+                rc, line, stderr = run_program(prog, args)
+                want = "PASS" if good else "FAIL"
+                expect(f"{name} {' '.join(args)}: {want}",
+                       rc == (0 if good else 1) and line.startswith(want + " "),
+                       f"exit {rc}: {line} {stderr[-300:]}")
+        expect("some cluster program was written", bool(jobs), "none")
+    return 1 if expect.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
@@ -898,10 +960,15 @@ def main():
     ap.add_argument("--copy-paths", action="store_true")
     ap.add_argument("--async-paths", action="store_true")
     ap.add_argument("--tma-programs", action="store_true")
+    ap.add_argument("--cluster-programs", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
     if args.async_paths:
         return async_paths(args.rest)
+    if args.cluster_programs:
+        if len(args.rest) != 1:
+            ap.error("--cluster-programs TILEDISPATCH")
+        return cluster_programs(args.rest[0])
     if args.tma_programs:
         if len(args.rest) != 2:
             ap.error("--tma-programs TILEDISPATCH CASES_DIR")

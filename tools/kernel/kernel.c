@@ -134,6 +134,27 @@ static int kp_launch(kp_plan *p, td_diag *diag)
     }
     p->nthreads = p->block[0] * p->block[1] * p->block[2];
     p->nblocks = p->grid[0] * p->grid[1] * p->grid[2];
+    p->csize = 1;
+    if (c->cluster[0] > 0) {
+        for (int i = 0; i < 3; i++) {
+            p->cluster[i] = c->cluster[i] > 0 ? c->cluster[i] : 1;
+            p->csize *= p->cluster[i];
+            if (p->grid[i] % p->cluster[i] != 0)
+                return td__kp_fail(diag, c, TD_EINVAL,
+                                   "grid dimension %d (%" PRId64 " blocks) "
+                                   "is not a whole number of clusters of %"
+                                   PRId64,
+                                   i, p->grid[i], p->cluster[i]);
+        }
+        /* 8 CTAs is the portable cluster size; more needs an opt-in
+         * and may not fit the device. */
+        if (p->csize > 8)
+            return td__kp_fail(diag, c, TD_ELIMIT,
+                               "a cluster of %" PRId64 " CTAs (kernel "
+                               "programs launch at most 8, the portable "
+                               "size)",
+                               p->csize);
+    }
     if (p->nthreads > KP_MAX_THREADS)
         return td__kp_fail(diag, c, TD_ELIMIT,
                            "%" PRId64 " threads per block (at most %d)",
@@ -196,24 +217,29 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
                         call->buffers[i].name,
                         res.variant != NULL ? res.variant : "?");
     }
-    if (call->cluster[0] != 0) {
-        /* A cluster program needs its CTAs' barriers set up and synced
-         * across the cluster (design/copy_async/plan.md section 6.1);
-         * none is written yet, and the CPU stand-in cannot run one. */
-        td_ir_free(res.ir);
-        return td__fail(diag, TD_EINVAL, call->file,
-                        "kernel: no self-checking program for a cluster "
-                        "launch yet (variant %s); `tiledispatch emit` "
-                        "prints the body",
-                        res.variant != NULL ? res.variant : "?");
-    }
     const td_op_desc *op = td_registry_op(reg, call->op);
     const kp_family *fam = op != NULL ? kp_family_of(op->kind) : NULL;
     /* A body with tensor maps is a TMA copy: its maps are encoded on the
-     * host and its protocol written around it (kernel_copy_async.c). */
+     * host and its protocol written around it (kernel_copy_async.c).  A
+     * cluster copy writes into a peer CTA: its protocol spans the
+     * cluster (kernel_dsmem.c). */
     if (fam != NULL && fam->kind == TD_OP_KIND_COPY &&
         td_ir_tensor_map_count(res.ir) > 0)
         fam = &td__kp_copy_async;
+    else if (fam != NULL && fam->kind == TD_OP_KIND_COPY &&
+             res.variant != NULL && strcmp(res.variant, "dsmem") == 0)
+        fam = &td__kp_dsmem;
+    if (fam != NULL && call->cluster[0] != 0 && fam != &td__kp_dsmem &&
+        fam != &td__kp_copy_async) {
+        /* Only the cluster copies need their CTAs together; a program of
+         * another family checks each CTA on its own. */
+        td_ir_free(res.ir);
+        return td__fail(diag, TD_EINVAL, call->file,
+                        "kernel: no self-checking program for a cluster "
+                        "launch of %s yet (variant %s); `tiledispatch "
+                        "emit` prints the body",
+                        fam->what, res.variant != NULL ? res.variant : "?");
+    }
     if (fam == NULL) {
         td_ir_free(res.ir);
         return kp_no_family(diag, call);

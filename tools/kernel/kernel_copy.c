@@ -215,7 +215,7 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     if (sb == NULL || db == NULL)
         return td__kp_fail(diag, call, TD_EINVAL,
                            "a copy region does not name a buffer");
-    if (sb == db)
+    if (sb == db && !p->fam->same_buffer)
         return td__kp_fail(diag, call, TD_EINVAL,
                            "a copy within one buffer (%s) is not checked by "
                            "kernel programs", sb->name);

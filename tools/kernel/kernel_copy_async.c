@@ -35,10 +35,19 @@
  * at a value, and the CPU stand-in (tests/cuda/emu) has no __half.  A
  * reduction keeps its dtype.
  *
- * Refused with a reason (message "has no self-checking program yet"): a
- * multicast (a cluster's CTAs), cta_group 2 or sm_100 maps, a reduction
- * other than add / min / max, over an unsupported dtype, or by more than
- * one block (each would add into the same tile).
+ * A multicast load (cta_mask not a static 0, in a cluster launch, which
+ * the program makes with cudaLaunchKernelEx): cta_mask is evaluated at
+ * the issuing CTA, rank 0 of each cluster; every CTA initialises its
+ * barrier before a cluster sync, each CTA the mask names arms its own and
+ * waits, rank 0's thread 0 runs the body, a cluster sync ends the kernel;
+ * a receiver's tile must hold the box, every other CTA's dst the sentinel.
+ *
+ * Refused with a reason (message "has no self-checking program yet"):
+ * cta_group 2 or sm_100 maps, a reduction other than add / min / max,
+ * over an unsupported dtype, or by more than one block (each would add
+ * into the same tile), a multicast tile that moves with the block ids.
+ * A unicast copy in a cluster launch is launched as clusters and checked
+ * CTA by CTA, as without one.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,6 +76,12 @@ typedef struct ca_plan {
     td_buf prelude;
     char *fence, *init, *arm, *wait, *tail;
     td_buffer raw[2];       /* staged copies of 16/8-bit float buffers */
+    /* A multicast load (cta_mask not a static 0, a cluster launch): the
+     * CTA of rank 0 of each cluster issues, every CTA its mask names
+     * receives the tile (recv[block] 1) and arms its own barrier. */
+    bool multicast;
+    unsigned char *recv;
+    char *sync;             /* the cluster sync, printed from the IR */
 } ca_plan;
 
 static ca_plan *ca_of(const kp_plan *p)
@@ -102,8 +117,8 @@ static int ca_print(ca_plan *c, td_ir *ir, int indent, char **text)
 
 /* The load's mbarrier: config mbar names an element of a shared uint64
  * buffer of the call (the variant checked that); its index a constant. */
-static int ca_mbar(kp_plan *p, ca_plan *c, td_diag *diag, int64_t *index,
-                   const td_buffer **buf)
+static int ca_mbar(kp_plan *p, ca_plan *c, const int64_t *sv, td_diag *diag,
+                   int64_t *index, const td_buffer **buf)
 {
     const td_call *call = p->call;
     const td_config_entry *e = td_call_config(call, "mbar");
@@ -112,7 +127,7 @@ static int ca_mbar(kp_plan *p, ca_plan *c, td_diag *diag, int64_t *index,
         return ca_refuse(p, diag, "config mbar is not an element of a "
                                   "shared buffer");
     const td_buffer *b = &call->buffers[e->elem_buffer];
-    int64_t sv[TD_MAX_SCALARS] = {0}, idx = 0, stride = 1;
+    int64_t idx = 0, stride = 1;
     for (int d = b->ndim - 1; d >= 0; d--) {
         int64_t v = 0;
         if (!td__cexpr_eval(call, &e->expr, e->elem_index[d], sv, &v))
@@ -135,7 +150,7 @@ static int ca_protocol(kp_plan *p, ca_plan *c, td_diag *diag,
                        const td_buffer *mb, int64_t midx)
 {
     td_ir *ir[5] = {td_ir_new(), NULL, NULL, NULL, NULL};
-    int n = c->load ? 4 : 2;
+    int n = c->load ? (c->multicast ? 5 : 4) : 2;
     for (int i = 1; i < n; i++)
         ir[i] = td_ir_new();
     for (int i = 0; i < n; i++)
@@ -159,8 +174,13 @@ static int ca_protocol(kp_plan *p, ca_plan *c, td_diag *diag,
         td_ir_mbar_wait(ir[3], bar[2], td_int(ir[3], 0));
         int e1 = ca_print(c, ir[1], 4, &c->init);
         int e2 = ca_print(c, ir[2], 4, &c->arm);
-        int e3 = ca_print(c, ir[3], 2, &c->wait);
-        err = err ? err : e1 ? e1 : e2 ? e2 : e3;
+        int e3 = ca_print(c, ir[3], c->multicast ? 4 : 2, &c->wait);
+        int e4 = 0;
+        if (c->multicast) {
+            td_ir_cluster_sync(ir[4]);
+            e4 = ca_print(c, ir[4], 2, &c->sync);
+        }
+        err = err ? err : e1 ? e1 : e2 ? e2 : e3 ? e3 : e4;
     } else {
         td_ir_bulk_commit(ir[1]);
         td_ir_bulk_wait_read(ir[1], 0);
@@ -238,6 +258,53 @@ static int ca_maps(kp_plan *p, ca_plan *c, const td_ir *ir, td_diag *diag)
     return 0;
 }
 
+/* A multicast's receivers: cta_mask evaluated for the issuing CTA (rank
+ * 0 of each cluster: its block and cluster ids, the scalars' values);
+ * every CTA whose rank the mask names receives the tile. */
+static int ca_receivers(kp_plan *p, ca_plan *c, const td_config_entry *mask,
+                        const int64_t *sv, td_diag *diag)
+{
+    const td_call *call = p->call;
+    if (mask->kind != TD_VALUE_INT && mask->kind != TD_VALUE_EXPR)
+        return ca_refuse(p, diag, "cta_mask is not a number or an "
+                                  "expression of the ids and scalars");
+    if (!p->bufs[c->global].is_src)
+        return ca_refuse(p, diag, "a multicast is a load");
+    if (td__region_symbolic(&call->srcs[0].region) ||
+        td__region_symbolic(&call->dst))
+        return ca_refuse(p, diag, "a multicast tile whose start depends "
+                                  "on the block ids (every receiver gets "
+                                  "the issuer's)");
+    c->recv = td__calloc((size_t)p->nblocks, 1);
+    if (c->recv == NULL)
+        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
+    const int64_t *g = p->grid, *cl = p->cluster;
+    for (int64_t blk = 0; blk < p->nblocks; blk++) {
+        int64_t b[3] = {blk % g[0], blk / g[0] % g[1], blk / (g[0] * g[1])};
+        int64_t base[3] = {b[0] - b[0] % cl[0], b[1] - b[1] % cl[1],
+                           b[2] - b[2] % cl[2]};
+        int64_t rank = (b[0] % cl[0]) + cl[0] * ((b[1] % cl[1]) +
+                                                 cl[1] * (b[2] % cl[2]));
+        /* The issuer's ids: rank 0 of this block's cluster, thread 0. */
+        int64_t id[TD_AXIS_COUNT] = {0};
+        id[TD_AXIS_BX] = base[0];
+        id[TD_AXIS_BY] = base[1];
+        id[TD_AXIS_BZ] = base[2];
+        int64_t m = mask->i;
+        if (mask->kind == TD_VALUE_EXPR &&
+            !td__cexpr_eval_ids(call, &mask->expr, mask->expr.n - 1, sv, id,
+                                &m))
+            return ca_refuse(p, diag, "cta_mask cannot be evaluated at the "
+                                      "issuing CTA");
+        if (m <= 0 || m > 0xFFFF || (m >> p->csize) != 0)
+            return ca_refuse(p, diag, "cta_mask at the values the program "
+                                      "passes names no CTA, or ranks "
+                                      "outside the cluster");
+        c->recv[blk] = (unsigned char)((m >> rank) & 1);
+    }
+    return 0;
+}
+
 static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
 {
     const td_call *call = p->call;
@@ -249,9 +316,11 @@ static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     td__buf_init(&c->prelude);
     /* A static cta_mask of 0 is unicast (the variant's reading). */
     const td_config_entry *mask = td_call_config(call, "cta_mask");
-    if (mask != NULL && !(mask->kind == TD_VALUE_INT && mask->i == 0))
+    c->multicast = mask != NULL && !(mask->kind == TD_VALUE_INT &&
+                                     mask->i == 0);
+    if (c->multicast && p->cluster[0] <= 0)
         return ca_refuse(p, diag, "a multicast needs a cluster's CTAs, "
-                                  "which this program does not launch");
+                                  "and the call declares no cluster launch");
     c->op = ca_op(call);
     /* One instance per block: the block's tile, one issuing thread. */
     p->tpi = p->nthreads;
@@ -310,10 +379,19 @@ static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     if (c->load && c->bytes != region)
         return ca_refuse(p, diag, "its boxes move other bytes than the "
                                   "region holds");
+    int64_t sv[TD_MAX_SCALARS] = {0};
+    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS &&
+                    j < p->nscalars; j++)
+        sv[j] = (int64_t)p->scalars[j].value;
+    if (c->multicast) {
+        err = ca_receivers(p, c, mask, sv, diag);
+        if (err != 0)
+            return err;
+    }
     int64_t midx = 0;
     const td_buffer *mb = NULL;
     if (c->load) {
-        err = ca_mbar(p, c, diag, &midx, &mb);
+        err = ca_mbar(p, c, sv, diag, &midx, &mb);
         if (err != 0)
             return err;
         int64_t elems = 1;
@@ -361,7 +439,31 @@ static void ca_header(td_buf *o, const kp_plan *p)
 
 static void ca_tables(td_buf *o, const kp_plan *p)
 {
+    const ca_plan *c = ca_of(p);
     td__kp_copy.tables(o, p);
+    if (!c->multicast)
+        return;
+    td__buf_printf(o,
+                   "/* Multicast: per CTA, 1 when the issuer's cta_mask "
+                   "names it (it receives\n"
+                   " * the tile), 0 when its dst must keep the sentinel; "
+                   "its rank in the cluster\n"
+                   " * of (%" PRId64 ", %" PRId64 ", %" PRId64 "). */\n"
+                   "#define TD_CA_RECV_INIT {",
+                   p->cluster[0], p->cluster[1], p->cluster[2]);
+    for (int64_t i = 0; i < p->nblocks; i++)
+        td__buf_printf(o, "%s%d", i ? ", " : "", c->recv[i]);
+    td__buf_printf(o,
+                   "}\n"
+                   "__device__ const unsigned char td_ca_recv_dev[] = "
+                   "TD_CA_RECV_INIT;\n"
+                   "static const unsigned char td_ca_recv_host[] = "
+                   "TD_CA_RECV_INIT;\n"
+                   "#define TD_CA_RANK(x, y, z) ((x) %% %" PRId64 " + %"
+                   PRId64 " * ((y) %% %" PRId64 " + %" PRId64 " * ((z) %% %"
+                   PRId64 ")))\n\n",
+                   p->cluster[0], p->cluster[0], p->cluster[1],
+                   p->cluster[1], p->cluster[2]);
 }
 
 static void ca_reference(td_buf *o, const kp_plan *p)
@@ -413,6 +515,17 @@ static void ca_gen_expr(td_buf *o, const kp_plan *p, const kp_buf *kb)
 static void ca_ref_call(td_buf *o, const kp_plan *p)
 {
     const ca_plan *c = ca_of(p);
+    if (c->multicast) {
+        /* A CTA the mask leaves out receives nothing. */
+        td__buf_puts(o, "            if (!td_ca_recv_host[inst]) {\n"
+                        "                for (long long e = 0; e < "
+                        "TD_DST_ELEMS; ++e)\n"
+                        "                    td_want[e] = TD_CP_SENTINEL;\n"
+                        "            } else {\n    ");
+        td__kp_copy.ref_call(o, p);
+        td__buf_puts(o, "            }\n");
+        return;
+    }
     if (c->op == TD_TMA_STORE) {
         td__kp_copy.ref_call(o, p);
         return;
@@ -467,6 +580,23 @@ static void ca_body_open(td_buf *o, const kp_plan *p)
                        c->mbar, c->mbar_off);
         td__buf_puts(o, c->init);
         td__buf_puts(o, "    }\n    __syncthreads();\n");
+    }
+    if (c->multicast) {
+        td__buf_puts(o, "    /* Every receiver's barrier exists before the "
+                        "issuer's copy completes on it. */\n");
+        td__buf_puts(o, c->sync);
+        td__buf_printf(o, "    const bool td_ca_recv = td_ca_recv_dev[td_blk] "
+                          "!= 0;\n"
+                          "    if (td_tid == 0 && td_ca_recv) {\n"
+                          "        /* one phase: the boxes' %" PRId64
+                          " bytes, from the issuer */\n",
+                       c->bytes);
+        td__buf_puts(o, c->arm);
+        td__buf_puts(o, "    }\n"
+                        "    /* Rank 0 of the cluster issues the multicast. */\n"
+                        "    if (td_tid == 0 && TD_CA_RANK(blockIdx.x, "
+                        "blockIdx.y, blockIdx.z) == 0) {\n");
+    } else if (c->load) {
         td__buf_printf(o, "    if (td_tid == 0) {\n"
                           "        /* one phase: the boxes' %" PRId64
                           " bytes */\n",
@@ -480,7 +610,14 @@ static void ca_body_open(td_buf *o, const kp_plan *p)
 static void ca_body_close(td_buf *o, const kp_plan *p)
 {
     const ca_plan *c = ca_of(p);
-    if (c->load) {
+    if (c->multicast) {
+        td__buf_puts(o, "    }\n    if (td_ca_recv) {\n");
+        td__buf_puts(o, c->wait);
+        td__buf_puts(o, "    }\n"
+                        "    /* The issuer leaves after every receiver has "
+                        "its tile. */\n");
+        td__buf_puts(o, c->sync);
+    } else if (c->load) {
         td__buf_puts(o, "    }\n");
         td__buf_puts(o, c->wait);
     } else {
@@ -542,6 +679,8 @@ static void ca_free(kp_plan *p)
     td_free(c->arm);
     td_free(c->wait);
     td_free(c->tail);
+    td_free(c->sync);
+    td__free(c->recv);
     td__free(c);
     p->ext = NULL;
 }

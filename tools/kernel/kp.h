@@ -14,7 +14,9 @@
  *   kernel_copy.c    the copy family (bit-exact, global operands)
  *   kernel_copy_async.c  TMA copies: the copy family's checks around the
  *                    tensor maps' encode and the mbarrier / bulk-group
- *                    protocol
+ *                    protocol (multicast loads in a cluster launch too)
+ *   kernel_dsmem.c   cluster copies (dsmem): shared -> shared into a peer
+ *                    CTA, the cluster protocol around the body
  *   fragments/       the programs' fixed CUDA text, embedded at build time
  *                    (scripts/embed_fragments.py: kp_fragments.h)
  *
@@ -93,6 +95,11 @@ typedef struct kp_plan {
     int64_t grid[3];
     int64_t nthreads;   /* threads per block */
     int64_t nblocks;
+    /* A cluster launch: CTAs per cluster in x, y, z (all 0: none).  The
+     * program launches through cudaLaunchKernelEx with the cluster
+     * dimension attribute; the grid is a whole number of clusters. */
+    int64_t cluster[3];
+    int64_t csize;      /* CTAs per cluster (1: no cluster) */
     int64_t tpi;        /* threads per instance */
     int64_t ipb;        /* instances per block */
     int64_t instances;
@@ -168,6 +175,10 @@ struct kp_family {
     unsigned long long (*gap_bits)(td_dtype t);
     /* Global buffers are accepted (kp_buf.global; needs bits). */
     bool globals;
+    /* A copy within one buffer is accepted (the copy family's plan; the
+     * family's reference keeps what lies outside the dst region: a
+     * cluster copy between two rows of each CTA's one buffer). */
+    bool same_buffer;
     /* Asynchronous copies (kernel_copy_async.c; each may be NULL): the
      * kernel's extra parameters (", const __grid_constant__ CUtensorMap
      * A_tensormap"), the text before and after the emitted body's own
@@ -193,6 +204,9 @@ extern const kp_family td__kp_reduce;
 extern const kp_family td__kp_ewise;
 extern const kp_family td__kp_copy;
 extern const kp_family td__kp_copy_async;
+/* Cluster copies (variant dsmem, kernel_dsmem.c): the copy family's checks
+ * with each CTA's dst filled by its peer's source. */
+extern const kp_family td__kp_dsmem;
 
 /* ---- stage.c ------------------------------------------------------------ */
 

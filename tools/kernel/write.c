@@ -512,11 +512,37 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                            n, t, n);
     }
     td__buf_puts(o, "        TD_CHECK(cudaMemset(d_guard, 0, sizeof h_guard));\n");
-    td__buf_printf(o, "        td_kernel<<<dim3(%" PRId64 ", %" PRId64 ", %" PRId64
-                      "), dim3(%" PRId64 ", %" PRId64 ", %" PRId64 "), %"
-                      PRId64 ">>>(",
-                   p->grid[0], p->grid[1], p->grid[2], p->block[0],
-                   p->block[1], p->block[2], p->smem);
+    if (p->cluster[0] > 0)
+        /* A cluster launch: the CTAs of a cluster run together and reach
+         * each other's shared memory; only cudaLaunchKernelEx takes the
+         * cluster's shape at run time. */
+        td__buf_printf(o,
+                       "        cudaLaunchConfig_t td_cfg;\n"
+                       "        memset(&td_cfg, 0, sizeof td_cfg);\n"
+                       "        td_cfg.gridDim = dim3(%" PRId64 ", %" PRId64
+                       ", %" PRId64 ");\n"
+                       "        td_cfg.blockDim = dim3(%" PRId64 ", %" PRId64
+                       ", %" PRId64 ");\n"
+                       "        td_cfg.dynamicSmemBytes = %" PRId64 ";\n"
+                       "        cudaLaunchAttribute td_attr[1];\n"
+                       "        memset(td_attr, 0, sizeof td_attr);\n"
+                       "        td_attr[0].id = "
+                       "cudaLaunchAttributeClusterDimension;\n"
+                       "        td_attr[0].val.clusterDim.x = %" PRId64 ";\n"
+                       "        td_attr[0].val.clusterDim.y = %" PRId64 ";\n"
+                       "        td_attr[0].val.clusterDim.z = %" PRId64 ";\n"
+                       "        td_cfg.attrs = td_attr;\n"
+                       "        td_cfg.numAttrs = 1;\n"
+                       "        TD_CHECK(cudaLaunchKernelEx(&td_cfg, td_kernel, ",
+                       p->grid[0], p->grid[1], p->grid[2], p->block[0],
+                       p->block[1], p->block[2], p->smem, p->cluster[0],
+                       p->cluster[1], p->cluster[2]);
+    else
+        td__buf_printf(o, "        td_kernel<<<dim3(%" PRId64 ", %" PRId64
+                          ", %" PRId64 "), dim3(%" PRId64 ", %" PRId64
+                          ", %" PRId64 "), %" PRId64 ">>>(",
+                       p->grid[0], p->grid[1], p->grid[2], p->block[0],
+                       p->block[1], p->block[2], p->smem);
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
         if (kb->global)
@@ -536,8 +562,8 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
         td__buf_printf(o, ", td_sv_%s", p->scalars[i].name);
     if (p->fam->launch_args != NULL)
         p->fam->launch_args(o, p);
-    td__buf_puts(o, ");\n"
-                    "        TD_CHECK(cudaGetLastError());\n"
+    td__buf_puts(o, p->cluster[0] > 0 ? "));\n" : ");\n");
+    td__buf_puts(o, "        TD_CHECK(cudaGetLastError());\n"
                     "        TD_CHECK(cudaDeviceSynchronize());\n"
                     "        TD_CHECK(cudaMemcpy(h_guard, d_guard, sizeof h_guard, "
                     "cudaMemcpyDeviceToHost));\n");
@@ -702,6 +728,11 @@ static void kp_write_header(td_buf *o, const kp_plan *p)
                    p->grid[2], p->block[0], p->block[1], p->block[2],
                    p->instances, p->tpi, td__kp_rounds(p), p->name, p->name,
                    p->name);
+    if (p->cluster[0] > 0)
+        td__buf_printf(o,
+                       " * cluster: (%" PRId64 ", %" PRId64 ", %" PRId64
+                       ") CTAs, launched with cudaLaunchKernelEx.\n",
+                       p->cluster[0], p->cluster[1], p->cluster[2]);
     if (p->threads_asked != 0)
         td__buf_printf(o,
                        " * The call launches %" PRId64 " threads a block; "

@@ -103,7 +103,7 @@ typedef enum td_intrin {
     TD_INTRIN_BLOCK_IDX_Z,     /* () -> blockIdx.z */
     /* The CTA's id in its cluster (%cluster_ctaid.x/y/z; TVM's cbx, cby,
      * cbz of T.cta_id_in_cluster), for a kernel launched with a cluster.
-     * A host build (the CPU stand-in runs no cluster) reads 0. */
+     * The CPU stand-in's under TD_EMU; another host build reads 0. */
     TD_INTRIN_CLUSTER_CTAID_X, /* () -> int32 */
     TD_INTRIN_CLUSTER_CTAID_Y, /* () -> int32 */
     TD_INTRIN_CLUSTER_CTAID_Z, /* () -> int32 */
@@ -609,9 +609,10 @@ TD_API void td_ir_mma(td_ir *ir, const td_ptx_mma *m);
  * CUDA: each node is a call of a prelude helper (td_mbar_init,
  * td_tma_load_2d, ...) whose body is the PTX under __CUDA_ARCH__ and, in
  * a host build (the CPU stand-in), a call of the stand-in's td_emu_*
- * function, nothing for a fence or a bulk group, or a trap where one
- * thread cannot stand in for a cluster (mapa, the cluster copy, cluster
- * sync, a multicast load).  TIRx: the forms TVM prints (T.ptx.mbarrier,
+ * function (the cluster's nodes, mapa, the cluster copy, cluster sync and
+ * a multicast load, only under TD_EMU: the stand-in runs a cluster's CTAs
+ * together, another host build traps), or nothing for a fence or a bulk
+ * group.  TIRx: the forms TVM prints (T.ptx.mbarrier,
  * T.cuda.mbarrier_wait, T.ptx.fence, positional T.ptx.cp, T.ptx.mapa,
  * T.ptx.prefetch).
  */

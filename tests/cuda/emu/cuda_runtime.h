@@ -5,8 +5,11 @@
  * (bar.sync id, n: released every n arrivals, as the hardware does) and
  * __shfl_xor_sync (each lane waits for its partner's value) and
  * __reduce_max_sync / __reduce_min_sync (through shuffles) are emulated;
- * blocks run one after another, so `__shared__` is a function
- * static and dynamic shared memory one buffer per launch.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
+ * blocks run one after another (the CTAs of a cluster together: a
+ * launch through cudaLaunchKernelEx with the cluster dimension
+ * attribute), so `__shared__` is a function static (shared by the CTAs of
+ * a cluster: the cluster programs keep every tile in dynamic shared
+ * memory) and each block has its own dynamic shared memory.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
  * The float32 / float64 math of the elementwise programs (expf, exp2f,
  * log2f, sqrtf, fmaxf, the __f*_rn intrinsics, ...) is the host's.
  *
@@ -212,7 +215,9 @@ struct td_emu_block {
     /* Per thread: the registers it gives its warp's mma.sync (below). */
     std::vector<td_emu_mma_slot> mma;
 };
-static td_emu_block *td_emu_cur;
+/* The block each host thread runs in (a cluster's CTAs run together, so
+ * it is the thread's own). */
+static thread_local td_emu_block *td_emu_cur;
 
 static inline unsigned td_emu_tid(void)
 {
@@ -296,44 +301,136 @@ static inline int __reduce_min_sync(unsigned m, int v)
     return v;
 }
 
-/* The launch's dynamic shared memory (16-byte aligned, poisoned). */
-static unsigned char *td_emu_dyn_smem;
+/* The dynamic shared memory of the thread's block (16 bytes past a
+ * 1024-byte boundary, poisoned; each block its own). */
+static thread_local unsigned char *td_emu_dyn_smem;
+
+/*
+ * A cluster (a launch through cudaLaunchKernelEx with the cluster
+ * dimension attribute): its CTAs run together, one host thread per CUDA
+ * thread of every CTA, so that they can meet at barrier.cluster and reach
+ * each other's shared memory (mapa, the cluster copy, a multicast load).
+ * A launch without one runs each block alone, one after another.
+ */
+struct td_emu_cluster {
+    dim3 dims;                            /* CTAs in x, y, z */
+    unsigned nthreads = 0;                /* of every CTA */
+    size_t smem = 0;                      /* dynamic shared bytes per CTA */
+    td_emu_barrier bar;                   /* barrier.cluster */
+    std::vector<td_emu_block *> cta;      /* by rank */
+    std::vector<unsigned char *> base;    /* their dynamic shared memory */
+};
+static thread_local td_emu_cluster *td_emu_cl;
 
 template <typename F>
-static void td_emu_launch(dim3 g, dim3 b, size_t smem, F f)
+static void td_emu_launch_cluster(dim3 g, dim3 b, size_t smem, dim3 c, F f)
 {
     td_emu_last_error = td_emu_env_error("TD_EMU_LAUNCH_ERROR");
     if (td_emu_last_error != cudaSuccess)
         return;
-    std::unique_ptr<unsigned char[]> dyn(new unsigned char[smem + 16]);
-    memset(dyn.get(), 0xff, smem + 16);
-    td_emu_dyn_smem = dyn.get() + (16 - (uintptr_t)dyn.get() % 16) % 16;
+    if (c.x == 0 || c.y == 0 || c.z == 0 || g.x % c.x || g.y % c.y ||
+        g.z % c.z) {
+        td_emu_last_error = cudaErrorLaunchFailure;
+        return;
+    }
     gridDim = g;
     blockDim = b;
-    unsigned n = b.x * b.y * b.z;
-    for (unsigned bz = 0; bz < g.z; ++bz)
-        for (unsigned by = 0; by < g.y; ++by)
-            for (unsigned bx = 0; bx < g.x; ++bx) {
-                td_emu_block blk;
-                blk.nthreads = n;
-                blk.posted.resize(n);
-                blk.mma.resize(n);
-                for (unsigned w = 0; w < (n + 31) / 32; ++w)
-                    blk.warp.emplace_back(new td_emu_barrier);
-                td_emu_cur = &blk;
+    const unsigned n = b.x * b.y * b.z, ncta = c.x * c.y * c.z;
+    for (unsigned cz = 0; cz < g.z; cz += c.z)
+        for (unsigned cy = 0; cy < g.y; cy += c.y)
+            for (unsigned cx = 0; cx < g.x; cx += c.x) {
+                td_emu_cluster cl;
+                cl.dims = c;
+                cl.nthreads = n * ncta;
+                cl.smem = smem;
+                std::vector<std::unique_ptr<td_emu_block>> blks;
+                std::vector<std::unique_ptr<unsigned char[]>> dyn;
+                for (unsigned r = 0; r < ncta; ++r) {
+                    blks.emplace_back(new td_emu_block);
+                    td_emu_block &blk = *blks.back();
+                    blk.nthreads = n;
+                    blk.posted.resize(n);
+                    blk.mma.resize(n);
+                    for (unsigned w = 0; w < (n + 31) / 32; ++w)
+                        blk.warp.emplace_back(new td_emu_barrier);
+                    /* 16 bytes past a 1024-byte boundary: the same
+                     * offset in every CTA (a multicast lands at one
+                     * offset in each, as on the hardware), and no more
+                     * than the 16-byte alignment CUDA promises, so a
+                     * program must align a swizzled tile itself. */
+                    dyn.emplace_back(new unsigned char[smem + 1024 + 16]);
+                    memset(dyn.back().get(), 0xff, smem + 1024 + 16);
+                    cl.cta.push_back(&blk);
+                    cl.base.push_back(dyn.back().get() +
+                                      (1024 - (uintptr_t)dyn.back().get() %
+                                                  1024) % 1024 + 16);
+                }
                 std::vector<std::thread> ts;
-                for (unsigned tz = 0; tz < b.z; ++tz)
-                    for (unsigned ty = 0; ty < b.y; ++ty)
-                        for (unsigned tx = 0; tx < b.x; ++tx)
-                            ts.emplace_back([=, &f] {
-                                blockIdx = dim3(bx, by, bz);
-                                threadIdx = dim3(tx, ty, tz);
-                                td_emu_nshfl = 0;
-                                f();
-                            });
+                for (unsigned r = 0; r < ncta; ++r) {
+                    const unsigned bx = cx + r % c.x, by = cy + r / c.x % c.y,
+                                   bz = cz + r / (c.x * c.y);
+                    for (unsigned tz = 0; tz < b.z; ++tz)
+                        for (unsigned ty = 0; ty < b.y; ++ty)
+                            for (unsigned tx = 0; tx < b.x; ++tx)
+                                ts.emplace_back([=, &f, &cl] {
+                                    blockIdx = dim3(bx, by, bz);
+                                    threadIdx = dim3(tx, ty, tz);
+                                    td_emu_nshfl = 0;
+                                    td_emu_cur = cl.cta[r];
+                                    td_emu_dyn_smem = cl.base[r];
+                                    td_emu_cl = ncta > 1 ? &cl : NULL;
+                                    f();
+                                });
+                }
                 for (auto &t : ts)
                     t.join();
             }
+}
+
+template <typename F>
+static void td_emu_launch(dim3 g, dim3 b, size_t smem, F f)
+{
+    td_emu_launch_cluster(g, b, smem, dim3(1, 1, 1), f);
+}
+
+/* cudaLaunchKernelEx with the cluster dimension attribute (the others are
+ * not emulated and fail the launch). */
+typedef struct td_emu_stream *cudaStream_t; /* as the bench's stand-in declares it */
+enum cudaLaunchAttributeID { cudaLaunchAttributeClusterDimension = 4 };
+union cudaLaunchAttributeValue {
+    char pad[64];
+    struct {
+        unsigned x, y, z;
+    } clusterDim;
+};
+struct cudaLaunchAttribute {
+    cudaLaunchAttributeID id;
+    char pad[8 - sizeof(cudaLaunchAttributeID)];
+    cudaLaunchAttributeValue val;
+};
+struct cudaLaunchConfig_t {
+    dim3 gridDim, blockDim;
+    size_t dynamicSmemBytes;
+    cudaStream_t stream;
+    cudaLaunchAttribute *attrs;
+    unsigned numAttrs;
+};
+template <typename... Exp, typename... Act>
+static inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *cfg,
+                                             void (*k)(Exp...), Act &&...args)
+{
+    dim3 c(1, 1, 1);
+    for (unsigned i = 0; i < cfg->numAttrs; ++i) {
+        if (cfg->attrs[i].id != cudaLaunchAttributeClusterDimension)
+            return cudaErrorLaunchFailure;
+        c = dim3(cfg->attrs[i].val.clusterDim.x, cfg->attrs[i].val.clusterDim.y,
+                 cfg->attrs[i].val.clusterDim.z);
+    }
+    td_emu_launch_cluster(cfg->gridDim, cfg->blockDim, cfg->dynamicSmemBytes, c,
+                          [&] { k(args...); });
+    cudaError_t e = td_emu_last_error;
+    td_emu_last_error = cudaSuccess;
+    return e;
 }
 
 /* The vector types and reinterpretations vector loads and stores use. */
@@ -670,23 +767,27 @@ TD_EMU_MMA(m16n8k32, f32_e5m2_e5m2_f32, 32, TD_EMU_AB_E5M2, TD_EMU_CD_F32)
     abort();
 }
 
-static inline td_emu_mbar &td_emu_mbar_get(uint64_t *bar)
+/* The mbarrier's state in block blk (the thread's own unless a peer CTA
+ * of its cluster completes bytes on it). */
+static inline td_emu_mbar &td_emu_mbar_get(uint64_t *bar,
+                                           td_emu_block *blk = td_emu_cur)
 {
-    if (td_emu_cur == NULL)
+    if (blk == NULL)
         td_emu_die("an mbarrier used outside a kernel", bar);
-    auto it = td_emu_cur->mbar.find(bar);
-    if (it == td_emu_cur->mbar.end())
+    auto it = blk->mbar.find(bar);
+    if (it == blk->mbar.end())
         td_emu_die("mbarrier used before mbarrier.init", bar);
     return it->second;
 }
 /* Completes the current phase when nothing is pending any more; the
- * caller holds mbar_m. */
-static inline void td_emu_mbar_settle(td_emu_mbar &m)
+ * caller holds blk's mbar_m. */
+static inline void td_emu_mbar_settle(td_emu_mbar &m,
+                                      td_emu_block *blk = td_emu_cur)
 {
     if (m.pending == 0 && m.tx == 0) {
         ++m.phase;
         m.pending = m.expected;
-        td_emu_cur->mbar_cv.notify_all();
+        blk->mbar_cv.notify_all();
     }
 }
 /* mbarrier.init: count arrivals per phase, phase 0, no transactions. */
@@ -729,13 +830,23 @@ static inline void td_emu_mbar_expect_tx(uint64_t *bar, unsigned bytes)
     std::lock_guard<std::mutex> l(td_emu_cur->mbar_m);
     td_emu_mbar_get(bar).tx += bytes;
 }
-/* complete_tx: what a copy does when its bytes have landed. */
+/* complete_tx: what a copy does when its bytes have landed, on a
+ * barrier of block blk (a cluster copy completes on the peer's).  (The
+ * functions a program's prelude declares keep their declared parameters:
+ * another overload would make its calls ambiguous.) */
+static inline void td_emu_mbar_complete_tx_in(td_emu_block *blk, uint64_t *bar,
+                                              unsigned bytes)
+{
+    if (blk == NULL)
+        td_emu_die("an mbarrier used outside a kernel", bar);
+    std::lock_guard<std::mutex> l(blk->mbar_m);
+    td_emu_mbar &m = td_emu_mbar_get(bar, blk);
+    m.tx -= bytes;
+    td_emu_mbar_settle(m, blk);
+}
 static inline void td_emu_mbar_complete_tx(uint64_t *bar, unsigned bytes)
 {
-    std::lock_guard<std::mutex> l(td_emu_cur->mbar_m);
-    td_emu_mbar &m = td_emu_mbar_get(bar);
-    m.tx -= bytes;
-    td_emu_mbar_settle(m);
+    td_emu_mbar_complete_tx_in(td_emu_cur, bar, bytes);
 }
 /*
  * mbarrier.try_wait.parity: true when the phase with that parity has
@@ -1081,8 +1192,9 @@ static unsigned long long td_emu_box_walk(const td_emu_tmap *t,
  * box's bytes on the mbarrier.  The copy is done when this returns, so a
  * missing wait is not caught here (the GPU run must).
  */
-static inline void td_emu_tma_load(void *smem, const CUtensorMap *map, int rank,
-                                   const int *coords, uint64_t *mbar)
+static inline void td_emu_tma_load_in(td_emu_block *blk, void *smem,
+                                      const CUtensorMap *map, int rank,
+                                      const int *coords, uint64_t *mbar)
 {
     const td_emu_tmap *t = td_emu_tmap_of(map, rank);
     if ((uintptr_t)smem % 128 != 0)
@@ -1103,7 +1215,115 @@ static inline void td_emu_tma_load(void *smem, const CUtensorMap *map, int rank,
         [&](unsigned char *s, const unsigned char *g) {
             memcpy(s, g != NULL ? g : nan, es);
         });
-    td_emu_mbar_complete_tx(mbar, (unsigned)bytes);
+    td_emu_mbar_complete_tx_in(blk, mbar, (unsigned)bytes);
+}
+static inline void td_emu_tma_load(void *smem, const CUtensorMap *map, int rank,
+                                   const int *coords, uint64_t *mbar)
+{
+    td_emu_tma_load_in(td_emu_cur, smem, map, rank, coords, mbar);
+}
+
+/* ---- Clusters: ids, barrier.cluster, mapa, the cluster copy, multicast -- */
+
+/* %cluster_ctaid.x / .y / .z: the block's place in its cluster (0 in a
+ * launch without clusters). */
+static inline int td_emu_cluster_ctaid(int axis)
+{
+    if (td_emu_cl == NULL)
+        return 0;
+    const dim3 &c = td_emu_cl->dims;
+    return (int)(axis == 0 ? blockIdx.x % c.x
+                 : axis == 1 ? blockIdx.y % c.y : blockIdx.z % c.z);
+}
+/* %cluster_ctarank. */
+static inline unsigned td_emu_cluster_rank(void)
+{
+    if (td_emu_cl == NULL)
+        return 0;
+    const dim3 &c = td_emu_cl->dims;
+    return blockIdx.x % c.x + c.x * (blockIdx.y % c.y + c.y * (blockIdx.z % c.z));
+}
+/* barrier.cluster.arrive.release + wait.acquire: every thread of every
+ * CTA of the cluster. */
+static inline void td_emu_cluster_sync(void)
+{
+    if (td_emu_cl == NULL)
+        td_emu_die("barrier.cluster outside a cluster launch", NULL);
+    td_emu_cl->bar.wait(td_emu_cl->nthreads);
+}
+/*
+ * A shared::cluster address is 32 bits on the hardware, too few for a host
+ * pointer: the stand-in's is 0x80000000 | rank << 24 | the byte offset in
+ * that CTA's dynamic shared memory (every CTA has the same layout, so
+ * mapa keeps the offset and changes the rank).  Only dynamic shared
+ * memory is mapped (the programs keep every tile there).
+ */
+static inline unsigned td_emu_mapa(const void *p, unsigned rank)
+{
+    if (td_emu_cl == NULL)
+        td_emu_die("mapa outside a cluster launch", p);
+    const unsigned char *b = td_emu_dyn_smem, *q = (const unsigned char *)p;
+    if (q < b || q >= b + td_emu_cl->smem)
+        td_emu_die("mapa of an address outside the CTA's dynamic shared "
+                   "memory", p);
+    if (rank >= td_emu_cl->cta.size())
+        td_emu_die("mapa into a CTA rank outside the cluster", p);
+    return 0x80000000u | rank << 24 | (unsigned)(q - b);
+}
+/* The CTA and the host address of a shared::cluster address of `bytes`. */
+static inline unsigned char *td_emu_cluster_addr(unsigned a, unsigned bytes,
+                                                 td_emu_block **blk)
+{
+    unsigned rank = a >> 24 & 0x7f, off = a & 0xffffff;
+    if (td_emu_cl == NULL || !(a & 0x80000000u) ||
+        rank >= td_emu_cl->cta.size() || off + (size_t)bytes > td_emu_cl->smem)
+        td_emu_die("a shared::cluster address that mapa did not make", NULL);
+    *blk = td_emu_cl->cta[rank];
+    return td_emu_cl->base[rank] + off;
+}
+/* cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes:
+ * bytes from this CTA's shared memory to the cluster address dst, then
+ * complete_tx on the barrier bar, which must be in the destination's CTA
+ * (PTX ISA). */
+static inline void td_emu_bulk_s2c(unsigned dst, const void *src,
+                                   unsigned bytes, unsigned bar)
+{
+    if (bytes == 0 || bytes % 16 != 0)
+        td_emu_die("cluster copy size not a multiple of 16 bytes", src);
+    if ((uintptr_t)src % 16 != 0 || dst % 16 != 0)
+        td_emu_die("cluster copy operand not 16-byte aligned", src);
+    const unsigned char *s = (const unsigned char *)src;
+    if (s < td_emu_dyn_smem || s + bytes > td_emu_dyn_smem + td_emu_cl->smem)
+        td_emu_die("cluster copy source outside the CTA's shared memory", src);
+    td_emu_block *db, *bb;
+    unsigned char *d = td_emu_cluster_addr(dst, bytes, &db);
+    uint64_t *m = (uint64_t *)td_emu_cluster_addr(bar, 8, &bb);
+    if (db != bb)
+        td_emu_die("cluster copy completing on a barrier of another CTA than "
+                   "its destination's", src);
+    memmove(d, s, bytes);
+    td_emu_mbar_complete_tx_in(bb, m, bytes);
+}
+/* A multicast TMA load: the box into the same offset of every CTA the
+ * mask names, each completing on its barrier at the same offset. */
+static inline void td_emu_tma_load_multicast(void *smem, const CUtensorMap *map,
+                                             int rank, const int *coords,
+                                             uint64_t *mbar, unsigned short mask)
+{
+    if (td_emu_cl == NULL)
+        td_emu_die("multicast load outside a cluster launch", smem);
+    if (mask == 0 || (mask >> td_emu_cl->cta.size()) != 0)
+        td_emu_die("multicast mask names CTA ranks outside the cluster", smem);
+    const size_t so = (unsigned char *)smem - td_emu_dyn_smem,
+                 mo = (unsigned char *)mbar - td_emu_dyn_smem;
+    if (so >= td_emu_cl->smem || mo >= td_emu_cl->smem)
+        td_emu_die("multicast operands outside the CTA's dynamic shared "
+                   "memory", smem);
+    for (unsigned r = 0; r < td_emu_cl->cta.size(); ++r)
+        if (mask >> r & 1)
+            td_emu_tma_load_in(td_emu_cl->cta[r], td_emu_cl->base[r] + so,
+                               map, rank, coords,
+                               (uint64_t *)(td_emu_cl->base[r] + mo));
 }
 
 /* prefetch.tensormap: nothing to fetch, but the map must be one the
