@@ -60,7 +60,11 @@ static const char *kp_gpat(const kp_plan *p, int i, char *buf, size_t cap)
 
 int td__kp_rounds(const kp_plan *p)
 {
-    return p->fam->rounds != NULL ? p->fam->rounds(p) : 1;
+    int r = p->fam->rounds != NULL ? p->fam->rounds(p) : 1;
+    /* Every set of scalar values in two rounds (kp_plan.nsv). */
+    if (p->nsv > 1 && r < 2 * p->nsv)
+        r = 2 * p->nsv;
+    return r;
 }
 
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
@@ -470,16 +474,45 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                    "    int *d_guard = NULL, h_guard[%d];\n"
                    "    TD_CHECK(cudaMalloc((void **)&d_guard, sizeof h_guard));\n",
                    p->nbufs);
-    for (int i = 0; i < p->nscalars; i++) {
-        const kp_scalar *sc = &p->scalars[i];
-        const char *t = td__kp_ctype(sc->dtype);
-        td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
-                       t, sc->name, t, sc->value);
+    if (p->nsv > 1) {
+        td__buf_printf(o,
+                       "    /* The declared scalars' values: round r passes "
+                       "set r / 2 %% %d (each set\n"
+                       "     * in two rounds, both guard patterns); the "
+                       "tables follow (td_sv_use). */\n"
+                       "    static const double td_sv_set[%d][%d] = {\n",
+                       p->nsv, p->nsv, p->nscalars);
+        for (int s = 0; s < p->nsv; s++) {
+            td__buf_puts(o, "        {");
+            for (int i = 0; i < p->nscalars; i++)
+                td__buf_printf(o, "%s%.17g", i ? ", " : "", p->sv[s][i]);
+            td__buf_puts(o, "},\n");
+        }
+        td__buf_puts(o, "    };\n");
+    } else {
+        for (int i = 0; i < p->nscalars; i++) {
+            const kp_scalar *sc = &p->scalars[i];
+            const char *t = td__kp_ctype(sc->dtype);
+            td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
+                           t, sc->name, t, sc->value);
+        }
     }
     if (p->fam->host_setup != NULL)
         p->fam->host_setup(o, p);
     td__buf_puts(o, bits ? td__kp_frag_main_want_bits
                          : td__kp_frag_main_want);
+    if (p->nsv > 1) {
+        td__buf_printf(o, "        const int td_svi = td_round / 2 %% %d;\n"
+                          "        td_sv_use(td_svi);\n",
+                       p->nsv);
+        for (int i = 0; i < p->nscalars; i++) {
+            const kp_scalar *sc = &p->scalars[i];
+            const char *t = td__kp_ctype(sc->dtype);
+            td__buf_printf(o, "        const %s td_sv_%s = td_from_double<%s>"
+                              "(td_sv_set[td_svi][%d]);\n",
+                           t, sc->name, t, i);
+        }
+    }
     /* The rounds: new inputs (the family's generators, then its fill,
      * then each value as the buffer's dtype stores it), launch, check. */
     for (int i = 0; i < p->nbufs; i++) {
