@@ -418,9 +418,24 @@ static void test_shared_staging(void **state)
                           "        const long long td_t0 = clock64();\n"
                           "        while (clock64() - td_t0 < 40000)\n"
                           "            ;\n    }\n#endif\n"
+                          "    {\n"
+                          "    /* B: each element written by one thread "
+                          "(td_one_writer). */\n"
+                          "    __nv_bfloat16 *const td_raw_B = B_ptr;\n"
+                          "    const td_one_writer<__nv_bfloat16> B_ptr = "
+                          "{td_raw_B, td_guard + 5 + td_inst * 8LL, "
+                          "td_guard + 2, 8LL, td_tid};\n"
                           "    /* The emitted body");
-    /* After the body each instance's threads check its guard bytes. */
-    assert_contains(prog, "    }\n    __syncthreads();\n"
+    /* The dst through td_one_writer: each element's writer recorded in
+     * the guard array after the two flags and three conflict words; the
+     * host checks the conflict words. */
+    assert_contains(prog, "template <typename T> struct td_one_writer {");
+    assert_contains(prog, "    int *d_guard = NULL, h_guard[69];\n");
+    assert_contains(prog, "        td_guard_check(\"B\", h_guard[1]);\n"
+                          "        td_writer_check(\"B\", h_guard + 2);\n");
+    /* After the body (and the harness's barrier, in the writer's scope)
+     * each instance's threads check its guard bytes. */
+    assert_contains(prog, "    }\n    __syncthreads();\n    }\n"
                           "    for (int i = td_t; i < 1024; i += TD_TPI)\n"
                           "        if (((const unsigned char *)A_ptr)[512 + i] "
                           "!= (unsigned char)(td_gpat ^ 0))\n"

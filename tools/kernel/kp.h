@@ -178,6 +178,10 @@ struct kp_family {
     unsigned long long (*gap_bits)(td_dtype t);
     /* Global buffers are accepted (kp_buf.global; needs bits). */
     bool globals;
+    /* A shared dst that the body only subscripts (NAME_ptr[i]) is seen
+     * through td_one_writer (fragments/one_writer.cuh): every element
+     * must be written by one thread per launch (write.c). */
+    bool one_writer;
     /* Asynchronous copies (kernel_copy_async.c; each may be NULL): the
      * kernel's extra parameters (", const __grid_constant__ CUtensorMap
      * A_tensormap"), the text before and after the emitted body's own

@@ -9,6 +9,7 @@
  * fragments/ (kp_fragments.h); what depends on the call is written
  * here.  The family is called only through p->fam.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -65,6 +66,58 @@ int td__kp_rounds(const kp_plan *p)
     if (p->nsv > 1 && r < 2 * p->nsv)
         r = 2 * p->nsv;
     return r;
+}
+
+/* Owner words of the one-writer check at most (a word per dst element of
+ * every instance, in the guard array). */
+#define KP_MAX_OWNERS 16384
+
+/* The staged buffer whose writes the one-writer check records (kp_family.
+ * one_writer): the shared dst, when the body names it only as NAME_ptr[
+ * (never &NAME_ptr[...]: the address of a proxy)
+ * and its elements over every instance fit KP_MAX_OWNERS; else -1. */
+static int kp_one_writer(const kp_plan *p, const char *body)
+{
+    if (!p->fam->one_writer || p->fam->body_close != NULL ||
+        p->fam->body_open != NULL)
+        return -1;
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        if (!kb->is_dst || !kb->shared)
+            continue;
+        if (td__mul_sat(p->instances, td__kp_shared_elems(kb)) >
+            KP_MAX_OWNERS)
+            return -1;
+        char name[TD_NAME_MAX + 8];
+        snprintf(name, sizeof name, "%s_ptr", kb->b->name);
+        size_t nl = strlen(name);
+        for (const char *q = strstr(body, name); q != NULL;
+             q = strstr(q + nl, name)) {
+            char before = q == body ? ' ' : q[-1];
+            if (isalnum((unsigned char)before) || before == '_')
+                continue;
+            if (isalnum((unsigned char)q[nl]) || q[nl] == '_')
+                continue;
+            /* &NAME_ptr[i] would take a proxy's address. */
+            const char *b = q;
+            while (b > body && (b[-1] == ' ' || b[-1] == '('))
+                b--;
+            if (q[nl] != '[' || (b > body && b[-1] == '&'))
+                return -1;
+        }
+        return i;
+    }
+    return -1;
+}
+
+/* The words of the guard array: a flag per buffer, then with the
+ * one-writer check three conflict words and the owner words. */
+static int64_t kp_guard_words(const kp_plan *p, int ow)
+{
+    if (ow < 0)
+        return p->nbufs;
+    return p->nbufs + 3 +
+           p->instances * td__kp_shared_elems(&p->bufs[ow]);
 }
 
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
@@ -146,7 +199,8 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
  * the other's. */
 /* The kernel: every buffer staged in from its instance's global copy, the
  * emitted body, every buffer staged out. */
-static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
+static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body,
+                            int ow)
 {
     bool any_shared = false;
     td__buf_puts(o, "__global__ void td_kernel(");
@@ -297,6 +351,24 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
      * be the emitted body alone, never the harness. */
     if (p->fam->body_open != NULL)
         p->fam->body_open(o, p);
+    if (ow >= 0) {
+        /* The dst through td_one_writer: a scope of its own around the
+         * body, which closes after the harness's barrier (the barrier
+         * stays the statement right after the body). */
+        const kp_buf *kb = &p->bufs[ow];
+        const char *n = kb->b->name;
+        const char *t = td__kp_ctype(kb->b->dtype);
+        int64_t ne = td__kp_shared_elems(kb);
+        td__buf_printf(o,
+                       "    {\n"
+                       "    /* %s: each element written by one thread "
+                       "(td_one_writer). */\n"
+                       "    %s *const td_raw_%s = %s_ptr;\n"
+                       "    const td_one_writer<%s> %s_ptr = {td_raw_%s, "
+                       "td_guard + %d + td_inst * %" PRId64 "LL, "
+                       "td_guard + %d, %" PRId64 "LL, td_tid};\n",
+                       n, t, n, n, t, n, n, p->nbufs + 3, ne, p->nbufs, ne);
+    }
     td__buf_printf(o, "    /* The emitted body (variant %s). */\n",
                    p->variant);
     td__buf_puts(o, "    {\n");
@@ -322,6 +394,8 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                         "#endif\n");
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
+    if (ow >= 0)
+        td__buf_puts(o, "    }\n");
     /* A write past the end of a buffer changed its guard bytes. */
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
@@ -387,7 +461,7 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
  * inputs from the family's generators (and its fill), the launch and per
  * instance the family's reference and a check of every staged value; the
  * first round with a mismatch ends the loop. */
-static void kp_write_main(td_buf *o, const kp_plan *p)
+static void kp_write_main(td_buf *o, const kp_plan *p, int ow)
 {
     const bool bits = p->fam->bits;
     /* The host's copy of the inputs: exact doubles, or raw bits. */
@@ -471,9 +545,9 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        all, all, p->smem);
     }
     td__buf_printf(o,
-                   "    int *d_guard = NULL, h_guard[%d];\n"
+                   "    int *d_guard = NULL, h_guard[%" PRId64 "];\n"
                    "    TD_CHECK(cudaMalloc((void **)&d_guard, sizeof h_guard));\n",
-                   p->nbufs);
+                   kp_guard_words(p, ow));
     if (p->nsv > 1) {
         td__buf_printf(o,
                        "    /* The declared scalars' values: round r passes "
@@ -577,6 +651,9 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     for (int i = 0; i < p->nbufs; i++)
         td__buf_printf(o, "        td_guard_check(\"%s\", h_guard[%d]);\n",
                        p->bufs[i].b->name, i);
+    if (ow >= 0)
+        td__buf_printf(o, "        td_writer_check(\"%s\", h_guard + %d);\n",
+                       p->bufs[ow].b->name, p->nbufs);
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
         const char *t = td__kp_ctype(p->bufs[i].b->dtype);
@@ -792,8 +869,11 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
     td__buf_puts(o, "\n");
     if (p->fam->helpers != NULL)
         p->fam->helpers(o, p);
+    int ow = kp_one_writer(p, body);
+    if (ow >= 0)
+        td__buf_puts(o, td__kp_frag_one_writer);
     kp_write_maps(o, p);
-    kp_write_kernel(o, p, body);
-    kp_write_main(o, p);
+    kp_write_kernel(o, p, body, ow);
+    kp_write_main(o, p, ow);
     return o->err;
 }
