@@ -601,6 +601,30 @@ static void test_shared_scratch(void **state)
     assert_contains(prog, "cudaFuncAttributeMaxDynamicSharedMemorySize, "
                           "43024));\n");
     assert_contains(prog, "dim3(256, 1, 1), 43024>>>");
+    /* 10240 bytes, a multiple of 16: no padding to guard. */
+    assert_not_contains(prog, "padding on the GPU");
+    td_free(prog);
+    /* 6 floats (24 bytes): on the GPU the 8 bytes between the array's end
+     * and td_smem are padding, guarded (filled before the body, checked
+     * after it, a guard word of their own). */
+    floats = 6;
+    prog = scratch_program(reg, "[10240]", &err, &d);
+    assert_int_equal(err, 0);
+    assert_contains(prog, "__shared__ float part[6];");
+    assert_contains(prog, "#ifdef __CUDA_ARCH__\n"
+                          "    /* the 8 bytes between the body's own "
+                          "__shared__ scratch (24 bytes)\n"
+                          "     * and td_smem: padding on the GPU, guard bytes "
+                          "here (checked after the body) */\n"
+                          "    if (td_tid < 8)\n"
+                          "        ((volatile unsigned char *)td_smem)[td_tid - "
+                          "8] = (unsigned char)(td_gpat ^ 0x5A);\n"
+                          "#endif\n");
+    assert_contains(prog, "    if (td_tid < 8 && ((volatile unsigned char *)"
+                          "td_smem)[td_tid - 8] != (unsigned char)(td_gpat ^ "
+                          "0x5A))\n");
+    assert_contains(prog, "td_guard_check(\"__shared__ scratch of the "
+                          "body\", h_guard[");
     td_free(prog);
     /* The same tile without scratch stays under 48 KB: no opt-in. */
     floats = 0;

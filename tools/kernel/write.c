@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kp.h"
@@ -120,6 +121,54 @@ static int64_t kp_guard_words(const kp_plan *p, int ow)
            p->instances * td__kp_shared_elems(&p->bufs[ow]);
 }
 
+/* The padding after the body's own __shared__ scratch that the program
+ * guards on the GPU: CUDA places a kernel's static shared memory first
+ * and the dynamic memory after it, the dynamic base 16-byte aligned (at
+ * least), so with one static array of S bytes (S not a multiple of 16)
+ * the 16 - S % 16 bytes right before td_smem lie between the array's end
+ * and the dynamic base whatever that alignment is: no byte of the array,
+ * and with a 16-byte aligned base the bytes a store one past its end
+ * hits.  Returns that count (S in *bytes), or 0 (no scratch, a multiple
+ * of 16, more than one __shared__ declaration in the body, a type this
+ * does not know, no dynamic memory). */
+static int64_t kp_scratch_pad(const kp_plan *p, const char *body,
+                              bool any_shared, int64_t *bytes)
+{
+    static const struct {
+        const char *t;
+        int size;
+    } types[] = {{"float", 4}, {"double", 8}, {"__half", 2},
+                 {"__nv_bfloat16", 2}, {"int", 4}, {"unsigned int", 4},
+                 {"long long", 8}, {"unsigned long long", 8}};
+    *bytes = 0;
+    const char *q = strstr(body, "__shared__ ");
+    if (!any_shared || p->scratch <= 0 || q == NULL ||
+        strstr(q + 1, "__shared__") != NULL)
+        return 0;
+    /* `__shared__ TYPE NAME[N];`: the array's own bytes (p->scratch
+     * rounds each array up to 16). */
+    q += strlen("__shared__ ");
+    const char *br = strchr(q, '[');
+    const char *nl = strchr(q, '\n');
+    if (br == NULL || (nl != NULL && nl < br))
+        return 0;
+    const char *name = br;
+    while (name > q && name[-1] != ' ')
+        name--;
+    size_t tl = name > q ? (size_t)(name - q - 1) : 0;
+    int size = 0;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (strlen(types[i].t) == tl && strncmp(types[i].t, q, tl) == 0)
+            size = types[i].size;
+    char *end = NULL;
+    long long n = strtoll(br + 1, &end, 10);
+    if (size == 0 || end == NULL || strncmp(end, "];", 2) != 0 || n <= 0 ||
+        n > p->scratch)
+        return 0;
+    *bytes = n * size;
+    return *bytes % 16 != 0 ? 16 - *bytes % 16 : 0;
+}
+
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
 {
     td__buf_puts(o, "{");
@@ -200,7 +249,7 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
 /* The kernel: every buffer staged in from its instance's global copy, the
  * emitted body, every buffer staged out. */
 static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body,
-                            int ow)
+                            int ow, int64_t pad, int64_t sbytes, int64_t sg)
 {
     bool any_shared = false;
     td__buf_puts(o, "__global__ void td_kernel(");
@@ -330,6 +379,18 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body,
                        n, n, kb->elems,
                        kp_gap(p, kb->b->dtype, gap, sizeof gap));
     }
+    if (pad > 0)
+        td__buf_printf(o,
+                       "#ifdef __CUDA_ARCH__\n"
+                       "    /* the %" PRId64 " bytes between the body's own "
+                       "__shared__ scratch (%" PRId64 " bytes)\n"
+                       "     * and td_smem: padding on the GPU, guard bytes "
+                       "here (checked after the body) */\n"
+                       "    if (td_tid < %" PRId64 ")\n"
+                       "        ((volatile unsigned char *)td_smem)[td_tid - "
+                       "%" PRId64 "] = (unsigned char)(td_gpat ^ 0x5A);\n"
+                       "#endif\n",
+                       pad, sbytes, pad, pad);
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
     /* Adversarial timing: in every other round (the guard pattern's high
@@ -396,6 +457,15 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body,
         td__buf_puts(o, "    __syncthreads();\n");
     if (ow >= 0)
         td__buf_puts(o, "    }\n");
+    if (pad > 0)
+        td__buf_printf(o,
+                       "#ifdef __CUDA_ARCH__\n"
+                       "    if (td_tid < %" PRId64 " && ((volatile unsigned "
+                       "char *)td_smem)[td_tid - %" PRId64 "] != "
+                       "(unsigned char)(td_gpat ^ 0x5A))\n"
+                       "        td_guard[%" PRId64 "] = 1;\n"
+                       "#endif\n",
+                       pad, pad, sg);
     /* A write past the end of a buffer changed its guard bytes. */
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
@@ -461,7 +531,7 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body,
  * inputs from the family's generators (and its fill), the launch and per
  * instance the family's reference and a check of every staged value; the
  * first round with a mismatch ends the loop. */
-static void kp_write_main(td_buf *o, const kp_plan *p, int ow)
+static void kp_write_main(td_buf *o, const kp_plan *p, int ow, int64_t sg)
 {
     const bool bits = p->fam->bits;
     /* The host's copy of the inputs: exact doubles, or raw bits. */
@@ -547,7 +617,7 @@ static void kp_write_main(td_buf *o, const kp_plan *p, int ow)
     td__buf_printf(o,
                    "    int *d_guard = NULL, h_guard[%" PRId64 "];\n"
                    "    TD_CHECK(cudaMalloc((void **)&d_guard, sizeof h_guard));\n",
-                   kp_guard_words(p, ow));
+                   kp_guard_words(p, ow) + (sg >= 0));
     if (p->nsv > 1) {
         td__buf_printf(o,
                        "    /* The declared scalars' values: round r passes "
@@ -654,6 +724,10 @@ static void kp_write_main(td_buf *o, const kp_plan *p, int ow)
     if (ow >= 0)
         td__buf_printf(o, "        td_writer_check(\"%s\", h_guard + %d);\n",
                        p->bufs[ow].b->name, p->nbufs);
+    if (sg >= 0)
+        td__buf_printf(o, "        td_guard_check(\"__shared__ scratch of the "
+                          "body\", h_guard[%" PRId64 "]);\n",
+                       sg);
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
         const char *t = td__kp_ctype(p->bufs[i].b->dtype);
@@ -872,8 +946,14 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
     int ow = kp_one_writer(p, body);
     if (ow >= 0)
         td__buf_puts(o, td__kp_frag_one_writer);
+    bool any_shared = false;
+    for (int i = 0; i < p->nbufs; i++)
+        any_shared |= p->bufs[i].shared;
+    int64_t sbytes = 0;
+    int64_t pad = kp_scratch_pad(p, body, any_shared, &sbytes);
+    int64_t sg = pad > 0 ? kp_guard_words(p, ow) : -1;
     kp_write_maps(o, p);
-    kp_write_kernel(o, p, body, ow);
-    kp_write_main(o, p, ow);
+    kp_write_kernel(o, p, body, ow, pad, sbytes, sg);
+    kp_write_main(o, p, ow, sg);
     return o->err;
 }
