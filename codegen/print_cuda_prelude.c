@@ -160,9 +160,14 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
     /* A = all ones, B = the lanes' values (lane l holds B[l % 4][l / 4]):
      * D[i][j] sums lanes 4j..4j+3, and lane l holds D[l / 4][2 (l % 4)]
      * and D[l / 4][2 (l % 4) + 1], so d0 + d1 sums lanes 8 (l % 4) ..
-     * 8 (l % 4) + 7; two shuffles add the four blocks. */
+     * 8 (l % 4) + 7; two shuffles add the four blocks.  Without
+     * __CUDA_ARCH__ (the CPU stand-in of the self-checking programs,
+     * tests/cuda/emu) an xor butterfly gives every lane the warp's sum,
+     * as the mma does (one lane's bits in every lane); device code is
+     * the mma alone. */
     [TD_INTRIN_WARP_SUM_F64MMA] =
         "__forceinline__ __device__ float td_warp_sum_f64mma(float x) {\n"
+        "#ifdef __CUDA_ARCH__\n"
         "  double d0, d1;\n"
         "  asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
         "{%0, %1}, {%2}, {%3}, {%4, %5};\"\n"
@@ -172,6 +177,12 @@ static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
         "  s += __shfl_xor_sync(0xffffffffu, s, 1, 32);\n"
         "  s += __shfl_xor_sync(0xffffffffu, s, 2, 32);\n"
         "  return s;\n"
+        "#else\n"
+        "  float s = x;\n"
+        "  for (int m = 16; m >= 1; m >>= 1)\n"
+        "    s += __shfl_xor_sync(0xffffffffu, s, m, 32);\n"
+        "  return s;\n"
+        "#endif\n"
         "}\n",
     /* Integer keys in the order of the floats: negative floats have their
      * magnitude bits flipped. NaN lanes become -inf (max) or +inf (min). */

@@ -162,6 +162,30 @@ LAUNCH = re.compile(r"(\w+)<<<%s, %s(?:, ([^>]+))?>>>\((.*)\);"
 DRIVER_INCLUDES = re.compile(r"^#include <(?:cuda|cudaTypedefs)\.h>\n", re.M)
 
 
+# The body's own scratch: `__shared__ float red_part[8];`.
+SCRATCH = re.compile(r"__shared__ ((?:\w+ )*\w+) (\w+)\[(\d+)\];")
+
+
+def bound_scratch(src):
+    """Each `__shared__ T name[N];` whose name the program uses only as
+    `name[...]` becomes a bounds-checked td_emu_scratch<T, N> (a function
+    static, as __shared__ is here): an index outside the array aborts.
+    TD_EMU_UNCHECKED_SCRATCH=1 leaves them plain arrays (to see what the
+    other checks catch alone, as on a GPU)."""
+    if os.environ.get("TD_EMU_UNCHECKED_SCRATCH", "") not in ("", "0"):
+        return src
+
+    def one(m):
+        name = m.group(2)
+        uses = [u.end() for u in re.finditer(r"\b%s\b" % re.escape(name), src)]
+        decl = m.start(2) + len(name)
+        if any(e != decl and src[e:e + 1] != "[" for e in uses):
+            return m.group(0)
+        return "static td_emu_scratch<%s, %s> %s;" % (m.group(1),
+                                                     m.group(3), name)
+    return SCRATCH.sub(one, src)
+
+
 def to_host(src):
     """The program's source made host C++ against the stand-in runtime."""
     src = LAUNCH.sub(lambda m: "td_emu_launch(%s, %s, %s, [&] { %s(%s); });"
@@ -174,6 +198,7 @@ def to_host(src):
                       "td_smem[];",
                       "unsigned char *const td_smem = td_emu_dyn_smem;")
     src = BAR.sub(r"td_emu_bar(\1, \2);", src)
+    src = bound_scratch(src)
     # The precompiled header must come first.
     return "#include <cuda_runtime.h>\n" + src
 

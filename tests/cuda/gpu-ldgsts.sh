@@ -43,12 +43,14 @@ prepare)
     >"$dir/mutants/ldgsts_swap.cu"
   sed 's/A_smem_ptr + s_off/A_smem_ptr + 0 * s_off/' "$src" \
     >"$dir/mutants/ldgsts_first.cu"
-  # The scalar start: the kernel gets k = 5 (its guard still true) where
-  # the reference reads the tile of k = 7 (the scalar's offset must reach
-  # the index).
+  # The scalar start: in the rounds of k = 7 the kernel gets k = 5 (its
+  # guard still true) where the reference reads the tile of k = 7 (the
+  # scalar's offset must reach the index; the program runs every k of
+  # the declared range, one set of values per two rounds).
   src="$dir/progs/golden-ldgsts_scalar_start_f16.cu"
-  grep -q 'td_sv_k = td_from_double<int>(7)' "$src" || { echo "gpu-ldgsts: $src has no k = 7" >&2; exit 1; }
-  sed 's/td_sv_k = td_from_double<int>(7)/td_sv_k = td_from_double<int>(5)/' "$src" \
+  kset='td_sv_k = td_from_double<int>(td_sv_set\[td_svi\]\[0\])'
+  grep -q "$kset" "$src" || { echo "gpu-ldgsts: $src passes no k from its sets" >&2; exit 1; }
+  sed "s/$kset/td_sv_k = td_sv_set[td_svi][0] == 7 ? 5 : (int)td_sv_set[td_svi][0]/" "$src" \
     >"$dir/mutants/ldgsts_scalar_k.cu"
   echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/mutants (3)"
   ;;

@@ -418,9 +418,24 @@ static void test_shared_staging(void **state)
                           "        const long long td_t0 = clock64();\n"
                           "        while (clock64() - td_t0 < 40000)\n"
                           "            ;\n    }\n#endif\n"
+                          "    {\n"
+                          "    /* B: each element written by one thread "
+                          "(td_one_writer). */\n"
+                          "    __nv_bfloat16 *const td_raw_B = B_ptr;\n"
+                          "    const td_one_writer<__nv_bfloat16> B_ptr = "
+                          "{td_raw_B, td_guard + 5 + td_inst * 8LL, "
+                          "td_guard + 2, 8LL, td_tid};\n"
                           "    /* The emitted body");
-    /* After the body each instance's threads check its guard bytes. */
-    assert_contains(prog, "    }\n    __syncthreads();\n"
+    /* The dst through td_one_writer: each element's writer recorded in
+     * the guard array after the two flags and three conflict words; the
+     * host checks the conflict words. */
+    assert_contains(prog, "template <typename T> struct td_one_writer {");
+    assert_contains(prog, "    int *d_guard = NULL, h_guard[69];\n");
+    assert_contains(prog, "        td_guard_check(\"B\", h_guard[1]);\n"
+                          "        td_writer_check(\"B\", h_guard + 2);\n");
+    /* After the body (and the harness's barrier, in the writer's scope)
+     * each instance's threads check its guard bytes. */
+    assert_contains(prog, "    }\n    __syncthreads();\n    }\n"
                           "    for (int i = td_t; i < 1024; i += TD_TPI)\n"
                           "        if (((const unsigned char *)A_ptr)[512 + i] "
                           "!= (unsigned char)(td_gpat ^ 0))\n"
@@ -586,6 +601,30 @@ static void test_shared_scratch(void **state)
     assert_contains(prog, "cudaFuncAttributeMaxDynamicSharedMemorySize, "
                           "43024));\n");
     assert_contains(prog, "dim3(256, 1, 1), 43024>>>");
+    /* 10240 bytes, a multiple of 16: no padding to guard. */
+    assert_not_contains(prog, "padding on the GPU");
+    td_free(prog);
+    /* 6 floats (24 bytes): on the GPU the 8 bytes between the array's end
+     * and td_smem are padding, guarded (filled before the body, checked
+     * after it, a guard word of their own). */
+    floats = 6;
+    prog = scratch_program(reg, "[10240]", &err, &d);
+    assert_int_equal(err, 0);
+    assert_contains(prog, "__shared__ float part[6];");
+    assert_contains(prog, "#ifdef __CUDA_ARCH__\n"
+                          "    /* the 8 bytes between the body's own "
+                          "__shared__ scratch (24 bytes)\n"
+                          "     * and td_smem: padding on the GPU, guard bytes "
+                          "here (checked after the body) */\n"
+                          "    if (td_tid < 8)\n"
+                          "        ((volatile unsigned char *)td_smem)[td_tid - "
+                          "8] = (unsigned char)(td_gpat ^ 0x5A);\n"
+                          "#endif\n");
+    assert_contains(prog, "    if (td_tid < 8 && ((volatile unsigned char *)"
+                          "td_smem)[td_tid - 8] != (unsigned char)(td_gpat ^ "
+                          "0x5A))\n");
+    assert_contains(prog, "td_guard_check(\"__shared__ scratch of the "
+                          "body\", h_guard[");
     td_free(prog);
     /* The same tile without scratch stays under 48 KB: no opt-in. */
     floats = 0;

@@ -518,6 +518,83 @@ static void test_copy_async(void **state)
     td_registry_free(reg);
 }
 
+/* A declared scalar with a small range: the program runs every value of
+ * it (a set per two rounds, the tables following), so a predicate over
+ * the scalar is checked where it flips; a set where it is 0 expects the
+ * sentinel everywhere (nothing copied).  A predicate 0 at every value is
+ * refused; a range past KP_MAX_SV sets runs its last value only. */
+static const char scalar_call[] =
+    "op: copy_async\n"
+    "target: cuda\n"
+    "arch: sm_90a\n"
+    "scope: thread\n"
+    "scalars:\n"
+    "  k: {dtype: int32, range: [%d, %d]}\n"
+    "buffers:\n"
+    "  A: {scope: global, dtype: float32, shape: [%d, 8]}\n"
+    "  S: {scope: shared, dtype: float32, shape: [8, 8]}\n"
+    "dst: \"S[1:2, 0:4]\"\n"
+    "src: \"A[k:k + 1, 4:8]\"\n"
+    "dispatch: ldgsts\n"
+    "config: {direct: true, predicate: \"%s\"}\n";
+
+static td_call *scalar_copy(const char *name, int lo, int hi, int rows,
+                            const char *pred)
+{
+    char text[1024];
+    snprintf(text, sizeof text, scalar_call, lo, hi, rows, pred);
+    return parse(name, text);
+}
+
+static void test_scalar_sets(void **state)
+{
+    (void)state;
+    td_registry *reg = NULL;
+    assert_int_equal(td_registry_new(&reg), 0);
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_registry_load_default_rules(reg, &d), 0);
+    char *prog = program(reg, scalar_copy("sc1.yaml", 2, 6, 8, "k >= 4"));
+    assert_contains(prog, " * scalars: every value of k in [2, 6): 4 sets, "
+                          "round r passes set r / 2 % 4\n");
+    assert_contains(prog, "#define TD_ROUNDS 8 ");
+    assert_contains(prog, "    static const double td_sv_set[4][1] = {\n"
+                          "        {2},\n        {3},\n        {4},\n"
+                          "        {5},\n    };\n");
+    assert_contains(prog, "        const int td_svi = td_round / 2 % 4;\n"
+                          "        td_sv_use(td_svi);\n"
+                          "        const int td_sv_k = td_from_double<int>"
+                          "(td_sv_set[td_svi][0]);\n");
+    /* k = 2 and 3: the predicate is 0, nothing is copied (S[1, 0:4] is
+     * dst positions 8 to 11 and must keep the sentinel); k = 4: the row
+     * of k, A's storage between its 64 guard elements. */
+    assert_contains(prog, "static const int td_cp_sidx_0[] = {\n"
+                          "    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,"
+                          " -1,");
+    assert_contains(prog, "static const int td_cp_sidx_2[] = {\n"
+                          "    -1, -1, -1, -1, -1, -1, -1, -1, 100, 101, 102,"
+                          " 103,");
+    assert_contains(prog, "static const int td_cp_sidx_3[] = {\n"
+                          "    -1, -1, -1, -1, -1, -1, -1, -1, 108, 109, 110,"
+                          " 111,");
+    assert_null(strstr(prog, "td_cp_sidx_4"));
+    assert_null(strstr(prog, "static const int td_cp_sidx[]"));
+    td_free(prog);
+    /* Past KP_MAX_SV values: the last one alone, as a fixed value. */
+    prog = program(reg, scalar_copy("sc2.yaml", 0, 17, 17, "k >= 4"));
+    assert_contains(prog, "const int td_sv_k = td_from_double<int>(16);\n");
+    assert_contains(prog, "static const int td_cp_sidx[] = {");
+    assert_null(strstr(prog, "td_sv_use"));
+    assert_null(strstr(prog, " * scalars: every value"));
+    td_free(prog);
+    expect_refusal(reg, scalar_copy("sc3.yaml", 0, 4, 8, "k >= 4"),
+                   TD_EINVAL,
+                   "config predicate is 0 at every set of the scalars' "
+                   "values the program passes (every value of their "
+                   "ranges)");
+    td_registry_free(reg);
+}
+
 /* A strided global view (a layout over a larger array): the storage is
  * the layout's span, each element at its offset; and every allocation the
  * program generator makes for it may fail, leaking nothing. */
@@ -572,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_registers_and_global),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_copy_async),
+        cmocka_unit_test(test_scalar_sets),
         cmocka_unit_test(test_global_layout_and_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

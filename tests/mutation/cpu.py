@@ -3,6 +3,7 @@
 
 usage: cpu.py [-j N] [--programs N] [--per-program N] [--timeout S]
               [--equivalent FILE] [--allow-survivors] [--results FILE]
+              [--mutants ID[,ID...]]
               (PROGDIR | --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]) [NAME...]
 
 The programs are those of PROGDIR (scripts/gen-programs) without 16-bit
@@ -23,10 +24,12 @@ equivalent; any other survivor fails the run unless --allow-survivors.
 as the cuda suite's sample), cut to N programs spread over the strata's
 order; --per-program N keeps at most N mutants of each, spread over the
 operators (mutate.py's pick).  Both are deterministic, so the ids in
-equivalent.tsv stay comparable between runs.
+equivalent.tsv stay comparable between runs.  --mutants ID,... keeps only
+the named mutants (ids or globs): a rerun of known survivors.
 """
 import argparse
 import concurrent.futures
+import fnmatch
 import importlib.util
 import os
 import re
@@ -97,6 +100,10 @@ def main():
     ap.add_argument("--allow-survivors", action="store_true")
     ap.add_argument("--results", help="also write one TSV line per mutant")
     ap.add_argument("--gen", action="store_true")
+    ap.add_argument("--mutants",
+                    help="only these mutant ids (comma-separated ids or "
+                         "globs, as in equivalent.tsv): a rerun of named "
+                         "survivors")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,6 +139,10 @@ def run(args, progdir, names, tmp):
     for r in progs:
         ms = mutate.mutants_of(r["src"], r["name"])
         total += len(ms)
+        if args.mutants:
+            pats = args.mutants.split(",")
+            ms = [m for m in ms
+                  if any(fnmatch.fnmatchcase(m.id, q) for q in pats)]
         r["mutants"] = mutate.pick(ms, args.per_program)
         jobs.append((r, None))
         jobs += [(r, m) for m in r["mutants"]]

@@ -27,10 +27,17 @@
  *     block's own tile of the global dst: the expected array has every
  *     block's tile (cp_tables_fill).  A source start that depends on the
  *     call's declared scalars is read where the program's values put it:
- *     each scalar is a kernel parameter of the last value of its range,
- *     and a predicate expression over the scalars is evaluated there (one
- *     over the thread or block ids is refused: it may skip part of the
- *     copy).
+ *     each scalar is a kernel parameter.  Where every declared scalar has
+ *     a range and the ranges give at most KP_MAX_SV sets of values, the
+ *     program runs every set (set r / 2 in rounds r, two rounds each,
+ *     with tables per set: td_sv_use), so a predicate or an offset that
+ *     is wrong at one value inside the range fails there; otherwise it
+ *     passes the last value of each range.  A predicate expression over
+ *     the scalars is evaluated at each set: where it is 0 the copy is
+ *     skipped and the whole dst must keep the sentinel (not run with
+ *     fill_mode zero, whose zero fill has no source to check); a
+ *     predicate over the thread or block ids is refused (it may skip
+ *     part of the copy).
  *
  * The shared staging puts a barrier after the body before any buffer is
  * staged out (the emitted copy has none of its own).
@@ -46,34 +53,70 @@ typedef struct cp_plan {
     int src, dst;           /* indices into the staged buffers */
     int64_t region;         /* elements of either region */
     int64_t nwant;          /* dst positions per instance (TD_DST_ELEMS) */
-    int *dlog, *slog, *sidx; /* per dst position; -1: none (see tables) */
+    int *dlog, *slog, *sidx; /* per dst position; -1: none (see tables);
+                                slog and sidx: nsv tables of nwant */
     bool specials;
     bool blocked;           /* the src region's start depends on the block
                                ids: each block copies its own tile */
     int64_t blk[3];         /* the src elements blockIdx.x, .y, .z add */
     bool dst_blocked;       /* the dst region's too: the tables cover every
                                block's tile of the global dst */
-    int64_t sdyn;           /* the src elements the declared scalars add at
-                               the values the program passes */
+    int64_t sdyn[KP_MAX_SV]; /* the src elements the declared scalars add
+                               at each set of values the program passes */
+    bool skip[KP_MAX_SV];   /* the predicate is 0 at that set */
+    int nsv;                /* sets of scalar values (at least 1) */
 } cp_plan;
 
-/* The value the program passes for each declared scalar: the last of its
- * range (where the bounds were checked), 0 without one. */
-static int64_t cp_scalar_value(const td_scalar *s)
+/* The sets of values the program passes for the declared scalars, into
+ * sv (at most KP_MAX_SV); returns how many.  Every combination of the
+ * ranges' values (the first scalar slowest) when every scalar has a range
+ * and there are at most KP_MAX_SV of them; otherwise one set: the last
+ * value of each range (where the bounds were checked), 0 without one. */
+static int cp_scalar_sets(const td_call *call,
+                          int64_t sv[KP_MAX_SV][TD_MAX_SCALARS])
 {
-    return s->has_range ? s->hi - 1 : 0;
+    int n = call->nscalars < TD_MAX_SCALARS ? call->nscalars
+                                            : TD_MAX_SCALARS;
+    int64_t sets = 1;
+    for (int j = 0; j < n; j++) {
+        const td_scalar *s = &call->scalars[j];
+        if (!s->has_range || s->hi - s->lo < 1 ||
+            s->hi - s->lo > KP_MAX_SV) {
+            sets = 0;
+            break;
+        }
+        sets *= s->hi - s->lo;
+        if (sets > KP_MAX_SV) {
+            sets = 0;
+            break;
+        }
+    }
+    if (sets < 1) {
+        for (int j = 0; j < n; j++)
+            sv[0][j] = call->scalars[j].has_range ? call->scalars[j].hi - 1
+                                                  : 0;
+        return 1;
+    }
+    for (int64_t k = 0; k < sets; k++) {
+        int64_t q = k;
+        for (int j = n - 1; j >= 0; j--) {
+            const td_scalar *s = &call->scalars[j];
+            sv[k][j] = s->lo + q % (s->hi - s->lo);
+            q /= s->hi - s->lo;
+        }
+    }
+    return (int)sets;
 }
 
 /* The row-major element offset region r of buffer b moves by when the
- * call's scalars take the program's values. */
+ * call's scalars take the values sv. */
 static int64_t cp_scalar_off(const td_call *call, const td_buffer *b,
-                             const td_region *r)
+                             const td_region *r, const int64_t *sv)
 {
     int64_t off = 0, stride = 1;
     for (int d = b->ndim - 1; d >= 0; d--) {
         for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
-            off += r->scalar_coef[d][j] * cp_scalar_value(&call->scalars[j]) *
-                   stride;
+            off += r->scalar_coef[d][j] * sv[j] * stride;
         stride *= b->shape[d];
     }
     return off;
@@ -147,35 +190,12 @@ static int64_t cp_block_off(const kp_plan *p, const td_buffer *b,
     return off;
 }
 
-/* The per-position tables: for every position of the dst's host array of
- * one instance, the dst element there, the src element it pairs with and
- * where that is in the src's host array.  A block-tiled dst (global) has
- * every block's tile in them: each block writes its own, and every
- * instance's source holds the same data, so one table serves every
- * instance (a block-tiled src is then read at its block's offset there,
- * not in the reference call). */
-static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
+/* The src tables of one set of scalar values (cp_tables_fill). */
+static void cp_tables_set(const kp_plan *p, const cp_plan *c, int set,
+                          int *slog, int *sidx)
 {
     const td_call *call = p->call;
     const kp_buf *sk = &p->bufs[c->src], *dk = &p->bufs[c->dst];
-    c->nwant = dk->global ? td__kp_nin(p, dk) : dk->elems;
-    if (c->nwant > KP_MAX_TABLE)
-        return td__kp_fail(diag, call, TD_ELIMIT,
-                           "dst buffer %s: %" PRId64 " positions to check "
-                           "(at most %" PRId64 ")",
-                           dk->b->name, c->nwant, KP_MAX_TABLE);
-    size_t n = (size_t)c->nwant;
-    c->dlog = td__malloc(n * sizeof *c->dlog);
-    c->slog = td__malloc(n * sizeof *c->slog);
-    c->sidx = td__malloc(n * sizeof *c->sidx);
-    if (c->dlog == NULL || c->slog == NULL || c->sidx == NULL)
-        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        c->dlog[i] = c->slog[i] = c->sidx[i] = -1;
-    for (int64_t e = 0; e < dk->elems; e++) {
-        int64_t pos = dk->global ? dk->gpad + (dk->phys ? dk->phys[e] : e) : e;
-        c->dlog[pos] = (int)e;
-    }
     const td_region *sr = &call->srcs[0].region;
     int64_t nb = c->dst_blocked ? p->nblocks : 1;
     for (int64_t blk = 0; blk < nb; blk++) {
@@ -186,17 +206,69 @@ static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
         }
         for (int64_t k = 0; k < c->region; k++) {
             int64_t de = cp_elem(dk->b, &call->dst, k) + doff;
-            int64_t se = cp_elem(sk->b, sr, k) + soff + c->sdyn;
+            int64_t se = cp_elem(sk->b, sr, k) + soff + c->sdyn[set];
             int64_t pos = dk->global
                               ? dk->gpad + (dk->phys ? dk->phys[de] : de)
                               : de;
-            c->slog[pos] = (int)se;
-            c->sidx[pos] = (int)(sk->global ? sk->gpad + (sk->phys
-                                                              ? sk->phys[se]
-                                                              : se)
-                                            : se);
+            slog[pos] = (int)se;
+            sidx[pos] = (int)(sk->global ? sk->gpad + (sk->phys
+                                                           ? sk->phys[se]
+                                                           : se)
+                                         : se);
         }
     }
+}
+
+/* The per-position tables: for every position of the dst's host array of
+ * one instance, the dst element there, the src element it pairs with and
+ * where that is in the src's host array.  A block-tiled dst (global) has
+ * every block's tile in them: each block writes its own, and every
+ * instance's source holds the same data, so one table serves every
+ * instance (a block-tiled src is then read at its block's offset there,
+ * not in the reference call). */
+static int cp_tables_fill(kp_plan *p, cp_plan *c, td_diag *diag)
+{
+    const td_call *call = p->call;
+    const kp_buf *dk = &p->bufs[c->dst];
+    c->nwant = dk->global ? td__kp_nin(p, dk) : dk->elems;
+    if (c->nwant > KP_MAX_TABLE)
+        return td__kp_fail(diag, call, TD_ELIMIT,
+                           "dst buffer %s: %" PRId64 " positions to check "
+                           "(at most %" PRId64 ")",
+                           dk->b->name, c->nwant, KP_MAX_TABLE);
+    /* Tables per set past the limit: the last set the predicate keeps
+     * alone (as the scalars' fixed values). */
+    if (c->nsv > 1 && c->nsv * c->nwant > KP_MAX_TABLE) {
+        int last = c->nsv - 1;
+        while (last > 0 && c->skip[last])
+            last--;
+        c->sdyn[0] = c->sdyn[last];
+        c->skip[0] = false;
+        for (int i = 0; i < p->nscalars; i++)
+            p->scalars[i].value = p->sv[last][i];
+        c->nsv = 1;
+        p->nsv = 0;
+    }
+    size_t n = (size_t)c->nwant, ns = (size_t)c->nsv;
+    c->dlog = td__malloc(n * sizeof *c->dlog);
+    c->slog = td__malloc(ns * n * sizeof *c->slog);
+    c->sidx = td__malloc(ns * n * sizeof *c->sidx);
+    if (c->dlog == NULL || c->slog == NULL || c->sidx == NULL)
+        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        c->dlog[i] = -1;
+    for (size_t i = 0; i < ns * n; i++)
+        c->slog[i] = c->sidx[i] = -1;
+    for (int64_t e = 0; e < dk->elems; e++) {
+        int64_t pos = dk->global ? dk->gpad + (dk->phys ? dk->phys[e] : e) : e;
+        c->dlog[pos] = (int)e;
+    }
+    /* A set whose predicate is 0 copies nothing: its tables stay -1 (the
+     * whole dst keeps the sentinel). */
+    for (int set = 0; set < c->nsv; set++)
+        if (!c->skip[set])
+            cp_tables_set(p, c, set, c->slog + (size_t)set * n,
+                          c->sidx + (size_t)set * n);
     return 0;
 }
 
@@ -234,14 +306,17 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "region %" PRId64, sn, dn);
     c->region = dn;
     /* A start that moves with the caller's scalars (a loop variable):
-     * the program passes each scalar the last value of its range and
-     * checks the region there.  Only a global source has one (the
-     * loader's rule), read at that offset like a block's tile. */
+     * the program passes each set of values (cp_scalar_sets) and checks
+     * the region there.  Only a global source has one (the loader's
+     * rule), read at that offset like a block's tile. */
     if (td__region_dynamic(&call->dst))
         return td__kp_fail(diag, call, TD_EINVAL,
                            "a dst region whose start depends on a declared "
                            "scalar has no program");
-    c->sdyn = cp_scalar_off(call, sb, sr);
+    int64_t sv[KP_MAX_SV][TD_MAX_SCALARS] = {{0}};
+    c->nsv = cp_scalar_sets(call, sv);
+    for (int set = 0; set < c->nsv; set++)
+        c->sdyn[set] = cp_scalar_off(call, sb, sr, sv[set]);
     c->dst_blocked = td__region_symbolic(&call->dst);
     c->blocked = td__region_symbolic(sr);
     for (int k = 0; k < 3 && c->blocked; k++) {
@@ -278,37 +353,69 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "config predicate is 0: the copy is skipped (or "
                            "only zero-filled), which this program cannot "
                            "check against its source");
-    int64_t sv[TD_MAX_SCALARS] = {0}, pv = 1;
-    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
-        sv[j] = cp_scalar_value(&call->scalars[j]);
     if (pr != NULL && pr->kind == TD_VALUE_ELEM)
         return td__kp_fail(diag, call, TD_EINVAL,
                            "config predicate is a buffer element");
-    if (pr != NULL && pr->kind == TD_VALUE_EXPR &&
-        !td__cexpr_eval(call, &pr->expr, pr->expr.n - 1, sv, &pv))
+    /* The predicate at each set: where it is 0 the copy is skipped (the
+     * dst keeps the sentinel); a zero fill there has no source to check,
+     * so with fill_mode zero such a set is left out. */
+    const td_config_entry *fm = td_call_config(call, "fill_mode");
+    bool zfill = fm != NULL && fm->kind == TD_VALUE_STRING &&
+                 strcmp(fm->s, "zero") == 0;
+    int kept = 0;
+    for (int set = 0; set < c->nsv; set++) {
+        int64_t pv = 1;
+        if (pr != NULL && pr->kind == TD_VALUE_EXPR &&
+            !td__cexpr_eval(call, &pr->expr, pr->expr.n - 1, sv[set], &pv))
+            return td__kp_fail(diag, call, TD_EINVAL,
+                               "config predicate depends on the thread or "
+                               "block ids: it may skip part of the copy, "
+                               "which this program cannot check against its "
+                               "source");
+        if (pv == 0 && (zfill || c->nsv == 1))
+            continue;
+        c->skip[kept] = pv == 0;
+        c->sdyn[kept] = c->sdyn[set];
+        for (int j = 0; j < TD_MAX_SCALARS; j++)
+            sv[kept][j] = sv[set][j];
+        kept++;
+    }
+    bool any = false;
+    for (int set = 0; set < kept; set++)
+        any = any || !c->skip[set];
+    if (!any)
         return td__kp_fail(diag, call, TD_EINVAL,
-                           "config predicate depends on the thread or block "
-                           "ids: it may skip part of the copy, which this "
-                           "program cannot check against its source");
-    if (pr != NULL && pr->kind == TD_VALUE_EXPR && pv == 0)
-        return td__kp_fail(diag, call, TD_EINVAL,
-                           "config predicate is 0 at the scalars' values "
-                           "the program passes (the last of each range): "
-                           "the copy is skipped, which this program cannot "
-                           "check against its source");
+                           "config predicate is 0 at every set of the "
+                           "scalars' values the program passes (%s): the "
+                           "copy is skipped, which this program cannot "
+                           "check against its source",
+                           c->nsv > 1 ? "every value of their ranges"
+                                      : "the last of each range");
+    c->nsv = kept;
     for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++) {
         if (p->nscalars >= (int)(sizeof p->scalars / sizeof *p->scalars))
             return td__kp_fail(diag, call, TD_ELIMIT, "too many scalars");
         p->scalars[p->nscalars++] =
             (kp_scalar){.name = call->scalars[j].name,
                         .dtype = call->scalars[j].dtype,
-                        .value = (double)sv[j]};
+                        .value = (double)sv[kept - 1][j]};
     }
     if (pr != NULL && pr->kind == TD_VALUE_STRING && pr->s[0] != '\0') {
         if (p->nscalars >= (int)(sizeof p->scalars / sizeof *p->scalars))
             return td__kp_fail(diag, call, TD_ELIMIT, "too many scalars");
         p->scalars[p->nscalars++] =
             (kp_scalar){.name = pr->s, .dtype = TD_I32, .value = 1.0};
+    }
+    /* More than one set: main passes them round by round. */
+    if (c->nsv > 1) {
+        p->nsv = c->nsv;
+        for (int set = 0; set < c->nsv; set++) {
+            int i = 0;
+            for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+                p->sv[set][i++] = (double)sv[set][j];
+            for (; i < p->nscalars; i++)
+                p->sv[set][i] = p->scalars[i].value;
+        }
     }
     int err = td__kp_check_bufs(p, ir, diag);
     if (err == 0)
@@ -371,8 +478,40 @@ static void cp_tables(td_buf *o, const kp_plan *p)
                     " * with and that one's index in the src's host array; "
                     "-1: none. */\n");
     cp_int_table(o, "td_cp_dlog", c->dlog, c->nwant);
-    cp_int_table(o, "td_cp_slog", c->slog, c->nwant);
-    cp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
+    if (c->nsv <= 1) {
+        cp_int_table(o, "td_cp_slog", c->slog, c->nwant);
+        cp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
+    } else {
+        /* One slog and sidx table per set of scalar values; main picks
+         * the round's (td_sv_use).  A set whose predicate is 0 has none:
+         * the whole dst keeps the sentinel. */
+        char nm[64];
+        for (int set = 0; set < c->nsv; set++) {
+            snprintf(nm, sizeof nm, "td_cp_slog_%d", set);
+            cp_int_table(o, nm, c->slog + (size_t)set * (size_t)c->nwant,
+                         c->nwant);
+            snprintf(nm, sizeof nm, "td_cp_sidx_%d", set);
+            cp_int_table(o, nm, c->sidx + (size_t)set * (size_t)c->nwant,
+                         c->nwant);
+        }
+        td__buf_printf(o, "static const int *const td_cp_slog_set[%d] = {",
+                       c->nsv);
+        for (int set = 0; set < c->nsv; set++)
+            td__buf_printf(o, "%std_cp_slog_%d", set ? ", " : "", set);
+        td__buf_printf(o, "};\nstatic const int *const td_cp_sidx_set[%d] = {",
+                       c->nsv);
+        for (int set = 0; set < c->nsv; set++)
+            td__buf_printf(o, "%std_cp_sidx_%d", set ? ", " : "", set);
+        td__buf_puts(o, "};\n"
+                        "static const int *td_cp_slog = td_cp_slog_0;\n"
+                        "static const int *td_cp_sidx = td_cp_sidx_0;\n"
+                        "/* The tables of set s of the scalars' values. */\n"
+                        "static inline void td_sv_use(int s)\n"
+                        "{\n"
+                        "    td_cp_slog = td_cp_slog_set[s];\n"
+                        "    td_cp_sidx = td_cp_sidx_set[s];\n"
+                        "}\n");
+    }
     if (c->blocked && !c->dst_blocked)
         td__buf_printf(o,
                        "/* The src elements the block ids add to the "
@@ -447,7 +586,16 @@ static void cp_ref_call(td_buf *o, const kp_plan *p)
 
 static void cp_header(td_buf *o, const kp_plan *p)
 {
-    (void)p;
+    const td_call *call = p->call;
+    if (p->nsv > 1) {
+        td__buf_puts(o, " * scalars: every value of");
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+            td__buf_printf(o, "%s %s in [%" PRId64 ", %" PRId64 ")",
+                           j ? "," : "", call->scalars[j].name,
+                           call->scalars[j].lo, call->scalars[j].hi);
+        td__buf_printf(o, ": %d sets, round r passes set r / 2 %% %d\n",
+                       p->nsv, p->nsv);
+    }
     td__buf_puts(o,
                  " * Copy: every dst element of the region must hold its "
                  "source element's\n"

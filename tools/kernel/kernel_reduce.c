@@ -633,4 +633,5 @@ const kp_family td__kp_reduce = {
     .ref_call = red_ref_call,
     .dst_check = "td_check",
     .pass = red_pass,
+    .one_writer = true,
 };

@@ -47,6 +47,8 @@
 #define KP_SHARED_DEFAULT ((int64_t)48 * 1024)
 /* Bytes of a family's plan kept inside the shared one (td__kp_fam_data). */
 #define KP_FAM_INLINE 256
+/* Sets of declared scalar values one program runs (kp_plan.nsv). */
+#define KP_MAX_SV 16
 
 /* One buffer the program stages.  A global buffer is not staged: it is one
  * device array that every scope instance addresses (a kernel parameter
@@ -109,6 +111,14 @@ typedef struct kp_plan {
     kp_buf bufs[TD_MAX_BUFFERS];
     int nscalars;
     kp_scalar scalars[TD_MAX_SRCS + 2];
+    /* Sets of scalar values the program runs the body at, when the family
+     * asks for more than one (a copy whose source start moves with
+     * declared scalars of small ranges: every value): round r passes set
+     * r / 2 % nsv (each set in two rounds, both guard patterns), the
+     * family's tables follow it (td_sv_use), and the program runs at
+     * least 2 nsv rounds.  0 or 1: the scalars' fixed values only. */
+    int nsv;
+    double sv[KP_MAX_SV][TD_MAX_SRCS + 2];
     int64_t smem;       /* dynamic shared bytes per block */
     int64_t sguard;     /* guard bytes after each shared copy's pitch */
     int64_t scratch;    /* static shared bytes the body declares itself */
@@ -179,6 +189,10 @@ struct kp_family {
      * family's reference keeps what lies outside the dst region: a
      * cluster copy between two rows of each CTA's one buffer). */
     bool same_buffer;
+    /* A shared dst that the body only subscripts (NAME_ptr[i]) is seen
+     * through td_one_writer (fragments/one_writer.cuh): every element
+     * must be written by one thread per launch (write.c). */
+    bool one_writer;
     /* Asynchronous copies (kernel_copy_async.c; each may be NULL): the
      * kernel's extra parameters (", const __grid_constant__ CUtensorMap
      * A_tensormap"), the text before and after the emitted body's own

@@ -9,10 +9,12 @@
  * fragments/ (kp_fragments.h); what depends on the call is written
  * here.  The family is called only through p->fam.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kp.h"
@@ -60,7 +62,111 @@ static const char *kp_gpat(const kp_plan *p, int i, char *buf, size_t cap)
 
 int td__kp_rounds(const kp_plan *p)
 {
-    return p->fam->rounds != NULL ? p->fam->rounds(p) : 1;
+    int r = p->fam->rounds != NULL ? p->fam->rounds(p) : 1;
+    /* Every set of scalar values in two rounds (kp_plan.nsv). */
+    if (p->nsv > 1 && r < 2 * p->nsv)
+        r = 2 * p->nsv;
+    return r;
+}
+
+/* Owner words of the one-writer check at most (a word per dst element of
+ * every instance, in the guard array). */
+#define KP_MAX_OWNERS 16384
+
+/* The staged buffer whose writes the one-writer check records (kp_family.
+ * one_writer): the shared dst, when the body names it only as NAME_ptr[
+ * (never &NAME_ptr[...]: the address of a proxy)
+ * and its elements over every instance fit KP_MAX_OWNERS; else -1. */
+static int kp_one_writer(const kp_plan *p, const char *body)
+{
+    if (!p->fam->one_writer || p->fam->body_close != NULL ||
+        p->fam->body_open != NULL)
+        return -1;
+    for (int i = 0; i < p->nbufs; i++) {
+        const kp_buf *kb = &p->bufs[i];
+        if (!kb->is_dst || !kb->shared)
+            continue;
+        if (td__mul_sat(p->instances, td__kp_shared_elems(kb)) >
+            KP_MAX_OWNERS)
+            return -1;
+        char name[TD_NAME_MAX + 8];
+        snprintf(name, sizeof name, "%s_ptr", kb->b->name);
+        size_t nl = strlen(name);
+        for (const char *q = strstr(body, name); q != NULL;
+             q = strstr(q + nl, name)) {
+            char before = q == body ? ' ' : q[-1];
+            if (isalnum((unsigned char)before) || before == '_')
+                continue;
+            if (isalnum((unsigned char)q[nl]) || q[nl] == '_')
+                continue;
+            /* &NAME_ptr[i] would take a proxy's address. */
+            const char *b = q;
+            while (b > body && (b[-1] == ' ' || b[-1] == '('))
+                b--;
+            if (q[nl] != '[' || (b > body && b[-1] == '&'))
+                return -1;
+        }
+        return i;
+    }
+    return -1;
+}
+
+/* The words of the guard array: a flag per buffer, then with the
+ * one-writer check three conflict words and the owner words. */
+static int64_t kp_guard_words(const kp_plan *p, int ow)
+{
+    if (ow < 0)
+        return p->nbufs;
+    return p->nbufs + 3 +
+           p->instances * td__kp_shared_elems(&p->bufs[ow]);
+}
+
+/* The padding after the body's own __shared__ scratch that the program
+ * guards on the GPU: CUDA places a kernel's static shared memory first
+ * and the dynamic memory after it, the dynamic base 16-byte aligned (at
+ * least), so with one static array of S bytes (S not a multiple of 16)
+ * the 16 - S % 16 bytes right before td_smem lie between the array's end
+ * and the dynamic base whatever that alignment is: no byte of the array,
+ * and with a 16-byte aligned base the bytes a store one past its end
+ * hits.  Returns that count (S in *bytes), or 0 (no scratch, a multiple
+ * of 16, more than one __shared__ declaration in the body, a type this
+ * does not know, no dynamic memory). */
+static int64_t kp_scratch_pad(const kp_plan *p, const char *body,
+                              bool any_shared, int64_t *bytes)
+{
+    static const struct {
+        const char *t;
+        int size;
+    } types[] = {{"float", 4}, {"double", 8}, {"__half", 2},
+                 {"__nv_bfloat16", 2}, {"int", 4}, {"unsigned int", 4},
+                 {"long long", 8}, {"unsigned long long", 8}};
+    *bytes = 0;
+    const char *q = strstr(body, "__shared__ ");
+    if (!any_shared || p->scratch <= 0 || q == NULL ||
+        strstr(q + 1, "__shared__") != NULL)
+        return 0;
+    /* `__shared__ TYPE NAME[N];`: the array's own bytes (p->scratch
+     * rounds each array up to 16). */
+    q += strlen("__shared__ ");
+    const char *br = strchr(q, '[');
+    const char *nl = strchr(q, '\n');
+    if (br == NULL || (nl != NULL && nl < br))
+        return 0;
+    const char *name = br;
+    while (name > q && name[-1] != ' ')
+        name--;
+    size_t tl = name > q ? (size_t)(name - q - 1) : 0;
+    int size = 0;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (strlen(types[i].t) == tl && strncmp(types[i].t, q, tl) == 0)
+            size = types[i].size;
+    char *end = NULL;
+    long long n = strtoll(br + 1, &end, 10);
+    if (size == 0 || end == NULL || strncmp(end, "];", 2) != 0 || n <= 0 ||
+        n > p->scratch)
+        return 0;
+    *bytes = n * size;
+    return *bytes % 16 != 0 ? 16 - *bytes % 16 : 0;
 }
 
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
@@ -142,7 +248,8 @@ static void kp_write_maps(td_buf *o, const kp_plan *p)
  * the other's. */
 /* The kernel: every buffer staged in from its instance's global copy, the
  * emitted body, every buffer staged out. */
-static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
+static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body,
+                            int ow, int64_t pad, int64_t sbytes, int64_t sg)
 {
     bool any_shared = false;
     td__buf_puts(o, "__global__ void td_kernel(");
@@ -272,6 +379,18 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                        n, n, kb->elems,
                        kp_gap(p, kb->b->dtype, gap, sizeof gap));
     }
+    if (pad > 0)
+        td__buf_printf(o,
+                       "#ifdef __CUDA_ARCH__\n"
+                       "    /* the %" PRId64 " bytes between the body's own "
+                       "__shared__ scratch (%" PRId64 " bytes)\n"
+                       "     * and td_smem: padding on the GPU, guard bytes "
+                       "here (checked after the body) */\n"
+                       "    if (td_tid < %" PRId64 ")\n"
+                       "        ((volatile unsigned char *)td_smem)[td_tid - "
+                       "%" PRId64 "] = (unsigned char)(td_gpat ^ 0x5A);\n"
+                       "#endif\n",
+                       pad, sbytes, pad, pad);
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
     /* Adversarial timing: in every other round (the guard pattern's high
@@ -293,6 +412,24 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
      * be the emitted body alone, never the harness. */
     if (p->fam->body_open != NULL)
         p->fam->body_open(o, p);
+    if (ow >= 0) {
+        /* The dst through td_one_writer: a scope of its own around the
+         * body, which closes after the harness's barrier (the barrier
+         * stays the statement right after the body). */
+        const kp_buf *kb = &p->bufs[ow];
+        const char *n = kb->b->name;
+        const char *t = td__kp_ctype(kb->b->dtype);
+        int64_t ne = td__kp_shared_elems(kb);
+        td__buf_printf(o,
+                       "    {\n"
+                       "    /* %s: each element written by one thread "
+                       "(td_one_writer). */\n"
+                       "    %s *const td_raw_%s = %s_ptr;\n"
+                       "    const td_one_writer<%s> %s_ptr = {td_raw_%s, "
+                       "td_guard + %d + td_inst * %" PRId64 "LL, "
+                       "td_guard + %d, %" PRId64 "LL, td_tid};\n",
+                       n, t, n, n, t, n, n, p->nbufs + 3, ne, p->nbufs, ne);
+    }
     td__buf_printf(o, "    /* The emitted body (variant %s). */\n",
                    p->variant);
     td__buf_puts(o, "    {\n");
@@ -318,6 +455,17 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
                         "#endif\n");
     if (any_shared)
         td__buf_puts(o, "    __syncthreads();\n");
+    if (ow >= 0)
+        td__buf_puts(o, "    }\n");
+    if (pad > 0)
+        td__buf_printf(o,
+                       "#ifdef __CUDA_ARCH__\n"
+                       "    if (td_tid < %" PRId64 " && ((volatile unsigned "
+                       "char *)td_smem)[td_tid - %" PRId64 "] != "
+                       "(unsigned char)(td_gpat ^ 0x5A))\n"
+                       "        td_guard[%" PRId64 "] = 1;\n"
+                       "#endif\n",
+                       pad, pad, sg);
     /* A write past the end of a buffer changed its guard bytes. */
     for (int i = 0; i < p->nbufs; i++) {
         const kp_buf *kb = &p->bufs[i];
@@ -383,7 +531,7 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body)
  * inputs from the family's generators (and its fill), the launch and per
  * instance the family's reference and a check of every staged value; the
  * first round with a mismatch ends the loop. */
-static void kp_write_main(td_buf *o, const kp_plan *p)
+static void kp_write_main(td_buf *o, const kp_plan *p, int ow, int64_t sg)
 {
     const bool bits = p->fam->bits;
     /* The host's copy of the inputs: exact doubles, or raw bits. */
@@ -467,19 +615,48 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
                        all, all, p->smem);
     }
     td__buf_printf(o,
-                   "    int *d_guard = NULL, h_guard[%d];\n"
+                   "    int *d_guard = NULL, h_guard[%" PRId64 "];\n"
                    "    TD_CHECK(cudaMalloc((void **)&d_guard, sizeof h_guard));\n",
-                   p->nbufs);
-    for (int i = 0; i < p->nscalars; i++) {
-        const kp_scalar *sc = &p->scalars[i];
-        const char *t = td__kp_ctype(sc->dtype);
-        td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
-                       t, sc->name, t, sc->value);
+                   kp_guard_words(p, ow) + (sg >= 0));
+    if (p->nsv > 1) {
+        td__buf_printf(o,
+                       "    /* The declared scalars' values: round r passes "
+                       "set r / 2 %% %d (each set\n"
+                       "     * in two rounds, both guard patterns); the "
+                       "tables follow (td_sv_use). */\n"
+                       "    static const double td_sv_set[%d][%d] = {\n",
+                       p->nsv, p->nsv, p->nscalars);
+        for (int s = 0; s < p->nsv; s++) {
+            td__buf_puts(o, "        {");
+            for (int i = 0; i < p->nscalars; i++)
+                td__buf_printf(o, "%s%.17g", i ? ", " : "", p->sv[s][i]);
+            td__buf_puts(o, "},\n");
+        }
+        td__buf_puts(o, "    };\n");
+    } else {
+        for (int i = 0; i < p->nscalars; i++) {
+            const kp_scalar *sc = &p->scalars[i];
+            const char *t = td__kp_ctype(sc->dtype);
+            td__buf_printf(o, "    const %s td_sv_%s = td_from_double<%s>(%.17g);\n",
+                           t, sc->name, t, sc->value);
+        }
     }
     if (p->fam->host_setup != NULL)
         p->fam->host_setup(o, p);
     td__buf_puts(o, bits ? td__kp_frag_main_want_bits
                          : td__kp_frag_main_want);
+    if (p->nsv > 1) {
+        td__buf_printf(o, "        const int td_svi = td_round / 2 %% %d;\n"
+                          "        td_sv_use(td_svi);\n",
+                       p->nsv);
+        for (int i = 0; i < p->nscalars; i++) {
+            const kp_scalar *sc = &p->scalars[i];
+            const char *t = td__kp_ctype(sc->dtype);
+            td__buf_printf(o, "        const %s td_sv_%s = td_from_double<%s>"
+                              "(td_sv_set[td_svi][%d]);\n",
+                           t, sc->name, t, i);
+        }
+    }
     /* The rounds: new inputs (the family's generators, then its fill,
      * then each value as the buffer's dtype stores it), launch, check. */
     for (int i = 0; i < p->nbufs; i++) {
@@ -570,6 +747,13 @@ static void kp_write_main(td_buf *o, const kp_plan *p)
     for (int i = 0; i < p->nbufs; i++)
         td__buf_printf(o, "        td_guard_check(\"%s\", h_guard[%d]);\n",
                        p->bufs[i].b->name, i);
+    if (ow >= 0)
+        td__buf_printf(o, "        td_writer_check(\"%s\", h_guard + %d);\n",
+                       p->bufs[ow].b->name, p->nbufs);
+    if (sg >= 0)
+        td__buf_printf(o, "        td_guard_check(\"__shared__ scratch of the "
+                          "body\", h_guard[%" PRId64 "]);\n",
+                       sg);
     for (int i = 0; i < p->nbufs; i++) {
         const char *n = p->bufs[i].b->name;
         const char *t = td__kp_ctype(p->bufs[i].b->dtype);
@@ -790,8 +974,17 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
     td__buf_puts(o, "\n");
     if (p->fam->helpers != NULL)
         p->fam->helpers(o, p);
+    int ow = kp_one_writer(p, body);
+    if (ow >= 0)
+        td__buf_puts(o, td__kp_frag_one_writer);
+    bool any_shared = false;
+    for (int i = 0; i < p->nbufs; i++)
+        any_shared |= p->bufs[i].shared;
+    int64_t sbytes = 0;
+    int64_t pad = kp_scratch_pad(p, body, any_shared, &sbytes);
+    int64_t sg = pad > 0 ? kp_guard_words(p, ow) : -1;
     kp_write_maps(o, p);
-    kp_write_kernel(o, p, body);
-    kp_write_main(o, p);
+    kp_write_kernel(o, p, body, ow, pad, sbytes, sg);
+    kp_write_main(o, p, ow, sg);
     return o->err;
 }

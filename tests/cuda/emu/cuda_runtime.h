@@ -238,6 +238,30 @@ static inline void __syncwarp(unsigned = 0xffffffffu)
     td_emu_cur->warp[w]->wait(td_emu_warp_size(w));
 }
 static inline unsigned __activemask(void) { return 0xffffffffu; }
+/* A body's own __shared__ array, bounds-checked (emu.py's to_host
+ * declares `__shared__ T name[N];` this way when the body only subscripts
+ * it): an index outside [0, N) aborts the program (read or written), where
+ * the GPU would read or write whatever lies there, unseen. */
+template <typename T, long long N> struct td_emu_scratch {
+    T v[N];
+    T &operator[](long long i)
+    {
+        if (i < 0 || i >= N) {
+            fprintf(stderr, "emu: __shared__ array index %lld outside "
+                            "[0, %lld)\n", i, N);
+            abort();
+        }
+        return v[i];
+    }
+};
+/* atomicCAS on an int (the reductions' one-writer check): the host's
+ * sequentially consistent compare-exchange; returns the old value. */
+static inline int atomicCAS(int *a, int compare, int val)
+{
+    __atomic_compare_exchange_n(a, &compare, val, false, __ATOMIC_SEQ_CST,
+                                __ATOMIC_SEQ_CST);
+    return compare;
+}
 static inline void td_emu_bar(int id, int n)
 {
     td_emu_barrier *b;
