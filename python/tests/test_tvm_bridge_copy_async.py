@@ -382,15 +382,22 @@ def test_dsmem_cluster_copy():
     assert "(1 - ((int)tvm_builtin_cluster_ctaid_x()))" in ours
 
 
-def tma_handed_back(kind: str):
-    """Calls the bridge hands back: a prefetched map (prefetch_tensormap),
-    a barrier slot chosen at run time (mbar[k % 2])."""
+def kernel_source(src: str) -> str:
+    """The kernel of a CUDA source, from its `extern "C" __global__` on."""
+    return src[src.index('extern "C" __global__'):]
+
+
+def tma_loop_kernel(stage_buffer: bool = False, **config):
+    """Thread 0 loads rows k * 128 of A (f16 [256, 64]) for k = 0, 1 into a
+    shared [128, 64] tile, completing on mbar[k % 2]: the barrier slot is
+    chosen at run time.  With `stage_buffer`, into stage k of a [2, 128,
+    64] buffer (a shared region starting at a variable)."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
     from tvm.tirx.layout import S, TileLayout
 
     @T.prim_func
-    def prefetch(A_ptr: T.handle) -> None:
+    def loop(A_ptr: T.handle) -> None:
         A = T.match_buffer(A_ptr, (256, 64), "float16")
         T.device_entry()
         T.cta_id([1])
@@ -399,13 +406,14 @@ def tma_handed_back(kind: str):
         tx = T.thread_id([128])
         Sm = T.alloc_buffer((128, 64), "float16", scope="shared.dyn",
                             layout=TileLayout(S[128, 64]))
-        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
-        if tx == 0:
-            Tx.copy_async(Sm[:, :], A[0:128, :], mbar=mbar.ptr_to([0]),
-                          dispatch="tma_auto", prefetch_tensormap=True)
+        mbar = T.alloc_buffer((2,), "uint64", scope="shared")
+        for k in range(2):
+            if tx == 0:
+                Tx.copy_async(Sm[:, :], A[k * 128:k * 128 + 128, :], dispatch="tma_auto",
+                              mbar=mbar.ptr_to([k % 2]), **config)
 
     @T.prim_func
-    def dynamic_mbar(A_ptr: T.handle) -> None:
+    def staged_loop(A_ptr: T.handle) -> None:
         A = T.match_buffer(A_ptr, (256, 64), "float16")
         T.device_entry()
         T.cta_id([1])
@@ -420,29 +428,175 @@ def tma_handed_back(kind: str):
                 Tx.copy_async(Sm[k, :, :], A[k * 128:k * 128 + 128, :],
                               dispatch="tma_auto", mbar=mbar.ptr_to([k % 2]))
 
-    return {"prefetch": prefetch, "dynamic_mbar": dynamic_mbar}[kind]
+    return staged_loop if stage_buffer else loop
 
 
-@pytest.mark.parametrize("kind,reason,detail", [
-    ("prefetch", "not bridged yet",
-     "config prefetch_tensormap (a tcgen05 copy, or a TMA form the bridge "
-     "does not take yet)"),
-    ("dynamic_mbar", "not expressible as a tiledispatch call",
-     "has an index that is not a constant"),
-])
-def test_tma_handed_back(kind, reason, detail, caplog):
-    """What the bridge does not take yet goes back to TVM, counted with
-    its reason and logged with the detail; TVM lowers it (its own tma_auto)."""
+def test_tma_mbar_slot_expression():
+    """`mbar=bar.ptr_to([k % 2])` (the slot chosen at run time): the call's
+    `mbar: "mbar[(td_k % 2)]"`, td_k a scalar bound to the loop variable
+    (its range [0, 2) from TVM, so the library proves the index inside
+    the barrier buffer); the kernel TVM generates is exactly plain TVM's."""
+    plain, ours, host, dispatched = compile_both(tma_loop_kernel())
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    assert kernel_source(ours) == kernel_source(plain)
+    assert "(&(mbar_ptr[k]))" in ours   # k % 2, simplified by TVM for k < 2
+
+
+def test_tma_mbar_slot_expression_call():
+    """The call the bridge makes of that copy (to_call, inside TVM's
+    dispatch): the element as a call expression, its variable a scalar
+    with TVM's range."""
+    from tvm.tirx.operator.tile_primitive import dispatcher
+
+    seen = []
+    prev = dispatcher.run_dispatch
+
+    def spy(op_call, sctx):
+        if str(op_call.op.name) == "tirx.tile.copy_async":
+            seen.append(tdtvm.to_call(op_call, sctx))
+        return prev(op_call, sctx)
+
+    dispatcher.run_dispatch = spy
+    try:
+        compile_cuda(tma_loop_kernel())
+    finally:
+        dispatcher.run_dispatch = prev
+    ((call, names),) = seen
+    assert call.config["mbar"] == "mbar[(td_k % 2)]"
+    assert names["td_k"].name == "k" and names["mbar"].name == "mbar"
+    assert "mbar=T.address_of(mbar[(td_k % 2)])" in call.script
+
+
+def test_tma_cta_mask_expression():
+    """A multicast mask computed at run time (a kernel parameter), in a
+    cluster of two: the call's `cta_mask: td_mask`, bound to the
+    parameter; the kernel is exactly plain TVM's."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, mask: T.int32) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
+        T.device_entry()
+        T.cta_id_in_cluster([2])
+        T.cta_id([2])
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((128, 64), "float16", scope="shared.dyn",
+                            layout=TileLayout(S[128, 64]))
+        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+        if tx == 0:
+            Tx.copy_async(Sm[:, :], A[0:128, :], mbar=mbar.ptr_to([0]),
+                          dispatch="tma_auto", cta_mask=mask)
+
+    plain, ours, host, dispatched = compile_both(kernel)
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    assert kernel_source(ours) == kernel_source(plain)
+    assert "multicast__cluster" in ours
+
+
+_PREFETCH_LINES = re.compile(r"^\s*(?:if \(warp_id_in_cta == 0\) \{|if \(tvm_builtin_elect_one"
+                             r"_sync_op\(\) != \(uint\)0\) \{|tvm_builtin_ptx_prefetch_tensormap"
+                             r"\(.*\);|\})$")
+
+
+def test_tma_prefetch_tensormap():
+    """prefetch_tensormap=True: tiledispatch's tma_auto prefetches the map
+    in the issuing thread just before its copy, where TVM prefetches it at
+    the kernel's top in warp 0's elected lane (docs/upstream.md, the
+    listed prefetch deviation): one prefetch of A_tensormap in each, and
+    the kernels are equal but for where it is."""
+    plain, ours, host, dispatched = compile_both(tma_kernel(
+        "load", dispatch="tma_auto", prefetch_tensormap=True))
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    call = "tvm_builtin_ptx_prefetch_tensormap(((void*)((unsigned long long)(&(A_tensormap)))));"
+    assert plain.count(call) == ours.count(call) == 1
+    ours_lines = kernel_source(ours).splitlines()
+    at = next(i for i, line in enumerate(ours_lines) if call in line)
+    assert "cp_async_bulk_tensor" in ours_lines[at + 1]   # just before the copy
+
+    def rest(src):
+        return [line for line in kernel_source(src).splitlines()
+                if not _PREFETCH_LINES.match(line)]
+
+    assert rest(ours) == rest(plain)
+    assert "runtime.cuTensorMapEncodeTiled" in host
+
+
+# TVM's gather kernel (test_tma.py, _SELECTOR_SOURCE): four rows of A
+# gathered by coordinate into a [4, 64] tile, the map chosen at run time
+# between A's and a view of B's by `flag`.
+_SELECTOR_SOURCE = """
+@T.prim_func
+def selector_gather(A_ptr: T.handle, B_ptr: T.handle, flag: T.int32):
+    A = T.match_buffer(A_ptr, (256, 64), "bfloat16")
+    B = T.match_buffer(B_ptr, (512, 80), "bfloat16")
+    B_view = B.sub[16:512, 8:72]
+    T.device_entry()
+    T.cta_id([1])
+    tid = T.thread_id([128])
+    dyn = T.alloc_buffer((520,), "uint64", scope="shared.dyn")
+    T.attr({"tirx.dyn_smem_bytes": 520 * 8})
+    A_smem = T.decl_buffer((4, 64), "bfloat16", dyn.data, layout=T.TileLayout(T.S[4, 64]))
+    mbar = T.decl_buffer((1,), "uint64", dyn.data, elem_offset=64)
+    if tid == 0:
+        T.ptx.mbarrier.init.shared.b64(mbar.ptr_to([0]), T.uint32(1))
+        Tx.copy_async(
+            A_smem[:, :],
+            A[0:1, :],
+            dispatch="tma_explicit",
+            mbar=mbar.ptr_to([0]),
+            gather4=[1, 2, 3, 4],
+            src_selector=[(flag != 0, B_view)],
+        )
+"""
+
+
+@pytest.mark.parametrize("selector", [True, False])
+def test_tma_gather4_handed_back(selector, caplog):
+    """gather4 (with and without src_selector): tiledispatch's tma_explicit
+    builds neither (docs/upstream.md A14), so the bridge hands the call
+    back as not expressible, naming the keys; TVM lowers it (sm_100a, its
+    gather4 instruction); strict=True raises BridgeError with the same
+    words."""
+    import logging
+
+    src = _SELECTOR_SOURCE
+    keys = "gather4 and src_selector"
+    if not selector:
+        src = src.replace("            src_selector=[(flag != 0, B_view)],\n", "")
+        keys = "gather4"
+    func = tvm.script.from_source(src)
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        cuda = compile_cuda(func, arch="sm_100a")
+    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
+        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
+    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert logs == [f"tirx.tile.copy_async handed back to TVM: not expressible as a "
+                    f"tiledispatch call (copy_async {keys}: tiledispatch's tma_explicit does "
+                    "not build gathered rows or a run-time choice of tensor map yet "
+                    "(docs/upstream.md A14))"]
+    assert "tile__gather4_mbarrier__complete_tx__bytes" in cuda
+    tdtvm.install(strict=True)
+    with pytest.raises(Exception, match=f"copy_async {keys}: tiledispatch's tma_explicit"):
+        compile_cuda(func, arch="sm_100a")
+
+
+def test_tma_stage_buffer_handed_back(caplog):
+    """A shared region starting at a variable (stage k of a [2, 128, 64]
+    buffer): only a global region may start at one in a tiledispatch call,
+    so the call goes back as not expressible with the loader's reason;
+    TVM lowers it (its own tma_auto)."""
     import logging
 
     tdtvm.install()
     with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
-        src = compile_cuda(tma_handed_back(kind))
+        src = compile_cuda(tma_loop_kernel(stage_buffer=True))
     assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
-        reason: {"tirx.tile.copy_async": 1}}}
+        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
     logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
-    assert len(logs) == 1 and f"handed back to TVM: {reason} (" in logs[0]
-    assert detail in logs[0]
+    assert len(logs) == 1 and "needs a global buffer; 'Sm' is shared.dyn" in logs[0]
     assert "cp.async.bulk.tensor.2d.shared::cluster" in src
 
 

@@ -25,20 +25,26 @@ from ._tvm_base import BridgeError, _dtype
 COPY_ASYNC_KEYS = frozenset({"direct", "prefetch_size", "predicate", "fill_mode"})
 TMA_KEYS = frozenset({"mbar", "cache_hint", "cta_group", "cta_mask", "mbarrier_addr",
                       "oob", "tensormap_l2_promotion", "tma_dtype", "use_tma_reduce",
-                      "remote_cta_id"})
+                      "remote_cta_id", "prefetch_tensormap"})
+# tma_explicit's gather4 (four rows gathered by coordinate: the regions
+# differ in shape, which no copy call allows) and src_selector (a run-time
+# choice among tensor maps): tiledispatch's TMA variants decline both
+# (docs/upstream.md A14), so the bridge hands such a call back as not
+# expressible, saying so (config() raises).
+GATHER_KEYS = frozenset({"gather4", "src_selector"})
 BRIDGED = frozenset({"ldgsts", "tma_auto", "tma_explicit", "dsmem"})
 
 
-def element_text(load: Any, ops: Any, what: str) -> str:
-    """A buffer element (`bar[0]`) as the call writes it, its buffer
-    registered with the call; the indices must be constants."""
+def element_text(load: Any, ops: Any, sctx: Any, scalars: dict[str, Any], what: str) -> str:
+    """A buffer element (`bar[0]`, `bar[k % 2]`) as the call writes it, its
+    buffer registered with the call; an index that is not a constant is a
+    call expression (expr_text: its variables become scalars of the call)."""
     idx = []
     for i in load.indices:
         try:
             idx.append(str(int(i)))
         except (TypeError, ValueError):
-            raise BridgeError(f"{what} {load!r} has an index that is not a constant "
-                              "(the bridge takes constant elements only)") from None
+            idx.append(expr_text(i, ops, sctx, scalars, what))
     return f"{ops.buffer_name(load.source)}[{', '.join(idx)}]"
 
 
@@ -87,12 +93,13 @@ def expr_text(x: Any, ops: Any, sctx: Any, scalars: dict[str, Any], what: str) -
 def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
                scalars: dict[str, Any]) -> dict[str, Any]:
     """The TMA keys' values as the call writes them: `mbar` (TVM's
-    `bar.ptr_to([0])`, i.e. `T.address_of(bar[0])`, or `bar[0]` itself) as
-    the element `bar[0]` of a call buffer (scope shared, uint64); dsmem's
-    `remote_cta_id` expression (`1 - cbx`) by expr_text; strings, integers
-    and booleans as they are.  Any other expression (a dynamic barrier
-    slot, a cta_mask or cache policy computed at run time) is not
-    expressible yet."""
+    `bar.ptr_to([k % 2])`, i.e. `T.address_of(bar[k % 2])`, or the element
+    itself) as the element `bar[(td_k % 2)]` of a call buffer (scope shared,
+    uint64; element_text); dsmem's `remote_cta_id` (`1 - cbx`) and a
+    multicast `cta_mask` computed at run time by expr_text; strings,
+    integers and booleans as they are.  Any other expression (a cache
+    policy computed at run time, an operator a call expression lacks) is
+    not expressible yet."""
     from tvm.ir import TensorLoad
     from tvm.tirx import FloatImm, IntImm
 
@@ -106,9 +113,9 @@ def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
             if getattr(getattr(v, "op", None), "name", "") == "tirx.address_of":
                 load = v.args[0]
             if isinstance(load, TensorLoad):
-                out[key] = element_text(load, ops, "mbar")
+                out[key] = element_text(load, ops, sctx, scalars, "mbar")
                 continue
-        if key == "remote_cta_id":
+        if key in ("remote_cta_id", "cta_mask"):
             out[key] = expr_text(v, ops, sctx, scalars, key)
             continue
         raise BridgeError(f"copy_async {key}={v!r} is an expression the bridge does not "
@@ -127,6 +134,11 @@ def config(op_call: Any, config: dict[str, Any], ops: Any, sctx: Any,
     from tvm.tirx import IntImm
 
     raw = dict(op_call.config or {})
+    gather = sorted(GATHER_KEYS & {str(k) for k in raw})
+    if gather:
+        raise BridgeError(f"copy_async {' and '.join(gather)}: tiledispatch's tma_explicit "
+                          "does not build gathered rows or a run-time choice of tensor "
+                          "map yet (docs/upstream.md A14)")
     config = tma_config(raw, config, ops, sctx, scalars)
     pred = raw.get("predicate")
     if pred is None or isinstance(pred, (bool, int)):
@@ -154,7 +166,7 @@ def not_ours(op_call: Any) -> str:
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
     keys = sorted(str(k) for k in dict(op_call.config or {})
-                  if str(k) not in COPY_ASYNC_KEYS and str(k) not in TMA_KEYS)
+                  if str(k) not in COPY_ASYNC_KEYS | TMA_KEYS | GATHER_KEYS)
     if keys:
         return f"config {', '.join(keys)} (a tcgen05 copy, or a TMA form " \
                "the bridge does not take yet)"
