@@ -515,7 +515,7 @@ static void test_tcgen05_cp(void **state)
            "    cp_desc = T.alloc_buffer((1,), \"uint64\", scope=\"local\")\n"
            "    T.cuda.tcgen05.encode_matrix_descriptor(cp_desc.data, "
            "T.reinterpret(\"handle\", T.uint64(0)), 8, 16, 0)\n"
-           "    T.ptx.tcgen05(Tm_taddr + T.Cast(\"uint32\", k * 8), cp_desc & "
+           "    T.ptx.tcgen05(Tm_taddr + T.Cast(\"uint32\", k * 8), cp_desc[0] & "
            "~T.uint64(16383) | T.Cast(\"uint64\", "
            "T.cuda.cvta_generic_to_shared(T.ptr_byte_offset(T.address_of("
            "As[0, 0]), k * 2048 * 2, T.type_annotation(\"float16\"))) >> "

@@ -176,6 +176,8 @@ def _make_buffer_entry(buf: Any) -> dict[str, Any]:
         text = _layout_text(layout)
         if text is not None:
             entry["layout"] = text
+    if entry["scope"] == "tmem":
+        return _ca.tmem_entry(buf, entry)
     return entry
 
 
@@ -461,6 +463,7 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     if op_name == "copy_async":
         config = _ca.config(op_call, config, ops, sctx, scalars)
         launch = _ca.with_cluster(launch, sctx)
+        ops.scalars.update(_ca.tmem_addresses(ops))
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
     fields: dict[str, Any] = dict(
@@ -912,6 +915,7 @@ def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tupl
     if "# host: " in body:
         body, maps = _ca.tensor_maps(body, ops, sctx)
         names = {**names, **maps}
+
     if ops.blocks is not None and ops.blocks.vars:
         # The body's blockIdx.x is the region's own variable.
         names = {**names, **ops.blocks.names(_launch_vars(sctx))}
@@ -1009,11 +1013,6 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
     if not _is_cuda(sctx):
         _hand_back(NOT_CUDA, tvm_name)
         return prev(op_call, sctx)
-    if op == "copy_async":
-        why = _ca.not_ours(op_call)
-        if why:
-            _hand_back(NOT_BRIDGED, tvm_name, why)
-            return prev(op_call, sctx)
     try:
         call, operands = _to_call(op_call, sctx)
     except BridgeError as e:
