@@ -8,8 +8,11 @@ the CUDA for sm_90a, with nvcc where it is on PATH
 (tma_auto, tma_explicit) go through tiledispatch too: their tensor maps
 reach TVM's host side (the compiled host code encodes them), the kernel
 gets them as parameters, and the CUDA holds the cp.async.bulk.tensor
-chains TVM's own variants write.  Calls for variants the bridge does not
-take (dsmem, a prefetched map) go back to TVM with the reason.
+chains TVM's own variants write; so do cluster copies (dsmem), a
+prefetched map and an mbarrier slot or multicast mask computed at run
+time.  What tiledispatch cannot express (gather4, a shared region
+starting at a variable) goes back to TVM with the reason.  The
+tensor-memory copies (sm_100a): test_tvm_bridge_tcgen05.py.
 
 Skipped, with the reason, where TVM is not installed."""
 import re

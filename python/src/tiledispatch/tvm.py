@@ -959,9 +959,7 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (a copy_async call meant for a variant the
-    bridge does not take yet: TVM's tcgen05 copies, a TMA copy with a
-    prefetched or gathered map)."""
+    ``"not bridged yet"`` (an op in _NOT_BRIDGED: none today)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
