@@ -603,6 +603,100 @@ def test_tma_stage_buffer_handed_back(caplog):
     assert "cp.async.bulk.tensor.2d.shared::cluster" in src
 
 
+# TVM's test_dispatch_propagates_flat_bind_to_auto_coordinate_proof
+# (test_tma.py): a TMA store whose global column starts at a let-bound
+# `d_n = tile_index[0] * 128`, a value loaded from a local buffer.
+_FLAT_BIND_SOURCE = """
+@T.prim_func
+def bind_coordinate(D_ptr: T.handle):
+    D = T.match_buffer(D_ptr, (33360, 6144), "bfloat16")
+    T.device_entry()
+    block = T.cta_id([192])
+    tid = T.thread_id([1])
+    tile_index = T.alloc_local((1,), "int32")
+    D_smem = T.alloc_buffer(
+        (2, 16, 128),
+        "bfloat16",
+        scope="shared.dyn",
+        layout=T.TileLayout(T.S[(2, 16, 2, 64) : (2048, 64, 1024, 1)]),
+    )
+    tile_index[0] = block
+    d_n: T.let = tile_index[0] * 128
+    if tid == 0:
+        Tx.copy_async(
+            D[0:16, d_n : d_n + 128],
+            D_smem[0, :, :],
+            dispatch="tma_auto",
+        )
+"""
+
+
+def test_tma_let_bound_start():
+    """The column start `d_n` is a let variable TVM binds to
+    `tile_index[0] * 128` (a point range in the dispatch context): the
+    bridge writes its value, the load as a block id with coefficient 128,
+    so tma_auto proves the coordinate aligned, as TVM does; the kernel
+    (coordinate `tile_index[0] * 2` of the 3-d map) is plain TVM's, and
+    the host encodes one map both ways (sm_100a, as TVM's test)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    func = tvm.script.from_source(_FLAT_BIND_SOURCE, {"T": T, "Tx": Tx})
+
+    def build():
+        target = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
+        with target:
+            return tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
+
+    plain = build()
+    tdtvm.install(strict=True)
+    ours = build()
+    assert tdtvm.stats() == {"dispatched": {"copy_async": {"tma_auto": 1}}, "handed_back": {}}
+    src = ours.mod.imports[0].inspect_source()
+    assert src == plain.mod.imports[0].inspect_source()
+    assert "(tile_index_ptr[0] * 2)" in src
+    assert tma_chains(src) == ["cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group"]
+    for ex in (plain, ours):
+        assert ex.mod.inspect_source("ll").count("runtime.cuTensorMapEncodeTiled") >= 1
+
+
+def test_tma_rank_change_no_match(caplog):
+    """TVM's test_explicit_allows_different_operand_ranks_with_equal_payload_bytes:
+    tma_explicit copying A[:, :] (8, 8) into A_smem[:] (64).  copy's
+    operand check, which copy_async shares, wants the same region shape on
+    both sides (docs/upstream.md lists the deviation): the call goes back
+    as no variant matched, with the check's words, and TVM lowers it."""
+    import logging
+
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    func = tvm.script.from_source("""
+@T.prim_func
+def rank_change(A_ptr: T.handle):
+    A = T.match_buffer(A_ptr, (8, 8), "float16")
+    T.device_entry()
+    T.cta_id([1])
+    tid = T.thread_id([1])
+    dyn = T.alloc_buffer((65,), "uint64", scope="shared.dyn")
+    T.attr({"tirx.dyn_smem_bytes": 65 * 8})
+    A_smem = T.decl_buffer((64,), "float16", dyn.data, layout=T.TileLayout(T.S[64]))
+    mbar = T.decl_buffer((1,), "uint64", dyn.data, elem_offset=16)
+    if tid == 0:
+        Tx.copy_async(
+            A_smem[:], A[:, :], dispatch="tma_explicit", mbar=mbar.ptr_to([0])
+        )
+""", {"T": T, "Tx": Tx})
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        src = compile_cuda(func)
+    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
+        "no variant matched": {"tirx.tile.copy_async": 1}}}
+    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert "dst region shape ['64'] != src region shape ['8', '8']" in logs[0]
+    assert "cp.async.bulk.tensor" in src
+
+
 def _tma_reduce_gen():
     """tests/bridge/tma_reduce/gen.py as a module."""
     import importlib.util

@@ -18,12 +18,14 @@ Per case:
 - what TVM generated both ways: the same CUDA, the same set of copy
   instructions (the asm strings of cp.async, cp.async.bulk, TMA,
   tcgen05.ld/st/cp, mapa and prefetch.tensormap) with other differences,
-  or different instructions.
+  or different instructions, which must be a deviation docs/upstream.md
+  lists (LISTED).
 
 Needs apache-tvm 0.27.0.post1 and tiledispatch (with its bridge)
 importable.  `--list` prints one line per case; the summary ends with the
-count of cases the bridge did not treat as the call file expects (0 to
-pass) and the exit status is 1 where it is not 0.
+count of cases the bridge did not treat as the call file expects or whose
+instructions differ without a listed deviation (0 to pass), and the exit
+status is 1 where it is not 0.
 
     python3 tests/upstream/bridge_copy_async.py [--list] [CASE ...]
 """
@@ -139,14 +141,41 @@ def run_case(path: Path, tdtvm, log: _Log) -> dict:
     return out
 
 
+# Cases the bridge treats otherwise than their call file, by design.
+KNOWN = {
+    "tma_g2s_multicast_expr":
+        "the stage k is a kernel parameter, for which TVM knows no range (the call "
+        "file declares [0, 8)): the library cannot prove mbar[k % 2] inside the "
+        "barrier buffer and refuses the call (a loop variable's range is known: "
+        "python/tests/test_tvm_bridge_copy_async.py, test_tma_mbar_slot_expression)",
+}
+
+
+# Cases whose copy instructions differ both ways, by a deviation
+# docs/upstream.md lists (section 6): by case-name prefix.
+LISTED = {
+    "dsmem_": "A4: the peer address by mapa.shared::cluster.u32 (TVM: mapa.u64 on a "
+              "generic address)",
+    "tma_g2s_oob_explicit": "A2: TVM's ldgsts takes a load given an mbarrier and never "
+                            "arrives on it; tiledispatch's TMA copy does",
+    "tma_g2s_unforced_keys": "A2 (as above)",
+}
+
+
+def listed(case: str) -> str:
+    return next((why for k, why in LISTED.items() if case.startswith(k)), "")
+
+
 def as_expected(r: dict) -> bool:
     """The bridge treated the call as its call file says tiledispatch
     does: the expected variant dispatched it, or (expect: none) no
     variant matched, the loader refused the call, or TVM's front end
     refused it before any dispatch."""
     b = r["bridge"]
-    if b.startswith("not run"):
+    if b.startswith("not run") or r["case"] in KNOWN:
         return True
+    if r["expect"] == "error":   # the loader refuses the call file
+        return b in ("no call", "handed back: no variant matched")
     if r["expect"] == "none":
         return (b in ("handed back: no variant matched", "no call")
                 or (b == "handed back: not expressible as a tiledispatch call"
@@ -183,6 +212,8 @@ def main() -> int:
                   + (f" (TVM: {r['tvm_error'][:100]})" if "tvm_error" in r else ""))
         if not as_expected(r):
             odd.append(r)
+        elif r.get("cuda", "").startswith("instructions differ") and not listed(r["case"]):
+            odd.append({**r, "detail": r["cuda"]})
         if r["bridge"].startswith("handed back"):
             back[r["bridge"][len("handed back: "):]] += 1
         elif not r["bridge"].startswith(("not run", "no call")):
@@ -198,10 +229,18 @@ def main() -> int:
     print(f"not run: {sum(1 for r in rows if r['bridge'].startswith('not run'))}, "
           f"refused by TVM's front end before dispatch: "
           f"{sum(1 for r in rows if r['bridge'] == 'no call')}")
+    for r in rows:
+        if r["case"] in KNOWN:
+            print(f"  known: {r['case']}: bridge {r['bridge']}: {KNOWN[r['case']]}")
+    n_listed = sum(1 for r in rows if r.get("cuda", "").startswith("instructions differ")
+                   and listed(r["case"]))
+    print(f"instructions differ by a listed deviation: {n_listed} "
+          f"({'; '.join(sorted(set(LISTED.values())))})")
     for r in odd:
         print(f"  not as the call file expects: {r['case']}: expect {r['expect']}, bridge "
               f"{r['bridge']} {r.get('detail', '')[:200]}")
-    print(f"cases the bridge did not treat as the call file expects: {len(odd)}")
+    print(f"cases the bridge did not treat as the call file expects (or whose "
+          f"instructions differ unlisted): {len(odd)}")
     return 1 if odd else 0
 
 

@@ -100,7 +100,7 @@ def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
     policy computed at run time, an operator a call expression lacks) is
     not expressible yet."""
     from tvm.ir import TensorLoad
-    from tvm.tirx import FloatImm, IntImm
+    from tvm.tirx import FloatImm, IntImm, Var
 
     out = dict(config)
     for key in sorted(TMA_KEYS & {str(k) for k in raw}):
@@ -113,6 +113,15 @@ def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
                 load = v.args[0]
             if isinstance(load, TensorLoad):
                 out[key] = element_text(load, ops, sctx, scalars, "mbar")
+                continue
+            name = str(getattr(v, "name", ""))
+            if (isinstance(v, Var) and re.fullmatch(r"[A-Za-z_]\w*", name)
+                    and name not in ops.buffers and name not in ops.scalars):
+                # A pointer (a handle parameter), no barrier element: the
+                # name as the call file writes it, which every variant
+                # refuses with its reason (an mbarrier is an element of a
+                # shared uint64 buffer; ldgsts arrives on none, A2).
+                out[key] = name
                 continue
         if key in ("remote_cta_id", "cta_mask"):
             out[key] = expr_text(v, ops, sctx, scalars, key)

@@ -181,19 +181,29 @@ def _make_buffer_entry(buf: Any) -> dict[str, Any]:
     return entry
 
 
-def _affine(x: Any) -> tuple[int, list[tuple[Any, int]]] | None:
-    """x as (constant, [(variable, coefficient)]) when it is a sum of
-    integer multiples of variables and integers (None otherwise)."""
+def _affine(x: Any, lets: tuple = ()) -> tuple[int, list[tuple[Any, int]]] | None:
+    """x as (constant, [(term, coefficient)]) when it is a sum of integer
+    multiples of terms and integers (None otherwise).  A term is a
+    variable, or a value loaded from a buffer (`tile_index[0]`); a
+    variable TVM binds to a value (`d_n: T.let = tile_index[0] * 128`, a
+    point range in the dispatch context's var_range_map: `lets`, pairs of
+    variable and value) is its value."""
+    from tvm.ir import TensorLoad
     from tvm.tirx import Add, Cast, IntImm, Mul, Sub, Var
 
     if isinstance(x, IntImm):
         return int(x.value), []
     if isinstance(x, Var):
+        for v, value in lets:
+            if v.same_as(x):
+                return _affine(value, tuple(p for p in lets if not p[0].same_as(x)))
+        return 0, [(x, 1)]
+    if isinstance(x, TensorLoad) and "int" in str(_dtype(x) or ""):
         return 0, [(x, 1)]
     if isinstance(x, Cast) and "int" in str(x.dtype):
-        return _affine(x.value)
+        return _affine(x.value, lets)
     if isinstance(x, (Add, Sub)):
-        a, b = _affine(x.a), _affine(x.b)
+        a, b = _affine(x.a, lets), _affine(x.b, lets)
         if a is None or b is None:
             return None
         sign = 1 if isinstance(x, Add) else -1
@@ -202,7 +212,7 @@ def _affine(x: Any) -> tuple[int, list[tuple[Any, int]]] | None:
             terms.append((v, sign * k))
         return a[0] + sign * b[0], terms
     if isinstance(x, Mul):
-        a, b = _affine(x.a), _affine(x.b)
+        a, b = _affine(x.a, lets), _affine(x.b, lets)
         if a is None or b is None or (a[1] and b[1]):
             return None
         const, (c, terms) = (a[0], b) if not a[1] else (b[0], a)
@@ -210,21 +220,43 @@ def _affine(x: Any) -> tuple[int, list[tuple[Any, int]]] | None:
     return None
 
 
+def _lets(sctx: Any) -> tuple:
+    """The variables TVM binds to a value where the call is (a point
+    range of sctx.var_range_map), as (variable, value) pairs."""
+    out = []
+    for v, rng in dict(sctx.var_range_map or {}).items():
+        try:
+            if int(rng.extent) == 1:
+                out.append((v, rng.min))
+        except (TypeError, ValueError):
+            continue
+    return tuple(out)
+
+
 class _Blocks:
-    """The variables a call's region starts use (TVM's `bx = T.cta_id(...)`),
-    each written as a block id of the call (blockIdx.x, .y, .z in turn); the
+    """The variables a call's region starts use (TVM's `bx = T.cta_id(...)`,
+    a loop variable, a value loaded from a buffer such as `tile_index[0]`;
+    a let-bound variable is its value: _affine), each written as a block id
+    of the call (blockIdx.x, .y, .z in turn); the
     body's `blockIdx.x` binds to the variable itself, as TVM's own copy uses
     the region's expression.  The grid extents those block ids get in the
     call are names (unknown): TVM does not say what range the variable has,
     so tiledispatch checks the tile of block 0 and the alignment of every
     block (docs/copy.md)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lets: tuple = ()) -> None:
         self.vars: list[Any] = []
+        self.lets = lets
 
     def tag(self, var: Any) -> str:
+        """The block id of a term: a variable by identity, a loaded value
+        (`tile_index[0]`) by structure (each load is its own object)."""
+        import tvm_ffi
+        from tvm.tirx import Var
+
         for i, v in enumerate(self.vars):
-            if v.same_as(var):
+            if v.same_as(var) or (not isinstance(var, Var) and not isinstance(v, Var)
+                                  and tvm_ffi.structural_equal(v, var)):
                 return "xyz"[i]
         if len(self.vars) == 3:
             raise BridgeError("a region start uses more than three variables")
@@ -233,7 +265,7 @@ class _Blocks:
 
     def start(self, x: Any, what: str) -> str:
         """The call file's text of a start that is not a constant."""
-        aff = _affine(x)
+        aff = _affine(x, self.lets)
         if aff is None:
             raise BridgeError(f"{what} must be a constant or affine in variables, got {x!r}")
         const, terms = aff
@@ -455,7 +487,7 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         raise BridgeError(f"{_tvm_op(op_call)} is not a tile primitive")
     ops = _Operands()
     if op_name in ("copy", "copy_async"):
-        ops.blocks = _Blocks()
+        ops.blocks = _Blocks(_lets(sctx))
     operands = _call_fields(op_name, op_call, ops)
     config = _config(op_call)
     scalars: dict[str, Any] = {}
