@@ -169,29 +169,71 @@ def test_ldgsts_bool_predicate():
         assert "@p cp.async.cg.shared.global" in src
 
 
-def test_per_thread_shared_region_handed_back():
-    """TVM's per-thread direct form (`Sm[tx, 0:4]` <- `A[tx, 0:4]`, the
-    shape of TVM's zero-fill codegen test): a shared region whose start
-    is a variable is no tiledispatch call, so it goes back to TVM as not
-    expressible, with the loader's reason."""
+def test_ldgsts_direct_per_thread():
+    """TVM's test_copy_ldgsts_predicate_zero_fill_codegen (test_ldgsts.py):
+    each thread copies its 16-byte row, `A_smem[tid, :]` <- `A[tid, :]`,
+    direct, guarded, zero-filled, with a prefetch.  The shared region
+    starts at `tid`: the bridge makes it the whole of a view of A_smem at
+    `tid * 16` (declared in front of the body), so tiledispatch's ldgsts
+    takes it; TVM's own assertions on the CUDA hold, and the cp.async is
+    TVM's, at the same addresses (spelled as byte offsets)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def copy_async(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (32, 16), "uint8", layout=TileLayout(S[32, 16]))
+        T.device_entry()
+        tid = T.thread_id([32])
+        A_smem = T.alloc_buffer((32, 16), "uint8", scope="shared", layout=TileLayout(S[32, 16]))
+        Tx.copy_async(A_smem[tid, :], A[tid, :], dispatch="ldgsts", direct=True,
+                      prefetch_size=128, predicate=tid < 16, fill_mode="zero")
+
+    plain = compile_cuda(copy_async, arch="sm_100a")
+    tdtvm.install(strict=True)
+    src = compile_cuda(copy_async, arch="sm_100a")
+    assert tdtvm.stats() == {"dispatched": {"copy_async": {"ldgsts": 1}}, "handed_back": {}}
+    # TVM's assertions, on the bridge's CUDA.
+    assert "cp.async.cg.shared.global.L2::128B" in src
+    assert "cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;" in src
+    assert "condval" in src
+    assert "s_ptr_ptr" not in src
+    assert "g_ptr_ptr" not in src
+    assert cp_async(src) == cp_async(plain)
+    assert "(&(A_smem_ptr[(((int)threadIdx.x) * 16)]))" in src
+    assert "(((int)threadIdx.x) * 16)" in src.split("A_ptr[0]")[1]
+
+
+def test_per_thread_shared_region_unaligned_handed_back(caplog):
+    """A per-thread shared row of 12 bytes (`Sm[tx, 0:3]`, float32): a view
+    at `tx * 12` would not be 16-byte aligned, which the variants assume
+    of a shared buffer, so the region stays as it is and the call goes
+    back to TVM as not expressible, with the loader's reason."""
+    import logging
+
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
 
     @T.prim_func
     def kernel(A_ptr: T.handle) -> None:
-        A = T.match_buffer(A_ptr, (32, 4), "float32")
+        A = T.match_buffer(A_ptr, (32, 3), "float32")
         T.device_entry()
         T.cta_id([1])
         T.warp_id([1])
         T.lane_id([32])
         tx = T.thread_id([32])
-        Sm = T.alloc_buffer((32, 4), "float32", scope="shared")
-        Tx.thread.copy_async(Sm[tx, 0:4], A[tx, 0:4], direct=True, predicate=tx < 16)
+        Sm = T.alloc_buffer((32, 3), "float32", scope="shared")
+        Tx.thread.copy_async(Sm[tx, 0:1], A[tx, 0:1], direct=True, predicate=tx < 16)
+        Tx.thread.copy_async(Sm[tx, 0:3], A[tx, 0:3])
 
     tdtvm.install()
-    compile_cuda(kernel)
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        compile_cuda(kernel)
     assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
-        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
+        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 2}}}
+    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert "needs a global buffer; 'Sm' is shared" in logs[0]
 
 
 # ---- TMA copies (tma_auto, tma_explicit) -----------------------------------
@@ -586,21 +628,15 @@ def test_tma_gather4_handed_back(selector, caplog):
         compile_cuda(func, arch="sm_100a")
 
 
-def test_tma_stage_buffer_handed_back(caplog):
-    """A shared region starting at a variable (stage k of a [2, 128, 64]
-    buffer): only a global region may start at one in a tiledispatch call,
-    so the call goes back as not expressible with the loader's reason;
-    TVM lowers it (its own tma_auto)."""
-    import logging
-
-    tdtvm.install()
-    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
-        src = compile_cuda(tma_loop_kernel(stage_buffer=True))
-    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
-        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
-    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
-    assert len(logs) == 1 and "needs a global buffer; 'Sm' is shared.dyn" in logs[0]
-    assert "cp.async.bulk.tensor.2d.shared::cluster" in src
+def test_tma_stage_buffer():
+    """A pipeline's stage (`Sm[k, :, :]` of a [2, 128, 64] buffer, k the
+    loop variable) with the barrier slot `k % 2`: the shared region is the
+    whole of a view of Sm at `k * 8192` (declared in front of the body),
+    so tma_auto takes the call; the kernel is plain TVM's."""
+    plain, ours, host, dispatched = compile_both(tma_loop_kernel(stage_buffer=True))
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    assert kernel_source(ours) == kernel_source(plain)
+    assert "(&(Sm_ptr[(k * 8192)]))" in ours
 
 
 # TVM's test_dispatch_propagates_flat_bind_to_auto_coordinate_proof

@@ -315,6 +315,94 @@ def _region_text(name: str, region: Any, blocks: _Blocks | None = None) -> str:
     return f"{name}[{', '.join(parts)}]"
 
 
+_STRIDED = re.compile(r"S\[\(([\d, ]+)\) : \(([\d, ]+)\)\]")
+
+
+def _strides(buf: Any) -> list[int] | None:
+    """The element strides of a buffer laid out by plain strides (no
+    layout: row-major; `S[(shape) : (strides)]` over its own shape), else
+    None."""
+    shape = [int(n) for n in buf.shape]
+    layout = getattr(buf, "layout", None)
+    if layout is None:
+        out, step = [], 1
+        for n in reversed(shape):
+            out.insert(0, step)
+            step *= n
+        return out
+    m = _STRIDED.fullmatch(_layout_text(layout) or "")
+    if m is None:
+        return None
+    dims = [int(x) for x in m.group(1).split(",") if x.strip()]
+    strides = [int(x) for x in m.group(2).split(",") if x.strip()]
+    return strides if dims == shape and len(strides) == len(dims) else None
+
+
+def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
+    """A copy's shared region that starts at a variable in some dimension
+    (`A_smem[tid, :]`, a pipeline's stage `Sm[k, :, :]`): a tiledispatch
+    call takes a variable start on a global region only, so the region
+    becomes the whole of a view of the buffer at that offset (TVM's
+    `decl_buffer` over the same data, `elem_offset` moved by the
+    variables' part, the same strides, the variable dimensions cut to the
+    region's extent).  Only for a buffer of plain strides whose offset is
+    a multiple of 16 bytes for every value of the variables (the
+    alignment the variants assume of a shared buffer); else None, and the
+    region stays as it is (a start tiledispatch refuses, with its
+    reason).  Returns (the view, a function of the view's call name giving
+    the region's text)."""
+    import math
+
+    import tvm
+    from tvm.tirx.layout import S, TileLayout
+
+    buf = region.source
+    if not str(buf.scope()).startswith("shared"):
+        return None
+    var_dims = []
+    for d, r in enumerate(region.region):
+        try:
+            int(r.min)
+        except (TypeError, ValueError):
+            var_dims.append(d)
+    if not var_dims:
+        return None
+    try:
+        strides = _strides(buf)
+        extents = [int(r.extent) for r in region.region]
+    except (TypeError, ValueError):
+        return None
+    if strides is None:
+        return None
+    nbytes = max(tvm.DataType(str(buf.dtype)).bits // 8, 1)
+    align = 0
+    offset = None
+    for d in var_dims:
+        aff = _affine(region.region[d].min, lets)
+        if aff is None:
+            return None
+        const, terms = aff
+        for _, k in terms:
+            align = math.gcd(align, abs(k) * strides[d] * nbytes)
+        align = math.gcd(align, abs(const) * strides[d] * nbytes)
+        term = region.region[d].min * strides[d]
+        offset = term if offset is None else offset + term
+    if align == 0 or align % 16 != 0:
+        return None
+    shape = [extents[d] if d in var_dims else int(n) for d, n in enumerate(buf.shape)]
+    view = tvm.tirx.decl_buffer(shape, str(buf.dtype), name=f"{buf.name}_v", data=buf.data,
+                                elem_offset=buf.elem_offset + offset, scope=str(buf.scope()),
+                                layout=TileLayout(S[tuple(shape):tuple(strides)]))
+    parts = []
+    for d, r in enumerate(region.region):
+        if d in var_dims:
+            parts.append(f"0:{extents[d]}")
+        else:
+            lo = int(r.min)
+            parts.append(f"{lo}:{lo + extents[d]}")
+    return view, lambda name: f"{name}[{', '.join(parts)}]"
+
+
 _LAUNCH_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z",
                 "blockIdx.x", "blockIdx.y", "blockIdx.z")
 
@@ -411,8 +499,18 @@ class _Operands:
         # (tiledispatch's rule); other ops' non-constant starts stay not
         # expressible.
         self.blocks: _Blocks | None = None
+        # Views of shared buffers at a variable offset (_shared_view),
+        # declared in front of the body.
+        self.views: list[tuple[Any, Any]] = []   # (view, its buffer)
+        self.shared_views = False   # copy_async's (copy's: not yet)
 
     def region(self, region: Any) -> str:
+        if self.blocks is not None and self.shared_views:
+            view = _shared_view(region, self.blocks.lets)
+            if view is not None:
+                buf, region_text = view
+                self.views.append((buf, region.source))
+                return region_text(self.buffer_name(buf))
         return _region_text(self.buffer_name(region.source), region, self.blocks)
 
     def buffer_name(self, buf: Any) -> str:
@@ -488,6 +586,7 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     ops = _Operands()
     if op_name in ("copy", "copy_async"):
         ops.blocks = _Blocks(_lets(sctx))
+        ops.shared_views = op_name == "copy_async"
     operands = _call_fields(op_name, op_call, ops)
     config = _config(op_call)
     scalars: dict[str, Any] = {}
@@ -951,7 +1050,13 @@ def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tupl
     if ops.blocks is not None and ops.blocks.vars:
         # The body's blockIdx.x is the region's own variable.
         names = {**names, **ops.blocks.names(_launch_vars(sctx))}
-    return _make_body(body, ops.buffers, sctx, _storage_views(call), names), d.variant
+    func = _make_body(body, ops.buffers, sctx, _storage_views(call), names)
+    if ops.views:
+        import tvm
+
+        func = func.with_body(tvm.tirx.SeqStmt(
+            [tvm.tirx.DeclBuffer(v, data=src.data) for v, src in ops.views] + [func.body]))
+    return func, d.variant
 
 
 def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
