@@ -639,6 +639,55 @@ def test_tma_stage_buffer():
     assert "(&(Sm_ptr[(k * 8192)]))" in ours
 
 
+def test_tma_swizzled_stage_buffer():
+    """Stages of a 128-byte-swizzled buffer (`mma_shared_layout("float16",
+    SW128, (2, 128, 64))`, TVM's MMA layout, as GEMM kernels stage their
+    tiles): the view of stage s is the buffer's swizzle moved by s * 8192
+    elements, a multiple of the swizzle's period (512), so tma_auto takes
+    it with the same SWIZZLE_128B map; the kernel and the host module
+    (the map's encode) are plain TVM's."""
+    import tvm
+    from tvm.backend.cuda.tile_primitive.tma_utils import SwizzleMode, mma_shared_layout
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    layout = mma_shared_layout("float16", SwizzleMode(3), (2, 128, 64))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((2, 128, 64), "float16", scope="shared.dyn", layout=layout,
+                            align=1024)
+        mbar = T.alloc_buffer((2,), "uint64", scope="shared")
+        for s in range(2):
+            if tx == 0:
+                Tx.copy_async(Sm[s, :, :], A[s * 128:s * 128 + 128, :], dispatch="tma_auto",
+                              mbar=mbar.ptr_to([s]))
+
+    def build():
+        target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+        with target:
+            return tvm.compile(tvm.IRModule({"main": kernel}), target=target,
+                               tir_pipeline="tirx")
+
+    plain = build()
+    tdtvm.install(strict=True)
+    ours = build()
+    assert tdtvm.stats() == {"dispatched": {"copy_async": {"tma_auto": 1}}, "handed_back": {}}
+    assert ours.mod.imports[0].inspect_source() == plain.mod.imports[0].inspect_source()
+
+    def host(ex):   # the host module without its debug locations
+        text = re.sub(r", !dbg !\d+", "", ex.mod.inspect_source("ll"))
+        return [ln for ln in text.splitlines() if not ln.startswith("!")]
+
+    assert host(ours) == host(plain)
+
+
 # TVM's test_dispatch_propagates_flat_bind_to_auto_coordinate_proof
 # (test_tma.py): a TMA store whose global column starts at a let-bound
 # `d_n = tile_index[0] * 128`, a value loaded from a local buffer.

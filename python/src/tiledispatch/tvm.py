@@ -316,21 +316,25 @@ def _region_text(name: str, region: Any, blocks: _Blocks | None = None) -> str:
 
 
 _STRIDED = re.compile(r"S\[\(([\d, ]+)\) : \(([\d, ]+)\)\]")
+_FLAT = re.compile(r"S\[(\d+) : 1\]")
 
 
-def _strides(buf: Any) -> list[int] | None:
+def _strides(buf: Any, layout: Any) -> list[int] | None:
     """The element strides of a buffer laid out by plain strides (no
-    layout: row-major; `S[(shape) : (strides)]` over its own shape), else
-    None."""
+    layout: row-major; `S[(shape) : (strides)]` over its own shape;
+    `S[N : 1]`, N its size: row-major), else None."""
     shape = [int(n) for n in buf.shape]
-    layout = getattr(buf, "layout", None)
+    row_major, step = [], 1
+    for n in reversed(shape):
+        row_major.insert(0, step)
+        step *= n
     if layout is None:
-        out, step = [], 1
-        for n in reversed(shape):
-            out.insert(0, step)
-            step *= n
-        return out
-    m = _STRIDED.fullmatch(_layout_text(layout) or "")
+        return row_major
+    text = _layout_text(layout) or ""
+    m = _FLAT.fullmatch(text)
+    if m is not None:
+        return row_major if int(m.group(1)) == step else None
+    m = _STRIDED.fullmatch(text)
     if m is None:
         return None
     dims = [int(x) for x in m.group(1).split(",") if x.strip()]
@@ -345,16 +349,20 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
     becomes the whole of a view of the buffer at that offset (TVM's
     `decl_buffer` over the same data, `elem_offset` moved by the
     variables' part, the same strides, the variable dimensions cut to the
-    region's extent).  Only for a buffer of plain strides whose offset is
-    a multiple of 16 bytes for every value of the variables (the
-    alignment the variants assume of a shared buffer); else None, and the
+    region's extent).  Only for a buffer of plain strides, or TVM's
+    swizzle over plain strides (a ComposeLayout, as `mma_shared_layout`
+    gives a stage buffer), whose offset is a multiple of 16 bytes and of
+    the swizzle's period (2^(b + m + s) elements: the swizzle of the view
+    is the buffer's, moved by the offset) for every value of the
+    variables (the alignment the variants assume of a shared buffer);
+    else None, and the
     region stays as it is (a start tiledispatch refuses, with its
     reason).  Returns (the view, a function of the view's call name giving
     the region's text)."""
     import math
 
     import tvm
-    from tvm.tirx.layout import S, TileLayout
+    from tvm.tirx.layout import ComposeLayout, S, TileLayout
 
     buf = region.source
     if not str(buf.scope()).startswith("shared"):
@@ -367,10 +375,17 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
             var_dims.append(d)
     if not var_dims:
         return None
+    layout = getattr(buf, "layout", None)
+    swizzle = None
+    if type(layout).__name__ == "ComposeLayout":
+        if not bool(layout.swizzle_inner):
+            return None
+        swizzle = (int(layout.per_element), int(layout.swizzle_len), int(layout.atom_len))
+        layout = layout.tile_layout
     try:
-        strides = _strides(buf)
+        strides = _strides(buf, layout)
         extents = [int(r.extent) for r in region.region]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, BridgeError):
         return None
     if strides is None:
         return None
@@ -389,10 +404,15 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
         offset = term if offset is None else offset + term
     if align == 0 or align % 16 != 0:
         return None
+    if swizzle is not None and (align // nbytes) % (1 << sum(swizzle)) != 0:
+        return None
     shape = [extents[d] if d in var_dims else int(n) for d, n in enumerate(buf.shape)]
+    view_layout = TileLayout(S[tuple(shape):tuple(strides)])
+    if swizzle is not None:
+        view_layout = ComposeLayout(*swizzle, view_layout)
     view = tvm.tirx.decl_buffer(shape, str(buf.dtype), name=f"{buf.name}_v", data=buf.data,
                                 elem_offset=buf.elem_offset + offset, scope=str(buf.scope()),
-                                layout=TileLayout(S[tuple(shape):tuple(strides)]))
+                                layout=view_layout)
     parts = []
     for d, r in enumerate(region.region):
         if d in var_dims:
