@@ -221,8 +221,8 @@ def main() -> int:
             cuda[r.get("cuda", "?").split(":")[0]] += 1
     print(f"\ncopy_async cases: {len(rows)}, through tvm.compile twice each "
           f"({time.perf_counter() - t0:.0f} s)")
-    print("dispatched by tiledispatch: " + ", ".join(f"{v} {n}" for v, n in sorted(bridged.items()))
-          + f" (total {sum(bridged.values())})")
+    shown = ", ".join(f"{v} {n}" for v, n in sorted(bridged.items()))
+    print(f"dispatched by tiledispatch: {shown} (total {sum(bridged.values())})")
     print("  TVM's CUDA both ways: " + ", ".join(f"{k} {n}" for k, n in sorted(cuda.items())))
     print("handed back to TVM: " + (", ".join(f"{k} {n}" for k, n in sorted(back.items()))
                                     or "none"))
