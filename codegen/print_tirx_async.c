@@ -200,7 +200,9 @@ static void tcgen05(const td__async_out *o, const td__async *a)
  * column, cast as TVM casts it) and the descriptor with its start address
  * patched to the shared source (TVM encodes the descriptor once at shared
  * address 0 and ORs in cvta(address) >> 4 per copy); the first copy of a
- * call encodes the descriptor, as TVM's hoisted statement does. */
+ * call encodes the descriptor, as TVM's hoisted statement does.  The
+ * descriptor is read as its element, cp_desc[0]: TVMScript takes no
+ * buffer as an operand of `&`. */
 static void tcgen05_cp(const td__async_out *o, const td__async *a)
 {
     td_buf *l = o->line;
@@ -222,7 +224,7 @@ static void tcgen05_cp(const td__async_out *o, const td__async *a)
         ex(o, a->a.offset, 0);
         td__buf_puts(l, ")");
     }
-    td__buf_printf(l, ", %s & ~T.uint64(16383) | T.Cast(\"uint64\", "
+    td__buf_printf(l, ", %s[0] & ~T.uint64(16383) | T.Cast(\"uint64\", "
                       "T.cuda.cvta_generic_to_shared(T.ptr_byte_offset("
                       "T.address_of(%s[",
                    a->desc, sb->name);

@@ -8,8 +8,11 @@ the CUDA for sm_90a, with nvcc where it is on PATH
 (tma_auto, tma_explicit) go through tiledispatch too: their tensor maps
 reach TVM's host side (the compiled host code encodes them), the kernel
 gets them as parameters, and the CUDA holds the cp.async.bulk.tensor
-chains TVM's own variants write.  Calls for variants the bridge does not
-take (dsmem, a prefetched map) go back to TVM with the reason.
+chains TVM's own variants write; so do cluster copies (dsmem), a
+prefetched map and an mbarrier slot or multicast mask computed at run
+time.  What tiledispatch cannot express (gather4, a shared region
+starting at a variable) goes back to TVM with the reason.  The
+tensor-memory copies (sm_100a): test_tvm_bridge_tcgen05.py.
 
 Skipped, with the reason, where TVM is not installed."""
 import re
@@ -166,29 +169,71 @@ def test_ldgsts_bool_predicate():
         assert "@p cp.async.cg.shared.global" in src
 
 
-def test_per_thread_shared_region_handed_back():
-    """TVM's per-thread direct form (`Sm[tx, 0:4]` <- `A[tx, 0:4]`, the
-    shape of TVM's zero-fill codegen test): a shared region whose start
-    is a variable is no tiledispatch call, so it goes back to TVM as not
-    expressible, with the loader's reason."""
+def test_ldgsts_direct_per_thread():
+    """TVM's test_copy_ldgsts_predicate_zero_fill_codegen (test_ldgsts.py):
+    each thread copies its 16-byte row, `A_smem[tid, :]` <- `A[tid, :]`,
+    direct, guarded, zero-filled, with a prefetch.  The shared region
+    starts at `tid`: the bridge makes it the whole of a view of A_smem at
+    `tid * 16` (declared in front of the body), so tiledispatch's ldgsts
+    takes it; TVM's own assertions on the CUDA hold, and the cp.async is
+    TVM's, at the same addresses (spelled as byte offsets)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def copy_async(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (32, 16), "uint8", layout=TileLayout(S[32, 16]))
+        T.device_entry()
+        tid = T.thread_id([32])
+        A_smem = T.alloc_buffer((32, 16), "uint8", scope="shared", layout=TileLayout(S[32, 16]))
+        Tx.copy_async(A_smem[tid, :], A[tid, :], dispatch="ldgsts", direct=True,
+                      prefetch_size=128, predicate=tid < 16, fill_mode="zero")
+
+    plain = compile_cuda(copy_async, arch="sm_100a")
+    tdtvm.install(strict=True)
+    src = compile_cuda(copy_async, arch="sm_100a")
+    assert tdtvm.stats() == {"dispatched": {"copy_async": {"ldgsts": 1}}, "handed_back": {}}
+    # TVM's assertions, on the bridge's CUDA.
+    assert "cp.async.cg.shared.global.L2::128B" in src
+    assert "cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;" in src
+    assert "condval" in src
+    assert "s_ptr_ptr" not in src
+    assert "g_ptr_ptr" not in src
+    assert cp_async(src) == cp_async(plain)
+    assert "(&(A_smem_ptr[(((int)threadIdx.x) * 16)]))" in src
+    assert "(((int)threadIdx.x) * 16)" in src.split("A_ptr[0]")[1]
+
+
+def test_per_thread_shared_region_unaligned_handed_back(caplog):
+    """A per-thread shared row of 12 bytes (`Sm[tx, 0:3]`, float32): a view
+    at `tx * 12` would not be 16-byte aligned, which the variants assume
+    of a shared buffer, so the region stays as it is and the call goes
+    back to TVM as not expressible, with the loader's reason."""
+    import logging
+
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
 
     @T.prim_func
     def kernel(A_ptr: T.handle) -> None:
-        A = T.match_buffer(A_ptr, (32, 4), "float32")
+        A = T.match_buffer(A_ptr, (32, 3), "float32")
         T.device_entry()
         T.cta_id([1])
         T.warp_id([1])
         T.lane_id([32])
         tx = T.thread_id([32])
-        Sm = T.alloc_buffer((32, 4), "float32", scope="shared")
-        Tx.thread.copy_async(Sm[tx, 0:4], A[tx, 0:4], direct=True, predicate=tx < 16)
+        Sm = T.alloc_buffer((32, 3), "float32", scope="shared")
+        Tx.thread.copy_async(Sm[tx, 0:1], A[tx, 0:1], direct=True, predicate=tx < 16)
+        Tx.thread.copy_async(Sm[tx, 0:3], A[tx, 0:3])
 
     tdtvm.install()
-    compile_cuda(kernel)
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        compile_cuda(kernel)
     assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
-        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
+        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 2}}}
+    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert "needs a global buffer; 'Sm' is shared" in logs[0]
 
 
 # ---- TMA copies (tma_auto, tma_explicit) -----------------------------------
@@ -382,15 +427,22 @@ def test_dsmem_cluster_copy():
     assert "(1 - ((int)tvm_builtin_cluster_ctaid_x()))" in ours
 
 
-def tma_handed_back(kind: str):
-    """Calls the bridge hands back: a prefetched map (prefetch_tensormap),
-    a barrier slot chosen at run time (mbar[k % 2])."""
+def kernel_source(src: str) -> str:
+    """The kernel of a CUDA source, from its `extern "C" __global__` on."""
+    return src[src.index('extern "C" __global__'):]
+
+
+def tma_loop_kernel(stage_buffer: bool = False, **config):
+    """Thread 0 loads rows k * 128 of A (f16 [256, 64]) for k = 0, 1 into a
+    shared [128, 64] tile, completing on mbar[k % 2]: the barrier slot is
+    chosen at run time.  With `stage_buffer`, into stage k of a [2, 128,
+    64] buffer (a shared region starting at a variable)."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
     from tvm.tirx.layout import S, TileLayout
 
     @T.prim_func
-    def prefetch(A_ptr: T.handle) -> None:
+    def loop(A_ptr: T.handle) -> None:
         A = T.match_buffer(A_ptr, (256, 64), "float16")
         T.device_entry()
         T.cta_id([1])
@@ -399,13 +451,14 @@ def tma_handed_back(kind: str):
         tx = T.thread_id([128])
         Sm = T.alloc_buffer((128, 64), "float16", scope="shared.dyn",
                             layout=TileLayout(S[128, 64]))
-        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
-        if tx == 0:
-            Tx.copy_async(Sm[:, :], A[0:128, :], mbar=mbar.ptr_to([0]),
-                          dispatch="tma_auto", prefetch_tensormap=True)
+        mbar = T.alloc_buffer((2,), "uint64", scope="shared")
+        for k in range(2):
+            if tx == 0:
+                Tx.copy_async(Sm[:, :], A[k * 128:k * 128 + 128, :], dispatch="tma_auto",
+                              mbar=mbar.ptr_to([k % 2]), **config)
 
     @T.prim_func
-    def dynamic_mbar(A_ptr: T.handle) -> None:
+    def staged_loop(A_ptr: T.handle) -> None:
         A = T.match_buffer(A_ptr, (256, 64), "float16")
         T.device_entry()
         T.cta_id([1])
@@ -420,30 +473,313 @@ def tma_handed_back(kind: str):
                 Tx.copy_async(Sm[k, :, :], A[k * 128:k * 128 + 128, :],
                               dispatch="tma_auto", mbar=mbar.ptr_to([k % 2]))
 
-    return {"prefetch": prefetch, "dynamic_mbar": dynamic_mbar}[kind]
+    return staged_loop if stage_buffer else loop
 
 
-@pytest.mark.parametrize("kind,reason,detail", [
-    ("prefetch", "not bridged yet",
-     "config prefetch_tensormap (a tcgen05 copy, or a TMA form the bridge "
-     "does not take yet)"),
-    ("dynamic_mbar", "not expressible as a tiledispatch call",
-     "has an index that is not a constant"),
-])
-def test_tma_handed_back(kind, reason, detail, caplog):
-    """What the bridge does not take yet goes back to TVM, counted with
-    its reason and logged with the detail; TVM lowers it (its own tma_auto)."""
+def test_tma_mbar_slot_expression():
+    """`mbar=bar.ptr_to([k % 2])` (the slot chosen at run time): the call's
+    `mbar: "mbar[(td_k % 2)]"`, td_k a scalar bound to the loop variable
+    (its range [0, 2) from TVM, so the library proves the index inside
+    the barrier buffer); the kernel TVM generates is exactly plain TVM's."""
+    plain, ours, host, dispatched = compile_both(tma_loop_kernel())
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    assert kernel_source(ours) == kernel_source(plain)
+    assert "(&(mbar_ptr[k]))" in ours   # k % 2, simplified by TVM for k < 2
+
+
+def test_tma_mbar_slot_expression_call():
+    """The call the bridge makes of that copy (to_call, inside TVM's
+    dispatch): the element as a call expression, its variable a scalar
+    with TVM's range."""
+    from tvm.tirx.operator.tile_primitive import dispatcher
+
+    seen = []
+    prev = dispatcher.run_dispatch
+
+    def spy(op_call, sctx):
+        if str(op_call.op.name) == "tirx.tile.copy_async":
+            seen.append(tdtvm.to_call(op_call, sctx))
+        return prev(op_call, sctx)
+
+    dispatcher.run_dispatch = spy
+    try:
+        compile_cuda(tma_loop_kernel())
+    finally:
+        dispatcher.run_dispatch = prev
+    ((call, names),) = seen
+    assert call.config["mbar"] == "mbar[(td_k % 2)]"
+    assert names["td_k"].name == "k" and names["mbar"].name == "mbar"
+    assert "mbar=T.address_of(mbar[(td_k % 2)])" in call.script
+
+
+def test_tma_cta_mask_expression():
+    """A multicast mask computed at run time (a kernel parameter), in a
+    cluster of two: the call's `cta_mask: td_mask`, bound to the
+    parameter; the kernel is exactly plain TVM's."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TileLayout
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, mask: T.int32) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
+        T.device_entry()
+        T.cta_id_in_cluster([2])
+        T.cta_id([2])
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((128, 64), "float16", scope="shared.dyn",
+                            layout=TileLayout(S[128, 64]))
+        mbar = T.alloc_buffer((1,), "uint64", scope="shared")
+        if tx == 0:
+            Tx.copy_async(Sm[:, :], A[0:128, :], mbar=mbar.ptr_to([0]),
+                          dispatch="tma_auto", cta_mask=mask)
+
+    plain, ours, host, dispatched = compile_both(kernel)
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    assert kernel_source(ours) == kernel_source(plain)
+    assert "multicast__cluster" in ours
+
+
+_PREFETCH_LINES = re.compile(r"^\s*(?:if \(warp_id_in_cta == 0\) \{|if \(tvm_builtin_elect_one"
+                             r"_sync_op\(\) != \(uint\)0\) \{|tvm_builtin_ptx_prefetch_tensormap"
+                             r"\(.*\);|\})$")
+
+
+def test_tma_prefetch_tensormap():
+    """prefetch_tensormap=True: tiledispatch's tma_auto prefetches the map
+    in the issuing thread just before its copy, where TVM prefetches it at
+    the kernel's top in warp 0's elected lane (docs/upstream.md, the
+    listed prefetch deviation): one prefetch of A_tensormap in each, and
+    the kernels are equal but for where it is."""
+    plain, ours, host, dispatched = compile_both(tma_kernel(
+        "load", dispatch="tma_auto", prefetch_tensormap=True))
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    call = "tvm_builtin_ptx_prefetch_tensormap(((void*)((unsigned long long)(&(A_tensormap)))));"
+    assert plain.count(call) == ours.count(call) == 1
+    ours_lines = kernel_source(ours).splitlines()
+    at = next(i for i, line in enumerate(ours_lines) if call in line)
+    assert "cp_async_bulk_tensor" in ours_lines[at + 1]   # just before the copy
+
+    def rest(src):
+        return [line for line in kernel_source(src).splitlines()
+                if not _PREFETCH_LINES.match(line)]
+
+    assert rest(ours) == rest(plain)
+    assert "runtime.cuTensorMapEncodeTiled" in host
+
+
+# TVM's gather kernel (test_tma.py, _SELECTOR_SOURCE): four rows of A
+# gathered by coordinate into a [4, 64] tile, the map chosen at run time
+# between A's and a view of B's by `flag`.
+_SELECTOR_SOURCE = """
+@T.prim_func
+def selector_gather(A_ptr: T.handle, B_ptr: T.handle, flag: T.int32):
+    A = T.match_buffer(A_ptr, (256, 64), "bfloat16")
+    B = T.match_buffer(B_ptr, (512, 80), "bfloat16")
+    B_view = B.sub[16:512, 8:72]
+    T.device_entry()
+    T.cta_id([1])
+    tid = T.thread_id([128])
+    dyn = T.alloc_buffer((520,), "uint64", scope="shared.dyn")
+    T.attr({"tirx.dyn_smem_bytes": 520 * 8})
+    A_smem = T.decl_buffer((4, 64), "bfloat16", dyn.data, layout=T.TileLayout(T.S[4, 64]))
+    mbar = T.decl_buffer((1,), "uint64", dyn.data, elem_offset=64)
+    if tid == 0:
+        T.ptx.mbarrier.init.shared.b64(mbar.ptr_to([0]), T.uint32(1))
+        Tx.copy_async(
+            A_smem[:, :],
+            A[0:1, :],
+            dispatch="tma_explicit",
+            mbar=mbar.ptr_to([0]),
+            gather4=[1, 2, 3, 4],
+            src_selector=[(flag != 0, B_view)],
+        )
+"""
+
+
+@pytest.mark.parametrize("selector", [True, False])
+def test_tma_gather4_handed_back(selector, caplog):
+    """gather4 (with and without src_selector): tiledispatch's tma_explicit
+    builds neither (docs/upstream.md A14), so the bridge hands the call
+    back as not expressible, naming the keys; TVM lowers it (sm_100a, its
+    gather4 instruction); strict=True raises BridgeError with the same
+    words."""
     import logging
 
+    src = _SELECTOR_SOURCE
+    keys = "gather4 and src_selector"
+    if not selector:
+        src = src.replace("            src_selector=[(flag != 0, B_view)],\n", "")
+        keys = "gather4"
+    func = tvm.script.from_source(src)
     tdtvm.install()
     with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
-        src = compile_cuda(tma_handed_back(kind))
+        cuda = compile_cuda(func, arch="sm_100a")
     assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
-        reason: {"tirx.tile.copy_async": 1}}}
+        "not expressible as a tiledispatch call": {"tirx.tile.copy_async": 1}}}
     logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
-    assert len(logs) == 1 and f"handed back to TVM: {reason} (" in logs[0]
-    assert detail in logs[0]
-    assert "cp.async.bulk.tensor.2d.shared::cluster" in src
+    assert logs == [f"tirx.tile.copy_async handed back to TVM: not expressible as a "
+                    f"tiledispatch call (copy_async {keys}: tiledispatch's tma_explicit does "
+                    "not build gathered rows or a run-time choice of tensor map yet "
+                    "(docs/upstream.md A14))"]
+    assert "tile__gather4_mbarrier__complete_tx__bytes" in cuda
+    tdtvm.install(strict=True)
+    with pytest.raises(Exception, match=f"copy_async {keys}: tiledispatch's tma_explicit"):
+        compile_cuda(func, arch="sm_100a")
+
+
+def test_tma_stage_buffer():
+    """A pipeline's stage (`Sm[k, :, :]` of a [2, 128, 64] buffer, k the
+    loop variable) with the barrier slot `k % 2`: the shared region is the
+    whole of a view of Sm at `k * 8192` (declared in front of the body),
+    so tma_auto takes the call; the kernel is plain TVM's."""
+    plain, ours, host, dispatched = compile_both(tma_loop_kernel(stage_buffer=True))
+    assert dispatched == {"copy_async": {"tma_auto": 1}}
+    assert kernel_source(ours) == kernel_source(plain)
+    assert "(&(Sm_ptr[(k * 8192)]))" in ours
+
+
+def test_tma_swizzled_stage_buffer():
+    """Stages of a 128-byte-swizzled buffer (`mma_shared_layout("float16",
+    SW128, (2, 128, 64))`, TVM's MMA layout, as GEMM kernels stage their
+    tiles): the view of stage s is the buffer's swizzle moved by s * 8192
+    elements, a multiple of the swizzle's period (512), so tma_auto takes
+    it with the same SWIZZLE_128B map; the kernel and the host module
+    (the map's encode) are plain TVM's."""
+    import tvm
+    from tvm.backend.cuda.tile_primitive.tma_utils import SwizzleMode, mma_shared_layout
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    layout = mma_shared_layout("float16", SwizzleMode(3), (2, 128, 64))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (256, 64), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        tx = T.thread_id([128])
+        Sm = T.alloc_buffer((2, 128, 64), "float16", scope="shared.dyn", layout=layout,
+                            align=1024)
+        mbar = T.alloc_buffer((2,), "uint64", scope="shared")
+        for s in range(2):
+            if tx == 0:
+                Tx.copy_async(Sm[s, :, :], A[s * 128:s * 128 + 128, :], dispatch="tma_auto",
+                              mbar=mbar.ptr_to([s]))
+
+    def build():
+        target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+        with target:
+            return tvm.compile(tvm.IRModule({"main": kernel}), target=target,
+                               tir_pipeline="tirx")
+
+    plain = build()
+    tdtvm.install(strict=True)
+    ours = build()
+    assert tdtvm.stats() == {"dispatched": {"copy_async": {"tma_auto": 1}}, "handed_back": {}}
+    assert ours.mod.imports[0].inspect_source() == plain.mod.imports[0].inspect_source()
+
+    def host(ex):   # the host module without its debug locations
+        text = re.sub(r", !dbg !\d+", "", ex.mod.inspect_source("ll"))
+        return [ln for ln in text.splitlines() if not ln.startswith("!")]
+
+    assert host(ours) == host(plain)
+
+
+# TVM's test_dispatch_propagates_flat_bind_to_auto_coordinate_proof
+# (test_tma.py): a TMA store whose global column starts at a let-bound
+# `d_n = tile_index[0] * 128`, a value loaded from a local buffer.
+_FLAT_BIND_SOURCE = """
+@T.prim_func
+def bind_coordinate(D_ptr: T.handle):
+    D = T.match_buffer(D_ptr, (33360, 6144), "bfloat16")
+    T.device_entry()
+    block = T.cta_id([192])
+    tid = T.thread_id([1])
+    tile_index = T.alloc_local((1,), "int32")
+    D_smem = T.alloc_buffer(
+        (2, 16, 128),
+        "bfloat16",
+        scope="shared.dyn",
+        layout=T.TileLayout(T.S[(2, 16, 2, 64) : (2048, 64, 1024, 1)]),
+    )
+    tile_index[0] = block
+    d_n: T.let = tile_index[0] * 128
+    if tid == 0:
+        Tx.copy_async(
+            D[0:16, d_n : d_n + 128],
+            D_smem[0, :, :],
+            dispatch="tma_auto",
+        )
+"""
+
+
+def test_tma_let_bound_start():
+    """The column start `d_n` is a let variable TVM binds to
+    `tile_index[0] * 128` (a point range in the dispatch context): the
+    bridge writes its value, the load as a block id with coefficient 128,
+    so tma_auto proves the coordinate aligned, as TVM does; the kernel
+    (coordinate `tile_index[0] * 2` of the 3-d map) is plain TVM's, and
+    the host encodes one map both ways (sm_100a, as TVM's test)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    func = tvm.script.from_source(_FLAT_BIND_SOURCE, {"T": T, "Tx": Tx})
+
+    def build():
+        target = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"})
+        with target:
+            return tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
+
+    plain = build()
+    tdtvm.install(strict=True)
+    ours = build()
+    assert tdtvm.stats() == {"dispatched": {"copy_async": {"tma_auto": 1}}, "handed_back": {}}
+    src = ours.mod.imports[0].inspect_source()
+    assert src == plain.mod.imports[0].inspect_source()
+    assert "(tile_index_ptr[0] * 2)" in src
+    assert tma_chains(src) == ["cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group"]
+    for ex in (plain, ours):
+        assert ex.mod.inspect_source("ll").count("runtime.cuTensorMapEncodeTiled") >= 1
+
+
+def test_tma_rank_change_no_match(caplog):
+    """TVM's test_explicit_allows_different_operand_ranks_with_equal_payload_bytes:
+    tma_explicit copying A[:, :] (8, 8) into A_smem[:] (64).  copy's
+    operand check, which copy_async shares, wants the same region shape on
+    both sides (docs/upstream.md lists the deviation): the call goes back
+    as no variant matched, with the check's words, and TVM lowers it."""
+    import logging
+
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    func = tvm.script.from_source("""
+@T.prim_func
+def rank_change(A_ptr: T.handle):
+    A = T.match_buffer(A_ptr, (8, 8), "float16")
+    T.device_entry()
+    T.cta_id([1])
+    tid = T.thread_id([1])
+    dyn = T.alloc_buffer((65,), "uint64", scope="shared.dyn")
+    T.attr({"tirx.dyn_smem_bytes": 65 * 8})
+    A_smem = T.decl_buffer((64,), "float16", dyn.data, layout=T.TileLayout(T.S[64]))
+    mbar = T.decl_buffer((1,), "uint64", dyn.data, elem_offset=16)
+    if tid == 0:
+        Tx.copy_async(
+            A_smem[:], A[:, :], dispatch="tma_explicit", mbar=mbar.ptr_to([0])
+        )
+""", {"T": T, "Tx": Tx})
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        src = compile_cuda(func)
+    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
+        "no variant matched": {"tirx.tile.copy_async": 1}}}
+    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert "dst region shape ['64'] != src region shape ['8', '8']" in logs[0]
+    assert "cp.async.bulk.tensor" in src
 
 
 def _tma_reduce_gen():

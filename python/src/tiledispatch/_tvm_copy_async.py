@@ -1,10 +1,13 @@
-"""copy_async through the TVM bridge (tiledispatch.tvm): which calls the
-bridge takes, their config as a tiledispatch call writes it, and a TMA
+"""copy_async through the TVM bridge (tiledispatch.tvm): a call's config
+as a tiledispatch call writes it, its tensor-memory buffers, and a TMA
 copy's tensor maps given to TVM's host side.
 
-tiledispatch.tvm calls `not_ours` before it converts a copy_async call,
-`config` while it does, and `tensor_maps` on the TIRx body of a TMA copy
-before it builds the PrimFunc.  Written against apache-tvm 0.27.0.post1;
+The bridge takes every copy_async call (all six of TVM's variants have
+tiledispatch counterparts); what the library declines goes back as a
+failed match with its reason, what a call file cannot hold as not
+expressible.  tiledispatch.tvm calls `config` and `tmem_entry` while it
+converts a call, `tmem_addresses` and `tensor_maps` before it builds the
+PrimFunc of the TIRx body.  Written against apache-tvm 0.27.0.post1;
 imported by tiledispatch.tvm only.
 """
 
@@ -15,30 +18,32 @@ from typing import Any
 
 from ._tvm_base import BridgeError, _dtype
 
-# The copy_async config keys of the variants the bridge takes: ldgsts's
-# four, the TMA copies' (tma_auto, tma_explicit) and dsmem's remote_cta_id.  A call with any other
-# key is meant for a variant the bridge does not take yet (a tensor-map
-# prefetch, gather4, tcgen05's keys) and goes back to
-# TVM as "not bridged yet" (not as a failed match, which strict=True would
-# raise), as do calls forcing another variant and calls that are neither
-# global -> shared nor shared -> global.
-COPY_ASYNC_KEYS = frozenset({"direct", "prefetch_size", "predicate", "fill_mode"})
+# The TMA copies' (tma_auto, tma_explicit) and dsmem's config keys, whose
+# values may be TVM expressions (tma_config reads them).  Every other key
+# is passed as it is (a constant by its value, anything else as its text):
+# ldgsts's four, tcgen05.cp's shape, multicast and decompress, and any key
+# no variant reads, which tiledispatch's variants refuse with the reason.
 TMA_KEYS = frozenset({"mbar", "cache_hint", "cta_group", "cta_mask", "mbarrier_addr",
                       "oob", "tensormap_l2_promotion", "tma_dtype", "use_tma_reduce",
-                      "remote_cta_id"})
-BRIDGED = frozenset({"ldgsts", "tma_auto", "tma_explicit", "dsmem"})
+                      "remote_cta_id", "prefetch_tensormap"})
+# tma_explicit's gather4 (four rows gathered by coordinate: the regions
+# differ in shape, which no copy call allows) and src_selector (a run-time
+# choice among tensor maps): tiledispatch's TMA variants decline both
+# (docs/upstream.md A14), so the bridge hands such a call back as not
+# expressible, saying so (config() raises).
+GATHER_KEYS = frozenset({"gather4", "src_selector"})
 
 
-def element_text(load: Any, ops: Any, what: str) -> str:
-    """A buffer element (`bar[0]`) as the call writes it, its buffer
-    registered with the call; the indices must be constants."""
+def element_text(load: Any, ops: Any, sctx: Any, scalars: dict[str, Any], what: str) -> str:
+    """A buffer element (`bar[0]`, `bar[k % 2]`) as the call writes it, its
+    buffer registered with the call; an index that is not a constant is a
+    call expression (expr_text: its variables become scalars of the call)."""
     idx = []
     for i in load.indices:
         try:
             idx.append(str(int(i)))
         except (TypeError, ValueError):
-            raise BridgeError(f"{what} {load!r} has an index that is not a constant "
-                              "(the bridge takes constant elements only)") from None
+            idx.append(expr_text(i, ops, sctx, scalars, what))
     return f"{ops.buffer_name(load.source)}[{', '.join(idx)}]"
 
 
@@ -87,14 +92,15 @@ def expr_text(x: Any, ops: Any, sctx: Any, scalars: dict[str, Any], what: str) -
 def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
                scalars: dict[str, Any]) -> dict[str, Any]:
     """The TMA keys' values as the call writes them: `mbar` (TVM's
-    `bar.ptr_to([0])`, i.e. `T.address_of(bar[0])`, or `bar[0]` itself) as
-    the element `bar[0]` of a call buffer (scope shared, uint64); dsmem's
-    `remote_cta_id` expression (`1 - cbx`) by expr_text; strings, integers
-    and booleans as they are.  Any other expression (a dynamic barrier
-    slot, a cta_mask or cache policy computed at run time) is not
-    expressible yet."""
+    `bar.ptr_to([k % 2])`, i.e. `T.address_of(bar[k % 2])`, or the element
+    itself) as the element `bar[(td_k % 2)]` of a call buffer (scope shared,
+    uint64; element_text); dsmem's `remote_cta_id` (`1 - cbx`) and a
+    multicast `cta_mask` computed at run time by expr_text; strings,
+    integers and booleans as they are.  Any other expression (a cache
+    policy computed at run time, an operator a call expression lacks) is
+    not expressible yet."""
     from tvm.ir import TensorLoad
-    from tvm.tirx import FloatImm, IntImm
+    from tvm.tirx import FloatImm, IntImm, Var
 
     out = dict(config)
     for key in sorted(TMA_KEYS & {str(k) for k in raw}):
@@ -106,9 +112,18 @@ def tma_config(raw: dict, config: dict[str, Any], ops: Any, sctx: Any,
             if getattr(getattr(v, "op", None), "name", "") == "tirx.address_of":
                 load = v.args[0]
             if isinstance(load, TensorLoad):
-                out[key] = element_text(load, ops, "mbar")
+                out[key] = element_text(load, ops, sctx, scalars, "mbar")
                 continue
-        if key == "remote_cta_id":
+            name = str(getattr(v, "name", ""))
+            if (isinstance(v, Var) and re.fullmatch(r"[A-Za-z_]\w*", name)
+                    and name not in ops.buffers and name not in ops.scalars):
+                # A pointer (a handle parameter), no barrier element: the
+                # name as the call file writes it, which every variant
+                # refuses with its reason (an mbarrier is an element of a
+                # shared uint64 buffer; ldgsts arrives on none, A2).
+                out[key] = name
+                continue
+        if key in ("remote_cta_id", "cta_mask"):
             out[key] = expr_text(v, ops, sctx, scalars, key)
             continue
         raise BridgeError(f"copy_async {key}={v!r} is an expression the bridge does not "
@@ -127,6 +142,11 @@ def config(op_call: Any, config: dict[str, Any], ops: Any, sctx: Any,
     from tvm.tirx import IntImm
 
     raw = dict(op_call.config or {})
+    gather = sorted(GATHER_KEYS & {str(k) for k in raw})
+    if gather:
+        raise BridgeError(f"copy_async {' and '.join(gather)}: tiledispatch's tma_explicit "
+                          "does not build gathered rows or a run-time choice of tensor "
+                          "map yet (docs/upstream.md A14)")
     config = tma_config(raw, config, ops, sctx, scalars)
     pred = raw.get("predicate")
     if pred is None or isinstance(pred, (bool, int)):
@@ -145,29 +165,59 @@ def config(op_call: Any, config: dict[str, Any], ops: Any, sctx: Any,
     return {**config, "predicate": "td_pred"}
 
 
-def not_ours(op_call: Any) -> str:
-    """Why a copy_async call is meant for a variant the bridge does not
-    take (TVM's tcgen05 copies, a TMA copy with a prefetched or
-    gathered map), or "" when ldgsts, a TMA variant or dsmem could take
-    it: a config key none reads, a forced other variant, or a direction
-    other than global <-> shared and shared -> shared."""
-    from tvm.tirx.tile_primitive import TilePrimitiveCall
+# ---- tensor memory (tcgen05) ----------------------------------------------
+#
+# TVM declares a tmem buffer over the address tcgen05.alloc gave
+# (`T.decl_buffer(..., scope="tmem", allocated_addr=A, layout=L)`); its
+# tcgen05 variants address it from `allocated_addr[0]`.  A tiledispatch tmem
+# buffer is lanes x columns in TVM's datapath layout D (lane = row) and
+# has no layout field; the emitted body names its base address
+# `NAME_taddr`, which the bridge binds to `allocated_addr[0]`.
 
-    keys = sorted(str(k) for k in dict(op_call.config or {})
-                  if str(k) not in COPY_ASYNC_KEYS and str(k) not in TMA_KEYS)
-    if keys:
-        return f"config {', '.join(keys)} (a tcgen05 copy, or a TMA form " \
-               "the bridge does not take yet)"
-    forced = str(op_call.dispatch) if getattr(op_call, "dispatch", None) else ""
-    if forced and forced not in BRIDGED:
-        return f"dispatch={forced}"
-    op = TilePrimitiveCall.downcast(op_call)
-    src, dst = str(op.src.source.scope()), str(op.dst.source.scope())
-    if not ((src == "global" and dst.startswith("shared"))
-            or (src.startswith("shared") and dst == "global")
-            or (src.startswith("shared") and dst.startswith("shared"))):
-        return f"{src} -> {dst}"
-    return ""
+_LAYOUT_D = re.compile(r"S\[\((\d+), (\d+)\) : \(1@TLane, 1@TCol\)\]")
+
+
+def tmem_entry(buf: Any, entry: dict[str, Any]) -> dict[str, Any]:
+    """The call file's entry of a tmem buffer: its layout must be datapath
+    D over its own shape (`S[(128, N) : (1@TLane, 1@TCol)]`, TVM's default
+    for a (128, N) tmem buffer), which a tmem buffer of a call means
+    without saying so; any other layout is not expressible."""
+    layout = entry.get("layout")
+    if layout is not None:
+        m = _LAYOUT_D.fullmatch(layout)
+        if m is None or [int(m.group(1)), int(m.group(2))] != entry["shape"]:
+            raise BridgeError(f"tmem buffer {buf.name} has layout {layout}: tiledispatch's "
+                              "tmem buffers are TVM's datapath D over their shape "
+                              f"(S[({', '.join(map(str, entry['shape']))}) : (1@TLane, "
+                              "1@TCol)]) only")
+    return {k: v for k, v in entry.items() if k != "layout"}
+
+
+def tmem_addresses(ops: Any) -> dict[str, Any]:
+    """`NAME_taddr` for each tmem buffer of the call, bound to the TVM
+    buffer's allocated_addr[0] (what TVM's own tcgen05 variants use) as a
+    uint32, the type of a tensor-memory address (TVM 0.27's TMEMPool gives
+    an int column; a constant becomes a uint32 constant, any other
+    expression is cast)."""
+    from tvm.tirx import Cast, IntImm
+
+    out: dict[str, Any] = {}
+    for name, buf in ops.buffers.items():
+        if str(buf.scope()) != "tmem":
+            continue
+        addr = list(getattr(buf, "allocated_addr", None) or [])
+        if not addr:
+            raise BridgeError(f"tmem buffer {buf.name} has no allocated_addr (the address "
+                              "tcgen05.alloc wrote), which its copies address it by")
+        a = addr[0]
+        if isinstance(a, int):
+            a = IntImm("uint32", a)
+        elif isinstance(a, IntImm):
+            a = IntImm("uint32", int(a.value))
+        elif _dtype(a) != "uint32":
+            a = Cast("uint32", a)
+        out[f"{name}_taddr"] = a
+    return out
 
 
 # ---- a TMA copy's tensor maps: TVM's host side ---------------------------

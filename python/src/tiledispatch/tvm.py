@@ -42,6 +42,8 @@ import tiledispatch as _td
 # back.
 from . import _tvm_copy_async as _ca
 from ._tvm_base import BridgeError, _dtype
+# Regions, layouts and views (a module of their own, below this one).
+from ._tvm_regions import _Blocks, _int, _layout_text, _lets, _region_text, _shared_view
 
 __all__ = ["install", "uninstall", "installed", "to_call", "lower", "default_registry",
            "served_ops", "taken_ops", "stats", "reset_stats", "BridgeError"]
@@ -101,42 +103,7 @@ def served_ops(registry: _td.Registry | None = None) -> frozenset[str]:
 # ---- TVM objects -> a tiledispatch call ------------------------------------
 
 
-def _int(x: Any, what: str) -> int:
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        raise BridgeError(f"{what} must be a constant, got {x!r}") from None
-
-
 _NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _layout_text(layout: Any) -> str | None:
-    """TVM's TileLayout as tiledispatch's TileLayout notation:
-    ``T.TileLayout(T.S[(32, 4):(1 @ Axis.laneid, 1)])`` becomes
-    ``S[(32, 4) : (1@laneid, 1)]``; a ``ComposeLayout(m, b, s, X)`` (TVM's
-    swizzle) becomes ``X + Swizzle(b, m, s)``."""
-    if layout is None:
-        return None
-    if type(layout).__name__ == "ComposeLayout":
-        # TVM's swizzled layout: a TileLayout and a swizzle of the offsets
-        # it gives, ours as `X + Swizzle(b, m, s)` (docs/contract.md).
-        if not bool(layout.swizzle_inner):
-            raise BridgeError(f"unsupported layout {layout!r}: swizzle_inner=False "
-                              "(tiledispatch swizzles the offsets the tile layout gives)")
-        inner = _layout_text(layout.tile_layout)
-        return (f"{inner} + Swizzle({int(layout.swizzle_len)}, {int(layout.per_element)}, "
-                f"{int(layout.atom_len)})")
-    text = repr(layout)
-    m = re.fullmatch(r"T\.TileLayout\((.*)\)", text, re.S)
-    if m is None:
-        raise BridgeError(f"unsupported layout {text}")
-    body = m.group(1)
-    body = body.replace("T.", "").replace("Axis.", "")
-    body = re.sub(r"\s*@\s*", "@", body)
-    body = re.sub(r"\)\s*:\s*\(", ") : (", body)
-    body = re.sub(r"(?<=[\d\w\)])\s*:\s*(?=[\d\(])", " : ", body)
-    return body
 
 
 # Conversions of immutable TVM objects, kept per object: the address of
@@ -178,109 +145,9 @@ def _make_buffer_entry(buf: Any) -> dict[str, Any]:
         text = _layout_text(layout)
         if text is not None:
             entry["layout"] = text
+    if entry["scope"] == "tmem":
+        return _ca.tmem_entry(buf, entry)
     return entry
-
-
-def _affine(x: Any) -> tuple[int, list[tuple[Any, int]]] | None:
-    """x as (constant, [(variable, coefficient)]) when it is a sum of
-    integer multiples of variables and integers (None otherwise)."""
-    from tvm.tirx import Add, Cast, IntImm, Mul, Sub, Var
-
-    if isinstance(x, IntImm):
-        return int(x.value), []
-    if isinstance(x, Var):
-        return 0, [(x, 1)]
-    if isinstance(x, Cast) and "int" in str(x.dtype):
-        return _affine(x.value)
-    if isinstance(x, (Add, Sub)):
-        a, b = _affine(x.a), _affine(x.b)
-        if a is None or b is None:
-            return None
-        sign = 1 if isinstance(x, Add) else -1
-        terms = list(a[1])
-        for v, k in b[1]:
-            terms.append((v, sign * k))
-        return a[0] + sign * b[0], terms
-    if isinstance(x, Mul):
-        a, b = _affine(x.a), _affine(x.b)
-        if a is None or b is None or (a[1] and b[1]):
-            return None
-        const, (c, terms) = (a[0], b) if not a[1] else (b[0], a)
-        return c * const, [(v, k * const) for v, k in terms]
-    return None
-
-
-class _Blocks:
-    """The variables a call's region starts use (TVM's `bx = T.cta_id(...)`),
-    each written as a block id of the call (blockIdx.x, .y, .z in turn); the
-    body's `blockIdx.x` binds to the variable itself, as TVM's own copy uses
-    the region's expression.  The grid extents those block ids get in the
-    call are names (unknown): TVM does not say what range the variable has,
-    so tiledispatch checks the tile of block 0 and the alignment of every
-    block (docs/copy.md)."""
-
-    def __init__(self) -> None:
-        self.vars: list[Any] = []
-
-    def tag(self, var: Any) -> str:
-        for i, v in enumerate(self.vars):
-            if v.same_as(var):
-                return "xyz"[i]
-        if len(self.vars) == 3:
-            raise BridgeError("a region start uses more than three variables")
-        self.vars.append(var)
-        return "xyz"[len(self.vars) - 1]
-
-    def start(self, x: Any, what: str) -> str:
-        """The call file's text of a start that is not a constant."""
-        aff = _affine(x)
-        if aff is None:
-            raise BridgeError(f"{what} must be a constant or affine in variables, got {x!r}")
-        const, terms = aff
-        coef: dict[str, int] = {}
-        for v, k in terms:
-            t = self.tag(v)
-            coef[t] = coef.get(t, 0) + k
-        parts = [f"blockIdx.{t} * {k}" for t, k in sorted(coef.items()) if k != 0]
-        if const != 0 or not parts:
-            parts.append(str(const))
-        return " + ".join(parts)
-
-    def launch(self, launch: dict[str, Any]) -> dict[str, Any]:
-        """The call's launch with a grid extent by name for each block id
-        the regions use."""
-        out = dict(launch)
-        for i in range(len(self.vars)):
-            out[f"blockIdx.{'xyz'[i]}"] = f"td_grid_{'xyz'[i]}"
-        return out
-
-    def names(self, launch_vars: dict[str, Any]) -> dict[str, Any]:
-        """The body's `blockIdx` with the regions' variables in place."""
-        from types import SimpleNamespace
-
-        if not self.vars:
-            return {}
-        base = dict(vars(launch_vars["blockIdx"])) if "blockIdx" in launch_vars else {}
-        for i, v in enumerate(self.vars):
-            base["xyz"[i]] = v
-        return {"blockIdx": SimpleNamespace(**base)}
-
-
-def _region_text(name: str, region: Any, blocks: _Blocks | None = None) -> str:
-    parts = []
-    for r in region.region:
-        ext = _int(r.extent, f"region extent of {name}")
-        try:
-            lo = int(r.min)
-        except (TypeError, ValueError):
-            if blocks is None:
-                raise BridgeError(f"region start of {name} must be a constant, "
-                                  f"got {r.min!r}") from None
-            start = blocks.start(r.min, f"region start of {name}")
-            parts.append(f"{start}:{start} + {ext}")
-            continue
-        parts.append(f"{lo}:{lo + ext}")
-    return f"{name}[{', '.join(parts)}]"
 
 
 _LAUNCH_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z",
@@ -379,8 +246,18 @@ class _Operands:
         # (tiledispatch's rule); other ops' non-constant starts stay not
         # expressible.
         self.blocks: _Blocks | None = None
+        # Views of shared buffers at a variable offset (_shared_view),
+        # declared in front of the body.
+        self.views: list[tuple[Any, Any]] = []   # (view, its buffer)
+        self.shared_views = False   # copy_async's (copy's: not yet)
 
     def region(self, region: Any) -> str:
+        if self.blocks is not None and self.shared_views:
+            view = _shared_view(region, self.blocks.lets)
+            if view is not None:
+                buf, region_text = view
+                self.views.append((buf, region.source))
+                return region_text(self.buffer_name(buf))
         return _region_text(self.buffer_name(region.source), region, self.blocks)
 
     def buffer_name(self, buf: Any) -> str:
@@ -455,7 +332,8 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         raise BridgeError(f"{_tvm_op(op_call)} is not a tile primitive")
     ops = _Operands()
     if op_name in ("copy", "copy_async"):
-        ops.blocks = _Blocks()
+        ops.blocks = _Blocks(_lets(sctx))
+        ops.shared_views = op_name == "copy_async"
     operands = _call_fields(op_name, op_call, ops)
     config = _config(op_call)
     scalars: dict[str, Any] = {}
@@ -463,6 +341,7 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     if op_name == "copy_async":
         config = _ca.config(op_call, config, ops, sctx, scalars)
         launch = _ca.with_cluster(launch, sctx)
+        ops.scalars.update(_ca.tmem_addresses(ops))
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
     fields: dict[str, Any] = dict(
@@ -914,10 +793,17 @@ def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tupl
     if "# host: " in body:
         body, maps = _ca.tensor_maps(body, ops, sctx)
         names = {**names, **maps}
+
     if ops.blocks is not None and ops.blocks.vars:
         # The body's blockIdx.x is the region's own variable.
         names = {**names, **ops.blocks.names(_launch_vars(sctx))}
-    return _make_body(body, ops.buffers, sctx, _storage_views(call), names), d.variant
+    func = _make_body(body, ops.buffers, sctx, _storage_views(call), names)
+    if ops.views:
+        import tvm
+
+        func = func.with_body(tvm.tirx.SeqStmt(
+            [tvm.tirx.DeclBuffer(v, data=src.data) for v, src in ops.views] + [func.body]))
+    return func, d.variant
 
 
 def lower(op_call: Any, sctx: Any, registry: _td.Registry | None = None) -> Any:
@@ -957,9 +843,7 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (a copy_async call meant for a variant the
-    bridge does not take yet: TVM's tcgen05 copies, a TMA copy with a
-    prefetched or gathered map)."""
+    ``"not bridged yet"`` (an op in _NOT_BRIDGED: none today)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
@@ -1011,11 +895,6 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
     if not _is_cuda(sctx):
         _hand_back(NOT_CUDA, tvm_name)
         return prev(op_call, sctx)
-    if op == "copy_async":
-        why = _ca.not_ours(op_call)
-        if why:
-            _hand_back(NOT_BRIDGED, tvm_name, why)
-            return prev(op_call, sctx)
     try:
         call, operands = _to_call(op_call, sctx)
     except BridgeError as e:
