@@ -27,6 +27,12 @@
  *     (which copies into the peer and completes on the peer's barrier);
  *     every thread waits for phase 0 of its own barrier; a cluster sync
  *     (no CTA leaves while a peer still copies out of it);
+ *   - when the data arrives (docs/verification.md, "Cluster copies: a
+ *     wrong barrier"): thread 0 of cluster rank r issues after r * 20 us
+ *     (td_ds_stagger), every thread snapshots the dst's storage right
+ *     after its wait; after the closing sync the snapshot is written back
+ *     for the host to check, and a byte that changed after the wait sets
+ *     the dst's guard flag to 2;
  *   - one buffer holding both tiles (a row copied into another row of the
  *     peer's copy of the buffer): the buffer is source and dst; outside
  *     the dst region every element must keep the CTA's own value;
