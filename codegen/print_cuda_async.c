@@ -210,6 +210,49 @@ void td__cuda_async(const td__async_out *o, const td__stmt *s,
 
 #define CVTA(x) "(unsigned int)__cvta_generic_to_shared(" x ")"
 
+/*
+ * The checked mode (docs/copy_async.md): with TD_CHECKED defined, the
+ * cluster helpers trap on what PTX leaves undefined and the hardware
+ * would silently wrap or round: a mapa rank outside the cluster
+ * (%cluster_nctarank; a negative rank is a huge unsigned one) or of an
+ * address that is not shared; a cluster copy of a size that is not a
+ * positive multiple of 16, an operand not 16-byte aligned (the barrier
+ * 8), or a barrier in another CTA than the destination (getctarank: the
+ * copy completes on the barrier of the CTA it writes into); a multicast
+ * mask that is 0 or names a rank outside the cluster.  Without the macro
+ * the helpers are the same instructions as before.  The self-checking
+ * programs define it; the stand-in (tests/cuda/emu) checks the same
+ * always.
+ */
+#define CHECKED_NCTARANK \
+    "    unsigned int td_n;\n" \
+    "    asm volatile(\"mov.u32 %0, %%cluster_nctarank;\" : \"=r\"(td_n));\n"
+#define CHECKED_MAPA \
+    "#ifdef TD_CHECKED\n" \
+    "  {\n" CHECKED_NCTARANK \
+    "    if (rank >= td_n || !__isShared(p))\n" \
+    "      __trap(); /* TD_CHECKED: mapa outside the cluster or of a non-shared address */\n" \
+    "  }\n" \
+    "#endif\n"
+#define CHECKED_S2C \
+    "#ifdef TD_CHECKED\n" \
+    "  {\n" \
+    "    unsigned int td_rd, td_rb;\n" \
+    "    asm volatile(\"getctarank.shared::cluster.u32 %0, %1;\" : \"=r\"(td_rd) : \"r\"(dst));\n" \
+    "    asm volatile(\"getctarank.shared::cluster.u32 %0, %1;\" : \"=r\"(td_rb) : \"r\"(bar));\n" \
+    "    if (bytes == 0 || bytes % 16 != 0 || dst % 16 != 0 || !__isShared(src) ||\n" \
+    "        " CVTA("src") " % 16 != 0 || bar % 8 != 0 || td_rd != td_rb)\n" \
+    "      __trap(); /* TD_CHECKED: a cluster copy PTX leaves undefined */\n" \
+    "  }\n" \
+    "#endif\n"
+#define CHECKED_MULTICAST \
+    "#ifdef TD_CHECKED\n" \
+    "  {\n" CHECKED_NCTARANK \
+    "    if (mask == 0 || (td_n < 16 && (mask >> td_n) != 0) || " CVTA("bar") " % 8 != 0)\n" \
+    "      __trap(); /* TD_CHECKED: a multicast mask outside the cluster */\n" \
+    "  }\n" \
+    "#endif\n"
+
 /* The helpers of the nodes with one form, by kind. */
 static const char *const fixed_helpers[TD__A_COUNT] = {
     [TD__A_MBAR_INIT] =
@@ -290,6 +333,7 @@ static const char *const fixed_helpers[TD__A_COUNT] = {
         "__forceinline__ __device__ unsigned int td_mapa_shared_cluster("
         "const void *p, unsigned int rank) {\n"
         "#ifdef __CUDA_ARCH__\n"
+        CHECKED_MAPA
         "  unsigned int d;\n"
         "  asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(d) "
         ": \"r\"(" CVTA("p") "), \"r\"(rank));\n"
@@ -305,6 +349,7 @@ static const char *const fixed_helpers[TD__A_COUNT] = {
         "__forceinline__ __device__ void td_bulk_copy_s2c(unsigned int dst, "
         "const void *src, unsigned int bytes, unsigned int bar) {\n"
         "#ifdef __CUDA_ARCH__\n"
+        CHECKED_S2C
         "  asm volatile(\"cp.async.bulk.shared::cluster.shared::cta."
         "mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n"
         "               : : \"r\"(dst), \"r\"(" CVTA("src") "), \"r\"(bytes), "
@@ -348,7 +393,10 @@ static void tma_helper(td_buf *o, const td__async *a)
         td__buf_puts(o, ", unsigned short mask");
     if (hint)
         td__buf_puts(o, ", unsigned long long policy");
-    td__buf_puts(o, ") {\n#ifdef __CUDA_ARCH__\n  asm volatile(\"");
+    td__buf_puts(o, ") {\n#ifdef __CUDA_ARCH__\n");
+    if (mc)
+        td__buf_puts(o, CHECKED_MULTICAST);
+    td__buf_puts(o, "  asm volatile(\"");
     int next;
     if (load) {
         td__buf_printf(o, "cp.async.bulk.tensor.%dd.shared::cluster.global."

@@ -13,6 +13,11 @@
 #   dsmem_same_buffer_mapa_self     the same where one buffer holds both rows
 #   dsmem_nested_3d_src_off         each 128-byte chunk read 64 elements on
 #   tma_g2s_multicast_cluster_row_off  the multicast box one row off
+#   dsmem_contiguous_1d_mbar_out    the barrier's rank 1 + cbx (2: outside)
+#   dsmem_contiguous_1d_size_513    a copy of 513 bytes (not 16 x n)
+#   dsmem_cluster_2x2_mbar_next     the barrier's rank (rank + 1) % 4
+#   dsmem_cluster_2x2_mbar_next_unchecked  the same without TD_CHECKED:
+#                                   the snapshot after the wait sees it
 #
 #   OUT=DIR bash tests/cuda/gpu-cluster.sh      # all on the GPU machine:
 #                                               # builds build-gpu-cluster/
@@ -73,6 +78,24 @@ __global__ void td_kernel('
   mutant "$dir" dsmem_nested_3d_src_off "$dir/progs/dsmem_nested_3d.cu" \
     'td_bulk_copy_s2c(cluster_dst, S_src_ptr + (c0 * 1024 + c1 * 64), 128' \
     'td_bulk_copy_s2c(cluster_dst, S_src_ptr + (c0 * 1024 + c1 * 64 + 64), 128' || return 1
+  # The barrier's rank and the copy's size (docs/verification.md, "Cluster
+  # copies: a wrong barrier"): a rank outside the cluster and a size of
+  # 513 trap in the checked mode; in the 2 x 2 cluster a wrong rank inside
+  # it (rank + 1 mod 4) traps there too (getctarank), and with the checked
+  # mode off the snapshot after the wait sees CTA 1 pass its wait before
+  # CTA 2's bytes land.
+  mutant "$dir" dsmem_contiguous_1d_mbar_out "$dir/progs/dsmem_contiguous_1d.cu" \
+    'td_mapa_shared_cluster(mbar_ptr, 1 - td_cluster_ctaid_x())' \
+    'td_mapa_shared_cluster(mbar_ptr, 1 + td_cluster_ctaid_x())' || return 1
+  mutant "$dir" dsmem_contiguous_1d_size_513 "$dir/progs/dsmem_contiguous_1d.cu" \
+    'td_bulk_copy_s2c(cluster_dst, S_src_ptr, 512, remote_mbar)' \
+    'td_bulk_copy_s2c(cluster_dst, S_src_ptr, 513, remote_mbar)' || return 1
+  local inrange='td_mapa_shared_cluster(mbar_ptr, (td_cluster_ctaid_x() + 2 * td_cluster_ctaid_y() + 1) % 4)'
+  mutant "$dir" dsmem_cluster_2x2_mbar_next "$dir/progs/dsmem_cluster_2x2.cu" \
+    'td_mapa_shared_cluster(mbar_ptr, 3 - (td_cluster_ctaid_x() + 2 * td_cluster_ctaid_y()))' \
+    "$inrange" || return 1
+  mutant "$dir" dsmem_cluster_2x2_mbar_next_unchecked "$dir/mutants/dsmem_cluster_2x2_mbar_next.cu" \
+    '#define TD_CHECKED 1' '#define TD_UNCHECKED_RUN 1' || return 1
   mutant "$dir" tma_g2s_multicast_cluster_row_off "$dir/progs/tma_g2s_multicast_cluster.cu" \
     'td_tma_load_2d_multicast(A_smem_ptr, &A_tensormap, 0, 0, mbar_ptr' \
     'td_tma_load_2d_multicast(A_smem_ptr, &A_tensormap, 0, 1, mbar_ptr' || return 1

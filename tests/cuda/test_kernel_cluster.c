@@ -127,11 +127,27 @@ static void test_dsmem(void **state)
         "    td_cluster_sync();\n",
         "    if (td_tid == 0) {\n",
         "        td_mbar_arrive_expect_tx(mbar_ptr + 1, 1024);\n",
+        /* issued one after another, by cluster rank */
+        "        td_ds_stagger();\n",
         "    /* The emitted body (variant dsmem). */\n    {\n",
         "td_bulk_copy_s2c(",
         "    }\n    }\n    td_mbar_wait(mbar_ptr + 1, 0);\n",
-        "    td_cluster_sync();\n    __syncthreads();\n"};
+        /* the dst's storage (a span of 960 elements) right after the wait */
+        "    for (int i = td_t; i < 1920; i += TD_TPI)\n"
+        "        td_ds_snap[i] = ((const unsigned char *)S_dst_ptr)[i];\n",
+        "    td_cluster_sync();\n",
+        /* checked as the snapshot saw it; a later change fails */
+        "    for (int i = td_t; i < 1920; i += TD_TPI) {\n"
+        "        if (((const unsigned char *)S_dst_ptr)[i] != td_ds_snap[i])\n"
+        "            td_guard[1] = 2;\n"
+        "        ((unsigned char *)S_dst_ptr)[i] = td_ds_snap[i];\n"
+        "    }\n    __syncthreads();\n"};
     in_order(p, steps, sizeof steps / sizeof *steps);
+    /* The snapshot lies past the barriers, 16-byte aligned; the checked
+     * mode of the helpers is on. */
+    assert_contains(p, "#define TD_CHECKED 1\n");
+    assert_contains(p, "unsigned char *const td_ds_snap = td_smem + ");
+    assert_contains(p, "__device__ __forceinline__ void td_ds_stagger()");
     /* The cluster launch. */
     const char *launch[] = {
         "td_cfg.gridDim = dim3(4, 1, 1);",

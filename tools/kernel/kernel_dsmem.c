@@ -27,6 +27,12 @@
  *     (which copies into the peer and completes on the peer's barrier);
  *     every thread waits for phase 0 of its own barrier; a cluster sync
  *     (no CTA leaves while a peer still copies out of it);
+ *   - when the data arrives (docs/verification.md, "Cluster copies: a
+ *     wrong barrier"): thread 0 of cluster rank r issues after r * 20 us
+ *     (td_ds_stagger), every thread snapshots the dst's storage right
+ *     after its wait; after the closing sync the snapshot is written back
+ *     for the host to check, and a byte that changed after the wait sets
+ *     the dst's guard flag to 2;
  *   - one buffer holding both tiles (a row copied into another row of the
  *     peer's copy of the buffer): the buffer is source and dst; outside
  *     the dst region every element must keep the CTA's own value;
@@ -52,6 +58,8 @@ typedef struct ds_plan {
     int64_t bytes;          /* the bytes each CTA receives (one phase) */
     char mbar[TD_NAME_MAX]; /* the barrier's buffer */
     int64_t mbar_off;       /* its byte offset in dynamic shared memory */
+    int64_t snap_off;       /* the dst's snapshot after the wait: offset */
+    int64_t snap_bytes;     /* and bytes (the dst's storage) */
     int *from;              /* per instance: the instance copying into it */
     td_buf prelude;         /* the protocol's helpers (file scope) */
     char *fence, *init, *sync, *arm, *wait;
@@ -282,6 +290,12 @@ static int ds_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         elems = td__mul_sat(elems, mb->shape[d]);
     c->mbar_off = (p->smem + 7) / 8 * 8;
     p->smem = c->mbar_off + 8 * elems;
+    /* The snapshot of the dst's storage right after the barrier wait. */
+    const kp_buf *dk = &p->bufs[c->dst];
+    c->snap_bytes = td__mul_sat(td__kp_shared_elems(dk),
+                                td_dtype_bits(dk->b->dtype) / 8);
+    c->snap_off = (p->smem + 15) / 16 * 16;
+    p->smem = c->snap_off + c->snap_bytes;
     if (p->smem > KP_MAX_SHARED)
         return td__kp_fail(diag, call, TD_ELIMIT,
                            "%" PRId64 " bytes of shared memory per block "
@@ -386,8 +400,10 @@ static void ds_body_open(td_buf *o, const kp_plan *p)
     td__buf_printf(o,
                    "    unsigned long long *const %s_ptr = (unsigned long "
                    "long *)(td_smem + %" PRId64 "LL);\n"
+                   "    unsigned char *const td_ds_snap = td_smem + %" PRId64
+                   "LL;\n"
                    "    if (td_tid == 0) {\n",
-                   c->mbar, c->mbar_off);
+                   c->mbar, c->mbar_off, c->snap_off);
     td__buf_puts(o, c->init);
     td__buf_puts(o, "    }\n    __syncthreads();\n"
                     "    /* Every CTA's barrier exists before a peer's copy "
@@ -398,16 +414,43 @@ static void ds_body_open(td_buf *o, const kp_plan *p)
                       " bytes the peer copies in */\n",
                    c->bytes);
     td__buf_puts(o, c->arm);
+    td__buf_puts(o, "        /* The CTAs issue one after another, by cluster "
+                    "rank: a copy\n"
+                    "         * completing on another CTA's barrier lets a "
+                    "CTA pass its wait\n"
+                    "         * before its own bytes land "
+                    "(docs/verification.md). */\n"
+                    "        td_ds_stagger();\n");
 }
 
 static void ds_body_close(td_buf *o, const kp_plan *p)
 {
     const ds_plan *c = ds_of(p);
+    const kp_buf *dk = &p->bufs[c->dst];
     td__buf_puts(o, "    }\n");
     td__buf_puts(o, c->wait);
+    td__buf_printf(o,
+                   "    /* What had arrived when the barrier said it had: "
+                   "the dst as every\n"
+                   "     * thread sees it right after its wait. */\n"
+                   "    for (int i = td_t; i < %" PRId64 "; i += TD_TPI)\n"
+                   "        td_ds_snap[i] = ((const unsigned char *)%s_ptr)[i];\n",
+                   c->snap_bytes, dk->b->name);
     td__buf_puts(o, "    /* No CTA leaves while a peer still copies out of "
                     "it. */\n");
     td__buf_puts(o, c->sync);
+    td__buf_printf(o,
+                   "    /* The host checks the snapshot; a byte that changed "
+                   "after the wait\n"
+                   "     * (a copy landing after its barrier completed) "
+                   "fails as well. */\n"
+                   "    for (int i = td_t; i < %" PRId64 "; i += TD_TPI) {\n"
+                   "        if (((const unsigned char *)%s_ptr)[i] != "
+                   "td_ds_snap[i])\n"
+                   "            td_guard[%d] = 2;\n"
+                   "        ((unsigned char *)%s_ptr)[i] = td_ds_snap[i];\n"
+                   "    }\n",
+                   c->snap_bytes, dk->b->name, c->dst, dk->b->name);
 }
 
 static void ds_free(kp_plan *p)

@@ -36,3 +36,29 @@ static inline void td_ds_check(const char *buf, long long inst, long long e,
                  td_ds_from[inst]);
     }
 }
+
+/* The issue's stagger (docs/verification.md, "when the data arrives"):
+ * thread 0 of the CTA of cluster rank r spins r * TD_DS_STAGGER_NS
+ * nanoseconds of the global timer after arming its barrier and before
+ * issuing its copy, so a cluster's CTAs issue one after another.  The
+ * wait orders what the program reads, never the stagger: the correct
+ * program passes at any delay; a copy completing on the wrong barrier
+ * lets some CTA pass its wait before its own bytes land, and the
+ * snapshot taken right after the wait shows it.  On the host (the
+ * stand-in) nothing: its copies land when issued, and it checks the
+ * barrier's CTA itself. */
+#ifndef TD_DS_STAGGER_NS
+#define TD_DS_STAGGER_NS 20000ULL
+#endif
+__device__ __forceinline__ void td_ds_stagger()
+{
+#ifdef __CUDA_ARCH__
+    unsigned int r;
+    unsigned long long t0, t;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < (unsigned long long)r * TD_DS_STAGGER_NS);
+#endif
+}

@@ -45,7 +45,12 @@ static inline void td_check(const char *buf, long long inst, long long elem,
  * shared memory), which the values inside it cannot show. */
 static inline void td_guard_check(const char *buf, int flag)
 {
-    if (flag != 0 && td_mismatches++ == 0)
+    if (flag == 2 && td_mismatches++ == 0)
+        snprintf(td_first, sizeof td_first,
+                 "round=%d buffer=%s: it changed after its barrier wait (a "
+                 "copy landed after the barrier had completed)",
+                 td_round, buf);
+    else if (flag != 0 && td_mismatches++ == 0)
         snprintf(td_first, sizeof td_first,
                  "round=%d buffer=%s: the body wrote past the end of the "
                  "buffer (its guard bytes changed)",
