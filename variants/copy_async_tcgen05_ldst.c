@@ -21,8 +21,8 @@
  * beyond TVM (docs/copy_async.md): the register buffer must carry a
  * fragment layout (TVM's .32x32b path reads only its shape), the call
  * needs sm_100a-class tensor memory (TVM has no arch check), config keys
- * are refused, not ignored, and a .16x*b column slice must cover whole
- * reps (TVM emits .x0, or loads registers the layout does not name).
+ * are refused, not ignored, and a .16x*b column slice must start a rep
+ * (TVM moves the registers the layout gives other columns).
  */
 #include <stdio.h>
 #include <string.h>
@@ -298,9 +298,9 @@ static int plan_16xnb(const td_call *call, ldst_plan *p, int shape, int num,
         td_reason_set(why,
                       "tmem<->local: a column slice of a .%s fragment must "
                       "cover whole reps of %lld columns, got columns "
-                      "%lld:%lld (TVM emits .x0 for a narrower slice and "
-                      "loads registers the layout does not name for an "
-                      "unaligned one)",
+                      "%lld:%lld (TVM fails on .x0 for a narrower slice and "
+                      "moves registers the layout gives other columns for "
+                      "an unaligned one)",
                       td_ir_tcgen05_ldst_shape((td_ir_ldst_shape)shape),
                       (long long)rep_cols, (long long)lr->start[1],
                       (long long)(lr->start[1] + w));

@@ -173,9 +173,6 @@ COPY_DEVIATIONS: dict[str, tuple[str, str]] = {
                                "shape; tiledispatch requires the .32x32b fragment layout"),
     "tcgen05_ldst_unknown_key": ("A3", "TVM ignores config keys tmem<->local does not read; "
                                  "tiledispatch refuses them"),
-    "tcgen05_ldst_16x256b_slice_below_rep": ("-", "a .16x*b column slice narrower than one "
-                                             "rep: TVM emits .x0, which ptxas refuses; "
-                                             "tiledispatch declines it"),
     "tcgen05_ldst_16x256b_slice_unaligned": ("-", "a .16x*b column slice that starts inside a "
                                              "rep: TVM moves registers the layout gives other "
                                              "columns; tiledispatch declines it"),
@@ -360,20 +357,25 @@ def tcgen05_issues(script: str) -> list:
 
 
 def _issue(args: list, env: dict) -> tuple:
+    """One T.ptx.tcgen05 load or store: its operands are the registers and
+    the address (last for a load, first for a store), then the strings."""
     strs = [a.strip("\"") for a in args if a.startswith("\"")]
+    ops = [a for a in args if not a.startswith("\"")]
+    ld = strs[0] == "ld"
+    addr = ops[-1] if ld else ops[0]
+    regs = ops[:-1] if ld else ops[1:]
     ev = lambda e: eval(e, {"T": _EVAL_T}, dict(env))  # noqa: E731
     row = col = 0
-    regs = []
-    for a in args:
-        if a.startswith("\""):
-            continue
-        m = re.match(r"T\.cuda\.get_tmem_addr\((.*)\)$", a)
-        if m:
-            _, r, c = _top_args(m.group(1))
-            row, col = ev(r), ev(c)
-        elif a.endswith("]"):
-            regs.append(ev(a[a.rindex("[") + 1:-1]))
-    return (strs[0], strs[3], strs[4], row, col, regs[0] if regs else None, len(regs))
+    m = re.match(r"T\.cuda\.get_tmem_addr\((.*)\)$", addr)
+    if m:
+        _, r, c = _top_args(m.group(1))
+        row, col = ev(r), ev(c)
+    # A register is a word of a view; TVM prints word 0 of a one-word view
+    # as the view's name.
+    first = regs[0] if regs else None
+    word = (ev(first[first.rindex("[") + 1:-1]) if first and first.endswith("]")
+            else 0 if first else None)
+    return (strs[0], strs[3], strs[4], row, col, word, len(regs))
 
 
 def copy_source(spec: dict, dm) -> str:
