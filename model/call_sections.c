@@ -7,6 +7,7 @@
  * ranges) and `config` (integers, booleans, strings and, for the
  * expression keys, expressions and buffer elements, by key).  call_load.c calls each once the key was found.
  */
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -25,12 +26,64 @@ static const char *const g_storage_scopes[] = {"local", "shared", "shared.dyn",
 #define TMEM_LANES 128
 #define TMEM_COLUMNS 512
 
+/* Whether `text`, spaces and TVM's `T.` and `Axis.` prefixes aside, is
+ * `want`. */
+static bool same_spelling(const char *text, const char *want)
+{
+    for (;;) {
+        while (*text == ' ' || *text == '\t')
+            text++;
+        if (strncmp(text, "Axis.", 5) == 0)
+            text += 5;
+        else if (strncmp(text, "T.", 2) == 0)
+            text += 2;
+        if (*text != *want)
+            return false;
+        if (*text == '\0')
+            return true;
+        text++;
+        want++;
+    }
+}
+
 /*
- * A tmem buffer is lanes x columns, as TVM's datapath layout D reads it:
- * row r is lane r, and the elements of a row pack into the lane's 32-bit
- * cells (two 16-bit or four 8-bit elements a cell).  TVM's other datapaths
- * (F and B, 64 rows) and a written layout are not ours yet, so they are
- * refused here rather than read as D.
+ * The datapath a tmem buffer's layout names: TVM's tmem_datapath_layout of
+ * the buffer's (rows, columns), as it prints it (spaces free): D
+ * `S[(128, N) : (1@TLane, 1@TCol)]`, F `S[(4, 16, N) : (32@TLane, 1@TLane,
+ * 1@TCol)]` (`+ 16@TLane` for the upper sub-slab), B `S[(64, 2, N/2) :
+ * (1@TLane, 64@TLane, 1@TCol)]`.  -1 when it is none of them.
+ */
+static int tmem_datapath(const char *text, const td_buffer *b, int *sub_slab)
+{
+    char want[160];
+    long long r = (long long)b->shape[0], n = (long long)b->shape[1];
+    *sub_slab = 0;
+    if (r == 128) {
+        snprintf(want, sizeof want, "S[(128,%lld):(1@TLane,1@TCol)]", n);
+        return same_spelling(text, want) ? TD_TMEM_D : -1;
+    }
+    if (r != 64)
+        return -1;
+    if (n % 2 == 0) {
+        snprintf(want, sizeof want, "S[(64,2,%lld):(1@TLane,64@TLane,1@TCol)]",
+                 n / 2);
+        if (same_spelling(text, want))
+            return TD_TMEM_B;
+    }
+    snprintf(want, sizeof want, "S[(4,16,%lld):(32@TLane,1@TLane,1@TCol)]", n);
+    if (same_spelling(text, want))
+        return TD_TMEM_F;
+    strncat(want, "+16@TLane", sizeof want - strlen(want) - 1);
+    *sub_slab = 1;
+    return same_spelling(text, want) ? TD_TMEM_F : -1;
+}
+
+/*
+ * A tmem buffer is lanes x columns, as TVM's datapath layouts read it: 128
+ * rows without a layout or with datapath D's (row r is lane r), 64 rows
+ * with datapath F's or B's; the elements of a row pack into the lane's
+ * 32-bit cells (two 16-bit or four 8-bit elements a cell).  Any other
+ * layout is refused rather than read as D.
  */
 static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                    const td_ynode *layout, td_buffer *b)
@@ -46,10 +99,11 @@ static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                       "tmem buffer '%s': tensor memory holds 32-bit cells, "
                       "%s (%d bits) does not pack into them",
                       b->name, td_dtype_name(b->dtype), bits);
-    if (b->shape[0] != TMEM_LANES)
+    if (b->shape[0] != TMEM_LANES && (b->shape[0] != 64 || layout == NULL))
         return cl_err(c, TD_ESCHEMA, shape->kids[0],
-                      "tmem buffer '%s' has %lld lanes; tiledispatch reads "
-                      "tensor memory as TVM's datapath D, %d lanes",
+                      "tmem buffer '%s' has %lld rows; tensor memory has %d "
+                      "lanes (TVM's datapath D), or 64 rows with the layout "
+                      "of datapath F or B",
                       b->name, (long long)b->shape[0], TMEM_LANES);
     int per = 32 / bits;
     if (b->shape[1] % per != 0)
@@ -58,17 +112,39 @@ static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                       "32-bit cells (%d to a cell)",
                       b->name, (long long)b->shape[1],
                       td_dtype_name(b->dtype), per);
-    if (b->shape[1] / per > TMEM_COLUMNS)
+    b->datapath = TD_TMEM_D;
+    b->sub_slab = 0;
+    if (layout != NULL) {
+        int rc = cl_string(c, layout, "layout", b->layout_text,
+                           sizeof b->layout_text);
+        if (rc)
+            return rc;
+        int dp = tmem_datapath(b->layout_text, b, &b->sub_slab);
+        if (dp < 0) {
+            long long n = (long long)b->shape[1];
+            if (b->shape[0] == TMEM_LANES)
+                return cl_err(c, TD_ESCHEMA, layout,
+                              "tmem buffer '%s': layout '%s' is none of "
+                              "TVM's datapath layouts for 128 rows; D is "
+                              "S[(128, %lld) : (1@TLane, 1@TCol)]",
+                              b->name, b->layout_text, n);
+            return cl_err(c, TD_ESCHEMA, layout,
+                          "tmem buffer '%s': layout '%s' is none of TVM's "
+                          "datapath layouts for 64 rows: F is S[(4, 16, "
+                          "%lld) : (32@TLane, 1@TLane, 1@TCol)] (+ 16@TLane "
+                          "for the upper sub-slab), B S[(64, 2, %lld) : "
+                          "(1@TLane, 64@TLane, 1@TCol)]",
+                          b->name, b->layout_text, n, n / 2);
+        }
+        b->datapath = (td_tmem_datapath)dp;
+    }
+    /* Datapath B folds the columns into two lane halves. */
+    int64_t cells = b->shape[1] / per / (b->datapath == TD_TMEM_B ? 2 : 1);
+    if (cells > TMEM_COLUMNS)
         return cl_err(c, TD_ESCHEMA, shape->kids[1],
                       "tmem buffer '%s' needs %lld 32-bit columns; a lane "
                       "of tensor memory has %d",
-                      b->name, (long long)(b->shape[1] / per), TMEM_COLUMNS);
-    if (layout != NULL)
-        return cl_err(c, TD_ESCHEMA, layout,
-                      "tmem buffer '%s': a layout is not supported (its "
-                      "layout is TVM's datapath D: row = lane, column = "
-                      "column)",
-                      b->name);
+                      b->name, (long long)cells, TMEM_COLUMNS);
     return 0;
 }
 

@@ -14,10 +14,14 @@
  * storage_scope (ours under a display name: TVM's is the pair form, the
  * generic one is not).
  *
- * Tensor memory is read as TVM's datapath D (M = 128, the accumulator
- * layout the model reads tmem buffers as); datapaths F and B are refused
- * by the loader.  Where TVM asserts (a bare AssertionError row) we
- * decline with a reason; where it raises, with its text.  Our decisions
+ * The tmem buffer's datapath (the loader reads it from its layout) is
+ * TVM's: D (M = 128) pairs with every atom; F (M = 64, one 16-lane half of
+ * each warp's slab) with a 64-row .16x*b fragment, its upper sub-slab
+ * issued at row 16; B (cta_group::2's M = 64, two column halves in the
+ * two lane halves) takes its own path first, one .32x32b.x(N/2) of the
+ * whole tile into the (64, N) register image.  Where TVM asserts (a bare
+ * AssertionError row) we decline with a reason; where it raises, with
+ * its text.  Our decisions
  * beyond TVM (docs/copy_async.md): the register buffer must carry a
  * fragment layout (TVM's .32x32b path reads only its shape), the call
  * needs sm_100a-class tensor memory (TVM has no arch check), config keys
@@ -213,6 +217,7 @@ typedef struct ldst_plan {
     td_ir_ldst_shape shape;
     int num;                /* .xNUM of each instruction */
     int nissue;             /* 1, or 2: a 128-row .16x*b fragment */
+    int row;                /* the first issue's lane in each warp's slab */
     int64_t regs_per_slab;  /* 32-bit words between the two issues */
     int64_t column;         /* 32-bit column of the tmem window */
     int64_t word;           /* first 32-bit register word */
@@ -224,10 +229,14 @@ static int decline(td_reason *why, const char *fmt, long long a, long long b)
     return TD_EDECLINED;
 }
 
-/* TVM's _tmem_window on datapath D: the tmem region is frag_rows lanes
- * from lane 0 (an offset of 16 is datapath F's sub-slab, which D cannot
- * carry). */
-static int tmem_window(const td_region *tr, int64_t frag_rows,
+/* TVM's _tmem_window: the tmem region is frag_rows rows; its datapath
+ * (D for 128 rows, F for 64: B has its own path) must pair with the atom
+ * (.32x32b reads whole 32-lane slabs, which F half fills; a 128-row
+ * .16x*b fragment reads F's empty half-slab too); its lane offset, 0 or
+ * datapath F's 16 of the upper sub-slab, goes to the instruction's row.
+ * *sub_slab is that offset / 16. */
+static int tmem_window(const td_buffer *tb, const td_region *tr,
+                       int64_t frag_rows, bool atom16, int *sub_slab,
                        td_reason *why)
 {
     if (tr->extent[0] != frag_rows) {
@@ -236,7 +245,18 @@ static int tmem_window(const td_region *tr, int64_t frag_rows,
                       (long long)frag_rows, (long long)tr->extent[0]);
         return TD_EDECLINED;
     }
-    int64_t lane = tr->start[0];
+    bool f = tb->shape[0] != 128;
+    if (f && !(atom16 && frag_rows == 64)) {
+        td_reason_set(why,
+                      "tcgen05 dispatch: TMEM buffer with datapath='F' is "
+                      "incompatible with atom='%s' (frag_rows=%lld). See PTX "
+                      "ISA \u00a79.7.16.10.5 for datapath/atom pairings.",
+                      atom16 ? "16x*b" : "32x32b", (long long)frag_rows);
+        return TD_EDECLINED;
+    }
+    /* Datapath D's window at lane r0 carries the offset r0; datapath F's
+     * (its whole 64 rows) its sub-slab's 16. */
+    int64_t lane = f ? 16 * tb->sub_slab : tr->start[0];
     if (lane != 0 && lane != 16) {
         td_reason_set(why,
                       "tcgen05 dispatch: TMEM window has TLane offset %lld; "
@@ -245,13 +265,93 @@ static int tmem_window(const td_region *tr, int64_t frag_rows,
                       (long long)lane);
         return TD_EDECLINED;
     }
-    if (lane != 0) {
+    if (lane != 0 && !f) {
         td_reason_set(why,
                       "tcgen05 dispatch: datapath='D' spans both sub-slabs "
                       "and cannot carry a TLane offset (got %lld).",
                       (long long)lane);
         return TD_EDECLINED;
     }
+    *sub_slab = (int)(lane / 16);
+    return 0;
+}
+
+/* TVM's _emit_datapath_b_path: datapath B's logical (64, N) tile is
+ * physically (128, N/2), lanes 0..63 its first N/2 columns, 64..127 the
+ * rest, one .32x32b.x(N/2) of the whole tile at column 0 moves it, thread
+ * t lane t; the register fragment must be the matching image
+ * (tcgen05_atom_layout('32x32b', (64, N), 'float32')). */
+static int plan_datapath_b(const td_call *call, ldst_plan *p,
+                           td_reason *why)
+{
+    const td_region *sr = td__copy_src_region(call);
+    const td_region *tr = p->load ? sr : &call->dst;
+    const td_region *lr = p->load ? &call->dst : sr;
+    const td_buffer *lb = &call->buffers[lr->buffer];
+    const td_buffer *tb = &call->buffers[tr->buffer];
+    if (td_dtype_bits(lb->dtype) != 32) {
+        td_reason_set(why,
+                      "datapath B readback expects an fp32 fragment (32-bit "
+                      "cells), got dtype=dtype('%s')",
+                      td_dtype_name(lb->dtype));
+        return TD_EDECLINED;
+    }
+    if (lb->ndim != 2 || lb->shape[0] != 64) {
+        td_reason_set(why,
+                      "datapath B (.cta_group::2 M=64) fragment must be "
+                      "(64, N); a 128-row .32x32b fragment reads the wrong "
+                      "region. Got rows=%lld. Allocate it with "
+                      "T.alloc_tcgen05_ldst_frag('32x32b', (64, N), "
+                      "'float32').",
+                      (long long)lb->shape[0]);
+        return TD_EDECLINED;
+    }
+    int64_t n = lb->shape[1], half = n / 2;
+    char want[160], ws[256], hs[256];
+    td_layout wl, hl;
+    td_diag d;
+    td_diag_clear(&d);
+    snprintf(want, sizeof want,
+             "S[(64, 2, %lld) : (1@tid_in_wg, 64@tid_in_wg, 1)]",
+             (long long)half);
+    bool ok = n % 2 == 0 && half >= 1 && half <= 128 &&
+              (half & (half - 1)) == 0 && lb->has_layout &&
+              td_layout_parse(want, &wl, &d) == 0 &&
+              td__lay_canonicalize(&wl, &wl) == 0 &&
+              td__lay_canonicalize(&lb->layout, &hl) == 0;
+    if (ok) {
+        td_layout_format(&wl, ws, sizeof ws);
+        td_layout_format(&hl, hs, sizeof hs);
+        ok = strcmp(ws, hs) == 0;
+    }
+    if (!ok) {
+        td_reason_set(why,
+                      "datapath B (.cta_group::2 M=64) requires a matching "
+                      "Layout B register fragment. Allocate it with "
+                      "T.alloc_tcgen05_ldst_frag('32x32b', (64, N), "
+                      "'float32'); a .16x*b fragment reads the wrong "
+                      "physical lanes and columns. (fragment layout "
+                      "mismatch: %.*s is not %s)",
+                      (int)strnlen(lb->layout_text, 100), lb->layout_text,
+                      want);
+        return TD_EDECLINED;
+    }
+    if (tr->start[0] != 0 || tr->start[1] != 0 || tr->extent[0] != 64 ||
+        tr->extent[1] != n || tb->shape[1] != n) {
+        td_reason_set(why,
+                      "datapath B copy must cover the full (64, N) TMEM "
+                      "buffer");
+        return TD_EDECLINED;
+    }
+    if (lr->start[0] != 0 || lr->start[1] != 0 || lr->extent[0] != 64 ||
+        lr->extent[1] != n) {
+        td_reason_set(why, "datapath B copy must cover the full (64, N) "
+                           "register fragment");
+        return TD_EDECLINED;
+    }
+    p->shape = TD_IR_LDST_32X32B;
+    p->num = (int)half;
+    p->nissue = 1;
     return 0;
 }
 
@@ -271,7 +371,9 @@ static int plan_16xnb(const td_call *call, ldst_plan *p, int shape, int num,
     int64_t rep_cols = atoms[shape].col_factor * per; /* columns a rep */
     int64_t width = rep_cols * num;                   /* the atom's */
     int64_t slab_regs = td_ir_tcgen05_regs((td_ir_ldst_shape)shape, num);
-    int rc = tmem_window(tr, frag_rows, why);
+    int sub_slab = 0;
+    int rc = tmem_window(&call->buffers[tr->buffer], tr, frag_rows, true,
+                         &sub_slab, why);
     if (rc != 0)
         return rc;
     if (lr->start[0] != 0 || lr->extent[0] != frag_rows) {
@@ -309,6 +411,7 @@ static int plan_16xnb(const td_call *call, ldst_plan *p, int shape, int num,
     p->shape = (td_ir_ldst_shape)shape;
     p->num = (int)(w / rep_cols);
     p->nissue = (int)(frag_rows / 64);
+    p->row = 16 * sub_slab;
     p->regs_per_slab = slab_regs;
     p->column = tr->start[1] / per;
     p->word = lr->start[1] / rep_cols * (slab_regs / num);
@@ -345,6 +448,10 @@ static int plan_ldst(const td_call *call, ldst_plan *p, td_reason *why)
     p->tmem = tr->buffer;
     p->regs = lr->buffer;
     const td_buffer *lb = &call->buffers[lr->buffer];
+    /* Datapath B first: its (64, N) tile is a (128, N/2) .32x32b
+     * transfer. */
+    if (call->buffers[tr->buffer].datapath == TD_TMEM_B)
+        return plan_datapath_b(call, p, why);
     int atom_num = 0;
     int atom = match_atom(lb, &atom_num);
     if (atom >= 0)
@@ -369,7 +476,9 @@ static int plan_ldst(const td_call *call, ldst_plan *p, td_reason *why)
                       (int)strnlen(lb->name, TD_NAME_MAX), lb->name, want);
         return TD_EDECLINED;
     }
-    int rc = tmem_window(tr, 128, why);
+    int sub_slab = 0;
+    int rc = tmem_window(&call->buffers[tr->buffer], tr, 128, false,
+                         &sub_slab, why);
     if (rc != 0)
         return rc;
     if (lr->start[0] != 0 || lr->extent[0] != 128)
@@ -438,7 +547,7 @@ static int ldst_emit(const td_call *call, const td_op_desc *op,
                              .num = p.num, .regs = r,
                              .word = td_int(ir, p.word +
                                                     i * p.regs_per_slab),
-                             .shape = p.shape, .row = 16 * i};
+                             .shape = p.shape, .row = p.row + 16 * i};
         if (p.load)
             td_ir_tcgen05_ld(ir, &x);
         else

@@ -223,12 +223,14 @@ def _declare_buffers(spec: dict, scopes=None):
         elif b["scope"] == "tmem" and (scopes is None or "tmem" in scopes):
             # Tensor memory, as upstream's tcgen05 tests declare it: the
             # address tcgen05.alloc writes in shared memory, and the
-            # buffer over it in TVM's datapath layout D (lane = row).
+            # buffer over it in its datapath layout (without one, D:
+            # lane = row).
+            tlay = (tvm_layout(b["layout"]) if b.get("layout") else
+                    f"T.TileLayout(T.S[({shape}):(1 @ Axis.TLane, 1 @ Axis.TCol)])")
             body.append(f'    {name}_taddr = T.alloc_shared([1], "uint32")')
             body.append(f'    {name} = T.decl_buffer(({shape}), "{b["dtype"]}", '
                         f'scope="tmem", allocated_addr={name}_taddr[0], '
-                        f'layout=T.TileLayout(T.S[({shape}):(1 @ Axis.TLane, '
-                        f'1 @ Axis.TCol)]))')
+                        f'layout={tlay})')
         elif scopes is None or b["scope"] in scopes:
             body.append(f'    {name} = T.alloc_buffer([{shape}], "{b["dtype"]}", '
                         f'scope="{b["scope"]}"{lay})')

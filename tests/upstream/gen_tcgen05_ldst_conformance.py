@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-from tvm.tirx.layout import tcgen05_atom_layout
+from tvm.tirx.layout import tcgen05_atom_layout, tmem_datapath_layout
 
 SHAPE_REPS = {
     "32x32b": (1, 2, 4, 8, 16, 32, 64, 128),
@@ -62,9 +62,11 @@ class Corpus:
         return "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
 
     def add(self, name, source, dtype, tmem_cols, rows, cols, layout, treg, lreg, ld,
-            access):
-        """One call: the tmem buffer (128, tmem_cols), the register fragment
-        (rows, cols) with `layout`, the regions (rows_lo:rows_hi, lo:hi)."""
+            access, tmem_rows=128, tmem_layout=None, expect="tmem<->local"):
+        """One call: the tmem buffer (tmem_rows, tmem_cols) in tmem_layout
+        (None: datapath D), the register fragment (rows, cols) with
+        `layout`, the regions (rows_lo:rows_hi, lo:hi); `access` the
+        instruction, or the `# error:` text where expect is none."""
         t = f"Acc[{treg[0]}:{treg[1]}, {treg[2]}:{treg[3]}]"
         r = f"Rg[{lreg[0]}:{lreg[1]}, {lreg[2]}:{lreg[3]}]"
         body = "\n".join([
@@ -74,7 +76,8 @@ class Corpus:
             "scope: warpgroup",
             "launch: {threadIdx.x: 128}",
             "buffers:",
-            f"  Acc: {{scope: tmem, dtype: {dtype}, shape: [128, {tmem_cols}]}}",
+            f"  Acc: {{scope: tmem, dtype: {dtype}, shape: [{tmem_rows}, {tmem_cols}]"
+            + (f", layout: \"{tmem_layout}\"}}" if tmem_layout else "}"),
             f"  Rg: {{scope: local, dtype: {dtype}, shape: [{rows}, {cols}], "
             f"layout: \"{layout}\"}}",
             f"dst: \"{r if ld else t}\"",
@@ -83,8 +86,11 @@ class Corpus:
         if body in self.seen:
             return
         self.seen[body] = name
-        head = ["# expect: tmem<->local", "# arch: sm_100a", f"# from {source}",
-                f"# access: {access}"]
+        if expect == "none":
+            head = ["# expect: none", f"# from {source}", f"# error: {access}"]
+        else:
+            head = [f"# expect: {expect}", "# arch: sm_100a", f"# from {source}",
+                    f"# access: {access}"]
         (self.out / f"{name}.yaml").write_text("\n".join(head) + "\n" + body + "\n")
         self.written.append(name)
 
@@ -119,6 +125,37 @@ def stage(c: Corpus, test, dtype, tmem_cols, chunk, off, ld):
     c.add(name, f"test_tcgen05_ldst.py::{test} (the .32x32b staging copy)", dtype,
           tmem_cols, 128, chunk, lay, (0, 128, off, off + chunk), (0, 128, 0, chunk), ld,
           chain(ld, "32x32b", chunk // per))
+
+
+def tmem_text(dp: str, cols: int, sub_slab: int = 0) -> str:
+    """TVM's tmem_datapath_layout for 64 rows, in the call file's notation."""
+    lay = tmem_datapath_layout(dp, 64, cols, sub_slab=sub_slab)
+    text = layout_text(lay)
+    return text + (" + 16@TLane" if sub_slab else "")
+
+
+def frag_f(c: Corpus, test, shape, rep, dtype, tmem_cols, ld, sub_slab=0, tag=""):
+    """A 64-row .16x*b fragment against a datapath F buffer (64, tmem_cols)."""
+    per = 32 // int(re.sub(r"\D", "", dtype))
+    k = COL_FACTOR[shape] * rep * per
+    lay = layout_text(tcgen05_atom_layout(shape, (64, k), dtype))
+    name = (f"tcgen05_ldst_{shape}_{SHORT[dtype]}_f{sub_slab}_x{rep}" + tag
+            + ("_ld" if ld else "_st"))
+    c.add(name, f"test_tcgen05_ldst.py::{test}", dtype, tmem_cols, 64, k, lay,
+          (0, 64, 0, k), (0, 64, 0, k), ld, chain(ld, shape, rep), tmem_rows=64,
+          tmem_layout=tmem_text("F", tmem_cols, sub_slab))
+
+
+def frag_b(c: Corpus, test, n, ld, lo=0, w=None, expect="tmem<->local", error=None):
+    """The datapath B image (64, n) against a datapath B buffer (64, n)."""
+    w = n if w is None else w
+    lay = layout_text(tcgen05_atom_layout("32x32b", (64, n), "float32"))
+    name = (f"tcgen05_ldst_b_f32_n{n}" + (f"_c{lo}w{w}" if w != n else "")
+            + ("_ld" if ld else "_st"))
+    c.add(name, f"test_tcgen05_ldst.py::{test}", "float32", n, 64, n, lay,
+          (0, 64, lo, lo + w), (0, 64, lo, lo + w), ld,
+          error or chain(ld, "32x32b", n // 2), tmem_rows=64,
+          tmem_layout=tmem_text("B", n), expect=expect)
 
 
 def main(out: Path) -> None:
@@ -190,6 +227,30 @@ def main(out: Path) -> None:
         for ck in range(n_chunks):
             frag(c, test, "16x256b", full_rep, "float32", 128, tw, True, lo=ck * w,
                  width=w, tcol=ck * w)
+    # test_tcgen05_16xnb_roundtrip_16b_layout_F: .16x*b st then ld against
+    # datapath F (the lower sub-slab).
+    for dtype in ("float16", "bfloat16"):
+        for shape in ("16x64b", "16x128b", "16x256b"):
+            for rep in (1, 2, 4):
+                test = f"test_tcgen05_16xnb_roundtrip_16b_layout_F[{dtype}-{rep}-{shape}]"
+                tw = max(32, next_pow2(COL_FACTOR[shape] * rep)) * 2
+                for ld in (False, True):
+                    frag_f(c, test, shape, rep, dtype, tw, ld)
+    # test_tcgen05_16xnb_sub_slab_view_read: the two datapath F views of
+    # the datapath D accumulator, lower and upper sub-slab.
+    for shape, rep in [("16x256b", 4), ("16x128b", 4), ("16x64b", 8)]:
+        test = f"test_tcgen05_16xnb_sub_slab_view_read[{shape}-{rep}] (datapath F view)"
+        tw = max(32, next_pow2(COL_FACTOR[shape] * rep))
+        for sub in (0, 1):
+            frag_f(c, test, shape, rep, "float32", tw, True, sub_slab=sub)
+    # test_datapath_B_codegen and test_datapath_B_ld_st_roundtrip: one
+    # .32x32b.x(N/2) of the whole (64, N) tile.
+    for n in (32, 64, 128, 256):
+        for ld in (False, True):
+            frag_b(c, f"test_datapath_B_ld_st_roundtrip[0-{n}]", n, ld)
+    # test_layout_B_rejects_partial_column_copy.
+    frag_b(c, "test_layout_B_rejects_partial_column_copy", 64, True, w=32,
+           expect="none", error="datapath B copy must cover the full (64, N) TMEM buffer")
     print(f"{len(c.written)} calls written")
     for n in c.written:
         print(" ", n)
