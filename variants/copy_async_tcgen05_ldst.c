@@ -67,10 +67,10 @@ static bool frag_layout_ok(const td_buffer *b, long long w, char *want,
 /* ---- the .16x*b atoms (TVM's tcgen05_atom_layout) -------------------- */
 
 /* Per shape (td_ir_ldst_shape order): fp32 columns a rep covers, and the
- * iters of the register layout in fp32 units, rows then columns, high to
- * low; an `m` stride of -1 is the rep count N, a stride of 0 on `m` with
- * extent -1 the N reps.  Row = lane bits + 8 * (a register or lane bit) +
- * 16 * warp, as the PTX ISA's fragment figures for the three shapes. */
+ * iters of the register layout in fp32 units (register strides in 32-bit
+ * registers), rows then columns, high to low; an extent of -1 is the rep
+ * count N.  Row = lane bits + 8 * (a register or lane bit) + 16 * warp,
+ * as the PTX ISA's fragment figures for the three shapes. */
 typedef struct atom_iter {
     int ext;     /* -1: N */
     int stride;  /* on m: in fp32 registers */
