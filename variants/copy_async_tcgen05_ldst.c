@@ -15,18 +15,20 @@
  * generic one is not).
  *
  * The tmem buffer's datapath (the loader reads it from its layout) is
- * TVM's: D (M = 128) pairs with every atom; F (M = 64, one 16-lane half of
- * each warp's slab) with a 64-row .16x*b fragment, its upper sub-slab
- * issued at row 16; B (cta_group::2's M = 64, two column halves in the
- * two lane halves) takes its own path first, one .32x32b.x(N/2) of the
- * whole tile into the (64, N) register image.  Where TVM asserts (a bare
- * AssertionError row) we decline with a reason; where it raises, with
- * its text.  Our decisions
- * beyond TVM (docs/copy_async.md): the register buffer must carry a
+ * TVM's: D (M = 128) pairs with .32x32b and 128-row .16x*b fragments; F
+ * (M = 64, one 16-lane half of each warp's slab) with a 64-row .16x*b
+ * fragment, its upper sub-slab issued at row 16; B (cta_group::2's
+ * M = 64, two column halves in the two lane halves) takes its own path
+ * first, one .32x32b.x(N/2) of the whole tile into the (64, N) register
+ * image.  Where TVM asserts (a bare AssertionError row) we decline with a
+ * reason; where it raises, with its text.  Our decisions beyond TVM
+ * (docs/copy_async.md): the register buffer must carry a
  * fragment layout (TVM's .32x32b path reads only its shape), the call
  * needs sm_100a-class tensor memory (TVM has no arch check), config keys
- * are refused, not ignored, and a .16x*b column slice must start a rep
- * (TVM moves the registers the layout gives other columns).
+ * are refused, not ignored, a .16x*b column slice must start a rep
+ * (TVM moves the registers the layout gives other columns), and a 64-row
+ * .16x*b fragment needs datapath F (TVM pairs it with D, whose rows 0:64
+ * are other lanes than the instruction moves).
  */
 #include <stdio.h>
 #include <string.h>
@@ -270,6 +272,23 @@ static int tmem_window(const td_buffer *tb, const td_region *tr,
                       "tcgen05 dispatch: datapath='D' spans both sub-slabs "
                       "and cannot carry a TLane offset (got %lld).",
                       (long long)lane);
+        return TD_EDECLINED;
+    }
+    /* TVM pairs datapath D with a 64-row .16x*b fragment too, reading
+     * "the first half-slab": but the instruction moves lanes 32w..32w+15
+     * of each warp w, fragment row r from lane 32 (r / 16) + r % 16, where
+     * rows 0:64 of datapath D are lanes 0..63: a load returns other rows
+     * than the region names, a store writes rows 64..111 outside it.
+     * Datapath F names those lanes; refused with that pointer. */
+    if (!f && atom16 && frag_rows == 64) {
+        td_reason_set(why,
+                      "tmem<->local: a 64-row .16x*b fragment moves lanes "
+                      "32w..32w+15 of each warp w (fragment row r in lane "
+                      "32 (r / 16) + r %% 16), but rows 0:64 of a datapath D "
+                      "buffer are lanes 0..63 (TVM reads and writes rows "
+                      "the region does not name); declare the tmem buffer "
+                      "as datapath F, S[(4, 16, N) : (32@TLane, 1@TLane, "
+                      "1@TCol)], to name the lanes it moves");
         return TD_EDECLINED;
     }
     *sub_slab = (int)(lane / 16);

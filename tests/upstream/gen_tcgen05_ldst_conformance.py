@@ -111,9 +111,24 @@ def frag(c: Corpus, test, shape, rep, dtype, rows, tmem_cols, ld, lo=0, width=No
     name = (f"tcgen05_ldst_{shape}_{SHORT[dtype]}_m{rows}_x{rep}"
             + (f"_c{lo}w{width}" if width != k else "")
             + (f"_t{tcol}" if tcol else "") + tag + ("_ld" if ld else "_st"))
+    if rows == 64 and shape != "32x32b":
+        # TVM pairs a 64-row .16x*b fragment with datapath D, moving lanes
+        # 32w..32w+15 of each warp for rows 0:64 (lanes 0..63): refused
+        # here (D-M64, docs/upstream.md); its datapath F twin (the same
+        # instruction, the lanes named) is the program tiledispatch lowers.
+        c.add(name, f"test_tcgen05_ldst.py::{test} (datapath D: refused, "
+              "its datapath F twin lowers)", dtype, tmem_cols, rows, k, lay,
+              (0, rows, tcol, tcol + width), (0, rows, lo, lo + width), ld,
+              D_M64_ERROR, expect="none")
+        frag_f(c, f"{test} (its datapath D buffer as datapath F)", shape, rep,
+               dtype, tmem_cols, ld)
+        return
     c.add(name, f"test_tcgen05_ldst.py::{test}", dtype, tmem_cols, rows, k, lay,
           (0, rows, tcol, tcol + width), (0, rows, lo, lo + width), ld,
           chain(ld, shape, num))
+
+
+D_M64_ERROR = "rows 0:64 of a datapath D buffer are lanes 0..63"
 
 
 def stage(c: Corpus, test, dtype, tmem_cols, chunk, off, ld):
