@@ -216,11 +216,14 @@ typedef struct td__async {
     td_tma_op op;
     td_var *var;                  /* MAPA: the uint32 it declares */
     const td_expr *dst, *cbar;    /* BULK_S2C: the mapped addresses */
-    /* TCGEN05_*: a = the tmem buffer and the 32-bit column from its base;
-     * num registers from word `word` of the local buffer regs. */
+    /* TCGEN05_LD/ST: a = the tmem buffer and the 32-bit column from its
+     * base; td_ir_tcgen05_regs(shape, num) registers from word `word` of
+     * the local buffer regs. */
     const td_ir_buf *regs;
     const td_expr *word;
     int num;
+    td_ir_ldst_shape shape;       /* TCGEN05_LD/ST */
+    int row;                      /* TCGEN05_LD/ST: lane of the warp's slab */
     /* TCGEN05_CP: a = the tmem buffer and address offset, mbar = the
      * shared source; num = the shape (td_ir_cp_shape); lbo, sbo the
      * descriptor's 16-byte strides, swizzle its mode (0..3); cta_group 1
@@ -231,8 +234,8 @@ typedef struct td__async {
 } td__async;
 
 /* The helper a node calls (its key: kind, rank and the qualifiers that
- * change the instruction; a tcgen05 node's log2(num) where a TMA store
- * keeps its operation), below TD__ASYNC_KEYS. */
+ * change the instruction; a tcgen05.ld/st node's log2(num) and shape where
+ * a TMA store keeps its operation), below TD__ASYNC_KEYS. */
 #define TD__ASYNC_KEYS (1u << 16)
 unsigned td__async_key(const td__async *a);
 

@@ -30,7 +30,7 @@ unsigned td__async_key(const td__async *a)
         unsigned lg = 0;
         while ((1 << lg) < a->num)
             lg++;
-        return (unsigned)a->kind | lg << 11;
+        return (unsigned)a->kind | lg << 11 | (unsigned)a->shape << 14;
     }
     if (a->kind == TD__A_TCGEN05_CP)
         return (unsigned)a->kind | (unsigned)(a->cta_group == 2) << 4 |
@@ -439,9 +439,29 @@ void td_ir_bulk_s2c(td_ir *ir, td_expr *dst, td_ir_addr src, td_expr *bytes,
     a->cbar = mbar;
 }
 
+static const char *const ldst_shapes[TD_IR_LDST_SHAPE_COUNT] = {
+    "32x32b", "16x64b", "16x128b", "16x256b"};
+
+const char *td_ir_tcgen05_ldst_shape(td_ir_ldst_shape s)
+{
+    return (unsigned)s < TD_IR_LDST_SHAPE_COUNT ? ldst_shapes[s] : NULL;
+}
+
+int td_ir_tcgen05_regs(td_ir_ldst_shape s, int num)
+{
+    /* Registers a rep, and the largest .num (PTX ISA Table 49). */
+    static const int per[TD_IR_LDST_SHAPE_COUNT] = {1, 1, 2, 4};
+    static const int most[TD_IR_LDST_SHAPE_COUNT] = {128, 128, 64, 32};
+    if ((unsigned)s >= TD_IR_LDST_SHAPE_COUNT || num < 1 ||
+        num > most[s] || (num & (num - 1)) != 0)
+        return 0;
+    return per[s] * num;
+}
+
 /* A tcgen05.ld / st: tmem a call buffer in tensor memory, regs a local
  * call buffer (not a scratch array: the printers name call buffers'
- * pointers), num a power of two up to 128 (the .32x32b shape's). */
+ * pointers), a shape and num the instruction takes, row 0 (or 16 for the
+ * 16-lane shapes). */
 static void tcgen05(td_ir *ir, td__akind kind, const td_ir_tmem_ldst *t)
 {
     if (!td__ir_live(ir))
@@ -451,7 +471,8 @@ static void tcgen05(td_ir *ir, td__akind kind, const td_ir_tmem_ldst *t)
               t->regs != NULL && t->regs->owner == ir && !t->regs->scratch &&
               strcmp(t->regs->scope, "local") == 0 &&
               index_operand(ir, t->column) && index_operand(ir, t->word) &&
-              t->num >= 1 && t->num <= 128 && (t->num & (t->num - 1)) == 0;
+              td_ir_tcgen05_regs(t->shape, t->num) > 0 &&
+              (t->row == 0 || (t->row == 16 && t->shape != TD_IR_LDST_32X32B));
     if (!ok) {
         td__ir_fail(ir, TD_EINVAL);
         return;
@@ -463,6 +484,8 @@ static void tcgen05(td_ir *ir, td__akind kind, const td_ir_tmem_ldst *t)
     a->regs = t->regs;
     a->word = t->word;
     a->num = t->num;
+    a->shape = t->shape;
+    a->row = t->row;
 }
 
 void td_ir_tcgen05_ld(td_ir *ir, const td_ir_tmem_ldst *t)

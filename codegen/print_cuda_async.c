@@ -49,8 +49,9 @@ static void helper_name(td_buf *b, const td__async *a)
         [TD__A_MAPA] = "td_mapa_shared_cluster",
         [TD__A_BULK_S2C] = "td_bulk_copy_s2c"};
     if (a->kind == TD__A_TCGEN05_LD || a->kind == TD__A_TCGEN05_ST) {
-        td__buf_printf(b, "td_tcgen05_%s_32x32b_x%d",
-                       a->kind == TD__A_TCGEN05_LD ? "ld" : "st", a->num);
+        td__buf_printf(b, "td_tcgen05_%s_%s_x%d",
+                       a->kind == TD__A_TCGEN05_LD ? "ld" : "st",
+                       td_ir_tcgen05_ldst_shape(a->shape), a->num);
         return;
     }
     if (a->kind == TD__A_TCGEN05_CP) {
@@ -156,10 +157,12 @@ void td__cuda_async(const td__async_out *o, const td__stmt *s,
         break;
     case TD__A_TCGEN05_LD:
     case TD__A_TCGEN05_ST: {
-        /* The base address plus the column: (row << 16 | column), row 0. */
+        /* The base address plus (row << 16 | column). */
         const td_expr *f = td__fold(&o->p->arena, a->a.offset, o->p->zero);
         int64_t v;
         td__buf_printf(l, "%s_taddr", a->a.buf->name);
+        if (a->row != 0)
+            td__buf_printf(l, " + (%du << 16)", a->row);
         if (f == NULL || !td__is_int(f, &v) || v != 0) {
             td__buf_puts(l, " + ");
             ex(o, a->a.offset, 1);
@@ -477,35 +480,37 @@ static void tma_helper(td_buf *o, const td__async *a)
     td__buf_puts(o, "#endif\n}\n");
 }
 
-/* A tcgen05.ld / st helper of the key's NUM: the registers through a
- * pointer (the helper is inlined, so constant indices keep them in
- * registers); a host build traps, tensor memory has no stand-in. */
+/* A tcgen05.ld / st helper of the key's shape and NUM: the registers
+ * through a pointer (the helper is inlined, so constant indices keep them
+ * in registers); a host build traps, tensor memory has no stand-in. */
 static void tcgen05_helper(td_buf *o, const td__async *a)
 {
     bool ld = a->kind == TD__A_TCGEN05_LD;
+    int n = td_ir_tcgen05_regs(a->shape, a->num);
     td__buf_puts(o, "__forceinline__ __device__ void ");
     helper_name(o, a);
     td__buf_printf(o, "(unsigned int taddr, unsigned int *r) {\n"
                       "#ifdef __CUDA_ARCH__\n"
-                      "  asm volatile(\"tcgen05.%s.sync.aligned.32x32b.x%d"
+                      "  asm volatile(\"tcgen05.%s.sync.aligned.%s.x%d"
                       ".b32 ",
-                   ld ? "ld" : "st", a->num);
+                   ld ? "ld" : "st", td_ir_tcgen05_ldst_shape(a->shape),
+                   a->num);
     /* ld: {regs}, [taddr]; st: [taddr], {regs}. */
     int first = ld ? 0 : 1;
     if (!ld)
         td__buf_puts(o, "[%0], ");
     td__buf_puts(o, "{");
-    for (int i = 0; i < a->num; i++)
+    for (int i = 0; i < n; i++)
         td__buf_printf(o, "%s%%%d", i ? ", " : "", first + i);
     td__buf_puts(o, "}");
     if (ld)
-        td__buf_printf(o, ", [%%%d]", a->num);
+        td__buf_printf(o, ", [%%%d]", n);
     td__buf_puts(o, ";\"\n      : ");
-    for (int i = 0; ld && i < a->num; i++)
+    for (int i = 0; ld && i < n; i++)
         td__buf_printf(o, "%s\"=r\"(r[%d])", i ? ", " : "", i);
     td__buf_puts(o, ld ? " : " : ": ");
     td__buf_puts(o, "\"r\"(taddr)");
-    for (int i = 0; !ld && i < a->num; i++)
+    for (int i = 0; !ld && i < n; i++)
         td__buf_printf(o, ", \"r\"(r[%d])", i);
     td__buf_puts(o, " : \"memory\");\n#else\n"
                     "  (void)taddr;\n  (void)r;\n"
@@ -553,7 +558,8 @@ static void unkey(unsigned key, td__async *a)
     memset(a, 0, sizeof *a);
     a->kind = (td__akind)(key & 15);
     if (a->kind == TD__A_TCGEN05_LD || a->kind == TD__A_TCGEN05_ST) {
-        a->num = 1 << (key >> 11 & 15);
+        a->num = 1 << (key >> 11 & 7);
+        a->shape = (td_ir_ldst_shape)(key >> 14 & 3);
         return;
     }
     if (a->kind == TD__A_TCGEN05_CP) {

@@ -147,21 +147,26 @@ static void tma(const td__async_out *o, const td__async *a)
     }
 }
 
-/* TVM's T.ptx.tcgen05 of a .32x32b load or store: the registers (words
- * of the local buffer's uint32 view; TVM prints its own views' names,
- * local_32b[i] or local_storage[i]) before the address for a load, after
- * it for a store; the address is the allocated one (TVM prints the
- * allocated_addr element as the buffer's name), composed with the column
- * by T.cuda.get_tmem_addr (row 0) unless the column is 0. */
+/* TVM's T.ptx.tcgen05 of a tensor-memory load or store: the registers
+ * (words of the local buffer's uint32 view; TVM prints its own views'
+ * names, local_32b[i] or local_storage[i]) before the address for a load,
+ * after it for a store; the address is the allocated one (TVM prints the
+ * allocated_addr element as the buffer's name), composed with the row and
+ * column by T.cuda.get_tmem_addr (for .32x32b only where the column is
+ * not 0, as TVM). */
 static void tcgen05(const td__async_out *o, const td__async *a)
 {
     td_buf *l = o->line;
     bool ld = a->kind == TD__A_TCGEN05_LD;
+    int n = td_ir_tcgen05_regs(a->shape, a->num);
     const td_expr *w = td__fold(&o->p->arena, a->word, NULL);
     const td_expr *c = td__fold(&o->p->arena, a->a.offset, NULL);
     int64_t wv = 0, cv = 0;
     bool wconst = w != NULL && td__is_int(w, &wv);
-    bool czero = c != NULL && td__is_int(c, &cv) && cv == 0;
+    /* TVM's .16x*b path composes always (its row is the slab loop's
+     * expression), its .32x32b path only for a nonzero column. */
+    bool czero = c != NULL && td__is_int(c, &cv) && cv == 0 &&
+                 a->shape == TD_IR_LDST_32X32B;
     td__buf_puts(l, "T.ptx.tcgen05(");
     for (int pass = 0; pass < 2; pass++) {
         if ((pass == 0) != ld) {
@@ -169,14 +174,14 @@ static void tcgen05(const td__async_out *o, const td__async *a)
                 td__buf_puts(l, "T.cuda.get_tmem_addr(");
             td__buf_printf(l, "%s_taddr", a->a.buf->name);
             if (!czero) {
-                td__buf_puts(l, ", 0, ");
+                td__buf_printf(l, ", %d, ", a->row);
                 ex(o, a->a.offset, 0);
                 td__buf_puts(l, ")");
             }
             td__buf_puts(l, pass == 0 ? ", " : "");
             continue;
         }
-        for (int i = 0; i < a->num; i++) {
+        for (int i = 0; i < n; i++) {
             td__buf_printf(l, "%s%s.view(\"uint32\")[",
                            i ? ", " : "", a->regs->name);
             if (wconst) {
@@ -191,9 +196,10 @@ static void tcgen05(const td__async_out *o, const td__async *a)
         if (pass == 0)
             td__buf_puts(l, ", ");
     }
-    td__buf_printf(l, ", \"%s\", \"sync\", \"aligned\", \"32x32b\", "
+    td__buf_printf(l, ", \"%s\", \"sync\", \"aligned\", \"%s\", "
                       "\"x%d\", \"\", \"b32\", \"\")",
-                   ld ? "ld" : "st", a->num);
+                   ld ? "ld" : "st", td_ir_tcgen05_ldst_shape(a->shape),
+                   a->num);
 }
 
 /* TVM's tcgen05.cp: T.ptx.tcgen05 of the allocated address (plus the

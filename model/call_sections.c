@@ -60,6 +60,56 @@ static int64_t lay_reach(const td_layout *l, td_axis axis, bool *neg)
     return hi;
 }
 
+/* Whether layout l maps what `want` (a layout's text) maps: both
+ * canonicalized, then structurally equal. */
+static bool lay_is(const td_layout *l, const char *want)
+{
+    td_layout w, cw, cl;
+    td_diag d;
+    td_diag_clear(&d);
+    return td_layout_parse(want, &w, &d) == 0 &&
+           td__lay_canonicalize(&w, &cw) == 0 &&
+           td__lay_canonicalize(l, &cl) == 0 && td__lay_same(&cw, &cl);
+}
+
+/*
+ * The datapath a tmem buffer's layout is: TVM's tmem_datapath_layout of
+ * the buffer's (rows, columns), compared as TVM compares layouts
+ * (structurally): D `S[(128, N) : (1@TLane, 1@TCol)]`, F `S[(4, 16, N) :
+ * (32@TLane, 1@TLane, 1@TCol)]` (`+ 16@TLane` for the upper sub-slab), B
+ * `S[(64, 2, N/2) : (1@TLane, 64@TLane, 1@TCol)]`; TD_TMEM_OTHER when it is
+ * none of them (the lane replicas tcgen05.cp writes, say).
+ */
+static td_tmem_datapath tmem_datapath(const td_buffer *b, int *sub_slab)
+{
+    char want[160];
+    *sub_slab = 0;
+    if (b->ndim != 2)
+        return TD_TMEM_OTHER;
+    long long r = (long long)b->shape[0], n = (long long)b->shape[1];
+    if (r == TMEM_LANES) {
+        snprintf(want, sizeof want, "S[(128, %lld) : (1@TLane, 1@TCol)]", n);
+        return lay_is(&b->layout, want) ? TD_TMEM_D : TD_TMEM_OTHER;
+    }
+    if (r != 64)
+        return TD_TMEM_OTHER;
+    if (n % 2 == 0) {
+        snprintf(want, sizeof want,
+                 "S[(64, 2, %lld) : (1@TLane, 64@TLane, 1@TCol)]", n / 2);
+        if (lay_is(&b->layout, want))
+            return TD_TMEM_B;
+    }
+    snprintf(want, sizeof want,
+             "S[(4, 16, %lld) : (32@TLane, 1@TLane, 1@TCol)]", n);
+    if (lay_is(&b->layout, want))
+        return TD_TMEM_F;
+    strncat(want, " + 16@TLane", sizeof want - strlen(want) - 1);
+    if (!lay_is(&b->layout, want))
+        return TD_TMEM_OTHER;
+    *sub_slab = 1;
+    return TD_TMEM_F;
+}
+
 /*
  * A tmem buffer without a layout is lanes x columns, as TVM's datapath
  * layout D reads it: row r is lane r, and the elements of a row pack into
@@ -68,8 +118,11 @@ static int64_t lay_reach(const td_layout *l, td_axis axis, bool *neg)
  * layout maps the buffer's logical shape to TLane and TCol (the column in
  * elements), and may replicate lanes (R[4 : 32@TLane], the copies a
  * multicast tcgen05.cp writes); every lane it reaches is below 128 and
- * every column in a lane's 512 cells.  A written layout that is datapath D
- * of a (128, C) buffer is the buffer without one.
+ * every column in a lane's 512 cells.  The layout is then classified as
+ * TVM's datapaths (td_buffer.datapath, .sub_slab): D of a (128, C) buffer
+ * is the buffer without one; F and B (64 rows) keep their layout; any other
+ * is TD_TMEM_OTHER, which only smem->tmem takes (td__copy_valid refuses it
+ * for the copies that read tensor memory as a datapath).
  */
 static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                    const td_ynode *layout, td_buffer *b)
@@ -81,6 +134,8 @@ static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                       "%s (%d bits) does not pack into them",
                       b->name, td_dtype_name(b->dtype), bits);
     int per = 32 / bits;
+    b->datapath = TD_TMEM_D;
+    b->sub_slab = 0;
     if (layout != NULL) {
         int64_t elems = 1;
         for (int d = 0; d < b->ndim; d++)
@@ -123,24 +178,18 @@ static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                           "columns; a lane of tensor memory has %d",
                           b->name, (long long)((cols + per - 1) / per),
                           TMEM_COLUMNS);
+        b->datapath = tmem_datapath(b, &b->sub_slab);
+        /* A datapath's rows pack into whole cells of their lanes. */
+        if (b->datapath != TD_TMEM_OTHER && b->shape[1] % per != 0)
+            return cl_err(c, TD_ESCHEMA, shape->kids[1],
+                          "tmem buffer '%s': %lld %s columns do not fill "
+                          "whole 32-bit cells (%d to a cell)",
+                          b->name, (long long)b->shape[1],
+                          td_dtype_name(b->dtype), per);
         /* Datapath D of a (128, C) buffer: the buffer without a layout. */
-        td_layout dl, have;
-        char want[96], x[256], y[256];
-        td_diag dd;
-        td_diag_clear(&dd);
-        snprintf(want, sizeof want, "S[(%lld, %lld) : (1@TLane, 1@TCol)]",
-                 (long long)b->shape[0],
-                 (long long)(b->ndim == 2 ? b->shape[1] : 0));
-        if (b->ndim == 2 && b->shape[0] == TMEM_LANES &&
-            b->shape[1] % per == 0 && td_layout_parse(want, &dl, &dd) == 0 &&
-            td__lay_canonicalize(&dl, &dl) == 0 &&
-            td__lay_canonicalize(l, &have) == 0) {
-            td_layout_format(&dl, x, sizeof x);
-            td_layout_format(&have, y, sizeof y);
-            if (strcmp(x, y) == 0) {
-                b->has_layout = false;
-                b->layout_text[0] = '\0';
-            }
+        if (b->datapath == TD_TMEM_D) {
+            b->has_layout = false;
+            b->layout_text[0] = '\0';
         }
         return 0;
     }
@@ -152,9 +201,10 @@ static int cl_tmem(td__cl *c, const td_ynode *dtype, const td_ynode *shape,
                       b->name, b->ndim);
     if (b->shape[0] != TMEM_LANES)
         return cl_err(c, TD_ESCHEMA, shape->kids[0],
-                      "tmem buffer '%s' has %lld lanes; without a layout "
+                      "tmem buffer '%s' has %lld rows; without a layout "
                       "tiledispatch reads tensor memory as TVM's datapath "
-                      "D, %d lanes",
+                      "D, %d lanes (64 rows take the layout of datapath F "
+                      "or B)",
                       b->name, (long long)b->shape[0], TMEM_LANES);
     if (b->shape[1] % per != 0)
         return cl_err(c, TD_ESCHEMA, shape->kids[1],

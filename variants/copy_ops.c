@@ -123,16 +123,16 @@ bool td__copy_valid(const td_call *call, td_reason *why)
         return false;
     }
     const td_buffer *s = td__copy_src(call), *d = td__copy_dst(call);
-    /* A tmem buffer with a layout (lanes replicated or scattered, which
-     * only smem->tmem plans) is not the datapath D the copies that take
-     * this check read tensor memory as. */
+    /* A tmem buffer whose layout is none of TVM's datapaths D, F and B
+     * (lanes replicated or scattered, which only smem->tmem plans) has no
+     * rows the copies that take this check could read or write. */
     const td_buffer *t = strcmp(s->scope, "tmem") == 0   ? s
                          : strcmp(d->scope, "tmem") == 0 ? d
                                                          : NULL;
-    if (t != NULL && t->has_layout) {
+    if (t != NULL && t->datapath == TD_TMEM_OTHER) {
         td_reason_set(why,
                       "validate_copy_op failed: tmem buffer %.*s has a "
-                      "layout other than datapath D",
+                      "layout that is none of the datapaths D, F and B",
                       (int)strnlen(t->name, TD_NAME_MAX), t->name);
         return false;
     }

@@ -437,6 +437,66 @@ static void test_inline_errors(void **state)
     assert_null(call);
 }
 
+/* A tmem buffer's layout names its datapath (TVM's tmem_datapath_layout,
+ * compared structurally: any spelling that canonicalizes to it): D for 128
+ * rows (then the buffer has no layout), F (either sub-slab) and B for 64;
+ * any other TLane/TCol layout is none of them (lane replicas, which
+ * smem->tmem writes). */
+static void test_tmem_datapaths(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rows_cols, *layout;
+        td_tmem_datapath dp;
+        int sub_slab;
+    } cases[] = {
+        {"[128, 64]", "", TD_TMEM_D, 0},
+        {"[128, 64]", ", layout: \"S[(128, 64) : (1@TLane, 1@TCol)]\"",
+         TD_TMEM_D, 0},
+        {"[64, 32]", ", layout: \"S[(4, 16, 32) : (32@TLane, 1@TLane, "
+                     "1@TCol)]\"", TD_TMEM_F, 0},
+        {"[64, 32]", ", layout: \"S[(4,16,32):(32@TLane,1@TLane,"
+                     "1@TCol)]+16@TLane\"",
+         TD_TMEM_F, 1},
+        {"[64, 128]", ", layout: \"S[(64, 2, 64) : (1@TLane, 64@TLane, "
+                      "1@TCol)]\"", TD_TMEM_B, 0},
+        /* D and F spelled otherwise: the same layouts. */
+        {"[128, 64]", ", layout: \"S[(2, 64, 64) : (64@TLane, 1@TLane, "
+                      "1@TCol)]\"", TD_TMEM_D, 0},
+        {"[64, 32]", ", layout: \"S[(4, 16, 2, 16) : (32@TLane, 1@TLane, "
+                     "16@TCol, 1@TCol)] + 16@TLane\"", TD_TMEM_F, 1},
+        /* None of them: 64 rows in lanes 0..63, F's offset on 128 rows'
+         * D, lane replicas. */
+        {"[64, 32]", ", layout: \"S[(64, 32) : (1@TLane, 1@TCol)]\"",
+         TD_TMEM_OTHER, 0},
+        {"[64, 32]", ", layout: \"S[(4, 16, 32) : (32@TLane, 1@TLane, "
+                     "1@TCol)] + 8@TLane\"", TD_TMEM_OTHER, 0},
+        {"[32, 16]", ", layout: \"S[(32, 16) : (1@TLane, 1@TCol)] + "
+                     "R[4 : 32@TLane]\"", TD_TMEM_OTHER, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "op: copy_async\ntarget: cuda\nbuffers:\n  Acc: {scope: tmem, "
+                 "dtype: float32, shape: %s%s}\n  Rg: {scope: local, dtype: "
+                 "float32, shape: [128, 8]}\ndst: \"Rg[0:1, 0:8]\"\nsrc: "
+                 "\"Acc[0:1, 0:8]\"\n",
+                 cases[i].rows_cols, cases[i].layout);
+        td_call *call = NULL;
+        td_diag d;
+        td_diag_clear(&d);
+        int rc = td_call_parse("t", text, strlen(text), &call, &d);
+        if (rc != 0)
+            print_error("%s: %s\n", text, d.msg);
+        assert_int_equal(rc, 0);
+        assert_int_equal(call->buffers[0].datapath, cases[i].dp);
+        assert_int_equal(call->buffers[0].sub_slab, cases[i].sub_slab);
+        assert_int_equal(call->buffers[0].has_layout,
+                         cases[i].dp != TD_TMEM_D);
+        td_call_free(call);
+    }
+}
+
 static void test_examples(void **state)
 {
     (void)state;
@@ -1250,6 +1310,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_layouts_in_calls),
         cmocka_unit_test(test_axes_helper),
         cmocka_unit_test(test_inline_errors),
+        cmocka_unit_test(test_tmem_datapaths),
         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_operands),
         cmocka_unit_test(test_operand_errors),

@@ -489,6 +489,92 @@ static void test_tcgen05(void **state)
     }
 }
 
+/* The 16-lane shapes: .16x256b.x2 moves 8 registers a thread, the upper
+ * half-slab's row 16 composed into the address (TVM's .16x*b path always
+ * composes, its row being the slab loop's); then the counts and rows the
+ * instructions do not take. */
+static void test_tcgen05_16xnb(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_ir_buf *acc = td_ir_buffer(ir, "Acc", TD_F32, "tmem", 2,
+                                  (int64_t[]){128, 64});
+    td_ir_buf *rg = td_ir_buffer(ir, "Rg", TD_F32, "local", 1,
+                                 (int64_t[]){16});
+    for (int row = 0; row <= 16; row += 16)
+        td_ir_tcgen05_ld(ir, &(td_ir_tmem_ldst){.tmem = acc,
+                                                .column = td_int(ir, 0),
+                                                .num = 2, .regs = rg,
+                                                .word = td_int(ir, row / 2),
+                                                .shape = TD_IR_LDST_16X256B,
+                                                .row = row});
+    td_ir_tcgen05_st(ir, &(td_ir_tmem_ldst){.tmem = acc,
+                                            .column = td_int(ir, 4),
+                                            .num = 1, .regs = rg,
+                                            .word = td_int(ir, 2),
+                                            .shape = TD_IR_LDST_16X64B,
+                                            .row = 16});
+    expect(ir, TD_LANG_TIRX,
+           "T.ptx.tcgen05(Rg.view(\"uint32\")[0], Rg.view(\"uint32\")[1], "
+           "Rg.view(\"uint32\")[2], Rg.view(\"uint32\")[3], "
+           "Rg.view(\"uint32\")[4], Rg.view(\"uint32\")[5], "
+           "Rg.view(\"uint32\")[6], Rg.view(\"uint32\")[7], "
+           "T.cuda.get_tmem_addr(Acc_taddr, 0, 0), \"ld\", \"sync\", "
+           "\"aligned\", \"16x256b\", \"x2\", \"\", \"b32\", \"\")\n"
+           "T.ptx.tcgen05(Rg.view(\"uint32\")[8], Rg.view(\"uint32\")[9], "
+           "Rg.view(\"uint32\")[10], Rg.view(\"uint32\")[11], "
+           "Rg.view(\"uint32\")[12], Rg.view(\"uint32\")[13], "
+           "Rg.view(\"uint32\")[14], Rg.view(\"uint32\")[15], "
+           "T.cuda.get_tmem_addr(Acc_taddr, 16, 0), \"ld\", \"sync\", "
+           "\"aligned\", \"16x256b\", \"x2\", \"\", \"b32\", \"\")\n"
+           "T.ptx.tcgen05(T.cuda.get_tmem_addr(Acc_taddr, 16, 4), "
+           "Rg.view(\"uint32\")[2], \"st\", \"sync\", \"aligned\", "
+           "\"16x64b\", \"x1\", \"\", \"b32\", \"\")\n");
+    char *p = NULL;
+    char *b = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(b,
+                        "td_tcgen05_ld_16x256b_x2(Acc_taddr, (unsigned int *)"
+                        "Rg_ptr);\n"
+                        "td_tcgen05_ld_16x256b_x2(Acc_taddr + (16u << 16), "
+                        "(unsigned int *)Rg_ptr + 8);\n"
+                        "td_tcgen05_st_16x64b_x1(Acc_taddr + (16u << 16) + 4, "
+                        "(unsigned int *)Rg_ptr + 2);\n");
+    has(p, "\"tcgen05.ld.sync.aligned.16x256b.x2.b32 {%0, %1, %2, %3, %4, "
+           "%5, %6, %7}, [%8];\"\n");
+    has(p, "\"tcgen05.st.sync.aligned.16x64b.x1.b32 [%0], {%1};\"\n");
+    td_free(b);
+    td_free(p);
+    td_ir_free(ir);
+    assert_int_equal(td_ir_tcgen05_regs(TD_IR_LDST_16X128B, 64), 128);
+    assert_int_equal(td_ir_tcgen05_regs(TD_IR_LDST_16X256B, 32), 128);
+    assert_string_equal(td_ir_tcgen05_ldst_shape(TD_IR_LDST_16X128B),
+                        "16x128b");
+    assert_null(td_ir_tcgen05_ldst_shape(TD_IR_LDST_SHAPE_COUNT));
+
+    /* refusals: .16x128b.x128 and .16x256b.x64 (more than 128 registers),
+     * row 16 of .32x32b (it moves all 32 lanes), row 8, a shape past the
+     * table */
+    const struct {
+        td_ir_ldst_shape shape;
+        int num, row;
+    } bad[] = {{TD_IR_LDST_16X128B, 128, 0}, {TD_IR_LDST_16X256B, 64, 0},
+               {TD_IR_LDST_32X32B, 1, 16},   {TD_IR_LDST_16X64B, 1, 8},
+               {TD_IR_LDST_SHAPE_COUNT, 1, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ir = td_ir_new();
+        acc = td_ir_buffer(ir, "Acc", TD_F32, "tmem", 2,
+                           (int64_t[]){128, 256});
+        rg = td_ir_buffer(ir, "Rg", TD_F32, "local", 1, (int64_t[]){128});
+        td_ir_tcgen05_st(ir, &(td_ir_tmem_ldst){
+                                 .tmem = acc, .column = td_int(ir, 0),
+                                 .num = bad[i].num, .regs = rg,
+                                 .word = td_int(ir, 0),
+                                 .shape = bad[i].shape, .row = bad[i].row});
+        assert_int_equal(td_ir_status(ir), TD_EINVAL);
+        td_ir_free(ir);
+    }
+}
+
 /* tcgen05.cp: a loop of copies with a moving column and source, TVM's
  * TIRx (the descriptor encoded where `first` says), the CUDA helper that
  * builds the descriptor; then the refusals. */
@@ -840,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_tma_store), cmocka_unit_test(test_dsmem),
         cmocka_unit_test(test_tensor_maps), cmocka_unit_test(test_refused),
         cmocka_unit_test(test_tcgen05),
+        cmocka_unit_test(test_tcgen05_16xnb),
         cmocka_unit_test(test_tcgen05_cp), cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,9 @@ usage:
          [--compile] [--nvcc PATH] [-j N] [--sample] [--sass-only] [--singly]
          [--data exact|random|both] [NAME...]
 
+A NAME may be a shell pattern (`tcgen05_ldst_*`); golden cases are named
+`golden-NAME`.
+
 For every case: `tiledispatch dispatch` must print the expected variant,
 `tiledispatch kernel` must write the program (to --out DIR/NAME.cu, else a
 temporary directory), and with --compile `nvcc -arch=ARCH -c` must compile
@@ -84,6 +87,7 @@ cannot be found (meson's "skipped").
 """
 import argparse
 import concurrent.futures
+import fnmatch
 import hashlib
 import json
 import os
@@ -308,7 +312,9 @@ def collect(args):
                               "expect": expect, "arch": arch,
                               "kind": "golden"})
     if args.names:
-        cases = [c for c in cases if c["name"] in args.names]
+        # A name, or a shell pattern of names (tcgen05_ldst_*).
+        cases = [c for c in cases
+                 if any(fnmatch.fnmatchcase(c["name"], n) for n in args.names)]
     return cases
 
 

@@ -223,8 +223,9 @@ def _declare_buffers(spec: dict, scopes=None):
         elif b["scope"] == "tmem" and (scopes is None or "tmem" in scopes):
             # Tensor memory, as upstream's tcgen05 tests declare it: the
             # address tcgen05.alloc writes in shared memory, and the
-            # buffer over it in its layout (TLane, TCol), datapath D
-            # (lane = row) where the call file gives none.
+            # buffer over it in its layout (TLane, TCol: a datapath's or
+            # lane replicas), datapath D (lane = row) where the call file
+            # gives none.
             body.append(f'    {name}_taddr = T.alloc_shared([1], "uint32")')
             tl = (tvm_layout(b["layout"]) if b.get("layout") else
                   f"T.TileLayout(T.S[({shape}):(1 @ Axis.TLane, 1 @ Axis.TCol)])")

@@ -768,25 +768,46 @@ TD_API void td_ir_bulk_s2c(td_ir *ir, td_expr *dst, td_ir_addr src,
 /* ---- tensor memory (sm_100a) ------------------------------------------ */
 
 /*
- * tcgen05.ld.sync.aligned.32x32b.xNUM.b32 (tensor memory -> registers) and
- * tcgen05.st.sync.aligned.32x32b.xNUM.b32 (registers -> tensor memory):
+ * tcgen05.ld.sync.aligned.SHAPE.xNUM.b32 (tensor memory -> registers) and
+ * tcgen05.st.sync.aligned.SHAPE.xNUM.b32 (registers -> tensor memory):
  * warp-collective, every thread of the warpgroup's 4 warps executes it;
- * warp w moves lanes 32w..32w+31, thread t of it lane 32w+t, NUM 32-bit
- * cells from column `column` (uint32 or int32, from the buffer's base
- * address) into or from its registers: 32-bit words word .. word+NUM-1
- * of the local buffer `regs`.  `tmem` is a call buffer of scope tmem; its
- * base address (what tcgen05.alloc wrote) is NAME_taddr, a uint32 the
- * kernel holds (TIRx: NAME_taddr, as TVM prints allocated_addr[0]).  NUM
- * is 1, 2, 4, ..., 128.  Both are asynchronous: the caller waits
- * (tcgen05.wait::ld before reading the registers, tcgen05.wait::st before
- * tensor memory is read or reused), as TVM leaves it.
+ * warp w reaches lanes 32w..32w+31 only.  SHAPE (td_ir_ldst_shape):
+ * .32x32b moves all 32 lanes, thread t of the warp lane 32w+t, NUM 32-bit
+ * cells; .16x64b / .16x128b / .16x256b move 16 lanes of the warp's 32,
+ * from lane `row` (0 or 16) of its slab, 2, 4 or 8 cells a lane per rep,
+ * spread over the threads as the PTX ISA's fragment figures say.  Each
+ * thread moves td_ir_tcgen05_regs(SHAPE, NUM) 32-bit words, word ..
+ * word+n-1 of the local buffer `regs`, from or to column `column` (uint32
+ * or int32, from the buffer's base address).  `tmem` is a call buffer of
+ * scope tmem; its base address (what tcgen05.alloc wrote) is NAME_taddr, a
+ * uint32 the kernel holds (TIRx: NAME_taddr, as TVM prints
+ * allocated_addr[0]); the address the instruction takes is NAME_taddr +
+ * (row << 16 | column).  NUM is a power of two up to 128 (.32x32b,
+ * .16x64b), 64 (.16x128b) or 32 (.16x256b): 128 registers at most.  Both
+ * are asynchronous: the caller waits (tcgen05.wait::ld before reading the
+ * registers, tcgen05.wait::st before tensor memory is read or reused), as
+ * TVM leaves it.  A zero-initialised shape and row are .32x32b, row 0.
  */
+typedef enum td_ir_ldst_shape {
+    TD_IR_LDST_32X32B,
+    TD_IR_LDST_16X64B,
+    TD_IR_LDST_16X128B,
+    TD_IR_LDST_16X256B,
+    TD_IR_LDST_SHAPE_COUNT
+} td_ir_ldst_shape;
+TD_API const char *td_ir_tcgen05_ldst_shape(td_ir_ldst_shape s); /* "16x64b" */
+/* The 32-bit registers a thread moves for SHAPE.xNUM (NUM, 2 NUM or 4 NUM);
+ * 0 for a shape or NUM the instruction does not take. */
+TD_API int td_ir_tcgen05_regs(td_ir_ldst_shape s, int num);
+
 typedef struct td_ir_tmem_ldst {
     const td_ir_buf *tmem;
     td_expr *column;
     int num;
     const td_ir_buf *regs;
     td_expr *word;
+    td_ir_ldst_shape shape;
+    int row;                /* lane of the warp's slab: 0, or 16 (.16x*b) */
 } td_ir_tmem_ldst;
 TD_API void td_ir_tcgen05_ld(td_ir *ir, const td_ir_tmem_ldst *t);
 TD_API void td_ir_tcgen05_st(td_ir *ir, const td_ir_tmem_ldst *t);

@@ -153,15 +153,35 @@ TD_API size_t td_layout_format(const td_layout *l, char *buf, size_t cap);
 
 /* ---- buffers, regions, the call -------------------------------------- */
 
+/*
+ * How a tmem buffer's rows sit in tensor memory's 128 lanes: TVM's
+ * tmem_datapath_layout, the datapaths of the tcgen05 MMA (PTX ISA "Data
+ * path layout organization").  D (M = 128, the default): row r in lane r.
+ * F (M = 64): row r in lane 32 * (r / 16) + 16 * sub_slab + r % 16, the
+ * lower (sub_slab 0) or upper (1) 16 lanes of each warp's 32.  B (the
+ * per-CTA M = 64 of cta_group::2): the N columns fold into two halves,
+ * (r, c) in lane r + 64 * (c / (N / 2)), column c % (N / 2).  OTHER: a
+ * layout that is none of them (lane replicas, which only smem->tmem
+ * writes; the copies that read tensor memory as a datapath refuse it).
+ */
+typedef enum td_tmem_datapath {
+    TD_TMEM_D,
+    TD_TMEM_F,
+    TD_TMEM_B,
+    TD_TMEM_OTHER
+} td_tmem_datapath;
+
 typedef struct td_buffer {
     char name[TD_NAME_MAX];
     char scope[TD_NAME_MAX];      /* local, shared, shared.dyn, global, tmem */
     td_dtype dtype;
     int ndim;
     int64_t shape[TD_MAX_RANK];
-    bool has_layout;
+    bool has_layout;              /* a layout (tmem: not datapath D's) */
     td_layout layout;
     char layout_text[256];        /* as written, for messages */
+    td_tmem_datapath datapath;    /* tmem: its layout's datapath */
+    int sub_slab;                 /* tmem, datapath F: 0 or 1 */
 } td_buffer;
 
 /* A position in the call file (1-based; 0 when unknown). */

@@ -712,8 +712,9 @@ static PyObject *Call_get_buffers(PyObject *s, void *c)
             goto fail;
         for (int k = 0; k < b->ndim; k++)
             PyTuple_SetItem(shape, k, PyLong_FromLongLong(b->shape[k]));
+        /* A tmem buffer's layout (its datapath) is kept as written. */
         PyObject *one =
-            b->has_layout
+            b->has_layout || b->layout_text[0] != '\0'
                 ? Py_BuildValue("{s:s,s:s,s:N,s:s}", "scope", b->scope,
                                 "dtype", td_dtype_name(b->dtype), "shape",
                                 shape, "layout", b->layout_text)
