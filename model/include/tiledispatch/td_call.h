@@ -386,16 +386,19 @@ TD_API int td_call_parse(const char *name, const char *text, size_t len,
 TD_API void td_call_free(td_call *call); /* accepts NULL */
 
 /*
- * Whether s is a variant name: one or more parts of letters, digits and
- * '_', joined by "->" or "<->" (TVM names its tensor-memory copies
- * `smem->tmem` and `tmem<->local`), shorter than TD_NAME_MAX.  A call's
+ * Whether s is a variant name: one or more parts joined by "->" or "<->"
+ * (TVM names its tensor-memory copies `smem->tmem` and `tmem<->local`), a
+ * part being words of letters, digits and '_' joined by '.', the last of
+ * which may end in one '*' (TVM's gemm variant is `mma.m16n8k*`); shorter
+ * than TD_NAME_MAX.  A call's
  * `dispatch:`, a rules entry's `name:` and a registered impl use it.
  */
 TD_API bool td_variant_name_ok(const char *s);
 
 /* The grammar above in words, for messages. */
 #define TD_VARIANT_NAME_FORM                                                   \
-    "letters, digits and '_', parts joined by '->' or '<->'"
+    "letters, digits and '_' (words joined by '.', the last may end in "     \
+    "'*'), parts joined by '->' or '<->'"
 
 /* Sets call->arch and call->sm_version from "sm_NN..."; TD_EINVAL if the
  * text has no sm_(\d+). */
