@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The gemm goldens' mma.sync calls against TVM's CUDA for the same calls.
+
+    check_gemm_src.py TILEDISPATCH [ROOT]
+
+design/gemm/probes/out_gemm_src.txt holds the CUDA tvm.compile wrote for
+the probes of gemm_probe.py (TVM 0.27.0.post1, sm_80).  For each probe
+that has a golden call file here, the mma.sync calls of TVM's kernel and of
+`tiledispatch emit --lang cuda` must be the same list: the same
+instruction (the helper's name less its prefix), in the same order, with
+the same operands (D registers, A and B words, C registers; TVM's
+`((uint*)A_ptr)[i]` is our `((unsigned int *)A_ptr)[i]`).  Only the probes
+where TVM is wrong (sm_70 / sm_75: docs/upstream.md, D2) are left out.
+Needs no TVM: the CUDA was stored when the probes ran.
+"""
+import os
+import re
+import subprocess
+import sys
+
+# probe -> golden call file (tests/golden/cases).
+PROBES = {
+    "k16_f16": "gemm_k16_f16.yaml",
+    "tAtB": "gemm_tAtB.yaml",
+    "k8_K24_tiled": "gemm_k8_K24_tiled.yaml",
+}
+TVM_CALL = re.compile(r"^\s*tvm_builtin_ptx_mma_(\w+)\((.*)\);\s*$", re.M)
+OUR_CALL = re.compile(r"^\s*td_ptx_mma_(\w+)\((.*)\);\s*$", re.M)
+
+
+def tvm_sections(path):
+    out, name, buf = {}, None, []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"===== CUDA source for (\S+) ", line)
+            if m:
+                if name:
+                    out[name] = "".join(buf)
+                name, buf = m.group(1), []
+            elif name:
+                buf.append(line)
+    if name:
+        out[name] = "".join(buf)
+    return out
+
+
+def calls(pattern, text):
+    norm = lambda a: a.replace("((uint*)", "((unsigned int *)")
+    return [(m.group(1), [norm(a.strip()) for a in m.group(2).split(",")])
+            for m in pattern.finditer(text)]
+
+
+def main():
+    exe = sys.argv[1]
+    root = sys.argv[2] if len(sys.argv) > 2 else \
+        os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+    src = tvm_sections(os.path.join(root, "design", "gemm", "probes",
+                                    "out_gemm_src.txt"))
+    bad = 0
+    for probe, case in PROBES.items():
+        path = os.path.join(root, "tests", "golden", "cases", case)
+        p = subprocess.run([exe, "emit", path, "--lang", "cuda"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"FAIL {probe}: emit exited {p.returncode}: {p.stderr}")
+            bad += 1
+            continue
+        theirs = calls(TVM_CALL, src.get(probe, ""))
+        ours = calls(OUR_CALL, p.stdout)
+        if not theirs:
+            print(f"FAIL {probe}: no mma.sync call in TVM's CUDA")
+            bad += 1
+        elif theirs != ours:
+            print(f"FAIL {probe}: {case} differs from TVM's CUDA")
+            for i in range(max(len(theirs), len(ours))):
+                t = theirs[i] if i < len(theirs) else None
+                o = ours[i] if i < len(ours) else None
+                if t != o:
+                    print(f"  call {i}: TVM {t}\n  call {i}: ours {o}")
+                    break
+            bad += 1
+        else:
+            print(f"ok   {probe}: {len(ours)} mma.sync call(s) as TVM's")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
