@@ -31,6 +31,8 @@
 
 static const char OP_NAMES[TD_MMA_NOPS] = {'D', 'A', 'B', 'C'};
 
+static bool scope_reaches(const td_call *call, td_reason *why);
+
 /* The region of operand `op` (D, A, B, C order). */
 static const td_region *op_region(const td_call *call, int op)
 {
@@ -48,18 +50,55 @@ static const td_region *op_region(const td_call *call, int op)
 
 /* ---- predicates ------------------------------------------------------- */
 
+/* The full extent of `axis` in the scope's active set (laneid 32;
+ * wid_in_wg 4 at warpgroup scope; warpid the launch's warps at cta
+ * scope), 0 for an axis the set does not have. */
+static int64_t full_extent(const td_call *call, td_axis axis)
+{
+    if (axis == TD_AXIS_LANEID)
+        return 32;
+    if (axis == TD_AXIS_WID_IN_WG && call->scope == TD_SCOPE_WARPGROUP)
+        return 4;
+    if (axis == TD_AXIS_WARPID && call->scope == TD_SCOPE_CTA)
+        return call->launch[TD_LAUNCH_TX].extent / 32;
+    return 0;
+}
+
 /*
  * TVM's _full_active_lanes over the scope's active set: laneid (32) at
  * warp scope, plus wid_in_wg (4) at warpgroup scope and warpid (the
- * launch's threadIdx.x / 32) at cta scope.  The call's launch lets every
- * thread of the scope reach the call, so the set is complete unless the
- * scope is one TVM's check cannot judge.
+ * launch's threadIdx.x / 32) at cta scope, each of which the call's
+ * `active:` may narrow (an enclosing guard); every axis must be whole.
  */
 static bool pred_full_active_lanes(const td_call *call, const td_args *args,
                                    void *user, td_reason *why)
 {
     (void)args;
     (void)user;
+    if (!scope_reaches(call, why))
+        return false;
+    for (int i = 0; i < call->nactive && i < TD_MAX_ACTIVE; i++) {
+        const td_active_range *a = &call->active[i];
+        int64_t full = full_extent(call, a->axis);
+        if (full == 0) {
+            td_reason_set(why, "unsupported active-set axis '%s'",
+                          td_axis_name(a->axis));
+            return false;
+        }
+        if (a->begin != 0 || a->end != full) {
+            td_reason_set(why,
+                          "active %s is [%" PRId64 ", %" PRId64
+                          "), need full [0, %" PRId64 ")",
+                          td_axis_name(a->axis), a->begin, a->end, full);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The scope's own conditions: one that TVM's check can judge. */
+static bool scope_reaches(const td_call *call, td_reason *why)
+{
     const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
     switch (call->scope) {
     case TD_SCOPE_THREAD:

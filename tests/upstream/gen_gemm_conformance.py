@@ -18,7 +18,9 @@ file `gemm_tvm_<case>[_<dtype>_b<beta>].yaml`:
   Kt per warp);
 - the warp tilings over two warps of a CTA (tx, warpid + laneid) and the
   regions: the same at float16, beta 0;
-- the declines: `# expect: none` with TVM's text as `# error:`.
+- the declines: `# expect: none` with TVM's text as `# error:`; the two
+  whose layout does not cover its buffer do not load and go to
+  tests/call/data/bad/ instead (BAD).
 
 The dump was taken with float16 A / B and float32 C / D; a bfloat16 file
 is the same analysis (the dtypes take no part in it) with TVM's bfloat16
@@ -41,13 +43,21 @@ CTA = {"warps_tx": 64, "warps_warpid_laneid": 64}
 # own analysis (plan 1.4), G5 adds them with the rest of the edges.
 SKIP = {"warps_wid_in_wg"}
 PTX = {"float16": "f16", "bfloat16": "bf16"}
+# Relative to --out (tests/conformance).
+BAD_DIR = os.path.join("..", "call", "data", "bad")
 # Cases refused before any variant (exit 2): the call file's own checks
 # (a layout of another size than its buffer) and the op's shape check
 # (TVM's assert, plan D9), where TVM's analysis alone, as dumped, declines.
 REFUSED = {
-    "M8": "layout covers 64 elements but buffer 'D' has 128",
-    "layout_of_other_shape": "layout covers 256 elements but buffer 'A' has 512",
     "region_cannot_slice": "gemm mma: D dims (16, 2) != (M=16, N=8)",
+}
+# Cases whose call file does not load (a layout of another size than its
+# buffer): tests/call/data/bad/gemm_tvm_NAME.yaml, the message at its
+# position (the conformance corpus holds calls that load).
+BAD = {
+    "M8": "15:61: layout covers 64 elements but buffer 'D' has 128",
+    "layout_of_other_shape":
+        "12:62: layout covers 256 elements but buffer 'A' has 512",
 }
 
 
@@ -102,7 +112,10 @@ def call_file(c, dtype, beta, origin):
     shape, region = shapes(c)
     inst = c["inst"]
     lines = []
-    if c["name"] in REFUSED:
+    if c["name"] in BAD:
+        lines += [f"# expect: {BAD[c['name']]}", "# code: TD_ESCHEMA",
+                  f"# tvm: {c['prep']}"]
+    elif c["name"] in REFUSED:
         lines += ["# expect: error", f"# error: {REFUSED[c['name']]}",
                   f"# tvm: {c['prep']}"]
     elif c["prep"] is not None:
@@ -160,6 +173,10 @@ def files(cases):
                     c, dtype, "0.0",
                     f"{TEST}::test_cuda_gemm_mma_numerical_transpose"
                     f"[{n}-{dtype}]")
+        elif n in BAD:
+            out[os.path.join(BAD_DIR, f"gemm_tvm_{n}.yaml")] = call_file(
+                c, "float16", "0.0",
+                f"tests/upstream/dump_gemm_frag.py case {n} (derived)")
         else:
             out[f"gemm_tvm_{n}.yaml"] = call_file(
                 c, "float16", "0.0",

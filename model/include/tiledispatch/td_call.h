@@ -315,6 +315,14 @@ typedef struct td_launch_param {
     char symbol[TD_NAME_MAX];
 } td_launch_param;
 
+/* One axis of a call's active set: threads begin <= axis < end. */
+#define TD_MAX_ACTIVE 4
+typedef struct td_active_range {
+    td_axis axis;                 /* a thread axis */
+    int64_t begin, end;
+    td_pos pos;                   /* the axis key in the call file */
+} td_active_range;
+
 typedef struct td_call {
     char file[256];               /* where it was loaded from ("" if none) */
     td_pos pos_op;                /* positions of values, for messages that */
@@ -370,6 +378,13 @@ typedef struct td_call {
     int nconfig;
     td_config_entry config[TD_MAX_CONFIG];
     char dispatch[TD_NAME_MAX];   /* forced variant, "" if none */
+    /* The active set (`active: {laneid: [0, 16]}`): what the guards
+     * around the call leave active of the scope's threads, per thread
+     * axis a half-open range [begin, end) (TVM's sctx.intra, narrowed by
+     * an enclosing `if`).  nactive 0 (no key): every thread of the scope
+     * reaches the call.  Axes in file order, each at most once. */
+    int nactive;
+    td_active_range active[TD_MAX_ACTIVE];
 } td_call;
 
 /*
