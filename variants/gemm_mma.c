@@ -382,9 +382,15 @@ static int emit_tiles(const td_call *call, td_ir *ir, const mma_choice *ch,
                     int64_t d = reg_at(D, c), s = reg_at(C, c);
                     if (d < 0 || s < 0)
                         goto past;
-                    td_expr *v = use_c ? td_load1(ir, C->buf, td_int(ir, s))
-                                       : td_const_f(ir, f->cd, 0.0);
-                    td_ir_store1(ir, D->buf, td_int(ir, d), v);
+                    /* C in place (c: the dst region, beta = 1): D
+                     * already holds it; TVM's copy of a register onto
+                     * itself is left out. */
+                    if (!use_c || C->buf != D->buf || s != d) {
+                        td_expr *v =
+                            use_c ? td_load1(ir, C->buf, td_int(ir, s))
+                                  : td_const_f(ir, f->cd, 0.0);
+                        td_ir_store1(ir, D->buf, td_int(ir, d), v);
+                    }
                     dr[2 * rm + rn] = td_int(ir, d);
                 }
             for (int64_t k = 0; k < kt; k++) {
