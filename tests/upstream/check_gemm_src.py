@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The gemm goldens' mma.sync calls against TVM's CUDA for the same calls.
+"""The gemm goldens' mma.sync calls and explain rows against TVM's.
 
     check_gemm_src.py TILEDISPATCH [ROOT]
 
@@ -11,7 +11,10 @@ instruction (the helper's name less its prefix), in the same order, with
 the same operands (D registers, A and B words, C registers; TVM's
 `((uint*)A_ptr)[i]` is our `((unsigned int *)A_ptr)[i]`).  Only the probes
 where TVM is wrong (sm_70 / sm_75: docs/upstream.md, D2) are left out.
-Needs no TVM: the CUDA was stored when the probes ran.
+And for the probes of out_gemm.txt that TVM refuses (ROWS), the row of
+`explain --format tvm` for the matching conformance case is TVM's row of
+its failure table: the variant and the reason, word for word.
+Needs no TVM: the output was stored when the probes ran.
 """
 import os
 import re
@@ -24,6 +27,22 @@ PROBES = {
     "tAtB": "gemm_tAtB.yaml",
     "k8_K24_tiled": "gemm_k8_K24_tiled.yaml",
 }
+# probe of out_gemm.txt whose dispatch fails -> conformance call file: the
+# row of `explain --format tvm` must be TVM's row (variant and reason).
+ROWS = {
+    "alpha2": "gemm_alpha2.yaml",
+    "beta_half": "gemm_beta_half.yaml",
+    "dt_f16acc": "gemm_rejects_dtype_f16acc.yaml",
+    "dt_mixed": "gemm_rejects_dtype_mixed.yaml",
+    "dt_tf32": "gemm_rejects_dtype_f32.yaml",
+    "dt_int8": "gemm_rejects_dtype_int8.yaml",
+    "dt_e4m3": "gemm_rejects_dtype_e4m3.yaml",
+    "dt_C_f16_D_f32": "gemm_rejects_dtype_c_f16.yaml",
+    "guard_lane16": "gemm_guard_lane16.yaml",
+    "swapped_B": "gemm_tvm_swapped_B.yaml",
+    "row_major_local_A": "gemm_tvm_row_major_local_A.yaml",
+}
+ROW = re.compile(r"^\| (mma\.m16n8k\* \(prio=10\)) \| (.*?)\s*\|\s*$", re.M)
 TVM_CALL = re.compile(r"^\s*tvm_builtin_ptx_mma_(\w+)\((.*)\);\s*$", re.M)
 OUR_CALL = re.compile(r"^\s*td_ptx_mma_(\w+)\((.*)\);\s*$", re.M)
 
@@ -82,7 +101,37 @@ def main():
             bad += 1
         else:
             print(f"ok   {probe}: {len(ours)} mma.sync call(s) as TVM's")
+    probes = tvm_sections_by(os.path.join(root, "design", "gemm", "probes",
+                                          "out_gemm.txt"), r"===== (\S+): ")
+    for probe, case in ROWS.items():
+        path = os.path.join(root, "tests", "conformance", case)
+        p = subprocess.run([exe, "explain", path, "--format", "tvm"],
+                           capture_output=True, text=True)
+        theirs = ROW.findall(probes.get(probe, ""))[:1]
+        ours = ROW.findall(p.stdout)[:1]
+        if p.returncode != 1 or not theirs or theirs != ours:
+            print(f"FAIL {probe}: {case}: explain row {ours} (exit "
+                  f"{p.returncode}), TVM's {theirs}")
+            bad += 1
+        else:
+            print(f"ok   {probe}: {theirs[0][1]}")
     return 1 if bad else 0
+
+
+def tvm_sections_by(path, header):
+    out, name, buf = {}, None, []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(header, line)
+            if m:
+                if name:
+                    out[name] = "".join(buf)
+                name, buf = m.group(1), []
+            elif name:
+                buf.append(line)
+    if name:
+        out[name] = "".join(buf)
+    return out
 
 
 if __name__ == "__main__":
