@@ -21,11 +21,19 @@ import re
 import subprocess
 import sys
 
-# probe -> golden call file (tests/golden/cases).
+# probe -> call file (a golden or a conformance case) and the file of
+# design/gemm/probes holding TVM's CUDA for it.
+G, C = "tests/golden/cases/", "tests/conformance/"
 PROBES = {
-    "k16_f16": "gemm_k16_f16.yaml",
-    "tAtB": "gemm_tAtB.yaml",
-    "k8_K24_tiled": "gemm_k8_K24_tiled.yaml",
+    "k16_f16": (G + "gemm_k16_f16.yaml", "out_gemm_src.txt"),
+    "tAtB": (G + "gemm_tAtB.yaml", "out_gemm_src.txt"),
+    "k8_K24_tiled": (G + "gemm_k8_K24_tiled.yaml", "out_gemm_src.txt"),
+    "tiled_2x2x2": (C + "gemm_tvm_tiled_2x2x2_k16_f16_b0.yaml",
+                    "out_gemm_src_tiled.txt"),
+    "tA": (C + "gemm_tvm_transpose_A1_B0_f16.yaml", "out_gemm_src_tiled.txt"),
+    "tB": (C + "gemm_tvm_transpose_A0_B1_f16.yaml", "out_gemm_src_tiled.txt"),
+    "tAtB_2x2x2": (C + "gemm_tvm_transpose_tiled_2x2x2_f16.yaml",
+                   "out_gemm_src_tiled.txt"),
 }
 # probe of out_gemm.txt whose dispatch fails -> conformance call file: the
 # row of `explain --format tvm` must be TVM's row (variant and reason).
@@ -74,11 +82,10 @@ def main():
     root = sys.argv[2] if len(sys.argv) > 2 else \
         os.path.dirname(os.path.dirname(os.path.dirname(
             os.path.abspath(__file__))))
-    src = tvm_sections(os.path.join(root, "design", "gemm", "probes",
-                                    "out_gemm_src.txt"))
     bad = 0
-    for probe, case in PROBES.items():
-        path = os.path.join(root, "tests", "golden", "cases", case)
+    for probe, (case, out) in PROBES.items():
+        src = tvm_sections(os.path.join(root, "design", "gemm", "probes", out))
+        path = os.path.join(root, case)
         p = subprocess.run([exe, "emit", path, "--lang", "cuda"],
                            capture_output=True, text=True)
         if p.returncode != 0:
