@@ -25,13 +25,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common.h"
 #include "gemm.h"
 #include "gemm_frag.h"
 #include "model.h"
 
 static const char OP_NAMES[TD_MMA_NOPS] = {'D', 'A', 'B', 'C'};
-
-static bool scope_reaches(const td_call *call, td_reason *why);
 
 /* The region of operand `op` (D, A, B, C order). */
 static const td_region *op_region(const td_call *call, int op)
@@ -49,6 +48,51 @@ static const td_region *op_region(const td_call *call, int op)
 }
 
 /* ---- predicates ------------------------------------------------------- */
+
+/* The scope's own conditions, TVM's and ours: thread scope is refused
+ * (D3), and so is a partial warp (mma.sync.aligned needs every lane of
+ * the warp; TVM does not check: docs/upstream.md). */
+static bool scope_reaches(const td_call *call, td_reason *why)
+{
+    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
+    switch (call->scope) {
+    case TD_SCOPE_THREAD:
+        /* TVM's active set is empty here and its check passes; one thread
+         * cannot issue a warp-collective instruction (D3). */
+        td_reason_set(why, "mma.sync is warp-collective; thread scope is "
+                           "not supported");
+        return false;
+    case TD_SCOPE_WARP:
+    case TD_SCOPE_WARPGROUP:
+        return td__whole_scope_units(call, "mma.sync", why);
+    case TD_SCOPE_CTA:
+    case TD_SCOPE_CLUSTER:
+        if (!tx->present) {
+            td_reason_set(why, "cta scope needs threadIdx.x in launch_params");
+            return false;
+        }
+        if (tx->symbolic) {
+            td_reason_set(why, "non-static threadIdx.x extent %.*s",
+                          TD__FIELD(tx->symbol));
+            return false;
+        }
+        if (call->scope == TD_SCOPE_CLUSTER) {
+            td_reason_set(why, "unsupported active-set axis 'cta_id'");
+            return false;
+        }
+        if (tx->extent % 32 != 0) {
+            td_reason_set(why,
+                          "threadIdx.x extent %" PRId64 " is not a multiple "
+                          "of 32 (cta-scope mma.sync needs whole warps)",
+                          tx->extent);
+            return false;
+        }
+        return true;
+    default:
+        td_reason_set(why, "unsupported scope");
+        return false;
+    }
+}
 
 /* The full extent of `axis` in the scope's active set (laneid 32;
  * wid_in_wg 4 at warpgroup scope; warpid the launch's warps at cta
@@ -94,42 +138,6 @@ static bool pred_full_active_lanes(const td_call *call, const td_args *args,
         }
     }
     return true;
-}
-
-/* The scope's own conditions: one that TVM's check can judge. */
-static bool scope_reaches(const td_call *call, td_reason *why)
-{
-    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
-    switch (call->scope) {
-    case TD_SCOPE_THREAD:
-        /* TVM's active set is empty here and its check passes; one thread
-         * cannot issue a warp-collective instruction (D3). */
-        td_reason_set(why, "mma.sync is warp-collective; thread scope is "
-                           "not supported");
-        return false;
-    case TD_SCOPE_WARP:
-    case TD_SCOPE_WARPGROUP:
-        return true;
-    case TD_SCOPE_CTA:
-    case TD_SCOPE_CLUSTER:
-        if (!tx->present) {
-            td_reason_set(why, "cta scope needs threadIdx.x in launch_params");
-            return false;
-        }
-        if (tx->symbolic) {
-            td_reason_set(why, "non-static threadIdx.x extent %.*s",
-                          TD__FIELD(tx->symbol));
-            return false;
-        }
-        if (call->scope == TD_SCOPE_CLUSTER) {
-            td_reason_set(why, "unsupported active-set axis 'cta_id'");
-            return false;
-        }
-        return true;
-    default:
-        td_reason_set(why, "unsupported scope");
-        return false;
-    }
 }
 
 /* One replica iter as TVM's Python prints it: T.Iter(2, 1, "warpid"). */
