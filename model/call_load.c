@@ -113,6 +113,7 @@ enum {
     K_TRANSPOSE_B,
     K_ALPHA,
     K_BETA,
+    K_ACTIVE,
     K_COUNT
 };
 
@@ -120,7 +121,7 @@ static const char *const g_keys[K_COUNT] = {
     "op",     "target", "arch",     "scope", "launch", "buffers", "dst",
     "src",    "axes",   "accum",    "config", "dispatch", "srcs", "extras",
     "scalars", "a",     "b",        "c",     "transpose_A", "transpose_B",
-    "alpha",  "beta"};
+    "alpha",  "beta",   "active"};
 
 static void set_pos(td_pos *p, const td_ynode *n)
 {
@@ -319,6 +320,8 @@ static int cl_call(td__cl *c, const td_ynode *root)
                           "'accum' must be a boolean, not %s", td__ytype_name(t));
     }
     if (v[K_CONFIG] != NULL && (rc = td__cl_config(c, v[K_CONFIG])) != 0)
+        return rc;
+    if (v[K_ACTIVE] != NULL && (rc = td__cl_active(c, v[K_ACTIVE])) != 0)
         return rc;
     if (v[K_DISPATCH] != NULL) {
         rc = cl_variant(c, v[K_DISPATCH], call->dispatch);

@@ -61,6 +61,10 @@ int td__cl_buffers(td__cl *c, const td_ynode *n);
 /* `launch`: fills call->launch. */
 int td__cl_launch(td__cl *c, const td_ynode *n);
 
+/* `active:`: thread axis -> [begin, end), 0 <= begin < end; each axis
+ * once, at most TD_MAX_ACTIVE. */
+int td__cl_active(td__cl *c, const td_ynode *n);
+
 /* `axes`: fills call->axes and naxes; call->src must be loaded. */
 int td__cl_axes(td__cl *c, const td_ynode *n);
 

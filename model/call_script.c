@@ -139,6 +139,22 @@ static bool reduction_shaped(const td_call *call)
            call->src.buffer < call->nbuffers;
 }
 
+/* alpha or beta of a gemm call as TVMScript prints it. */
+static void sc_gemm_literal(td_sbuf *o, const td_call *call,
+                            const td_operand *l)
+{
+    if (l->kind == TD_OPERAND_LITERAL && l->dtype == TD_F32) {
+        td__sbuf_printf(o, "T.float32(");
+        sc_tvm_float(o, l->value);
+        td__sbuf_printf(o, ")");
+    } else if (l->kind == TD_OPERAND_LITERAL && l->dtype == TD_I32) {
+        /* TVMScript prints an int32 constant bare. */
+        td__sbuf_printf(o, "%lld", (long long)l->ivalue);
+    } else {
+        sc_operand(o, call, l);
+    }
+}
+
 /* gemm's arguments after D, as upstream's Tx.gemm takes them
  * positionally: A, B, C, transpose_A, transpose_B, alpha, beta. */
 static void sc_gemm_args(td_sbuf *o, const td_call *call)
@@ -155,18 +171,18 @@ static void sc_gemm_args(td_sbuf *o, const td_call *call)
     const td_operand *lits[2] = {&call->alpha, &call->beta};
     for (int i = 0; i < 2; i++) {
         td__sbuf_printf(o, ", ");
-        const td_operand *l = lits[i];
-        if (l->kind == TD_OPERAND_LITERAL && l->dtype == TD_F32) {
-            td__sbuf_printf(o, "T.float32(");
-            sc_tvm_float(o, l->value);
-            td__sbuf_printf(o, ")");
-        } else if (l->kind == TD_OPERAND_LITERAL && l->dtype == TD_I32) {
-            /* TVMScript prints an int32 constant bare. */
-            td__sbuf_printf(o, "%lld", (long long)l->ivalue);
-        } else {
-            sc_operand(o, call, l);
-        }
+        sc_gemm_literal(o, call, lits[i]);
     }
+}
+
+size_t td__gemm_literal_text(const td_call *call, const td_operand *l,
+                             char *buf, size_t cap)
+{
+    td_sbuf o = {buf, cap, 0};
+    if (buf != NULL && cap > 0)
+        buf[0] = '\0';
+    sc_gemm_literal(&o, call, l);
+    return o.len;
 }
 
 size_t td_call_format_script_as(const td_call *call, td_script_form form,

@@ -472,6 +472,50 @@ static int cl_cluster_grid(td__cl *c, const td_ynode *n)
     return 0;
 }
 
+int td__cl_active(td__cl *c, const td_ynode *n)
+{
+    td_call *call = c->call;
+    if (n->kind != TD_YMAP)
+        return cl_err(c, TD_ESCHEMA, n,
+                      "'active' must be a mapping of thread axes to [begin, "
+                      "end), e.g. {laneid: [0, 16]}, not %s",
+                      td__ytype_name(yv_kind(n)));
+    for (size_t i = 0; i < n->n / 2; i++) {
+        const td_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+        int rc = td__ykey(&c->doc, k);
+        if (rc || (rc = td__ydup(&c->doc, n, i)) != 0)
+            return rc;
+        td_axis ax;
+        char hint[128];
+        if (td_axis_parse(k->str, &ax) != 0)
+            return cl_err(c, TD_ESCHEMA, k, "unknown axis '%.64s'%s", k->str,
+                          td__axis_hint(hint, sizeof hint, k->str));
+        if (!td_axis_is_thread(ax))
+            return cl_err(c, TD_ESCHEMA, k,
+                          "active: '%s' is not a thread axis", k->str);
+        if (call->nactive >= TD_MAX_ACTIVE)
+            return cl_err(c, TD_ELIMIT, k,
+                          "active: more than %d axes", TD_MAX_ACTIVE);
+        int64_t r[2] = {0, 0};
+        bool ovf = false;
+        if (v->kind != TD_YSEQ || v->n != 2 ||
+            td__yclass(v->kids[0], &r[0], NULL, &ovf) != TD_YT_INT || ovf ||
+            td__yclass(v->kids[1], &r[1], NULL, &ovf) != TD_YT_INT || ovf ||
+            r[0] < 0 || r[1] <= r[0] || r[1] > INT32_MAX)
+            return cl_err(c, TD_ESCHEMA, v,
+                          "active %s must be [begin, end) as two integers, "
+                          "0 <= begin < end, e.g. [0, 16]",
+                          k->str);
+        td_active_range *a = &call->active[call->nactive++];
+        a->axis = ax;
+        a->begin = r[0];
+        a->end = r[1];
+        a->pos.line = k->line;
+        a->pos.col = k->col;
+    }
+    return 0;
+}
+
 int td__cl_launch(td__cl *c, const td_ynode *n)
 {
     if (n->kind != TD_YMAP)

@@ -110,6 +110,12 @@ bool td__is_ident(const char *s, bool digit_start);
  * and td_call_format_script ask. */
 bool td__gemm_form(const char *op);
 
+/* A gemm call's alpha or beta as TVMScript prints it (T.float32(2.0),
+ * an int32 bare): the text upstream's gemm variant quotes in its
+ * declines.  Returns the length needed, like snprintf. */
+size_t td__gemm_literal_text(const td_call *call, const td_operand *l,
+                             char *buf, size_t cap);
+
 /* Saturating product a * b of non-negative values. */
 int64_t td__mul_sat(int64_t a, int64_t b);
 

@@ -261,14 +261,23 @@ bool td_variant_name_ok(const char *s)
     if (s == NULL || strnlen(s, TD_NAME_MAX) >= TD_NAME_MAX)
         return false;
     /* part (sep part)*: a part is never empty, so "a->", "->a", "a-->b"
-     * and "a<-b" fail where the next part or separator should start. */
+     * and "a<-b" fail where the next part or separator should start.  A
+     * part is words joined by '.', the last may end in one '*' (TVM's gemm
+     * variant is `mma.m16n8k*`): "a.", ".a", "a..b", "*", "a*b" fail. */
     const char *p = s;
     for (;;) {
-        const char *start = p;
-        while (isalnum((unsigned char)*p) || *p == '_')
+        for (;;) {
+            const char *start = p;
+            while (isalnum((unsigned char)*p) || *p == '_')
+                p++;
+            if (p == start)
+                return false;
+            if (*p != '.')
+                break;
             p++;
-        if (p == start)
-            return false;
+        }
+        if (*p == '*')
+            p++;
         if (*p == '\0')
             return true;
         if (p[0] == '-' && p[1] == '>')

@@ -273,8 +273,10 @@ def test_keywords_srcs_errors():
 def test_keywords_gemm(reg):
     """gemm names its operands a, b, c; alpha and beta keep the Python
     number's kind (an int prints bare, as TVMScript prints it); the file
-    form reads the same; no variant yet; shapes that disagree are the op's
-    refusal, at the operand."""
+    form reads the same; row-major register tiles fit no mma.sync
+    fragment (TVM's mma.m16n8k* declines them), the fragments of the file
+    form dispatch to it; shapes that disagree are the op's refusal, at the
+    operand."""
     buffers = {"A": {"scope": "local", "dtype": "float16", "shape": [16, 16]},
                "B": {"scope": "local", "dtype": "float16", "shape": [8, 16]},
                "C": {"scope": "local", "dtype": "float32", "shape": [16, 8]}}
@@ -283,10 +285,13 @@ def test_keywords_gemm(reg):
     assert c.srcs == ("A[0:16, 0:16]", "B[0:8, 0:16]", "C[0:16, 0:8]")
     assert c.script == ("Tx.warp.gemm(C[0:16, 0:8], A[0:16, 0:16], B[0:8, 0:16], "
                         "C[0:16, 0:8], False, True, 1, T.float32(1.0))")
-    with pytest.raises(td.DispatchError, match="no registered variants for this op/target"):
+    with pytest.raises(td.DispatchError, match="no variant matched op=gemm"):
         reg.dispatch(c)
     f = td.Call.from_yaml(ROOT / "tests" / "call" / "data" / "good" / "gemm_k16_f16.yaml")
     assert f.script.startswith("Tx.warp.gemm(D[0:16, 0:8], A[0:16, 0:16], B[0:16, 0:8]")
+    d = reg.dispatch(f)
+    assert d.variant == "mma.m16n8k*"
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in d.emit()
     with pytest.raises(td.InputError, match="'srcs' is not a key of a gemm call"):
         td.Call(op="gemm", buffers=buffers, dst="C", srcs=["A", "B", "C"])
     with pytest.raises(td.InputError, match="'a' is a key of gemm calls only, not of op 'add'"):

@@ -1230,10 +1230,13 @@ static void test_variant_names(void **state)
 {
     (void)state;
     const char *ok[] = {"ldgsts", "vec_128b", "smem->tmem", "tmem<->local",
-                        "a->b<->c", "2d", "_x"};
+                        "a->b<->c", "2d", "_x", "mma.m16n8k*", "a.b",
+                        "a.b.c", "x*", "a.b*->c*"};
     const char *bad[] = {"",      "->",     "a->",     "->a",  "a-b",
-                         "a<-b",  "a-->b",  "a<->->b", "a b",  "a.b",
-                         "a<>b",  "a->>b",  "a<-->b",  "tmem<->", NULL};
+                         "a<-b",  "a-->b",  "a<->->b", "a b",  "a.",
+                         "a<>b",  "a->>b",  "a<-->b",  "tmem<->", ".a",
+                         "a..b",  "*",      "a*b",     "a**",  "a.*",
+                         "*a",    "a*.b",   "a.b*.c",  NULL};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
         if (!td_variant_name_ok(ok[i]))
             fail_msg("'%s' refused", ok[i]);

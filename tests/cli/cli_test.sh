@@ -78,15 +78,21 @@ for cmd in dispatch explain emit kernel; do
   expect 2 "sum_two_srcs.yaml:7:11: error: op 'sum': expects one source region, got 2 operands" $cmd "$data/sum_two_srcs.yaml"
 done
 expect 2 "srcs: [A, {value: 1.5, dtype: float32}]" explain "$data/sum_two_srcs.yaml" --json
-# gemm (variants/gemm_ops.c): a call loads and prints in upstream's form;
-# no variant is registered yet (exit 1, said so); shapes that disagree and
-# config keys are the op's refusals (exit 2 at the operand or key, from every
-# command that dispatches); the other ops' keys are refused at load.
+# gemm (variants/gemm_ops.c, variants/gemm_mma.c): a call loads and prints
+# in upstream's form and dispatches to TVM's mma.m16n8k* (one m16n8k16
+# mma.sync); a decline of its emitter is exit 1 with TVM's text; shapes that
+# disagree and config keys are the op's refusals (exit 2 at the operand or
+# key, from every command that dispatches); the other ops' keys are refused
+# at load.
 gemm="$root/tests/call/data/good/gemm_k16_f16.yaml"
-expect 1 "no registered variants for this op/target" dispatch "$gemm"
-expect 1 "call: Tx.warp.gemm(D[0:16, 0:8], A[0:16, 0:16], B[0:16, 0:8], C[0:16, 0:8], False, False, T.float32(1.0), T.float32(0.0))" explain "$gemm"
-expect 1 '"empty_reason":"no registered variants for this op/target"' explain "$gemm" --json
-expect 1 "no registered variants for this op/target" emit "$gemm"
+expect 0 "mma.m16n8k*" dispatch "$gemm"
+expect 0 "call: Tx.warp.gemm(D[0:16, 0:8], A[0:16, 0:16], B[0:16, 0:8], C[0:16, 0:8], False, False, T.float32(1.0), T.float32(0.0))" explain "$gemm"
+expect 0 '"selected":"mma.m16n8k*"' explain "$gemm" --json
+expect 0 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" emit "$gemm"
+expect 0 'T.ptx.mma(D.local()[0], D.local()[1], D.local()[2], D.local()[3], A.local().view("uint32")[0]' emit --lang tirx "$gemm"
+expect 1 "declined by emitter | gemm mma supports only alpha=1, got" dispatch "$data/gemm_alpha2.yaml"
+expect 1 "gemm mma supports only alpha=1, got alpha=T.float32(2.0)" explain "$data/gemm_alpha2.yaml" --json
+expect 1 '{"name":"full_active_lanes","ok":false,"reason":"mma.sync is warp-collective; thread scope is not supported"}' explain "$data/gemm_thread_scope.yaml" --json
 for cmd in dispatch explain emit kernel; do
   expect 2 "gemm_k_mismatch.yaml:15:4: error: op 'gemm': gemm mma: A K=16 != B K=8" $cmd "$data/gemm_k_mismatch.yaml"
 done
@@ -142,7 +148,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "rules.yaml: ok, 21 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 22 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json

@@ -78,7 +78,7 @@ expect 2 "local" impls --rules "$tmp/typos.yaml" --json
 
 # validate of the built-in rules file itself (and of a copy being edited):
 # checked in place of the built-in rules, not over them.
-expect 0 "rules.yaml: ok, 21 entries" validate "$rules"
+expect 0 "rules.yaml: ok, 22 entries" validate "$rules"
 expect 0 "upstream.yaml: ok, 1 entry (1 override)" validate "$rules" "$root/rules/upstream.yaml"
 sed 's/- shared_rows_valid$/- shared_rows_vald/' "$rules" >"$tmp/rules.yaml"
 expect 2 "rules.yaml:66:9: error: unknown predicate 'shared_rows_vald' (did you mean 'shared_rows_valid'?)" validate "$tmp/rules.yaml"
@@ -145,7 +145,7 @@ expect 0 'dispatch="g2r->fb"' explain --rules "$tmp/arrow.yaml" "$tmp/arrow_call
 { cat "$copy"; echo 'dispatch: "tmem<->local"'; } >"$tmp/both_call.yaml"
 expect 1 "no variant named 'tmem<->local' is registered for op=copy target=cuda" dispatch "$tmp/both_call.yaml"
 { cat "$copy"; echo 'dispatch: "g2r=>fb"'; } >"$tmp/bad_arrow.yaml"
-expect 2 "bad_arrow.yaml:12:11: error: 'dispatch' must be a variant name (letters, digits and '_', parts joined by '->' or '<->'), got 'g2r=>fb'" dispatch "$tmp/bad_arrow.yaml"
+expect 2 "bad_arrow.yaml:12:11: error: 'dispatch' must be a variant name (letters, digits and '_' (words joined by '.', the last may end in '*'), parts joined by '->' or '<->'), got 'g2r=>fb'" dispatch "$tmp/bad_arrow.yaml"
 sed 's/g2r->fb/g2r-fb/' "$tmp/arrow.yaml" >"$tmp/bad_rules.yaml"
 expect 2 "bad_rules.yaml:3:11: error: variant name 'g2r-fb' must be" rules --rules "$tmp/bad_rules.yaml"
 

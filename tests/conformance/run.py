@@ -22,7 +22,9 @@ owns, explain's `note:`) contains TEXT.  A `# access: CHAIN...` line
 `ldmatrix.sync.aligned.m8n8.x4.shared.b16`): the `asm` strings of the
 emitted CUDA must hold exactly those instructions (the same set; the
 operands aside); `# access: scalar` says that they hold none (plain
-element accesses, as TVM's fallback).
+element accesses, as TVM's fallback).  A gemm case's access is its
+`mma.sync...` instruction, and a `# count: N` line after it says how many
+times the body calls it (upstream's issue count).
 
 Without `# arch:`, the packed variants need sm_100a, and so does any
 program whose text uses the Blackwell-only `.f32x2` instructions (the
@@ -172,8 +174,29 @@ def read_access(path):
 # ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16,
 # cp.async.cg.shared.global.L2::128B (guarded: after `@p `),
 # tcgen05.ld.sync.aligned.32x32b.x8.b32, tcgen05.cp.cta_group::1.128x256b.
+# mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (gemm) is no memory
+# instruction but is the one a gemm case's access names.
 PTX_MEM = re.compile(r'(?:"\s*|@p )((?:ld|st|ldmatrix|stmatrix|cp\.async|'
-                     r'tcgen05\.ld|tcgen05\.st|tcgen05\.cp)\.[A-Za-z0-9_:.]+)')
+                     r'tcgen05\.ld|tcgen05\.st|tcgen05\.cp|mma\.sync)'
+                     r'\.[A-Za-z0-9_:.]+)')
+# A call of a prelude helper that issues mma.sync, at the start of a
+# statement of the body (the helper's definition starts with
+# __forceinline__).
+MMA_CALL = re.compile(r'^\s*td_ptx_mma_\w+\(', re.M)
+
+
+def read_count(path):
+    """The `# count: N` of a call file (the mma.sync calls its emitted
+    code makes: upstream's test_cuda_gemm_mma_codegen_issue_count), or
+    None."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\s*#\s*count\s*:\s*(\d+)\s*$", line)
+            if m:
+                return int(m.group(1))
+            if line.strip() and not line.lstrip().startswith("#"):
+                break
+    return None
 
 
 def access_error(c, args, env, want):
@@ -184,6 +207,11 @@ def access_error(c, args, env, want):
     if p.returncode != 0:
         return f"emit exited {p.returncode}: " + p.stderr.strip()
     got = set(PTX_MEM.findall(p.stdout))
+    count = read_count(c["path"])
+    if got == want and count is not None:
+        n = len(MMA_CALL.findall(p.stdout))
+        return None if n == count else \
+            f"count: {n} mma.sync calls emitted, TVM's code makes {count}"
     if got == want:
         return None
     show = lambda s: " ".join(sorted(s)) or "scalar"

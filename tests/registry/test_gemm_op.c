@@ -1,10 +1,10 @@
 /*
  * The gemm op in the built-in registry (variants/gemm_ops.c): registered,
- * of kind TD_OP_KIND_GEMM, with no rules entry (no variant yet); its
+ * of kind TD_OP_KIND_GEMM, with one rules entry (mma.m16n8k*); its
  * operand check refuses, before any candidate, what upstream asserts (the
  * shapes of D, A, B, C disagree: upstream's texts) and what it silently
  * ignores (config keys), with the position of the offending operand or
- * key; a call that passes says that no variant is registered.
+ * key; a call that passes reaches the variant.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,12 @@
 
 #include "tiledispatch.h"
 #include "args.h"
+
+/* Row-major register tiles fit no fragment: TVM's text (probe
+ * row_major_local_A). */
+#define NO_FIT_F16                                                         \
+    "no mma instruction fits M=16, N=8, K=16, dtypes=('float16', "          \
+    "'float16', 'float32', 'float32')"
 
 static td_registry *default_registry(void)
 {
@@ -89,24 +95,27 @@ static void expect_refused(const td_registry *reg, const td_call *call,
     }
 }
 
-/* The call passes the op's check: no variant is registered for gemm, said
- * at the target, and explain has no rows. */
-static void expect_no_variant(const td_registry *reg, const td_call *call)
+/* The call passes the op's check and reaches the one gemm variant,
+ * mma.m16n8k*, whose emitter declines it with `why` (these calls give no
+ * fragment layouts): dispatch says no variant matched, and explain has
+ * the variant's row, declined. */
+static void expect_declined(const td_registry *reg, const td_call *call,
+                            const char *why)
 {
     td_diag d;
     td_diag_clear(&d);
     td_dispatch_result res;
     assert_int_equal(td_dispatch(reg, call, &res, &d), TD_ENOMATCH);
     assert_null(res.ir);
-    assert_string_equal(d.msg, "no registered variants for this op/target");
-    assert_int_equal(d.line, 2);
-    assert_int_equal(d.col, 9);
     td_explain *ex = NULL;
     assert_int_equal(td_explain_call(reg, call, &ex, &d), 0);
     assert_null(td_explain_selected(ex));
-    assert_int_equal(td_explain_nrows(ex), 0);
-    assert_string_equal(td_explain_empty_reason(ex),
-                        "no registered variants for this op/target");
+    assert_int_equal(td_explain_nrows(ex), 1);
+    const td_explain_row *row = td_explain_get(ex, 0);
+    assert_string_equal(row->variant, "mma.m16n8k*");
+    assert_int_equal(row->status, TD_CAND_DECLINED);
+    if (strncmp(row->detail, why, strlen(why)) != 0)
+        fail_msg("declined with '%s', expected '%s'", row->detail, why);
     char *text = NULL;
     assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TEXT, &text), 0);
     char script[512];
@@ -124,12 +133,20 @@ static void test_registered(void **state)
     assert_non_null(op);
     assert_int_equal(op->kind, TD_OP_KIND_GEMM);
     assert_non_null(op->check);
-    /* No rules entry names gemm: there is no variant to point at yet. */
+    /* One rules entry serves gemm: TVM's mma.m16n8k*, priority 10. */
     td_rule_info all[128];
     size_t n = td_registry_rules(reg, all, 128);
     assert_true(n <= 128);
+    int found = 0;
     for (size_t i = 0; i < n; i++)
-        assert_string_not_equal(all[i].op, "gemm");
+        if (strcmp(all[i].op, "gemm") == 0) {
+            found++;
+            assert_string_equal(all[i].name, "mma.m16n8k*");
+            assert_string_equal(all[i].target, "cuda");
+            assert_int_equal(all[i].priority, 10);
+            assert_int_equal(all[i].npreds, 2);
+        }
+    assert_int_equal(found, 1);
     td_registry_free(reg);
 }
 
@@ -139,12 +156,13 @@ static void test_shapes_agree(void **state)
     td_registry *reg = default_registry();
     /* M = 16, N = 8, K = 16. */
     td_call *call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8, "");
-    expect_no_variant(reg, call);
+    expect_declined(reg, call, NO_FIT_F16);
     td_call_free(call);
     /* Transposed: A stored [K, M] = [16, 32], B stored [N, K] = [8, 16]. */
     call = gemm_call(16, 32, 8, 16, 32, 8, 32, 8,
                      "transpose_A: true\ntranspose_B: true\n");
-    expect_no_variant(reg, call);
+    expect_declined(reg, call,
+                    "no mma instruction fits M=32, N=8, K=16, dtypes=");
     td_call_free(call);
     /* Extent-1 dimensions do not count (upstream's squeeze). */
     char text[] = "op: gemm\ntarget: cuda\nscope: warp\nbuffers:\n"
@@ -156,7 +174,7 @@ static void test_shapes_agree(void **state)
     td_diag_clear(&d);
     assert_int_equal(td_call_parse("u.yaml", text, strlen(text), &call, &d),
                      0);
-    expect_no_variant(reg, call);
+    expect_declined(reg, call, NO_FIT_F16);
     td_call_free(call);
     /* An operand that is not 2-D is left to the variants (upstream
      * declines it, "gemm mma expects 2D D, ..."): the check passes even
@@ -168,7 +186,8 @@ static void test_shapes_agree(void **state)
                    "dst: D\na: A\nb: B\nc: D\n";
     assert_int_equal(
         td_call_parse("t.yaml", three, strlen(three), &call, &d), 0);
-    expect_no_variant(reg, call);
+    expect_declined(reg, call,
+                    "gemm mma expects 2D D, got non-unit extents [2, 16, 8]");
     td_call_free(call);
     td_registry_free(reg);
 }
@@ -226,7 +245,7 @@ static void test_config_keys(void **state)
     td_call_free(call);
     /* An empty mapping is no key. */
     call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8, "config: {}\n");
-    expect_no_variant(reg, call);
+    expect_declined(reg, call, NO_FIT_F16);
     td_call_free(call);
     td_registry_free(reg);
 }

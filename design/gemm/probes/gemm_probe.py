@@ -78,6 +78,7 @@ CASES = {
     "k8_K24_tiled": dict(Mt=2, Nt=2, Kt=3, kinst=8),
     "tiled_2x2x2": dict(Mt=2, Nt=2, Kt=2),
     "tA": dict(tA=True), "tB": dict(tB=True), "tAtB": dict(tA=True, tB=True),
+    "tAtB_2x2x2": dict(Mt=2, Nt=2, Kt=2, tA=True, tB=True),
     "alpha2": dict(alpha=2.0), "beta_half": dict(beta=0.5),
     "dt_f16acc": dict(a="float16", c="float16"),
     "dt_mixed": dict(a="bfloat16", b="float16"),

@@ -335,6 +335,14 @@ typedef struct td_launch_param {
     char symbol[TD_NAME_MAX];
 } td_launch_param;
 
+/* One axis of a call's active set: threads begin <= axis < end. */
+#define TD_MAX_ACTIVE 4
+typedef struct td_active_range {
+    td_axis axis;                 /* a thread axis */
+    int64_t begin, end;
+    td_pos pos;                   /* the axis key in the call file */
+} td_active_range;
+
 typedef struct td_call {
     char file[256];               /* where it was loaded from ("" if none) */
     td_pos pos_op;                /* positions of values, for messages that */
@@ -390,6 +398,13 @@ typedef struct td_call {
     int nconfig;
     td_config_entry config[TD_MAX_CONFIG];
     char dispatch[TD_NAME_MAX];   /* forced variant, "" if none */
+    /* The active set (`active: {laneid: [0, 16]}`): what the guards
+     * around the call leave active of the scope's threads, per thread
+     * axis a half-open range [begin, end) (TVM's sctx.intra, narrowed by
+     * an enclosing `if`).  nactive 0 (no key): every thread of the scope
+     * reaches the call.  Axes in file order, each at most once. */
+    int nactive;
+    td_active_range active[TD_MAX_ACTIVE];
 } td_call;
 
 /*
@@ -406,16 +421,19 @@ TD_API int td_call_parse(const char *name, const char *text, size_t len,
 TD_API void td_call_free(td_call *call); /* accepts NULL */
 
 /*
- * Whether s is a variant name: one or more parts of letters, digits and
- * '_', joined by "->" or "<->" (TVM names its tensor-memory copies
- * `smem->tmem` and `tmem<->local`), shorter than TD_NAME_MAX.  A call's
+ * Whether s is a variant name: one or more parts joined by "->" or "<->"
+ * (TVM names its tensor-memory copies `smem->tmem` and `tmem<->local`), a
+ * part being words of letters, digits and '_' joined by '.', the last of
+ * which may end in one '*' (TVM's gemm variant is `mma.m16n8k*`); shorter
+ * than TD_NAME_MAX.  A call's
  * `dispatch:`, a rules entry's `name:` and a registered impl use it.
  */
 TD_API bool td_variant_name_ok(const char *s);
 
 /* The grammar above in words, for messages. */
 #define TD_VARIANT_NAME_FORM                                                   \
-    "letters, digits and '_', parts joined by '->' or '<->'"
+    "letters, digits and '_' (words joined by '.', the last may end in "     \
+    "'*'), parts joined by '->' or '<->'"
 
 /* Sets call->arch and call->sm_version from "sm_NN..."; TD_EINVAL if the
  * text has no sm_(\d+). */
