@@ -39,6 +39,7 @@ typedef struct permute_plan {
     int k;                                  /* XOR bits */
     int bytes;                              /* element size */
     bool direct;                            /* shared 4/8-byte: ld/st.shared */
+    int64_t src_off, dst_off;               /* the slices' storage offsets */
 } permute_plan;
 
 /* "[4, 32]": a list of integers as Python prints it. */
@@ -219,6 +220,8 @@ static int permute_plan_fn(const td_call *call, const td_op_desc *op,
     }
     pl->direct = (bytes == 4 || bytes == 8) && td__copy_is_shared(sb) &&
                  td__copy_is_shared(db);
+    pl->src_off = sg.offset[TD_AXIS_M];
+    pl->dst_off = dg.offset[TD_AXIS_M];
     return 0;
 }
 
@@ -243,6 +246,31 @@ static void region_index(td_ir *ir, const td_region *r, td_expr *flat,
         idx[d] = td_add(ir, idx[d], q);
         inner *= r->extent[d];
     }
+}
+
+/* The direct path's storage offset of flat index `flat`: its shard
+ * index (row-major over the shard extents) dotted with the layout's
+ * strides, plus the slice's offset (upstream: ptr_to(start) plus
+ * off * bytes, a T.ptr_byte_offset). */
+static td_expr *shard_offset(td_ir *ir, const permute_plan *pl,
+                             const int64_t *stride, int64_t base,
+                             td_expr *flat)
+{
+    td_expr *off = base != 0 ? td_int(ir, base) : NULL;
+    int64_t inner = 1;
+    for (int i = pl->n - 1; i >= 0; i--) {
+        if (pl->extent[i] != 1 && stride[i] != 0) {
+            td_expr *q = inner == 1 ? flat
+                                    : td_div(ir, flat, td_int(ir, inner));
+            if (i > 0)
+                q = td_mod(ir, q, td_int(ir, pl->extent[i]));
+            if (stride[i] != 1)
+                q = td_mul(ir, q, td_int(ir, stride[i]));
+            off = off == NULL ? q : td_add(ir, off, q);
+        }
+        inner *= pl->extent[i];
+    }
+    return off != NULL ? off : td_int(ir, 0);
 }
 
 /* flat = lane + 32 * (r ^ ((lane >> shift) & mask)) */
@@ -290,10 +318,14 @@ static int permute_emit(const td_call *call, const td_op_desc *op,
         const td_ir_buf *mem = phase == 0 ? sb : db;
         td_var *rv = td_ir_for(ir, "r", td_int(ir, pl->p), TD_LOOP_UNROLL);
         td_expr *idx[TD_MAX_RANK];
-        region_index(ir, r, flat_index(ir, pl, lane, rv), idx);
+        td_expr *flat = flat_index(ir, pl, lane, rv);
         if (pl->direct) {
+            td_expr *off =
+                phase == 0
+                    ? shard_offset(ir, pl, pl->src_str, pl->src_off, flat)
+                    : shard_offset(ir, pl, pl->dst_str, pl->dst_off, flat);
             td_ptx_access a = {
-                .mem = mem, .n = r->ndim, .idx = idx, .bits = 32,
+                .mem = mem, .offset = off, .bits = 32,
                 .lanes = lanes, .regs = regs,
                 .word = td_mul(ir, td_var_ref(ir, rv), td_int(ir, lanes)),
             };
@@ -301,12 +333,14 @@ static int permute_emit(const td_call *call, const td_op_desc *op,
                 td_ir_ptx_ld(ir, &a);
             else
                 td_ir_ptx_st(ir, &a);
-        } else if (phase == 0) {
-            td_ir_store1(ir, regs, td_var_ref(ir, rv),
-                         td_load(ir, mem, r->ndim, idx));
         } else {
-            td_ir_store(ir, mem, r->ndim, idx,
-                        td_load1(ir, regs, td_var_ref(ir, rv)));
+            region_index(ir, r, flat, idx);
+            if (phase == 0)
+                td_ir_store1(ir, regs, td_var_ref(ir, rv),
+                             td_load(ir, mem, r->ndim, idx));
+            else
+                td_ir_store(ir, mem, r->ndim, idx,
+                            td_load1(ir, regs, td_var_ref(ir, rv)));
         }
         td_ir_end_for(ir);
         td_ir_eval(ir, td_intrinsic(ir, TD_INTRIN_SYNCWARP, TD_I32, 0, NULL));
