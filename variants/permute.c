@@ -64,16 +64,35 @@ static const td_region *src_region(const td_call *call)
     return &call->srcs[0].region;
 }
 
+/* A buffer declared without a layout has TVM's default, the row-major
+ * TileLayout of its shape (decl_buffer's T.S[shape:row-major strides]);
+ * a swizzled one (a ComposeLayout in TVM) is not a plain TileLayout. */
 static bool plain_tile_layout(const td_buffer *b)
 {
-    return b->has_layout && !b->layout.swizzle;
+    return !b->has_layout || !b->layout.swizzle;
+}
+
+static void buffer_layout(const td_buffer *b, td_layout *out)
+{
+    if (b->has_layout) {
+        *out = b->layout;
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    out->nshard = b->ndim;
+    int64_t stride = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        out->shard[d] = (td_iter){b->shape[d], stride, TD_AXIS_M};
+        stride *= b->shape[d];
+    }
 }
 
 /* Slice the buffer's layout to the region and canonicalize it. */
 static int slice_canon(const td_buffer *b, const td_region *r, td_layout *out)
 {
-    int rc = td__lay_slice(&b->layout, b->shape, b->ndim, r->start,
-                           r->extent, out);
+    td_layout l;
+    buffer_layout(b, &l);
+    int rc = td__lay_slice(&l, b->shape, b->ndim, r->start, r->extent, out);
     if (rc != 0)
         return rc;
     return td__lay_canonicalize(out, out);

@@ -162,9 +162,16 @@ static const perm_case cases[] = {
      "layout: \"S[(8, 16):(1, 8)]\"}\n",
      "B", "A", TD_CAND_DECLINED,
      "slice shape mismatch: src=[4, 32] vs dst=[8, 16]"},
+    /* No layout: TVM's default, the row-major TileLayout. */
     {"no layout", "warp", "{threadIdx.x: 32}",
      "  A: {scope: shared, dtype: uint32, shape: [4, 32]}\n  B: " U32_TR
      "\n",
+     "B", "A", TD_CAND_SELECTED,
+     "P=4 per lane, XOR bits k=2 (shift 3, mask 3); shared ld/st of 32-bit "
+     "containers"},
+    {"swizzled src", "warp", "{threadIdx.x: 32}",
+     "  A: {scope: shared, dtype: uint32, shape: [4, 32], layout: "
+     "\"Swizzle(2, 2, 4)\"}\n  B: " U32_TR "\n",
      "B", "A", TD_CAND_DECLINED,
      "src buffer's layout is not a plain TileLayout"},
     {"swizzled dst", "warp", "{threadIdx.x: 32}",
