@@ -347,6 +347,7 @@ static int permute_emit(const td_call *call, const td_op_desc *op,
                 .mem = mem, .offset = off, .bits = 32,
                 .lanes = lanes, .regs = regs,
                 .word = td_mul(ir, td_var_ref(ir, rv), td_int(ir, lanes)),
+                .untyped = true,
             };
             if (phase == 0)
                 td_ir_ptx_ld(ir, &a);

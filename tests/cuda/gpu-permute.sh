@@ -38,7 +38,7 @@ prepare)
   gpu_prepare_progs "$dir" "$names" "$golden" || exit 1
   src="$dir/progs/permute_tvm_shared_to_shared_uses_direct_ldst_uint32.cu"
   mut="$dir/mut/permute_mut_slot_swap.cu"
-  sed 's/^\( *td_ptx_st_shared_u32(.*\), regs\[r_1\]);$/\1, regs[r_1 ^ 1]);/' "$src" >"$mut"
+  sed 's/^\( *td_ptx_st_shared_b32(.*\), regs\[r_1\]);$/\1, regs[r_1 ^ 1]);/' "$src" >"$mut"
   if cmp -s "$src" "$mut"; then
     echo "gpu-permute: the mutant's store line was not found in $src" >&2
     exit 1
