@@ -9,7 +9,9 @@ must decline with the same text; where TVM's emitter gets as far as its
 XOR width (recorded from its _choose_xor_k, which _impl calls before it
 builds the failing function), tiledispatch must select warp_xor_swizzle
 with the same k, and TVM's failure must be D1's (the undefined
-threadIdx.x), no other.
+threadIdx.x), no other.  Then TVM must parse and compile the TIRx
+tiledispatch emits for the call, in the same kernel, with the case's
+`# access:` instructions in its CUDA.
 
 usage (from differential.py): run(files, reg, dm) -> (disagreements, rows)
 """
@@ -127,6 +129,37 @@ def ours_permute(reg, path: Path, dm) -> tuple[str, str]:
     return row.status, row.message
 
 
+def ours_through_tvm(reg, path: Path, spec: dict, dm) -> str:
+    """Where TVM's own lowering cannot stand (D1), ours must: the TIRx
+    tiledispatch emits for the call, put in the same kernel in place of
+    the call, parsed and compiled by TVM.  '' when it compiles and its
+    CUDA's ld/st.shared instructions are the case's `# access:` line (when
+    it has one), else what went wrong."""
+    import tvm
+    import tvm.script
+
+    call, err = dm._load_call(path)
+    if call is None:
+        return err
+    body = reg.dispatch(call).emit("tirx").replace("threadIdx.x", "tx")
+    lines = permute_source(spec, dm).rstrip("\n").split("\n")[:-1]
+    lines += ["    " + ln for ln in body.rstrip("\n").split("\n")]
+    try:
+        func = tvm.script.parse("\n".join(lines) + "\n")
+        target = tvm.target.Target({"kind": "cuda", "arch": spec.get("arch") or "sm_90a"})
+        with target, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ex = tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="tirx")
+    except Exception as e:  # noqa: BLE001
+        return "TVM does not compile our TIRx: " + dm._first_line(e)
+    cuda = (ex.mod if hasattr(ex, "mod") else ex).imports[0].inspect_source()
+    got = set(re.findall(r"(?:ld|st)\.shared\.\w+", cuda))
+    m = re.search(r"^# access: (.*)$", path.read_text(), re.M)
+    if m and m.group(1).strip() != "scalar" and got != set(m.group(1).split()):
+        return f"TVM's CUDA of our TIRx has {sorted(got)}, the case says {m.group(1)}"
+    return ""
+
+
 def run(files: list, reg, dm, markdown: bool = False) -> tuple[int, list]:
     """Compares every permute_layout case; prints one line each and a
     summary; returns (disagreements, rows)."""
@@ -141,6 +174,10 @@ def run(files: list, reg, dm, markdown: bool = False) -> tuple[int, list]:
         if theirs == "chosen":
             ok = ours == "chosen" and otext == ttext
             note = f"{ttext}; TVM then fails (D1)"
+            if ok:
+                why = ours_through_tvm(reg, f, spec, dm)
+                ok = not why
+                note += f"; {why}" if why else "; TVM compiles our TIRx"
         elif theirs == "declined":
             ok = ours == "declined" and otext == ttext
             note = ttext
@@ -155,7 +192,7 @@ def run(files: list, reg, dm, markdown: bool = False) -> tuple[int, list]:
         bad += not ok
         rows.append((f.stem, theirs, ours, note, ok))
         print(f"{'ok  ' if ok else 'DIFF'} {f.stem}: TVM {theirs} ({ttext}), "
-              f"tiledispatch {ours} ({otext}) [{secs:.2f} s]")
+              f"tiledispatch {ours} ({otext}) [{secs:.2f} s]: {note}")
     print(f"permute_layout: {len(files) - bad}/{len(files)} cases agree "
           f"(the choice and k, or the decline text)")
     return bad, rows
