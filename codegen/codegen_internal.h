@@ -253,6 +253,7 @@ typedef struct td__ptx {
     td_ptx_l1 l1;
     td_ptx_l2 l2;
     td_ptx_prefetch prefetch;
+    bool untyped;         /* .bN rather than .uN */
     /* cp.async (td_ir_cp_async): the memory side (buf, offset) is the
      * shared destination; src / src_offset the global source; the size is
      * bits * lanes / 8 (32-bit containers, 1, 2 or 4 lanes); pred the

@@ -94,7 +94,8 @@ unsigned td__ptx_key(const td__ptx *x)
            (unsigned)bits_code(x->bits) << 10 |
            (unsigned)lanes_code(x->lanes) << 12 | (unsigned)x->matrix << 14 |
            (unsigned)x->trans << 15 | (unsigned)x->cp_async << 16 |
-           (unsigned)(x->pred != NULL) << 17 | (unsigned)x->zfill << 18;
+           (unsigned)(x->pred != NULL) << 17 | (unsigned)x->zfill << 18 |
+           (unsigned)x->untyped << 19;
 }
 
 void td__ptx_unkey(unsigned key, td__ptx *x)
@@ -115,6 +116,7 @@ void td__ptx_unkey(unsigned key, td__ptx *x)
     static const td_expr guard;
     x->pred = key >> 17 & 1 ? &guard : NULL;
     x->zfill = key >> 18 & 1;
+    x->untyped = key >> 19 & 1;
 }
 
 /* The chain's tokens in the ISA's order (TVM's copy_ptx_ld_chain). */
@@ -122,6 +124,7 @@ static int tokens(const td__ptx *x, const char **t)
 {
     static const char *const vec[4] = {"", "v2", "v4", "v8"};
     static const char *const type[3] = {"u8", "u16", "u32"};
+    static const char *const btype[3] = {"b8", "b16", "b32"};
     static const char *const num[4] = {"x1", "x2", "x4", "x8"};
     int n = 0;
     if (x->cp_async) {
@@ -158,7 +161,7 @@ static int tokens(const td__ptx *x, const char **t)
         t[n++] = prefetch_names[x->prefetch];
     if (x->lanes > 1)
         t[n++] = vec[lanes_code(x->lanes)];
-    t[n++] = type[bits_code(x->bits)];
+    t[n++] = (x->untyped ? btype : type)[bits_code(x->bits)];
     return n;
 }
 
@@ -302,6 +305,7 @@ static void ptx_access(td_ir *ir, const td_ptx_access *a, bool store,
     x->l1 = a->l1;
     x->l2 = a->l2;
     x->prefetch = a->prefetch;
+    x->untyped = a->untyped;
     s->buf = a->mem;
     s->nidx = idx != NULL ? a->n : 0;
     s->idx = idx;

@@ -680,7 +680,12 @@ static void ptx(tirx *x, const td__stmt *s)
         return;
     }
     static const char *const vec[4] = {"", "v2", "v4", "v8"};
-    const char *type = t->bits == 8 ? "u8" : t->bits == 16 ? "u16" : "u32";
+    const char *type = t->untyped ? (t->bits == 8    ? "b8"
+                                     : t->bits == 16 ? "b16"
+                                                     : "b32")
+                                  : (t->bits == 8    ? "u8"
+                                     : t->bits == 16 ? "u16"
+                                                     : "u32");
     const char *space = t->shared ? "shared" : "global";
     td__buf_printf(&x->line, "T.ptx.%s(",
                    t->matrix ? (t->store ? "stmatrix" : "ldmatrix")

@@ -123,11 +123,13 @@ size_t td_operand_format(const td_call *call, const td_operand *op, char *buf,
 /* Whether the call was written (or built) as one region source and
  * nothing else: the reduction form then prints it as it always did.  A
  * copy has that shape but no axes or accum (upstream's Tx.copy(dst, src),
- * Tx.copy_async(dst, src)): the operand form. */
+ * Tx.copy_async(dst, src), Tx.permute_layout(dst, src)): the operand
+ * form. */
 static bool reduction_shaped(const td_call *call)
 {
     if (strncmp(call->op, "copy", TD_NAME_MAX) == 0 ||
-        strncmp(call->op, "copy_async", TD_NAME_MAX) == 0)
+        strncmp(call->op, "copy_async", TD_NAME_MAX) == 0 ||
+        strncmp(call->op, "permute_layout", TD_NAME_MAX) == 0)
         return false;
     if (call->srcs_list || call->bias.kind != TD_OPERAND_NONE ||
         call->scale.kind != TD_OPERAND_NONE)

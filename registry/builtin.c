@@ -12,6 +12,7 @@
 #include "copy.h"
 #include "ewise.h"
 #include "gemm.h"
+#include "permute.h"
 #include "reduce_ops.h"
 
 /* Registration order does not matter: rules bind impls by name. */
@@ -25,7 +26,8 @@ static int register_all(td_registry *reg)
 {
     int rc;
     /* Each family's ops, from its table (variants/reduce_ops.h,
-     * variants/ewise_table.h, variants/copy.h, variants/gemm.h). */
+     * variants/ewise_table.h, variants/copy.h, variants/gemm.h,
+     * variants/permute.h). */
     for (size_t i = 0; i < td__reduce_ops_count; i++)
         if ((rc = td_register_op(reg, &td__reduce_ops[i])) != 0)
             return rc;
@@ -37,6 +39,9 @@ static int register_all(td_registry *reg)
             return rc;
     for (size_t i = 0; i < td__gemm_ops_count; i++)
         if ((rc = td_register_op(reg, &td__gemm_ops[i])) != 0)
+            return rc;
+    for (size_t i = 0; i < td__permute_ops_count; i++)
+        if ((rc = td_register_op(reg, &td__permute_ops[i])) != 0)
             return rc;
     for (size_t i = 0; i < td__generic_predicates_count; i++)
         if ((rc = td_register_predicate(reg, &td__generic_predicates[i])) != 0)

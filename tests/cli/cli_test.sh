@@ -98,6 +98,15 @@ for cmd in dispatch explain emit kernel; do
 done
 expect 2 "gemm_config_key.yaml:16:10: error: op 'gemm': unknown config key 'cta_group' (gemm takes no config keys)" explain "$data/gemm_config_key.yaml"
 expect 2 "gemm_src.yaml:14:1: error: 'src' is not a key of a gemm call" dispatch "$root/tests/call/data/bad/gemm_src.yaml"
+# permute_layout (variants/permute.c): its one variant has no predicates and
+# declines in its emitter, which every explain format shows as a decline,
+# never as a rejected predicate; a call it takes says P and k in its note.
+perm="$root/tests/conformance/permute_tvm_reject_non_warp_scope.yaml"
+expect 1 "| warp_xor_swizzle |   20 | declined by emitter | scope 'cta' is not 'warp'" explain "$perm"
+expect 1 "declined — scope 'cta' is not 'warp'" explain "$perm" --format tvm
+expect 1 '"status":"declined","message":"declined — scope '"'"'cta'"'"' is not '"'"'warp'"'"'","predicates":[]' explain "$perm" --json
+expect 0 "note: P=4 per lane, XOR bits k=2 (shift 3, mask 3)" explain "$root/tests/conformance/permute_tvm_shared_to_shared_uses_direct_ldst_uint32.yaml"
+expect 0 "warp_xor_swizzle" dispatch "$root/tests/conformance/permute_tvm_identity_passes_through_as_copy.yaml"
 expect 2 "cannot open" dispatch "$tmp/missing.yaml"
 expect 2 "bad_rules_pred.yaml:8:9: error: unknown predicate 'no_such_predicate'" validate "$data/bad_rules_pred.yaml"
 expect 2 "^" validate "$data/bad_rules_pred.yaml"
@@ -148,7 +157,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "rules.yaml: ok, 22 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 23 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json

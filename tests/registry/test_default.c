@@ -35,11 +35,13 @@ static void test_default_table(void **state)
     /* 12 reduction entries, for each of the 15 elementwise ops reg then
      * smem (equal priority: by name), the copy entries and copy_async's
      * ldgsts, dsmem, smem->tmem, tma_auto, tma_explicit and tmem<->local
-     * (TVM's try order), gemm's mma.m16n8k*; ops in name order. */
+     * (TVM's try order), gemm's mma.m16n8k*, permute_layout's
+     * warp_xor_swizzle (no predicates: it declines in its emitter, as
+     * TVM's); ops in name order. */
     td_rule_info all[64], infos[12];
-    assert_int_equal(td_registry_rules(reg, all, 64), 57);
-    int nred = 0, new = 0, ncopy = 0, nasync = 0, ngemm = 0;
-    for (int i = 0; i < 57; i++) {
+    assert_int_equal(td_registry_rules(reg, all, 64), 58);
+    int nred = 0, new = 0, ncopy = 0, nasync = 0, ngemm = 0, nperm = 0;
+    for (int i = 0; i < 58; i++) {
         if (strcmp(all[i].op, "gemm") == 0) {
             /* TVM's two predicates: full_active_lanes, no_replica. */
             assert_string_equal(all[i].name, "mma.m16n8k*");
@@ -48,6 +50,15 @@ static void test_default_table(void **state)
             assert_int_equal(td_registry_op(reg, "gemm")->kind,
                              TD_OP_KIND_GEMM);
             ngemm++;
+            continue;
+        }
+        if (strcmp(all[i].op, "permute_layout") == 0) {
+            assert_string_equal(all[i].name, "warp_xor_swizzle");
+            assert_int_equal(all[i].priority, 20);
+            assert_int_equal(all[i].npreds, 0);
+            assert_int_equal(td_registry_op(reg, "permute_layout")->kind,
+                             TD_OP_KIND_PERMUTE);
+            nperm++;
             continue;
         }
         if (strcmp(all[i].op, "copy_async") == 0) {
@@ -106,6 +117,7 @@ static void test_default_table(void **state)
     assert_int_equal(ncopy, 8);
     assert_int_equal(nasync, 6);
     assert_int_equal(ngemm, 1);
+    assert_int_equal(nperm, 1);
     static const char *const want[12][3] = {
         {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},
         {"max", "cuda", "local"},         {"max", "cuda", "shared"},

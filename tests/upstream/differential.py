@@ -615,9 +615,14 @@ def main() -> int:
     ew_names: list = []
     reasons = [0, 0]   # no-match cases with TVM's reasons; with the same reasons here
     copies: list = []
+    permutes: list = []
     for f in files:
         m = re.search(r"^# expect: (\S+)", f.read_text(), re.M)
         expect = m.group(1) if m else "?"
+        if re.search(r"^op:\s*permute_layout\s*$", f.read_text(), re.M):
+            # Compared after the loop, by permute_differential.py.
+            permutes.append(f)
+            continue
         if re.search(r"^op:\s*copy(_async)?\s*$", f.read_text(), re.M):
             # Compared after the loop, by copy_differential.py.
             copies.append(f)
@@ -753,6 +758,12 @@ def main() -> int:
         copy_bad, _ = copy_differential.run(copies, reg, sys.modules[__name__],
                                             markdown=args.markdown)
         unexplained += copy_bad
+    if permutes and not args.copy_only:
+        import permute_differential
+
+        perm_bad, _ = permute_differential.run(permutes, reg, sys.modules[__name__],
+                                               markdown=args.markdown)
+        unexplained += perm_bad
     print(f"unexplained disagreements (or bridge round-trip mismatches): {unexplained}")
     return 1 if unexplained else 0
 

@@ -219,6 +219,12 @@ int td_kernel_program(const td_registry *reg, const td_call *call,
     }
     const td_op_desc *op = td_registry_op(reg, call->op);
     const kp_family *fam = op != NULL ? kp_family_of(op->kind) : NULL;
+    /* A permute_layout moves each logical element of src's region to the
+     * same logical element of dst's, bits unchanged, only the layouts
+     * differing: exactly what the copy program checks (kernel_copy.c), so
+     * it is the copy's program. */
+    if (op != NULL && op->kind == TD_OP_KIND_PERMUTE)
+        fam = &td__kp_copy;
     /* A body with tensor maps is a TMA copy: its maps are encoded on the
      * host and its protocol written around it (kernel_copy_async.c).  A
      * cluster copy writes into a peer CTA: its protocol spans the

@@ -453,6 +453,9 @@ typedef struct td_ptx_access {
     td_ptx_l1 l1;
     td_ptx_l2 l2;             /* only on a 256-bit load */
     td_ptx_prefetch prefetch;
+    /* The untyped form .bN instead of .uN (the same bits moved; TVM's
+     * permute_layout writes ld.shared.b32 / st.shared.b32). */
+    bool untyped;
 } td_ptx_access;
 
 /* ld.SPACE[.nc][.L1::..][.L2::evict_..][.L2::NB].TAIL {regs}, [mem] */

@@ -48,8 +48,10 @@ typedef enum td_op_kind {
     TD_OP_KIND_REDUCTION,
     TD_OP_KIND_ELEMENTWISE,
     TD_OP_KIND_COPY,      /* moves one region into another (`copy`) */
-    TD_OP_KIND_GEMM       /* a matrix product D = alpha * A @ B + beta * C
+    TD_OP_KIND_GEMM,      /* a matrix product D = alpha * A @ B + beta * C
                              (`gemm`: operands dst, a, b, c) */
+    TD_OP_KIND_PERMUTE    /* one tile moved from src's layout to dst's
+                             (`permute_layout`: operands dst, src) */
 } td_op_kind;
 
 typedef struct td_op_desc td_op_desc;
