@@ -170,27 +170,28 @@ def config(op_call: Any, config: dict[str, Any], ops: Any, sctx: Any,
 # TVM declares a tmem buffer over the address tcgen05.alloc gave
 # (`T.decl_buffer(..., scope="tmem", allocated_addr=A, layout=L)`); its
 # tcgen05 variants address it from `allocated_addr[0]`.  A tiledispatch tmem
-# buffer is lanes x columns in TVM's datapath layout D (lane = row) and
-# has no layout field; the emitted body names its base address
-# `NAME_taddr`, which the bridge binds to `allocated_addr[0]`.
+# buffer is lanes x columns with the same `layout:` over TLane and TCol
+# (the call loader classifies it: datapath D, F or B, or none, which
+# smem->tmem writes and every copy reading a datapath refuses); without one
+# it is datapath D.  The emitted body names its base address `NAME_taddr`,
+# which the bridge binds to `allocated_addr[0]`.
 
 _LAYOUT_D = re.compile(r"S\[\((\d+), (\d+)\) : \(1@TLane, 1@TCol\)\]")
 
 
 def tmem_entry(buf: Any, entry: dict[str, Any]) -> dict[str, Any]:
-    """The call file's entry of a tmem buffer: its layout must be datapath
-    D over its own shape (`S[(128, N) : (1@TLane, 1@TCol)]`, TVM's default
-    for a (128, N) tmem buffer), which a tmem buffer of a call means
-    without saying so; any other layout is not expressible."""
+    """The call file's entry of a tmem buffer: TVM's layout as the call
+    file's `layout:` (its loader checks and classifies it, and refuses at
+    the value what tensor memory cannot hold), left out where it is
+    datapath D over the buffer's own shape, which a tmem buffer without a
+    layout means."""
+    del buf
     layout = entry.get("layout")
     if layout is not None:
         m = _LAYOUT_D.fullmatch(layout)
-        if m is None or [int(m.group(1)), int(m.group(2))] != entry["shape"]:
-            raise BridgeError(f"tmem buffer {buf.name} has layout {layout}: tiledispatch's "
-                              "tmem buffers are TVM's datapath D over their shape "
-                              f"(S[({', '.join(map(str, entry['shape']))}) : (1@TLane, "
-                              "1@TCol)]) only")
-    return {k: v for k, v in entry.items() if k != "layout"}
+        if m is not None and [int(m.group(1)), int(m.group(2))] == entry["shape"]:
+            return {k: v for k, v in entry.items() if k != "layout"}
+    return entry
 
 
 def tmem_addresses(ops: Any) -> dict[str, Any]:
