@@ -28,11 +28,13 @@
  *     block's tile (cp_tables_fill).  A source start that depends on the
  *     call's declared scalars is read where the program's values put it:
  *     each scalar is a kernel parameter.  Where every declared scalar has
- *     a range and the ranges give at most KP_MAX_SV sets of values, the
- *     program runs every set (set r / 2 in rounds r, two rounds each,
+ *     a range and the ranges give at most KP_MAX_SV_ALL sets of values,
+ *     the program runs every set (set r / 2 in rounds r, two rounds each,
  *     with tables per set: td_sv_use), so a predicate or an offset that
- *     is wrong at one value inside the range fails there; otherwise it
- *     passes the last value of each range.  A predicate expression over
+ *     is wrong at one value inside the range fails there; otherwise a
+ *     covering sweep of at most KP_MAX_SV sets (cp_scalar_sets: each
+ *     scalar through its values, the others at the last of their
+ *     ranges), stated in the program's header.  A predicate expression over
  *     the scalars is evaluated at each set: where it is 0 the copy is
  *     skipped and the whole dst must keep the sentinel (not run with
  *     fill_mode zero, whose zero fill has no source to check); a

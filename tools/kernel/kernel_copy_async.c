@@ -35,6 +35,14 @@
  * at a value, and the CPU stand-in (tests/cuda/emu) has no __half.  A
  * reduction keeps its dtype.
  *
+ * A load whose program runs several sets of the scalars' values (the
+ * copy family's sets: every combination, or its covering sweep) takes
+ * the round's set as a kernel parameter (td_ca_set) and initialises,
+ * arms and waits on the barrier config mbar names at that set
+ * (td_ca_mbar_dev); a multicast's receivers are per set too.  Each round
+ * is a launch of its own, so the barrier's phase 0 is the round's
+ * whichever barrier the previous round used.
+ *
  * A multicast load (cta_mask not a static 0, in a cluster launch, which
  * the program makes with cudaLaunchKernelEx): cta_mask is evaluated at
  * the issuing CTA, rank 0 of each cluster; every CTA initialises its
