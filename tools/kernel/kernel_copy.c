@@ -657,17 +657,29 @@ static void cp_header(td_buf *o, const kp_plan *p)
                 td__buf_printf(o, "%s %s (no range: 0)", j ? "," : "",
                                s->name);
         }
+        bool cut = false;
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+            cut = cut || (call->scalars[j].has_range &&
+                          call->scalars[j].hi - call->scalars[j].lo >
+                              c->cover);
         td__buf_printf(o,
                        ": more combinations than %d, so each\n"
                        " * scalar runs through its values with the others "
-                       "at the last of their\n"
-                       " * ranges (a range of more than %d values: its "
-                       "first %d, every residue\n"
-                       " * mod 2 to %d, and its last), then all at their "
-                       "last: %d sets,\n"
-                       " * round r passes set r / 2 %% %d\n",
-                       KP_MAX_SV_ALL, c->cover, c->cover - 1, c->cover - 1,
-                       p->nsv, p->nsv);
+                       "at the last of their\n",
+                       KP_MAX_SV_ALL);
+        if (cut)
+            td__buf_printf(o,
+                           " * ranges (a range of more than %d values: its "
+                           "first %d, every residue\n"
+                           " * mod 2 to %d, and its last), then all at their "
+                           "last: %d sets,\n",
+                           c->cover, c->cover - 1, c->cover - 1, p->nsv);
+        else
+            td__buf_printf(o,
+                           " * ranges (every value of each), then all at "
+                           "their last: %d sets,\n",
+                           p->nsv);
+        td__buf_printf(o, " * round r passes set r / 2 %% %d\n", p->nsv);
     }
     td__buf_puts(o,
                  " * Copy: every dst element of the region must hold its "
