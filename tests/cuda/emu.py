@@ -186,6 +186,43 @@ def bound_scratch(src):
     return SCRATCH.sub(one, src)
 
 
+# The emitted body (write.c: the marker, then the body inside "    {" and
+# "    }" lines) and a local array it declares: `unsigned int regs[4];`.
+BODY = re.compile(r"/\* The emitted body \(variant [^)]*\)\. \*/\n    \{\n"
+                  r"(.*?)\n    \}\n", re.S)
+LOCAL_ARRAY = re.compile(r"^(\s+)((?:(?:unsigned|signed|const) )*\w+) (\w+)"
+                         r"\[(\d+)\];$", re.M)
+
+
+def bound_locals(src):
+    """Each local array the emitted body declares (`T name[N];`, one
+    dimension) and uses only as `name[...]` becomes a bounds-checked
+    td_emu_local<T, N>: an index outside the array aborts, where the GPU
+    reads or writes a register or local slot past it, unseen (a loop bound
+    one past the register array: `r <= 4` over `regs[4]`).  Off with
+    TD_EMU_UNCHECKED_SCRATCH=1, as bound_scratch."""
+    if os.environ.get("TD_EMU_UNCHECKED_SCRATCH", "") not in ("", "0"):
+        return src
+    m = BODY.search(src)
+    if m is None:
+        return src
+    body = m.group(1)
+
+    def one(d):
+        name = d.group(3)
+        if d.group(2).startswith(("static", "__shared__")):
+            return d.group(0)
+        uses = [u.end() for u in re.finditer(r"\b%s\b" % re.escape(name),
+                                             body)]
+        decl = d.start(3) + len(name)
+        if any(e != decl and body[e:e + 1] != "[" for e in uses):
+            return d.group(0)
+        return "%std_emu_local<%s, %s> %s;" % (d.group(1), d.group(2),
+                                              d.group(4), name)
+    new = LOCAL_ARRAY.sub(one, body)
+    return src[:m.start(1)] + new + src[m.end(1):]
+
+
 def to_host(src):
     """The program's source made host C++ against the stand-in runtime."""
     src = LAUNCH.sub(lambda m: "td_emu_launch(%s, %s, %s, [&] { %s(%s); });"
@@ -199,6 +236,7 @@ def to_host(src):
                       "unsigned char *const td_smem = td_emu_dyn_smem;")
     src = BAR.sub(r"td_emu_bar(\1, \2);", src)
     src = bound_scratch(src)
+    src = bound_locals(src)
     # The precompiled header must come first.
     return "#include <cuda_runtime.h>\n" + src
 

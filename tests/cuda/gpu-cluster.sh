@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU run of the cluster-launch programs: every tests/conformance case
 # that dispatches to dsmem (shared -> shared into a peer CTA) or that
-# multicasts a TMA load (cta_mask in a cluster launch), and the two of
-# tests/cuda/data (a 2 x 2 cluster; a mask leaving the issuer out), gets its program
+# multicasts a TMA load (cta_mask in a cluster launch), and the three of
+# tests/cuda/data (a 2 x 2 cluster; a peer and a barrier that move with a scalar;
+# a mask leaving the issuer out), gets its program
 # from `tiledispatch kernel` (clusters launched with cudaLaunchKernelEx;
 # one the generator refuses is listed in refused.txt with its reason),
 # compiled with -arch=sm_90a and run with exact data and with random data

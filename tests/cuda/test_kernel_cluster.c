@@ -188,6 +188,44 @@ static void test_one_buffer(void **state)
     td_free(p);
 }
 
+/* The peer and the barrier move with a declared scalar k in [0, 4): the
+ * program runs every value, each round with its set's peer map and its
+ * barrier (the kernel takes the set; the host picks the map before each
+ * check). */
+static void test_dsmem_scalar_sets(void **state)
+{
+    (void)state;
+    char text[2048], t2[2048];
+    replace(t2, sizeof t2, dsmem_call, "buffers:\n",
+            "scalars:\n  k: {dtype: int32, range: [0, 4]}\nbuffers:\n");
+    replace(text, sizeof text, t2,
+            "config: {mbar: \"mbar[1]\", remote_cta_id: \"1 - cbx\"}",
+            "config: {mbar: \"mbar[k % 2]\", remote_cta_id: "
+            "\"(cbx + k) % 2\"}");
+    char *p = program("dir/dsk.yaml", text, NULL, false);
+    assert_contains(p, " * scalars: every value of k in [0, 4): 4 sets, "
+                       "round r passes set r / 2 % 4\n");
+    /* k even: each CTA into itself; k odd: 0 <-> 1, 2 <-> 3. */
+    assert_contains(p, "static const int td_ds_from_set[4][4] = {{0, 1, 2, "
+                       "3}, {1, 0, 3, 2}, {0, 1, 2, 3}, {1, 0, 3, 2}};\n"
+                       "static const int *td_ds_from = td_ds_from_set[0];\n");
+    assert_contains(p, "__device__ const int td_ds_mbar_dev[4] = {0, 1, 0, "
+                       "1};");
+    const char *steps[] = {
+        "                          const int td_ds_set)\n",
+        "    const int td_ds_mbar_idx = td_ds_mbar_dev[td_ds_set];\n"
+        "    if (td_tid == 0) {\n"
+        "        td_mbar_init(mbar_ptr + td_ds_mbar_idx, 1);\n",
+        "        td_mbar_arrive_expect_tx(mbar_ptr + td_ds_mbar_idx, 1024);\n",
+        "    td_mbar_wait(mbar_ptr + td_ds_mbar_idx, 0);\n",
+        "        const int td_svi = td_round / 2 % 4;\n",
+        ", td_svi));",
+        "            td_ds_from = td_ds_from_set[td_svi];\n"
+        "            td_ds_reference(v_in_S_src + td_ds_from[inst] * "};
+    in_order(p, steps, sizeof steps / sizeof *steps);
+    td_free(p);
+}
+
 static void test_dsmem_refusals(void **state)
 {
     (void)state;
@@ -225,32 +263,46 @@ static void test_multicast(void **state)
 {
     (void)state;
     char *p = program("dir/mc.yaml", mc_call, NULL, false);
-    /* Mask 0b1010: ranks 1 and 3 receive, 0 (the issuer) and 2 do not. */
-    assert_contains(p, "#define TD_CA_RECV_INIT {0, 1, 0, 1}");
-    assert_contains(p, "if (!td_ca_recv_host[inst]) {");
+    /* Mask 0b1010: ranks 1 and 3 receive, 0 (the issuer) and 2 do not;
+     * a row per value of k (every value of its range runs). */
+    assert_contains(p, "#define TD_CA_RECV_INIT {{0, 1, 0, 1}, {0, 1, 0, 1}, "
+                       "{0, 1, 0, 1}, {0, 1, 0, 1}}");
+    assert_contains(p, "__device__ const unsigned char td_ca_recv_dev[4][4] "
+                       "= TD_CA_RECV_INIT;");
+    assert_contains(p, "if (!td_ca_recv_host[td_svi][inst]) {");
     assert_contains(p, "td_want[e] = TD_CP_SENTINEL;");
-    /* k = 3 (the last of its range): mbar[1]. */
+    /* The barrier k % 2 names at k = 0, 1, 2, 3: the round's set picks
+     * it (the kernel's td_ca_set is the round's td_svi). */
+    assert_contains(p, "__device__ const int td_ca_mbar_dev[4] = {0, 1, 0, "
+                       "1};");
     const char *steps[] = {
-        "        td_mbar_init(mbar_ptr + 1, 1);\n",
+        "                          const int td_ca_set)\n",
+        "    const int td_ca_mbar_idx = td_ca_mbar_dev[td_ca_set];\n"
+        "    if (td_tid == 0) {\n"
+        "        td_mbar_init(mbar_ptr + td_ca_mbar_idx, 1);\n",
         "    td_cluster_sync();\n",
+        "    const bool td_ca_recv = td_ca_recv_dev[td_ca_set][td_blk] != 0;\n"
         "    if (td_tid == 0 && td_ca_recv) {\n",
-        "        td_mbar_arrive_expect_tx(mbar_ptr + 1, 8192);\n",
+        "        td_mbar_arrive_expect_tx(mbar_ptr + td_ca_mbar_idx, 8192);\n",
         "    if (td_tid == 0 && TD_CA_RANK(blockIdx.x, blockIdx.y, "
         "blockIdx.z) == 0) {\n",
         "td_tma_load_2d_multicast(S_ptr, &A_tensormap, 0, k * 64, "
         "mbar_ptr + k % 2, (uint16_t)10);",
-        "    if (td_ca_recv) {\n        td_mbar_wait(mbar_ptr + 1, 0);\n"
-        "    }\n",
+        "    if (td_ca_recv) {\n"
+        "        td_mbar_wait(mbar_ptr + td_ca_mbar_idx, 0);\n    }\n",
         "    td_cluster_sync();\n",
-        "td_attr[0].val.clusterDim.x = 4;"};
+        "        const int td_svi = td_round / 2 % 4;\n",
+        "td_attr[0].val.clusterDim.x = 4;",
+        ", td_map_A_tensormap, td_svi));"};
     in_order(p, steps, sizeof steps / sizeof *steps);
     td_free(p);
-    /* A mask expression of a scalar at its program value. */
+    /* A mask expression of a scalar at each of its values. */
     char text[2048], t2[2048];
     replace(t2, sizeof t2, mc_call, "cta_mask: 10", "cta_mask: \"k + 3\"");
     p = program("dir/mce.yaml", t2, NULL, false);
-    /* k + 3 = 6: ranks 1 and 2. */
-    assert_contains(p, "#define TD_CA_RECV_INIT {0, 1, 1, 0}");
+    /* k + 3 = 3, 4, 5, 6: ranks {0, 1}, {2}, {0, 2}, {1, 2}. */
+    assert_contains(p, "#define TD_CA_RECV_INIT {{1, 1, 0, 0}, {0, 0, 1, 0}, "
+                       "{1, 0, 1, 0}, {0, 1, 1, 0}}");
     td_free(p);
     /* A unicast TMA load in a cluster launch: each CTA loads its own
      * tile, launched as clusters, with no cluster protocol. */
@@ -259,6 +311,11 @@ static void test_multicast(void **state)
     assert_contains(p, "td_attr[0].val.clusterDim.x = 4;");
     assert_contains(p, "td_tma_load_2d(S_ptr, &A_tensormap, 0, k * 64, "
                        "mbar_ptr + k % 2);");
+    /* Its barrier too is the round's set's (k % 2 at k = 0 .. 3). */
+    assert_contains(p, "__device__ const int td_ca_mbar_dev[4] = {0, 1, 0, "
+                       "1};");
+    assert_contains(p, "        td_mbar_init(mbar_ptr + td_ca_mbar_idx, 1);\n");
+    assert_contains(p, "    td_mbar_wait(mbar_ptr + td_ca_mbar_idx, 0);\n");
     if (strstr(p, "td_cluster_sync();") != NULL ||
         strstr(p, "td_ca_recv") != NULL)
         fail_msg("a unicast load has the multicast protocol");
@@ -277,6 +334,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dsmem),
         cmocka_unit_test(test_one_buffer),
+        cmocka_unit_test(test_dsmem_scalar_sets),
         cmocka_unit_test(test_dsmem_refusals),
         cmocka_unit_test(test_multicast),
     };

@@ -522,7 +522,9 @@ static void test_copy_async(void **state)
  * it (a set per two rounds, the tables following), so a predicate over
  * the scalar is checked where it flips; a set where it is 0 expects the
  * sentinel everywhere (nothing copied).  A predicate 0 at every value is
- * refused; a range past KP_MAX_SV sets runs its last value only. */
+ * refused.  Past KP_MAX_SV_ALL combinations the program runs a covering
+ * sweep: each scalar through its values (its first L - 1 and its last
+ * when it has more than L), the others at their last. */
 static const char scalar_call[] =
     "op: copy_async\n"
     "target: cuda\n"
@@ -537,6 +539,24 @@ static const char scalar_call[] =
     "src: \"A[k:k + 1, 4:8]\"\n"
     "dispatch: ldgsts\n"
     "config: {direct: true, predicate: \"%s\"}\n";
+
+/* Three scalars of 20 values each: the source row is i + j + k. */
+static const char three_scalars[] =
+    "op: copy_async\n"
+    "target: cuda\n"
+    "arch: sm_90a\n"
+    "scope: thread\n"
+    "scalars:\n"
+    "  i: {dtype: int32, range: [0, 20]}\n"
+    "  j: {dtype: int32, range: [0, 20]}\n"
+    "  k: {dtype: int32, range: [0, 20]}\n"
+    "buffers:\n"
+    "  A: {scope: global, dtype: float32, shape: [64, 8]}\n"
+    "  S: {scope: shared, dtype: float32, shape: [8, 8]}\n"
+    "dst: \"S[1:2, 0:4]\"\n"
+    "src: \"A[i + j + k:i + j + k + 1, 4:8]\"\n"
+    "dispatch: ldgsts\n"
+    "config: {direct: true, predicate: \"i >= 0\"}\n";
 
 static td_call *scalar_copy(const char *name, int lo, int hi, int rows,
                             const char *pred)
@@ -580,12 +600,42 @@ static void test_scalar_sets(void **state)
     assert_null(strstr(prog, "td_cp_sidx_4"));
     assert_null(strstr(prog, "static const int td_cp_sidx[]"));
     td_free(prog);
-    /* Past KP_MAX_SV values: the last one alone, as a fixed value. */
+    /* Past KP_MAX_SV_ALL values: the covering sweep, the first 15 values
+     * (every residue mod 2 to 15) and the last. */
     prog = program(reg, scalar_copy("sc2.yaml", 0, 17, 17, "k >= 4"));
-    assert_contains(prog, "const int td_sv_k = td_from_double<int>(16);\n");
-    assert_contains(prog, "static const int td_cp_sidx[] = {");
-    assert_null(strstr(prog, "td_sv_use"));
-    assert_null(strstr(prog, " * scalars: every value"));
+    assert_contains(prog, " * scalars: k in [0, 17): more combinations "
+                          "than 16, so each\n");
+    assert_contains(prog, " * ranges (a range of more than 16 values: its "
+                          "first 15, every residue\n"
+                          " * mod 2 to 15, and its last), then all at their "
+                          "last: 16 sets,\n"
+                          " * round r passes set r / 2 % 16\n");
+    assert_contains(prog, "#define TD_ROUNDS 32 ");
+    assert_contains(prog, "    static const double td_sv_set[16][1] = {\n"
+                          "        {0},\n        {1},\n");
+    assert_contains(prog, "        {13},\n        {14},\n        {16},\n"
+                          "    };\n");
+    /* k = 16 (set 15): its row, 64 guards + 16 * 8 + 4. */
+    assert_contains(prog, "static const int td_cp_sidx_15[] = {\n"
+                          "    -1, -1, -1, -1, -1, -1, -1, -1, 196, 197, 198,"
+                          " 199,");
+    assert_null(strstr(prog, "td_cp_sidx_16"));
+    td_free(prog);
+    /* Three scalars of 20 values: 16 and 13 values each are more than
+     * KP_MAX_SV sets, so each runs its first 4 (residues mod 2 to 4) and
+     * its last: 13 sets, the others at 19. */
+    prog = program(reg, parse("sc4.yaml", three_scalars));
+    assert_contains(prog, " * scalars: i in [0, 20), j in [0, 20), k in "
+                          "[0, 20): more combinations than 16, so each\n");
+    assert_contains(prog, "first 4, every residue\n"
+                          " * mod 2 to 4, and its last), then all at their "
+                          "last: 13 sets,\n");
+    assert_contains(prog, "    static const double td_sv_set[13][3] = {\n"
+                          "        {0, 19, 19},\n        {1, 19, 19},\n"
+                          "        {2, 19, 19},\n        {3, 19, 19},\n"
+                          "        {19, 0, 19},\n");
+    assert_contains(prog, "        {19, 19, 3},\n        {19, 19, 19},\n"
+                          "    };\n");
     td_free(prog);
     expect_refusal(reg, scalar_copy("sc3.yaml", 0, 4, 8, "k >= 4"),
                    TD_EINVAL,

@@ -12,7 +12,12 @@ named mutant must be killed, by the check named beside it.
   - rows_t96_r1x8192_sum:ror:6:17 (grp <= 1, a store one past the body's
     __shared__ array): the stand-in's bounds-checked scratch (an abort);
   - golden-ldgsts_direct_scalar:const:1:87 (4 <= k made 5 <= k): every
-    value of the scalar's range, FAIL at k = 4 (round 8).
+    value of the scalar's range, FAIL at k = 4 (round 8);
+  - tma_g2s_multicast_expr:const:1:81 and its golden twin (the barrier
+    mbar_ptr + k % 3 for k % 2): the TMA program's covering sweep of k
+    and m (22 sets) runs k = 2, where the copy completes on mbar[2],
+    outside the buffer and never initialised: the stand-in aborts
+    ("mbarrier used before mbarrier.init"), exit -6.
 
 usage: test_gaps_emu.py TILEDISPATCH CASES_DIR GOLDEN_DIR
 """
@@ -30,6 +35,8 @@ CASES = [
      "written by threads"),
     ("rows_t96_r1x8192_sum:ror:6:17", {}, "exit -6"),
     ("golden-ldgsts_direct_scalar:const:1:87", {}, "round=8 "),
+    ("tma_g2s_multicast_expr:const:1:81", {}, "exit -6"),
+    ("golden-tma_g2s_multicast_expr:const:1:81", {}, "exit -6"),
 ]
 
 

@@ -28,11 +28,13 @@
  *     block's tile (cp_tables_fill).  A source start that depends on the
  *     call's declared scalars is read where the program's values put it:
  *     each scalar is a kernel parameter.  Where every declared scalar has
- *     a range and the ranges give at most KP_MAX_SV sets of values, the
- *     program runs every set (set r / 2 in rounds r, two rounds each,
+ *     a range and the ranges give at most KP_MAX_SV_ALL sets of values,
+ *     the program runs every set (set r / 2 in rounds r, two rounds each,
  *     with tables per set: td_sv_use), so a predicate or an offset that
- *     is wrong at one value inside the range fails there; otherwise it
- *     passes the last value of each range.  A predicate expression over
+ *     is wrong at one value inside the range fails there; otherwise a
+ *     covering sweep of at most KP_MAX_SV sets (cp_scalar_sets: each
+ *     scalar through its values, the others at the last of their
+ *     ranges), stated in the program's header.  A predicate expression over
  *     the scalars is evaluated at each set: where it is 0 the copy is
  *     skipped and the whole dst must keep the sentinel (not run with
  *     fill_mode zero, whose zero fill has no source to check); a
@@ -65,47 +67,94 @@ typedef struct cp_plan {
                                at each set of values the program passes */
     bool skip[KP_MAX_SV];   /* the predicate is 0 at that set */
     int nsv;                /* sets of scalar values (at least 1) */
+    int cover;              /* 0: every combination; else the covering
+                               sweep's run length (cp_scalar_sets) */
 } cp_plan;
 
+/* The longest run of a scalar's values a covering sweep keeps, tried in
+ * this order until the sets fit KP_MAX_SV (cp_scalar_sets). */
+static const int cp_cover_lens[] = {16, 13, 5, 2};
+
 /* The sets of values the program passes for the declared scalars, into
- * sv (at most KP_MAX_SV); returns how many.  Every combination of the
- * ranges' values (the first scalar slowest) when every scalar has a range
- * and there are at most KP_MAX_SV of them; otherwise one set: the last
- * value of each range (where the bounds were checked), 0 without one. */
+ * sv (at most KP_MAX_SV); returns how many.  *cover is 0 when they are
+ * every combination of the ranges' values (the first scalar slowest):
+ * every scalar has a range and the combinations are at most
+ * KP_MAX_SV_ALL.  Otherwise a covering sweep, *cover its run length L:
+ * each scalar with a range of two values or more runs through its
+ * values with every other scalar at its base value (the last of its
+ * range, where the bounds were checked; 0 without one), then the base
+ * set; a scalar's values are every value of its range when it has at
+ * most L of them, else its first L - 1 (every residue mod 2 to L - 1)
+ * and its last.  L is the first of cp_cover_lens whose sets fit
+ * KP_MAX_SV. */
 static int cp_scalar_sets(const td_call *call,
-                          int64_t sv[KP_MAX_SV][TD_MAX_SCALARS])
+                          int64_t sv[KP_MAX_SV][TD_MAX_SCALARS], int *cover)
 {
     int n = call->nscalars < TD_MAX_SCALARS ? call->nscalars
                                             : TD_MAX_SCALARS;
     int64_t sets = 1;
+    *cover = 0;
     for (int j = 0; j < n; j++) {
         const td_scalar *s = &call->scalars[j];
         if (!s->has_range || s->hi - s->lo < 1 ||
-            s->hi - s->lo > KP_MAX_SV) {
+            s->hi - s->lo > KP_MAX_SV_ALL) {
             sets = 0;
             break;
         }
         sets *= s->hi - s->lo;
-        if (sets > KP_MAX_SV) {
+        if (sets > KP_MAX_SV_ALL) {
             sets = 0;
             break;
         }
     }
-    if (sets < 1) {
-        for (int j = 0; j < n; j++)
-            sv[0][j] = call->scalars[j].has_range ? call->scalars[j].hi - 1
-                                                  : 0;
-        return 1;
+    if (sets >= 1) {
+        for (int64_t k = 0; k < sets; k++) {
+            int64_t q = k;
+            for (int j = n - 1; j >= 0; j--) {
+                const td_scalar *s = &call->scalars[j];
+                sv[k][j] = s->lo + q % (s->hi - s->lo);
+                q /= s->hi - s->lo;
+            }
+        }
+        return (int)sets;
     }
-    for (int64_t k = 0; k < sets; k++) {
-        int64_t q = k;
-        for (int j = n - 1; j >= 0; j--) {
-            const td_scalar *s = &call->scalars[j];
-            sv[k][j] = s->lo + q % (s->hi - s->lo);
-            q /= s->hi - s->lo;
+    /* The covering sweep: run lengths per scalar (0: it stays at its
+     * base value). */
+    int64_t len[TD_MAX_SCALARS] = {0};
+    for (int j = 0; j < n; j++) {
+        const td_scalar *s = &call->scalars[j];
+        len[j] = s->has_range && s->hi - s->lo >= 2 ? s->hi - s->lo : 0;
+    }
+    int L = 0;
+    for (size_t i = 0; i < sizeof cp_cover_lens / sizeof *cp_cover_lens;
+         i++) {
+        int64_t total = 1;
+        for (int j = 0; j < n; j++)
+            if (len[j] > 0)
+                total += (len[j] < cp_cover_lens[i] ? len[j]
+                                                    : cp_cover_lens[i]) - 1;
+        if (total <= KP_MAX_SV) {
+            L = cp_cover_lens[i];
+            break;
         }
     }
-    return (int)sets;
+    int k = 0;
+    for (int j = 0; j < n && L > 0; j++) {
+        if (len[j] == 0)
+            continue;
+        /* Every value but the base (the last): lo, lo + 1, ... */
+        int64_t run = (len[j] < L ? len[j] : L) - 1;
+        for (int64_t t = 0; t < run; t++, k++) {
+            for (int i = 0; i < n; i++)
+                sv[k][i] = call->scalars[i].has_range
+                               ? call->scalars[i].hi - 1 : 0;
+            sv[k][j] = call->scalars[j].lo + t;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        sv[k][i] = call->scalars[i].has_range ? call->scalars[i].hi - 1 : 0;
+    *cover = k > 0 ? L : 0;
+    return k + 1;
 }
 
 /* The row-major element offset region r of buffer b moves by when the
@@ -314,7 +363,7 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "a dst region whose start depends on a declared "
                            "scalar has no program");
     int64_t sv[KP_MAX_SV][TD_MAX_SCALARS] = {{0}};
-    c->nsv = cp_scalar_sets(call, sv);
+    c->nsv = cp_scalar_sets(call, sv, &c->cover);
     for (int set = 0; set < c->nsv; set++)
         c->sdyn[set] = cp_scalar_off(call, sb, sr, sv[set]);
     c->dst_blocked = td__region_symbolic(&call->dst);
@@ -587,7 +636,8 @@ static void cp_ref_call(td_buf *o, const kp_plan *p)
 static void cp_header(td_buf *o, const kp_plan *p)
 {
     const td_call *call = p->call;
-    if (p->nsv > 1) {
+    const cp_plan *c = cp_of(p);
+    if (p->nsv > 1 && c->cover == 0) {
         td__buf_puts(o, " * scalars: every value of");
         for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
             td__buf_printf(o, "%s %s in [%" PRId64 ", %" PRId64 ")",
@@ -595,6 +645,41 @@ static void cp_header(td_buf *o, const kp_plan *p)
                            call->scalars[j].lo, call->scalars[j].hi);
         td__buf_printf(o, ": %d sets, round r passes set r / 2 %% %d\n",
                        p->nsv, p->nsv);
+    } else if (p->nsv > 1) {
+        /* The covering sweep (cp_scalar_sets). */
+        td__buf_puts(o, " * scalars:");
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++) {
+            const td_scalar *s = &call->scalars[j];
+            if (s->has_range)
+                td__buf_printf(o, "%s %s in [%" PRId64 ", %" PRId64 ")",
+                               j ? "," : "", s->name, s->lo, s->hi);
+            else
+                td__buf_printf(o, "%s %s (no range: 0)", j ? "," : "",
+                               s->name);
+        }
+        bool cut = false;
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS; j++)
+            cut = cut || (call->scalars[j].has_range &&
+                          call->scalars[j].hi - call->scalars[j].lo >
+                              c->cover);
+        td__buf_printf(o,
+                       ": more combinations than %d, so each\n"
+                       " * scalar runs through its values with the others "
+                       "at the last of their\n",
+                       KP_MAX_SV_ALL);
+        if (cut)
+            td__buf_printf(o,
+                           " * ranges (a range of more than %d values: its "
+                           "first %d, every residue\n"
+                           " * mod 2 to %d, and its last), then all at their "
+                           "last: %d sets,\n",
+                           c->cover, c->cover - 1, c->cover - 1, p->nsv);
+        else
+            td__buf_printf(o,
+                           " * ranges (every value of each), then all at "
+                           "their last: %d sets,\n",
+                           p->nsv);
+        td__buf_printf(o, " * round r passes set r / 2 %% %d\n", p->nsv);
     }
     td__buf_puts(o,
                  " * Copy: every dst element of the region must hold its "

@@ -35,6 +35,14 @@
  * at a value, and the CPU stand-in (tests/cuda/emu) has no __half.  A
  * reduction keeps its dtype.
  *
+ * A load whose program runs several sets of the scalars' values (the
+ * copy family's sets: every combination, or its covering sweep) takes
+ * the round's set as a kernel parameter (td_ca_set) and initialises,
+ * arms and waits on the barrier config mbar names at that set
+ * (td_ca_mbar_dev); a multicast's receivers are per set too.  Each round
+ * is a launch of its own, so the barrier's phase 0 is the round's
+ * whichever barrier the previous round used.
+ *
  * A multicast load (cta_mask not a static 0, in a cluster launch, which
  * the program makes with cudaLaunchKernelEx): cta_mask is evaluated at
  * the issuing CTA, rank 0 of each cluster; every CTA initialises its
@@ -70,6 +78,12 @@ typedef struct ca_plan {
     int64_t bytes;          /* the boxes' bytes, one phase of a load */
     char mbar[TD_NAME_MAX]; /* the load's mbarrier buffer */
     int64_t mbar_off;       /* its byte offset in the aligned shared base */
+    /* A load run at several sets of the scalars' values (kp_plan.nsv > 1):
+     * the kernel takes the round's set (td_ca_set) and the protocol uses
+     * the barrier config mbar names at that set (midx[set]). */
+    bool per_set;
+    int nsets;              /* sets the tables below hold (at least 1) */
+    int64_t midx[KP_MAX_SV];
     td_buf encode;          /* the encode functions (file scope) */
     /* The protocol's text, printed from IR async nodes: its helpers
      * (file scope) and the statements around the body. */
@@ -78,7 +92,8 @@ typedef struct ca_plan {
     td_buffer raw[2];       /* staged copies of 16/8-bit float buffers */
     /* A multicast load (cta_mask not a static 0, a cluster launch): the
      * CTA of rank 0 of each cluster issues, every CTA its mask names
-     * receives the tile (recv[block] 1) and arms its own barrier. */
+     * receives the tile (recv[set * nblocks + block] 1) and arms its own
+     * barrier. */
     bool multicast;
     unsigned char *recv;
     char *sync;             /* the cluster sync, printed from the IR */
@@ -116,7 +131,8 @@ static int ca_print(ca_plan *c, td_ir *ir, int indent, char **text)
 }
 
 /* The load's mbarrier: config mbar names an element of a shared uint64
- * buffer of the call (the variant checked that); its index a constant. */
+ * buffer of the call (the variant checked that); its index a constant at
+ * the scalars' values sv (each set's in turn). */
 static int ca_mbar(kp_plan *p, ca_plan *c, const int64_t *sv, td_diag *diag,
                    int64_t *index, const td_buffer **buf)
 {
@@ -147,7 +163,7 @@ static int ca_mbar(kp_plan *p, ca_plan *c, const int64_t *sv, td_diag *diag,
 
 /* The protocol's statements, each from the IR's async nodes. */
 static int ca_protocol(kp_plan *p, ca_plan *c, td_diag *diag,
-                       const td_buffer *mb, int64_t midx)
+                       const td_buffer *mb)
 {
     td_ir *ir[5] = {td_ir_new(), NULL, NULL, NULL, NULL};
     int n = c->load ? (c->multicast ? 5 : 4) : 2;
@@ -166,7 +182,12 @@ static int ca_protocol(kp_plan *p, ca_plan *c, td_diag *diag,
         for (int i = 1; i < 4; i++) {
             const td_ir_buf *b = td_ir_buffer(ir[i], mb->name, TD_U64,
                                               "shared", mb->ndim, mb->shape);
-            bar[i - 1] = (td_ir_addr){b, td_int(ir[i], midx)};
+            /* The round's barrier (td_ca_mbar_idx, set where the kernel
+             * starts) or the one fixed set's. */
+            td_expr *at = c->per_set
+                              ? td_param(ir[i], "td_ca_mbar_idx", TD_I32)
+                              : td_int(ir[i], c->midx[0]);
+            bar[i - 1] = (td_ir_addr){b, at};
         }
         td_ir_mbar_init(ir[1], bar[0], td_int(ir[1], 1));
         td_ir_fence_mbarrier_init(ir[1]);
@@ -258,11 +279,12 @@ static int ca_maps(kp_plan *p, ca_plan *c, const td_ir *ir, td_diag *diag)
     return 0;
 }
 
-/* A multicast's receivers: cta_mask evaluated for the issuing CTA (rank
- * 0 of each cluster: its block and cluster ids, the scalars' values);
- * every CTA whose rank the mask names receives the tile. */
+/* A multicast's receivers at set `set` of the scalars' values sv:
+ * cta_mask evaluated for the issuing CTA (rank 0 of each cluster: its
+ * block and cluster ids, the scalars' values); every CTA whose rank the
+ * mask names receives the tile. */
 static int ca_receivers(kp_plan *p, ca_plan *c, const td_config_entry *mask,
-                        const int64_t *sv, td_diag *diag)
+                        const int64_t *sv, int set, td_diag *diag)
 {
     const td_call *call = p->call;
     if (mask->kind != TD_VALUE_INT && mask->kind != TD_VALUE_EXPR)
@@ -275,9 +297,6 @@ static int ca_receivers(kp_plan *p, ca_plan *c, const td_config_entry *mask,
         return ca_refuse(p, diag, "a multicast tile whose start depends "
                                   "on the block ids (every receiver gets "
                                   "the issuer's)");
-    c->recv = td__calloc((size_t)p->nblocks, 1);
-    if (c->recv == NULL)
-        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
     const int64_t *g = p->grid, *cl = p->cluster;
     for (int64_t blk = 0; blk < p->nblocks; blk++) {
         int64_t b[3] = {blk % g[0], blk / g[0] % g[1], blk / (g[0] * g[1])};
@@ -300,7 +319,8 @@ static int ca_receivers(kp_plan *p, ca_plan *c, const td_config_entry *mask,
             return ca_refuse(p, diag, "cta_mask at the values the program "
                                       "passes names no CTA, or ranks "
                                       "outside the cluster");
-        c->recv[blk] = (unsigned char)((m >> rank) & 1);
+        c->recv[(int64_t)set * p->nblocks + blk] =
+            (unsigned char)((m >> rank) & 1);
     }
     return 0;
 }
@@ -379,19 +399,29 @@ static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     if (c->load && c->bytes != region)
         return ca_refuse(p, diag, "its boxes move other bytes than the "
                                   "region holds");
-    int64_t sv[TD_MAX_SCALARS] = {0};
-    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS &&
-                    j < p->nscalars; j++)
-        sv[j] = (int64_t)p->scalars[j].value;
+    /* The sets of the scalars' values the rounds pass (the copy family's
+     * kp_plan.sv), or their one fixed set. */
+    c->nsets = p->nsv > 1 ? p->nsv : 1;
+    c->per_set = c->load && p->nsv > 1;
+    int64_t sv[KP_MAX_SV][TD_MAX_SCALARS] = {{0}};
+    for (int set = 0; set < c->nsets; set++)
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS &&
+                        j < p->nscalars; j++)
+            sv[set][j] = p->nsv > 1 ? (int64_t)p->sv[set][j]
+                                    : (int64_t)p->scalars[j].value;
     if (c->multicast) {
-        err = ca_receivers(p, c, mask, sv, diag);
+        c->recv = td__calloc((size_t)(c->nsets * p->nblocks), 1);
+        if (c->recv == NULL)
+            return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
+        for (int set = 0; set < c->nsets && err == 0; set++)
+            err = ca_receivers(p, c, mask, sv[set], set, diag);
         if (err != 0)
             return err;
     }
-    int64_t midx = 0;
     const td_buffer *mb = NULL;
     if (c->load) {
-        err = ca_mbar(p, c, sv, diag, &midx, &mb);
+        for (int set = 0; set < c->nsets && err == 0; set++)
+            err = ca_mbar(p, c, sv[set], diag, &c->midx[set], &mb);
         if (err != 0)
             return err;
         int64_t elems = 1;
@@ -408,7 +438,7 @@ static int ca_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "%" PRId64 " bytes of shared memory per block "
                            "(at most %" PRId64 ")",
                            p->smem, KP_MAX_SHARED);
-    return ca_protocol(p, c, diag, mb, midx);
+    return ca_protocol(p, c, diag, mb);
 }
 
 static void ca_header(td_buf *o, const kp_plan *p)
@@ -441,6 +471,21 @@ static void ca_tables(td_buf *o, const kp_plan *p)
 {
     const ca_plan *c = ca_of(p);
     td__kp_copy.tables(o, p);
+    if (c->per_set) {
+        td__buf_printf(o,
+                       "/* The load's barrier at each set of the scalars' "
+                       "values: the element of\n"
+                       " * %s that config mbar names there.  Each round is "
+                       "a launch of its own,\n"
+                       " * which initialises that barrier alone, so its "
+                       "phase 0 completes once\n"
+                       " * whichever barrier the previous round used. */\n"
+                       "__device__ const int td_ca_mbar_dev[%d] = {",
+                       c->mbar, c->nsets);
+        for (int set = 0; set < c->nsets; set++)
+            td__buf_printf(o, "%s%" PRId64, set ? ", " : "", c->midx[set]);
+        td__buf_puts(o, "};\n\n");
+    }
     if (!c->multicast)
         return;
     td__buf_printf(o,
@@ -448,17 +493,31 @@ static void ca_tables(td_buf *o, const kp_plan *p)
                    "names it (it receives\n"
                    " * the tile), 0 when its dst must keep the sentinel; "
                    "its rank in the cluster\n"
-                   " * of (%" PRId64 ", %" PRId64 ", %" PRId64 "). */\n"
+                   " * of (%" PRId64 ", %" PRId64 ", %" PRId64 ")%s. */\n"
                    "#define TD_CA_RECV_INIT {",
-                   p->cluster[0], p->cluster[1], p->cluster[2]);
-    for (int64_t i = 0; i < p->nblocks; i++)
-        td__buf_printf(o, "%s%d", i ? ", " : "", c->recv[i]);
+                   p->cluster[0], p->cluster[1], p->cluster[2],
+                   c->per_set ? "; a row per set of the scalars' values" : "");
+    for (int set = 0; set < c->nsets; set++) {
+        if (c->per_set)
+            td__buf_puts(o, set ? ", {" : "{");
+        for (int64_t i = 0; i < p->nblocks; i++)
+            td__buf_printf(o, "%s%d", i ? ", " : "",
+                           c->recv[(int64_t)set * p->nblocks + i]);
+        if (c->per_set)
+            td__buf_puts(o, "}");
+    }
+    char dims[48] = "[]";
+    if (c->per_set)
+        snprintf(dims, sizeof dims, "[%d][%" PRId64 "]", c->nsets,
+                 p->nblocks);
     td__buf_printf(o,
                    "}\n"
-                   "__device__ const unsigned char td_ca_recv_dev[] = "
+                   "__device__ const unsigned char td_ca_recv_dev%s = "
                    "TD_CA_RECV_INIT;\n"
-                   "static const unsigned char td_ca_recv_host[] = "
-                   "TD_CA_RECV_INIT;\n"
+                   "static const unsigned char td_ca_recv_host%s = "
+                   "TD_CA_RECV_INIT;\n",
+                   dims, dims);
+    td__buf_printf(o,
                    "#define TD_CA_RANK(x, y, z) ((x) %% %" PRId64 " + %"
                    PRId64 " * ((y) %% %" PRId64 " + %" PRId64 " * ((z) %% %"
                    PRId64 ")))\n\n",
@@ -517,7 +576,11 @@ static void ca_ref_call(td_buf *o, const kp_plan *p)
     const ca_plan *c = ca_of(p);
     if (c->multicast) {
         /* A CTA the mask leaves out receives nothing. */
-        td__buf_puts(o, "            if (!td_ca_recv_host[inst]) {\n"
+        td__buf_puts(o, c->per_set
+                            ? "            if (!td_ca_recv_host[td_svi][inst]) "
+                              "{\n"
+                            : "            if (!td_ca_recv_host[inst]) {\n");
+        td__buf_puts(o, ""
                         "                for (long long e = 0; e < "
                         "TD_DST_ELEMS; ++e)\n"
                         "                    td_want[e] = TD_CP_SENTINEL;\n"
@@ -562,6 +625,8 @@ static void ca_kernel_params(td_buf *o, const kp_plan *p)
         td__buf_printf(o, ",\n                          const "
                           "__grid_constant__ CUtensorMap %s",
                        c->maps[i]);
+    if (c->per_set)
+        td__buf_puts(o, ",\n                          const int td_ca_set");
 }
 
 static void ca_body_open(td_buf *o, const kp_plan *p)
@@ -575,9 +640,14 @@ static void ca_body_open(td_buf *o, const kp_plan *p)
     if (c->load) {
         td__buf_printf(o,
                        "    unsigned long long *const %s_ptr = (unsigned long "
-                       "long *)(td_smem_al + %" PRId64 "LL);\n"
-                       "    if (td_tid == 0) {\n",
+                       "long *)(td_smem_al + %" PRId64 "LL);\n",
                        c->mbar, c->mbar_off);
+        if (c->per_set)
+            td__buf_puts(o, "    /* The barrier of this round's set of the "
+                            "scalars' values. */\n"
+                            "    const int td_ca_mbar_idx = "
+                            "td_ca_mbar_dev[td_ca_set];\n");
+        td__buf_puts(o, "    if (td_tid == 0) {\n");
         td__buf_puts(o, c->init);
         td__buf_puts(o, "    }\n    __syncthreads();\n");
     }
@@ -585,12 +655,12 @@ static void ca_body_open(td_buf *o, const kp_plan *p)
         td__buf_puts(o, "    /* Every receiver's barrier exists before the "
                         "issuer's copy completes on it. */\n");
         td__buf_puts(o, c->sync);
-        td__buf_printf(o, "    const bool td_ca_recv = td_ca_recv_dev[td_blk] "
+        td__buf_printf(o, "    const bool td_ca_recv = td_ca_recv_dev%s[td_blk] "
                           "!= 0;\n"
                           "    if (td_tid == 0 && td_ca_recv) {\n"
                           "        /* one phase: the boxes' %" PRId64
                           " bytes, from the issuer */\n",
-                       c->bytes);
+                       c->per_set ? "[td_ca_set]" : "", c->bytes);
         td__buf_puts(o, c->arm);
         td__buf_puts(o, "    }\n"
                         "    /* Rank 0 of the cluster issues the multicast. */\n"
@@ -664,6 +734,8 @@ static void ca_launch_args(td_buf *o, const kp_plan *p)
     const ca_plan *c = ca_of(p);
     for (int i = 0; i < c->nmaps; i++)
         td__buf_printf(o, ", td_map_%s", c->maps[i]);
+    if (c->per_set)
+        td__buf_puts(o, ", td_svi");
 }
 
 static void ca_free(kp_plan *p)

@@ -36,6 +36,10 @@
  *   - one buffer holding both tiles (a row copied into another row of the
  *     peer's copy of the buffer): the buffer is source and dst; outside
  *     the dst region every element must keep the CTA's own value;
+ *   - a program that runs several sets of the scalars' values (the copy
+ *     family's) takes the round's set (td_ds_set): the barrier config
+ *     mbar names and the peer map are those of the set (td_ds_mbar_dev,
+ *     td_ds_from_set, the host's pick before each check);
  *   - 16- and 8-bit floats are staged as unsigned integers of their
  *     width (bits are copied, never looked at), as the TMA programs do.
  *
@@ -60,7 +64,14 @@ typedef struct ds_plan {
     int64_t mbar_off;       /* its byte offset in dynamic shared memory */
     int64_t snap_off;       /* the dst's snapshot after the wait: offset */
     int64_t snap_bytes;     /* and bytes (the dst's storage) */
-    int *from;              /* per instance: the instance copying into it */
+    int *from;              /* per instance: the instance copying into it
+                               (per set, nsets rows of nblocks) */
+    /* Several sets of the scalars' values (kp_plan.nsv > 1): the kernel
+     * takes the round's set (td_ds_set); the barrier config mbar names
+     * and the peer map are those of that set. */
+    bool per_set;
+    int nsets;              /* rows of from and midx (at least 1) */
+    int64_t midx[KP_MAX_SV];
     td_buf prelude;         /* the protocol's helpers (file scope) */
     char *fence, *init, *sync, *arm, *wait;
     td_buffer raw[2];       /* staged copies of 16/8-bit float buffers */
@@ -124,8 +135,9 @@ static int ds_mbar(kp_plan *p, ds_plan *c, const int64_t *sv, td_diag *diag,
     return 0;
 }
 
-/* The peer table: remote_cta_id for every CTA, mapped to instances. */
-static int ds_peers(kp_plan *p, ds_plan *c, const int64_t *sv,
+/* The peer table at set `set` of the scalars' values sv: remote_cta_id
+ * for every CTA, mapped to instances. */
+static int ds_peers(kp_plan *p, ds_plan *c, const int64_t *sv, int set,
                     td_diag *diag)
 {
     const td_call *call = p->call;
@@ -135,12 +147,7 @@ static int ds_peers(kp_plan *p, ds_plan *c, const int64_t *sv,
                                   "expression of the ids and scalars (a "
                                   "kernel parameter's value is the "
                                   "caller's)", 0, 0);
-    size_t n = (size_t)p->nblocks;
-    c->from = td__malloc(n * sizeof *c->from);
-    if (c->from == NULL)
-        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        c->from[i] = -1;
+    int *from = c->from + (int64_t)set * p->nblocks;
     const int64_t *g = p->grid, *cl = p->cluster;
     for (int64_t blk = 0; blk < p->nblocks; blk++) {
         int64_t id[TD_AXIS_COUNT] = {0};
@@ -166,12 +173,12 @@ static int ds_peers(kp_plan *p, ds_plan *c, const int64_t *sv,
                          b[1] - cb[1] + r / cl[0] % cl[1],
                          b[2] - cb[2] + r / (cl[0] * cl[1])};
         int64_t peer = pb[0] + g[0] * (pb[1] + g[1] * pb[2]);
-        if (c->from[peer] >= 0)
+        if (from[peer] >= 0)
             return ds_refuse(p, diag, "CTAs %lld and %lld copy into the "
                                       "same CTA (its barrier expects one "
                                       "copy's bytes)",
-                             (long long)c->from[peer], (long long)blk);
-        c->from[peer] = (int)blk;
+                             (long long)from[peer], (long long)blk);
+        from[peer] = (int)blk;
     }
     /* Each CTA copies into one: a map into itself, one-to-one within the
      * cluster, reaches every CTA (no barrier left waiting). */
@@ -195,7 +202,7 @@ static int ds_print(ds_plan *c, td_ir *ir, int indent, char **text)
 
 /* The protocol's statements, each from the IR's async nodes. */
 static int ds_protocol(kp_plan *p, ds_plan *c, td_diag *diag,
-                       const td_buffer *mb, int64_t midx)
+                       const td_buffer *mb)
 {
     td_ir *ir[5];
     for (int i = 0; i < 5; i++)
@@ -211,7 +218,10 @@ static int ds_protocol(kp_plan *p, ds_plan *c, td_diag *diag,
         td_ir *r = ir[i == 0 ? 1 : i == 1 ? 3 : 4];
         const td_ir_buf *b = td_ir_buffer(r, mb->name, TD_U64, "shared",
                                           mb->ndim, mb->shape);
-        bar[i] = (td_ir_addr){b, td_int(r, midx)};
+        /* The round's barrier (td_ds_mbar_idx) or the one set's. */
+        td_expr *at = c->per_set ? td_param(r, "td_ds_mbar_idx", TD_I32)
+                                 : td_int(r, c->midx[0]);
+        bar[i] = (td_ir_addr){b, at};
     }
     td_ir_fence_proxy_async(ir[0]);
     td_ir_mbar_init(ir[1], bar[0], td_int(ir[1], 1));
@@ -273,16 +283,28 @@ static int ds_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         kb->b = &c->raw[k];
     }
     p->half = p->bf16 = p->fp8 = false;
-    int64_t sv[TD_MAX_SCALARS] = {0};
-    for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS &&
-                    j < p->nscalars; j++)
-        sv[j] = (int64_t)p->scalars[j].value;
-    err = ds_peers(p, c, sv, diag);
-    if (err != 0)
-        return err;
-    int64_t midx = 0;
+    /* The sets of the scalars' values the rounds pass (the copy family's
+     * kp_plan.sv), or their one fixed set. */
+    c->nsets = p->nsv > 1 ? p->nsv : 1;
+    c->per_set = p->nsv > 1;
+    int64_t sv[KP_MAX_SV][TD_MAX_SCALARS] = {{0}};
+    for (int set = 0; set < c->nsets; set++)
+        for (int j = 0; j < call->nscalars && j < TD_MAX_SCALARS &&
+                        j < p->nscalars; j++)
+            sv[set][j] = p->nsv > 1 ? (int64_t)p->sv[set][j]
+                                    : (int64_t)p->scalars[j].value;
+    size_t n = (size_t)(c->nsets * p->nblocks);
+    c->from = td__malloc(n * sizeof *c->from);
+    if (c->from == NULL)
+        return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        c->from[i] = -1;
     const td_buffer *mb = NULL;
-    err = ds_mbar(p, c, sv, diag, &midx, &mb);
+    for (int set = 0; set < c->nsets && err == 0; set++) {
+        err = ds_peers(p, c, sv[set], set, diag);
+        if (err == 0)
+            err = ds_mbar(p, c, sv[set], diag, &c->midx[set], &mb);
+    }
     if (err != 0)
         return err;
     int64_t elems = 1;
@@ -301,7 +323,7 @@ static int ds_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                            "%" PRId64 " bytes of shared memory per block "
                            "(at most %" PRId64 ")",
                            p->smem, KP_MAX_SHARED);
-    return ds_protocol(p, c, diag, mb, midx);
+    return ds_protocol(p, c, diag, mb);
 }
 
 static void ds_header(td_buf *o, const kp_plan *p)
@@ -329,11 +351,41 @@ static void ds_tables(td_buf *o, const kp_plan *p)
                    "tiles */\n"
                    "/* Per instance (CTA): the one whose copy lands in it "
                    "(remote_cta_id\n"
-                   " * evaluated for every CTA). */\n"
-                   "static const int td_ds_from[] = {",
-                   c->one ? 1 : 0);
-    for (int64_t i = 0; i < p->nblocks; i++)
-        td__buf_printf(o, "%s%d", i ? ", " : "", c->from[i]);
+                   " * evaluated for every CTA)%s. */\n",
+                   c->one ? 1 : 0,
+                   c->per_set ? "; a row per set of the scalars' values, "
+                                "the round's\n * picked before its check"
+                              : "");
+    if (!c->per_set) {
+        td__buf_puts(o, "static const int td_ds_from[] = {");
+        for (int64_t i = 0; i < p->nblocks; i++)
+            td__buf_printf(o, "%s%d", i ? ", " : "", c->from[i]);
+        td__buf_puts(o, "};\n\n");
+        return;
+    }
+    td__buf_printf(o, "static const int td_ds_from_set[%d][%" PRId64 "] = {",
+                   c->nsets, p->nblocks);
+    for (int set = 0; set < c->nsets; set++) {
+        td__buf_puts(o, set ? ", {" : "{");
+        for (int64_t i = 0; i < p->nblocks; i++)
+            td__buf_printf(o, "%s%d", i ? ", " : "",
+                           c->from[(int64_t)set * p->nblocks + i]);
+        td__buf_puts(o, "}");
+    }
+    td__buf_printf(o,
+                   "};\n"
+                   "static const int *td_ds_from = td_ds_from_set[0];\n"
+                   "/* The barrier at each set: the element of %s that "
+                   "config mbar names\n"
+                   " * there.  Each round is a launch of its own, which "
+                   "initialises that\n"
+                   " * barrier alone, so its phase 0 completes once whichever "
+                   "barrier the\n"
+                   " * previous round used. */\n"
+                   "__device__ const int td_ds_mbar_dev[%d] = {",
+                   c->mbar, c->nsets);
+    for (int set = 0; set < c->nsets; set++)
+        td__buf_printf(o, "%s%" PRId64, set ? ", " : "", c->midx[set]);
     td__buf_puts(o, "};\n\n");
 }
 
@@ -367,6 +419,8 @@ static void ds_ref_call(td_buf *o, const kp_plan *p)
 {
     const ds_plan *c = ds_of(p);
     const kp_buf *sk = &p->bufs[c->src], *dk = &p->bufs[c->dst];
+    if (c->per_set)
+        td__buf_puts(o, "            td_ds_from = td_ds_from_set[td_svi];\n");
     td__buf_printf(o,
                    "            td_ds_reference(v_in_%s + td_ds_from[inst] * "
                    "%" PRId64 "LL, v_in_%s + inst * %" PRId64 "LL, "
@@ -401,9 +455,14 @@ static void ds_body_open(td_buf *o, const kp_plan *p)
                    "    unsigned long long *const %s_ptr = (unsigned long "
                    "long *)(td_smem + %" PRId64 "LL);\n"
                    "    unsigned char *const td_ds_snap = td_smem + %" PRId64
-                   "LL;\n"
-                   "    if (td_tid == 0) {\n",
+                   "LL;\n",
                    c->mbar, c->mbar_off, c->snap_off);
+    if (c->per_set)
+        td__buf_puts(o, "    /* The barrier of this round's set of the "
+                        "scalars' values. */\n"
+                        "    const int td_ds_mbar_idx = "
+                        "td_ds_mbar_dev[td_ds_set];\n");
+    td__buf_puts(o, "    if (td_tid == 0) {\n");
     td__buf_puts(o, c->init);
     td__buf_puts(o, "    }\n    __syncthreads();\n"
                     "    /* Every CTA's barrier exists before a peer's copy "
@@ -453,6 +512,18 @@ static void ds_body_close(td_buf *o, const kp_plan *p)
                    c->snap_bytes, dk->b->name, c->dst, dk->b->name);
 }
 
+static void ds_kernel_params(td_buf *o, const kp_plan *p)
+{
+    if (ds_of(p)->per_set)
+        td__buf_puts(o, ",\n                          const int td_ds_set");
+}
+
+static void ds_launch_args(td_buf *o, const kp_plan *p)
+{
+    if (ds_of(p)->per_set)
+        td__buf_puts(o, ", td_svi");
+}
+
 static void ds_free(kp_plan *p)
 {
     td__kp_copy.free(p);
@@ -485,6 +556,8 @@ const kp_family td__kp_dsmem = {
     .pass = ds_pass,
     .body_open = ds_body_open,
     .body_close = ds_body_close,
+    .kernel_params = ds_kernel_params,
+    .launch_args = ds_launch_args,
     .free = ds_free,
     .bits = true,
     .gap_bits = ds_gap_bits,

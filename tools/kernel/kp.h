@@ -47,8 +47,12 @@
 #define KP_SHARED_DEFAULT ((int64_t)48 * 1024)
 /* Bytes of a family's plan kept inside the shared one (td__kp_fam_data). */
 #define KP_FAM_INLINE 256
-/* Sets of declared scalar values one program runs (kp_plan.nsv). */
-#define KP_MAX_SV 16
+/* Sets of declared scalar values one program runs (kp_plan.nsv): every
+ * combination of the ranges' values when they are at most KP_MAX_SV_ALL,
+ * else a covering sweep of at most KP_MAX_SV sets (kernel_copy.c,
+ * cp_scalar_sets); two rounds each. */
+#define KP_MAX_SV_ALL 16
+#define KP_MAX_SV 32
 
 /* One buffer the program stages.  A global buffer is not staged: it is one
  * device array that every scope instance addresses (a kernel parameter

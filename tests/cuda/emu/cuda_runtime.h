@@ -254,6 +254,22 @@ template <typename T, long long N> struct td_emu_scratch {
         return v[i];
     }
 };
+/* A local array of the emitted body, bounds-checked (emu.py's
+ * bound_locals, when the body only subscripts it): an index outside
+ * [0, N) aborts, where the GPU would use a register or local slot past
+ * it, unseen. */
+template <typename T, long long N> struct td_emu_local {
+    T v[N];
+    T &operator[](long long i)
+    {
+        if (i < 0 || i >= N) {
+            fprintf(stderr, "emu: local array index %lld outside "
+                            "[0, %lld)\n", i, N);
+            abort();
+        }
+        return v[i];
+    }
+};
 /* atomicCAS on an int (the reductions' one-writer check): the host's
  * sequentially consistent compare-exchange; returns the old value. */
 static inline int atomicCAS(int *a, int compare, int val)
