@@ -116,6 +116,31 @@ static int *gm_table(const td_buffer *b, const td_region *r, int d0, int d1,
 
 static const char *const GM_NAMES[] = {"a", "b", "c"};
 
+/* mma.sync is warp-collective: every warp of the scope instance issues it
+ * with its own registers.  A fragment whose layout names only the lanes of
+ * one warp (laneid, or a thread axis of extent 32 at cta scope) is the
+ * same fragment in every warp (TVM's choice: every warp computes the same
+ * tile; docs/gemm.md), so each warp is staged, and D checked, as the
+ * first. */
+static void gm_replicate_warps(kp_plan *p)
+{
+    if (p->tpi <= 32 || p->tpi % 32 != 0)
+        return;
+    for (int i = 0; i < p->nbufs; i++) {
+        kp_buf *kb = &p->bufs[i];
+        if (kb->map == NULL)
+            continue;
+        int64_t first = 32 * kb->slots, all = p->tpi * kb->slots;
+        bool rest_empty = true;
+        for (int64_t j = first; j < all && rest_empty; j++)
+            rest_empty = kb->map[j] < 0;
+        if (!rest_empty)
+            continue;
+        for (int64_t j = first; j < all; j++)
+            kb->map[j] = kb->map[j % first];
+    }
+}
+
 static int gm_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
 {
     const td_call *call = p->call;
@@ -211,6 +236,7 @@ static int gm_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     int err = td__kp_check_bufs(p, ir, diag);
     if (err != 0)
         return err;
+    gm_replicate_warps(p);
     g->dix = gm_table(buf[0], rd, d0[0], d1[0], g->m, g->n, false);
     g->cix = gm_table(buf[3], rc, d0[3], d1[3], g->m, g->n, false);
     g->aix = gm_table(buf[1], ra, d0[1], d1[1], g->m, g->k,
