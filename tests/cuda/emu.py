@@ -8,6 +8,7 @@ usage: emu.py [-j N] [--sample] PROGDIR [NAME...]
        emu.py --async-paths PROGRAM.cu...
        emu.py --tma-programs TILEDISPATCH CASES_DIR
        emu.py --cluster-programs TILEDISPATCH
+       emu.py --gemm-programs TILEDISPATCH
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
 program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
@@ -72,6 +73,13 @@ peer's mbarrier and the multicast load into every CTA of its mask.  Each
 program PASSes in both modes; each of the script's mutants (mapa into the
 CTA itself, a chunk read from the wrong offset, the multicast box a row
 off) FAILs.
+
+--gemm-programs runs the gemm programs that tests/cuda/gpu-gemm.sh
+prepares (every gemm case that dispatches; 16-bit floats are storage here,
+the mma.sync helpers' host path computes each lane's D from its warp's
+registers): each PASSes in both modes (random data with max_err > 0), each
+of the script's mutants (B words swapped, A words swapped, D's zeroing
+dropped, D started from C at beta 0) FAILs in both.
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -991,6 +999,57 @@ def cluster_programs(exe):
     return 1 if expect.failed else 0
 
 
+def gemm_programs(exe):
+    """The gemm programs of tests/cuda/gpu-gemm.sh (its prepare writes
+    every gemm conformance and golden case's program, and its mutants: B
+    words swapped, A words swapped, D's zeroing dropped, D started from C
+    at beta 0): each program PASSes on the stand-in (whose mma.sync
+    helpers compute each lane's D from the warp's registers) with exact
+    data and with random data (seed 1), each mutant FAILs in both.  Under
+    TD_TEST_QUICK three programs and two mutants run."""
+    expect = Expect()
+    with tempfile.TemporaryDirectory() as tmp:
+        prep = os.path.join(tmp, "prep")
+        p = subprocess.run(["bash", os.path.join(HERE, "gpu-gemm.sh"),
+                            "prepare", prep], capture_output=True, text=True,
+                           env=dict(os.environ, TILEDISPATCH=exe))
+        expect("gpu-gemm.sh prepare", p.returncode == 0,
+               p.stdout[-2000:] + p.stderr)
+        if p.returncode != 0:
+            return 1
+        inc = precompile(tmp)
+        jobs = []  # (name, source, must pass)
+        for kind, good in (("progs", True), ("mut", False)):
+            names = sorted(glob.glob(os.path.join(prep, kind, "gemm_*.cu")))
+            if QUICK:
+                names = names[:3] if good else names[:2]
+            for cu in names:
+                with open(cu) as f:
+                    jobs.append((os.path.basename(cu)[:-3], f.read(), good))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            built = list(ex.map(lambda j: compile_program(
+                j[1], j[0], tmp, inc), jobs))
+        for (name, src, good), (prog, err) in zip(jobs, built):
+            expect(f"{name}: emulated", NOT_EMULATED.search(src) is None,
+                   "the stand-in cannot run it")
+            if prog is None:
+                expect(f"{name}: builds", False, err[:2000])
+                continue
+            for args in (["--data", "exact"],
+                         ["--data", "random", "--seed", "1"]):
+                rc, line, stderr = run_program(prog, args)
+                want = "PASS" if good else "FAIL"
+                ok = rc == (0 if good else 1) and line.startswith(want + " ")
+                if good and "random" in args:
+                    ok = ok and (max_err(line) or 0.0) > 0.0
+                expect(f"{name} {' '.join(args)}: {want}", ok,
+                       f"exit {rc}: {line} {stderr[-300:]}")
+        expect("gemm programs were written",
+               sum(1 for j in jobs if j[2]) >= (3 if QUICK else 40),
+               f"{len(jobs)} programs and mutants")
+    return 1 if expect.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
@@ -1003,6 +1062,7 @@ def main():
     ap.add_argument("--async-paths", action="store_true")
     ap.add_argument("--tma-programs", action="store_true")
     ap.add_argument("--cluster-programs", action="store_true")
+    ap.add_argument("--gemm-programs", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
     if args.async_paths:
@@ -1011,6 +1071,10 @@ def main():
         if len(args.rest) != 1:
             ap.error("--cluster-programs TILEDISPATCH")
         return cluster_programs(args.rest[0])
+    if args.gemm_programs:
+        if len(args.rest) != 1:
+            ap.error("--gemm-programs TILEDISPATCH")
+        return gemm_programs(args.rest[0])
     if args.tma_programs:
         if len(args.rest) != 2:
             ap.error("--tma-programs TILEDISPATCH CASES_DIR")
