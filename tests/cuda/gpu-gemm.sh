@@ -51,14 +51,24 @@ prepare)
   dir=$2
   mkdir -p "$dir/progs" "$dir/mut"
   rm -f "$dir"/progs/*.cu "$dir"/mut/*.cu
-  names=$(cd "$root/tests/conformance" && ls gemm_*.yaml permute_*.yaml 2>/dev/null |
-    grep -v '^gemm_async_' | sed 's/\.yaml$//')
+  # gemm and permute_layout cases (not gemm_async: sm_100a), conformance
+  # NAME and golden golden-NAME.
+  names=''
+  golden=''
+  for f in "$root"/tests/conformance/gemm_*.yaml "$root"/tests/conformance/permute_*.yaml; do
+    n=$(basename "$f" .yaml)
+    case "$n" in gemm_async_*) continue ;; esac
+    [ -f "$f" ] && names="$names $n"
+  done
   if [ -z "$names" ]; then
     echo "gpu-gemm: no tests/conformance/gemm_*.yaml" >&2
     exit 1
   fi
-  golden=$(cd "$root/tests/golden/cases" && ls gemm_*.yaml permute_*.yaml 2>/dev/null |
-    grep -v '^gemm_async_' | sed 's/^/golden-/; s/\.yaml$//')
+  for f in "$root"/tests/golden/cases/gemm_*.yaml "$root"/tests/golden/cases/permute_*.yaml; do
+    n=$(basename "$f" .yaml)
+    case "$n" in gemm_async_*) continue ;; esac
+    [ -f "$f" ] && golden="$golden golden-$n"
+  done
   gpu_prepare_progs "$dir" "$names" "$golden" || exit 1
   # Cases that decline, or whose body is compiled only, have no program
   # (run.py leaves them out of the manifest).
@@ -83,7 +93,9 @@ prepare)
     mutant "$src" "$dir/mut/permute_mut_slot_swap.cu" \
       's/^\( *td_ptx_st_shared_b32(.*\), regs\[r_1\]);$/\1, regs[r_1 ^ 1]);/'
   fi
-  echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/mut ($(ls "$dir"/mut/*.cu | wc -l))"
+  np=$(find "$dir/progs" -name '*.cu' | wc -l)
+  nm=$(find "$dir/mut" -name '*.cu' | wc -l)
+  echo "programs in $dir/progs ($np) and $dir/mut ($nm)"
   ;;
 run)
   gpu_run "$2" "$3" mut "mutants" "failed as they must"
