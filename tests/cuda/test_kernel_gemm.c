@@ -298,6 +298,27 @@ static void test_refusals(void **state)
                              "b: \"B[0:16, 0:8]\"\nc: \"C[0:16, 0:8]\"\n",
                              0.0),
                    "kernel: gemm: A or B is the dst buffer D");
+    /* C in D's buffer beside the dst region: D's region poisoned, C's
+     * kept (beta 1); overlapping it without being it: refused. */
+    prog = program(reg, gemm_call("apart.yaml", "warp", "threadIdx.x: 32",
+                                  "float16", "float16", "float32", REG_A,
+                                  REG_B, REG_D,
+                                  "scope: local, shape: [16, 16]",
+                                  "dst: \"D[0:16, 0:8]\"\na: \"A[0:16, 0:16]\"\n"
+                                  "b: \"B[0:16, 0:8]\"\nc: \"D[0:16, 8:16]\"\n",
+                                  1.0));
+    assert_contains(prog, "v_in_D[inst * 256LL + td_gm_d[q]] = NAN;");
+    assert_contains(prog, "static const int td_gm_c[] = {\n    8, 9,");
+    td_free(prog);
+    expect_refusal(reg,
+                   gemm_call("overlap.yaml", "warp", "threadIdx.x: 32",
+                             "float16", "float16", "float32", REG_A, REG_B,
+                             REG_D, "scope: local, shape: [16, 16]",
+                             "dst: \"D[0:16, 0:8]\"\na: \"A[0:16, 0:16]\"\n"
+                             "b: \"B[0:16, 0:8]\"\nc: \"D[0:16, 4:12]\"\n",
+                             1.0),
+                   "kernel: gemm: c overlaps the dst region without being "
+                   "it (buffer D)");
     td_registry_free(reg);
 }
 

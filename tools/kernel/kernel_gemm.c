@@ -43,6 +43,8 @@ typedef struct gm_plan {
     int d, a, b, c;          /* indices into the staged buffers */
     int64_t m, n, k;
     double alpha, beta;
+    /* c names the dst region itself (D accumulates in place). */
+    bool in_place;
     /* Per logical position: the element of the buffer's instance. */
     int *dix, *cix;          /* [m][n] */
     int *aix;                /* [m][k] of A' */
@@ -245,6 +247,19 @@ static int gm_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
                       call->transpose_b);
     if (g->dix == NULL || g->cix == NULL || g->aix == NULL || g->bix == NULL)
         return td__fail(diag, TD_ENOMEM, call->file, "out of memory");
+    /* C in D's buffer: the dst region itself (in place, nothing
+     * poisoned), or apart from it (D's region poisoned, C's kept). */
+    if (g->c == g->d) {
+        size_t n = (size_t)(g->m * g->n);
+        g->in_place = memcmp(g->dix, g->cix, n * sizeof *g->dix) == 0;
+        for (size_t i = 0; i < n && !g->in_place; i++)
+            for (size_t j = 0; j < n; j++)
+                if (g->cix[i] == g->dix[j])
+                    return td__kp_fail(diag, call, TD_EINVAL,
+                                       "gemm: c overlaps the dst region "
+                                       "without being it (buffer %s)",
+                                       buf[0]->name);
+    }
     return 0;
 }
 
@@ -318,7 +333,7 @@ static void gm_fill(td_buf *o, const kp_plan *p)
 {
     const gm_plan *g = gm_of(p);
     const kp_buf *kd = &p->bufs[g->d], *kc = &p->bufs[g->c];
-    bool in_place = g->c == g->d;
+    bool in_place = g->in_place;
     td__buf_puts(o, "        /* Poison: D's region is NaN (a body that reads "
                     "the old D fails)");
     if (g->beta == 0.0 && !in_place)
@@ -369,7 +384,7 @@ static void gm_header(td_buf *o, const kp_plan *p)
                    "bound), A, B, C\n"
                    " * must come back unchanged.\n",
                    g->m, g->n, g->k,
-                   g->beta == 0.0 && g->c != g->d ? ", and C's (beta = 0)"
+                   g->beta == 0.0 && !g->in_place ? ", and C's (beta = 0)"
                                                   : "");
 }
 
