@@ -46,7 +46,7 @@ changed token in the body (line 0 is the line of the opening brace;
 columns from 1), so an id survives changes to the harness around the body.
 A mutant that removes the body's closing barrier (__syncthreads(),
 __syncwarp(), bar.sync), where the harness's next statement is
-__syncthreads(), is marked equivalent by construction, and so is a
+__syncthreads() or the kernel ends, is marked equivalent by construction, and so is a
 modulus of threadIdx.x (or threadIdx.x / d) N -> N+1 where the launch's
 block (the program's `launch:` line) keeps the value below N.
 
@@ -253,6 +253,32 @@ def mma_outputs(types, args):
     return regs[:2 if types == "f16_f16_f16_f16" else 4]
 
 
+LOOP_HEAD = re.compile(r"for \(int (\w+) = 0; \1 (<=|<) (\d+); (?:\+\+\1|\1\+\+)\) \{")
+
+
+def loop_past_array(msrc, m, sizes):
+    """The reason a mutant's loop runs past an array the body declares
+    (its head at the mutant's place, its variable V indexing NAME[V] in
+    the loop's body, V reaching NAME's size), or None."""
+    a = msrc.rfind("\n", 0, m.start) + 1
+    head = LOOP_HEAD.search(msrc, a, msrc.find("\n", m.start))
+    if head is None:
+        return None
+    var, rel, k = head.group(1), head.group(2), int(head.group(3))
+    last = k if rel == "<=" else k - 1
+    depth, i = 1, head.end()
+    while i < len(msrc) and depth:
+        depth += {"{": 1, "}": -1}.get(msrc[i], 0)
+        i += 1
+    body = msrc[head.end():i]
+    for name in re.findall(r"\b([A-Za-z_]\w*)\[" + var + r"\]", body):
+        if name in sizes and last >= sizes[name]:
+            return (f"undefined: the loop's last step ({var} = {last}) "
+                    f"indexes {name}[{last}] past the end of "
+                    f"{name}[{sizes[name]}]")
+    return None
+
+
 def undefined(src, b0, b1, out):
     """Marks the mutants (m.invalid, a reason) whose program has undefined
     behaviour on its face, so no run can be trusted to show it: a constant
@@ -274,6 +300,8 @@ def undefined(src, b0, b1, out):
                 m.invalid = (f"undefined: {name}[{k}] past the end of "
                              f"{name}[{sizes[name]}]")
                 break
+        if m.invalid is None:
+            m.invalid = loop_past_array(m.apply(src), m, sizes)
         if m.invalid is None:
             for call in PTX_OUT.finditer(new):
                 regs = re.findall(r"\b\w+\[\d+\]", call.group(1).split(
@@ -600,14 +628,18 @@ def mutants_of(src, program="prog"):
         add("drop", span, ";", f"drop {short}")
         last_real = (s, j, kind)
     # The body's closing barrier, where the harness's next statement is
-    # __syncthreads() (as strong or stronger): removing it changes nothing
-    # the program can observe.
+    # __syncthreads() (as strong or stronger) or the kernel's end:
+    # removing it changes nothing the program can observe.
     if last_real is not None and last_real[1] == len(toks) - 1 and \
             last_real[2] in ("__syncthreads()", "__syncwarp()", "bar.sync"):
         after = src[b1:b1 + 200].lstrip()
         if after.startswith("__syncthreads();"):
             out[-1].equivalent = ("the body's closing barrier; the harness "
                                   "syncs right after the body")
+        elif after.startswith("}"):
+            out[-1].equivalent = ("the body's closing barrier at the "
+                                  "kernel's end: nothing of the kernel "
+                                  "runs after it")
     # A modulus of threadIdx.x (or of threadIdx.x / d) at least as large
     # as the values the launch gives it: the mutant's N + 1 leaves every
     # value as it is, as N did.
