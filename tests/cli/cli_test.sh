@@ -141,6 +141,22 @@ tmem="$root/tests/golden/cases/tcgen05_ld_32x32b_f32.yaml"
 expect 2 "kernel: no self-checking program for tensor memory (buffer Acc; variant tmem<->local)" kernel "$tmem" -o "$tmp/tmem.cu"
 expect 0 "td_tcgen05_ld_32x32b_x8(Acc_taddr + 64, (unsigned int *)Rg_ptr);" emit "$tmem"
 
+# A gemm call's self-checking program (tools/kernel/kernel_gemm.c): the
+# fragments staged through their layouts, 16-byte aligned for the word
+# views, the reference over M x N x K, D's region poisoned.
+gemm="$root/tests/conformance/gemm_tvm_tiled_2x2x3_k8_f16_b1.yaml"
+expect 0 "" kernel "$gemm" -o "$tmp/gemm.cu"
+for needle in "#define TD_GM_M 32" "#define TD_GM_N 16" "#define TD_GM_K 24" \
+    "__align__(16) __half A_ptr[" "td_gm_reference(v_in_A + inst * 768LL" \
+    "v_in_D[inst * 512LL + td_gm_d[q]] = NAN;" \
+    "td_ptx_mma_sync_aligned_m16n8k8_row_col_f32_f16_f16_f32(D_ptr[0]" \
+    "#define TD_EMU_16BIT_STORAGE 1"; do
+  ok "gemm program holds '$needle'" grep -qF -- "$needle" "$tmp/gemm.cu"
+done
+# beta = 0: C's region is poisoned too (a body that reads C fails).
+expect 0 "" kernel "$root/tests/conformance/gemm_tvm_tiled_1x1x1_k16_bf16_b0.yaml" -o "$tmp/gemm0.cu"
+ok "gemm beta 0 program poisons C" grep -qF "v_in_C[inst * 128LL + td_gm_c[q]] = NAN;" "$tmp/gemm0.cu"
+
 # Usage errors: exit 2.
 expect 2 "--json applies to a call's commands, rules, predicates and impls, not 'validate'" validate "$rules" --json
 expect 2 "--json and --format tvm contradict each other" explain "$seed" --json --format tvm

@@ -8,6 +8,7 @@ usage: emu.py [-j N] [--sample] PROGDIR [NAME...]
        emu.py --async-paths PROGRAM.cu...
        emu.py --tma-programs TILEDISPATCH CASES_DIR
        emu.py --cluster-programs TILEDISPATCH
+       emu.py --gemm-programs TILEDISPATCH
 
 PROGDIR holds NAME.cu files and manifest.tsv (scripts/gen-programs).  Each
 program without 16-bit floats or inline PTX (bar.sync excepted) is compiled
@@ -73,6 +74,13 @@ program PASSes in both modes; each of the script's mutants (mapa into the
 CTA itself, a chunk read from the wrong offset, the multicast box a row
 off) FAILs.
 
+--gemm-programs runs the gemm programs that tests/cuda/gpu-gemm.sh
+prepares (every gemm case that dispatches; 16-bit floats are storage here,
+the mma.sync helpers' host path computes each lane's D from its warp's
+registers): each PASSes in both modes (random data with max_err > 0), each
+of the script's mutants (B words swapped, A words swapped, D's zeroing
+dropped, D started from C at beta 0) FAILs in both.
+
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
 with a no-device error) must print `SKIP NAME: no CUDA device (...)` and
@@ -119,6 +127,10 @@ _NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|__cluster_dims__|"
 # stand-in.
 # The host branch may also be `#elif defined(TD_EMU)` (the stand-in's
 # async-copy functions, which nvcc's host pass must not see).
+# A program that uses 16-bit floats only as storage and conversions
+# (the stand-in's __half and __nv_bfloat16: tests/cuda/emu/cuda_runtime.h)
+# says so; the others with 16-bit floats do arithmetic the stand-in lacks.
+STORAGE_16BIT = re.compile(r"^#define TD_EMU_16BIT_STORAGE 1\b", re.M)
 DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#(?:else|elif\b[^\n]*)\n",
                          re.M | re.S)
 
@@ -130,7 +142,12 @@ class _NotEmulated:
 
     @staticmethod
     def search(src):
-        return _NOT_EMULATED.search(DEVICE_ONLY.sub("", src))
+        src = DEVICE_ONLY.sub("", src)
+        if STORAGE_16BIT.search(src):
+            # 16-bit floats only stored and converted (the gemm
+            # programs): the stand-in has that much of them.
+            src = re.sub(r"__half|__nv_bfloat16", "", src)
+        return _NOT_EMULATED.search(src)
 
 
 NOT_EMULATED = _NotEmulated()
@@ -157,9 +174,10 @@ def load_run_py():
 _LAUNCH_DIM = r"(dim3\([^)]*\)|[^,<>()]+)"
 LAUNCH = re.compile(r"(\w+)<<<%s, %s(?:, ([^>]+))?>>>\((.*)\);"
                     % (_LAUNCH_DIM, _LAUNCH_DIM))
-# The driver-API headers of programs with tensor maps: the stand-in
-# provides their types.
-DRIVER_INCLUDES = re.compile(r"^#include <(?:cuda|cudaTypedefs)\.h>\n", re.M)
+# The driver-API headers of programs with tensor maps, and the 16-bit
+# float headers: the stand-in provides their types.
+DRIVER_INCLUDES = re.compile(r"^#include <(?:cuda|cudaTypedefs|cuda_fp16|"
+                             r"cuda_bf16)\.h>\n", re.M)
 
 
 # The body's own scratch: `__shared__ float red_part[8];`.
@@ -1019,6 +1037,59 @@ def cluster_programs(exe):
     return 1 if expect.failed else 0
 
 
+def gemm_programs(exe):
+    """The gemm programs of tests/cuda/gpu-gemm.sh (its prepare writes
+    every gemm conformance and golden case's program, and its mutants: B
+    words swapped, A words swapped, D's zeroing dropped, D started from C
+    at beta 0): each program PASSes on the stand-in (whose mma.sync
+    helpers compute each lane's D from the warp's registers) with exact
+    data and with random data (seed 1), each mutant FAILs in both.  Under
+    TD_TEST_QUICK three programs and two mutants run."""
+    expect = Expect()
+    with tempfile.TemporaryDirectory() as tmp:
+        prep = os.path.join(tmp, "prep")
+        p = subprocess.run(["bash", os.path.join(HERE, "gpu-gemm.sh"),
+                            "prepare", prep], capture_output=True, text=True,
+                           env=dict(os.environ, TILEDISPATCH=exe))
+        expect("gpu-gemm.sh prepare", p.returncode == 0,
+               p.stdout[-2000:] + p.stderr)
+        if p.returncode != 0:
+            return 1
+        inc = precompile(tmp)
+        jobs = []  # (name, source, must pass)
+        for kind, good in (("progs", True), ("mut", False)):
+            names = sorted(glob.glob(os.path.join(prep, kind, "gemm_*.cu")) +
+                           glob.glob(os.path.join(prep, kind,
+                                                  "golden-gemm_*.cu")))
+            if QUICK:
+                names = names[:3] if good else names[:2]
+            for cu in names:
+                with open(cu) as f:
+                    jobs.append((os.path.basename(cu)[:-3], f.read(), good))
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            built = list(ex.map(lambda j: compile_program(
+                j[1], j[0], tmp, inc), jobs))
+        for (name, src, good), (prog, err) in zip(jobs, built):
+            expect(f"{name}: emulated", NOT_EMULATED.search(src) is None,
+                   "the stand-in cannot run it")
+            if prog is None:
+                expect(f"{name}: builds", False, err[:2000])
+                continue
+            for args in (["--data", "exact"],
+                         ["--data", "random", "--seed", "1"]):
+                rc, line, stderr = run_program(prog, args)
+                want = "PASS" if good else "FAIL"
+                ok = rc == (0 if good else 1) and line.startswith(want + " ")
+                if good and "random" in args:
+                    ok = ok and (max_err(line) or 0.0) > 0.0
+                expect(f"{name} {' '.join(args)}: {want}", ok,
+                       f"exit {rc}: {line} {stderr[-300:]}")
+        expect("gemm programs were written",
+               sum(1 for j in jobs if j[2]) >= (3 if QUICK else 59),
+               f"{len(jobs)} programs and mutants")
+    return 1 if expect.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
@@ -1031,6 +1102,7 @@ def main():
     ap.add_argument("--async-paths", action="store_true")
     ap.add_argument("--tma-programs", action="store_true")
     ap.add_argument("--cluster-programs", action="store_true")
+    ap.add_argument("--gemm-programs", action="store_true")
     ap.add_argument("rest", nargs="+")
     args = ap.parse_args()
     if args.async_paths:
@@ -1039,6 +1111,10 @@ def main():
         if len(args.rest) != 1:
             ap.error("--cluster-programs TILEDISPATCH")
         return cluster_programs(args.rest[0])
+    if args.gemm_programs:
+        if len(args.rest) != 1:
+            ap.error("--gemm-programs TILEDISPATCH")
+        return gemm_programs(args.rest[0])
     if args.tma_programs:
         if len(args.rest) != 2:
             ap.error("--tma-programs TILEDISPATCH CASES_DIR")

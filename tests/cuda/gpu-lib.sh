@@ -8,10 +8,11 @@
 
 # gpu_prepare_progs DIR NAMES GOLDEN: DIR/progs holds the programs of the
 # conformance cases NAMES and the golden cases GOLDEN (golden-NAME), both
-# data modes, with run.py's manifest.
+# data modes, with run.py's manifest; $TILEDISPATCH names the binary
+# (default build/tiledispatch).
 gpu_prepare_progs() {
   # shellcheck disable=SC2086
-  python3 "$root/tests/conformance/run.py" "$root/build/tiledispatch" $2 $3 \
+  python3 "$root/tests/conformance/run.py" "${TILEDISPATCH:-$root/build/tiledispatch}" $2 $3 \
     --cases "$root/tests/conformance" --golden "$root/tests/golden/cases" \
     --out "$1/progs" --data both
 }

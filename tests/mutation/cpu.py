@@ -6,8 +6,9 @@ usage: cpu.py [-j N] [--programs N] [--per-program N] [--timeout S]
               [--mutants ID[,ID...]]
               (PROGDIR | --gen TILEDISPATCH CASES_DIR [GOLDEN_DIR]) [NAME...]
 
-The programs are those of PROGDIR (scripts/gen-programs) without 16-bit
-floats or inline PTX (bar.sync excepted), compiled with g++ against the
+The programs are those of PROGDIR (scripts/gen-programs) that the stand-in
+runs (emu.py's NOT_EMULATED: no 16-bit float arithmetic, no inline PTX
+but bar.sync and helpers with a host path), compiled with g++ against the
 stand-in runtime the way tests/cuda/emu.py does (its functions, imported).
 --gen writes the programs first (emu.py --gen's way).  Each unmutated
 program must pass first (else its mutants prove nothing: an error).  Each

@@ -323,6 +323,61 @@ def undefined(src, b0, b1, out):
                     break
 
 
+# A plain store of a literal (`D_ptr[1] = 0.000000e+00f;`), or of anything.
+STORE = re.compile(r"^\s*(\w+\[\d+\])\s*=\s*([^;]*);", re.M)
+FLOAT_LIT = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?f?$")
+
+
+def mma_same_constant(src, b0, b1, out):
+    """Marks equivalent the mutants that make an mma.sync read its C
+    operand from another register holding the same literal: in a
+    straight-line body (no loop, no branch), a register's value at the
+    call is its last store before it (an mma's D registers are its
+    results, each its own).  At beta = 0 the body zeroes a tile's D
+    registers and its first mma takes them as C, so C operand D_ptr[1] ->
+    D_ptr[0] passes 0 for 0: nothing a program can observe."""
+    body = src[b0:b1]
+    if re.search(r"\b(?:for|while|if)\s*\(", body):
+        return
+    calls = list(MMA_CALL.finditer(src, b0, b1))
+    for m in out:
+        if m.op != "const" or m.equivalent is not None:
+            continue
+        call = next((c for c in calls if c.start(2) <= m.start < c.end(2)),
+                    None)
+        if call is None:
+            continue
+        args, at = [], call.start(2)
+        for a in call.group(2).split(","):
+            args.append((at, at + len(a), a))
+            at += len(a) + 1
+        idx = next(i for i, (a0, a1, _) in enumerate(args)
+                   if a0 <= m.start < a1)
+        n_c = len(mma_outputs(call.group(1), call.group(2)))
+        if idx < len(args) - n_c:
+            continue
+        a0, a1, old = args[idx]
+        new = src[a0:m.start] + m.new + src[m.end:a1]
+        old, new = old.strip(), new.strip()
+        # Each register's last write before the call: a store's value, or
+        # an earlier mma's result (its own, never a literal).
+        events = [(st.start(), st.group(1), st.group(2).strip())
+                  for st in STORE.finditer(src, b0, call.start())]
+        for c in calls:
+            if c.start() < call.start():
+                events += [(c.start(), r, f"mma result {c.start()}:{i}")
+                           for i, r in enumerate(mma_outputs(c.group(1),
+                                                             c.group(2)))]
+        value = {}
+        for _, r, v in sorted(events):
+            value[r] = v
+        v_old, v_new = value.get(old), value.get(new)
+        if v_old is not None and v_old == v_new and FLOAT_LIT.match(v_old):
+            m.equivalent = (f"the mma's C operand {new} holds {v_old}, as "
+                            f"{old} does (both stored before it, neither "
+                            "written since)")
+
+
 def mutants_of(src, program="prog"):
     """Every mutant of the program src (a list, in body order)."""
     found = find_body(src)
@@ -623,6 +678,7 @@ def mutants_of(src, program="prog"):
         if d >= 2 and d & (d - 1) == 0 and n % d == 0:
             m.equivalent = (f"(x & {n + 1}) / {d} == (x & {n}) / {d}: the "
                             f"mask's bit 0 is below the division by {d}")
+    mma_same_constant(src, b0, b1, out)
     undefined(src, b0, b1, out)
     out.sort(key=lambda m: (m.line, m.col, OPS.index(m.op)))
     ids = [m.id for m in out]

@@ -188,6 +188,39 @@ def check_gpu_full(ms):
            m.equivalent]
     expect("the mask's bit 0 under / 8 is equivalent (448 -> 449 only)",
            len(eqv) == 1 and ms[eqv[0]].new == "449", eqv)
+    # beta = 0: a tile's D registers zeroed, then its first mma takes
+    # them as C; a C operand moved to another zeroed register reads the
+    # same 0 (equivalent), one moved to C's own value (D_ptr[3] <- 1.5f)
+    # or past the zeroed ones, and the second mma's C (the first's
+    # results), do not.  A body with a loop gets no such marks.
+    zero = ("__global__ void td_kernel(float *D_ptr)\n{\n"
+            "    /* The emitted body (variant mma.m16n8k*). */\n    {\n"
+            "        D_ptr[0] = 0.000000e+00f;\n"
+            "        D_ptr[1] = 0.000000e+00f;\n"
+            "        D_ptr[2] = 0.000000e+00f;\n"
+            "        D_ptr[3] = 1.5f;\n"
+            "        td_ptx_mma_sync_aligned_m16n8k8_row_col_f32_f16_f16_f32("
+            "D_ptr[0], D_ptr[1], D_ptr[2], D_ptr[3], ((unsigned int *)A_ptr)"
+            "[0], ((unsigned int *)A_ptr)[1], ((unsigned int *)B_ptr)[0], "
+            "D_ptr[0], D_ptr[1], D_ptr[2], D_ptr[3]);\n"
+            "        td_ptx_mma_sync_aligned_m16n8k8_row_col_f32_f16_f16_f32("
+            "D_ptr[0], D_ptr[1], D_ptr[2], D_ptr[3], ((unsigned int *)A_ptr)"
+            "[0], ((unsigned int *)A_ptr)[1], ((unsigned int *)B_ptr)[1], "
+            "D_ptr[0], D_ptr[1], D_ptr[2], D_ptr[3]);\n"
+            "    }\n    __syncthreads();\n}\n")
+    zm = mutate.mutants_of(zero, "z")
+    same = sorted(m.id for m in zm if m.equivalent and "holds" in
+                  m.equivalent)
+    expect("mma C operands: 0 -> 1 and 1 -> 0 among zeroed registers of "
+           "the first mma are equivalent; 2 -> 3 (1.5f), the second mma's "
+           "and the stores' are not",
+           same == ["z:const:5:195", "z:const:5:205"], same)
+    loop = zero.replace("        D_ptr[0] = 0.000000e+00f;\n",
+                        "        for (int i = 0; i < 1; ++i)\n"
+                        "            D_ptr[0] = 0.000000e+00f;\n")
+    expect("no equivalent C operands in a body with a loop",
+           not any(m.equivalent for m in mutate.mutants_of(loop, "l")),
+           [m.id for m in mutate.mutants_of(loop, "l") if m.equivalent])
     # By the table's seconds: a long program cut into pieces, every
     # mutant in exactly one shard, the shards' seconds even.
     counts = {"long": (True, 99), "a": (True, 9), "b": (True, 9),

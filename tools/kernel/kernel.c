@@ -63,6 +63,7 @@ static const kp_family *const kp_families[] = {
     &td__kp_reduce,
     &td__kp_ewise,
     &td__kp_copy,
+    &td__kp_gemm,
 };
 #define KP_NFAMILIES (sizeof kp_families / sizeof kp_families[0])
 

@@ -15,6 +15,8 @@
  *   kernel_copy_async.c  TMA copies: the copy family's checks around the
  *                    tensor maps' encode and the mbarrier / bulk-group
  *                    protocol (multicast loads in a cluster launch too)
+ *   kernel_gemm.c    the gemm family (register fragments, a matmul
+ *                    reference, poisoned D)
  *   kernel_dsmem.c   cluster copies (dsmem): shared -> shared into a peer
  *                    CTA, the cluster protocol around the body
  *   fragments/       the programs' fixed CUDA text, embedded at build time
@@ -133,6 +135,9 @@ typedef struct kp_plan {
      * bytes CUDA promises; a swizzled TMA tile needs 1024, and the family
      * then asks for that much more in smem). */
     int64_t smem_align;
+    /* Register arrays are declared __align__(reg_align) (0: the type's
+     * own alignment; a gemm reads 16-bit fragments as 32-bit words). */
+    int64_t reg_align;
     /* A family's second plan beside fam_data (a family that extends
      * another keeps its own here; its free hook releases it). */
     void *ext;
@@ -221,6 +226,7 @@ struct kp_family {
 extern const kp_family td__kp_reduce;
 extern const kp_family td__kp_ewise;
 extern const kp_family td__kp_copy;
+extern const kp_family td__kp_gemm;
 extern const kp_family td__kp_copy_async;
 /* Cluster copies (variant dsmem, kernel_dsmem.c): the copy family's checks
  * with each CTA's dst filled by its peer's source. */

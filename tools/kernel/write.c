@@ -359,13 +359,15 @@ static void kp_write_kernel(td_buf *o, const kp_plan *p, const char *body,
         /* Guard slots after the thread's slots, filled with a byte
          * pattern and checked after the body. */
         int64_t g = td__kp_reg_guard(kb);
-        td__buf_printf(o, "    %s %s_ptr[%" PRId64 " + %" PRId64 "];\n"
+        if (p->reg_align > 0)
+            td__buf_printf(o, "    __align__(%" PRId64 ")", p->reg_align);
+        td__buf_printf(o, "%s%s %s_ptr[%" PRId64 " + %" PRId64 "];\n"
                           "    for (int i = 0; i < (int)sizeof(%s) * %" PRId64
                           "; ++i)\n"
                           "        ((unsigned char *)&%s_ptr[%" PRId64
                           "])[i] = %s;\n",
-                       t, n, kb->slots, g, t, g, n, kb->slots,
-                       kp_gpat(p, i, gpat, sizeof gpat));
+                       p->reg_align > 0 ? " " : "    ", t, n, kb->slots, g,
+                       t, g, n, kb->slots, kp_gpat(p, i, gpat, sizeof gpat));
         td__buf_printf(o, "    for (int s = 0; s < %" PRId64 "; ++s) {\n",
                        kb->slots);
         if (kb->map)

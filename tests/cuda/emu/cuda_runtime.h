@@ -9,7 +9,8 @@
  * launch through cudaLaunchKernelEx with the cluster dimension
  * attribute), so `__shared__` is a function static (shared by the CTAs of
  * a cluster: the cluster programs keep every tile in dynamic shared
- * memory) and each block has its own dynamic shared memory.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit float types are not provided.
+ * memory) and each block has its own dynamic shared memory.  __syncwarp waits for every lane of the warp.  Not a CUDA emulator: 16-bit
+ * floats are storage and conversions only (no 16-bit arithmetic).
  * The float32 / float64 math of the elementwise programs (expf, exp2f,
  * log2f, sqrtf, fmaxf, the __f*_rn intrinsics, ...) is the host's.
  *
@@ -663,6 +664,48 @@ static inline unsigned td_emu_f16_bits(float f)
         e++;
     }
     return s | (unsigned)(e + 14) << 10 | ((unsigned)q & 1023);
+}
+/*
+ * 16-bit floats as storage: __half and __nv_bfloat16 hold their bits, and
+ * the conversions round to nearest even (float -> float16 through
+ * td_emu_f16_bits; float -> bfloat16 on the top 16 bits of the float,
+ * NaN kept quiet).  No 16-bit arithmetic: a program whose 16-bit values
+ * only move and convert runs (the gemm programs, whose mma reads them as
+ * 32-bit words; they define TD_EMU_16BIT_STORAGE, which emu.py looks
+ * for), the others stay off the stand-in.
+ */
+struct __half {
+    unsigned short x;
+};
+struct __nv_bfloat16 {
+    unsigned short x;
+};
+static inline __half __float2half(float f)
+{
+    __half h;
+    h.x = (unsigned short)td_emu_f16_bits(f);
+    return h;
+}
+static inline __half __float2half_rn(float f) { return __float2half(f); }
+static inline float __half2float(__half h) { return td_emu_f16_value(h.x); }
+static inline __nv_bfloat16 __float2bfloat16(float f)
+{
+    unsigned u;
+    memcpy(&u, &f, 4);
+    __nv_bfloat16 b;
+    if (std::isnan(f))
+        b.x = (unsigned short)(u >> 16 | 0x40);
+    else
+        b.x = (unsigned short)((u + 0x7fffu + (u >> 16 & 1)) >> 16);
+    return b;
+}
+static inline __nv_bfloat16 __float2bfloat16_rn(float f)
+{
+    return __float2bfloat16(f);
+}
+static inline float __bfloat162float(__nv_bfloat16 b)
+{
+    return td_emu_bits_f32((unsigned)b.x << 16);
 }
 /* An 8-bit float's value: e4m3 (bias 7, no infinity, S.1111.111 NaN) or
  * e5m2 (bias 15, IEEE specials). */
