@@ -511,6 +511,49 @@ def run(files: list, reg, dm, markdown: bool = False, show: bool = False) -> tup
     return bad, rows
 
 
+VENDORED = (HERE / "tvm_tests" / "tests" / "python" / "tirx" / "operator" / "tile_primitive"
+            / "cuda" / "gemm" / "test_gemm_mma_m16n8k_.py")
+
+
+# The upstream items whose program is a conformance case (the others,
+# test_cuda_gemm_mma_variant_is_registered, _lowers_to_mma_sync and
+# _accumulates_c_when_beta_one, check TIRx text: goldens and `list`).
+CASE_ITEMS = (r"test_cuda_gemm_mma_(numerical_tiled|numerical_transpose|lowers_tiled|"
+              r"codegen_issue_count|lowers_transpose|codegen_transpose|"
+              r"rejects_unsupported_dtype|rejects_nonunit_alpha|rejects_fractional_beta)\b")
+
+
+def from_ids_problems(files: list) -> list:
+    """The `# from: test_gemm_mma_m16n8k_.py::ITEM` lines of the cases
+    against pytest's ids of the vendored upstream file (collected, not
+    run): each must name an item, no item may be named twice, and each
+    item of CASE_ITEMS must have a case."""
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                        "-p", "no:cacheprovider", "-c", "/dev/null", "--rootdir",
+                        str(VENDORED.parent), str(VENDORED)],
+                       capture_output=True, text=True, cwd=VENDORED.parent)
+    ids = {ln.split("::", 1)[1] for ln in p.stdout.splitlines()
+           if ln.startswith(VENDORED.name + "::") or "::" in ln and VENDORED.name in ln}
+    if not ids:
+        return [f"pytest collected no item of {VENDORED.name}: {p.stdout[-300:]}{p.stderr[-300:]}"]
+    named: dict = {}
+    for f in files:
+        for i in re.findall(r"^# from: " + re.escape(VENDORED.name) + r"::(\S+)", f.read_text(),
+                            re.M):
+            if i in named:
+                out_dup = f"{f.stem} and {named[i]} both say they are {i}"
+                named.setdefault("__dup__", []).append(out_dup)
+            named.setdefault(i, f.stem)
+    out = named.pop("__dup__", [])
+    out += [f"{stem}: `# from:` names no pytest item of {VENDORED.name}: {i}"
+            for i, stem in sorted(named.items()) if i not in ids]
+    out += [f"no case is upstream's {i}" for i in sorted(ids)
+            if re.match(CASE_ITEMS, i) and i not in named]
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=Path, default=ROOT / "tests" / "conformance")
@@ -538,6 +581,13 @@ def main() -> int:
     if missing and not args.names:
         print(f"listed deviations without a case: {', '.join(missing)}")
         bad += len(missing)
+    if not args.names:
+        probs = from_ids_problems(files)
+        for pr in probs:
+            print(f"FAIL {pr}")
+        print(f"`# from:` lines: {len(probs)} problems against pytest's ids of the "
+              f"vendored {VENDORED.name}")
+        bad += len(probs)
     b, _ = run(files, td.Registry(), dm, show=args.show)
     return 1 if bad + b else 0
 
