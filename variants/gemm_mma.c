@@ -22,6 +22,7 @@
  * from TVM's register layouts (td__mma_reg_layout) as constants.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -237,27 +238,68 @@ typedef struct mma_choice {
 } mma_choice;
 
 /*
+ * One line of explain's per-candidate account (plan D8): why instruction
+ * `in` was passed over.  Lines go after TVM's text, one per candidate,
+ * separated by '\n': the explain row keeps the first line as its message
+ * (TVM's words) and lists the others as reasons of their own.
+ */
+static void note_miss(td_sbuf *o, const td_mma_inst *in, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void note_miss(td_sbuf *o, const td_mma_inst *in, const char *fmt, ...)
+{
+    char text[240];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    td__sbuf_printf(o, "\n%s: %s", in->name, text);
+}
+
+/*
  * TVM's instruction loop: the first instruction whose shape divides M, N,
  * K, whose dtypes are the call's and whose fragments carve; then, ours,
  * the arch (an instruction above the call's sm is skipped; no arch: not
  * checked).  TD_EDECLINED with TVM's text, plus " on sm_75 (m16n8k16.f16
- * needs sm_80)" when an instruction fitting all but the arch was skipped.
+ * needs sm_80)" when an instruction fitting all but the arch was skipped,
+ * and after it one line per instruction saying which check it failed
+ * (TVM's text alone says "no mma instruction fits" for a fragment that
+ * does not carve too, D8).
  */
 static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
                   int64_t n, int64_t k, const td_dtype dt[4], mma_choice *out,
                   td_reason *why)
 {
     const td_mma_inst *arch_miss = NULL;
+    char notes[TD_REASON_MAX];
+    td_sbuf o = {notes, sizeof notes, 0};
+    notes[0] = '\0';
     for (int i = 0; i < td__mma_ninsts; i++) {
         const td_mma_inst *in = &td__mma_insts[i];
-        if (m % in->m || n % in->n || k % in->k)
+        if (m % in->m || n % in->n || k % in->k) {
+            const char dim = m % in->m ? 'M' : n % in->n ? 'N' : 'K';
+            note_miss(&o, in, "%c=%" PRId64 " is not a multiple of %d", dim,
+                      dim == 'M' ? m : dim == 'N' ? n : k,
+                      dim == 'M' ? in->m : dim == 'N' ? in->n : in->k);
             continue;
+        }
         if (in->a != dt[0] || in->b != dt[1] || in->c != dt[2] ||
-            in->d != dt[3])
+            in->d != dt[3]) {
+            const td_dtype want[4] = {in->a, in->b, in->c, in->d};
+            char sig[160];
+            sig_text(want, sig, sizeof sig);
+            note_miss(&o, in, "takes dtypes=%s", sig);
             continue;
-        int rc = td__mma_fit(in, dims, &out->frag, NULL, 0);
-        if (rc == TD_ENOMATCH)
+        }
+        char fw[200];
+        fw[0] = '\0';
+        int rc = td__mma_fit(in, dims, &out->frag, fw, sizeof fw);
+        if (rc == TD_ENOMATCH) {
+            note_miss(&o, in, "fragment %s", fw[0] ? fw : "does not carve");
             continue;
+        }
         if (rc < 0)
             return rc;
         const td_mma_info *f = info_of(in, &out->kind);
@@ -266,6 +308,7 @@ static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
         if (call->sm_version > 0 && f->sm > call->sm_version) {
             if (arch_miss == NULL)
                 arch_miss = in;
+            note_miss(&o, in, "needs sm_%d", f->sm);
             continue;
         }
         out->inst = in;
@@ -278,14 +321,14 @@ static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
         td_mma_kind kk;
         td_reason_set(why,
                       "no mma instruction fits M=%" PRId64 ", N=%" PRId64
-                      ", K=%" PRId64 ", dtypes=%s on %.*s (%s needs sm_%d)",
+                      ", K=%" PRId64 ", dtypes=%s on %.*s (%s needs sm_%d)%s",
                       m, n, k, sig, TD__FIELD(call->arch), arch_miss->name,
-                      info_of(arch_miss, &kk)->sm);
+                      info_of(arch_miss, &kk)->sm, notes);
     } else {
         td_reason_set(why,
                       "no mma instruction fits M=%" PRId64 ", N=%" PRId64
-                      ", K=%" PRId64 ", dtypes=%s",
-                      m, n, k, sig);
+                      ", K=%" PRId64 ", dtypes=%s%s",
+                      m, n, k, sig, notes);
     }
     return TD_EDECLINED;
 }

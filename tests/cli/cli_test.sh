@@ -93,6 +93,15 @@ expect 0 'T.ptx.mma(D.local()[0], D.local()[1], D.local()[2], D.local()[3], A.lo
 expect 1 "declined by emitter | gemm mma supports only alpha=1, got" dispatch "$data/gemm_alpha2.yaml"
 expect 1 "gemm mma supports only alpha=1, got alpha=T.float32(2.0)" explain "$data/gemm_alpha2.yaml" --json
 expect 1 '{"name":"full_active_lanes","ok":false,"reason":"mma.sync is warp-collective; thread scope is not supported"}' explain "$data/gemm_thread_scope.yaml" --json
+# "no mma instruction fits" is TVM's text for a fragment that does not carve
+# too (plan D8): the message stays TVM's, and explain adds why each
+# instruction was passed over, as reasons of their own (JSON: "account").
+swapped="$root/tests/conformance/gemm_tvm_swapped_B.yaml"
+expect 1 "|                     | m16n8k16.f16: fragment B.K: frag group 1 is not a     |" explain "$swapped"
+expect 1 "|                     | m16n8k16.bf16: takes dtypes=('bfloat16', 'bfloat16',  |" dispatch "$swapped"
+expect 1 "\"message\":\"declined — no mma instruction fits M=16, N=8, K=16, dtypes=('float16', 'float16', 'float32', 'float32')\",\"account\":[\"m16n8k16.bf16: takes dtypes=('bfloat16', 'bfloat16', 'float32', 'float32')\",\"m16n8k16.f16: fragment B.K: frag group 1 is not a single iter\"," explain "$swapped" --json
+expect 1 "| mma.m16n8k* (prio=10) | declined — no mma instruction fits M=16, N=8, K=16, dtypes=('float16', 'float16', 'float32', 'float32')             |" explain "$swapped" --format tvm
+expect 1 "| m16n8k16.bf16: needs sm_80 " explain "$root/tests/conformance/gemm_k16_bf16_sm75.yaml"
 for cmd in dispatch explain emit kernel; do
   expect 2 "gemm_k_mismatch.yaml:15:4: error: op 'gemm': gemm mma: A K=16 != B K=8" $cmd "$data/gemm_k_mismatch.yaml"
 done
