@@ -269,15 +269,25 @@ static void note_miss(td_sbuf *o, const td_mma_inst *in, const char *fmt, ...)
  * does not carve too, D8).
  */
 static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
-                  int64_t n, int64_t k, const td_dtype dt[4], mma_choice *out,
-                  td_reason *why)
+                  int64_t n, int64_t k, const td_dtype dt[4], bool ext,
+                  mma_choice *out, td_reason *why)
 {
     const td_mma_inst *arch_miss = NULL;
-    char notes[TD_REASON_MAX];
+    char notes[TD_REASON_MAX], others[TD_REASON_MAX / 2];
     td_sbuf o = {notes, sizeof notes, 0};
-    notes[0] = '\0';
+    td_sbuf other = {others, sizeof others, 0};
+    notes[0] = others[0] = '\0';
     for (int i = 0; i < td__mma_ninsts; i++) {
         const td_mma_inst *in = &td__mma_insts[i];
+        if (in->upstream == ext)
+            continue; /* the other variant's instruction */
+        /* The account names each instruction of the call's dtypes with
+         * the check it failed, the others in one line at the end. */
+        if (in->a != dt[0] || in->b != dt[1] || in->c != dt[2] ||
+            in->d != dt[3]) {
+            td__sbuf_printf(&other, "%s%s", other.len ? ", " : "", in->name);
+            continue;
+        }
         if (m % in->m || n % in->n || k % in->k) {
             const char dim = m % in->m ? 'M' : n % in->n ? 'N' : 'K';
             note_miss(&o, in, "%c=%" PRId64 " is not a multiple of %d", dim,
@@ -285,12 +295,11 @@ static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
                       dim == 'M' ? in->m : dim == 'N' ? in->n : in->k);
             continue;
         }
-        if (in->a != dt[0] || in->b != dt[1] || in->c != dt[2] ||
-            in->d != dt[3]) {
-            const td_dtype want[4] = {in->a, in->b, in->c, in->d};
-            char sig[160];
-            sig_text(want, sig, sizeof sig);
-            note_miss(&o, in, "takes dtypes=%s", sig);
+        /* float32 operands computed in tf32 (10 bits of mantissa) only
+         * when the call says so, as CUTLASS makes it opt-in. */
+        if (in->a == TD_F32 && !td_call_config_bool(call, "allow_tf32", false)) {
+            note_miss(&o, in, "float32 operands compute in tf32 only with "
+                              "allow_tf32: true");
             continue;
         }
         char fw[200];
@@ -315,6 +324,8 @@ static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
         out->info = f;
         return 0;
     }
+    if (other.len)
+        td__sbuf_printf(&o, "\nother dtypes: %s", others);
     char sig[160];
     sig_text(dt, sig, sizeof sig);
     if (arch_miss != NULL) {
@@ -421,8 +432,11 @@ static int emit_tiles(const td_call *call, td_ir *ir, const mma_choice *ch,
                       *B = &ops[TD_MMA_OP_B], *C = &ops[TD_MMA_OP_C];
     const int64_t mt = D->shape[0], nt = D->shape[1], kt = A->shape[1];
     const bool use_c = literal_is(&call->beta, 1.0);
-    if (f->cd_regs != n_rm * n_rn || f->a_words != n_rm * n_khi ||
-        f->b_words != n_khi || f->cd_packed)
+    /* Packed C / D (float16 accumulation): register 2*rM + rN is half of
+     * word rM, the lower half rN = 0. */
+    const int pack = f->cd_packed ? 2 : 1;
+    if (f->cd_regs * pack != n_rm * n_rn || f->a_words != n_rm * n_khi ||
+        f->b_words != n_khi || (f->cd_packed && n_rn != 2))
         return TD_EINVAL;
     for (int64_t m = 0; m < mt; m++)
         for (int64_t n = 0; n < nt; n++) {
@@ -439,10 +453,23 @@ static int emit_tiles(const td_call *call, td_ir *ir, const mma_choice *ch,
                     if (!use_c || C->buf != D->buf || s != d) {
                         td_expr *v =
                             use_c ? td_load1(ir, C->buf, td_int(ir, s))
-                                  : td_const_f(ir, f->cd, 0.0);
+                            : td_dtype_is_float(f->cd)
+                                ? td_const_f(ir, f->cd, 0.0)
+                                : td_const_i(ir, f->cd, 0);
                         td_ir_store1(ir, D->buf, td_int(ir, d), v);
                     }
-                    dr[2 * rm + rn] = td_int(ir, d);
+                    if (pack == 1) {
+                        dr[2 * rm + rn] = td_int(ir, d);
+                    } else {
+                        /* The pair of a word: even register first, its
+                         * neighbour next (and C's likewise: C is read
+                         * through D, which holds it now). */
+                        const int64_t c1[4] = {m, n, rm, 1};
+                        if (rn == 0 && (d % 2 != 0 || reg_at(D, c1) != d + 1))
+                            goto past;
+                        if (rn == 0)
+                            dr[rm] = td_int(ir, d / 2);
+                    }
                 }
             for (int64_t k = 0; k < kt; k++) {
                 td_expr *aw[4], *bw[2];
@@ -480,7 +507,7 @@ static int mma_emit(const td_call *call, const td_op_desc *op,
 {
     (void)op;
     (void)plan;
-    (void)user;
+    const bool ext = user != NULL;
     const td_buffer *bufs[TD_MMA_NOPS];
     for (int o = 0; o < TD_MMA_NOPS; o++) {
         bufs[o] = td__region_buffer(call, op_region(call, o));
@@ -547,7 +574,7 @@ static int mma_emit(const td_call *call, const td_op_desc *op,
     const td_dtype dt[4] = {bufs[TD_MMA_OP_A]->dtype, bufs[TD_MMA_OP_B]->dtype,
                             bufs[TD_MMA_OP_C]->dtype, bufs[TD_MMA_OP_D]->dtype};
     mma_choice ch;
-    if ((rc = search(call, &dims, m, n, k, dt, &ch, why)) < 0)
+    if ((rc = search(call, &dims, m, n, k, dt, ext, &ch, why)) < 0)
         return rc;
     mma_operand ops[TD_MMA_NOPS];
     if ((rc = declare(call, ir, &ch, &dims, ops)) < 0)
@@ -560,4 +587,15 @@ const td_impl_desc td__variant_gemm_mma = {
     .emit = mma_emit,
     .preds = mma_preds,
     .npreds = sizeof mma_preds / sizeof *mma_preds,
+};
+
+/* tiledispatch's own instructions (design/gemm/plan.md 1.6), the same
+ * analysis and emission: float16 accumulation, tf32 (allow_tf32), s8 /
+ * u8, e4m3 / e5m2, each gated by the call's arch.  A variant of its own so
+ * that TVM's stays TVM's (its search, its decline) and rules/upstream.yaml
+ * can switch these off; its rules entry uses mma.m16n8k*'s predicates. */
+const td_impl_desc td__variant_gemm_mma_ext = {
+    .name = "mma_ext.m16n8k*",
+    .emit = mma_emit,
+    .user = (void *)&td__variant_gemm_mma_ext,
 };

@@ -15,7 +15,9 @@ scope's thread ids, the call `Tx.<scope>.gemm(D, A, B, C, transpose_A=,
 transpose_B=, alpha=, beta=)` (under `if` the call file's `active:` set),
 then each thread's D registers stored to a global buffer so that the CUDA
 keeps them.  tvm.compile(..., tir_pipeline="tirx") for the call's arch
-gives TVM's CUDA; tiledispatch's is `Registry.dispatch(call).emit("cuda")`.
+gives TVM's CUDA; tiledispatch's is `Registry.dispatch(call).emit("cuda")`
+under rules/upstream.yaml (TVM's dispatch: tiledispatch's own
+mma_ext.m16n8k* is off there, so its cases are TVM's declines).
 
 Compared, where TVM lowers:
 - the mma.sync issues in order: the instruction (shape and the D, A, B, C
@@ -484,9 +486,20 @@ def compare(path: Path, reg, dm) -> tuple:
     return False, theirs, ours, f"TVM: {ttext} | tiledispatch {ours}: {otext[:200]}", secs
 
 
+def upstream_registry():
+    """tiledispatch as TVM dispatches: the built-in rules under the
+    installed rules/upstream.yaml, which turns mma_ext.m16n8k* (float16
+    accumulation, tf32, 8-bit operands: tiledispatch's own) off."""
+    import tiledispatch as td
+
+    return td.Registry(rules=[td.upstream_rules_path()], environment=False)
+
+
 def run(files: list, reg, dm, markdown: bool = False, show: bool = False) -> tuple:
-    """Compares every gemm case; prints one line each and a summary;
-    returns (disagreements, rows)."""
+    """Compares every gemm case (under upstream_registry(); `reg`, the
+    caller's default registry, is not used); prints one line each and a
+    summary; returns (disagreements, rows)."""
+    reg = upstream_registry()
     bad, rows = 0, []
     kinds: dict = {}
     for f in files:
