@@ -465,8 +465,15 @@ static int emit_tiles(const td_call *call, td_ir *ir, const mma_choice *ch,
                          * neighbour next (and C's likewise: C is read
                          * through D, which holds it now). */
                         const int64_t c1[4] = {m, n, rm, 1};
-                        if (rn == 0 && (d % 2 != 0 || reg_at(D, c1) != d + 1))
-                            goto past;
+                        if (rn == 0 && (d % 2 != 0 || reg_at(D, c1) != d + 1)) {
+                            td_reason_set(why,
+                                          "gemm mma: %s takes D as 32-bit "
+                                          "words of two float16, but D's "
+                                          "registers %" PRId64 " and its "
+                                          "neighbour are no such word",
+                                          ch->inst->name, d);
+                            return TD_EDECLINED;
+                        }
                         if (rn == 0)
                             dr[rm] = td_int(ir, d / 2);
                     }
