@@ -164,9 +164,10 @@ static void put_reason(td_buf *b, size_t *n, const char *fmt, ...)
 }
 
 /* The reasons of r, made from its parts (detail: the row's, not yet
- * stored). */
+ * stored; extra: a declining emitter's further lines, '\n'-separated, or
+ * NULL). */
 static size_t put_reasons(td_buf *b, const td_explain_row *r,
-                          const char *detail)
+                          const char *detail, const char *extra)
 {
     size_t n = 0;
     switch (r->status) {
@@ -202,6 +203,16 @@ static size_t put_reasons(td_buf *b, const td_explain_row *r,
         break;
     case TD_CAND_DECLINED:
         put_reason(b, &n, "%s", detail[0] ? detail : "no reason given");
+        /* An emitter's account of its decline after the reason, one line
+         * per reason (gemm's per-instruction checks): reasons of their
+         * own, never part of the message. */
+        for (const char *l = extra; l != NULL && *l != '\0';) {
+            const char *nl = strchr(l, '\n');
+            size_t len = nl ? (size_t)(nl - l) : strlen(l);
+            if (len > 0)
+                put_reason(b, &n, "%.*s", (int)len, l);
+            l = nl ? nl + 1 : NULL;
+        }
         break;
     case TD_CAND_FAILED:
         put_reason(b, &n, "%s: %s", td_err_name(r->error), detail);
@@ -229,8 +240,22 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
     r->status = st;
     /* The parts first; the message and the reasons are made from them. */
     const char *detail = "";
+    const char *extra = NULL;
+    char first[TD_REASON_MAX];
     if (st == TD_CAND_DECLINED) {
+        /* A decline's reason is its first line (TVM's words, where the
+         * variant ports one); later lines are the emitter's account. */
+        const char *nl = strchr(reason, '\n');
         detail = reason;
+        if (nl != NULL) {
+            size_t len = (size_t)(nl - reason);
+            if (len >= sizeof first)
+                len = sizeof first - 1;
+            memcpy(first, reason, len);
+            first[len] = '\0';
+            detail = first;
+            extra = nl + 1;
+        }
     } else if (st == TD_CAND_FAILED) {
         r->error = rc;
         detail = reason[0] ? reason : td_strerror(rc);
@@ -265,7 +290,7 @@ static int on_cand(void *ctx, const td__ventry *e, td_cand_status st, int rc,
     td__buf_puts(&blk, detail);
     td__buf_append(&blk, "", 1);
     size_t reasons_at = blk.len;
-    size_t n = put_reasons(&blk, r, detail);
+    size_t n = put_reasons(&blk, r, detail, extra);
     size_t ptrs_at = blk.len;
     while (ptrs_at % alignof(const char *) != 0)
         ptrs_at++;
@@ -731,6 +756,17 @@ static void format_json(const td_explain *ex, td_buf *b)
         if (r->status == TD_CAND_SELECTED && r->detail[0]) {
             td__buf_puts(b, ",\"note\":");
             td__buf_json_str(b, r->detail);
+        }
+        if (r->status == TD_CAND_DECLINED && r->nreasons > 1) {
+            /* The emitter's account after its reason (gemm: why each
+             * instruction was passed over). */
+            td__buf_puts(b, ",\"account\":[");
+            for (size_t k = 1; k < r->nreasons; k++) {
+                if (k > 1)
+                    td__buf_puts(b, ",");
+                td__buf_json_str(b, r->reasons[k]);
+            }
+            td__buf_puts(b, "]");
         }
         td__buf_puts(b, ",\"predicates\":[");
         for (size_t k = 0; k < r->npreds; k++) {

@@ -15,6 +15,18 @@ const td_mma_inst td__mma_insts[] = {
     {"m16n8k16.f16", 16, 8, 16, 2, TD_F16, TD_F16, TD_F32, TD_F32, 80, true},
     {"m16n8k8.bf16", 16, 8, 8, 2, TD_BF16, TD_BF16, TD_F32, TD_F32, 80, true},
     {"m16n8k8.f16", 16, 8, 8, 2, TD_F16, TD_F16, TD_F32, TD_F32, 75, true},
+    /* tiledispatch only (design/gemm/plan.md 1.6; variant mma_ext.m16n8k*,
+     * off in rules/upstream.yaml): float16 accumulation, tf32 (float32 in
+     * memory, with allow_tf32), 8-bit integers, 8-bit floats. */
+    {"m16n8k16.f16acc", 16, 8, 16, 2, TD_F16, TD_F16, TD_F16, TD_F16, 80, false},
+    {"m16n8k8.f16acc", 16, 8, 8, 2, TD_F16, TD_F16, TD_F16, TD_F16, 75, false},
+    {"m16n8k8.tf32", 16, 8, 8, 1, TD_F32, TD_F32, TD_F32, TD_F32, 80, false},
+    {"m16n8k32.s8", 16, 8, 32, 4, TD_I8, TD_I8, TD_I32, TD_I32, 80, false},
+    {"m16n8k32.u8", 16, 8, 32, 4, TD_U8, TD_U8, TD_I32, TD_I32, 80, false},
+    {"m16n8k32.e4m3", 16, 8, 32, 4, TD_F8E4M3, TD_F8E4M3, TD_F32, TD_F32, 89,
+     false},
+    {"m16n8k32.e5m2", 16, 8, 32, 4, TD_F8E5M2, TD_F8E5M2, TD_F32, TD_F32, 89,
+     false},
 };
 const int td__mma_ninsts = (int)(sizeof td__mma_insts / sizeof td__mma_insts[0]);
 

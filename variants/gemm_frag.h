@@ -34,7 +34,8 @@ typedef struct td_mma_inst {
     bool upstream;
 } td_mma_inst;
 
-/* TVM's MMA_INSTRUCTIONS, in the order they are tried (k16 before k8). */
+/* TVM's MMA_INSTRUCTIONS, in the order they are tried (k16 before k8),
+ * then tiledispatch's own (upstream false), tried by mma_ext.m16n8k*. */
 extern const td_mma_inst td__mma_insts[];
 extern const int td__mma_ninsts;
 

@@ -22,6 +22,7 @@
  * from TVM's register layouts (td__mma_reg_layout) as constants.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -237,27 +238,77 @@ typedef struct mma_choice {
 } mma_choice;
 
 /*
+ * One line of explain's per-candidate account (plan D8): why instruction
+ * `in` was passed over.  Lines go after TVM's text, one per candidate,
+ * separated by '\n': the explain row keeps the first line as its message
+ * (TVM's words) and lists the others as reasons of their own.
+ */
+static void note_miss(td_sbuf *o, const td_mma_inst *in, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void note_miss(td_sbuf *o, const td_mma_inst *in, const char *fmt, ...)
+{
+    char text[240];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    td__sbuf_printf(o, "\n%s: %s", in->name, text);
+}
+
+/*
  * TVM's instruction loop: the first instruction whose shape divides M, N,
  * K, whose dtypes are the call's and whose fragments carve; then, ours,
  * the arch (an instruction above the call's sm is skipped; no arch: not
  * checked).  TD_EDECLINED with TVM's text, plus " on sm_75 (m16n8k16.f16
- * needs sm_80)" when an instruction fitting all but the arch was skipped.
+ * needs sm_80)" when an instruction fitting all but the arch was skipped,
+ * and after it one line per instruction saying which check it failed
+ * (TVM's text alone says "no mma instruction fits" for a fragment that
+ * does not carve too, D8).
  */
 static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
-                  int64_t n, int64_t k, const td_dtype dt[4], mma_choice *out,
-                  td_reason *why)
+                  int64_t n, int64_t k, const td_dtype dt[4], bool ext,
+                  mma_choice *out, td_reason *why)
 {
     const td_mma_inst *arch_miss = NULL;
+    char notes[TD_REASON_MAX], others[TD_REASON_MAX / 2];
+    td_sbuf o = {notes, sizeof notes, 0};
+    td_sbuf other = {others, sizeof others, 0};
+    notes[0] = others[0] = '\0';
     for (int i = 0; i < td__mma_ninsts; i++) {
         const td_mma_inst *in = &td__mma_insts[i];
-        if (m % in->m || n % in->n || k % in->k)
-            continue;
+        if (in->upstream == ext)
+            continue; /* the other variant's instruction */
+        /* The account names each instruction of the call's dtypes with
+         * the check it failed, the others in one line at the end. */
         if (in->a != dt[0] || in->b != dt[1] || in->c != dt[2] ||
-            in->d != dt[3])
+            in->d != dt[3]) {
+            td__sbuf_printf(&other, "%s%s", other.len ? ", " : "", in->name);
             continue;
-        int rc = td__mma_fit(in, dims, &out->frag, NULL, 0);
-        if (rc == TD_ENOMATCH)
+        }
+        if (m % in->m || n % in->n || k % in->k) {
+            const char dim = m % in->m ? 'M' : n % in->n ? 'N' : 'K';
+            note_miss(&o, in, "%c=%" PRId64 " is not a multiple of %d", dim,
+                      dim == 'M' ? m : dim == 'N' ? n : k,
+                      dim == 'M' ? in->m : dim == 'N' ? in->n : in->k);
             continue;
+        }
+        /* float32 operands computed in tf32 (10 bits of mantissa) only
+         * when the call says so, as CUTLASS makes it opt-in. */
+        if (in->a == TD_F32 && !td_call_config_bool(call, "allow_tf32", false)) {
+            note_miss(&o, in, "float32 operands compute in tf32 only with "
+                              "allow_tf32: true");
+            continue;
+        }
+        char fw[200];
+        fw[0] = '\0';
+        int rc = td__mma_fit(in, dims, &out->frag, fw, sizeof fw);
+        if (rc == TD_ENOMATCH) {
+            note_miss(&o, in, "fragment %s", fw[0] ? fw : "does not carve");
+            continue;
+        }
         if (rc < 0)
             return rc;
         const td_mma_info *f = info_of(in, &out->kind);
@@ -266,26 +317,29 @@ static int search(const td_call *call, const td_mma_dims *dims, int64_t m,
         if (call->sm_version > 0 && f->sm > call->sm_version) {
             if (arch_miss == NULL)
                 arch_miss = in;
+            note_miss(&o, in, "needs sm_%d", f->sm);
             continue;
         }
         out->inst = in;
         out->info = f;
         return 0;
     }
+    if (other.len)
+        td__sbuf_printf(&o, "\nother dtypes: %s", others);
     char sig[160];
     sig_text(dt, sig, sizeof sig);
     if (arch_miss != NULL) {
         td_mma_kind kk;
         td_reason_set(why,
                       "no mma instruction fits M=%" PRId64 ", N=%" PRId64
-                      ", K=%" PRId64 ", dtypes=%s on %.*s (%s needs sm_%d)",
+                      ", K=%" PRId64 ", dtypes=%s on %.*s (%s needs sm_%d)%s",
                       m, n, k, sig, TD__FIELD(call->arch), arch_miss->name,
-                      info_of(arch_miss, &kk)->sm);
+                      info_of(arch_miss, &kk)->sm, notes);
     } else {
         td_reason_set(why,
                       "no mma instruction fits M=%" PRId64 ", N=%" PRId64
-                      ", K=%" PRId64 ", dtypes=%s",
-                      m, n, k, sig);
+                      ", K=%" PRId64 ", dtypes=%s%s",
+                      m, n, k, sig, notes);
     }
     return TD_EDECLINED;
 }
@@ -378,8 +432,11 @@ static int emit_tiles(const td_call *call, td_ir *ir, const mma_choice *ch,
                       *B = &ops[TD_MMA_OP_B], *C = &ops[TD_MMA_OP_C];
     const int64_t mt = D->shape[0], nt = D->shape[1], kt = A->shape[1];
     const bool use_c = literal_is(&call->beta, 1.0);
-    if (f->cd_regs != n_rm * n_rn || f->a_words != n_rm * n_khi ||
-        f->b_words != n_khi || f->cd_packed)
+    /* Packed C / D (float16 accumulation): register 2*rM + rN is half of
+     * word rM, the lower half rN = 0. */
+    const int pack = f->cd_packed ? 2 : 1;
+    if (f->cd_regs * pack != n_rm * n_rn || f->a_words != n_rm * n_khi ||
+        f->b_words != n_khi || (f->cd_packed && n_rn != 2))
         return TD_EINVAL;
     for (int64_t m = 0; m < mt; m++)
         for (int64_t n = 0; n < nt; n++) {
@@ -396,10 +453,30 @@ static int emit_tiles(const td_call *call, td_ir *ir, const mma_choice *ch,
                     if (!use_c || C->buf != D->buf || s != d) {
                         td_expr *v =
                             use_c ? td_load1(ir, C->buf, td_int(ir, s))
-                                  : td_const_f(ir, f->cd, 0.0);
+                            : td_dtype_is_float(f->cd)
+                                ? td_const_f(ir, f->cd, 0.0)
+                                : td_const_i(ir, f->cd, 0);
                         td_ir_store1(ir, D->buf, td_int(ir, d), v);
                     }
-                    dr[2 * rm + rn] = td_int(ir, d);
+                    if (pack == 1) {
+                        dr[2 * rm + rn] = td_int(ir, d);
+                    } else {
+                        /* The pair of a word: even register first, its
+                         * neighbour next (and C's likewise: C is read
+                         * through D, which holds it now). */
+                        const int64_t c1[4] = {m, n, rm, 1};
+                        if (rn == 0 && (d % 2 != 0 || reg_at(D, c1) != d + 1)) {
+                            td_reason_set(why,
+                                          "gemm mma: %s takes D as 32-bit "
+                                          "words of two float16, but D's "
+                                          "registers %" PRId64 " and its "
+                                          "neighbour are no such word",
+                                          ch->inst->name, d);
+                            return TD_EDECLINED;
+                        }
+                        if (rn == 0)
+                            dr[rm] = td_int(ir, d / 2);
+                    }
                 }
             for (int64_t k = 0; k < kt; k++) {
                 td_expr *aw[4], *bw[2];
@@ -437,7 +514,7 @@ static int mma_emit(const td_call *call, const td_op_desc *op,
 {
     (void)op;
     (void)plan;
-    (void)user;
+    const bool ext = user != NULL;
     const td_buffer *bufs[TD_MMA_NOPS];
     for (int o = 0; o < TD_MMA_NOPS; o++) {
         bufs[o] = td__region_buffer(call, op_region(call, o));
@@ -504,7 +581,7 @@ static int mma_emit(const td_call *call, const td_op_desc *op,
     const td_dtype dt[4] = {bufs[TD_MMA_OP_A]->dtype, bufs[TD_MMA_OP_B]->dtype,
                             bufs[TD_MMA_OP_C]->dtype, bufs[TD_MMA_OP_D]->dtype};
     mma_choice ch;
-    if ((rc = search(call, &dims, m, n, k, dt, &ch, why)) < 0)
+    if ((rc = search(call, &dims, m, n, k, dt, ext, &ch, why)) < 0)
         return rc;
     mma_operand ops[TD_MMA_NOPS];
     if ((rc = declare(call, ir, &ch, &dims, ops)) < 0)
@@ -517,4 +594,15 @@ const td_impl_desc td__variant_gemm_mma = {
     .emit = mma_emit,
     .preds = mma_preds,
     .npreds = sizeof mma_preds / sizeof *mma_preds,
+};
+
+/* tiledispatch's own instructions (design/gemm/plan.md 1.6), the same
+ * analysis and emission: float16 accumulation, tf32 (allow_tf32), s8 /
+ * u8, e4m3 / e5m2, each gated by the call's arch.  A variant of its own so
+ * that TVM's stays TVM's (its search, its decline) and rules/upstream.yaml
+ * can switch these off; its rules entry uses mma.m16n8k*'s predicates. */
+const td_impl_desc td__variant_gemm_mma_ext = {
+    .name = "mma_ext.m16n8k*",
+    .emit = mma_emit,
+    .user = (void *)&td__variant_gemm_mma_ext,
 };

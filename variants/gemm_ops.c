@@ -102,8 +102,18 @@ static bool gemm_check(const td_call *call, const td_op_desc *op,
 {
     if (!gemm_operands(call, where, why))
         return false;
-    if (!td__known_config(call, op, NULL, 0, where, why))
+    /* One key, tiledispatch's (TVM's gemm reads none): allow_tf32, the
+     * opt-in to float32 operands computed in tf32 (mma_ext.m16n8k*). */
+    static const char *const known[] = {"allow_tf32"};
+    if (!td__known_config(call, op, known, 1, where, why))
         return false;
+    const td_config_entry *tf = td_call_config(call, "allow_tf32");
+    if (tf != NULL && tf->kind != TD_VALUE_BOOL) {
+        if (tf->pos.line > 0)
+            *where = tf->pos;
+        td_reason_set(why, "allow_tf32 must be true or false");
+        return false;
+    }
     /* Upstream asserts the shapes only once all four operands are 2-D
      * (one that is not is a decline, "gemm mma expects 2D A, ...", and
      * stays the variant's), in this order and with these texts. */

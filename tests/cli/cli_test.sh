@@ -93,10 +93,28 @@ expect 0 'T.ptx.mma(D.local()[0], D.local()[1], D.local()[2], D.local()[3], A.lo
 expect 1 "declined by emitter | gemm mma supports only alpha=1, got" dispatch "$data/gemm_alpha2.yaml"
 expect 1 "gemm mma supports only alpha=1, got alpha=T.float32(2.0)" explain "$data/gemm_alpha2.yaml" --json
 expect 1 '{"name":"full_active_lanes","ok":false,"reason":"mma.sync is warp-collective; thread scope is not supported"}' explain "$data/gemm_thread_scope.yaml" --json
+# "no mma instruction fits" is TVM's text for a fragment that does not carve
+# too (plan D8): the message stays TVM's, and explain adds why each
+# instruction was passed over, as reasons of their own (JSON: "account").
+swapped="$root/tests/conformance/gemm_tvm_swapped_B.yaml"
+expect 1 "| m16n8k16.f16: fragment B.K: frag group 1 is not a |" explain "$swapped"
+expect 1 "| other dtypes: m16n8k16.bf16, m16n8k8.bf16         |" dispatch "$swapped"
+expect 1 "\"message\":\"declined — no mma instruction fits M=16, N=8, K=16, dtypes=('float16', 'float16', 'float32', 'float32')\",\"account\":[\"m16n8k16.f16: fragment B.K: frag group 1 is not a single iter\",\"m16n8k8.f16: fragment B.K: frag group 1 is not a single iter\",\"other dtypes: m16n8k16.bf16, m16n8k8.bf16\"]" explain "$swapped" --json
+expect 1 "| mma.m16n8k* (prio=10) | declined — no mma instruction fits M=16, N=8, K=16, dtypes=('float16', 'float16', 'float32', 'float32')             |" explain "$swapped" --format tvm --rules "$root/rules/upstream.yaml"
+expect 1 "| m16n8k16.bf16: needs sm_80 " explain "$root/tests/conformance/gemm_k16_bf16_sm75.yaml"
+# tiledispatch's own mma.sync forms (mma_ext.m16n8k*, plan 1.6): float16
+# accumulation, tf32 only with allow_tf32, off under rules/upstream.yaml.
+ext="$root/tests/conformance"
+expect 0 "mma_ext.m16n8k*" dispatch "$ext/gemm_ext_k16_f16acc.yaml"
+expect 0 "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" emit "$ext/gemm_ext_k16_f16acc.yaml"
+expect 1 "| mma_ext.m16n8k* |    5 | disabled            | enabled: false in the rules" explain "$ext/gemm_ext_k16_f16acc.yaml" --rules "$root/rules/upstream.yaml"
+expect 0 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" emit "$ext/gemm_ext_k8_tf32.yaml"
+expect 1 "| m16n8k8.tf32: float32 operands compute in tf32    |" explain "$ext/gemm_ext_k8_tf32_no_opt_in.yaml"
+expect 1 "| m16n8k32.e4m3: needs sm_89 " explain "$ext/gemm_ext_k32_e4m3_sm80.yaml"
 for cmd in dispatch explain emit kernel; do
   expect 2 "gemm_k_mismatch.yaml:15:4: error: op 'gemm': gemm mma: A K=16 != B K=8" $cmd "$data/gemm_k_mismatch.yaml"
 done
-expect 2 "gemm_config_key.yaml:16:10: error: op 'gemm': unknown config key 'cta_group' (gemm takes no config keys)" explain "$data/gemm_config_key.yaml"
+expect 2 "gemm_config_key.yaml:16:10: error: op 'gemm': unknown config key 'cta_group' (known: allow_tf32)" explain "$data/gemm_config_key.yaml"
 expect 2 "gemm_src.yaml:14:1: error: 'src' is not a key of a gemm call" dispatch "$root/tests/call/data/bad/gemm_src.yaml"
 # permute_layout (variants/permute.c): its one variant has no predicates and
 # declines in its emitter, which every explain format shows as a decline,
@@ -173,7 +191,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "rules.yaml: ok, 23 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 24 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json
@@ -196,7 +214,7 @@ rows_call="$root/bench/gpu/calls/r32x32_t32_sum.yaml"
 expect 0 "shared_rows" dispatch "$rows_call"
 expect 0 "threadIdx.x extent 40 is not a multiple of 32 (shared_rows shuffles across whole warps)" \
   explain "$root/tests/conformance/rows_t40_declined_sum.yaml" --json
-expect 0 "rules/upstream.yaml: ok, 1 entry (1 override)" validate "$root/rules/upstream.yaml"
+expect 0 "rules/upstream.yaml: ok, 2 entries (2 overrides)" validate "$root/rules/upstream.yaml"
 expect 0 "shared" dispatch "$rows_call" --rules "$root/rules/upstream.yaml"
 "$td" dispatch "$rows_call" --rules "$root/rules/upstream.yaml" >"$tmp/v" 2>&1
 [ "$(cat "$tmp/v")" = shared ] && pass=$((pass + 1)) ||

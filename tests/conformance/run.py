@@ -7,6 +7,9 @@ must dispatch to and, optionally, the arch its program needs:
     # expect: local
     # arch: sm_100a
 
+A `# rules: NAME` line runs the case's commands with the overlay
+rules/NAME.yaml (`upstream`: TVM's dispatch, where a tiledispatch-only
+variant would take the call).
 `# expect: none` says that no variant may match: `tiledispatch dispatch`
 must exit 1 (the failure table), and a `# error: TEXT` line must appear in
 the message of one of the candidates or in the reason why there were none
@@ -346,10 +349,33 @@ def collect(args):
     return cases
 
 
+RULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "rules")
+
+
+def read_rules(path):
+    """The overlay of a call file's `# rules: NAME` line (rules/NAME.yaml:
+    `upstream`, TVM's dispatch), or "" for the built-in table alone."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\s*#\s*rules\s*:\s*(\w+)(?:\s.*)?$", line)
+            if m:
+                return os.path.join(RULES_DIR, m.group(1) + ".yaml")
+            if line.strip() and not line.lstrip().startswith("#"):
+                break
+    return ""
+
+
+def case_env(c):
+    """The environment a case's commands run in: the built-in rules, with
+    the overlay of its `# rules:` line."""
+    return dict(os.environ, TILEDISPATCH_RULES=read_rules(c["path"]))
+
+
 def dispatch_case(c, args):
     """Dispatches a case: sets c["variant"] and c["class"]; returns an error
     message, or None."""
-    env = dict(os.environ, TILEDISPATCH_RULES="")
+    env = case_env(c)
     p = subprocess.run([args.exe, "dispatch", c["path"]], capture_output=True,
                        text=True, env=env)
     c["variant"] = p.stdout.strip() if p.returncode == 0 else None
@@ -504,7 +530,7 @@ def compile_wrapped(group, args, outdir, arch):
 
 
 def run_case(c, args, outdir):
-    env = dict(os.environ, TILEDISPATCH_RULES="")
+    env = case_env(c)
     if c.get("dispatch_error"):
         return False, c["dispatch_error"]
     variant = c["variant"]

@@ -162,7 +162,7 @@ static const td_pred_desc fake_preds[] = {
 };
 
 /* Emitters: their user pointer says what to do. */
-enum { E_ACCEPT, E_DECLINE, E_DECLINE_QUIET, E_FAIL };
+enum { E_ACCEPT, E_DECLINE, E_DECLINE_QUIET, E_FAIL, E_DECLINE_ACCOUNT };
 
 static int fake_emit(const td_call *c, const td_op_desc *op, const void *plan,
                      td_ir *ir, void *user, td_reason *why)
@@ -174,6 +174,10 @@ static int fake_emit(const td_call *c, const td_op_desc *op, const void *plan,
         td_reason_set(why, "not today");
         return TD_EDECLINED;
     case E_DECLINE_QUIET:
+        return TD_EDECLINED;
+    case E_DECLINE_ACCOUNT:
+        /* A reason, then the emitter's account of it, a line each. */
+        td_reason_set(why, "none fits\nfirst: too big\n\nsecond: wrong kind");
         return TD_EDECLINED;
     case E_FAIL:
         td_reason_set(why, "broken");
@@ -195,6 +199,8 @@ static const td_impl_desc fake_impls[] = {
     {.name = "quiet", .emit = fake_emit,
      .user = (void *)(intptr_t)E_DECLINE_QUIET},
     {.name = "failer", .emit = fake_emit, .user = (void *)(intptr_t)E_FAIL},
+    {.name = "accountant", .emit = fake_emit,
+     .user = (void *)(intptr_t)E_DECLINE_ACCOUNT},
 };
 
 static const td_op_desc fake_ops[] = {

@@ -515,6 +515,44 @@ static void test_args(void **state)
     td_registry_free(reg);
 }
 
+/* A declining emitter's reason may carry its account after a newline: the
+ * first line is the reason (the message, the detail, TVM's format), each
+ * further non-empty line a reason of its own (gemm's per-instruction
+ * checks, plan D8). */
+static void test_decline_account(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "version: 1\nvariants:\n"
+        "  - {name: acc, impl: accountant, ops: [sum], target: cuda, priority: 40}\n";
+    td_registry *reg = setup(text);
+    td_call c;
+    td_diag d;
+    fake_call(&c, "sum", TD_SCOPE_THREAD);
+    td_explain *ex;
+    td_diag_clear(&d);
+    assert_int_equal(td_explain_call(reg, &c, &ex, &d), 0);
+    const td_explain_row *r = td_explain_get(ex, 0);
+    assert_int_equal(r->status, TD_CAND_DECLINED);
+    assert_string_equal(r->message, "declined " EM " none fits");
+    assert_string_equal(r->detail, "none fits");
+    assert_int_equal(r->nreasons, 3);
+    assert_string_equal(r->reasons[0], "none fits");
+    assert_string_equal(r->reasons[1], "first: too big");
+    assert_string_equal(r->reasons[2], "second: wrong kind");
+    char *tt = NULL;
+    assert_int_equal(td_explain_format(ex, TD_EXPLAIN_TVM, &tt), 0);
+    assert_non_null(strstr(tt, "| declined " EM " none fits "));
+    assert_null(strstr(tt, "too big"));
+    td_free(tt);
+    assert_int_equal(td_explain_format(ex, TD_EXPLAIN_JSON, &tt), 0);
+    assert_non_null(strstr(tt, "\"message\":\"declined " EM " none fits\","
+                               "\"account\":[\"first: too big\",\"second: wrong kind\"]"));
+    td_free(tt);
+    td_explain_free(ex);
+    td_registry_free(reg);
+}
+
 /* Answers no with the text in `user`. */
 static bool p_refuse(const td_call *c, const td_args *a, void *user,
                      td_reason *why)
@@ -677,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_forced_and_empty),
         cmocka_unit_test(test_disabled_declined_failed),
+        cmocka_unit_test(test_decline_account),
         cmocka_unit_test(test_fast_path_stops),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_shown_as),

@@ -95,10 +95,11 @@ static void expect_refused(const td_registry *reg, const td_call *call,
     }
 }
 
-/* The call passes the op's check and reaches the one gemm variant,
+/* The call passes the op's check and reaches TVM's gemm variant,
  * mma.m16n8k*, whose emitter declines it with `why` (these calls give no
- * fragment layouts): dispatch says no variant matched, and explain has
- * the variant's row, declined. */
+ * fragment layouts), and then tiledispatch's mma_ext.m16n8k*, which
+ * declines too: dispatch says no variant matched, and explain has both
+ * rows, declined. */
 static void expect_declined(const td_registry *reg, const td_call *call,
                             const char *why)
 {
@@ -110,7 +111,9 @@ static void expect_declined(const td_registry *reg, const td_call *call,
     td_explain *ex = NULL;
     assert_int_equal(td_explain_call(reg, call, &ex, &d), 0);
     assert_null(td_explain_selected(ex));
-    assert_int_equal(td_explain_nrows(ex), 1);
+    assert_int_equal(td_explain_nrows(ex), 2);
+    assert_string_equal(td_explain_get(ex, 1)->variant, "mma_ext.m16n8k*");
+    assert_int_equal(td_explain_get(ex, 1)->status, TD_CAND_DECLINED);
     const td_explain_row *row = td_explain_get(ex, 0);
     assert_string_equal(row->variant, "mma.m16n8k*");
     assert_int_equal(row->status, TD_CAND_DECLINED);
@@ -133,20 +136,22 @@ static void test_registered(void **state)
     assert_non_null(op);
     assert_int_equal(op->kind, TD_OP_KIND_GEMM);
     assert_non_null(op->check);
-    /* One rules entry serves gemm: TVM's mma.m16n8k*, priority 10. */
+    /* Two rules entries serve gemm: TVM's mma.m16n8k*, priority 10, then
+     * tiledispatch's mma_ext.m16n8k*, priority 5. */
     td_rule_info all[128];
     size_t n = td_registry_rules(reg, all, 128);
     assert_true(n <= 128);
     int found = 0;
     for (size_t i = 0; i < n; i++)
         if (strcmp(all[i].op, "gemm") == 0) {
-            found++;
-            assert_string_equal(all[i].name, "mma.m16n8k*");
+            assert_string_equal(all[i].name,
+                                found == 0 ? "mma.m16n8k*" : "mma_ext.m16n8k*");
             assert_string_equal(all[i].target, "cuda");
-            assert_int_equal(all[i].priority, 10);
+            assert_int_equal(all[i].priority, found == 0 ? 10 : 5);
             assert_int_equal(all[i].npreds, 2);
+            found++;
         }
-    assert_int_equal(found, 1);
+    assert_int_equal(found, 2);
     td_registry_free(reg);
 }
 
@@ -226,7 +231,8 @@ static void test_shapes_disagree(void **state)
     td_registry_free(reg);
 }
 
-/* Any config key is refused, at the key (upstream ignores it). */
+/* Any config key but allow_tf32 (tiledispatch's) is refused, at the key
+ * (upstream ignores it); allow_tf32 takes true or false. */
 static void test_config_keys(void **state)
 {
     (void)state;
@@ -234,14 +240,21 @@ static void test_config_keys(void **state)
     td_call *call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8,
                               "config:\n  vector_bytes: 4\n");
     expect_refused(reg, call, 14, 3,
-                   "op 'gemm': unknown config key 'vector_bytes' (gemm takes "
-                   "no config keys)");
+                   "op 'gemm': unknown config key 'vector_bytes' (known: "
+                   "allow_tf32)");
     td_call_free(call);
     /* Before the shapes. */
     call = gemm_call(16, 16, 8, 8, 16, 8, 16, 8, "config: {mma_m: 16}\n");
     expect_refused(reg, call, 13, 10,
-                   "op 'gemm': unknown config key 'mma_m' (gemm takes no "
-                   "config keys)");
+                   "op 'gemm': unknown config key 'mma_m' (known: allow_tf32)");
+    td_call_free(call);
+    call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8, "config: {allow_tf32: 1}\n");
+    expect_refused(reg, call, 13, 22,
+                   "op 'gemm': allow_tf32 must be true or false");
+    td_call_free(call);
+    call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8,
+                     "config: {allow_tf32: true}\n");
+    expect_declined(reg, call, NO_FIT_F16);
     td_call_free(call);
     /* An empty mapping is no key. */
     call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8, "config: {}\n");
@@ -287,8 +300,7 @@ static void test_hand_built(void **state)
     memset(&call.config[0], 0, sizeof call.config[0]);
     strcpy(call.config[0].key, "k");
     expect_refused(reg, &call, 1, 5,
-                   "op 'gemm': unknown config key 'k' (gemm takes no config "
-                   "keys)");
+                   "op 'gemm': unknown config key 'k' (known: allow_tf32)");
     td_call_free(good);
     td_registry_free(reg);
 }

@@ -28,6 +28,10 @@ tiledispatch refuses before dispatch (`# expect: error`, its op's operand
 check) agrees with.  The bridge's
 round trip is not run for them (the bridge converts reductions only).
 
+Gemm call files (`op: gemm`) are compared by gemm_differential.py: the
+mma.sync issues of TVM's CUDA and tiledispatch's, register by register,
+or the decline's text (its own DEVIATIONS).
+
 Copy call files (`op: copy` and `op: copy_async`) are compared after the others by
 copy_differential.py: TVM's variant and the PTX access of its CUDA against
 tiledispatch's, with their own deviations (COPY_DEVIATIONS there);
@@ -616,12 +620,17 @@ def main() -> int:
     reasons = [0, 0]   # no-match cases with TVM's reasons; with the same reasons here
     copies: list = []
     permutes: list = []
+    gemms: list = []
     for f in files:
         m = re.search(r"^# expect: (\S+)", f.read_text(), re.M)
         expect = m.group(1) if m else "?"
         if re.search(r"^op:\s*permute_layout\s*$", f.read_text(), re.M):
             # Compared after the loop, by permute_differential.py.
             permutes.append(f)
+            continue
+        if re.search(r"^op:\s*gemm\s*$", f.read_text(), re.M):
+            # Compared after the loop, by gemm_differential.py.
+            gemms.append(f)
             continue
         if re.search(r"^op:\s*copy(_async)?\s*$", f.read_text(), re.M):
             # Compared after the loop, by copy_differential.py.
@@ -764,6 +773,12 @@ def main() -> int:
         perm_bad, _ = permute_differential.run(permutes, reg, sys.modules[__name__],
                                                markdown=args.markdown)
         unexplained += perm_bad
+    if gemms and not args.copy_only:
+        import gemm_differential
+
+        gemm_bad, _ = gemm_differential.run(gemms, reg, sys.modules[__name__],
+                                            markdown=args.markdown)
+        unexplained += gemm_bad
     print(f"unexplained disagreements (or bridge round-trip mismatches): {unexplained}")
     return 1 if unexplained else 0
 

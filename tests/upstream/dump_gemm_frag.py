@@ -13,7 +13,9 @@ model/layout_algebra.c:
 
 Layouts are written in our notation; a group list as [extent:stride@axis, ...]
 (memory iters without @), groups separated by " | ".  Only the two float16
-instructions are tried (the dtype is no part of the carve).  Every operand is
+instructions are tried (the dtype is no part of the carve), except in the
+`ext_*` cases: tiledispatch's own instructions (EXT), added to TVM's table
+for the dump.  Every operand is
 sliced to its region (the whole buffer unless a `buffer` line says otherwise)
 as the emitter does.  Run under a CUDA target (the emitter's context), where
 canonicalize fuses the thread axes by the layout's own scope (laneid + warpid
@@ -120,10 +122,28 @@ def slice_group(layout, shape2d, name, sub=None):
 DIMS = ("D.M", "D.N", "C.M", "C.N", "A.M", "A.K", "B.K", "B.N")
 
 
-def case(name, M, N, K, Dl, Al, Bl, Cl=None, tA=False, tB=False, regions=None):
+# tiledispatch's own instructions (mma_ext.m16n8k*, design/gemm/plan.md
+# 1.6), given to TVM's analysis as entries of its own table, as its
+# MmaInst docstring says one adds an instruction: the carve is generic in
+# k_pack, so TVM's groups and register layouts are the reference for ours.
+EXT = (
+    m.MmaInst("m16n8k16.f16acc", 16, 8, 16, ("float16",) * 4, k_pack=2),
+    m.MmaInst("m16n8k8.f16acc", 16, 8, 8, ("float16",) * 4, k_pack=2),
+    m.MmaInst("m16n8k8.tf32", 16, 8, 8, ("float32",) * 4, k_pack=1),
+    m.MmaInst("m16n8k32.s8", 16, 8, 32, ("int8", "int8", "int32", "int32"), k_pack=4),
+    m.MmaInst("m16n8k32.e4m3", 16, 8, 32,
+              ("float8_e4m3fn", "float8_e4m3fn", "float32", "float32"), k_pack=4),
+)
+F16_F32 = ("float16", "float16", "float32", "float32")
+
+
+def case(name, M, N, K, Dl, Al, Bl, Cl=None, tA=False, tB=False, regions=None,
+         sig=F16_F32):
     """regions: operand -> (buffer shape, [(begin, end), ...]) for an
     operand that is a region of a bigger buffer (printed as a `buffer`
-    line: shape, then begin:end per dimension)."""
+    line: shape, then begin:end per dimension).  sig: the dtype signature
+    whose instructions are tried (TVM's float16 ones unless a case of
+    tiledispatch's own instructions says otherwise)."""
     Cl = Cl if Cl is not None else Dl
     regions = regions or {}
     print(f"case {name} M={M} N={N} K={K} tA={int(tA)} tB={int(tB)}")
@@ -158,8 +178,8 @@ def case(name, M, N, K, Dl, Al, Bl, Cl=None, tA=False, tB=False, regions=None):
     subs = dict(zip(DIMS, (DM, DN, CM, CN, AM, AK, BK, BN)))
     for d in DIMS:
         print(f"  {d} in : {iters(subs[d].shard)}")
-    for inst in m.MMA_INSTRUCTIONS:
-        if inst.dtype[0] != "float16" or M % inst.m or N % inst.n or K % inst.k:
+    for inst in m.MMA_INSTRUCTIONS + EXT:
+        if inst.dtype != sig or M % inst.m or N % inst.n or K % inst.k:
             continue
         kHi = inst.k // (4 * inst.k_pack)
         mspec = ([(8, 4, True)], [(inst.m // 8, None, False)]) + tot["M"]
@@ -332,6 +352,30 @@ def main():
          TileLayout(S[(2, 3, 4, 8):(1, 2, 1 @ laneid, 4 @ laneid)]))
     case("B_N_lanes_wrong", 16, 8, 16, Dl, Al,
          TileLayout(S[(2, 4, 2, 8):(2, 8 @ laneid, 1, 1 @ laneid)]))
+    # tiledispatch's own instructions (EXT): the PTX ISA's fragments of
+    # one tile (A [M, K], B [K, N]; K = k_pack*t + p + 4*k_pack*kHi),
+    # tiled 2 x 2 x 2 and with both operands transposed.
+    ext_frags = {
+        "f16acc": (("float16",) * 4, 16, A_FRAG_K8, B_FRAG_K8, True),
+        "tf32": (("float32",) * 4, 8, TileLayout(S[(2, 8, 2, 4):(1, 4 @ laneid, 2, 1 @ laneid)]),
+                 TileLayout(S[(2, 4, 8):(1, 1 @ laneid, 4 @ laneid)]), False),
+        "s8": (("int8", "int8", "int32", "int32"), 32,
+               TileLayout(S[(2, 8, 2, 4, 4):(4, 4 @ laneid, 8, 1 @ laneid, 1)]),
+               TileLayout(S[(2, 4, 4, 8):(4, 1 @ laneid, 1, 4 @ laneid)]), False),
+        "e4m3": (("float8_e4m3fn", "float8_e4m3fn", "float32", "float32"), 32,
+                 TileLayout(S[(2, 8, 2, 4, 4):(4, 4 @ laneid, 8, 1 @ laneid, 1)]),
+                 TileLayout(S[(2, 4, 4, 8):(4, 1 @ laneid, 1, 4 @ laneid)]), False),
+    }
+    for tag, (sig, k, a1, b1, k8_stack) in ext_frags.items():
+        if k8_stack:   # the k16 tile: two k8 tiles stacked along K
+            a1, b1 = a1.tile_to([16, 16], [16, 8]), b1.tile_to([16, 8], [8, 8])
+            k = 16
+        case(f"ext_{tag}", 16, 8, k, D_FRAG, a1, b1, sig=sig)
+        D2, A2, B2 = (D_FRAG.tile_to([32, 16], [16, 8]), a1.tile_to([32, 2 * k], [16, k]),
+                      b1.tile_to([2 * k, 16], [k, 8]))
+        case(f"ext_{tag}_tiled_2x2x2", 32, 16, 2 * k, D2, A2, B2, sig=sig)
+        case(f"ext_{tag}_tAtB", 16, 8, k, D_FRAG, tposed(a1, [16, k]), tposed(b1, [k, 8]),
+             tA=True, tB=True, sig=sig)
 
 
 if __name__ == "__main__":

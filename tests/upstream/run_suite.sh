@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The upstream suite's runner (tests/upstream/meson.build):
 #   run_suite.sh ROOT differential      real TVM's choice vs tiledispatch's
+#   run_suite.sh ROOT gemm-differential  the gemm cases alone, mma.sync
+#                                       issue by issue (gemm_differential.py)
 #   run_suite.sh ROOT both-ways OUTDIR  every case lowered both ways + nvcc
 #   run_suite.sh ROOT tvm-own-tests OUTDIR  TVM's own tile-primitive tests,
 #                                       with the bridge and without
@@ -26,6 +28,8 @@ fi
 case $what in
   differential)
     exec "$py" "$root/tests/upstream/differential.py" ;;
+  gemm-differential)
+    exec "$py" "$root/tests/upstream/gemm_differential.py" ;;
   both-ways)
     out=$3
     rm -rf "$out"

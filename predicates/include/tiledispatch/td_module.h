@@ -158,7 +158,9 @@ typedef int (*td_plan_fn)(const td_call *call, const td_op_desc *op,
  * registered: its combiner gives the arithmetic and the identity).  `plan`
  * is the module's plan for this call when the module has a plan function
  * (never NULL then), NULL otherwise.  Returns 0; or TD_EDECLINED with a
- * reason in *why (dispatch goes on to the next candidate); or another
+ * reason in *why (dispatch goes on to the next candidate; its first line
+ * is the reason, further lines after '\n' are explain's account of it,
+ * one reason each); or another
  * negative code for a real failure (TD_ENOMEM), which stops dispatch.
  * An emitter that accepts may leave a note in *why (what the caller owns,
  * e.g. the barrier after a copy); explain shows it on the selected row.
