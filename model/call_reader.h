@@ -116,4 +116,8 @@ int td__cl_form_keys(td__cl *c, const td_ynode *root);
  * float32 1 and 0).  The buffers must be loaded. */
 int td__cl_gemm(td__cl *c, const td_ynode *root);
 
+/* A gemm_async call's a and b (srcs[0..1], both required) and its
+ * transA / transB. */
+int td__cl_gemm_async(td__cl *c, const td_ynode *root);
+
 #endif
