@@ -562,6 +562,19 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
                   cn, cb->name, cn, cb->name);
 }
 
+/* Whether a 2-D tmem buffer's layout puts row r in lane r and column c
+ * in column c (TVM's S[(M, N) : (1@TLane, 1@TCol)], any M <= 128). */
+static bool c_identity(const td_buffer *b)
+{
+    char text[96];
+    td_layout want, a, w;
+    snprintf(text, sizeof text,
+             "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]", b->shape[0],
+             b->shape[1]);
+    return parse(text, &want) == 0 && td__lay_canonicalize(&b->layout, &a) == 0 &&
+           td__lay_canonicalize(&want, &w) == 0 && td__lay_same(&a, &w);
+}
+
 static int cfg_int(const td_config_entry *e, int64_t *v)
 {
     if (e == NULL || e->kind != TD_VALUE_INT)
@@ -761,14 +774,14 @@ static int async_emit(const td_call *call, const td_op_desc *op,
         DECLINE("tcgen05 schedule expected K %% %" PRId64 " == 0, got %" PRId64,
                 p.mma_k, p.k);
     /* 10. C in tensor memory: the datapath-D identity at the region */
-    if (cb->has_layout && cb->datapath != TD_TMEM_D)
+    if (call->dst.ndim != 2)
+        DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
+    if (cb->has_layout && !c_identity(cb))
         DECLINE("gemm_async: C in tensor-memory datapath %s (the M=64 "
                 "layouts) is not supported by tiledispatch yet",
                 cb->datapath == TD_TMEM_F   ? "F"
                 : cb->datapath == TD_TMEM_B ? "B"
                                             : "other than D");
-    if (call->dst.ndim != 2)
-        DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
     p.lane0 = call->dst.start[0];
     p.col0 = call->dst.start[1];
     if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)

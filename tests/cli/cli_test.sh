@@ -157,7 +157,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "rules.yaml: ok, 23 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 24 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json

@@ -174,15 +174,18 @@ def read_access(path):
 # ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16,
 # cp.async.cg.shared.global.L2::128B (guarded: after `@p `),
 # tcgen05.ld.sync.aligned.32x32b.x8.b32, tcgen05.cp.cta_group::1.128x256b.
-# mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (gemm) is no memory
-# instruction but is the one a gemm case's access names.
-PTX_MEM = re.compile(r'(?:"\s*|@p )((?:ld|st|ldmatrix|stmatrix|cp\.async|'
-                     r'tcgen05\.ld|tcgen05\.st|tcgen05\.cp|mma\.sync)'
+# mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (gemm) and
+# tcgen05.mma.cta_group::1.kind::f16 (gemm_async, after the predicate's
+# `setp...; `) are no memory instructions but are what a gemm case's
+# access names.
+PTX_MEM = re.compile(r'(?:"\s*|@p |; )((?:ld|st|ldmatrix|stmatrix|cp\.async|'
+                     r'tcgen05\.ld|tcgen05\.st|tcgen05\.cp|tcgen05\.mma|'
+                     r'mma\.sync)'
                      r'\.[A-Za-z0-9_:.]+)')
 # A call of a prelude helper that issues mma.sync, at the start of a
 # statement of the body (the helper's definition starts with
 # __forceinline__).
-MMA_CALL = re.compile(r'^\s*td_ptx_mma_\w+\(', re.M)
+MMA_CALL = re.compile(r'^\s*td_(?:ptx_mma|tcgen05_mma)_\w+\(', re.M)
 
 
 def read_count(path):
@@ -477,7 +480,8 @@ def compile_wrapped(group, args, outdir, arch):
     to name the culprit.  Returns {case name: error or None}."""
     def source(items):
         incs, fns, out = ["#include <cstdint>", "#include <cuda_fp16.h>",
-                          "#include <cuda_bf16.h>"], [], []
+                          "#include <cuda_bf16.h>", "#include <cuda_fp8.h>"],\
+            [], []
         for i, (c, (ci, cf, k)) in enumerate(items):
             incs += [x for x in ci if x not in incs]
             fns += [x for x in cf if x not in fns]
