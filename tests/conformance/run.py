@@ -26,7 +26,8 @@ element accesses, as TVM's fallback).  A gemm case's access is its
 `mma.sync...` instruction, and a `# count: N` line after it says how many
 times the body calls it (upstream's issue count).
 
-Without `# arch:`, the packed variants need sm_100a, and so does any
+Without `# arch:`, the packed variants and gemm_async's tcgen05 need
+sm_100a, and so does any
 program whose text uses the Blackwell-only `.f32x2` instructions (the
 packed float32-pair paths of the elementwise variants); everything else
 is built for sm_90a.
@@ -107,6 +108,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nvcc_batch  # noqa: E402
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
+# Variants whose instructions exist on sm_100a only (tcgen05.mma).
+SM100_VARIANTS = {"tcgen05"}
 # Instructions that exist only on sm_100 and later (f32x2 pairs).
 SM100_ONLY = re.compile(r"\.f32x2\b")
 DEFAULT_ARCH = "sm_90a"
@@ -519,7 +522,8 @@ def run_case(c, args, outdir):
         return True, ("no match" if c["expect"] == "none" else "refused") + ", as expected"
     if c["expect"] is not None and variant != c["expect"]:
         return False, f"dispatched to {variant}, expected {c['expect']}"
-    arch = c["arch"] or ("sm_100a" if variant in PACKED else DEFAULT_ARCH)
+    arch = c["arch"] or ("sm_100a" if variant in PACKED | SM100_VARIANTS
+                         else DEFAULT_ARCH)
     cu = os.path.join(outdir, c["name"] + ".cu")
     p = subprocess.run([args.exe, "kernel", c["path"], "-o", cu],
                        capture_output=True, text=True, env=env)
