@@ -1024,11 +1024,9 @@ static void stmt(cuda *c, const td__stmt *s)
                        &c->need);
         break;
     case TD__S_MMA:
-        td__cuda_mma(&(td__async_out){p, &c->line, async_expr, c}, s, &c->need);
-        break;
     case TD__S_UMMA:
-        td__cuda_umma(&(td__async_out){p, &c->line, async_expr, c}, s,
-                      &c->need);
+        (s->kind == TD__S_MMA ? td__cuda_mma : td__cuda_umma)(
+            &(td__async_out){p, &c->line, async_expr, c}, s, &c->need);
         break;
     case TD__S_VEC_STORE: {
         const td_expr *idx[TD_MAX_RANK];
