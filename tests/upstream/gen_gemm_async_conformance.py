@@ -37,8 +37,9 @@ from pathlib import Path
 import tvm
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
-from tvm.tirx.cuda.tile_primitive.tma_utils import SwizzleMode, mma_shared_layout
-from tvm.tirx.layout import S, TileLayout, TLane, TCol
+from tvm.tirx.cuda.tile_primitive.tma_utils import (SwizzleMode, mma_atom_layout,
+                                                     mma_atom_shape, mma_shared_layout)
+from tvm.tirx.layout import ComposeLayout, S, TileLayout, TLane, TCol
 
 SRC = "apache/tvm tests/python/tirx/operator/tile_primitive/cuda/gemm_async/test_gemm_async.py"
 
@@ -56,7 +57,35 @@ def full(shape):
     return tuple((0, s) for s in shape)
 
 
-# (shape, dtype, region or None for the whole buffer, swizzle mode)
+def mid_stage(dtype, shape):
+    """upstream's _mid_stage_layout (128B): (D0, stages, D1), stages the
+    outermost stride."""
+    base = mma_shared_layout(dtype, SwizzleMode.SWIZZLE_128B_ATOM, (shape[0], shape[-1]))
+    return base.tile_to(shape, [shape[0], 1, shape[-1]])
+
+
+def mn_major(dtype, shape):
+    """upstream's _mn_major_layout (128B): the penultimate dim contiguous
+    within the atom."""
+    sw = SwizzleMode.SWIZZLE_128B_ATOM
+    atom = mma_atom_layout(dtype, sw)
+    base = mma_atom_shape(dtype, sw)
+    swapped = [base[1], base[0]]
+    mn_atom = ComposeLayout(atom.per_element, atom.swizzle_len, atom.atom_len,
+                            TileLayout(S[tuple(swapped):(1, swapped[0])]),
+                            atom.swizzle_inner)
+    step = [1] * (len(shape) - 2) + [shape[-2], swapped[1]]
+    atom_nd = [1] * (len(shape) - 2) + swapped
+    return mn_atom.tile_to(step, atom_nd).tile_to(shape, step).canonicalize()
+
+
+def fixed(text):
+    """A layout given as TVM's constructor: S[...] with strides."""
+    return lambda dtype, shape: text
+
+
+# (shape, dtype, region or None for the whole buffer, swizzle mode or a
+# function (dtype, shape) -> TVM layout)
 CASES = [
     case("cta_group_1", "test_gemm_tcgen05_cta_group_1",
          C=((128, 512), (0, 128), (256, 384)),
@@ -88,6 +117,63 @@ CASES = [
          A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), 3),
          B=((3, 128, 128), "float16", ((2, 3), (0, 128), (0, 128)), 3),
          transA=True, transB=True),
+    case("arbitrary_tiles_unit_dim_middle", "test_gemm_tcgen05_arbitrary_tiles[unit_dim_middle]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((128, 3, 64), "float16", ((0, 128), (1, 2), (0, 64)), mid_stage),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3)),
+    case("arbitrary_tiles_mn_major", "test_gemm_tcgen05_arbitrary_tiles[mn_major]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), mn_major),
+         B=((3, 128, 128), "float16", ((2, 3), (0, 128), (0, 128)), 3)),
+    case("arbitrary_tiles_transA_kmajor_smem", "test_gemm_tcgen05_arbitrary_tiles[transA_kmajor_smem]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), mn_major),
+         B=((3, 128, 128), "float16", ((2, 3), (0, 128), (0, 128)), 3), transA=True),
+    case("no_swizzle_column_major", "test_gemm_tcgen05_no_swizzle_smem_descriptor_codegen[column_major] (cta_group 1, N = 128)",
+         C=((64, 128), (0, 64), (0, 128)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 64):(1, 64)]))),
+         B=((64, 128), "bfloat16", None, mn_major), transB=True),
+    case("no_swizzle_packed_16b", "test_gemm_tcgen05_no_swizzle_smem_descriptor_codegen[packed_16b] (cta_group 1, N = 128)",
+         C=((64, 128), (0, 64), (0, 128)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 8, 8):(8, 512, 1)]))),
+         B=((64, 128), "bfloat16", None, mn_major), transB=True),
+    case("no_swizzle_col_major_64", "test_gemm_tcgen05_no_swizzle_col_major_rejects_non_128B_contiguous (M = 64, accepted)",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 64):(1, 64)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_no_swizzle_col_major_128", "test_gemm_tcgen05_no_swizzle_col_major_rejects_non_128B_contiguous",
+         C=((128, 256), (0, 128), (0, 256)),
+         A=((128, 64), "bfloat16", None, fixed(TileLayout(S[(128, 64):(1, 128)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_packed_16b_fp8", "test_gemm_tcgen05_no_swizzle_packed_16b_rejects_non_16bit_dtype",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "float8_e4m3fn", None, fixed(TileLayout(S[(64, 4, 16):(16, 1024, 1)]))),
+         B=((64, 256), "float8_e4m3fn", None, 3), transB=True),
+    case("packed_16b_bf16", "test_gemm_tcgen05_no_swizzle_packed_16b_rejects_non_16bit_dtype (bf16, accepted)",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 8, 8):(8, 512, 1)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_tf32_b_mn_major", "test_gemm_tcgen05_rejects_tf32_mn_major",
+         C=((64, 256), (0, 64), (0, 256)), A=((64, 32), "float32", None, 3),
+         B=((32, 256), "float32", None, 3), transB=True, cfg={"is_AB_tf32": True}),
+    case("bf16_b_mn_major", "test_gemm_tcgen05_rejects_tf32_mn_major (bf16, accepted)",
+         C=((64, 256), (0, 64), (0, 256)), A=((64, 64), "bfloat16", None, 3),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_non_uniform_atom_grid", "test_gemm_tcgen05_rejects_non_uniform_atom_grid",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(ComposeLayout(3, 3, 3, TileLayout(S[(2, 4, 8, 64):(4096, 512, 64, 1)])))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("uniform_atom_grid", "test_gemm_tcgen05_rejects_non_uniform_atom_grid (uniform, accepted)",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(ComposeLayout(3, 3, 3, TileLayout(S[(2, 4, 8, 64):(2048, 512, 64, 1)])))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("instr_desc_n32", "test_gemm_tcgen05_instr_desc_fold_mirrors_runtime_shape_rules (N = 32, accepted)",
+         C=((128, 32), (0, 128), (0, 32)), A=((128, 64), "bfloat16", None, 3),
+         B=((32, 64), "bfloat16", None, 3)),
+    case("rejects_instr_desc_n24", "test_gemm_tcgen05_instr_desc_fold_mirrors_runtime_shape_rules",
+         C=((128, 24), (0, 128), (0, 24)), A=((128, 64), "bfloat16", None, 3),
+         B=((24, 64), "bfloat16", None, 3),
+         deviation="D6: TVM's tile chooser keeps N=24, then its encoder raises; we decline with that text"),
     # the probes of design/gemm/probes/async_probe.py
     case("f16_128x64x64_sw128", "async_probe.py f16_128x64x64_sw128"),
     case("f16_warp", "async_probe.py f16_warp", scope="warp"),
@@ -177,6 +263,7 @@ CASES += [
 # Our reasons where we deviate (docs/upstream.md).
 OURS = {
     "rejects_f16_N24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
+    "rejects_instr_desc_n24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
     "rejects_cta2_no_cluster": "cta_group=2 needs a cluster of 2 CTAs along x (launch has none)",
     "rejects_sm90a": "tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a",
     "rejects_noguard_thread": "guard the call to one thread (active set has 128 threads)",
@@ -187,6 +274,8 @@ SW = {0: SwizzleMode.SWIZZLE_NONE, 1: SwizzleMode.SWIZZLE_32B_ATOM,
 
 
 def tvm_layout(dtype, sw, shape):
+    if callable(sw):
+        return sw(dtype, tuple(shape))
     if sw == 0:
         return TileLayout(S[tuple(shape)])
     # mma_shared_layout knows the float widths only; int8's is e4m3's.
