@@ -72,8 +72,30 @@ static bool pred_single_thread_or_warp(const td_call *call,
     (void)user;
     static const char *const names[TD_SCOPE_COUNT] = {
         "thread", "warp", "warpgroup", "cta", "cluster"};
-    if (call->scope == TD_SCOPE_WARP)
-        return td__whole_scope_units(call, "tcgen05.mma", why);
+    if (call->scope == TD_SCOPE_WARP) {
+        if (!td__whole_scope_units(call, "tcgen05.mma", why))
+            return false;
+        /* elect.sync and the descriptors' shfl.sync name the full warp:
+         * a guard that leaves part of a warp would hang them (TVM does
+         * not check). */
+        for (int i = 0; i < call->nactive && i < TD_MAX_ACTIVE; i++) {
+            const td_active_range *a = &call->active[i];
+            bool whole =
+                a->axis == TD_AXIS_LANEID ? a->begin == 0 && a->end == 32
+                : a->axis == TD_AXIS_TX || a->axis == TD_AXIS_TID_IN_WG
+                    ? a->begin % 32 == 0 && a->end % 32 == 0
+                    : true;
+            if (!whole) {
+                td_reason_set(why,
+                              "warp scope issues elect.sync and shfl.sync "
+                              "over the full warp; active %s [%" PRId64
+                              ", %" PRId64 ") leaves part of a warp",
+                              td_axis_name(a->axis), a->begin, a->end);
+                return false;
+            }
+        }
+        return true;
+    }
     if (call->scope != TD_SCOPE_THREAD) {
         td_reason_set(why,
                       "unsupported exec_scope T.ExecScope(\"%s\"), expected "
