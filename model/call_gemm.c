@@ -194,3 +194,27 @@ int td__cl_gemm_async(td__cl *c, const td_ynode *root)
         return rc;
     return 0;
 }
+
+int td__cl_gemm_async_accum(td__cl *c, const td_ynode *n)
+{
+    td_config_entry *e = &c->call->accum_expr;
+    memset(e, 0, sizeof *e);
+    snprintf(e->key, sizeof e->key, "accum");
+    int rc = td__cl_expr(c, n, e);
+    if (rc)
+        return rc;
+    if (e->kind != TD_VALUE_EXPR) {
+        memset(e, 0, sizeof *e);
+        return cl_err(c, TD_ESCHEMA, n,
+                      "'accum' must be a boolean or an expression of the "
+                      "call's scalars (declare '%s' under scalars:)",
+                      n->str);
+    }
+    if (strlen(n->str) >= sizeof e->s)
+        return cl_err(c, TD_ELIMIT, n, "'accum' expression longer than %d "
+                                       "characters",
+                      (int)sizeof e->s - 1);
+    snprintf(e->s, sizeof e->s, "%s", n->str);
+    e->pos = (td_pos){n->line, n->col};
+    return 0;
+}

@@ -319,7 +319,11 @@ static int cl_call(td__cl *c, const td_ynode *root)
         call->naxes = 1;
         call->axes[0] = -1;
     }
-    if (v[K_ACCUM] != NULL) {
+    if (v[K_ACCUM] != NULL && td__gemm_async_form(call->op) &&
+        td__yclass(v[K_ACCUM], NULL, NULL, NULL) == TD_YT_STR) {
+        if ((rc = td__cl_gemm_async_accum(c, v[K_ACCUM])) != 0)
+            return rc;
+    } else if (v[K_ACCUM] != NULL) {
         td_ytype t = td__yclass(v[K_ACCUM], NULL, &call->accum, NULL);
         if (t != TD_YT_BOOL)
             return cl_err(c, TD_ESCHEMA, v[K_ACCUM],

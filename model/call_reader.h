@@ -120,4 +120,8 @@ int td__cl_gemm(td__cl *c, const td_ynode *root);
  * transA / transB. */
 int td__cl_gemm_async(td__cl *c, const td_ynode *root);
 
+/* A gemm_async call's accum written as a string: an expression of the
+ * declared scalars and thread ids, into call->accum_expr. */
+int td__cl_gemm_async_accum(td__cl *c, const td_ynode *n);
+
 #endif

@@ -252,7 +252,10 @@ size_t td_call_format_script_as(const td_call *call, td_script_form form,
         td__sbuf_printf(&o, ", transA=%s, transB=%s",
                         call->transpose_a ? "True" : "False",
                         call->transpose_b ? "True" : "False");
-    if (form == TD_SCRIPT_REDUCTION || call->accum || gasync)
+    if (gasync && call->accum_expr.kind == TD_VALUE_EXPR)
+        td__sbuf_printf(&o, ", accum=%.*s", TD_NAME_MAX - 1,
+                        call->accum_expr.s);
+    else if (form == TD_SCRIPT_REDUCTION || call->accum || gasync)
         td__sbuf_printf(&o, ", accum=%s", call->accum ? "True" : "False");
     if (call->dispatch[0]) {
         char forced[TD_NAME_MAX];

@@ -526,6 +526,22 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
         da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
                              p->a.swizzle, false);
     }
+    /* enable_input_d of each K loop's first MMA: the call's accum (a
+     * flag, or an expression of its scalars: upstream's accum=k > 0). */
+    td_expr *accum0 = td_int(ir, call->accum);
+    const td_cexpr *ax = &call->accum_expr.expr;
+    if (call->accum_expr.kind == TD_VALUE_EXPR && ax->n > 0) {
+        td_reason r;
+        accum0 = td__config_expr(ir, call, &call->accum_expr, -1, &r);
+        /* A comparison or logic is int32 already; a value (a scalar of
+         * any integer dtype) is tested against 0. */
+        td_cx_op top = ax->node[ax->n - 1].op;
+        if (accum0 != NULL && !(top >= TD_CX_LT && top <= TD_CX_OR) &&
+            top != TD_CX_NOT)
+            accum0 = td_binary(ir, TD_OP_NE, accum0, td_int(ir, 0));
+        if (accum0 == NULL)
+            return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EINVAL;
+    }
     if (p->warp)
         td_ir_if(ir, td_intrinsic(ir, TD_INTRIN_ELECT_SYNC, TD_I32, 0, NULL));
     const td_ir_desc_form form = p->mode <= 1   ? TD_IR_DESC_ADD
@@ -557,7 +573,7 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                     .a = {form, da, sa, ao, p->a.ldo, p->a.sdo, p->a.swizzle},
                     .b = {form, db, sb, bo, p->b.ldo, p->b.sdo, p->b.swizzle},
                     .idesc = p->idesc,
-                    .accum = td_int(ir, ki != 0 || call->accum),
+                    .accum = ki != 0 ? td_int(ir, 1) : accum0,
                 };
                 td_ir_tcgen05_mma(ir, &u);
             }
