@@ -11,9 +11,11 @@
  * dtype, A/B dtypes, cta_group, descI, ranks, the descriptors of A and B
  * (the swizzle atoms matched by is_tile_inner, gemm_async_desc below),
  * tf32 majorness, the instruction tile and its PTX shape rule (D6), K,
- * C's tensor-memory layout, and the CTA pair's cluster (D7).  What is not
- * ported yet (A in tensor memory, the M = 64 datapaths of .ws, Layout E/F,
- * the batched forms, block scaling) declines naming the feature.
+ * C's tensor-memory layout (datapath D's identity, or Layout F for a whole
+ * M = 64 buffer), and the CTA pair's cluster (D7).  What is not ported yet
+ * (A in tensor memory, the M = 64 datapaths of .ws and of cta_group 2,
+ * Layout E, the batched forms, block scaling) declines naming the
+ * feature.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K
@@ -814,13 +816,20 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     /* 10. C in tensor memory: the datapath-D identity at the region */
     if (call->dst.ndim != 2)
         DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
-    if (cb->has_layout && !c_identity(cb))
+    /* Layout F (M = 64 scattered: row r in lane 32 (r / 16) + r % 16, the
+     * upper sub-slab 16 lanes on): what an M = 64 MMA writes, TVM's base
+     * for a whole (64, X) buffer of that layout; the lane base is the
+     * sub-slab's. */
+    bool f = cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
+             p.cta_group == 1 && call->dst.start[0] == 0 &&
+             call->dst.extent[0] == 64;
+    if (cb->has_layout && !f && !c_identity(cb))
         DECLINE("gemm_async: C in tensor-memory datapath %s (the M=64 "
                 "layouts) is not supported by tiledispatch yet",
                 cb->datapath == TD_TMEM_F   ? "F"
                 : cb->datapath == TD_TMEM_B ? "B"
                                             : "other than D");
-    p.lane0 = call->dst.start[0];
+    p.lane0 = f ? 16 * cb->sub_slab : call->dst.start[0];
     p.col0 = call->dst.start[1];
     if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)
         DECLINE("gemm_async: C's region (lanes %" PRId64 "..%" PRId64

@@ -39,16 +39,16 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.tirx.cuda.tile_primitive.tma_utils import (SwizzleMode, mma_atom_layout,
                                                      mma_atom_shape, mma_shared_layout)
-from tvm.tirx.layout import ComposeLayout, S, TileLayout, TLane, TCol
+from tvm.tirx.layout import ComposeLayout, S, TileLayout, TLane, TCol, tmem_datapath_layout
 
 SRC = "apache/tvm tests/python/tirx/operator/tile_primitive/cuda/gemm_async/test_gemm_async.py"
 
 
-def case(name, frm, *, C=((128, 64), (0, 128), (0, 64)),
+def case(name, frm, *, C=((128, 64), (0, 128), (0, 64)), c_layout="D",
          A=((128, 64), "float16", None, 3), B=((64, 64), "float16", None, 3),
          transA=False, transB=False, accum=False, scope="thread", cfg=None,
          cluster=False, arch="sm_100a", active=None, deviation=None):
-    return dict(name=name, frm=frm, C=C, A=A, B=B, transA=transA,
+    return dict(name=name, frm=frm, C=C, c_layout=c_layout, A=A, B=B, transA=transA,
                 transB=transB, accum=accum, scope=scope, cfg=dict(cfg or {}),
                 cluster=cluster, arch=arch, active=active, deviation=deviation)
 
@@ -174,6 +174,11 @@ CASES = [
          C=((128, 24), (0, 128), (0, 24)), A=((128, 64), "bfloat16", None, 3),
          B=((24, 64), "bfloat16", None, 3),
          deviation="D6: TVM's tile chooser keeps N=24, then its encoder raises; we decline with that text"),
+    case("layout_f_m64", "test_gemm_tcgen05_cta_group_1_layout_f_m64",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F", A=((64, 64), "float16", None, 3)),
+    case("layout_f_m64_n128_cols", "test_gemm_tcgen05_cta_group_1_layout_f_m64 (N = 128, columns 64..128 of a (64, 256) buffer)",
+         C=((64, 256), (0, 64), (64, 192)), c_layout="F", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3)),
     # the probes of design/gemm/probes/async_probe.py
     case("f16_128x64x64_sw128", "async_probe.py f16_128x64x64_sw128"),
     case("f16_warp", "async_probe.py f16_warp", scope="warp"),
@@ -308,7 +313,8 @@ def build(c):
     cg = c["cfg"].get("cta_group", 1)
     c_dtype = "float16" if c["name"] == "rejects_c_f16" else "float32"
     Al, Bl = tvm_layout(dt, A_sw, A_shape), tvm_layout(c["B"][1], B_sw, B_shape)
-    Cl = TileLayout(S[tuple(C_shape):(1 @ TLane, 1 @ TCol)])
+    Cl = (tmem_datapath_layout("F", C_shape[0], C_shape[1]) if c["c_layout"] == "F"
+          else TileLayout(S[tuple(C_shape):(1 @ TLane, 1 @ TCol)]))
     rA, rB = region_slices(A_shape, A_reg), region_slices(B_shape, B_reg)
     rC = tuple(slice(a, b) for a, b in C_reg)
     op = {"thread": Tx.gemm_async, "warp": Tx.warp.gemm_async,
@@ -411,9 +417,11 @@ def write(c, out: Path):
     # A CTA's tensor memory has 128 lanes: upstream's cta_group 2 C
     # (256 rows, each CTA's region 128 of them) is declared per CTA.
     C_rows = 128 if C_shape[0] > 128 and C_reg[0][1] <= 128 else C_shape[0]
+    c_text = (f"S[(4, 16, {C_shape[1]}) : (32@TLane, 1@TLane, 1@TCol)]" if c["c_layout"] == "F"
+              else f"S[({C_rows}, {C_shape[1]}) : (1@TLane, 1@TCol)]")
     lines += ["buffers:",
               f"  C: {{scope: tmem, dtype: {c_dtype}, shape: [{C_rows}, {C_shape[1]}], "
-              f"layout: \"S[({C_rows}, {C_shape[1]}) : (1@TLane, 1@TCol)]\"}}",
+              f"layout: \"{c_text}\"}}",
               f"  A: {{scope: shared, dtype: {dt}, shape: {list(A_shape)}, layout: \"{layout_text(Al)}\"}}",
               f"  B: {{scope: shared, dtype: {bdt}, shape: {list(B_shape)}, layout: \"{layout_text(Bl)}\"}}"]
 
