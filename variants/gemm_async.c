@@ -11,11 +11,11 @@
  * dtype, A/B dtypes, cta_group, descI, ranks, the descriptors of A and B
  * (the swizzle atoms matched by is_tile_inner, gemm_async_desc below),
  * tf32 majorness, the instruction tile and its PTX shape rule (D6), K,
- * C's tensor-memory layout (datapath D's identity, or Layout F for a whole
- * M = 64 buffer), and the CTA pair's cluster (D7).  What is not ported yet
- * (A in tensor memory, the M = 64 datapaths of .ws and of cta_group 2,
- * Layout E, the batched forms, block scaling) declines naming the
- * feature.
+ * C's tensor-memory layout (datapath D's identity, Layout F for a whole
+ * M = 64 buffer, Layout B for M = 64 at cta_group 2), and the CTA pair's
+ * cluster (D7).  What is not ported yet (A in tensor memory, the .ws
+ * datapath, Layout E, the batched forms, block scaling) declines naming
+ * the feature.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K
@@ -492,6 +492,7 @@ typedef struct ga_plan {
     int cta_group;
     int64_t m, n, k, mma_k, m_mma, n_mma, lane0, col0;
     bool tf32, warp;
+    bool two_by_two; /* Layout B: an N tile spans N_mma / 2 columns */
     td_dtype ab;
     ga_desc a, b;
     uint32_t idesc;
@@ -571,7 +572,8 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                     .cta_group = p->cta_group,
                     .tmem = t,
                     .lane = p->lane0 + (m_tiles == 1 ? 0 : mi * p->m_mma),
-                    .column = p->col0 + ni * p->n_mma,
+                    .column = p->col0 + ni * (p->two_by_two ? p->n_mma / 2
+                                                             : p->n_mma),
                     .a = {form, da, sa, ao, p->a.ldo, p->a.sdo, p->a.swizzle},
                     .b = {form, db, sb, bo, p->b.ldo, p->b.sdo, p->b.swizzle},
                     .idesc = p->idesc,
@@ -719,9 +721,19 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     p.m = call->dst.extent[call->dst.ndim - 2];
     p.n = call->dst.extent[call->dst.ndim - 1];
     p.k = call->transpose_a ? a2[0] : a2[1];
-    if (p.m == 64 && p.cta_group == 2)
-        DECLINE("gemm_async: M=64 with cta_group=2 (datapath B) is not "
-                "supported by tiledispatch yet");
+    /* M = 64 at cta_group 2 is TVM's 2x2 datapath: C must be Layout B,
+     * (r, c) in lane r + 64 (c / (N/2)), column c % (N/2); the whole
+     * buffer only (a column slice of it is no Layout B). */
+    bool two_by_two = p.m == 64 && p.cta_group == 2;
+    if (two_by_two &&
+        !(cb->has_layout && cb->datapath == TD_TMEM_B &&
+          call->dst.ndim == 2 && call->dst.start[0] == 0 &&
+          call->dst.start[1] == 0 && call->dst.extent[0] == cb->shape[0] &&
+          call->dst.extent[1] == cb->shape[1]))
+        DECLINE("gemm_async: M=64 with cta_group=2 needs C in datapath B "
+                "(S[(64, 2, N/2) : (1@TLane, 64@TLane, 1@TCol)]) over its "
+                "whole buffer; other C layouts are not supported by "
+                "tiledispatch yet");
     /* 6. descriptors */
     int rc;
     if ((rc = canonical_params(call, 0, call->transpose_a, &p.a, why)) != 0 ||
@@ -820,16 +832,18 @@ static int async_emit(const td_call *call, const td_op_desc *op,
      * upper sub-slab 16 lanes on): what an M = 64 MMA writes, TVM's base
      * for a whole (64, X) buffer of that layout; the lane base is the
      * sub-slab's. */
-    bool f = cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
+    bool f = two_by_two ||
+             (cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
              p.cta_group == 1 && call->dst.start[0] == 0 &&
-             call->dst.extent[0] == 64;
+             call->dst.extent[0] == 64);
     if (cb->has_layout && !f && !c_identity(cb))
         DECLINE("gemm_async: C in tensor-memory datapath %s (the M=64 "
                 "layouts) is not supported by tiledispatch yet",
                 cb->datapath == TD_TMEM_F   ? "F"
                 : cb->datapath == TD_TMEM_B ? "B"
                                             : "other than D");
-    p.lane0 = f ? 16 * cb->sub_slab : call->dst.start[0];
+    p.lane0 = two_by_two ? 0 : f ? 16 * cb->sub_slab : call->dst.start[0];
+    p.two_by_two = two_by_two;
     p.col0 = call->dst.start[1];
     if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)
         DECLINE("gemm_async: C's region (lanes %" PRId64 "..%" PRId64

@@ -179,6 +179,17 @@ CASES = [
     case("layout_f_m64_n128_cols", "test_gemm_tcgen05_cta_group_1_layout_f_m64 (N = 128, columns 64..128 of a (64, 256) buffer)",
          C=((64, 256), (0, 64), (64, 192)), c_layout="F", A=((64, 64), "float16", None, 3),
          B=((128, 64), "float16", None, 3)),
+    case("layout_b_cta2_m64", "test_gemm_tcgen05_cta_group_2_layout_b",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="B", A=((64, 64), "float16", None, 3),
+         B=((64, 64), "float16", None, 3), cfg={"cta_group": 2, "mma_m": 128, "mma_n": 128},
+         cluster=True),
+    case("layout_b_cta2_m64_n256", "test_gemm_tcgen05_cta_group_2_layout_b (N = 256, tile chosen)",
+         C=((64, 256), (0, 64), (0, 256)), c_layout="B", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("rejects_cta2_m64_identity", "test_gemm_tcgen05_cta_group_2_layout_b (C not Layout B)",
+         C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
+         B=((64, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True,
+         deviation="TVM raises a structural-equality error for C; we decline naming Layout B"),
     # the probes of design/gemm/probes/async_probe.py
     case("f16_128x64x64_sw128", "async_probe.py f16_128x64x64_sw128"),
     case("f16_warp", "async_probe.py f16_warp", scope="warp"),
@@ -269,6 +280,7 @@ CASES += [
 OURS = {
     "rejects_f16_N24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
     "rejects_instr_desc_n24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
+    "rejects_cta2_m64_identity": "gemm_async: M=64 with cta_group=2 needs C in datapath B",
     "rejects_cta2_no_cluster": "cta_group=2 needs a cluster of 2 CTAs along x (launch has none)",
     "rejects_sm90a": "tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a",
     "rejects_noguard_thread": "guard the call to one thread (active set has 128 threads)",
@@ -314,6 +326,8 @@ def build(c):
     c_dtype = "float16" if c["name"] == "rejects_c_f16" else "float32"
     Al, Bl = tvm_layout(dt, A_sw, A_shape), tvm_layout(c["B"][1], B_sw, B_shape)
     Cl = (tmem_datapath_layout("F", C_shape[0], C_shape[1]) if c["c_layout"] == "F"
+          else TileLayout(S[(C_shape[0], 2, C_shape[1] // 2):(1 @ TLane, 64 @ TLane, 1 @ TCol)])
+          if c["c_layout"] == "B"
           else TileLayout(S[tuple(C_shape):(1 @ TLane, 1 @ TCol)]))
     rA, rB = region_slices(A_shape, A_reg), region_slices(B_shape, B_reg)
     rC = tuple(slice(a, b) for a, b in C_reg)
@@ -418,6 +432,8 @@ def write(c, out: Path):
     # (256 rows, each CTA's region 128 of them) is declared per CTA.
     C_rows = 128 if C_shape[0] > 128 and C_reg[0][1] <= 128 else C_shape[0]
     c_text = (f"S[(4, 16, {C_shape[1]}) : (32@TLane, 1@TLane, 1@TCol)]" if c["c_layout"] == "F"
+              else f"S[({C_shape[0]}, 2, {C_shape[1] // 2}) : (1@TLane, 64@TLane, 1@TCol)]"
+              if c["c_layout"] == "B"
               else f"S[({C_rows}, {C_shape[1]}) : (1@TLane, 1@TCol)]")
     lines += ["buffers:",
               f"  C: {{scope: tmem, dtype: {c_dtype}, shape: [{C_rows}, {C_shape[1]}], "
