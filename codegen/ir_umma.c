@@ -86,7 +86,8 @@ void td_ir_tcgen05_mma(td_ir *ir, const td_ir_umma *m)
     if (!td__ir_live(ir))
         return;
     bool ok = m != NULL && (unsigned)m->kind < TD_UMMA_KIND_COUNT &&
-              (m->cta_group == 1 || m->cta_group == 2) && m->tmem != NULL &&
+              (m->cta_group == 1 || (m->cta_group == 2 && !m->ws)) &&
+              m->tmem != NULL &&
               m->tmem->owner == ir && !m->tmem->scratch &&
               strcmp(m->tmem->scope, "tmem") == 0 && m->lane >= 0 &&
               m->lane < 128 && m->column >= 0 && m->column < 512 &&

@@ -13,15 +13,17 @@
 #include "codegen_internal.h"
 
 /* Helper bits of td__cuda_needs.umma: the MMA of (kind, cta_group) at
- * bit 2 * kind + cta_group - 1, then the descriptor helpers. */
-enum { U_ENCODE = 1u << 8, U_UNIFORM = 1u << 9, U_ADD = 1u << 10 };
+ * bit 2 * kind + cta_group - 1, the descriptor helpers, the .ws MMA of a
+ * kind at U_WS << kind. */
+enum { U_ENCODE = 1u << 8, U_UNIFORM = 1u << 9, U_ADD = 1u << 10,
+       U_WS = 1u << 11 };
 
 /* TVM's table of the descriptor's layout type by swizzle mode. */
 static const int layout_type[4] = {0, 6, 4, 2};
 
-static void mma_name(td_buf *b, td_umma_kind k, int cta_group)
+static void mma_name(td_buf *b, td_umma_kind k, int cta_group, bool ws)
 {
-    td__buf_printf(b, "td_tcgen05_mma_cg%d_%s", cta_group,
+    td__buf_printf(b, "td_tcgen05_mma_%scg%d_%s", ws ? "ws_" : "", cta_group,
                    td_umma_kind_name(k));
 }
 
@@ -61,8 +63,9 @@ void td__cuda_umma(const td__async_out *o, const td__stmt *s,
         return;
     }
     const td_ir_umma *m = &u->m;
-    need->umma |= 1u << (2 * m->kind + m->cta_group - 1);
-    mma_name(l, m->kind, m->cta_group);
+    need->umma |= m->ws ? (unsigned)U_WS << m->kind
+                        : 1u << (2 * m->kind + m->cta_group - 1);
+    mma_name(l, m->kind, m->cta_group, m->ws);
     td__buf_printf(l, "(%s_taddr", m->tmem->name);
     if (m->lane != 0)
         td__buf_printf(l, " + (%" PRId64 "u << 16)", m->lane);
@@ -77,11 +80,33 @@ void td__cuda_umma(const td__async_out *o, const td__stmt *s,
     td__buf_puts(l, ")");
 }
 
+/* The weight-stationary form: enable_input_d, then the zero column mask
+ * (0: every column kept), no disable-output-lane words. */
+static void ws_helper(td_buf *o, td_umma_kind k)
+{
+    td__buf_puts(o, "\n__forceinline__ __device__ void ");
+    mma_name(o, k, 1, true);
+    td__buf_printf(o,
+                   "(unsigned int d_tmem, unsigned long long a_desc, "
+                   "unsigned long long b_desc, unsigned int idesc, "
+                   "int enable_input_d) {\n#ifdef __CUDA_ARCH__\n"
+                   "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%4, 0; "
+                   "tcgen05.mma.ws.cta_group::1.kind::%s [%%0], %%1, %%2, %%3, "
+                   "p, %%5; }\"\n      : : \"r\"(d_tmem), \"l\"(a_desc), "
+                   "\"l\"(b_desc), \"r\"(idesc), \"r\"(enable_input_d), "
+                   "\"l\"(0ull) : \"memory\");\n#else\n"
+                   "  (void)d_tmem;\n  (void)a_desc;\n  (void)b_desc;\n"
+                   "  (void)idesc;\n  (void)enable_input_d;\n"
+                   "  __builtin_trap(); /* tensor memory: no host stand-in */\n"
+                   "#endif\n}\n",
+                   td_umma_kind_name(k));
+}
+
 static void mma_helper(td_buf *o, td_umma_kind k, int cg)
 {
     int nmask = cg == 2 ? 8 : 4;
     td__buf_puts(o, "\n__forceinline__ __device__ void ");
-    mma_name(o, k, cg);
+    mma_name(o, k, cg, false);
     td__buf_printf(o,
                    "(unsigned int d_tmem, unsigned long long a_desc, "
                    "unsigned long long b_desc, unsigned int idesc, "
@@ -158,6 +183,9 @@ void td__cuda_umma_prelude(td_buf *o, const td__cuda_needs *need)
         for (int cg = 1; cg <= 2; cg++)
             if (need->umma >> (2 * k + cg - 1) & 1)
                 mma_helper(o, (td_umma_kind)k, cg);
+    for (int k = 0; k < TD_UMMA_KIND_COUNT; k++)
+        if (need->umma & (unsigned)U_WS << k)
+            ws_helper(o, (td_umma_kind)k);
 }
 
 /* ---- TIRx ----------------------------------------------------------- */
@@ -292,7 +320,7 @@ void td__tirx_umma(const td__async_out *o, const td__stmt *s)
         tirx_operand(o, ops[i], u->enc[i]);
     }
     td__buf_printf(l, ", T.uint32(%" PRIu32 ")", m->idesc);
-    int nmask = m->cta_group == 2 ? 8 : 4;
+    int nmask = m->ws ? 0 : m->cta_group == 2 ? 8 : 4;
     for (int i = 0; i < nmask; i++)
         td__buf_puts(l, ", T.uint32(0)");
     td__buf_puts(l, ", ");
@@ -302,7 +330,10 @@ void td__tirx_umma(const td__async_out *o, const td__stmt *s)
         td__buf_puts(l, v ? "T.bool(True)" : "T.bool(False)");
     else
         o->expr(o->ctx, l, m->accum, 0);
-    td__buf_printf(l, ", \"mma\", \"cta_group::%d\", \"kind::%s\", \"\", "
-                      "\"p%d\")",
+    /* TVM's .ws form: the zero column mask after the flag, "ws" after
+     * "mma", the predicate operand %4. */
+    td__buf_printf(l, "%s, \"mma\", %s\"cta_group::%d\", \"kind::%s\", "
+                      "\"\", \"p%d\")",
+                   m->ws ? ", T.uint64(0)" : "", m->ws ? "\"ws\", " : "",
                    m->cta_group, td_umma_kind_name(m->kind), 4 + nmask);
 }

@@ -13,9 +13,9 @@
  * tf32 majorness, the instruction tile and its PTX shape rule (D6), K,
  * C's tensor-memory layout (datapath D's identity, Layout F for a whole
  * M = 64 buffer, Layout B for M = 64 at cta_group 2), and the CTA pair's
- * cluster (D7).  What is not ported yet (A in tensor memory, the .ws
- * datapath, Layout E, the batched forms, block scaling) declines naming
- * the feature.
+ * cluster (D7); weight_stationary (.ws), or C packed as Layout E at
+ * M = 64, issues tcgen05.mma.ws.  What is not ported yet (A in tensor
+ * memory, the batched forms, block scaling) declines naming the feature.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K
@@ -491,8 +491,8 @@ typedef struct ga_plan {
     td_umma_kind kind;
     int cta_group;
     int64_t m, n, k, mma_k, m_mma, n_mma, lane0, col0;
-    bool tf32, warp;
-    bool two_by_two; /* Layout B: an N tile spans N_mma / 2 columns */
+    bool tf32, warp, ws;
+    bool two_by_two; /* Layout B / E: an N tile spans N_mma / 2 columns */
     td_dtype ab;
     ga_desc a, b;
     uint32_t idesc;
@@ -570,6 +570,7 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                 td_ir_umma u = {
                     .kind = p->kind,
                     .cta_group = p->cta_group,
+                    .ws = p->ws,
                     .tmem = t,
                     .lane = p->lane0 + (m_tiles == 1 ? 0 : mi * p->m_mma),
                     .column = p->col0 + ni * (p->two_by_two ? p->n_mma / 2
@@ -696,9 +697,10 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     if (td_call_config(call, "descI") != NULL)
         DECLINE("descI was removed: the dispatcher encodes the instruction "
                 "descriptor itself");
-    if (td_call_config_bool(call, "weight_stationary", false))
-        DECLINE("gemm_async: weight_stationary (.ws) is not supported by "
-                "tiledispatch yet");
+    p.ws = td_call_config_bool(call, "weight_stationary", false);
+    if (p.ws && p.cta_group == 2)
+        DECLINE("gemm_async: tcgen05.mma.ws has no cta_group::2 form "
+                "(weight_stationary needs cta_group=1)");
     /* 5. ranks */
     int64_t c2[2], a2[2], b2[2];
     int nc = mat_dims(&call->dst, c2);
@@ -832,7 +834,32 @@ static int async_emit(const td_call *call, const td_op_desc *op,
      * upper sub-slab 16 lanes on): what an M = 64 MMA writes, TVM's base
      * for a whole (64, X) buffer of that layout; the lane base is the
      * sub-slab's. */
-    bool f = two_by_two ||
+    /* M = 64 at cta_group 1 with C packed as (M, 2, N/2) (Layout E, the
+     * same layout as B): TVM's .ws datapath, which the layout implies. */
+    bool packed = p.m == 64 && p.cta_group == 1 && cb->has_layout &&
+                  cb->datapath == TD_TMEM_B && call->dst.start[0] == 0 &&
+                  call->dst.start[1] == 0 &&
+                  call->dst.extent[0] == cb->shape[0] &&
+                  call->dst.extent[1] == cb->shape[1];
+    const td_config_entry *wse = td_call_config(call, "weight_stationary");
+    if (packed && wse != NULL && wse->kind == TD_VALUE_BOOL && !wse->b)
+        DECLINE("gemm_async[tcgen05]: C uses the packed (M, 2, N//2):(1@TLane, "
+                "64@TLane, 1@TCol) Layout-E TMEM layout, which is the M=64 "
+                "weight-stationary datapath — but weight_stationary=False was "
+                "passed. Drop the flag (it is inferred from the layout), or "
+                "declare C with the Layout F / identity datapath layout for a "
+                "non-ws M=64 MMA.");
+    if (packed)
+        p.ws = true;
+    if (p.ws && p.cta_group == 1 && p.m == 64 && !packed)
+        DECLINE("gemm_async[tcgen05]: weight_stationary .ws (M=64, "
+                "cta_group::1) writes the Layout-E fold (M, 2, N//2):(1@TLane, "
+                "64@TLane, 1@TCol), but C is declared with the identity / "
+                "Layout-F layout, so the two banks would be read from the "
+                "wrong lanes. Declare C in the Layout-E (packed) or the "
+                "batched C[2, M, N//2] form for a .ws output, or drop "
+                "weight_stationary for a non-ws (Layout-F) M=64 MMA.");
+    bool f = two_by_two || packed ||
              (cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
              p.cta_group == 1 && call->dst.start[0] == 0 &&
              call->dst.extent[0] == 64);
@@ -842,8 +869,10 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                 cb->datapath == TD_TMEM_F   ? "F"
                 : cb->datapath == TD_TMEM_B ? "B"
                                             : "other than D");
-    p.lane0 = two_by_two ? 0 : f ? 16 * cb->sub_slab : call->dst.start[0];
-    p.two_by_two = two_by_two;
+    p.lane0 = two_by_two || packed ? 0
+              : f                    ? 16 * cb->sub_slab
+                                     : call->dst.start[0];
+    p.two_by_two = two_by_two || packed;
     p.col0 = call->dst.start[1];
     if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)
         DECLINE("gemm_async: C's region (lanes %" PRId64 "..%" PRId64

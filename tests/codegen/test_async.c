@@ -1028,6 +1028,33 @@ static void test_tcgen05_mma(void **state)
                               .accum = td_int(ir, 0)});
     assert_int_equal(td_ir_status(ir), TD_EINVAL);
     td_ir_free(ir);
+    /* .ws: its own helper (enable_input_d, then a zero column mask), the
+     * TIRx's "ws" and T.uint64(0); never at cta_group 2 */
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2, (int64_t[]){64, 128});
+    a = td_ir_buffer(ir, "A", TD_F16, "shared", 2, (int64_t[]){64, 64});
+    td_ir_umma ws = {.kind = TD_UMMA_F16, .cta_group = 1, .ws = true,
+                     .tmem = t,
+                     .a = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                     .b = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                     .idesc = 69206032u, .accum = td_int(ir, 0)};
+    td_ir_tcgen05_mma(ir, &ws);
+    assert_int_equal(td_ir_status(ir), 0);
+    body = print(ir, TD_LANG_CUDA, &p);
+    has(body, "td_tcgen05_mma_ws_cg1_f16(C_taddr, ");
+    has(p, "setp.ne.b32 p, %4, 0; tcgen05.mma.ws.cta_group::1.kind::f16 "
+           "[%0], %1, %2, %3, p, %5; }\"");
+    has(p, "\"r\"(enable_input_d), \"l\"(0ull)");
+    td_free(body);
+    td_free(p);
+    body = print(ir, TD_LANG_TIRX, NULL);
+    has(body, "T.uint32(69206032), T.bool(False), T.uint64(0), \"mma\", "
+              "\"ws\", \"cta_group::1\", \"kind::f16\", \"\", \"p4\")\n");
+    td_free(body);
+    ws.cta_group = 2;
+    td_ir_tcgen05_mma(ir, &ws);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
     assert_string_equal(td_umma_kind_name(TD_UMMA_TF32), "tf32");
     assert_null(td_umma_kind_name(TD_UMMA_KIND_COUNT));
 }

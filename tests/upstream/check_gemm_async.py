@@ -20,7 +20,7 @@ import sys
 DESC = re.compile(r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)")
 VAR = re.compile(r"unsigned long long (desc[AB]\w*) = (?:td_tcgen05_smem_desc_uniform\()?"
                  r"td_tcgen05_smem_desc\((\w)_ptr, 0u, (\d+), (\d+), (\d+)\)")
-MMA = re.compile(r"^\s*td_tcgen05_mma_cg\d_\w+\((\w+)_taddr(?: \+ \((\d+)u << 16\))?"
+MMA = re.compile(r"^\s*td_tcgen05_mma_(?:ws_)?cg\d_\w+\((\w+)_taddr(?: \+ \((\d+)u << 16\))?"
                  r"(?: \+ (\d+))?, (.*), (\d+)u, (\d+)\);$", re.M)
 OPER = re.compile(r"td_tcgen05_smem_desc_add\((\w+), (\d+)u\)|"
                   r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)")

@@ -190,6 +190,23 @@ CASES = [
          C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
          B=((64, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True,
          deviation="TVM raises a structural-equality error for C; we decline naming Layout B"),
+    case("weight_stationary", "test_gemm_tcgen05_weight_stationary_codegen",
+         C=((128, 512), (0, 128), (256, 384)),
+         A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3),
+         cfg={"weight_stationary": True}),
+    case("m64_packed_c_infers_ws", "test_gemm_tcgen05_cta1_m64_packed_c_infers_weight_stationary (A in shared memory)",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3)),
+    case("m64_packed_c_ws_n256", "test_gemm_tcgen05_cta1_m64_accepts_packed_c_layout_ws (N = 256, A in shared memory)",
+         C=((64, 256), (0, 64), (0, 256)), c_layout="E", A=((64, 64), "float16", None, 3),
+         B=((256, 64), "float16", None, 3), cfg={"weight_stationary": True}),
+    case("rejects_m64_packed_c_ws_false", "test_gemm_tcgen05_cta1_m64_packed_c_infers_weight_stationary (weight_stationary=False)",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3), cfg={"weight_stationary": False}),
+    case("rejects_m64_ws_identity_c", "test_gemm_tcgen05_cta1_m64_ws_requires_layout_e_c (A in shared memory)",
+         C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3), cfg={"weight_stationary": True}),
     # the probes of design/gemm/probes/async_probe.py
     case("f16_128x64x64_sw128", "async_probe.py f16_128x64x64_sw128"),
     case("f16_warp", "async_probe.py f16_warp", scope="warp"),
@@ -327,7 +344,7 @@ def build(c):
     Al, Bl = tvm_layout(dt, A_sw, A_shape), tvm_layout(c["B"][1], B_sw, B_shape)
     Cl = (tmem_datapath_layout("F", C_shape[0], C_shape[1]) if c["c_layout"] == "F"
           else TileLayout(S[(C_shape[0], 2, C_shape[1] // 2):(1 @ TLane, 64 @ TLane, 1 @ TCol)])
-          if c["c_layout"] == "B"
+          if c["c_layout"] in ("B", "E")
           else TileLayout(S[tuple(C_shape):(1 @ TLane, 1 @ TCol)]))
     rA, rB = region_slices(A_shape, A_reg), region_slices(B_shape, B_reg)
     rC = tuple(slice(a, b) for a, b in C_reg)
@@ -360,8 +377,9 @@ def build(c):
     return f, Al, Bl
 
 
-MMA_RE = re.compile(r"tvm_builtin_ptx_tcgen05_mma_ss_mma_cta_group__(\d)_kind__(\w+)\(\(uint\)(\d+), "
-                    r"(\w+)\[0\], (\w+)\[0\], \(uint\)(\d+), (?:\(uint\)0, )+\(bool\)(\d)\);")
+MMA_RE = re.compile(r"tvm_builtin_ptx_tcgen05_mma_(ws_)?ss_mma_(?:ws_)?cta_group__(\d)_kind__(\w+)"
+                    r"\(\(uint\)(\d+), (\w+)\[0\], (\w+)\[0\], \(uint\)(\d+), "
+                    r"(?:\(uint\)0, )*\(bool\)(\d)(?:, \(uint64_t\)0ULL)?\);")
 ENC_RE = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\((\w+)\[0\]\)\), "
                     r"\(\(void\*\)\(\(char\*\)\(&\((\w)_smem_ptr\[0\]\)\) \+ (\d+)\)\), "
                     r"(\d+), (\d+), (\d+)\);")
@@ -389,10 +407,11 @@ def lower(c):
     for name, op, off, ldo, sdo, sw in ENC_RE.findall(src):
         enc[name] = (op, int(off) // 16, int(ldo), int(sdo), int(sw))
     descs, mmas = {}, []
-    for cg, kind, col, a, b, idesc, en in MMA_RE.findall(src):
+    for ws, cg, kind, col, a, b, idesc, en in MMA_RE.findall(src):
         ea, eb = enc[a], enc[b]
         descs["A"], descs["B"] = ea[2:], eb[2:]
-        mmas.append((int(col), ea[1], eb[1], int(idesc), int(en), int(cg), kind))
+        mmas.append((int(col), ea[1], eb[1], int(idesc), int(en), int(cg),
+                     ("ws." if ws else "") + kind))
     return ("ok", descs, mmas)
 
 
@@ -410,8 +429,10 @@ def write(c, out: Path):
     else:
         _, descs, mmas = res
         cg, kind = mmas[0][5], mmas[0][6]
+        ws = "ws." if kind.startswith("ws.") else ""
+        kind = kind[len(ws):]
         lines += ["# expect: tcgen05", "# arch: sm_100a",
-                  f"# access: tcgen05.mma.cta_group::{cg}.kind::{kind}",
+                  f"# access: tcgen05.mma.{ws}cta_group::{cg}.kind::{kind}",
                   f"# count: {len(mmas)}",
                   "# tvm-desc: A {} {} {} B {} {} {}".format(*descs["A"], *descs["B"])]
         lines += [f"# tvm-mma: {col} {a} {b} {idesc} {en}" for col, a, b, idesc, en, _, _ in mmas]
@@ -433,7 +454,7 @@ def write(c, out: Path):
     C_rows = 128 if C_shape[0] > 128 and C_reg[0][1] <= 128 else C_shape[0]
     c_text = (f"S[(4, 16, {C_shape[1]}) : (32@TLane, 1@TLane, 1@TCol)]" if c["c_layout"] == "F"
               else f"S[({C_shape[0]}, 2, {C_shape[1] // 2}) : (1@TLane, 64@TLane, 1@TCol)]"
-              if c["c_layout"] == "B"
+              if c["c_layout"] in ("B", "E")
               else f"S[({C_rows}, {C_shape[1]}) : (1@TLane, 1@TCol)]")
     lines += ["buffers:",
               f"  C: {{scope: tmem, dtype: {c_dtype}, shape: [{C_rows}, {C_shape[1]}], "

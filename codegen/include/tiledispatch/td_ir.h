@@ -927,11 +927,15 @@ TD_API const char *td_umma_kind_name(td_umma_kind k); /* "f16" */
  * (`lane`, `column` constants, the column in 32-bit cells).  `idesc` is the
  * instruction descriptor, `cta_group` 1 or 2 (4 or 8 zero
  * disable-output-lane words), `accum` the enable-input-d operand (int32;
- * nonzero accumulates).
+ * nonzero accumulates).  `ws`: the weight-stationary form
+ * tcgen05.mma.ws (cta_group 1 only), whose operands end with
+ * enable_input_d and a zero column mask (0) instead of the
+ * disable-output-lane words.
  */
 typedef struct td_ir_umma {
     td_umma_kind kind;
     int cta_group;
+    bool ws;
     const td_ir_buf *tmem;
     int64_t lane, column;
     td_ir_desc_operand a, b;
