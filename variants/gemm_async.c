@@ -592,16 +592,26 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
 {
     const td_buffer *cb = &call->buffers[call->dst.buffer];
     int cn = (int)strnlen(cb->name, TD_NAME_MAX);
+    if (p->cta_group == 2) {
+        td_reason_set(why,
+                      "tcgen05.mma.cta_group::2 is asynchronous and "
+                      "pair-collective: one thread of one CTA of the pair "
+                      "(TVM's: cbx == 0) issues it for both, each CTA's A "
+                      "and its half of B in its own shared memory; the "
+                      "issuer commits it (tcgen05.commit.cta_group::2..."
+                      "multicast::cluster, mask 3) and both CTAs wait before "
+                      "%.*s is read; %.*s_taddr is what "
+                      "tcgen05.alloc.cta_group::2 wrote",
+                      cn, cb->name, cn, cb->name);
+        return;
+    }
     td_reason_set(why,
                   "tcgen05.mma is asynchronous: the issuing thread commits it "
-                  "(tcgen05.commit.cta_group::%d.mbarrier::arrive::one%s) "
-                  "and readers wait on that barrier before %.*s is read; "
+                  "(tcgen05.commit.cta_group::1.mbarrier::arrive::one) and "
+                  "readers wait on that barrier before %.*s is read; "
                   "%.*s_taddr is the base address tcgen05.alloc wrote; A and "
                   "B stay unwritten until then, each aligned to its swizzle "
                   "period",
-                  p->cta_group,
-                  p->cta_group == 2 ? ".shared::cluster.multicast::cluster"
-                                    : "",
                   cn, cb->name, cn, cb->name);
 }
 
