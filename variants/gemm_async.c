@@ -592,6 +592,12 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
 {
     const td_buffer *cb = &call->buffers[call->dst.buffer];
     int cn = (int)strnlen(cb->name, TD_NAME_MAX);
+    /* D2: tcgen05_arch passes a call without an arch, as TVM does; say
+     * what the code needs. */
+    const char *na = call->sm_version == 0
+                         ? "; the call gives no arch: tcgen05.mma needs "
+                           "sm_100a (not checked)"
+                         : "";
     if (p->cta_group == 2) {
         td_reason_set(why,
                       "tcgen05.mma.cta_group::2 is asynchronous and "
@@ -601,8 +607,8 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
                       "issuer commits it (tcgen05.commit.cta_group::2..."
                       "multicast::cluster, mask 3) and both CTAs wait before "
                       "%.*s is read; %.*s_taddr is what "
-                      "tcgen05.alloc.cta_group::2 wrote",
-                      cn, cb->name, cn, cb->name);
+                      "tcgen05.alloc.cta_group::2 wrote%s",
+                      cn, cb->name, cn, cb->name, na);
         return;
     }
     td_reason_set(why,
@@ -611,8 +617,8 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
                   "readers wait on that barrier before %.*s is read; "
                   "%.*s_taddr is the base address tcgen05.alloc wrote; A and "
                   "B stay unwritten until then, each aligned to its swizzle "
-                  "period",
-                  cn, cb->name, cn, cb->name);
+                  "period%s",
+                  cn, cb->name, cn, cb->name, na);
 }
 
 /* Whether a 2-D tmem buffer's layout puts row r in lane r and column c

@@ -108,6 +108,7 @@ expect 0 'call: Tx.gemm_async(C[0:128, 0:64], A[0:128, 0:64], B[0:64, 0:64], tra
 expect 0 "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, {%4, %5, %6, %7}, p;" emit "$ga"
 expect 0 'T.uint32(135266320), T.uint32(0), T.uint32(0), T.uint32(0), T.uint32(0), T.bool(False), "mma", "cta_group::1", "kind::f16", "", "p8")' emit --lang tirx "$ga"
 expect 2 "no self-checking program for tensor memory" kernel "$ga"
+expect 0 "the call gives no arch: tcgen05.mma needs sm_100a (not checked)" explain --json "$data/gemm_async_noarch.yaml"
 expect 2 "gemm_async_config_key.yaml:18:10: error: op 'gemm_async': unknown config key 'cta_gruop' (known: cta_group, mma_m, mma_n, smem_desc, is_AB_tf32, weight_stationary, descI)" dispatch "$data/gemm_async_config_key.yaml"
 expect 2 "gemm_async_smem_desc_value.yaml:18:21: error: op 'gemm_async': smem_desc: expected one of hoist, local_hoist, encode, recompute, got 'hoisted'" explain "$data/gemm_async_smem_desc_value.yaml"
 expect 2 "gemm_async_k_mismatch.yaml:14:4: error: op 'gemm_async': tcgen05: A_K=64 doesn't match B_K=32" emit "$data/gemm_async_k_mismatch.yaml"
