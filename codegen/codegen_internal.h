@@ -156,7 +156,8 @@ typedef enum td__skind {
     TD__S_VEC_STORE, /* buf, nidx, idx: the vector variable var at once */
     TD__S_PTX,      /* buf, nidx, idx (memory side), ptx (the rest) */
     TD__S_ASYNC,    /* async: a bulk copy or its synchronisation */
-    TD__S_MMA       /* mma: one warp-level mma.sync (ir_mma.c) */
+    TD__S_MMA,      /* mma: one warp-level mma.sync (ir_mma.c) */
+    TD__S_UMMA      /* umma: a descriptor or a tcgen05.mma (ir_umma.c) */
 } td__skind;
 
 /* The async nodes (ir_async.c), printed by print_cuda_async.c and
@@ -273,6 +274,19 @@ typedef struct td__mma {
 } td__mma;
 enum { TD__MMA_D, TD__MMA_A, TD__MMA_B, TD__MMA_C };
 
+/* A tcgen05.mma statement (ir_umma.c): a descriptor's declaration (DESC:
+ * var, smem, ldo, sdo, swizzle, uniform) or the instruction (MMA: m, with
+ * ENCODE operands' TIRx names in enc[]). */
+typedef struct td__umma {
+    bool mma;
+    td_var *var;
+    const td_ir_buf *smem;
+    int ldo, sdo, swizzle;
+    bool uniform;
+    td_ir_umma m;
+    const char *enc[2];
+} td__umma;
+
 /* The helper function's key: everything but the operands (what makes the
  * instruction), as a number below TD__PTX_KEYS. */
 #define TD__PTX_KEYS (1 << 19)
@@ -316,6 +330,8 @@ struct td__stmt {
     const td__async *async;
     /* MMA */
     const td__mma *mma;
+    /* UMMA */
+    const td__umma *umma;
 };
 
 /* A name the IR handed out, to keep names unique. */
@@ -498,6 +514,7 @@ typedef struct td__cuda_needs {
     int nasync;                   /* async helpers, by td__async_key */
     unsigned async[64];
     unsigned mma;                 /* mma.sync helpers: bit td_mma_kind */
+    unsigned umma;                /* tcgen05.mma helpers (print_umma.c) */
 } td__cuda_needs;
 
 /* What the async printers (and the mma printer, print_mma.c) get from
@@ -530,6 +547,13 @@ void td__cuda_mma(const td__async_out *o, const td__stmt *s,
                   td__cuda_needs *need);
 void td__cuda_mma_prelude(td_buf *o, const td__cuda_needs *need);
 void td__tirx_mma(const td__async_out *o, const td__stmt *s);
+
+/* The tcgen05.mma statements in each language (print_umma.c), as the
+ * mma.sync ones. */
+void td__cuda_umma(const td__async_out *o, const td__stmt *s,
+                   td__cuda_needs *need);
+void td__cuda_umma_prelude(td_buf *o, const td__cuda_needs *need);
+void td__tirx_umma(const td__async_out *o, const td__stmt *s);
 
 /* Appends the includes and helpers of `need` to o (print_cuda_prelude.c). */
 void td__cuda_prelude(td_buf *o, const td__cuda_needs *need);

@@ -633,7 +633,8 @@ static const int intrin_arity[TD_INTRIN_COUNT] = {
     [TD_INTRIN_CP_ASYNC_WAIT_ALL] = 0,
     [TD_INTRIN_BLOCK_IDX_X] = 0,   [TD_INTRIN_BLOCK_IDX_Y] = 0,
     [TD_INTRIN_BLOCK_IDX_Z] = 0,   [TD_INTRIN_CLUSTER_CTAID_X] = 0,
-    [TD_INTRIN_CLUSTER_CTAID_Y] = 0, [TD_INTRIN_CLUSTER_CTAID_Z] = 0};
+    [TD_INTRIN_CLUSTER_CTAID_Y] = 0, [TD_INTRIN_CLUSTER_CTAID_Z] = 0,
+    [TD_INTRIN_ELECT_SYNC] = 0};
 
 /* The whole-warp float32 all-reductions take and give float32 only. */
 static bool f32_only(td_intrin k)

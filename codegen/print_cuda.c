@@ -490,7 +490,8 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_BLOCK_IDX_Z] = "(int)blockIdx.z",
     [TD_INTRIN_CLUSTER_CTAID_X] = "td_cluster_ctaid_x",
     [TD_INTRIN_CLUSTER_CTAID_Y] = "td_cluster_ctaid_y",
-    [TD_INTRIN_CLUSTER_CTAID_Z] = "td_cluster_ctaid_z"};
+    [TD_INTRIN_CLUSTER_CTAID_Z] = "td_cluster_ctaid_z",
+    [TD_INTRIN_ELECT_SYNC] = "td_elect_sync"};
 
 static void intrin(cuda *c, td_buf *o, const td_expr *e)
 {
@@ -1023,7 +1024,9 @@ static void stmt(cuda *c, const td__stmt *s)
                        &c->need);
         break;
     case TD__S_MMA:
-        td__cuda_mma(&(td__async_out){p, &c->line, async_expr, c}, s, &c->need);
+    case TD__S_UMMA:
+        (s->kind == TD__S_MMA ? td__cuda_mma : td__cuda_umma)(
+            &(td__async_out){p, &c->line, async_expr, c}, s, &c->need);
         break;
     case TD__S_VEC_STORE: {
         const td_expr *idx[TD_MAX_RANK];

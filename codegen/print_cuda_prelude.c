@@ -53,6 +53,19 @@ static const char maxmin_helpers[] =
     "__nv_bfloat16 b) { return __hmin(a, b); }\n";
 
 static const char *const ptx_helpers[TD_INTRIN_COUNT] = {
+    /* One lane of the warp, the leader elect.sync picks (sm_90+). */
+    [TD_INTRIN_ELECT_SYNC] =
+        "__forceinline__ __device__ int td_elect_sync() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  unsigned int r;\n"
+        "  asm volatile(\"{ .reg .pred p; elect.sync _|p, 0xFFFFFFFF; "
+        "selp.u32 %0, 1, 0, p; }\" : \"=r\"(r));\n"
+        "  return (int)r;\n"
+        "#else\n"
+        "  __builtin_trap(); /* warp-collective: no host stand-in */\n"
+        "  return 0;\n"
+        "#endif\n"
+        "}\n",
     /* The CTA's id in its cluster: the CPU stand-in's (tests/cuda/emu runs
      * a cluster's CTAs together); another host build runs no cluster,
      * every block is alone in its own (id 0). */
@@ -499,5 +512,6 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
         td__ptx_helper(o, keys[i]);
     td__cuda_async_prelude(o, c);
     td__cuda_mma_prelude(o, c);
+    td__cuda_umma_prelude(o, c);
 }
 

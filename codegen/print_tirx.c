@@ -233,7 +233,8 @@ static const char *const intrin_names[TD_INTRIN_COUNT] = {
     [TD_INTRIN_BLOCK_IDX_Z] = "blockIdx.z",
     [TD_INTRIN_CLUSTER_CTAID_X] = "cbx",
     [TD_INTRIN_CLUSTER_CTAID_Y] = "cby",
-    [TD_INTRIN_CLUSTER_CTAID_Z] = "cbz"};
+    [TD_INTRIN_CLUSTER_CTAID_Z] = "cbz",
+    [TD_INTRIN_ELECT_SYNC] = "T.cuda.elect_sync"};
 
 static void intrin(tirx *x, td_buf *o, const td_expr *e)
 {
@@ -252,6 +253,9 @@ static void intrin(tirx *x, td_buf *o, const td_expr *e)
         return;
     case TD_INTRIN_SYNCTHREADS:
         td__buf_printf(o, "%s(\"shared\")", name);
+        return;
+    case TD_INTRIN_ELECT_SYNC:
+        td__buf_printf(o, "%s()", name);
         return;
     case TD_INTRIN_SYNCWARP:
         td__buf_printf(o, "%s(\"warp\")", name);
@@ -915,6 +919,9 @@ static const td__stmt *stmt(tirx *x, const td__stmt *s)
         break;
     case TD__S_MMA:
         td__tirx_mma(&(td__async_out){p, &x->line, async_expr, x}, s);
+        break;
+    case TD__S_UMMA:
+        td__tirx_umma(&(td__async_out){p, &x->line, async_expr, x}, s);
         break;
     case TD__S_CAST_PAIR: {
         /* As TVM's elementwise cast writes the pair conversion: a call of

@@ -22,12 +22,23 @@ bool td__gemm_form(const char *op)
     return strncmp(op, "gemm", TD_NAME_MAX) == 0;
 }
 
+bool td__gemm_async_form(const char *op)
+{
+    return strncmp(op, "gemm_async", TD_NAME_MAX) == 0;
+}
+
 /* The keys of the gemm form, and those of the other ops that it has not. */
 static const char *const gemm_keys[] = {"a",           "b",     "c",
                                         "transpose_A", "transpose_B",
                                         "alpha",       "beta"};
 static const char *const other_keys[] = {"src", "srcs", "extras", "axes",
                                          "accum"};
+/* gemm_async's (upstream's Tx.gemm_async(C, A, B, transA=, transB=,
+ * accum=)): C is dst, A and B are a and b; accum is the common key. */
+static const char *const async_keys[] = {"a", "b", "transA", "transB"};
+static const char *const async_other_keys[] = {
+    "src", "srcs", "extras", "axes", "c", "transpose_A", "transpose_B",
+    "alpha", "beta"};
 #define NELEMS(a) (sizeof(a) / sizeof *(a))
 
 static bool in(const char *s, const char *const *set, size_t n)
@@ -42,8 +53,27 @@ int td__cl_form_keys(td__cl *c, const td_ynode *root)
 {
     const td_call *call = c->call;
     bool gemm = td__gemm_form(call->op);
+    bool async = td__gemm_async_form(call->op);
     for (size_t i = 0; i < root->n / 2; i++) {
         const td_ynode *k = root->kids[2 * i];
+        if (async) {
+            if (in(k->str, async_other_keys, NELEMS(async_other_keys)))
+                return cl_err(c, TD_ESCHEMA, k,
+                              "'%s' is not a key of a gemm_async call (its "
+                              "operands are dst: C, a: A, b: B, with "
+                              "transA, transB and accum, as in upstream's "
+                              "Tx.gemm_async(C, A, B, transA=, transB=, "
+                              "accum=))",
+                              k->str);
+            continue;
+        }
+        if (in(k->str, async_keys + 2, 2))
+            return cl_err(c, TD_ESCHEMA, k,
+                          "'%s' is a key of gemm_async calls only, not of "
+                          "op '%.*s'%s",
+                          k->str, TD__FIELD(call->op),
+                          gemm ? " (gemm's are transpose_A and transpose_B)"
+                               : "");
         if (gemm && in(k->str, other_keys, NELEMS(other_keys)))
             return cl_err(c, TD_ESCHEMA, k,
                           "'%s' is not a key of a gemm call (its operands "
@@ -78,9 +108,12 @@ static int gemm_region(td__cl *c, const td_ynode *root, int i)
     const td_ynode *n = value_of(root, keys[i]);
     if (n == NULL)
         return cl_err(c, TD_ESCHEMA, root,
-                      "missing required key '%s' (gemm's %s: a gemm call "
-                      "names its operands dst, a, b and c)",
-                      keys[i], names[i]);
+                      "missing required key '%s' (%.*s's %s: a %.*s call "
+                      "names its operands %s)",
+                      keys[i], TD__FIELD(c->call->op), names[i],
+                      TD__FIELD(c->call->op),
+                      td__gemm_async_form(c->call->op) ? "dst, a and b"
+                                                       : "dst, a, b and c");
     td_operand *o = &c->call->srcs[i];
     memset(o, 0, sizeof *o);
     int rc = td__cl_region_in(c, n, keys[i], keys[i], &o->region);
@@ -141,5 +174,47 @@ int td__cl_gemm(td__cl *c, const td_ynode *root)
         (rc = gemm_scalar(c, root, "alpha", 1.0, &call->alpha)) != 0 ||
         (rc = gemm_scalar(c, root, "beta", 0.0, &call->beta)) != 0)
         return rc;
+    return 0;
+}
+
+/* A gemm_async call's a and b (srcs[0], srcs[1]) and transA / transB
+ * (upstream's spelling, read into transpose_a / transpose_b). */
+int td__cl_gemm_async(td__cl *c, const td_ynode *root)
+{
+    td_call *call = c->call;
+    int rc;
+    for (int i = 0; i < 2; i++)
+        if ((rc = gemm_region(c, root, i)) != 0)
+            return rc;
+    call->nsrcs = 2;
+    call->src = call->srcs[0].region;
+    call->pos_srcs = call->srcs[0].pos;
+    if ((rc = gemm_bool(c, root, "transA", &call->transpose_a)) != 0 ||
+        (rc = gemm_bool(c, root, "transB", &call->transpose_b)) != 0)
+        return rc;
+    return 0;
+}
+
+int td__cl_gemm_async_accum(td__cl *c, const td_ynode *n)
+{
+    td_config_entry *e = &c->call->accum_expr;
+    memset(e, 0, sizeof *e);
+    snprintf(e->key, sizeof e->key, "accum");
+    int rc = td__cl_expr(c, n, e);
+    if (rc)
+        return rc;
+    if (e->kind != TD_VALUE_EXPR) {
+        memset(e, 0, sizeof *e);
+        return cl_err(c, TD_ESCHEMA, n,
+                      "'accum' must be a boolean or an expression of the "
+                      "call's scalars (declare '%s' under scalars:)",
+                      n->str);
+    }
+    if (strlen(n->str) >= sizeof e->s)
+        return cl_err(c, TD_ELIMIT, n, "'accum' expression longer than %d "
+                                       "characters",
+                      (int)sizeof e->s - 1);
+    snprintf(e->s, sizeof e->s, "%s", n->str);
+    e->pos = (td_pos){n->line, n->col};
     return 0;
 }

@@ -114,6 +114,8 @@ enum {
     K_ALPHA,
     K_BETA,
     K_ACTIVE,
+    K_TRANSA,
+    K_TRANSB,
     K_COUNT
 };
 
@@ -121,7 +123,7 @@ static const char *const g_keys[K_COUNT] = {
     "op",     "target", "arch",     "scope", "launch", "buffers", "dst",
     "src",    "axes",   "accum",    "config", "dispatch", "srcs", "extras",
     "scalars", "a",     "b",        "c",     "transpose_A", "transpose_B",
-    "alpha",  "beta",   "active"};
+    "alpha",  "beta",   "active", "transA", "transB"};
 
 static void set_pos(td_pos *p, const td_ynode *n)
 {
@@ -130,13 +132,15 @@ static void set_pos(td_pos *p, const td_ynode *n)
 }
 
 /* Tensor memory is not addressable: a tmem buffer is an operand of
- * copy_async only, whose tcgen05 variants move it (TVM's copy has tcgen05
- * forms too; they are not ported, and every other variant would read the
- * buffer as memory). */
+ * copy_async, whose tcgen05 variants move it, and of gemm_async, whose
+ * tcgen05.mma accumulates into it (TVM's copy has tcgen05 forms too; they
+ * are not ported, and every other variant would read the buffer as
+ * memory). */
 static int cl_tmem_operands(td__cl *c, const td_ynode *dst)
 {
     const td_call *call = c->call;
-    if (strcmp(call->op, "copy_async") == 0)
+    if (strcmp(call->op, "copy_async") == 0 ||
+        td__gemm_async_form(call->op))
         return 0;
     const td_buffer *b = &call->buffers[call->dst.buffer];
     if (strcmp(b->scope, "tmem") == 0)
@@ -297,6 +301,8 @@ static int cl_call(td__cl *c, const td_ynode *root)
     set_pos(&call->pos_dst, v[K_DST]);
     if (td__gemm_form(call->op))
         rc = td__cl_gemm(c, root);
+    else if (td__gemm_async_form(call->op))
+        rc = td__cl_gemm_async(c, root);
     else
         rc = cl_sources(c, v, keys);
     if (rc != 0)
@@ -313,7 +319,11 @@ static int cl_call(td__cl *c, const td_ynode *root)
         call->naxes = 1;
         call->axes[0] = -1;
     }
-    if (v[K_ACCUM] != NULL) {
+    if (v[K_ACCUM] != NULL && td__gemm_async_form(call->op) &&
+        td__yclass(v[K_ACCUM], NULL, NULL, NULL) == TD_YT_STR) {
+        if ((rc = td__cl_gemm_async_accum(c, v[K_ACCUM])) != 0)
+            return rc;
+    } else if (v[K_ACCUM] != NULL) {
         td_ytype t = td__yclass(v[K_ACCUM], NULL, &call->accum, NULL);
         if (t != TD_YT_BOOL)
             return cl_err(c, TD_ESCHEMA, v[K_ACCUM],

@@ -116,4 +116,12 @@ int td__cl_form_keys(td__cl *c, const td_ynode *root);
  * float32 1 and 0).  The buffers must be loaded. */
 int td__cl_gemm(td__cl *c, const td_ynode *root);
 
+/* A gemm_async call's a and b (srcs[0..1], both required) and its
+ * transA / transB. */
+int td__cl_gemm_async(td__cl *c, const td_ynode *root);
+
+/* A gemm_async call's accum written as a string: an expression of the
+ * declared scalars and thread ids, into call->accum_expr. */
+int td__cl_gemm_async_accum(td__cl *c, const td_ynode *n);
+
 #endif

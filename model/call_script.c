@@ -196,7 +196,8 @@ size_t td_call_format_script_as(const td_call *call, td_script_form form,
     if (buf != NULL && cap > 0)
         buf[0] = '\0';
     bool gemm = td__gemm_form(call->op);
-    if (gemm)
+    bool gasync = td__gemm_async_form(call->op);
+    if (gemm || gasync)
         form = TD_SCRIPT_OPERANDS; /* gemm has a form of its own */
     else if (form == TD_SCRIPT_AUTO)
         form = reduction_shaped(call) ? TD_SCRIPT_REDUCTION
@@ -246,7 +247,15 @@ size_t td_call_format_script_as(const td_call *call, td_script_form form,
             td__sbuf_printf(&o, "%s%d", i ? ", " : "", call->axes[i]);
         td__sbuf_printf(&o, "]");
     }
-    if (form == TD_SCRIPT_REDUCTION || call->accum)
+    if (gasync)
+        /* upstream's Tx.gemm_async(C, A, B, transA=, transB=, accum=) */
+        td__sbuf_printf(&o, ", transA=%s, transB=%s",
+                        call->transpose_a ? "True" : "False",
+                        call->transpose_b ? "True" : "False");
+    if (gasync && call->accum_expr.kind == TD_VALUE_EXPR)
+        td__sbuf_printf(&o, ", accum=%.*s", TD_NAME_MAX - 1,
+                        call->accum_expr.s);
+    else if (form == TD_SCRIPT_REDUCTION || call->accum || gasync)
         td__sbuf_printf(&o, ", accum=%s", call->accum ? "True" : "False");
     if (call->dispatch[0]) {
         char forced[TD_NAME_MAX];

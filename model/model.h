@@ -109,6 +109,9 @@ bool td__is_ident(const char *s, bool digit_start);
  * c and the literals transpose_A, transpose_B, alpha, beta; the loader
  * and td_call_format_script ask. */
 bool td__gemm_form(const char *op);
+/* Whether op's calls take gemm_async's form (call_gemm.c): operands dst
+ * (C), a, b; transA, transB; accum. */
+bool td__gemm_async_form(const char *op);
 
 /* A gemm call's alpha or beta as TVMScript prints it (T.float32(2.0),
  * an int32 bare): the text upstream's gemm variant quotes in its

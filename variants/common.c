@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -351,4 +352,12 @@ td_expr *td__config_elem_index(td_ir *ir, const td_call *call,
     }
     *buffer = e->elem_buffer;
     return sum;
+}
+
+bool td__tmem_arch(const td_call *call)
+{
+    size_t n = strnlen(call->arch, TD_NAME_MAX);
+    int v = call->sm_version;
+    return (v == 100 || v == 101 || v == 103 || v == 110) && n > 0 &&
+           (call->arch[n - 1] == 'a' || call->arch[n - 1] == 'f');
 }

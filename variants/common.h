@@ -16,6 +16,10 @@
 
 #include "tiledispatch/td_module.h"
 
+/* Whether the call's arch has tensor memory and tcgen05 (sm_100a,
+ * sm_101a, sm_103a, sm_110a, or their f forms). */
+bool td__tmem_arch(const td_call *call);
+
 /* The threads of one scope instance: 1 (thread), 32 (warp), 128
  * (warpgroup), else the threadIdx.x extent (cta).  The launch must be
  * checked. */

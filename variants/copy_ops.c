@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "common.h"
 #include "copy.h"
 #include "layout.h"
 
@@ -335,8 +336,5 @@ td_ir_buf *td__copy_declare(const td_call *call, int bi, td_ir *ir,
 
 bool td__copy_tmem_arch(const td_call *call)
 {
-    size_t n = strnlen(call->arch, TD_NAME_MAX);
-    int v = call->sm_version;
-    return (v == 100 || v == 101 || v == 103 || v == 110) && n > 0 &&
-           (call->arch[n - 1] == 'a' || call->arch[n - 1] == 'f');
+    return td__tmem_arch(call);
 }

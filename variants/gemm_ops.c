@@ -16,12 +16,16 @@
 
 #include "args.h"
 #include "gemm.h"
+#include "model.h"
 
 static bool gemm_check(const td_call *call, const td_op_desc *op,
                        td_pos *where, td_reason *why);
+static bool gemm_async_check(const td_call *call, const td_op_desc *op,
+                             td_pos *where, td_reason *why);
 
 const td_op_desc td__gemm_ops[] = {
     {.name = "gemm", .kind = TD_OP_KIND_GEMM, .check = gemm_check},
+    {.name = "gemm_async", .kind = TD_OP_KIND_GEMM, .check = gemm_async_check},
 };
 const size_t td__gemm_ops_count = sizeof td__gemm_ops / sizeof *td__gemm_ops;
 
@@ -147,6 +151,145 @@ static bool gemm_check(const td_call *call, const td_op_desc *op,
                       "gemm mma: C dims (%" PRId64 ", %" PRId64
                       ") != (M=%" PRId64 ", N=%" PRId64 ")",
                       c[0], c[1], m, n);
+        return false;
+    }
+    return true;
+}
+
+/* ---- gemm_async ------------------------------------------------------- */
+
+/*
+ * Upstream's Tx.gemm_async(C, A, B, transA=, transB=, accum=, **config):
+ * C = A @ B^T (+ C), A [M, K] ([K, M] when transA), B [N, K] ([K, N] when
+ * transB; per CTA N / cta_group rows), the config keys of its one CUDA
+ * variant (tcgen05).  TVM ignores an unknown key or value and asserts the
+ * shapes inside the variant (D4, D9 of design/gemm/plan.md); here the op
+ * refuses both, the shapes with TVM's assert texts, in TVM's order.
+ */
+static const char *const async_keys[] = {
+    "cta_group", "mma_m", "mma_n", "smem_desc", "is_AB_tf32",
+    "weight_stationary", "descI"};
+
+static const char *const smem_desc_modes[] = {"hoist", "local_hoist",
+                                              "encode", "recompute"};
+
+static bool async_operands(const td_call *call, td_pos *where, td_reason *why)
+{
+    if (call->nsrcs != 2) {
+        if (call->pos_srcs.line > 0)
+            *where = call->pos_srcs;
+        td_reason_set(why, "expects the sources A, B (call-file keys a, b), "
+                           "got %d operands",
+                      call->nsrcs);
+        return false;
+    }
+    for (int i = 0; i < 2; i++)
+        if (call->srcs[i].kind != TD_OPERAND_REGION) {
+            if (call->srcs[i].pos.line > 0)
+                *where = call->srcs[i].pos;
+            td_reason_set(why, "%c must be a region, not %s", "AB"[i],
+                          td__operand_kind_name(call->srcs[i].kind));
+            return false;
+        }
+    if (!td__no_extras(call, where, why))
+        return false;
+    if (!(call->naxes == 1 && call->axes[0] == -1)) {
+        td_reason_set(why, "takes no axes");
+        return false;
+    }
+    return true;
+}
+
+/* Each key's value has the type TVM reads (a string of smem_desc one of
+ * TVM's four modes). */
+static bool async_values(const td_call *call, td_pos *where, td_reason *why)
+{
+    for (int i = 0; i < call->nconfig && i < TD_MAX_CONFIG; i++) {
+        const td_config_entry *e = &call->config[i];
+        const char *k = e->key;
+        bool ok = true;
+        const char *want = "";
+        if (strcmp(k, "smem_desc") == 0) {
+            ok = e->kind == TD_VALUE_STRING;
+            for (size_t m = 0; ok && m < 4; m++)
+                if (strncmp(e->s, smem_desc_modes[m], TD_NAME_MAX) == 0)
+                    goto next;
+            if (e->pos.line > 0)
+                *where = e->pos;
+            const char *got = e->kind == TD_VALUE_STRING ? e->s : "?";
+            td_reason_set(why,
+                          "smem_desc: expected one of hoist, local_hoist, "
+                          "encode, recompute, got '%.*s'",
+                          TD__FIELD(got));
+            return false;
+        }
+        if (strcmp(k, "is_AB_tf32") == 0 ||
+            strcmp(k, "weight_stationary") == 0) {
+            ok = e->kind == TD_VALUE_BOOL;
+            want = "a boolean";
+        } else if (strcmp(k, "cta_group") == 0) {
+            ok = e->kind == TD_VALUE_INT;
+            want = "an integer";
+        }
+        if (!ok) {
+            if (e->pos.line > 0)
+                *where = e->pos;
+            td_reason_set(why, "%s: expected %s", k, want);
+            return false;
+        }
+    next:;
+    }
+    return true;
+}
+
+static bool gemm_async_check(const td_call *call, const td_op_desc *op,
+                             td_pos *where, td_reason *why)
+{
+    if (!async_operands(call, where, why))
+        return false;
+    if (!td__known_config(call, op, async_keys,
+                          sizeof async_keys / sizeof *async_keys, where, why))
+        return false;
+    if (!async_values(call, where, why))
+        return false;
+    /* TVM's cross-checks (asserts in its variant), once every operand is
+     * a matrix: A's M against C's, A's K against B's, B's N times
+     * cta_group against C's. */
+    int64_t c[2], a[2], b[2];
+    if (mat_extents(&call->dst, c) != 2 ||
+        mat_extents(&call->srcs[0].region, a) != 2 ||
+        mat_extents(&call->srcs[1].region, b) != 2)
+        return true;
+    int64_t cg = td_call_config_int(call, "cta_group", 1);
+    int64_t m = c[0], n = c[1];
+    int64_t a_m = call->transpose_a ? a[1] : a[0];
+    int64_t k = call->transpose_a ? a[0] : a[1];
+    int64_t b_k = call->transpose_b ? b[0] : b[1];
+    int64_t b_n = call->transpose_b ? b[1] : b[0];
+    if (a_m != m) {
+        if (call->srcs[0].pos.line > 0)
+            *where = call->srcs[0].pos;
+        td_reason_set(why,
+                      "tcgen05: A_M=%" PRId64 " doesn't match M=%" PRId64
+                      " from C region",
+                      a_m, m);
+        return false;
+    }
+    if (b_k != k) {
+        if (call->srcs[1].pos.line > 0)
+            *where = call->srcs[1].pos;
+        td_reason_set(why,
+                      "tcgen05: A_K=%" PRId64 " doesn't match B_K=%" PRId64, k,
+                      b_k);
+        return false;
+    }
+    if ((cg == 1 || cg == 2) && b_n * cg != n) {
+        if (call->srcs[1].pos.line > 0)
+            *where = call->srcs[1].pos;
+        td_reason_set(why,
+                      "tcgen05: B_N=%" PRId64 " * cta_group=%" PRId64
+                      "=%" PRId64 " doesn't match N=%" PRId64,
+                      b_n, cg, b_n * cg, n);
         return false;
     }
     return true;

@@ -35,6 +35,7 @@
     X(td__variant_copy_async_tmem_local) /* copy_async, tcgen05.ld/st */ \
     X(td__variant_gemm_mma)       /* gemm, mma.sync m16n8k* */      \
     X(td__variant_gemm_mma_ext)   /* gemm, tiledispatch's mma.sync */ \
+    X(td__variant_gemm_async_tcgen05) /* gemm_async, tcgen05.mma */  \
     X(td__variant_permute_warp_xor_swizzle) /* permute_layout, warp */
 
 #define TD__DECLARE_MODULE(desc) extern const td_impl_desc desc;

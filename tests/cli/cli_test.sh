@@ -116,6 +116,23 @@ for cmd in dispatch explain emit kernel; do
 done
 expect 2 "gemm_config_key.yaml:16:10: error: op 'gemm': unknown config key 'cta_group' (known: allow_tf32)" explain "$data/gemm_config_key.yaml"
 expect 2 "gemm_src.yaml:14:1: error: 'src' is not a key of a gemm call" dispatch "$root/tests/call/data/bad/gemm_src.yaml"
+# gemm_async (variants/gemm_async.c): tcgen05.mma at thread or warp scope
+# (sm_100a); the op refuses unknown config keys and values and TVM's shape
+# asserts at the operand (D4, D9); an unguarded thread-scope call is
+# rejected with the active set's size (D3); the wrong arch (D2).
+ga="$root/tests/conformance/gemm_async_tvm_f16_128x64x64_sw128.yaml"
+expect 0 "tcgen05" dispatch "$ga"
+expect 0 'call: Tx.gemm_async(C[0:128, 0:64], A[0:128, 0:64], B[0:64, 0:64], transA=False, transB=False, accum=False)' explain "$ga"
+expect 0 "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, {%4, %5, %6, %7}, p;" emit "$ga"
+expect 0 'T.uint32(135266320), T.uint32(0), T.uint32(0), T.uint32(0), T.uint32(0), T.bool(False), "mma", "cta_group::1", "kind::f16", "", "p8")' emit --lang tirx "$ga"
+expect 2 "no self-checking program for tensor memory" kernel "$ga"
+expect 0 "the call gives no arch: tcgen05.mma needs sm_100a (not checked)" explain --json "$data/gemm_async_noarch.yaml"
+expect 2 "gemm_async_config_key.yaml:18:10: error: op 'gemm_async': unknown config key 'cta_gruop' (known: cta_group, mma_m, mma_n, smem_desc, is_AB_tf32, weight_stationary, descI)" dispatch "$data/gemm_async_config_key.yaml"
+expect 2 "gemm_async_smem_desc_value.yaml:18:21: error: op 'gemm_async': smem_desc: expected one of hoist, local_hoist, encode, recompute, got 'hoisted'" explain "$data/gemm_async_smem_desc_value.yaml"
+expect 2 "gemm_async_k_mismatch.yaml:14:4: error: op 'gemm_async': tcgen05: A_K=64 doesn't match B_K=32" emit "$data/gemm_async_k_mismatch.yaml"
+expect 2 "gemm_async_gemm_key.yaml:15:1: error: 'transpose_A' is not a key of a gemm_async call" dispatch "$data/gemm_async_gemm_key.yaml"
+expect 1 '{"name":"single_thread_or_warp","ok":false,"reason":"thread scope issues tcgen05.mma from every active thread; guard the call to one thread (active set has 128 threads)"}' explain "$data/gemm_async_noguard.yaml" --json
+expect 1 "rejected: tcgen05_arch — tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a" explain "$root/tests/conformance/gemm_async_tvm_rejects_sm90a.yaml" --format tvm
 # permute_layout (variants/permute.c): its one variant has no predicates and
 # declines in its emitter, which every explain format shows as a decline,
 # never as a rejected predicate; a call it takes says P and k in its note.
@@ -191,7 +208,7 @@ expect 2 "usage:"
 expect 0 "usage: tiledispatch" --help
 
 # rules / validate.
-expect 0 "rules.yaml: ok, 24 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 25 entries" validate --no-default-rules "$rules"
 expect 0 "op=sum target=cuda" rules
 expect 0 "  packed_add_sum (prio=20)" rules
 expect 0 '"variant": "3input_maxmin"' rules --json

@@ -120,10 +120,10 @@ $d/new_entry.yaml: ok, 2 entries (1 override)"
 printf 'version: 1\nvariants:\n  - {name: local2, target: cuda, override: true, priority: 1}\n' >"$tmp/o2.yaml"
 expect 2 "override of variant 'local2'" validate "$d/new_entry.yaml" "$tmp/o2.yaml"
 expect 0 "$tmp/o2.yaml: ok, 1 entry (1 override)" validate --together "$d/new_entry.yaml" "$tmp/o2.yaml"
-expect 0 "rules.yaml: ok, 24 entries" validate --no-default-rules "$rules"
+expect 0 "rules.yaml: ok, 25 entries" validate --no-default-rules "$rules"
 # The built-in file (marked by its first line) replaces the built-in rules;
 # the same entries without that line are a layer over them: duplicates.
-expect 0 "rules.yaml: ok, 24 entries" validate "$rules"
+expect 0 "rules.yaml: ok, 25 entries" validate "$rules"
 tail -n +2 "$rules" >"$tmp/layer.yaml"
 expect 2 "duplicate variant 'packed_add_sum' for target 'cuda' (first declared at rules/rules.yaml:11)" validate "$tmp/layer.yaml"
 expect 2 "--together applies to validate, not 'rules'" rules --together

@@ -919,6 +919,146 @@ static void test_alloc_failures(void **state)
     assert_true(n > 5); /* the loop did exercise failures */
 }
 
+/* tcgen05.mma: a descriptor per operand (hoisted, warp-uniform) and the
+ * MMA in each operand form; misuse fails the IR. */
+static void test_tcgen05_mma(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_ir_buf *t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2,
+                                (int64_t[]){128, 512});
+    td_ir_buf *a = td_ir_buffer(ir, "A", TD_F16, "shared", 2,
+                                (int64_t[]){128, 64});
+    td_ir_buf *b = td_ir_buffer(ir, "B", TD_F16, "shared", 2,
+                                (int64_t[]){64, 64});
+    td_var *da = td_ir_smem_desc(ir, "descA", a, 0, 64, 3, true);
+    assert_non_null(da);
+    td_ir_if(ir, td_intrinsic(ir, TD_INTRIN_ELECT_SYNC, TD_I32, 0, NULL));
+    td_ir_tcgen05_mma(ir, &(td_ir_umma){
+                              .kind = TD_UMMA_F16, .cta_group = 1, .tmem = t,
+                              .lane = 0, .column = 256,
+                              .a = {TD_IR_DESC_ADD, da, NULL, 2, 0, 0, 0},
+                              .b = {TD_IR_DESC_ENCODE, NULL, b, 3, 0, 64, 3},
+                              .idesc = 135266320u, .accum = td_int(ir, 1)});
+    td_ir_tcgen05_mma(ir, &(td_ir_umma){
+                              .kind = TD_UMMA_F8F6F4, .cta_group = 2,
+                              .tmem = t, .lane = 64, .column = 8,
+                              .a = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 512, 64, 3},
+                              .b = {TD_IR_DESC_RECOMPUTE, NULL, b, 1, 0, 16, 1},
+                              .idesc = 1u, .accum = td_int(ir, 0)});
+    td_ir_end_if(ir);
+    assert_int_equal(td_ir_status(ir), 0);
+    char *p = NULL;
+    char *body = print(ir, TD_LANG_CUDA, &p);
+    assert_string_equal(
+        body,
+        "unsigned long long descA = td_tcgen05_smem_desc_uniform("
+        "td_tcgen05_smem_desc(A_ptr, 0u, 0, 64, 3));\n"
+        "if (td_elect_sync()) {\n"
+        "  td_tcgen05_mma_cg1_f16(C_taddr + 256, td_tcgen05_smem_desc_add("
+        "descA, 2u), td_tcgen05_smem_desc(B_ptr, 3u, 0, 64, 3), 135266320u, "
+        "1);\n"
+        "  td_tcgen05_mma_cg2_f8f6f4(C_taddr + (64u << 16) + 8, "
+        "td_tcgen05_smem_desc(A_ptr, 0u, 512, 64, 3), td_tcgen05_smem_desc("
+        "B_ptr, 1u, 0, 16, 1), 1u, 0);\n"
+        "}\n");
+    has(p, "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, {%4, %5, "
+           "%6, %7}, p; }");
+    has(p, "setp.ne.b32 p, %12, 0; tcgen05.mma.cta_group::2.kind::f8f6f4 "
+           "[%0], %1, %2, %3, {%4, %5, %6, %7, %8, %9, %10, %11}, p; }");
+    has(p, "shfl.sync.idx.b32 %0, %0, 0, 0x1F, 0xFFFFFFFF;");
+    has(p, "elect.sync _|p, 0xFFFFFFFF;");
+    has(p, "(unsigned long long)layout[swizzle & 3] << 61;");
+    td_free(body);
+    td_free(p);
+    body = print(ir, TD_LANG_TIRX, NULL);
+    has(body, "T.ptx.shfl_sync(descA_lo[0], descA_lo[0], T.uint32(0), "
+              "T.uint32(31), T.uint32(4294967295), \"idx\", \"b32\", \"\")\n");
+    has(body, "if T.cuda.elect_sync():\n"
+              "    descB = T.alloc_buffer((1,), \"uint64\", scope=\"local\")\n"
+              "    T.cuda.tcgen05.encode_matrix_descriptor(T.address_of("
+              "descB[0]), T.handle_add_byte_offset(T.address_of(B[0, 0]), "
+              "48), 0, 64, 3)\n"
+              "    T.ptx.tcgen05(C_taddr + T.Cast(\"uint32\", 256), "
+              "T.reinterpret(\"uint64\", T.Shuffle([T.Shuffle([T.reinterpret("
+              "\"uint32x2\", descA[0])], [0]) + T.Cast(\"uint32\", 2), "
+              "T.Shuffle([T.reinterpret(\"uint32x2\", descA[0])], [1])], [0, "
+              "1])), descB[0], T.uint32(135266320), T.uint32(0), T.uint32(0), "
+              "T.uint32(0), T.uint32(0), T.bool(True), \"mma\", "
+              "\"cta_group::1\", \"kind::f16\", \"\", \"p8\")\n");
+    has(body, "T.ptx.tcgen05(T.cuda.get_tmem_addr(C_taddr, 64, 8), "
+              "T.bitwise_or(T.shift_left(T.uint64(1073758272), T.uint64(32)), "
+              "T.Cast(\"uint64\", T.bitwise_or(T.uint32(33554432), "
+              "T.bitwise_and(T.shift_right(T.cuda.cvta_generic_to_shared("
+              "T.address_of(A[0, 0])), T.uint32(4)), T.uint32(16383))))), ");
+    has(body, "T.bool(False), \"mma\", \"cta_group::2\", \"kind::f8f6f4\", "
+              "\"\", \"p12\")\n");
+    td_free(body);
+    td_ir_free(ir);
+
+    /* misuse: a shared accumulator, a swizzle mode past 3, a column past
+     * tensor memory, a descriptor of a local buffer */
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "shared", 2, (int64_t[]){128, 64});
+    a = td_ir_buffer(ir, "A", TD_F16, "shared", 2, (int64_t[]){128, 64});
+    td_ir_tcgen05_mma(ir, &(td_ir_umma){
+                              .kind = TD_UMMA_F16, .cta_group = 1, .tmem = t,
+                              .a = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                              .b = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                              .accum = td_int(ir, 0)});
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    a = td_ir_buffer(ir, "A", TD_F16, "shared", 2, (int64_t[]){128, 64});
+    assert_null(td_ir_smem_desc(ir, "d", a, 0, 64, 4, false));
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    a = td_ir_buffer(ir, "A", TD_F16, "local", 2, (int64_t[]){128, 64});
+    assert_null(td_ir_smem_desc(ir, "d", a, 0, 64, 3, false));
+    td_ir_free(ir);
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2, (int64_t[]){128, 64});
+    a = td_ir_buffer(ir, "A", TD_F16, "shared", 2, (int64_t[]){128, 64});
+    td_ir_tcgen05_mma(ir, &(td_ir_umma){
+                              .kind = TD_UMMA_F16, .cta_group = 1, .tmem = t,
+                              .column = 512,
+                              .a = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                              .b = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                              .accum = td_int(ir, 0)});
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    /* .ws: its own helper (enable_input_d, then a zero column mask), the
+     * TIRx's "ws" and T.uint64(0); never at cta_group 2 */
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2, (int64_t[]){64, 128});
+    a = td_ir_buffer(ir, "A", TD_F16, "shared", 2, (int64_t[]){64, 64});
+    td_ir_umma ws = {.kind = TD_UMMA_F16, .cta_group = 1, .ws = true,
+                     .tmem = t,
+                     .a = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                     .b = {TD_IR_DESC_RECOMPUTE, NULL, a, 0, 0, 64, 3},
+                     .idesc = 69206032u, .accum = td_int(ir, 0)};
+    td_ir_tcgen05_mma(ir, &ws);
+    assert_int_equal(td_ir_status(ir), 0);
+    body = print(ir, TD_LANG_CUDA, &p);
+    has(body, "td_tcgen05_mma_ws_cg1_f16(C_taddr, ");
+    has(p, "setp.ne.b32 p, %4, 0; tcgen05.mma.ws.cta_group::1.kind::f16 "
+           "[%0], %1, %2, %3, p, %5; }\"");
+    has(p, "\"r\"(enable_input_d), \"l\"(0ull)");
+    td_free(body);
+    td_free(p);
+    body = print(ir, TD_LANG_TIRX, NULL);
+    has(body, "T.uint32(69206032), T.bool(False), T.uint64(0), \"mma\", "
+              "\"ws\", \"cta_group::1\", \"kind::f16\", \"\", \"p4\")\n");
+    td_free(body);
+    ws.cta_group = 2;
+    td_ir_tcgen05_mma(ir, &ws);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    assert_string_equal(td_umma_kind_name(TD_UMMA_TF32), "tf32");
+    assert_null(td_umma_kind_name(TD_UMMA_KIND_COUNT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -927,7 +1067,8 @@ int main(void)
         cmocka_unit_test(test_tensor_maps), cmocka_unit_test(test_refused),
         cmocka_unit_test(test_tcgen05),
         cmocka_unit_test(test_tcgen05_16xnb),
-        cmocka_unit_test(test_tcgen05_cp), cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_tcgen05_cp), cmocka_unit_test(test_tcgen05_mma),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,8 @@ element accesses, as TVM's fallback).  A gemm case's access is its
 `mma.sync...` instruction, and a `# count: N` line after it says how many
 times the body calls it (upstream's issue count).
 
-Without `# arch:`, the packed variants need sm_100a, and so does any
+Without `# arch:`, the packed variants and gemm_async's tcgen05 need
+sm_100a, and so does any
 program whose text uses the Blackwell-only `.f32x2` instructions (the
 packed float32-pair paths of the elementwise variants); everything else
 is built for sm_90a.
@@ -110,6 +111,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nvcc_batch  # noqa: E402
 
 PACKED = {"packed_add_sum", "3input_maxmin"}
+# Variants whose instructions exist on sm_100a only (tcgen05.mma).
+SM100_VARIANTS = {"tcgen05"}
 # Instructions that exist only on sm_100 and later (f32x2 pairs).
 SM100_ONLY = re.compile(r"\.f32x2\b")
 DEFAULT_ARCH = "sm_90a"
@@ -177,15 +180,18 @@ def read_access(path):
 # ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16,
 # cp.async.cg.shared.global.L2::128B (guarded: after `@p `),
 # tcgen05.ld.sync.aligned.32x32b.x8.b32, tcgen05.cp.cta_group::1.128x256b.
-# mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (gemm) is no memory
-# instruction but is the one a gemm case's access names.
-PTX_MEM = re.compile(r'(?:"\s*|@p )((?:ld|st|ldmatrix|stmatrix|cp\.async|'
-                     r'tcgen05\.ld|tcgen05\.st|tcgen05\.cp|mma\.sync)'
+# mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (gemm) and
+# tcgen05.mma.cta_group::1.kind::f16 (gemm_async, after the predicate's
+# `setp...; `) are no memory instructions but are what a gemm case's
+# access names.
+PTX_MEM = re.compile(r'(?:"\s*|@p |; )((?:ld|st|ldmatrix|stmatrix|cp\.async|'
+                     r'tcgen05\.ld|tcgen05\.st|tcgen05\.cp|tcgen05\.mma|'
+                     r'mma\.sync)'
                      r'\.[A-Za-z0-9_:.]+)')
 # A call of a prelude helper that issues mma.sync, at the start of a
 # statement of the body (the helper's definition starts with
 # __forceinline__).
-MMA_CALL = re.compile(r'^\s*td_ptx_mma_\w+\(', re.M)
+MMA_CALL = re.compile(r'^\s*td_(?:ptx_mma|tcgen05_mma)_\w+\(', re.M)
 
 
 def read_count(path):
@@ -503,7 +509,8 @@ def compile_wrapped(group, args, outdir, arch):
     to name the culprit.  Returns {case name: error or None}."""
     def source(items):
         incs, fns, out = ["#include <cstdint>", "#include <cuda_fp16.h>",
-                          "#include <cuda_bf16.h>"], [], []
+                          "#include <cuda_bf16.h>", "#include <cuda_fp8.h>"],\
+            [], []
         for i, (c, (ci, cf, k)) in enumerate(items):
             incs += [x for x in ci if x not in incs]
             fns += [x for x in cf if x not in fns]
@@ -541,7 +548,8 @@ def run_case(c, args, outdir):
         return True, ("no match" if c["expect"] == "none" else "refused") + ", as expected"
     if c["expect"] is not None and variant != c["expect"]:
         return False, f"dispatched to {variant}, expected {c['expect']}"
-    arch = c["arch"] or ("sm_100a" if variant in PACKED else DEFAULT_ARCH)
+    arch = c["arch"] or ("sm_100a" if variant in PACKED | SM100_VARIANTS
+                         else DEFAULT_ARCH)
     cu = os.path.join(outdir, c["name"] + ".cu")
     p = subprocess.run([args.exe, "kernel", c["path"], "-o", cu],
                        capture_output=True, text=True, env=env)

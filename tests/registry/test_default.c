@@ -35,13 +35,25 @@ static void test_default_table(void **state)
     /* 12 reduction entries, for each of the 15 elementwise ops reg then
      * smem (equal priority: by name), the copy entries and copy_async's
      * ldgsts, dsmem, smem->tmem, tma_auto, tma_explicit and tmem<->local
-     * (TVM's try order), gemm's mma.m16n8k* and mma_ext.m16n8k*, permute_layout's
+     * (TVM's try order), gemm's mma.m16n8k* and mma_ext.m16n8k*,
+     * gemm_async's tcgen05 (single_thread_or_warp and our tcgen05_arch),
+     * permute_layout's
      * warp_xor_swizzle (no predicates: it declines in its emitter, as
      * TVM's); ops in name order. */
     td_rule_info all[64], infos[12];
-    assert_int_equal(td_registry_rules(reg, all, 64), 59);
+    assert_int_equal(td_registry_rules(reg, all, 64), 60);
     int nred = 0, new = 0, ncopy = 0, nasync = 0, ngemm = 0, nperm = 0;
-    for (int i = 0; i < 59; i++) {
+    int ngasync = 0;
+    for (int i = 0; i < 60; i++) {
+        if (strcmp(all[i].op, "gemm_async") == 0) {
+            assert_string_equal(all[i].name, "tcgen05");
+            assert_int_equal(all[i].priority, 10);
+            assert_int_equal(all[i].npreds, 2);
+            assert_int_equal(td_registry_op(reg, "gemm_async")->kind,
+                             TD_OP_KIND_GEMM);
+            ngasync++;
+            continue;
+        }
         if (strcmp(all[i].op, "gemm") == 0) {
             /* TVM's two predicates: full_active_lanes, no_replica; then
              * tiledispatch's own instructions with the same two. */
@@ -120,6 +132,7 @@ static void test_default_table(void **state)
     assert_int_equal(ncopy, 8);
     assert_int_equal(nasync, 6);
     assert_int_equal(ngemm, 2);
+    assert_int_equal(ngasync, 1);
     assert_int_equal(nperm, 1);
     static const char *const want[12][3] = {
         {"max", "cuda", "3input_maxmin"}, {"max", "cuda", "shared_rows"},

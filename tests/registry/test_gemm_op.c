@@ -4,7 +4,8 @@
  * operand check refuses, before any candidate, what upstream asserts (the
  * shapes of D, A, B, C disagree: upstream's texts) and what it silently
  * ignores (config keys), with the position of the offending operand or
- * key; a call that passes reaches the variant.
+ * key; a call that passes reaches the variant.  gemm_async likewise
+ * (its keys and value types, TVM's shape asserts of tcgen05).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -331,6 +332,110 @@ static void test_known_config(void **state)
     td_call_free(call);
 }
 
+/* A thread-scope gemm_async, C [m, n] in tensor memory, A [am, ak] and
+ * B [bn, bk] in shared memory (128-byte swizzled), then `tail`. */
+static td_call *async_call(int m, int n, int am, int ak, int bn, int bk,
+                           const char *tail)
+{
+    char text[1536];
+    snprintf(text, sizeof text,
+             "op: gemm_async\n"                                      /* 1 */
+             "target: cuda\n"                                        /* 2 */
+             "arch: sm_100a\n"                                       /* 3 */
+             "launch: {threadIdx.x: 128}\n"                          /* 4 */
+             "active: {tx: [0, 1]}\n"                                /* 5 */
+             "buffers:\n"                                            /* 6 */
+             "  C: {scope: tmem, dtype: float32, shape: [%d, %d]}\n"
+             "  A: {scope: shared, dtype: float16, shape: [%d, %d], layout: "
+             "\"S[%d : 1] + Swizzle(3, 3, 3)\"}\n"
+             "  B: {scope: shared, dtype: float16, shape: [%d, %d], layout: "
+             "\"S[%d : 1] + Swizzle(3, 3, 3)\"}\n"
+             "dst: C\n"                                              /* 10 */
+             "a: A\n"                                                /* 11 */
+             "b: B\n"                                                /* 12 */
+             "%s",
+             m, n, am, ak, am * ak, bn, bk, bn * bk, tail);
+    td_call *call = NULL;
+    td_diag d;
+    td_diag_clear(&d);
+    int rc = td_call_parse("g.yaml", text, strlen(text), &call, &d);
+    if (rc != 0)
+        fail_msg("%d:%d: %s", d.line, d.col, d.msg);
+    return call;
+}
+
+/* gemm_async: registered with its one rules entry; the op refuses TVM's
+ * shape asserts at the operand, unknown keys and values at the key, and
+ * what only a call built by hand can get wrong; a good call reaches
+ * tcgen05. */
+static void test_gemm_async_op(void **state)
+{
+    (void)state;
+    td_registry *reg = default_registry();
+    const td_op_desc *op = td_registry_op(reg, "gemm_async");
+    assert_non_null(op);
+    assert_int_equal(op->kind, TD_OP_KIND_GEMM);
+
+    td_call *good = async_call(128, 64, 128, 64, 64, 64, "");
+    td_dispatch_result res;
+    td_diag d;
+    td_diag_clear(&d);
+    assert_int_equal(td_dispatch(reg, good, &res, &d), 0);
+    assert_string_equal(res.variant, "tcgen05");
+    td_ir_free(res.ir);
+
+    td_call *c = async_call(128, 64, 64, 64, 64, 64, "");
+    expect_refused(reg, c, 11, 4,
+                   "op 'gemm_async': tcgen05: A_M=64 doesn't match M=128 "
+                   "from C region");
+    td_call_free(c);
+    c = async_call(128, 64, 128, 64, 32, 64, "");
+    expect_refused(reg, c, 12, 4,
+                   "op 'gemm_async': tcgen05: B_N=32 * cta_group=1=32 "
+                   "doesn't match N=64");
+    td_call_free(c);
+    /* transB: B is [K, N] */
+    c = async_call(128, 64, 128, 64, 64, 64, "transB: true\n");
+    td_diag_clear(&d);
+    assert_int_equal(td_dispatch(reg, c, &res, &d), 0);
+    td_ir_free(res.ir);
+    td_call_free(c);
+    c = async_call(128, 64, 128, 64, 64, 64,
+                   "config: {cta_group: 2}\n");
+    expect_refused(reg, c, 12, 4,
+                   "op 'gemm_async': tcgen05: B_N=64 * cta_group=2=128 "
+                   "doesn't match N=64");
+    td_call_free(c);
+    c = async_call(128, 64, 128, 64, 64, 64,
+                   "config: {cta_group: true}\n");
+    expect_refused(reg, c, 13, 21,
+                   "op 'gemm_async': cta_group: expected an integer");
+    td_call_free(c);
+    c = async_call(128, 64, 128, 64, 64, 64,
+                   "config: {is_AB_tf32: 1}\n");
+    expect_refused(reg, c, 13, 22,
+                   "op 'gemm_async': is_AB_tf32: expected a boolean");
+    td_call_free(c);
+
+    /* Built by hand: three sources, a literal B, axes. */
+    td_call call = *good;
+    call.nsrcs = 3;
+    call.srcs[2] = call.srcs[1];
+    expect_refused(reg, &call, 11, 4,
+                   "op 'gemm_async': expects the sources A, B (call-file "
+                   "keys a, b), got 3 operands");
+    call = *good;
+    call.srcs[1].kind = TD_OPERAND_LITERAL;
+    expect_refused(reg, &call, 12, 4,
+                   "op 'gemm_async': B must be a region, not a literal");
+    call = *good;
+    call.naxes = 1;
+    call.axes[0] = 0;
+    expect_refused(reg, &call, 1, 5, "op 'gemm_async': takes no axes");
+    td_call_free(good);
+    td_registry_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_config_keys),
         cmocka_unit_test(test_hand_built),
         cmocka_unit_test(test_known_config),
+        cmocka_unit_test(test_gemm_async_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

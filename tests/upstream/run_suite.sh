@@ -11,6 +11,8 @@
 #   run_suite.sh ROOT mma-tirx IR_GOLDEN  the mma.sync node's TIRx parsed by TVM
 #   run_suite.sh ROOT gemm-frag         TVM's gemm fragment values, dumped
 #                                       again, equal the unit test's data
+#   run_suite.sh ROOT gemm-async EXE    the gemm_async calls lowered by TVM
+#                                       now, and tiledispatch against them
 # Needs the Python package and the pinned apache-tvm in
 # ROOT/build-python/venv (scripts/test-python makes it; TD_UPSTREAM_PYTHON
 # names another interpreter).  Without them: one SKIP line, exit 77.
@@ -42,6 +44,8 @@ case $what in
     exec "$py" "$root/tests/upstream/async_tirx.py" "$3" ;;
   mma-tirx)
     exec "$py" "$root/tests/upstream/mma_tirx.py" "$3" "$root/tests/golden/cases" ;;
+  gemm-async)
+    exec "$py" "$root/tests/upstream/gemm_async_differential.py" "$3" "$root" ;;
   gemm-frag)
     "$py" "$root/tests/upstream/dump_gemm_frag.py" |
       diff -u "$root/tests/upstream/data/gemm_frag.txt" - ;;

@@ -107,6 +107,10 @@ typedef enum td_intrin {
     TD_INTRIN_CLUSTER_CTAID_X, /* () -> int32 */
     TD_INTRIN_CLUSTER_CTAID_Y, /* () -> int32 */
     TD_INTRIN_CLUSTER_CTAID_Z, /* () -> int32 */
+    /* elect.sync _|p, 0xffffffff: 1 in one lane of the warp (the leader),
+     * 0 in the others; the whole warp calls it.  sm_90 or newer; a host
+     * build traps.  TIRx: T.cuda.elect_sync(). */
+    TD_INTRIN_ELECT_SYNC,      /* () -> int32 */
     TD_INTRIN_COUNT
 } td_intrin;
 
@@ -861,6 +865,84 @@ typedef struct td_ir_tmem_cp {
     bool first;
 } td_ir_tmem_cp;
 TD_API void td_ir_tcgen05_cp(td_ir *ir, const td_ir_tmem_cp *c);
+
+/*
+ * tcgen05.mma (sm_100a): one thread issues a matrix product of shared
+ * (or tensor-memory) operands into a float32 accumulator in tensor
+ * memory, asynchronously (the caller commits it with tcgen05.commit and
+ * waits on the barrier before reading the accumulator, as TVM leaves it).
+ *
+ * The shared operands are named by 64-bit shared memory descriptors (PTX
+ * ISA "Shared memory descriptor"): start address >> 4 in bits 0-13, the
+ * leading dimension byte offset >> 4 (`ldo`) in 16-29, the stride
+ * dimension byte offset >> 4 (`sdo`) in 32-45, the fixed 0b001 at 46, the
+ * layout type in 61-63 from TVM's swizzle mode (0 none -> 0, 1 32-byte ->
+ * 6, 2 64-byte -> 4, 3 128-byte -> 2).
+ *
+ * td_ir_smem_desc declares a uint64 local `name` (made unique) holding
+ * the descriptor of the start of shared buffer `smem`; `uniform` makes its
+ * low word warp-uniform (mov.b64 split, shfl.sync.idx from lane 0, join),
+ * which a warp-scope caller needs before one elected lane reads it.  NULL
+ * on misuse (ldo, sdo >= 2^14, swizzle outside 0..3, a buffer that is not
+ * this IR's shared call buffer).
+ */
+TD_API td_var *td_ir_smem_desc(td_ir *ir, const char *name,
+                               const td_ir_buf *smem, int ldo, int sdo,
+                               int swizzle, bool uniform);
+
+/* How an MMA names one shared operand (TVM's smem_desc modes): ADD, a
+ * descriptor variable with `off16` added to its low word without carry
+ * (hoist, local_hoist); ENCODE, a descriptor encoded for this MMA from
+ * the buffer's start + off16 * 16 bytes (encode); RECOMPUTE, the same
+ * value built inline from the address (recompute). */
+typedef enum td_ir_desc_form {
+    TD_IR_DESC_ADD,
+    TD_IR_DESC_ENCODE,
+    TD_IR_DESC_RECOMPUTE
+} td_ir_desc_form;
+
+typedef struct td_ir_desc_operand {
+    td_ir_desc_form form;
+    const td_var *desc;     /* ADD: from td_ir_smem_desc */
+    const td_ir_buf *smem;  /* ENCODE, RECOMPUTE: the shared buffer */
+    int64_t off16;          /* 16-byte units from the buffer's start */
+    int ldo, sdo, swizzle;  /* ENCODE, RECOMPUTE */
+} td_ir_desc_operand;
+
+/* The instruction kinds of the dense tcgen05.mma (kind::f16 for float16
+ * and bfloat16, kind::tf32, kind::f8f6f4 for the 8-bit floats). */
+typedef enum td_umma_kind {
+    TD_UMMA_F16,
+    TD_UMMA_TF32,
+    TD_UMMA_F8F6F4,
+    TD_UMMA_KIND_COUNT
+} td_umma_kind;
+TD_API const char *td_umma_kind_name(td_umma_kind k); /* "f16" */
+
+/*
+ * tcgen05.mma.cta_group::G.kind::KIND [d], a, b, idesc, {0, ...},
+ * enable_input_d: D = A x B (+ D where enable_input_d is nonzero).  `tmem`
+ * is the accumulator's call buffer (scope tmem, base address NAME_taddr,
+ * as for tcgen05.ld); the address is NAME_taddr + (lane << 16) + column
+ * (`lane`, `column` constants, the column in 32-bit cells).  `idesc` is the
+ * instruction descriptor, `cta_group` 1 or 2 (4 or 8 zero
+ * disable-output-lane words), `accum` the enable-input-d operand (int32;
+ * nonzero accumulates).  `ws`: the weight-stationary form
+ * tcgen05.mma.ws (cta_group 1 only), whose operands end with
+ * enable_input_d and a zero column mask (0) instead of the
+ * disable-output-lane words.
+ */
+typedef struct td_ir_umma {
+    td_umma_kind kind;
+    int cta_group;
+    bool ws;
+    const td_ir_buf *tmem;
+    int64_t lane, column;
+    td_ir_desc_operand a, b;
+    uint32_t idesc;
+    td_expr *accum;
+} td_ir_umma;
+TD_API void td_ir_tcgen05_mma(td_ir *ir, const td_ir_umma *m);
 
 /* ---- printing -------------------------------------------------------- */
 

@@ -405,6 +405,12 @@ typedef struct td_call {
      * reaches the call.  Axes in file order, each at most once. */
     int nactive;
     td_active_range active[TD_MAX_ACTIVE];
+    /* gemm_async's accum when written as an expression of the call's
+     * scalars and thread ids (`accum: "k > 0"`, upstream's accum= given a
+     * PrimExpr: accumulate from the first MMA when it is nonzero): kind
+     * TD_VALUE_EXPR, key "accum", the text in `s`.  Otherwise kind
+     * TD_VALUE_INT (0) and `accum` above is the flag. */
+    td_config_entry accum_expr;
 } td_call;
 
 /*

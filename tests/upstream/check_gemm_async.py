@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The gemm_async differential against TVM's lowering, without TVM: every
+tests/conformance/gemm_async_tvm_*.yaml that TVM lowered carries what TVM
+emitted (`# tvm-desc:`, `# tvm-mma:` lines, written by
+gen_gemm_async_conformance.py from tvm.compile's CUDA); this compares them
+with `tiledispatch emit --lang cuda` bit for bit: each descriptor's (ldo,
+sdo, swizzle), and per MMA in order the D column, the A and B start
+offsets in 16-byte units, the instruction descriptor and enable_input_d.
+
+    check_gemm_async.py TILEDISPATCH CONFORMANCE_DIR
+
+Exit 0 when all agree (and at least one case was compared), 1 otherwise.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+DESC = re.compile(r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)")
+VAR = re.compile(r"unsigned long long (desc[AB]\w*) = (?:td_tcgen05_smem_desc_uniform\()?"
+                 r"td_tcgen05_smem_desc\((\w)_ptr, 0u, (\d+), (\d+), (\d+)\)")
+MMA = re.compile(r"^\s*td_tcgen05_mma_(?:ws_)?cg\d_\w+\((\w+)_taddr(?: \+ \((\d+)u << 16\))?"
+                 r"(?: \+ (\d+))?, (.*), (\d+)u, (\d+)\);$", re.M)
+OPER = re.compile(r"td_tcgen05_smem_desc_add\((\w+), (\d+)u\)|"
+                  r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)")
+
+
+def header(path, key):
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            m = re.match(rf"#\s*{key}:\s*(.*)$", line)
+            if m:
+                out.append(m.group(1).split())
+    return out
+
+
+def ours(exe, path):
+    p = subprocess.run([exe, "emit", path, "--lang", "cuda"], capture_output=True,
+                       text=True, env=dict(os.environ, TILEDISPATCH_RULES=""))
+    if p.returncode != 0:
+        return None, f"emit exited {p.returncode}: {p.stderr.strip()}"
+    src = p.stdout
+    descs, var_of = {}, {}
+    for name, op, ldo, sdo, sw in VAR.findall(src):
+        var_of[name] = op
+        descs[op] = (int(ldo), int(sdo), int(sw))
+    mmas = []
+    for _, lane, col, ops, idesc, en in MMA.findall(src):
+        offs = []
+        for var, off, op, off2, ldo, sdo, sw in OPER.findall(ops):
+            if var:
+                offs.append(int(off))
+            else:
+                descs[op] = (int(ldo), int(sdo), int(sw))
+                offs.append(int(off2))
+        if len(offs) != 2:
+            return None, f"cannot read the operands of an MMA: {ops}"
+        c = int(col or 0) + (int(lane or 0) << 16)
+        mmas.append((c, offs[0], offs[1], int(idesc), int(en)))
+    return (descs, mmas), None
+
+
+def main():
+    exe, cdir = sys.argv[1], sys.argv[2]
+    bad = n = 0
+    for path in sorted(glob.glob(os.path.join(cdir, "gemm_async_tvm_*.yaml"))):
+        want_desc = header(path, "tvm-desc")
+        if not want_desc:
+            continue
+        w = want_desc[0]
+        wd = {w[0]: tuple(map(int, w[1:4])), w[4]: tuple(map(int, w[5:8]))}
+        wm = [tuple(map(int, t)) for t in header(path, "tvm-mma")]
+        got, err = ours(exe, path)
+        n += 1
+        name = os.path.basename(path)
+        if err:
+            print(f"FAIL {name}: {err}")
+            bad += 1
+            continue
+        gd, gm = got
+        if gd != wd:
+            print(f"FAIL {name}: descriptors {gd}, TVM's {wd}")
+            bad += 1
+        elif gm != wm:
+            first = next((i for i, (a, b) in enumerate(zip(gm, wm)) if a != b),
+                         min(len(gm), len(wm)))
+            print(f"FAIL {name}: {len(gm)} MMAs, TVM {len(wm)}; first difference at "
+                  f"{first}: ours {gm[first] if first < len(gm) else None}, "
+                  f"TVM's {wm[first] if first < len(wm) else None}")
+            bad += 1
+        else:
+            print(f"ok   {name}: {len(gm)} MMAs")
+    print(f"{n - bad} of {n} gemm_async cases agree with TVM's lowering")
+    return 1 if bad or n == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

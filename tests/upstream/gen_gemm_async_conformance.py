@@ -1,0 +1,491 @@
+"""Writes the conformance calls of upstream's test_gemm_async.py (phase A of
+design/gemm/plan.md 3.6: dense kinds, shared A and B, C in tensor memory)
+as tests/conformance/gemm_async_tvm_*.yaml, each lowered by TVM first (run
+with the venv's python, where TVM is installed):
+
+    /work/main/build-python/venv/bin/python \
+        tests/upstream/gen_gemm_async_conformance.py tests/conformance
+
+For every case TVM builds the same one-CTA kernel as design/gemm/probes/
+async_probe.py (A, B in shared memory with the layouts TVM's
+mma_shared_layout makes, C in tensor memory at address 0, the call under
+`if tid < 1` or, at warp scope, `if tid < 32`) and compiles it with
+smem_desc="encode", whose CUDA spells every MMA's operands as byte
+offsets.  What TVM emits goes into the call file's header, which
+tests/upstream/check_gemm_async.py compares with `tiledispatch emit` (no
+TVM needed):
+
+    # expect: tcgen05          (or `none` with `# error: TVM's text`)
+    # arch: sm_100a            (what run.py --compile builds it for)
+    # access: tcgen05.mma.cta_group::1.kind::f16
+    # count: 4
+    # tvm-desc: A 0 64 3 B 0 64 3          (ldo sdo swizzle per operand)
+    # tvm-mma: 0 0 0 135266320 0           (per MMA: D column offset, A and
+                                            B offsets in 16-byte units,
+                                            idesc, enable_input_d)
+
+Where TVM is wrong (design/gemm/plan.md section 4) the call says what we
+do instead and why (`# deviation: Dn ...`); TVM's own outcome is then not
+compared.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import tvm
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+from tvm.tirx.cuda.tile_primitive.tma_utils import (SwizzleMode, mma_atom_layout,
+                                                     mma_atom_shape, mma_shared_layout)
+from tvm.tirx.layout import ComposeLayout, S, TileLayout, TLane, TCol, tmem_datapath_layout
+
+SRC = "apache/tvm tests/python/tirx/operator/tile_primitive/cuda/gemm_async/test_gemm_async.py"
+
+
+def case(name, frm, *, C=((128, 64), (0, 128), (0, 64)), c_layout="D",
+         A=((128, 64), "float16", None, 3), B=((64, 64), "float16", None, 3),
+         transA=False, transB=False, accum=False, scope="thread", cfg=None,
+         cluster=False, arch="sm_100a", active=None, deviation=None):
+    return dict(name=name, frm=frm, C=C, c_layout=c_layout, A=A, B=B, transA=transA,
+                transB=transB, accum=accum, scope=scope, cfg=dict(cfg or {}),
+                cluster=cluster, arch=arch, active=active, deviation=deviation)
+
+
+def full(shape):
+    return tuple((0, s) for s in shape)
+
+
+def mid_stage(dtype, shape):
+    """upstream's _mid_stage_layout (128B): (D0, stages, D1), stages the
+    outermost stride."""
+    base = mma_shared_layout(dtype, SwizzleMode.SWIZZLE_128B_ATOM, (shape[0], shape[-1]))
+    return base.tile_to(shape, [shape[0], 1, shape[-1]])
+
+
+def mn_major(dtype, shape):
+    """upstream's _mn_major_layout (128B): the penultimate dim contiguous
+    within the atom."""
+    sw = SwizzleMode.SWIZZLE_128B_ATOM
+    atom = mma_atom_layout(dtype, sw)
+    base = mma_atom_shape(dtype, sw)
+    swapped = [base[1], base[0]]
+    mn_atom = ComposeLayout(atom.per_element, atom.swizzle_len, atom.atom_len,
+                            TileLayout(S[tuple(swapped):(1, swapped[0])]),
+                            atom.swizzle_inner)
+    step = [1] * (len(shape) - 2) + [shape[-2], swapped[1]]
+    atom_nd = [1] * (len(shape) - 2) + swapped
+    return mn_atom.tile_to(step, atom_nd).tile_to(shape, step).canonicalize()
+
+
+def fixed(text):
+    """A layout given as TVM's constructor: S[...] with strides."""
+    return lambda dtype, shape: text
+
+
+# (shape, dtype, region or None for the whole buffer, swizzle mode or a
+# function (dtype, shape) -> TVM layout)
+CASES = [
+    case("cta_group_1", "test_gemm_tcgen05_cta_group_1",
+         C=((128, 512), (0, 128), (256, 384)),
+         A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3)),
+    case("cta_group_2", "test_gemm_tcgen05_cta_group_2",
+         C=((256, 512), (0, 128), (128, 256)),
+         A=((3, 256, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 64), (0, 64)), 3),
+         cfg={"cta_group": 2}, cluster=True),
+    case("arbitrary_tiles_fp16_K128", "test_gemm_tcgen05_arbitrary_tiles[fp16_K128]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), 3),
+         B=((3, 128, 128), "float16", ((2, 3), (0, 128), (0, 128)), 3)),
+    case("arbitrary_tiles_fp16_K128_N64", "test_gemm_tcgen05_arbitrary_tiles[fp16_K128_N64]",
+         C=((128, 64), (0, 128), (0, 64)),
+         A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), 3),
+         B=((3, 64, 128), "float16", ((2, 3), (0, 64), (0, 128)), 3)),
+    case("arbitrary_tiles_transB", "test_gemm_tcgen05_arbitrary_tiles[transB]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+         B=((3, 64, 128), "float16", ((2, 3), (0, 64), (0, 128)), 3), transB=True),
+    case("arbitrary_tiles_transA", "test_gemm_tcgen05_arbitrary_tiles[transA]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 64, 128), "float16", ((1, 2), (0, 64), (0, 128)), 3),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3), transA=True),
+    case("arbitrary_tiles_transAB_K128", "test_gemm_tcgen05_arbitrary_tiles[transAB_K128]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), 3),
+         B=((3, 128, 128), "float16", ((2, 3), (0, 128), (0, 128)), 3),
+         transA=True, transB=True),
+    case("arbitrary_tiles_unit_dim_middle", "test_gemm_tcgen05_arbitrary_tiles[unit_dim_middle]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((128, 3, 64), "float16", ((0, 128), (1, 2), (0, 64)), mid_stage),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3)),
+    case("arbitrary_tiles_mn_major", "test_gemm_tcgen05_arbitrary_tiles[mn_major]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), mn_major),
+         B=((3, 128, 128), "float16", ((2, 3), (0, 128), (0, 128)), 3)),
+    case("arbitrary_tiles_transA_kmajor_smem", "test_gemm_tcgen05_arbitrary_tiles[transA_kmajor_smem]",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((3, 128, 128), "float16", ((1, 2), (0, 128), (0, 128)), mn_major),
+         B=((3, 128, 128), "float16", ((2, 3), (0, 128), (0, 128)), 3), transA=True),
+    case("no_swizzle_column_major", "test_gemm_tcgen05_no_swizzle_smem_descriptor_codegen[column_major] (cta_group 1, N = 128)",
+         C=((64, 128), (0, 64), (0, 128)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 64):(1, 64)]))),
+         B=((64, 128), "bfloat16", None, mn_major), transB=True),
+    case("no_swizzle_packed_16b", "test_gemm_tcgen05_no_swizzle_smem_descriptor_codegen[packed_16b] (cta_group 1, N = 128)",
+         C=((64, 128), (0, 64), (0, 128)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 8, 8):(8, 512, 1)]))),
+         B=((64, 128), "bfloat16", None, mn_major), transB=True),
+    case("no_swizzle_col_major_64", "test_gemm_tcgen05_no_swizzle_col_major_rejects_non_128B_contiguous (M = 64, accepted)",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 64):(1, 64)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_no_swizzle_col_major_128", "test_gemm_tcgen05_no_swizzle_col_major_rejects_non_128B_contiguous",
+         C=((128, 256), (0, 128), (0, 256)),
+         A=((128, 64), "bfloat16", None, fixed(TileLayout(S[(128, 64):(1, 128)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_packed_16b_fp8", "test_gemm_tcgen05_no_swizzle_packed_16b_rejects_non_16bit_dtype",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "float8_e4m3fn", None, fixed(TileLayout(S[(64, 4, 16):(16, 1024, 1)]))),
+         B=((64, 256), "float8_e4m3fn", None, 3), transB=True),
+    case("packed_16b_bf16", "test_gemm_tcgen05_no_swizzle_packed_16b_rejects_non_16bit_dtype (bf16, accepted)",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 8, 8):(8, 512, 1)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_tf32_b_mn_major", "test_gemm_tcgen05_rejects_tf32_mn_major",
+         C=((64, 256), (0, 64), (0, 256)), A=((64, 32), "float32", None, 3),
+         B=((32, 256), "float32", None, 3), transB=True, cfg={"is_AB_tf32": True}),
+    case("bf16_b_mn_major", "test_gemm_tcgen05_rejects_tf32_mn_major (bf16, accepted)",
+         C=((64, 256), (0, 64), (0, 256)), A=((64, 64), "bfloat16", None, 3),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("rejects_non_uniform_atom_grid", "test_gemm_tcgen05_rejects_non_uniform_atom_grid",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(ComposeLayout(3, 3, 3, TileLayout(S[(2, 4, 8, 64):(4096, 512, 64, 1)])))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("uniform_atom_grid", "test_gemm_tcgen05_rejects_non_uniform_atom_grid (uniform, accepted)",
+         C=((64, 256), (0, 64), (0, 256)),
+         A=((64, 64), "bfloat16", None, fixed(ComposeLayout(3, 3, 3, TileLayout(S[(2, 4, 8, 64):(2048, 512, 64, 1)])))),
+         B=((64, 256), "bfloat16", None, 3), transB=True),
+    case("instr_desc_n32", "test_gemm_tcgen05_instr_desc_fold_mirrors_runtime_shape_rules (N = 32, accepted)",
+         C=((128, 32), (0, 128), (0, 32)), A=((128, 64), "bfloat16", None, 3),
+         B=((32, 64), "bfloat16", None, 3)),
+    case("rejects_instr_desc_n24", "test_gemm_tcgen05_instr_desc_fold_mirrors_runtime_shape_rules",
+         C=((128, 24), (0, 128), (0, 24)), A=((128, 64), "bfloat16", None, 3),
+         B=((24, 64), "bfloat16", None, 3),
+         deviation="D6: TVM's tile chooser keeps N=24, then its encoder raises; we decline with that text"),
+    case("layout_f_m64", "test_gemm_tcgen05_cta_group_1_layout_f_m64",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F", A=((64, 64), "float16", None, 3)),
+    case("layout_f_m64_n128_cols", "test_gemm_tcgen05_cta_group_1_layout_f_m64 (N = 128, columns 64..128 of a (64, 256) buffer)",
+         C=((64, 256), (0, 64), (64, 192)), c_layout="F", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3)),
+    case("layout_b_cta2_m64", "test_gemm_tcgen05_cta_group_2_layout_b",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="B", A=((64, 64), "float16", None, 3),
+         B=((64, 64), "float16", None, 3), cfg={"cta_group": 2, "mma_m": 128, "mma_n": 128},
+         cluster=True),
+    case("layout_b_cta2_m64_n256", "test_gemm_tcgen05_cta_group_2_layout_b (N = 256, tile chosen)",
+         C=((64, 256), (0, 64), (0, 256)), c_layout="B", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("rejects_cta2_m64_identity", "test_gemm_tcgen05_cta_group_2_layout_b (C not Layout B)",
+         C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
+         B=((64, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True,
+         deviation="TVM raises a structural-equality error for C; we decline naming Layout B"),
+    case("weight_stationary", "test_gemm_tcgen05_weight_stationary_codegen",
+         C=((128, 512), (0, 128), (256, 384)),
+         A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3),
+         cfg={"weight_stationary": True}),
+    case("m64_packed_c_infers_ws", "test_gemm_tcgen05_cta1_m64_packed_c_infers_weight_stationary (A in shared memory)",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3)),
+    case("m64_packed_c_ws_n256", "test_gemm_tcgen05_cta1_m64_accepts_packed_c_layout_ws (N = 256, A in shared memory)",
+         C=((64, 256), (0, 64), (0, 256)), c_layout="E", A=((64, 64), "float16", None, 3),
+         B=((256, 64), "float16", None, 3), cfg={"weight_stationary": True}),
+    case("rejects_m64_packed_c_ws_false", "test_gemm_tcgen05_cta1_m64_packed_c_infers_weight_stationary (weight_stationary=False)",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E", A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3), cfg={"weight_stationary": False}),
+    case("rejects_m64_ws_identity_c", "test_gemm_tcgen05_cta1_m64_ws_requires_layout_e_c (A in shared memory)",
+         C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
+         B=((128, 64), "float16", None, 3), cfg={"weight_stationary": True}),
+    # the probes of design/gemm/probes/async_probe.py
+    case("f16_128x64x64_sw128", "async_probe.py f16_128x64x64_sw128"),
+    case("f16_warp", "async_probe.py f16_warp", scope="warp"),
+    case("bf16_128x256x64", "async_probe.py bf16_128x256x64",
+         C=((128, 256), (0, 128), (0, 256)), A=((128, 64), "bfloat16", None, 3),
+         B=((256, 64), "bfloat16", None, 3)),
+    case("f16_N512", "async_probe.py f16_N512", C=((128, 512), (0, 128), (0, 512)),
+         B=((512, 64), "float16", None, 3)),
+    case("f16_M64", "async_probe.py f16_M64", C=((64, 64), (0, 64), (0, 64)),
+         A=((64, 64), "float16", None, 3)),
+    case("e4m3_128x64x128", "async_probe.py e4m3_128x64x128",
+         A=((128, 128), "float8_e4m3fn", None, 3), B=((64, 128), "float8_e4m3fn", None, 3)),
+    case("e5m2_128x64x128", "test_gemm_dense_fp8 (e5m2)",
+         A=((128, 128), "float8_e5m2", None, 3), B=((64, 128), "float8_e5m2", None, 3)),
+    case("tf32_f32_cfg", "async_probe.py tf32_f32_cfg",
+         A=((128, 32), "float32", None, 3), B=((64, 32), "float32", None, 3),
+         cfg={"is_AB_tf32": True}),
+    case("sw64", "async_probe.py sw64", A=((128, 32), "float16", None, 2),
+         B=((64, 32), "float16", None, 2)),
+    case("sw32", "async_probe.py sw32", A=((128, 16), "float16", None, 1),
+         B=((64, 16), "float16", None, 1)),
+    case("transA", "async_probe.py transA", A=((64, 128), "float16", None, 3), transA=True),
+    case("transB", "async_probe.py transB", B=((64, 64), "float16", None, 3), transB=True),
+    case("accum", "async_probe.py f16_128x64x64_sw128, accum=True", accum=True),
+    case("explicit_mma_tile", "test_gemm_tcgen05_explicit_mma_tile_changes_physical_instructions",
+         C=((128, 512), (0, 128), (256, 384)),
+         A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+         B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3),
+         cfg={"mma_m": 128, "mma_n": 64}),
+    case("explicit_mma_m_cluster_total_128", "test_gemm_tcgen05_explicit_mma_m_is_cluster_total_for_cta_group_2[128-256]",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 64), "float16", None, 3),
+         B=((32, 64), "float16", None, 3), cfg={"cta_group": 2, "mma_m": 256, "mma_n": 64},
+         cluster=True),
+]
+for mode in ("hoist", "local_hoist", "encode", "recompute"):
+    CASES.append(case(f"smem_desc_{mode}", f"test_gemm_smem_desc_modes_codegen[{mode}]",
+                      C=((128, 512), (0, 128), (256, 384)),
+                      A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+                      B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3),
+                      cfg={"smem_desc": mode}))
+for mode in ("local_hoist", "encode", "recompute"):
+    CASES.append(case(f"warp_smem_desc_{mode}", f"async_probe.py f16_warp, smem_desc={mode}",
+                      scope="warp", cfg={"smem_desc": mode}))
+for lo, hi in ((0, 16), (0, 32), (16, 32), (16, 48), (32, 64)):
+    CASES.append(case(f"kslice_{lo}_{hi}", f"test_gemm_tcgen05_contiguous_kslice_partial_k[{lo}-{hi}]",
+                      A=((128, 64), "float16", ((0, 128), (lo, hi)), 3),
+                      B=((64, 64), "float16", ((0, 64), (lo, hi)), 3)))
+# TVM's rejections (its texts) and the explicit tile's bad configs
+for cfg, tag in (({"mma_m": 128}, "m_only"), ({"mma_n": 64}, "n_only"),
+                 ({"mma_m": 0, "mma_n": 64}, "m_zero"), ({"mma_m": 128, "mma_n": -1}, "n_neg"),
+                 ({"mma_m": True, "mma_n": 64}, "m_bool"), ({"mma_m": 64, "mma_n": 64}, "m_mismatch"),
+                 ({"mma_m": 128, "mma_n": 96}, "n_not_divide"), ({"mma_m": 128, "mma_n": 8}, "bad_shape")):
+    CASES.append(case(f"explicit_tile_rejects_{tag}",
+                      f"test_gemm_tcgen05_explicit_mma_tile_rejects_invalid_config[{tag}]",
+                      C=((128, 512), (0, 128), (256, 384)),
+                      A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
+                      B=((3, 128, 64), "float16", ((2, 3), (0, 128), (0, 64)), 3), cfg=cfg))
+CASES += [
+    case("rejects_c_f16", "async_probe.py c_f16 (C float16)"),
+    case("rejects_int8", "async_probe.py int8 (K = 128)", A=((128, 128), "int8", None, 3),
+         B=((64, 128), "int8", None, 3)),
+    case("rejects_K_not_mult", "async_probe.py K_not_mult", A=((128, 24), "float16", None, 0),
+         B=((64, 24), "float16", None, 0)),
+    case("rejects_tf32_mn_major", "test_gemm_tcgen05_rejects_tf32_mn_major",
+         A=((32, 128), "float32", None, 3), B=((64, 32), "float32", None, 3), transA=True,
+         cfg={"is_AB_tf32": True}),
+    case("rejects_kslice_unaligned", "test_gemm_tcgen05_contiguous_kslice_partial_k (start 4)",
+         A=((128, 64), "float16", ((0, 128), (4, 20)), 3),
+         B=((64, 64), "float16", ((0, 64), (4, 20)), 3)),
+    case("descI_rejected", "test_gemm_tcgen05_dense_descI_rejected_at_dispatch",
+         cfg={"descI": 0}),
+    case("rejects_f16_N24", "async_probe.py f16_N24", C=((128, 24), (0, 128), (0, 24)),
+         B=((24, 64), "float16", None, 3),
+         deviation="D6: TVM's tile chooser keeps N=24, then its encoder raises; we decline with that text"),
+    case("rejects_cta2_no_cluster", "async_probe.py cta2_no_cluster",
+         C=((128, 128), (0, 128), (0, 128)), B=((64, 64), "float16", None, 3),
+         cfg={"cta_group": 2},
+         deviation="D7: TVM compiles cta_group::2 without a CTA pair; we refuse"),
+    case("rejects_sm90a", "async_probe.py arch=sm_90a f16_128x64x64_sw128", arch="sm_90a",
+         deviation="D2: TVM lowers tcgen05.mma for sm_90a; we refuse"),
+    case("rejects_noguard_thread", "async_probe.py noguard_thread", active={},
+         deviation="D3: TVM issues the MMAs from all 128 threads; we refuse"),
+    case("rejects_cta_scope", "async_probe.py cta_scope", scope="cta"),
+    case("rejects_wg_scope", "async_probe.py wg_scope", scope="warpgroup"),
+]
+
+# Our reasons where we deviate (docs/upstream.md).
+OURS = {
+    "rejects_f16_N24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
+    "rejects_instr_desc_n24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
+    "rejects_cta2_m64_identity": "gemm_async: M=64 with cta_group=2 needs C in datapath B",
+    "rejects_cta2_no_cluster": "cta_group=2 needs a cluster of 2 CTAs along x (launch has none)",
+    "rejects_sm90a": "tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a",
+    "rejects_noguard_thread": "guard the call to one thread (active set has 128 threads)",
+}
+
+SW = {0: SwizzleMode.SWIZZLE_NONE, 1: SwizzleMode.SWIZZLE_32B_ATOM,
+      2: SwizzleMode.SWIZZLE_64B_ATOM, 3: SwizzleMode.SWIZZLE_128B_ATOM}
+
+
+def tvm_layout(dtype, sw, shape):
+    if callable(sw):
+        return sw(dtype, tuple(shape))
+    if sw == 0:
+        return TileLayout(S[tuple(shape)])
+    # mma_shared_layout knows the float widths only; int8's is e4m3's.
+    return mma_shared_layout("float8_e4m3fn" if dtype == "int8" else dtype,
+                             SW[sw], tuple(shape))
+
+
+def layout_text(lay) -> str:
+    """TVM's layout in the call-file notation: S[...] + Swizzle(b, m, s)."""
+    s = str(lay)
+    m = re.fullmatch(r"T\.ComposeLayout\((\d+), (\d+), (\d+), T\.TileLayout\(T\.S\[(.*)\]\)\)", s)
+    if m:
+        pe, sl, al, body = m.groups()
+        return f"S[{body.replace(':', ' : ')}] + Swizzle({sl}, {pe}, {al})"
+    m = re.fullmatch(r"T\.TileLayout\(T\.S\[(.*)\]\)", s)
+    if m:
+        return f"S[{m.group(1).replace(':', ' : ')}]"
+    raise ValueError(f"layout {s} has no call-file form here")
+
+
+def region_slices(shape, region):
+    region = region or full(shape)
+    return tuple(slice(a, b) for a, b in region)
+
+
+def build(c):
+    (C_shape, *C_reg) = c["C"]
+    A_shape, dt, A_reg, A_sw = c["A"]
+    B_shape, _, B_reg, B_sw = c["B"]
+    cg = c["cfg"].get("cta_group", 1)
+    c_dtype = "float16" if c["name"] == "rejects_c_f16" else "float32"
+    Al, Bl = tvm_layout(dt, A_sw, A_shape), tvm_layout(c["B"][1], B_sw, B_shape)
+    Cl = (tmem_datapath_layout("F", C_shape[0], C_shape[1]) if c["c_layout"] == "F"
+          else TileLayout(S[(C_shape[0], 2, C_shape[1] // 2):(1 @ TLane, 64 @ TLane, 1 @ TCol)])
+          if c["c_layout"] in ("B", "E")
+          else TileLayout(S[tuple(C_shape):(1 @ TLane, 1 @ TCol)]))
+    rA, rB = region_slices(A_shape, A_reg), region_slices(B_shape, B_reg)
+    rC = tuple(slice(a, b) for a, b in C_reg)
+    op = {"thread": Tx.gemm_async, "warp": Tx.warp.gemm_async,
+          "warpgroup": Tx.wg.gemm_async, "cta": Tx.cta.gemm_async}[c["scope"]]
+    cfg = dict(c["cfg"])
+    transA, transB, accum = c["transA"], c["transB"], c["accum"]
+    guard = c["active"] is None and c["scope"] in ("thread", "warp")
+    limit = 1 if c["scope"] == "thread" else 32
+    cluster = c["cluster"]
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        cta_id = T.cta_id([cg])
+        if cluster:
+            cbx, cby = T.cta_id_in_cluster([2, 1])
+        thread_id = T.thread_id([128])
+        tid = T.thread_id_in_wg([128])
+        A_smem = T.alloc_buffer(A_shape, dt, scope="shared", layout=Al)
+        B_smem = T.alloc_buffer(B_shape, c["B"][1], scope="shared", layout=Bl)
+        C_tmem = T.decl_buffer(C_shape, c_dtype, scope="tmem", allocated_addr=0, layout=Cl)
+        if guard:
+            if tid < limit:
+                op(C_tmem[rC], A_smem[rA], B_smem[rB], transA=transA, transB=transB,
+                   accum=accum, dispatch="tcgen05", **cfg)
+        else:
+            op(C_tmem[rC], A_smem[rA], B_smem[rB], transA=transA, transB=transB,
+               accum=accum, dispatch="tcgen05", **cfg)
+    return f, Al, Bl
+
+
+MMA_RE = re.compile(r"tvm_builtin_ptx_tcgen05_mma_(ws_)?ss_mma_(?:ws_)?cta_group__(\d)_kind__(\w+)"
+                    r"\(\(uint\)(\d+), (\w+)\[0\], (\w+)\[0\], \(uint\)(\d+), "
+                    r"(?:\(uint\)0, )*\(bool\)(\d)(?:, \(uint64_t\)0ULL)?\);")
+ENC_RE = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\((\w+)\[0\]\)\), "
+                    r"\(\(void\*\)\(\(char\*\)\(&\((\w)_smem_ptr\[0\]\)\) \+ (\d+)\)\), "
+                    r"(\d+), (\d+), (\d+)\);")
+
+
+def lower(c):
+    """TVM's outcome: ('ok', descs, mmas) or ('error', text)."""
+    c = dict(c, cfg=dict(c["cfg"], smem_desc="encode"))
+    try:
+        f, _, _ = build(c)
+        tgt = tvm.target.Target({"kind": "cuda", "arch": c["arch"]})
+        with tgt:
+            m = tvm.compile(tvm.IRModule({"main": f}), target=tgt, tir_pipeline="tirx")
+        src = m.mod.imports[0].inspect_source()
+    except Exception as e:  # TVM raises its reasons
+        text = re.sub(r"\s+", " ", str(e))
+        text = text.split(" | | | opcall:")[0]
+        for pat in (r"(?:ValueError|AssertionError): (.*)$",
+                    r"rejected: \S+ — (.*?)(?:\s*\||$)", r"(Check failed.*?)(?:$)"):
+            mm = re.search(pat, text)
+            if mm:
+                return ("error", mm.group(1).strip()[:300])
+        return ("error", text[-300:])
+    enc = {}
+    for name, op, off, ldo, sdo, sw in ENC_RE.findall(src):
+        enc[name] = (op, int(off) // 16, int(ldo), int(sdo), int(sw))
+    descs, mmas = {}, []
+    for ws, cg, kind, col, a, b, idesc, en in MMA_RE.findall(src):
+        ea, eb = enc[a], enc[b]
+        descs["A"], descs["B"] = ea[2:], eb[2:]
+        mmas.append((int(col), ea[1], eb[1], int(idesc), int(en), int(cg),
+                     ("ws." if ws else "") + kind))
+    return ("ok", descs, mmas)
+
+
+def write(c, out: Path):
+    res = lower(c)
+    C_shape, *C_reg = c["C"]
+    A_shape, dt, A_reg, A_sw = c["A"]
+    B_shape, bdt, B_reg, B_sw = c["B"]
+    lines = []
+    if c["deviation"]:
+        lines += ["# expect: none", f"# error: {OURS[c['name']]}",
+                  f"# deviation: {c['deviation']}"]
+    elif res[0] == "error":
+        lines += ["# expect: none", f"# error: {res[1]}"]
+    else:
+        _, descs, mmas = res
+        cg, kind = mmas[0][5], mmas[0][6]
+        ws = "ws." if kind.startswith("ws.") else ""
+        kind = kind[len(ws):]
+        lines += ["# expect: tcgen05", "# arch: sm_100a",
+                  f"# access: tcgen05.mma.{ws}cta_group::{cg}.kind::{kind}",
+                  f"# count: {len(mmas)}",
+                  "# tvm-desc: A {} {} {} B {} {} {}".format(*descs["A"], *descs["B"])]
+        lines += [f"# tvm-mma: {col} {a} {b} {idesc} {en}" for col, a, b, idesc, en, _, _ in mmas]
+    lines += [f"# from: {SRC}::{c['frm']}" if c["frm"].startswith("test_")
+              else f"# from: design/gemm/probes/{c['frm']}",
+              "# written by tests/upstream/gen_gemm_async_conformance.py",
+              "op: gemm_async", "target: cuda", f"arch: {c['arch']}",
+              f"scope: {c['scope']}"]
+    launch = "{threadIdx.x: 128" + (", cluster: [2, 1, 1]" if c["cluster"] else "") + "}"
+    lines.append(f"launch: {launch}")
+    if c["active"] is None and c["scope"] == "thread":
+        lines.append("active: {tx: [0, 1]}")
+    elif c["active"] is None and c["scope"] == "warp":
+        lines.append("active: {tx: [0, 32]}")
+    c_dtype = "float16" if c["name"] == "rejects_c_f16" else "float32"
+    _, Al, Bl = build(c)
+    # A CTA's tensor memory has 128 lanes: upstream's cta_group 2 C
+    # (256 rows, each CTA's region 128 of them) is declared per CTA.
+    C_rows = 128 if C_shape[0] > 128 and C_reg[0][1] <= 128 else C_shape[0]
+    c_text = (f"S[(4, 16, {C_shape[1]}) : (32@TLane, 1@TLane, 1@TCol)]" if c["c_layout"] == "F"
+              else f"S[({C_shape[0]}, 2, {C_shape[1] // 2}) : (1@TLane, 64@TLane, 1@TCol)]"
+              if c["c_layout"] in ("B", "E")
+              else f"S[({C_rows}, {C_shape[1]}) : (1@TLane, 1@TCol)]")
+    lines += ["buffers:",
+              f"  C: {{scope: tmem, dtype: {c_dtype}, shape: [{C_rows}, {C_shape[1]}], "
+              f"layout: \"{c_text}\"}}",
+              f"  A: {{scope: shared, dtype: {dt}, shape: {list(A_shape)}, layout: \"{layout_text(Al)}\"}}",
+              f"  B: {{scope: shared, dtype: {bdt}, shape: {list(B_shape)}, layout: \"{layout_text(Bl)}\"}}"]
+
+    def reg(name, shape, r):
+        r = r or full(shape)
+        return f"\"{name}[" + ", ".join(f"{a}:{b}" for a, b in r) + "]\""
+    lines += [f"dst: {reg('C', C_shape, C_reg)}", f"a: {reg('A', A_shape, A_reg)}",
+              f"b: {reg('B', B_shape, B_reg)}",
+              f"transA: {str(c['transA']).lower()}", f"transB: {str(c['transB']).lower()}",
+              f"accum: {str(c['accum']).lower()}"]
+    if c["cfg"]:
+        items = []
+        for k, v in c["cfg"].items():
+            items.append(f"{k}: {str(v).lower() if isinstance(v, bool) else v}")
+        lines.append("config: {" + ", ".join(items) + "}")
+    (out / f"gemm_async_tvm_{c['name']}.yaml").write_text("\n".join(lines) + "\n")
+    return res[0]
+
+
+def main():
+    out = Path(sys.argv[1])
+    names = set(sys.argv[2:])
+    for c in CASES:
+        if names and c["name"] not in names:
+            continue
+        print(c["name"], write(c, out))
+
+
+if __name__ == "__main__":
+    main()

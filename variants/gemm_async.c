@@ -1,0 +1,930 @@
+/*
+ * The `tcgen05` variant of gemm_async (upstream gemm_async/tcgen05.py,
+ * design/gemm/plan.md section 3): one thread (or one elected lane of a
+ * warp) issues tcgen05.mma (sm_100a) over shared-memory operands named by
+ * shared memory descriptors, accumulating into tensor memory.
+ *
+ * Predicates: single_thread_or_warp (TVM's, with TVM's text; ours adds
+ * that a thread-scope call must be guarded to one thread, D3) and
+ * tcgen05_arch (ours, D2: TVM checks no arch).  The emitter declines in
+ * TVM's order with TVM's texts (TVM raises or asserts them): scopes, C's
+ * dtype, A/B dtypes, cta_group, descI, ranks, the descriptors of A and B
+ * (the swizzle atoms matched by is_tile_inner, gemm_async_desc below),
+ * tf32 majorness, the instruction tile and its PTX shape rule (D6), K,
+ * C's tensor-memory layout (datapath D's identity, Layout F for a whole
+ * M = 64 buffer, Layout B for M = 64 at cta_group 2), and the CTA pair's
+ * cluster (D7); weight_stationary (.ws), or C packed as Layout E at
+ * M = 64, issues tcgen05.mma.ws.  What is not ported yet (A in tensor
+ * memory, the batched forms, block scaling) declines naming the feature.
+ *
+ * What it emits is TVM's lowering unrolled: the descriptors (encoded
+ * once, per smem_desc mode), then per instruction tile (mi, ni) and K
+ * step ki one tcgen05.mma whose operands are the descriptors advanced by
+ * the tile corner's 16-byte offset, under elect.sync at warp scope.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "gemm.h"
+#include "layout.h"
+#include "model.h"
+
+/* ---- predicates ------------------------------------------------------- */
+
+/* The threads of the call's active set at thread scope: the launch's
+ * threadIdx.x narrowed by every `active:` range; -1 when unknown. */
+static int64_t active_threads(const td_call *call)
+{
+    const td_launch_param *tx = &call->launch[TD_LAUNCH_TX];
+    if (!tx->present || tx->symbolic) {
+        for (int i = 0; i < call->nactive && i < TD_MAX_ACTIVE; i++)
+            if (call->active[i].axis == TD_AXIS_TX)
+                return call->active[i].end - call->active[i].begin;
+        return -1;
+    }
+    int64_t n = 0;
+    for (int64_t t = 0; t < tx->extent; t++) {
+        bool in = true;
+        for (int i = 0; in && i < call->nactive && i < TD_MAX_ACTIVE; i++) {
+            const td_active_range *a = &call->active[i];
+            int64_t v;
+            switch (a->axis) {
+            case TD_AXIS_TX: v = t; break;
+            case TD_AXIS_LANEID: v = t % 32; break;
+            case TD_AXIS_WARPID: v = t / 32; break;
+            case TD_AXIS_TID_IN_WG: v = t % 128; break;
+            case TD_AXIS_WID_IN_WG: v = t / 32 % 4; break;
+            case TD_AXIS_WGID: v = t / 128; break;
+            default: return -1;
+            }
+            in = v >= a->begin && v < a->end;
+        }
+        n += in;
+    }
+    return n;
+}
+
+static bool pred_single_thread_or_warp(const td_call *call,
+                                       const td_args *args, void *user,
+                                       td_reason *why)
+{
+    (void)args;
+    (void)user;
+    static const char *const names[TD_SCOPE_COUNT] = {
+        "thread", "warp", "warpgroup", "cta", "cluster"};
+    if (call->scope == TD_SCOPE_WARP) {
+        if (!td__whole_scope_units(call, "tcgen05.mma", why))
+            return false;
+        /* elect.sync and the descriptors' shfl.sync name the full warp:
+         * a guard that leaves part of a warp would hang them (TVM does
+         * not check). */
+        for (int i = 0; i < call->nactive && i < TD_MAX_ACTIVE; i++) {
+            const td_active_range *a = &call->active[i];
+            bool whole =
+                a->axis == TD_AXIS_LANEID ? a->begin == 0 && a->end == 32
+                : a->axis == TD_AXIS_TX || a->axis == TD_AXIS_TID_IN_WG
+                    ? a->begin % 32 == 0 && a->end % 32 == 0
+                    : true;
+            if (!whole) {
+                td_reason_set(why,
+                              "warp scope issues elect.sync and shfl.sync "
+                              "over the full warp; active %s [%" PRId64
+                              ", %" PRId64 ") leaves part of a warp",
+                              td_axis_name(a->axis), a->begin, a->end);
+                return false;
+            }
+        }
+        return true;
+    }
+    if (call->scope != TD_SCOPE_THREAD) {
+        td_reason_set(why,
+                      "unsupported exec_scope T.ExecScope(\"%s\"), expected "
+                      "single thread or warp scope",
+                      (unsigned)call->scope < TD_SCOPE_COUNT
+                          ? names[call->scope]
+                          : "?");
+        return false;
+    }
+    /* TVM lowers an unguarded thread-scope call for every thread of the
+     * CTA, each issuing the whole sequence (D3). */
+    int64_t n = active_threads(call);
+    if (n == 1)
+        return true;
+    if (n < 0)
+        td_reason_set(why, "thread scope issues tcgen05.mma from every active "
+                           "thread; guard the call to one thread (active set "
+                           "unknown: give launch threadIdx.x and active)");
+    else
+        td_reason_set(why,
+                      "thread scope issues tcgen05.mma from every active "
+                      "thread; guard the call to one thread (active set has "
+                      "%" PRId64 " threads)",
+                      n);
+    return false;
+}
+
+/* D2: TVM lowers tcgen05.mma for any arch; ptxas refuses it below sm_100a.
+ * A call with no arch is not checked (TVM's behaviour). */
+static bool pred_tcgen05_arch(const td_call *call, const td_args *args,
+                              void *user, td_reason *why)
+{
+    (void)args;
+    (void)user;
+    if (call->sm_version == 0 || td__tmem_arch(call))
+        return true;
+    td_reason_set(why,
+                  "tcgen05.mma needs tensor memory (sm_100a, sm_101a, "
+                  "sm_103a or sm_110a), got %.*s",
+                  TD__FIELD(call->arch));
+    return false;
+}
+
+static const td_pred_desc async_preds[] = {
+    {.name = "single_thread_or_warp", .fn = pred_single_thread_or_warp},
+    {.name = "tcgen05_arch", .fn = pred_tcgen05_arch},
+};
+
+/* ---- the emitter's checks ---------------------------------------------- */
+
+#define DECLINE(...)                                                           \
+    do {                                                                       \
+        td_reason_set(why, __VA_ARGS__);                                       \
+        return TD_EDECLINED;                                                   \
+    } while (0)
+
+/* The non-unit extents of r (at most 2 stored); their number. */
+static int mat_dims(const td_region *r, int64_t ext[2])
+{
+    int n = 0;
+    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
+        if (r->extent[d] != 1) {
+            if (n < 2)
+                ext[n] = r->extent[d];
+            n++;
+        }
+    return n;
+}
+
+/* TVM's list of r's extents, "[128, 64]". */
+static void extents_text(const td_region *r, char *buf, size_t cap)
+{
+    td_sbuf o = {buf, cap, 0};
+    buf[0] = '\0';
+    td__sbuf_printf(&o, "[");
+    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
+        td__sbuf_printf(&o, "%s%" PRId64, d ? ", " : "", r->extent[d]);
+    td__sbuf_printf(&o, "]");
+}
+
+/* A buffer's layout: its own, else the row-major one of its shape. */
+static int buf_layout(const td_buffer *b, td_layout *out)
+{
+    if (b->has_layout) {
+        *out = b->layout;
+        return 0;
+    }
+    return td__lay_row_major(b->shape, b->ndim, out);
+}
+
+/* One shared operand's descriptor: TVM's compute_canonical_params. */
+typedef struct ga_desc {
+    int swizzle, ldo, sdo;
+    bool mn_major;
+    td_layout tile; /* the region's pre-swizzle layout (offsets) */
+    int64_t extent[TD_MAX_RANK];
+    int ndim;
+    int elem_per_16b;
+} ga_desc;
+
+static int parse(const char *text, td_layout *out)
+{
+    td_diag d;
+    memset(&d, 0, sizeof d);
+    return td_layout_parse(text, out, &d) == 0 ? 0 : TD_EINVAL;
+}
+
+/* _try_atom: the atom (of atom_shape) tiles the region's layout with one
+ * iter per tiler dim; ldo / sdo from the tiler's last / first dim. */
+static int try_atom(const td_layout *atom, const int64_t *atom_shape,
+                    const td_layout *slice, const int64_t *shape2,
+                    int64_t elem_per_16b, int *ldo, int *sdo)
+{
+    if (shape2[0] % atom_shape[0] != 0 || shape2[1] % atom_shape[1] != 0)
+        return TD_ENOMATCH;
+    td_layout tiler, canon, grouped;
+    char why[256];
+    int rc = td__lay_is_tile_inner(atom, slice, shape2, atom_shape, 2, &tiler,
+                                   why, sizeof why);
+    if (rc != 0)
+        return rc == TD_ENOMATCH || rc == TD_ELIMIT ? TD_ENOMATCH : rc;
+    int64_t tshape[2] = {shape2[0] / atom_shape[0], shape2[1] / atom_shape[1]};
+    int seps[3];
+    if (td__lay_canonicalize(&tiler, &canon) != 0 ||
+        td__lay_group(&canon, tshape, 2, &grouped, seps) != 0)
+        return TD_ENOMATCH;
+    if (seps[0] != 0 || seps[1] != 1 || seps[2] != 2)
+        return TD_ENOMATCH;
+    int64_t atom_size = atom_shape[0] * atom_shape[1];
+    int64_t off[2];
+    for (int d = 0; d < 2; d++) {
+        const td_iter *it = &grouped.shard[d];
+        off[d] = it->extent == 1 ? 0 : it->stride * atom_size / elem_per_16b;
+        if (off[d] < 0 || off[d] >= (1 << 14))
+            return TD_ENOMATCH;
+    }
+    *ldo = (int)off[1];
+    *sdo = (int)off[0];
+    return 0;
+}
+
+static int canonical_params(const td_call *call, int which, bool transposed,
+                            ga_desc *g, td_reason *why)
+{
+    const td_region *r = &call->srcs[which].region;
+    const td_buffer *b = &call->buffers[r->buffer];
+    const char *dt = td_dtype_name(b->dtype);
+    int bits = td_dtype_bits(b->dtype);
+    int64_t e16 = 128 / bits;
+    int pe = 0;
+    while ((1 << (pe + 1)) <= e16)
+        pe++;
+    g->elem_per_16b = (int)e16;
+    td_layout whole;
+    int rc = buf_layout(b, &whole);
+    if (rc < 0)
+        return rc;
+    td_lay_swz z;
+    td__lay_swz_from_layout(&whole, &z);
+    int mode = z.on ? z.swizzle_len : 0;
+    if (z.on && mode > 0 && !z.inner)
+        DECLINE("swizzle direction mismatch: the hardware swizzle modes "
+                "implement the swizzle_inner=True address permutation");
+    if (mode > 3)
+        DECLINE("gemm_async: swizzle_len %d of %c's layout is not a tcgen05 "
+                "swizzle mode",
+                mode, "AB"[which]);
+
+    /* The descriptor's region: a sub-atom contiguous slice rounds up to
+     * whole atoms from the buffer's origin (TVM's desc_region). */
+    int nd = r->ndim, cax = nd - 1;
+    int64_t dstart[TD_MAX_RANK], dext[TD_MAX_RANK];
+    memcpy(dstart, r->start, sizeof dstart);
+    memcpy(dext, r->extent, sizeof dext);
+    if (mode > 0) {
+        int64_t inner = (int64_t)(16 << mode) * 8 / bits;
+        int64_t contig = r->extent[cax];
+        int64_t rounded = (contig + inner - 1) / inner * inner;
+        if (rounded != contig) {
+            if (r->start[cax] % e16 != 0)
+                DECLINE("gemm_async: contiguous-axis slice start %" PRId64
+                        " is not 16B-aligned (=%" PRId64
+                        " elements, dtype %s). A sub-atom contiguous slice "
+                        "must start on a 16B boundary; otherwise keep that "
+                        "axis full and split on a stride/outer axis instead "
+                        "(lay the operand out MN-major).",
+                        r->start[cax], e16, dt);
+            dstart[cax] = 0;
+            dext[cax] = rounded;
+        }
+    }
+    td_layout slice;
+    if ((rc = td__lay_slice(&whole, b->shape, nd, dstart, dext, &slice)) != 0)
+        DECLINE("gemm_async: the layout of %.*s does not slice to the "
+                "region of %c",
+                TD__FIELD(b->name), "AB"[which]);
+    int64_t shape2[2];
+    int n2 = 0;
+    for (int d = 0; d < nd; d++)
+        if (dext[d] != 1) {
+            if (n2 < 2)
+                shape2[n2] = dext[d];
+            n2++;
+        }
+    if (n2 != 2) {
+        char t[128];
+        td_region dr = *r;
+        memcpy(dr.extent, dext, sizeof dext);
+        extents_text(&dr, t, sizeof t);
+        DECLINE("Expected exactly 2 non-unit dims in region %s", t);
+    }
+
+    /* The per-instruction offsets read the region's own pre-swizzle tile. */
+    td_layout rslice;
+    if (td__lay_slice(&whole, b->shape, nd, r->start, r->extent, &rslice) !=
+            0 ||
+        td__lay_strip_swizzle(&rslice, r->extent, nd, &g->tile) != 0)
+        DECLINE("gemm_async: the layout of %.*s does not slice to the "
+                "region of %c",
+                TD__FIELD(b->name), "AB"[which]);
+    memcpy(g->extent, r->extent, sizeof g->extent);
+    g->ndim = nd;
+
+    if (mode == 0) {
+        /* TVM's no-swizzle branch: 16-byte packed, or the column-major
+         * view of one 128-byte column. */
+        if (whole.swizzle && z.on)
+            DECLINE("gemm_async: no-swizzle SMEM descriptors require a "
+                    "plain TileLayout");
+        td_layout canon, grouped;
+        int seps[3];
+        if (td__lay_canonicalize(&slice, &canon) != 0 ||
+            td__lay_group(&canon, shape2, 2, &grouped, seps) != 0)
+            DECLINE("gemm_async: no MMA SMEM descriptor matches region shape "
+                    "[%" PRId64 ", %" PRId64 "] for dtype %s.",
+                    shape2[0], shape2[1], dt);
+        int ns = grouped.nshard;
+        const td_iter *sh = grouped.shard;
+        if (ns >= 3) {
+            const td_iter *d0 = &sh[ns - 3], *d1 = &sh[ns - 2],
+                          *d2 = &sh[ns - 1];
+            bool packed = d0->extent == shape2[0] && d0->stride == e16 &&
+                          d1->extent * d2->extent == shape2[1] &&
+                          d1->stride == shape2[0] * e16 &&
+                          d2->extent == e16 && d2->stride == 1;
+            if (packed) {
+                if (e16 != 8)
+                    DECLINE("gemm_async: no-swizzle packed-16B SMEM "
+                            "descriptors are only supported for 16-bit "
+                            "dtypes (8 elements per 16B line); got dtype %s "
+                            "with %" PRId64 " elements per 16B line",
+                            dt, e16);
+                if (shape2[0] >= (1 << 14))
+                    DECLINE("gemm_async: ldo %" PRId64 " does not fit the "
+                            "descriptor", shape2[0]);
+                g->swizzle = 0;
+                g->ldo = (int)shape2[0];
+                g->sdo = 8;
+                g->mn_major = transposed;
+                return 0;
+            }
+        }
+        if (ns < 2 || !(sh[ns - 2].stride == 1 &&
+                        sh[ns - 1].stride == shape2[0]))
+            DECLINE("gemm_async: no-swizzle SMEM descriptors currently "
+                    "require the penultimate matrix dimension to be "
+                    "contiguous or 16B-packed");
+        if (shape2[0] != 8 * e16)
+            DECLINE("gemm_async: no-swizzle column-major-view SMEM "
+                    "descriptors require the contiguous matrix dimension to "
+                    "span exactly 128B (= %" PRId64 " elements for %s); got "
+                    "%" PRId64 ". Use a swizzled or packed-16B layout for "
+                    "larger tiles.",
+                    8 * e16, dt, shape2[0]);
+        if (sh[ns - 1].stride >= (1 << 14))
+            DECLINE("gemm_async: ldo %" PRId64 " does not fit the descriptor",
+                    sh[ns - 1].stride);
+        g->swizzle = 0;
+        g->ldo = (int)sh[ns - 1].stride;
+        g->sdo = 8;
+        g->mn_major = transposed;
+        return 0;
+    }
+
+    /* The swizzle atoms, K-major first (TVM's _match, over the modes from
+     * 128 B down; only the layout's own swizzle can match). */
+    for (int m = 3; m >= 1; m--) {
+        int64_t w = (int64_t)(16 << m) * 8 / bits;
+        char k_text[96], mn_text[128];
+        snprintf(k_text, sizeof k_text, "S[%" PRId64 " : 1] + Swizzle(%d, %d, 3)",
+                 8 * w, m, pe);
+        snprintf(mn_text, sizeof mn_text,
+                 "S[(%" PRId64 ", 8) : (1, %" PRId64 ")] + Swizzle(%d, %d, 3)",
+                 w, w, m, pe);
+        td_layout k_atom, mn_atom;
+        if (parse(k_text, &k_atom) != 0 || parse(mn_text, &mn_atom) != 0)
+            return TD_EINVAL;
+        const int64_t base[2] = {8, w}, swapped[2] = {w, 8};
+        /* (is_mn_major, atom, shape) in TVM's candidate order */
+        const td_layout *atoms[2] = {transposed ? &mn_atom : &k_atom,
+                                     transposed ? &k_atom : &mn_atom};
+        const int64_t *shapes[2] = {transposed ? swapped : base,
+                                    transposed ? base : swapped};
+        for (int c = 0; c < 2; c++) {
+            int ldo, sdo;
+            rc = try_atom(atoms[c], shapes[c], &slice, shape2, e16, &ldo, &sdo);
+            if (rc == TD_ENOMATCH)
+                continue;
+            if (rc != 0)
+                return rc;
+            bool mn = c == 1;
+            if (mn != transposed) {
+                int t = ldo;
+                ldo = sdo;
+                sdo = t;
+            }
+            g->swizzle = m;
+            g->ldo = ldo;
+            g->sdo = sdo;
+            g->mn_major = mn;
+            return 0;
+        }
+    }
+    int64_t inner = (int64_t)(16 << mode) * 8 / bits;
+    static const char *const mode_names[4] = {
+        "SWIZZLE_NONE", "SWIZZLE_32B_ATOM", "SWIZZLE_64B_ATOM",
+        "SWIZZLE_128B_ATOM"};
+    DECLINE("gemm_async: no MMA SMEM descriptor matches region shape [%" PRId64
+            ", %" PRId64 "] for dtype %s. The buffer is physically "
+            "%s-swizzled (contiguous atom = %" PRId64 " elements / %d B); the "
+            "region's layout does not tile it.",
+            shape2[0], shape2[1], dt, mode_names[mode], inner, 16 << mode);
+}
+
+/* The corner's offset from the buffer's start in 16-byte units: the
+ * region's pre-swizzle tile at flat index `linear`. */
+static int64_t off16_at(const ga_desc *g, int64_t linear)
+{
+    int64_t total = 1;
+    for (int d = 0; d < g->ndim; d++)
+        total *= g->extent[d];
+    int64_t c[TD_AXIS_COUNT];
+    if (td__lay_apply_shape(&g->tile, &linear, &total, 1, c) != 0)
+        return -1;
+    return c[TD_AXIS_M] / g->elem_per_16b;
+}
+
+/* ---- instruction descriptor and shape rule ------------------------------- */
+
+/* TVM's _TCGEN05_MMA_SHAPE_RULES for the dense kinds f16, tf32, f8f6f4. */
+static bool shape_ok(int cta_group, int64_t m, int64_t n)
+{
+    int64_t step;
+    if (cta_group == 1)
+        step = m == 64 ? 8 : m == 128 ? 16 : 0;
+    else
+        step = m == 128 || m == 256 ? 32 : 0;
+    return step != 0 && n >= step && n <= 256 && n % step == 0;
+}
+
+/* TVM's _INSTR_DESC_FORMAT_MAP for A/B (sem: tf32 when is_AB_tf32). */
+static int ab_format(td_dtype t, bool tf32)
+{
+    if (tf32)
+        return 2;
+    switch (t) {
+    case TD_BF16: return 1;
+    case TD_F8E5M2: return 1;
+    default: return 0; /* float16, float8_e4m3fn */
+    }
+}
+
+static uint32_t idesc_dense(int64_t m, int64_t n, td_dtype ab, bool tf32,
+                            bool a_mn, bool b_mn)
+{
+    uint32_t d = 0;
+    int f = ab_format(ab, tf32);
+    d |= 1u << 4; /* D float32 */
+    d |= (uint32_t)(f & 7) << 7;
+    d |= (uint32_t)(f & 7) << 10;
+    d |= (uint32_t)a_mn << 15;
+    d |= (uint32_t)b_mn << 16;
+    d |= (uint32_t)((n >> 3) & 0x3F) << 17;
+    d |= (uint32_t)((m >> 4) & 0x1F) << 24;
+    return d;
+}
+
+/* ---- emission ---------------------------------------------------------- */
+
+typedef struct ga_plan {
+    td_umma_kind kind;
+    int cta_group;
+    int64_t m, n, k, mma_k, m_mma, n_mma, lane0, col0;
+    bool tf32, warp, ws;
+    bool two_by_two; /* Layout B / E: an N tile spans N_mma / 2 columns */
+    td_dtype ab;
+    ga_desc a, b;
+    uint32_t idesc;
+    int mode; /* 0 hoist, 1 local_hoist, 2 encode, 3 recompute */
+} ga_plan;
+
+static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
+{
+    const td_buffer *cb = &call->buffers[call->dst.buffer];
+    const td_buffer *ab = &call->buffers[call->srcs[0].region.buffer];
+    const td_buffer *bb = &call->buffers[call->srcs[1].region.buffer];
+    td_ir_buf *t = td_ir_buffer(ir, cb->name, cb->dtype, "tmem", cb->ndim,
+                                cb->shape);
+    td_ir_buf *sa = td_ir_buffer(ir, ab->name, ab->dtype, ab->scope, ab->ndim,
+                                 ab->shape);
+    td_ir_buf *sb = call->srcs[1].region.buffer == call->srcs[0].region.buffer
+                        ? sa
+                        : td_ir_buffer(ir, bb->name, bb->dtype, bb->scope,
+                                       bb->ndim, bb->shape);
+    if (t == NULL || sa == NULL || sb == NULL)
+        return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_ENOMEM;
+    const td_var *da = NULL, *db = NULL;
+    if (p->mode == 0) {
+        /* hoist: after each buffer's definition, A's first; warp scope
+         * makes the low word uniform before one lane reads it. */
+        da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+                             p->a.swizzle, p->warp);
+        db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
+                             p->b.swizzle, p->warp);
+    } else if (p->mode == 1) {
+        /* local_hoist: at the call, B's first, no shuffle. */
+        db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
+                             p->b.swizzle, false);
+        da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+                             p->a.swizzle, false);
+    }
+    /* enable_input_d of each K loop's first MMA: the call's accum (a
+     * flag, or an expression of its scalars: upstream's accum=k > 0). */
+    td_expr *accum0 = td_int(ir, call->accum);
+    const td_cexpr *ax = &call->accum_expr.expr;
+    if (call->accum_expr.kind == TD_VALUE_EXPR && ax->n > 0) {
+        td_reason r;
+        accum0 = td__config_expr(ir, call, &call->accum_expr, -1, &r);
+        /* A comparison or logic is int32 already; a value (a scalar of
+         * any integer dtype) is tested against 0. */
+        td_cx_op top = ax->node[ax->n - 1].op;
+        if (accum0 != NULL && !(top >= TD_CX_LT && top <= TD_CX_OR) &&
+            top != TD_CX_NOT)
+            accum0 = td_binary(ir, TD_OP_NE, accum0, td_int(ir, 0));
+        if (accum0 == NULL)
+            return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EINVAL;
+    }
+    if (p->warp)
+        td_ir_if(ir, td_intrinsic(ir, TD_INTRIN_ELECT_SYNC, TD_I32, 0, NULL));
+    const td_ir_desc_form form = p->mode <= 1   ? TD_IR_DESC_ADD
+                                 : p->mode == 2 ? TD_IR_DESC_ENCODE
+                                                : TD_IR_DESC_RECOMPUTE;
+    const int64_t m_tiles = p->m / p->m_mma, n_tiles = p->n / p->n_mma;
+    const int64_t k_iters = p->k / p->mma_k;
+    const int64_t n_cta = p->n_mma / p->cta_group;
+    const int64_t a_last = p->a.extent[p->a.ndim - 1];
+    const int64_t b_last = p->b.extent[p->b.ndim - 1];
+    for (int64_t mi = 0; mi < m_tiles; mi++)
+        for (int64_t ni = 0; ni < n_tiles; ni++)
+            for (int64_t ki = 0; ki < k_iters; ki++) {
+                int64_t al = call->transpose_a
+                                 ? ki * p->mma_k * a_last + mi * p->m_mma
+                                 : mi * p->m_mma * a_last + ki * p->mma_k;
+                int64_t bl = call->transpose_b
+                                 ? ki * p->mma_k * b_last + ni * n_cta
+                                 : ni * n_cta * b_last + ki * p->mma_k;
+                int64_t ao = off16_at(&p->a, al), bo = off16_at(&p->b, bl);
+                if (ao < 0 || bo < 0)
+                    return TD_EINVAL;
+                td_ir_umma u = {
+                    .kind = p->kind,
+                    .cta_group = p->cta_group,
+                    .ws = p->ws,
+                    .tmem = t,
+                    .lane = p->lane0 + (m_tiles == 1 ? 0 : mi * p->m_mma),
+                    .column = p->col0 + ni * (p->two_by_two ? p->n_mma / 2
+                                                             : p->n_mma),
+                    .a = {form, da, sa, ao, p->a.ldo, p->a.sdo, p->a.swizzle},
+                    .b = {form, db, sb, bo, p->b.ldo, p->b.sdo, p->b.swizzle},
+                    .idesc = p->idesc,
+                    .accum = ki != 0 ? td_int(ir, 1) : accum0,
+                };
+                td_ir_tcgen05_mma(ir, &u);
+            }
+    if (p->warp)
+        td_ir_end_if(ir);
+    return td_ir_status(ir);
+}
+
+/* What the caller owns (explain's note). */
+static void note(const td_call *call, const ga_plan *p, td_reason *why)
+{
+    const td_buffer *cb = &call->buffers[call->dst.buffer];
+    int cn = (int)strnlen(cb->name, TD_NAME_MAX);
+    /* D2: tcgen05_arch passes a call without an arch, as TVM does; say
+     * what the code needs. */
+    const char *na = call->sm_version == 0
+                         ? "; the call gives no arch: tcgen05.mma needs "
+                           "sm_100a (not checked)"
+                         : "";
+    if (p->cta_group == 2) {
+        td_reason_set(why,
+                      "tcgen05.mma.cta_group::2 is asynchronous and "
+                      "pair-collective: one thread of one CTA of the pair "
+                      "(TVM's: cbx == 0) issues it for both, each CTA's A "
+                      "and its half of B in its own shared memory; the "
+                      "issuer commits it (tcgen05.commit.cta_group::2..."
+                      "multicast::cluster, mask 3) and both CTAs wait before "
+                      "%.*s is read; %.*s_taddr is what "
+                      "tcgen05.alloc.cta_group::2 wrote%s",
+                      cn, cb->name, cn, cb->name, na);
+        return;
+    }
+    td_reason_set(why,
+                  "tcgen05.mma is asynchronous: the issuing thread commits it "
+                  "(tcgen05.commit.cta_group::1.mbarrier::arrive::one) and "
+                  "readers wait on that barrier before %.*s is read; "
+                  "%.*s_taddr is the base address tcgen05.alloc wrote; A and "
+                  "B stay unwritten until then, each aligned to its swizzle "
+                  "period%s",
+                  cn, cb->name, cn, cb->name, na);
+}
+
+/* Whether a 2-D tmem buffer's layout puts row r in lane r and column c
+ * in column c (TVM's S[(M, N) : (1@TLane, 1@TCol)], any M <= 128). */
+static bool c_identity(const td_buffer *b)
+{
+    char text[96];
+    td_layout want, a, w;
+    snprintf(text, sizeof text,
+             "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]", b->shape[0],
+             b->shape[1]);
+    return parse(text, &want) == 0 && td__lay_canonicalize(&b->layout, &a) == 0 &&
+           td__lay_canonicalize(&want, &w) == 0 && td__lay_same(&a, &w);
+}
+
+static int cfg_int(const td_config_entry *e, int64_t *v)
+{
+    if (e == NULL || e->kind != TD_VALUE_INT)
+        return -1;
+    *v = e->i;
+    return 0;
+}
+
+static int async_emit(const td_call *call, const td_op_desc *op,
+                      const void *unused, td_ir *ir, void *user,
+                      td_reason *why)
+{
+    (void)op;
+    (void)unused;
+    (void)user;
+    const td_buffer *cb = td__region_buffer(call, &call->dst);
+    const td_buffer *ab = td__region_buffer(call, &call->srcs[0].region);
+    const td_buffer *bb = td__region_buffer(call, &call->srcs[1].region);
+    if (cb == NULL || ab == NULL || bb == NULL)
+        return TD_EINVAL;
+    ga_plan p;
+    memset(&p, 0, sizeof p);
+
+    /* 1. scopes */
+    bool c_tmem = td__name_is(cb->scope, "tmem");
+    bool a_sh = strncmp(ab->scope, "shared", 6) == 0;
+    bool b_sh = strncmp(bb->scope, "shared", 6) == 0;
+    if (td__name_is(ab->scope, "tmem")) {
+        if (!(c_tmem && b_sh))
+            DECLINE("tcgen05 schedule expected C_scope=tmem, B_scope=shared "
+                    "when A is tmem, got C_scope=%.*s, B_scope=%.*s",
+                    TD__FIELD(cb->scope), TD__FIELD(bb->scope));
+        DECLINE("gemm_async: A in tensor memory is not supported by "
+                "tiledispatch yet");
+    }
+    if (!(c_tmem && a_sh && b_sh))
+        DECLINE("tcgen05 schedule expected C_scope=tmem, A_scope=shared, "
+                "B_scope=shared, got C_scope=%.*s, A_scope=%.*s, B_scope=%.*s",
+                TD__FIELD(cb->scope), TD__FIELD(ab->scope),
+                TD__FIELD(bb->scope));
+    /* 2-3. dtypes */
+    if (cb->dtype != TD_F32)
+        DECLINE("tcgen05 schedule expected C_type=float32, got %s",
+                td_dtype_name(cb->dtype));
+    p.tf32 = td_call_config_bool(call, "is_AB_tf32", false);
+    const char *sem[2];
+    const td_buffer *ops[2] = {ab, bb};
+    for (int i = 0; i < 2; i++) {
+        td_dtype t = ops[i]->dtype;
+        sem[i] = p.tf32 ? "tf32" : td_dtype_name(t);
+        bool ok = p.tf32 || t == TD_F16 || t == TD_BF16 || t == TD_F8E4M3 ||
+                  t == TD_F8E5M2;
+        if (!ok)
+            DECLINE("tcgen05 schedule expected %c dtype in ['float16', "
+                    "'bfloat16', 'float8_e4m3fn', 'float8_e5m2', "
+                    "'tensor_float32', 'tf32'], got %s",
+                    "AB"[i], sem[i]);
+    }
+    if (strcmp(sem[0], sem[1]) != 0)
+        DECLINE("tcgen05 schedule expect A and B MMA dtype to be the same, "
+                "got A=%s, B=%s",
+                sem[0], sem[1]);
+    if (p.tf32 && (ab->dtype != TD_F32 || bb->dtype != TD_F32))
+        DECLINE("gemm_async: is_AB_tf32 with %s operands is not supported by "
+                "tiledispatch yet (float32 storage only)",
+                td_dtype_name(ab->dtype));
+    p.ab = ab->dtype;
+    p.kind = p.tf32                                            ? TD_UMMA_TF32
+             : ab->dtype == TD_F16 || ab->dtype == TD_BF16 ? TD_UMMA_F16
+                                                               : TD_UMMA_F8F6F4;
+    p.mma_k = p.kind == TD_UMMA_F16 ? 16 : p.kind == TD_UMMA_TF32 ? 8 : 32;
+    /* 4. cta_group, descI */
+    int64_t cg = td_call_config_int(call, "cta_group", 1);
+    if (cg != 1 && cg != 2)
+        DECLINE("tcgen05 schedule expected cta_group=1 or 2, got %" PRId64, cg);
+    p.cta_group = (int)cg;
+    if (td_call_config(call, "descI") != NULL)
+        DECLINE("descI was removed: the dispatcher encodes the instruction "
+                "descriptor itself");
+    p.ws = td_call_config_bool(call, "weight_stationary", false);
+    if (p.ws && p.cta_group == 2)
+        DECLINE("gemm_async: tcgen05.mma.ws has no cta_group::2 form "
+                "(weight_stationary needs cta_group=1)");
+    /* 5. ranks */
+    int64_t c2[2], a2[2], b2[2];
+    int nc = mat_dims(&call->dst, c2);
+    if (nc != 2 || call->dst.ndim < 2) {
+        if (call->dst.ndim == 3 && call->dst.extent[0] == 2)
+            DECLINE("gemm_async: the batched C[2, M, N] (.ws) is not "
+                    "supported by tiledispatch yet");
+        DECLINE("Only 2D C (or the batched .ws form C[2, M, N]), A, B are "
+                "supported for gemm");
+    }
+    char t[128];
+    if (mat_dims(&call->srcs[0].region, a2) != 2) {
+        extents_text(&call->srcs[0].region, t, sizeof t);
+        DECLINE("Expected exactly 2 non-unit dims in A_extent %s", t);
+    }
+    if (mat_dims(&call->srcs[1].region, b2) != 2) {
+        extents_text(&call->srcs[1].region, t, sizeof t);
+        DECLINE("Expected exactly 2 non-unit dims in B_extent %s", t);
+    }
+    p.m = call->dst.extent[call->dst.ndim - 2];
+    p.n = call->dst.extent[call->dst.ndim - 1];
+    p.k = call->transpose_a ? a2[0] : a2[1];
+    /* M = 64 at cta_group 2 is TVM's 2x2 datapath: C must be Layout B,
+     * (r, c) in lane r + 64 (c / (N/2)), column c % (N/2); the whole
+     * buffer only (a column slice of it is no Layout B). */
+    bool two_by_two = p.m == 64 && p.cta_group == 2;
+    if (two_by_two &&
+        !(cb->has_layout && cb->datapath == TD_TMEM_B &&
+          call->dst.ndim == 2 && call->dst.start[0] == 0 &&
+          call->dst.start[1] == 0 && call->dst.extent[0] == cb->shape[0] &&
+          call->dst.extent[1] == cb->shape[1]))
+        DECLINE("gemm_async: M=64 with cta_group=2 needs C in datapath B "
+                "(S[(64, 2, N/2) : (1@TLane, 64@TLane, 1@TCol)]) over its "
+                "whole buffer; other C layouts are not supported by "
+                "tiledispatch yet");
+    /* 6. descriptors */
+    int rc;
+    if ((rc = canonical_params(call, 0, call->transpose_a, &p.a, why)) != 0 ||
+        (rc = canonical_params(call, 1, call->transpose_b, &p.b, why)) != 0)
+        return rc;
+    /* 7. tf32 majorness */
+    if (p.tf32 && p.a.mn_major)
+        DECLINE("gemm_async: tf32 A operand matched an MN-major SMEM layout, "
+                "which is PTX-illegal without 128B-32B-atomicity swizzle "
+                "support; lay A out K-major (K contiguous) instead");
+    if (p.tf32 && p.b.mn_major)
+        DECLINE("gemm_async: tf32 B operand matched an MN-major SMEM layout, "
+                "which is PTX-illegal without 128B-32B-atomicity swizzle "
+                "support; lay B out K-major (K contiguous) instead");
+    /* 8. the instruction tile */
+    int64_t n_min = p.cta_group == 1 ? 8 : 16;
+    const td_config_entry *em = td_call_config(call, "mma_m");
+    const td_config_entry *en = td_call_config(call, "mma_n");
+    const char *kname = td_umma_kind_name(p.kind);
+    if ((em != NULL) != (en != NULL))
+        DECLINE("gemm_async[tcgen05]: config fields mma_m and mma_n must be "
+                "provided together; missing %s",
+                em != NULL ? "mma_n" : "mma_m");
+    if (em != NULL) {
+        int64_t v[2];
+        const td_config_entry *es[2] = {em, en};
+        for (int i = 0; i < 2; i++) {
+            const char *nm = i ? "mma_n" : "mma_m";
+            if (es[i]->kind == TD_VALUE_BOOL)
+                DECLINE("gemm_async[tcgen05]: %s must be a positive integer, "
+                        "got %s",
+                        nm, es[i]->b ? "True" : "False");
+            if (cfg_int(es[i], &v[i]) != 0)
+                DECLINE("gemm_async[tcgen05]: %s must be a positive integer, "
+                        "got '%.*s'",
+                        nm, TD__FIELD(es[i]->s));
+            if (v[i] <= 0)
+                DECLINE("gemm_async[tcgen05]: %s must be a positive integer, "
+                        "got %" PRId64,
+                        nm, v[i]);
+        }
+        if (v[0] != p.m * p.cta_group)
+            DECLINE("gemm_async[tcgen05]: explicit mma_m must match the "
+                    "physical instruction M derived from the operand/layout "
+                    "tile: got mma_m=%" PRId64 ", but M=%" PRId64
+                    " and cta_group=%d require %" PRId64
+                    ". A smaller mma_m would select a different TMEM "
+                    "datapath layout.",
+                    v[0], p.m, p.cta_group, p.m * p.cta_group);
+        if (p.n % v[1] != 0)
+            DECLINE("gemm_async[tcgen05]: explicit mma_n must divide the "
+                    "derived output N exactly, got mma_n=%" PRId64
+                    ", N=%" PRId64,
+                    v[1], p.n);
+        if (!shape_ok(p.cta_group, v[0], v[1]))
+            DECLINE("Invalid matrix shape for Tcgen05 MMA, check failed for "
+                    "kind: %s, is_sparse: False, cta_group: %d, M: %" PRId64
+                    ", N: %" PRId64 ", K: %" PRId64,
+                    kname, p.cta_group, v[0], v[1], p.mma_k);
+        p.m_mma = v[0] / p.cta_group;
+        p.n_mma = v[1];
+    } else {
+        int64_t total = p.m * p.cta_group;
+        const int64_t valid[2][2] = {{128, 64}, {256, 128}};
+        int64_t md = 0;
+        for (int i = 0; i < 2 && md == 0; i++)
+            if (total % valid[p.cta_group - 1][i] == 0)
+                md = valid[p.cta_group - 1][i];
+        if (md == 0)
+            DECLINE("tcgen05: M_total=%" PRId64 " (M=%" PRId64
+                    ", cta_group=%d) not divisible by any valid descriptor M "
+                    "(valid: [%" PRId64 ", %" PRId64 "])",
+                    total, p.m, p.cta_group, valid[p.cta_group - 1][0],
+                    valid[p.cta_group - 1][1]);
+        p.m_mma = md / p.cta_group;
+        if (p.n <= 256 && p.n % n_min == 0) {
+            p.n_mma = p.n;
+        } else {
+            for (int64_t c = 256; c >= n_min && p.n_mma == 0; c -= n_min)
+                if (p.n % c == 0)
+                    p.n_mma = c;
+            if (p.n_mma == 0)
+                DECLINE("tcgen05: No valid N_mma <= 256 that divides N=%" PRId64
+                        " (MMA_N_MIN=%" PRId64 ")",
+                        p.n, n_min);
+        }
+    }
+    /* 9. K (the shape asserts are the op's) */
+    if (p.k % p.mma_k != 0)
+        DECLINE("tcgen05 schedule expected K %% %" PRId64 " == 0, got %" PRId64,
+                p.mma_k, p.k);
+    /* 10. C in tensor memory: the datapath-D identity at the region */
+    if (call->dst.ndim != 2)
+        DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
+    /* Layout F (M = 64 scattered: row r in lane 32 (r / 16) + r % 16, the
+     * upper sub-slab 16 lanes on): what an M = 64 MMA writes, TVM's base
+     * for a whole (64, X) buffer of that layout; the lane base is the
+     * sub-slab's. */
+    /* M = 64 at cta_group 1 with C packed as (M, 2, N/2) (Layout E, the
+     * same layout as B): TVM's .ws datapath, which the layout implies. */
+    bool packed = p.m == 64 && p.cta_group == 1 && cb->has_layout &&
+                  cb->datapath == TD_TMEM_B && call->dst.start[0] == 0 &&
+                  call->dst.start[1] == 0 &&
+                  call->dst.extent[0] == cb->shape[0] &&
+                  call->dst.extent[1] == cb->shape[1];
+    const td_config_entry *wse = td_call_config(call, "weight_stationary");
+    if (packed && wse != NULL && wse->kind == TD_VALUE_BOOL && !wse->b)
+        DECLINE("gemm_async[tcgen05]: C uses the packed (M, 2, N//2):(1@TLane, "
+                "64@TLane, 1@TCol) Layout-E TMEM layout, which is the M=64 "
+                "weight-stationary datapath — but weight_stationary=False was "
+                "passed. Drop the flag (it is inferred from the layout), or "
+                "declare C with the Layout F / identity datapath layout for a "
+                "non-ws M=64 MMA.");
+    if (packed)
+        p.ws = true;
+    if (p.ws && p.cta_group == 1 && p.m == 64 && !packed)
+        DECLINE("gemm_async[tcgen05]: weight_stationary .ws (M=64, "
+                "cta_group::1) writes the Layout-E fold (M, 2, N//2):(1@TLane, "
+                "64@TLane, 1@TCol), but C is declared with the identity / "
+                "Layout-F layout, so the two banks would be read from the "
+                "wrong lanes. Declare C in the Layout-E (packed) or the "
+                "batched C[2, M, N//2] form for a .ws output, or drop "
+                "weight_stationary for a non-ws (Layout-F) M=64 MMA.");
+    bool f = two_by_two || packed ||
+             (cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
+             p.cta_group == 1 && call->dst.start[0] == 0 &&
+             call->dst.extent[0] == 64);
+    if (cb->has_layout && !f && !c_identity(cb))
+        DECLINE("gemm_async: C in tensor-memory datapath %s (the M=64 "
+                "layouts) is not supported by tiledispatch yet",
+                cb->datapath == TD_TMEM_F   ? "F"
+                : cb->datapath == TD_TMEM_B ? "B"
+                                            : "other than D");
+    p.lane0 = two_by_two || packed ? 0
+              : f                    ? 16 * cb->sub_slab
+                                     : call->dst.start[0];
+    p.two_by_two = two_by_two || packed;
+    p.col0 = call->dst.start[1];
+    if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)
+        DECLINE("gemm_async: C's region (lanes %" PRId64 "..%" PRId64
+                ", columns %" PRId64 "..%" PRId64
+                ") lies outside tensor memory's 128 lanes x 512 columns",
+                p.lane0, p.lane0 + p.m, p.col0, p.col0 + p.n);
+    /* The instruction descriptor, with the encoder's shape rule (D6). */
+    if (!shape_ok(p.cta_group, p.m_mma * p.cta_group, p.n_mma))
+        DECLINE("Invalid matrix shape for Tcgen05 MMA, check failed for "
+                "kind: %s, is_sparse: False, cta_group: %d, M: %" PRId64
+                ", N: %" PRId64 ", K: %" PRId64,
+                kname, p.cta_group, p.m_mma * p.cta_group, p.n_mma, p.mma_k);
+    p.idesc = idesc_dense(p.m_mma * p.cta_group, p.n_mma, p.ab, p.tf32,
+                          p.a.mn_major, p.b.mn_major);
+    /* D7: the CTA pair of cta_group 2 */
+    if (p.cta_group == 2 && (call->cluster[0] == 0 || call->cluster[0] % 2))
+        DECLINE("cta_group=2 needs a cluster of 2 CTAs along x (launch has "
+                "%s)",
+                call->cluster[0] == 0 ? "none" : "an odd cluster");
+    /* the smem_desc mode */
+    static const char *const modes[4] = {"hoist", "local_hoist", "encode",
+                                         "recompute"};
+    const td_config_entry *sd = td_call_config(call, "smem_desc");
+    for (int i = 0; sd != NULL && sd->kind == TD_VALUE_STRING && i < 4; i++)
+        if (strncmp(sd->s, modes[i], TD_NAME_MAX) == 0)
+            p.mode = i;
+    p.warp = call->scope == TD_SCOPE_WARP;
+    if ((rc = emit(call, &p, ir)) != 0)
+        return rc;
+    note(call, &p, why);
+    return 0;
+}
+
+const td_impl_desc td__variant_gemm_async_tcgen05 = {
+    .name = "tcgen05",
+    .emit = async_emit,
+    .preds = async_preds,
+    .npreds = sizeof async_preds / sizeof *async_preds,
+};
