@@ -59,7 +59,7 @@ static const char *const call_keys[] = {
     "op",   "target", "arch", "scope", "launch",   "buffers", "dst",
     "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch",
     "scalars", "a", "b", "c", "transpose_A", "transpose_B", "alpha", "beta",
-    NULL};
+    "active", NULL};
 
 /* json.dumps writes non-finite floats as the bare tokens Infinity,
  * -Infinity and NaN, which YAML reads as strings (here: a region name).
@@ -797,11 +797,12 @@ PyDoc_STRVAR(Call_doc,
 "Call(*, op, buffers, dst, src=None, srcs=None, extras=None, target='cuda',\n"
 "     arch=None, scope=None, launch=None, axes=None, accum=None, config=None,\n"
 "     dispatch=None, scalars=None, a=None, b=None, c=None, transpose_A=None,\n"
-"     transpose_B=None, alpha=None, beta=None)\n"
+"     transpose_B=None, alpha=None, beta=None, active=None)\n"
 "--\n\n"
 "One tile-primitive call, as a call file describes it (docs/contract.md).\n"
 "A gemm names its operands a, b, c (with dst) and takes transpose_A,\n"
-"transpose_B, alpha and beta (docs/gemm.md).\n\n"
+"transpose_B, alpha and beta (docs/gemm.md); active={'laneid': [0, 16]}\n"
+"says which threads the guards around the call leave active.\n\n"
 "Build one from keywords (the fields of a call file; checked by the\n"
 "library's loader exactly like a file), or with Call.from_yaml(path) /\n"
 "Call.from_text(text).  Calls are immutable and may be shared between\n"

@@ -115,6 +115,7 @@ class Call:
         transpose_B: bool | None = ...,
         alpha: float | None = ...,
         beta: float | None = ...,
+        active: Mapping[str, Sequence[int]] | None = ...,
     ) -> Call: ...
     @classmethod
     def from_yaml(cls, path: _Path, /) -> Call: ...
