@@ -234,3 +234,14 @@ def test_gemm_kernel_ptx_and_registers_as_tvm(gemm_4096, tmp_path):
         return int(re.search(r"Used (\d+) registers", log).group(1))
 
     assert regs(td_log) <= regs(plain_log)
+
+
+def test_bench_sources_up_to_date(gemm_4096):
+    """bench/gpu/gemm/gen holds the two CUDA sources of this kernel as they
+    compile now (the GPU machine has no TVM: run.sh --gen rewrites them)."""
+    gen = ROOT / "bench" / "gpu" / "gemm" / "gen"
+    assert (gen / "td_gemm.cu.txt").read_text() == gemm_4096["td"][1], \
+        "bench/gpu/gemm/gen/td_gemm.cu.txt is stale: run bench/gpu/gemm/run.sh --gen"
+    assert (gen / "tvm_gemm.cu.txt").read_text() == gemm_4096["tvm"][1], \
+        "bench/gpu/gemm/gen/tvm_gemm.cu.txt is stale: run bench/gpu/gemm/run.sh --gen"
+    assert "#define GEMM_M 4096" in (gen / "gemm.h").read_text()
