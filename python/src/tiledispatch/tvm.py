@@ -12,8 +12,8 @@ once per tile-primitive call with the ``TilePrimitiveCall`` and its
 :func:`install` replaces with a function that, for the ops tiledispatch
 has (the reductions ``tirx.tile.sum`` / ``max`` / ``min``, the
 elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... and
-``tirx.tile.copy``, ``copy_async`` and ``gemm`` (mma.sync) on a ``cuda``
-target; :func:`install`'s ``ops`` /
+``tirx.tile.copy``, ``copy_async``, ``gemm`` (mma.sync) and
+``permute_layout`` on a ``cuda`` target; :func:`install`'s ``ops`` /
 ``exclude`` narrow them), converts
 both into a :class:`tiledispatch.Call` (:func:`to_call`), dispatches it in
 C, prints the winner's TIRx body and builds from it, with TVM's IR
@@ -71,8 +71,9 @@ NOT_BRIDGED = "not bridged yet"
 # joined when its PTX addresses became T.ptr_byte_offset, copy_async when
 # the bridge read its config (the predicate expression), gemm when it
 # named its operands (_tvm_gemm) and hoisted the bodies' register views
-# (_hoist_views).  permute_layout's variant has no bridge path yet.
-_NOT_BRIDGED: frozenset[str] = frozenset({"permute_layout"})
+# (_hoist_views), permute_layout (dst, src as copy's) with it.  None is
+# left; the mechanism stays for the next family.
+_NOT_BRIDGED: frozenset[str] = frozenset()
 
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
@@ -302,8 +303,9 @@ def _call_fields(op_name: str, op_call: Any, ops: _Operands) -> dict[str, Any]:
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
     op = TilePrimitiveCall.downcast(op_call)
-    if op_name in ("copy", "copy_async"):
-        # TVM's Tx.copy(dst, src) and Tx.copy_async(dst, src): two regions
+    if op_name in ("copy", "copy_async", "permute_layout"):
+        # TVM's Tx.copy(dst, src), Tx.copy_async(dst, src) and
+        # Tx.permute_layout(dst, src): two regions
         # (the config carries the cache and eviction hints, ldgsts's
         # settings, the dispatch a forced variant).
         return dict(dst=ops.region(op.dst), src=ops.region(op.src))
@@ -374,7 +376,8 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
 
 def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
     """The tiledispatch call for a TVM tile-primitive call (a reduction,
-    an elementwise op or a copy), and the TVM buffers and scalar
+    an elementwise op, a copy, a gemm or a permute_layout), and the TVM
+    buffers and scalar
     expressions by the names the call gives them."""
     call, ops = _to_call(op_call, sctx)
     return call, {**ops.buffers, **ops.scalars}
@@ -888,7 +891,7 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (an op in _NOT_BRIDGED: permute_layout)."""
+    ``"not bridged yet"`` (an op in _NOT_BRIDGED: none today)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
