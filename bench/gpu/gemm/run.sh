@@ -8,7 +8,8 @@
 #    examples/tvm_gemm.py's kernel at 4096^3 for sm_90a through
 #    tiledispatch's bridge and through TVM's own dispatcher and writes the
 #    two CUDA sources to gen/td_gemm.cu.txt and gen/tvm_gemm.cu.txt (.txt:
-#    generated, kept out of the sources check) and the sizes to gen/gemm.h;
+#    generated, kept out of the sources check) and the sizes to gen/gemm.h,
+#    and stops there unless a WORKDIR follows;
 # 2. nvcc -O3 -arch=sm_90a (NVCC_ARCH overrides) builds WORKDIR/gemm_bench
 #    from harness.cu and the two kernels, each its own translation unit
 #    (kernel.cu), linked with cuBLAS; the ptxas report goes to
@@ -45,6 +46,9 @@ with open(sys.argv[2], "w") as f:
     f.write(f'#define GEMM_ARCH "{g["arch"]}"\n')
 PY
     rm -rf "$tmp"
+    if [ $# -eq 0 ]; then
+        exit 0      # --gen alone: the build machine has no GPU to run on
+    fi
 fi
 if [ "${BUILD_ONLY:-0}" = 1 ] && ! command -v nvcc >/dev/null 2>&1; then
     echo "SKIP: no nvcc on PATH"
