@@ -16,7 +16,9 @@
 #    WORKDIR/ptxas.log;
 # 3. runs it from WORKDIR (ROUNDS rounds of 10 timed launches each, default
 #    5): the checks and the table on stdout and in WORKDIR/results.txt,
-#    every timed launch in WORKDIR/gemm_times.csv.
+#    every timed launch in WORKDIR/gemm_times.csv; where ncu is installed
+#    (NCU=0 skips it), one Nsight Compute pass over a launch of each
+#    kernel into WORKDIR/ncu_td.txt and ncu_tvm.txt.
 # WORKDIR defaults to $OUT where set, else build/bench-gemm.  Exit 1 if a
 # check fails (the timings still print), 2 if the build fails.  With
 # BUILD_ONLY=1, stops after step 2 (77, meson's skip, without nvcc): the
@@ -87,4 +89,14 @@ nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,power.limit --format=csv,noh
     >gpu.txt 2>/dev/null || true
 rc=0
 ./gemm_bench "$rounds" | tee results.txt || rc=$?
+# One Nsight Compute pass over one launch of each kernel (where ncu is
+# installed and may read the counters; NCU=0 skips it): what limits them.
+if [ "${NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
+    for k in td tvm; do
+        ncu --kernel-name "${k}_gemm_kernel" --launch-skip 2 --launch-count 1 \
+            --section SpeedOfLight --section Occupancy --section WarpStateStats \
+            --section MemoryWorkloadAnalysis ./gemm_bench 1 >"ncu_$k.txt" 2>&1 ||
+            echo "ncu failed for $k (see $work/ncu_$k.txt)"
+    done
+fi
 exit $rc
