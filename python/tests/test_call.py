@@ -312,7 +312,9 @@ def test_gemm_active_keyword(reg):
     fields = dict(op="gemm", arch="sm_80", scope="warp", launch={"threadIdx.x": 32},
                   buffers=f.buffers, dst=f.dst, a="A[0:16, 0:16]", b="B[0:16, 0:8]",
                   c="C[0:16, 0:8]", transpose_A=False, transpose_B=False, alpha=1.0, beta=0.0)
-    assert reg.dispatch(td.Call(**fields, active={"laneid": [0, 32]})).variant == "mma.m16n8k*"
+    full = td.Call(**fields, active={"laneid": [0, 32]})
+    assert full.active == {"laneid": [0, 32]} and f.active == {}
+    assert reg.dispatch(full).variant == "mma.m16n8k*"
     with pytest.raises(td.DispatchError, match=r"active laneid is \[0, 16\), need full \[0, 32\)"):
         reg.dispatch(td.Call(**fields, active={"laneid": [0, 16]}))
     with pytest.raises(td.InputError, match="active"):

@@ -155,6 +155,7 @@ def test_to_call_gemm_fields():
     assert call.script == ("Tx.warp.gemm(d[0:16, 0:8], a[0:16, 0:16], b[0:16, 0:8], "
                            "d[0:16, 0:8], False, False, T.float32(1.0), T.float32(0.0))")
     assert call.arch == "sm_90a" and call.scope == "warp"
+    assert call.active == {"laneid": [0, 32]}    # TVM's intra: {laneid: (32, 0)}
 
 
 # ---- the GEMM of examples/tvm_gemm.py --------------------------------------

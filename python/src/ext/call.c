@@ -641,6 +641,27 @@ static PyObject *Call_get_axes(PyObject *s, void *c)
     return t;
 }
 
+/* {axis: [begin, end]} of `active:` (empty: every thread of the scope). */
+static PyObject *Call_get_active(PyObject *s, void *c)
+{
+    (void)c;
+    const td_call *call = CALL(s);
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return NULL;
+    for (int i = 0; i < call->nactive; i++) {
+        const td_active_range *a = &call->active[i];
+        PyObject *r = Py_BuildValue("[LL]", (long long)a->begin, (long long)a->end);
+        if (r == NULL || PyDict_SetItemString(d, td_axis_name(a->axis), r) < 0) {
+            Py_XDECREF(r);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    return d;
+}
+
 static PyObject *Call_get_launch(PyObject *s, void *c)
 {
     (void)c;
@@ -777,6 +798,9 @@ static PyGetSetDef Call_getset[] = {
     {"accum", Call_get_accum, NULL, "Whether the result accumulates into dst.",
      NULL},
     {"config", Call_get_config, NULL, "The config entries.", NULL},
+    {"active", Call_get_active, NULL,
+     "The active thread set, {'laneid': [0, 16]} (empty: all of the scope).",
+     NULL},
     {"dispatch", Call_get_dispatch, NULL,
      "The forced variant name, or None.", NULL},
     {"file", Call_get_file, NULL,
