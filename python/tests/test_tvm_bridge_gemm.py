@@ -10,10 +10,12 @@ goes back to TVM with tiledispatch's reason, in TVM's words.
 
 Skipped, with the reason, where TVM is not installed."""
 import importlib.util
+import json
 import logging
 import re
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -246,3 +248,20 @@ def test_bench_sources_up_to_date(gemm_4096):
     assert (gen / "tvm_gemm.cu.txt").read_text() == gemm_4096["tvm"][1], \
         "bench/gpu/gemm/gen/tvm_gemm.cu.txt is stale: run bench/gpu/gemm/run.sh --gen"
     assert "#define GEMM_M 4096" in (gen / "gemm.h").read_text()
+
+
+def test_example_runs(tmp_path):
+    """examples/tvm_gemm.py as a user runs it: a small size, no epilogue,
+    --export; every tile op through tiledispatch (it installs the bridge
+    with strict=True) and the files the bench reads."""
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "tvm_gemm.py"), "--size", "256",
+                        "128", "64", "--no-epilogue", "--export", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "handed back to TVM: {}" in r.stdout
+    assert "differs" not in r.stdout
+    meta = json.loads((tmp_path / "gemm.json").read_text())
+    assert meta["grid"] == [1, 2, 1] and meta["alpha"] == 1.0
+    assert meta["tiledispatch"] == {"copy": {"vec_auto": 3, "ldstmatrix": 2},
+                                    "gemm": {"mma.m16n8k*": 1}}
+    assert "gemm_kernel" in (tmp_path / "td.cu").read_text()
