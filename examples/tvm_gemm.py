@@ -13,6 +13,9 @@ global -> shared), each warp loads its fragments (`Tx.warp.copy`, shared
 -> registers: ldmatrix) and issues `Tx.warp.gemm`; the epilogue scales the
 accumulator by alpha (`Tx.warp.mul`, registers) and stores it
 (`Tx.warp.copy`, registers -> global).  design/gemm/plan.md section 7.2.
+`--stages 2` compiles the plan's next step instead: two shared stages
+filled by cp.async (`Tx.cta.copy_async`), the next K tile in flight while
+the current one is multiplied.
 (A bias row added to the accumulator, the plan's other epilogue, is not
 one of them: TVM's `reg` variant declines a [1, 64] operand broadcast over
 the accumulator's fragment, "thread part mismatch between anchor and
@@ -22,6 +25,7 @@ operand after alignment".)
     python examples/tvm_gemm.py --print td       # also print one way's CUDA
     python examples/tvm_gemm.py --export DIR     # write td.cu, tvm.cu, gemm.json (bench/gpu/gemm)
     python examples/tvm_gemm.py --size 256 256 256
+    python examples/tvm_gemm.py --stages 2       # the cp.async-pipelined kernel
 
 Needs apache-tvm 0.27.0.post1 and the tiledispatch package (docs/python.md);
 no GPU: tvm.compile writes the CUDA source without one.
@@ -130,6 +134,85 @@ def kernel(M: int, N: int, K: int, alpha: float | None = 0.5):
     return gemm
 
 
+def kernel_pipelined(M: int, N: int, K: int, alpha: float | None = 0.5):
+    """The same GEMM with two shared stages filled by cp.async
+    (`Tx.cta.copy_async`, TVM's and tiledispatch's `ldgsts`): the next K
+    tile's copy is issued before the current tile's ldmatrix and mma, so
+    its global latency overlaps them (K / 32 must be even)."""
+    if M % BM or N % BN or K % (2 * BK):
+        raise ValueError(f"M, N, K must be multiples of {BM}, {BN}, {2 * BK}: got {M}, {N}, {K}")
+    nk = K // BK
+
+    @T.prim_func
+    def gemm(A_ptr: T.handle, B_ptr: T.handle, D_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), "float16")
+        B = T.match_buffer(B_ptr, (N, K), "float16")
+        Dg = T.match_buffer(D_ptr, (M, N), "float32")
+        T.device_entry()
+        bx, by = T.cta_id([N // BN, M // BM])
+        wid = T.warp_id([THREADS // 32])
+        T.lane_id([32])
+        T.thread_id([THREADS])
+        A_s0 = T.alloc_buffer((BM, BK), "float16", scope="shared", layout=smem_layout(BM))
+        B_s0 = T.alloc_buffer((BN, BK), "float16", scope="shared", layout=smem_layout(BN))
+        A_s1 = T.alloc_buffer((BM, BK), "float16", scope="shared", layout=smem_layout(BM))
+        B_s1 = T.alloc_buffer((BN, BK), "float16", scope="shared", layout=smem_layout(BN))
+        a_f = T.alloc_buffer((WM, BK), "float16", scope="local", layout=A_W)
+        b_f = T.alloc_buffer((WN, BK), "float16", scope="local", layout=B_W)
+        acc = T.alloc_buffer((WM, WN), "float32", scope="local", layout=D_W)
+        wm = wid // 2
+        wn = wid % 2
+        A_w0 = T.decl_buffer((WM, BK), "float16", data=A_s0.data, scope="shared",
+                             elem_offset=wm * (WM * BK), layout=smem_layout(WM))
+        B_w0 = T.decl_buffer((WN, BK), "float16", data=B_s0.data, scope="shared",
+                             elem_offset=wn * (WN * BK), layout=smem_layout(WN))
+        A_w1 = T.decl_buffer((WM, BK), "float16", data=A_s1.data, scope="shared",
+                             elem_offset=wm * (WM * BK), layout=smem_layout(WM))
+        B_w1 = T.decl_buffer((WN, BK), "float16", data=B_s1.data, scope="shared",
+                             elem_offset=wn * (WN * BK), layout=smem_layout(WN))
+        wr = by * (BM // WM) + wm
+        wc = bx * (BN // WN) + wn
+        acc_r = acc.local()
+        for i in T.unroll((WM * WN) // 32):
+            acc_r[i] = T.float32(0)
+        Tx.cta.copy_async(A_s0[:, :], A[by * BM:(by + 1) * BM, 0:BK])
+        Tx.cta.copy_async(B_s0[:, :], B[bx * BN:(bx + 1) * BN, 0:BK])
+        T.ptx.cp.async_.commit_group()
+        for k2 in T.serial(nk // 2):
+            # Stage 1 <- tile 2 k2 + 1 while stage 0 (tile 2 k2) is used.
+            Tx.cta.copy_async(A_s1[:, :], A[by * BM:(by + 1) * BM,
+                                            (k2 * 2 + 1) * BK:(k2 * 2 + 2) * BK])
+            Tx.cta.copy_async(B_s1[:, :], B[bx * BN:(bx + 1) * BN,
+                                            (k2 * 2 + 1) * BK:(k2 * 2 + 2) * BK])
+            T.ptx.cp.async_.commit_group()
+            T.ptx.cp.async_.wait_group(1)
+            T.cuda.cta_sync()
+            Tx.warp.copy(a_f[:, :], A_w0[:, :])
+            Tx.warp.copy(b_f[:, :], B_w0[:, :])
+            Tx.warp.gemm(acc, a_f, b_f, acc, transpose_A=False, transpose_B=True,
+                         alpha=1.0, beta=1.0)
+            T.cuda.cta_sync()
+            # Stage 0 <- tile 2 k2 + 2 (if any) while stage 1 is used.
+            if k2 * 2 + 2 < nk:
+                Tx.cta.copy_async(A_s0[:, :], A[by * BM:(by + 1) * BM,
+                                                (k2 * 2 + 2) * BK:(k2 * 2 + 3) * BK])
+                Tx.cta.copy_async(B_s0[:, :], B[bx * BN:(bx + 1) * BN,
+                                                (k2 * 2 + 2) * BK:(k2 * 2 + 3) * BK])
+            T.ptx.cp.async_.commit_group()
+            T.ptx.cp.async_.wait_group(1)
+            T.cuda.cta_sync()
+            Tx.warp.copy(a_f[:, :], A_w1[:, :])
+            Tx.warp.copy(b_f[:, :], B_w1[:, :])
+            Tx.warp.gemm(acc, a_f, b_f, acc, transpose_A=False, transpose_B=True,
+                         alpha=1.0, beta=1.0)
+            T.cuda.cta_sync()
+        if alpha is not None:
+            Tx.warp.mul(acc[:, :], acc[:, :], T.float32(alpha))
+        Tx.warp.copy(Dg[wr * WM:(wr + 1) * WM, wc * WN:(wc + 1) * WN], acc[:, :])
+
+    return gemm
+
+
 def build(func, arch: str = ARCH):
     """The compiled module for `arch` and its CUDA source."""
     target = tvm.target.Target({"kind": "cuda", "arch": arch})
@@ -150,11 +233,12 @@ def ptx_counts(cuda: str) -> Counter:
     return Counter(m.group(1) for m in _PTX.finditer(cuda))
 
 
-def compile_both(M: int, N: int, K: int, alpha: float | None = 0.5, arch: str = ARCH) -> dict:
+def compile_both(M: int, N: int, K: int, alpha: float | None = 0.5, arch: str = ARCH,
+                 stages: int = 1) -> dict:
     """The kernel compiled twice: every tile op through tiledispatch
     (install(strict=True): a hand-back raises) and by TVM's own dispatcher.
     Returns {"td": (module, cuda), "tvm": (module, cuda), "stats": ...}."""
-    func = kernel(M, N, K, alpha)
+    func = (kernel if stages == 1 else kernel_pipelined)(M, N, K, alpha)
     tdtvm.install(strict=True)
     tdtvm.reset_stats()
     try:
@@ -171,13 +255,15 @@ def main() -> int:
                     metavar=("M", "N", "K"))
     ap.add_argument("--alpha", type=float, default=0.5, help="the epilogue's scale (0.5)")
     ap.add_argument("--no-epilogue", action="store_true", help="store the accumulator as it is")
+    ap.add_argument("--stages", type=int, choices=(1, 2), default=1,
+                    help="2: the cp.async-pipelined kernel (kernel_pipelined)")
     ap.add_argument("--arch", default=ARCH)
     ap.add_argument("--print", choices=("td", "tvm"), help="print that build's CUDA")
     ap.add_argument("--export", type=Path, help="write td.cu, tvm.cu and gemm.json here")
     args = ap.parse_args()
     M, N, K = args.size
     alpha = None if args.no_epilogue else args.alpha
-    out = compile_both(M, N, K, alpha, args.arch)
+    out = compile_both(M, N, K, alpha, args.arch, args.stages)
     stats = out["stats"]
     td_cuda, tvm_cuda = out["td"][1], out["tvm"][1]
     if args.print:
@@ -194,6 +280,7 @@ def main() -> int:
         (args.export / "tvm.cu").write_text(tvm_cuda)
         (args.export / "gemm.json").write_text(json.dumps({
             "M": M, "N": N, "K": K, "alpha": 1.0 if alpha is None else alpha,
+            "stages": args.stages,
             "arch": args.arch, "block": [THREADS, 1, 1], "grid": [N // BN, M // BM, 1],
             "params": ["A", "B", "D"], "tiledispatch": stats["dispatched"]},
             indent=1) + "\n")

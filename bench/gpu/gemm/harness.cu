@@ -2,19 +2,22 @@
 // examples/tvm_gemm.py (D = alpha A B^T; A M x K, B N x K float16
 // row-major, D M x N float32; float32 accumulation) as compiled through
 // tiledispatch's TVM bridge (launch_td) and by TVM 0.27's own dispatcher
-// (launch_tvm), and cublasGemmEx on the same problem, in one run.
+// (launch_tvm), its cp.async-pipelined form (--stages 2) the same two
+// ways (launch_td2, launch_tvm2), and cublasGemmEx on the same problem, in
+// one run.
 //
 // 1. Exact data (integers in [-2, 2]: every product and sum is exact in
-//    float32 for K <= 2^20, alpha = 0.5 scales exactly): the two kernels
-//    and cuBLAS must agree bit for bit on every element, and with the
-//    float64 reference on 4096 sampled elements.
-// 2. Random data (uniform [-1, 1] rounded to float16): the two kernels
-//    must agree bit for bit (the same instructions in the same order);
+//    float32 for K <= 2^20, alpha = 0.5 scales exactly): the kernels and
+//    cuBLAS must agree bit for bit on every element, and with the float64
+//    reference on 4096 sampled elements.
+// 2. Random data (uniform [-1, 1] rounded to float16): each tiledispatch
+//    build must agree bit for bit with TVM's build of the same kernel
+//    (the same instructions in the same order);
 //    each is checked against the float64 reference on 4096 samples with
 //    the float32-accumulation bound 4 K 2^-24 sum|a b| + 2^-24 |ref|
 //    (times alpha), and its largest difference from cuBLAS is reported.
 // 3. Timing (random data): 10 warm-up launches each, then ROUNDS rounds
-//    (argv[1], default 5) of 10 launches of td, tvm and cuBLAS in turn,
+//    (argv[1], default 5) of 10 launches of each kernel and cuBLAS in turn,
 //    each launch timed with its own pair of events: median and min of the
 //    ROUNDS * 10 samples, TFLOP/s = 2 M N K / t, fraction of cuBLAS =
 //    cuBLAS median / kernel median.  Every sample also goes to
@@ -38,6 +41,20 @@
 typedef cudaError_t (*launch_fn)(dim3, dim3, const void *, const void *, void *, cudaStream_t);
 extern "C" cudaError_t launch_td(dim3, dim3, const void *, const void *, void *, cudaStream_t);
 extern "C" cudaError_t launch_tvm(dim3, dim3, const void *, const void *, void *, cudaStream_t);
+extern "C" cudaError_t launch_td2(dim3, dim3, const void *, const void *, void *, cudaStream_t);
+extern "C" cudaError_t launch_tvm2(dim3, dim3, const void *, const void *, void *, cudaStream_t);
+
+// The kernels, each tiledispatch build next to TVM's build of the same
+// kernel (k ^ 1 is the other of a pair).
+struct Kernel {
+    const char *name;
+    launch_fn fn;
+};
+static const Kernel KERNELS[] = {
+    {"td", launch_td}, {"tvm", launch_tvm},      // one shared stage, synchronous copies
+    {"td2", launch_td2}, {"tvm2", launch_tvm2},  // two stages filled by cp.async
+};
+#define NKERN 4
 
 #define CK(x)                                                                        \
     do {                                                                             \
@@ -193,55 +210,64 @@ int main(int argc, char **argv)
     Problem p;
     CK(cudaMalloc(&p.dA, (size_t)M * K * 2));
     CK(cudaMalloc(&p.dB, (size_t)N * K * 2));
-    float *Dtd, *Dtvm, *Dcb;
-    CK(cudaMalloc(&Dtd, (size_t)M * N * 4));
-    CK(cudaMalloc(&Dtvm, (size_t)M * N * 4));
-    CK(cudaMalloc(&Dcb, (size_t)M * N * 4));
+    float *D[NKERN + 1];   // one per kernel, then cuBLAS's
+    for (int k = 0; k <= NKERN; k++)
+        CK(cudaMalloc(&D[k], (size_t)M * N * 4));
     CB(cublasCreate(&blas));
     bool ok = true;
 
     for (int exact = 1; exact >= 0; exact--) {
         fill(p, exact);
-        CK(cudaMemset(Dtd, 0xff, (size_t)M * N * 4));   // NaN: an element not written shows
-        CK(cudaMemset(Dtvm, 0xff, (size_t)M * N * 4));
-        run_kernel(launch_td, p, Dtd);
-        run_kernel(launch_tvm, p, Dtvm);
-        run_cublas(p, Dcb);
+        for (int k = 0; k < NKERN; k++) {
+            CK(cudaMemset(D[k], 0xff, (size_t)M * N * 4));   // NaN: an element not written shows
+            run_kernel(KERNELS[k].fn, p, D[k]);
+        }
+        run_cublas(p, D[NKERN]);
         CK(cudaDeviceSynchronize());
-        std::vector<float> td = fetch(Dtd), tvm = fetch(Dtvm), cb = fetch(Dcb);
-        double d_tt, d_tc, d_vc, e_td, e_tvm, e_cb;
-        size_t n_tt = ndiff(td, tvm, &d_tt), n_tc = ndiff(td, cb, &d_tc);
-        size_t n_vc = ndiff(tvm, cb, &d_vc);
-        int b_td = check_ref(p, td, exact, &e_td), b_tvm = check_ref(p, tvm, exact, &e_tvm);
+        std::vector<float> cb = fetch(D[NKERN]), out[NKERN];
+        for (int k = 0; k < NKERN; k++)
+            out[k] = fetch(D[k]);
+        double e_cb;
         int b_cb = check_ref(p, cb, exact, &e_cb);
-        // Exact data: everything equal everywhere.  Random data: the two
-        // kernels equal everywhere, each within the bound of the reference.
-        size_t nf = nonfinite(td) + nonfinite(tvm) + nonfinite(cb);
-        bool pass = nf == 0 && n_tt == 0 && b_td == 0 && b_tvm == 0 &&
-                    (!exact || (n_tc == 0 && n_vc == 0 && b_cb == 0));
-        printf("%s data: %zu elements not finite; td vs tvm %zu elements differ (max %.3e); td vs cuBLAS %zu (max "
-               "%.3e); tvm vs cuBLAS %zu (max %.3e); vs float64 reference on 4096 samples: "
-               "td max %.3e (%d over tol), tvm %.3e (%d), cuBLAS %.3e (%d)  %s\n",
-               exact ? "exact" : "random", nf, n_tt, d_tt, n_tc, d_tc, n_vc, d_vc, e_td, b_td,
-               e_tvm, b_tvm, e_cb, b_cb, pass ? "PASS" : "FAIL");
+        // Exact data: everything equal everywhere.  Random data: each
+        // tiledispatch build equal everywhere to TVM's build of the same
+        // kernel (KERNELS[k ^ 1]), each within the bound of the reference.
+        bool pass = nonfinite(cb) == 0 && (!exact || b_cb == 0);
+        printf("%s data: cuBLAS vs float64 reference on 4096 samples: max %.3e (%d over "
+               "tol)\n", exact ? "exact" : "random", e_cb, b_cb);
+        for (int k = 0; k < NKERN; k++) {
+            double d_pair, d_cb, e;
+            size_t nf = nonfinite(out[k]);
+            size_t n_pair = ndiff(out[k], out[k ^ 1], &d_pair), n_cb = ndiff(out[k], cb, &d_cb);
+            int bad = check_ref(p, out[k], exact, &e);
+            bool kpass = nf == 0 && n_pair == 0 && bad == 0 && (!exact || n_cb == 0);
+            printf("  %-5s %zu not finite; vs %-5s %zu elements differ (max %.3e); vs cuBLAS %zu "
+                   "(max %.3e); vs float64 reference max %.3e (%d over tol)  %s\n",
+                   KERNELS[k].name, nf, KERNELS[k ^ 1].name, n_pair, d_pair, n_cb, d_cb, e, bad,
+                   kpass ? "PASS" : "FAIL");
+            pass = pass && kpass;
+        }
+        double d_st;
+        size_t n_st = ndiff(out[0], out[2], &d_st);
+        printf("  td vs td2 (one stage against two): %zu elements differ (max %.3e)\n", n_st,
+               d_st);
         ok = ok && pass;
     }
 
     // Timing, on the random data.
-    const char *names[3] = {"td", "tvm", "cublas"};
-    std::vector<float> t[3];
+    const int NIMPL = NKERN + 1;
+    std::vector<float> t[NIMPL];
     cudaEvent_t ev[2];
     CK(cudaEventCreate(&ev[0]));
     CK(cudaEventCreate(&ev[1]));
+    auto name = [&](int w) { return w < NKERN ? KERNELS[w].name : "cublas"; };
     auto launch = [&](int w) {
-        if (w == 0)
-            run_kernel(launch_td, p, Dtd);
-        else if (w == 1)
-            run_kernel(launch_tvm, p, Dtvm);
+        if (w < NKERN)
+            run_kernel(KERNELS[w].fn, p, D[w]);
         else
-            run_cublas(p, Dcb);
+            run_cublas(p, D[NKERN]);
     };
-    for (int w = 0; w < 3; w++)
+    for (int w = 0; w < NIMPL; w++)
         for (int i = 0; i < 10; i++)
             launch(w);
     CK(cudaDeviceSynchronize());
@@ -249,7 +275,7 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "impl,round,launch,us\n");
     for (int r = 0; r < rounds; r++)
-        for (int w = 0; w < 3; w++)
+        for (int w = 0; w < NIMPL; w++)
             for (int i = 0; i < 10; i++) {
                 CK(cudaEventRecord(ev[0]));
                 launch(w);
@@ -259,22 +285,22 @@ int main(int argc, char **argv)
                 CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
                 t[w].push_back(ms * 1000);
                 if (csv)
-                    fprintf(csv, "%s,%d,%d,%.2f\n", names[w], r, i, ms * 1000);
+                    fprintf(csv, "%s,%d,%d,%.2f\n", name(w), r, i, ms * 1000);
             }
     if (csv)
         fclose(csv);
     CK(cudaGetLastError());
     double flop = 2.0 * M * N * K;
-    float cb_med = median(t[2]);
+    float cb_med = median(t[NKERN]);
     printf("%-7s %10s %10s %14s %14s %10s\n", "impl", "median_us", "min_us", "TFLOP/s(med)",
            "TFLOP/s(max)", "of_cuBLAS");
-    for (int w = 0; w < 3; w++) {
+    for (int w = 0; w < NIMPL; w++) {
         float med = median(t[w]), mn = *std::min_element(t[w].begin(), t[w].end());
-        printf("%-7s %10.1f %10.1f %14.1f %14.1f %10.3f\n", names[w], med, mn,
+        printf("%-7s %10.1f %10.1f %14.1f %14.1f %10.3f\n", name(w), med, mn,
                flop / med * 1e-6, flop / mn * 1e-6, cb_med / med);
     }
-    printf("td / tvm (median time): %.3f  %s\n", median(t[0]) / median(t[1]),
-           ok ? "PASS" : "FAIL");
+    printf("td / tvm (median time): %.3f; td2 / tvm2: %.3f  %s\n",
+           median(t[0]) / median(t[1]), median(t[2]) / median(t[3]), ok ? "PASS" : "FAIL");
     cublasDestroy(blas);
     return ok ? 0 : 1;
 }

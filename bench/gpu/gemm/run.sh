@@ -6,19 +6,20 @@
 # 1. with --gen (the build machine: needs TVM 0.27 and the tiledispatch
 #    package, PYTHON defaults to build-python/venv/bin/python): compiles
 #    examples/tvm_gemm.py's kernel at 4096^3 for sm_90a through
-#    tiledispatch's bridge and through TVM's own dispatcher and writes the
-#    two CUDA sources to gen/td_gemm.cu.txt and gen/tvm_gemm.cu.txt (.txt:
+#    tiledispatch's bridge and through TVM's own dispatcher, and its
+#    cp.async-pipelined kernel (--stages 2) the same two ways, and writes
+#    the four CUDA sources to gen/{td,tvm,td2,tvm2}_gemm.cu.txt (.txt:
 #    generated, kept out of the sources check) and the sizes to gen/gemm.h,
 #    and stops there unless a WORKDIR follows;
 # 2. nvcc -O3 -arch=sm_90a (NVCC_ARCH overrides) builds WORKDIR/gemm_bench
-#    from harness.cu and the two kernels, each its own translation unit
+#    from harness.cu and the four kernels, each its own translation unit
 #    (kernel.cu), linked with cuBLAS; the ptxas report goes to
 #    WORKDIR/ptxas.log;
 # 3. runs it from WORKDIR (ROUNDS rounds of 10 timed launches each, default
 #    5): the checks and the table on stdout and in WORKDIR/results.txt,
 #    every timed launch in WORKDIR/gemm_times.csv; where ncu is installed
 #    (NCU=0 skips it), one Nsight Compute pass over a launch of each
-#    kernel into WORKDIR/ncu_td.txt and ncu_tvm.txt.
+#    kernel into WORKDIR/ncu_KERNEL.txt.
 # WORKDIR defaults to $OUT where set, else build/bench-gemm.  Exit 1 if a
 # check fails (the timings still print), 2 if the build fails.  With
 # BUILD_ONLY=1, stops after step 2 (77, meson's skip, without nvcc): the
@@ -32,10 +33,14 @@ root=$(cd "$here/../../.." && pwd)
 if [ "${1:-}" = "--gen" ]; then
     shift
     tmp=$(mktemp -d)
-    "${PYTHON:-$root/build-python/venv/bin/python}" "$root/examples/tvm_gemm.py" \
-        --export "$tmp" >/dev/null
+    py=${PYTHON:-$root/build-python/venv/bin/python}
+    "$py" "$root/examples/tvm_gemm.py" --export "$tmp" >/dev/null
     cp "$tmp/td.cu" "$here/gen/td_gemm.cu.txt"
     cp "$tmp/tvm.cu" "$here/gen/tvm_gemm.cu.txt"
+    mkdir -p "$tmp/2"
+    "$py" "$root/examples/tvm_gemm.py" --stages 2 --export "$tmp/2" >/dev/null
+    cp "$tmp/2/td.cu" "$here/gen/td2_gemm.cu.txt"
+    cp "$tmp/2/tvm.cu" "$here/gen/tvm2_gemm.cu.txt"
     python3 - "$tmp/gemm.json" "$here/gen/gemm.h" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))
@@ -61,14 +66,16 @@ rounds=${2:-5}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 arch=${NVCC_ARCH:-sm_90a}
-cp "$here/gen/td_gemm.cu.txt" "$work/td.cu"
-cp "$here/gen/tvm_gemm.cu.txt" "$work/tvm.cu"
+kernels="td tvm td2 tvm2"
+for k in $kernels; do
+    cp "$here/gen/${k}_gemm.cu.txt" "$work/$k.cu"
+done
 cp "$here/gen/gemm.h" "$work/gemm.h"
 flags="-O3 -std=c++17 -arch=$arch -lineinfo -I$work -diag-suppress 174,177,550"
 : >"$work/ptxas.log"
 # $flags splits into its words on purpose.
 # shellcheck disable=SC2086
-for k in td tvm; do
+for k in $kernels; do
     if ! nvcc $flags -Xptxas -v -DKFILE="\"$k.cu\"" -Dgemm_kernel=${k}_gemm_kernel \
             -DLAUNCH=launch_$k -c "$here/kernel.cu" -o "$work/$k.o" 2>>"$work/ptxas.log"; then
         cat "$work/ptxas.log" >&2
@@ -76,7 +83,8 @@ for k in td tvm; do
     fi
 done
 # shellcheck disable=SC2086
-if ! nvcc $flags "$here/harness.cu" "$work/td.o" "$work/tvm.o" -lcublas \
+if ! nvcc $flags "$here/harness.cu" "$work/td.o" "$work/tvm.o" "$work/td2.o" "$work/tvm2.o" \
+        -lcublas \
         -o "$work/gemm_bench"; then
     exit 2
 fi
@@ -92,7 +100,7 @@ rc=0
 # One Nsight Compute pass over one launch of each kernel (where ncu is
 # installed and may read the counters; NCU=0 skips it): what limits them.
 if [ "${NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
-    for k in td tvm; do
+    for k in $kernels; do
         ncu --kernel-name "${k}_gemm_kernel" --launch-skip 2 --launch-count 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section MemoryWorkloadAnalysis ./gemm_bench 1 >"ncu_$k.txt" 2>&1 ||
