@@ -304,6 +304,23 @@ def test_keywords_gemm(reg):
     assert (e.value.line, e.value.column) == (15, 4)
 
 
+def test_gemm_active_keyword(reg):
+    """active= (the threads the guards around a call leave, as the TVM
+    bridge passes TVM's sctx.intra): a full warp dispatches, a narrowed
+    one is refused in TVM's words, a non-thread axis at load."""
+    f = td.Call.from_yaml(ROOT / "tests" / "call" / "data" / "good" / "gemm_k16_f16.yaml")
+    fields = dict(op="gemm", arch="sm_80", scope="warp", launch={"threadIdx.x": 32},
+                  buffers=f.buffers, dst=f.dst, a="A[0:16, 0:16]", b="B[0:16, 0:8]",
+                  c="C[0:16, 0:8]", transpose_A=False, transpose_B=False, alpha=1.0, beta=0.0)
+    full = td.Call(**fields, active={"laneid": [0, 32]})
+    assert full.active == {"laneid": [0, 32]} and f.active == {}
+    assert reg.dispatch(full).variant == "mma.m16n8k*"
+    with pytest.raises(td.DispatchError, match=r"active laneid is \[0, 16\), need full \[0, 32\)"):
+        reg.dispatch(td.Call(**fields, active={"laneid": [0, 16]}))
+    with pytest.raises(td.InputError, match="active"):
+        td.Call(**fields, active={"laneid": [16, 8]})
+
+
 def test_reduction_with_two_sources_is_an_input_error(reg):
     c = td.Call.from_yaml(CLI_DATA / "sum_two_srcs.yaml")
     with pytest.raises(td.InputError, match="expects one source region, got 2 operands") as e:

@@ -59,7 +59,7 @@ static const char *const call_keys[] = {
     "op",   "target", "arch", "scope", "launch",   "buffers", "dst",
     "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch",
     "scalars", "a", "b", "c", "transpose_A", "transpose_B", "alpha", "beta",
-    NULL};
+    "active", NULL};
 
 /* json.dumps writes non-finite floats as the bare tokens Infinity,
  * -Infinity and NaN, which YAML reads as strings (here: a region name).
@@ -641,6 +641,27 @@ static PyObject *Call_get_axes(PyObject *s, void *c)
     return t;
 }
 
+/* {axis: [begin, end]} of `active:` (empty: every thread of the scope). */
+static PyObject *Call_get_active(PyObject *s, void *c)
+{
+    (void)c;
+    const td_call *call = CALL(s);
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return NULL;
+    for (int i = 0; i < call->nactive; i++) {
+        const td_active_range *a = &call->active[i];
+        PyObject *r = Py_BuildValue("[LL]", (long long)a->begin, (long long)a->end);
+        if (r == NULL || PyDict_SetItemString(d, td_axis_name(a->axis), r) < 0) {
+            Py_XDECREF(r);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    return d;
+}
+
 static PyObject *Call_get_launch(PyObject *s, void *c)
 {
     (void)c;
@@ -777,6 +798,9 @@ static PyGetSetDef Call_getset[] = {
     {"accum", Call_get_accum, NULL, "Whether the result accumulates into dst.",
      NULL},
     {"config", Call_get_config, NULL, "The config entries.", NULL},
+    {"active", Call_get_active, NULL,
+     "The active thread set, {'laneid': [0, 16]} (empty: all of the scope).",
+     NULL},
     {"dispatch", Call_get_dispatch, NULL,
      "The forced variant name, or None.", NULL},
     {"file", Call_get_file, NULL,
@@ -797,11 +821,12 @@ PyDoc_STRVAR(Call_doc,
 "Call(*, op, buffers, dst, src=None, srcs=None, extras=None, target='cuda',\n"
 "     arch=None, scope=None, launch=None, axes=None, accum=None, config=None,\n"
 "     dispatch=None, scalars=None, a=None, b=None, c=None, transpose_A=None,\n"
-"     transpose_B=None, alpha=None, beta=None)\n"
+"     transpose_B=None, alpha=None, beta=None, active=None)\n"
 "--\n\n"
 "One tile-primitive call, as a call file describes it (docs/contract.md).\n"
 "A gemm names its operands a, b, c (with dst) and takes transpose_A,\n"
-"transpose_B, alpha and beta (docs/gemm.md).\n\n"
+"transpose_B, alpha and beta (docs/gemm.md); active={'laneid': [0, 16]}\n"
+"says which threads the guards around the call leave active.\n\n"
 "Build one from keywords (the fields of a call file; checked by the\n"
 "library's loader exactly like a file), or with Call.from_yaml(path) /\n"
 "Call.from_text(text).  Calls are immutable and may be shared between\n"

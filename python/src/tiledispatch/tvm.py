@@ -12,7 +12,8 @@ once per tile-primitive call with the ``TilePrimitiveCall`` and its
 :func:`install` replaces with a function that, for the ops tiledispatch
 has (the reductions ``tirx.tile.sum`` / ``max`` / ``min``, the
 elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... and
-``tirx.tile.copy`` on a ``cuda`` target; :func:`install`'s ``ops`` /
+``tirx.tile.copy``, ``copy_async``, ``gemm`` (mma.sync) and
+``permute_layout`` on a ``cuda`` target; :func:`install`'s ``ops`` /
 ``exclude`` narrow them), converts
 both into a :class:`tiledispatch.Call` (:func:`to_call`), dispatches it in
 C, prints the winner's TIRx body and builds from it, with TVM's IR
@@ -41,6 +42,7 @@ import tiledispatch as _td
 # copy's tensor maps) share lives below both, so neither imports the other
 # back.
 from . import _tvm_copy_async as _ca
+from . import _tvm_gemm as _gemm
 from ._tvm_base import BridgeError, _dtype
 # Regions, layouts and views (a module of their own, below this one).
 from ._tvm_regions import _Blocks, _int, _layout_text, _lets, _region_text, _shared_view
@@ -67,11 +69,11 @@ NOT_BRIDGED = "not bridged yet"
 # Ops the library has that the bridge does not take yet: it hands them
 # back (counted under NOT_BRIDGED) until their family joins it.  copy
 # joined when its PTX addresses became T.ptr_byte_offset, copy_async when
-# the bridge read its config (the predicate expression).  gemm has the op
-# but no variant yet, and its operands (D, A, B, C and four literals) are
-# not written as the other ops' srcs.  permute_layout's variant has no
-# bridge path yet (step B1 of design/gemm/plan.md).
-_NOT_BRIDGED: frozenset[str] = frozenset({"gemm", "permute_layout"})
+# the bridge read its config (the predicate expression), gemm when it
+# named its operands (_tvm_gemm) and hoisted the bodies' register views
+# (_hoist_views), permute_layout (dst, src as copy's) with it.  None is
+# left; the mechanism stays for the next family.
+_NOT_BRIDGED: frozenset[str] = frozenset()
 
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
@@ -301,11 +303,15 @@ def _call_fields(op_name: str, op_call: Any, ops: _Operands) -> dict[str, Any]:
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
     op = TilePrimitiveCall.downcast(op_call)
-    if op_name in ("copy", "copy_async"):
-        # TVM's Tx.copy(dst, src) and Tx.copy_async(dst, src): two regions
+    if op_name in ("copy", "copy_async", "permute_layout"):
+        # TVM's Tx.copy(dst, src), Tx.copy_async(dst, src) and
+        # Tx.permute_layout(dst, src): two regions
         # (the config carries the cache and eviction hints, ldgsts's
         # settings, the dispatch a forced variant).
         return dict(dst=ops.region(op.dst), src=ops.region(op.src))
+    if op_name == "gemm":
+        # Tx.warp.gemm(D, A, B, C, transpose_A, transpose_B, alpha, beta).
+        return _gemm.fields(op_call, ops)
     if op_name in _REDUCTIONS:
         dst = ops.region(op.output)
         return dict(dst=dst, src=ops.region(op.input),
@@ -345,6 +351,9 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         ops.scalars.update(_ca.tmem_addresses(ops))
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
+    # What TVM's guards leave active: gemm's full_active_lanes reads it
+    # (mma.sync is warp-collective).  The other ops have no use for it.
+    active = _gemm.active(sctx) if op_name == "gemm" else None
     fields: dict[str, Any] = dict(
         op=op_name,
         target="cuda",
@@ -354,6 +363,7 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         **operands,
         config=config or None,
         dispatch=str(op_call.dispatch) if getattr(op_call, "dispatch", None) else None,
+        active=active,
     )
     fields["buffers"] = {n: _buffer_entry(b) for n, b in ops.buffers.items()}
     if scalars:
@@ -366,7 +376,8 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
 
 def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
     """The tiledispatch call for a TVM tile-primitive call (a reduction,
-    an elementwise op or a copy), and the TVM buffers and scalar
+    an elementwise op, a copy, a gemm or a permute_layout), and the TVM
+    buffers and scalar
     expressions by the names the call gives them."""
     call, ops = _to_call(op_call, sctx)
     return call, {**ops.buffers, **ops.scalars}
@@ -787,9 +798,45 @@ def _storage_views(call: _td.Call) -> tuple[str, ...]:
     return tuple(out)
 
 
+_VIEW = re.compile(r"\b([A-Za-z_]\w*)((?:\.local\(\))?)(?:\.view\(\"(\w+)\"\))?")
+
+
+def _hoist_views(body: str, buffers: dict[str, Any], storage_views: tuple[str, ...]) -> str:
+    """The body with each view of a call buffer (`A.local()`,
+    `A.view("uint32")`, `A.local().view("uint32")`) declared once at its
+    top and named (`A__uint32`): TVM's `Buffer.local()` and `.view()` each
+    open a DeclBuffer frame that encloses the rest of the body, so a view
+    written at every use (an mma per line, fourteen registers each) nests
+    the body a thousand frames deep, past Python's recursion limit in
+    TVM's builder.  A buffer in `storage_views` is bound to its
+    per-thread storage already: its `.local()` is the buffer itself."""
+    if ".view(" not in body and ".local()" not in body:
+        return body
+    decls: dict[str, str] = {}
+
+    def sub(m: "re.Match[str]") -> str:
+        name, local, dtype = m.group(1), m.group(2), m.group(3)
+        if name not in buffers or not (local or dtype):
+            return m.group(0)
+        base = name
+        if local and name not in storage_views:
+            base = f"{name}__local"
+            decls.setdefault(base, f"{base} = {name}.local()")
+        if dtype is None:
+            return base
+        view = f"{name}__{dtype}"
+        decls.setdefault(view, f"{view} = {base}.view(\"{dtype}\")")
+        return view
+
+    lines = [_VIEW.sub(sub, line) if not line.lstrip().startswith("#") else line
+             for line in body.splitlines()]
+    return "\n".join(list(decls.values()) + lines) + "\n"
+
+
 def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tuple[Any, str]:
     d = reg.dispatch(call)
-    body = d.emit("tirx")
+    views = _storage_views(call)
+    body = _hoist_views(d.emit("tirx"), ops.buffers, views)
     names = ops.scalars
     if "# host: " in body:
         body, maps = _ca.tensor_maps(body, ops, sctx)
@@ -798,7 +845,7 @@ def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tupl
     if ops.blocks is not None and ops.blocks.vars:
         # The body's blockIdx.x is the region's own variable.
         names = {**names, **ops.blocks.names(_launch_vars(sctx))}
-    func = _make_body(body, ops.buffers, sctx, _storage_views(call), names)
+    func = _make_body(body, ops.buffers, sctx, views, names)
     if ops.views:
         import tvm
 
