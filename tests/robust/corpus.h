@@ -150,7 +150,8 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
         rc = td_kernel_program(reg, call, &program, &d);
         /* A call the program generator has no reference for (a float8
          * one, an op of a family it has no programs for yet, a TMA copy or
-         * a cluster launch, tensor memory) is refused the same way every
+         * a cluster launch, tensor memory, a gemm of the extension
+         * instructions' dtypes) is refused the same way every
          * time: its message is part of the output. */
         if (rc == TD_EINVAL && program == NULL &&
             (strstr(d.msg, "no reference for the elementwise op") != NULL ||
@@ -159,7 +160,8 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
              strstr(d.msg, "no self-checking program for a cluster") !=
                  NULL ||
              strstr(d.msg, "no self-checking program for tensor memory") !=
-                 NULL)) {
+                 NULL ||
+             strstr(d.msg, "no gemm reference for") != NULL)) {
             tstr_add(out, d.msg);
             rc = 0;
         } else if (rc != 0) {
