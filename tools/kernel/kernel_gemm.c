@@ -186,13 +186,15 @@ static int gm_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         if (buf[i]->dtype != TD_F16 && buf[i]->dtype != TD_BF16)
             return td__kp_fail(diag, call, TD_EINVAL,
                                "no gemm reference for %s inputs (buffer %s; "
-                               "float16 and bfloat16 have one)",
+                               "float16 and bfloat16 have one): the call "
+                               "has no self-checking program yet",
                                td_dtype_name(buf[i]->dtype), buf[i]->name);
     for (int i = 0; i < 4; i += 3)
         if (buf[i]->dtype != TD_F32)
             return td__kp_fail(diag, call, TD_EINVAL,
                                "no gemm reference for a %s accumulator "
-                               "(buffer %s; float32 has one)",
+                               "(buffer %s; float32 has one): the call has "
+                               "no self-checking program yet",
                                td_dtype_name(buf[i]->dtype), buf[i]->name);
     if (!gm_literal(&call->alpha, &g->alpha) ||
         !gm_literal(&call->beta, &g->beta) || !isfinite(g->alpha) ||
