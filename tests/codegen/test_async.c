@@ -45,7 +45,9 @@ static void expect(const td_ir *ir, td_lang lang, const char *want)
 
 static void has(const char *hay, const char *needle)
 {
-    if (strstr(hay, needle) == NULL)
+    if (hay == NULL)
+        fail_msg("missing:\n%s\nin: (no text: the print failed)", needle);
+    else if (strstr(hay, needle) == NULL)
         fail_msg("missing:\n%s\nin:\n%s", needle, hay);
 }
 
