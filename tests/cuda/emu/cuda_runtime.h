@@ -674,6 +674,7 @@ static inline unsigned td_emu_f16_bits(float f)
  * 32-bit words; they define TD_EMU_16BIT_STORAGE, which emu.py looks
  * for), the others stay off the stand-in.
  */
+#define TD_EMU_HAS_HALF 1
 struct __half {
     unsigned short x;
 };
