@@ -1098,7 +1098,7 @@ def gemm_programs(exe):
                 expect(f"{name} {' '.join(args)}: {want}", ok,
                        f"exit {rc}: {line} {stderr[-300:]}")
         expect("gemm programs were written",
-               sum(1 for j in jobs if j[2]) >= (3 if QUICK else 84),
+               sum(1 for j in jobs if j[2]) >= (3 if QUICK else 85),
                f"{len(jobs)} programs and mutants")
     return 1 if expect.failed else 0
 
