@@ -75,11 +75,13 @@ CTA itself, a chunk read from the wrong offset, the multicast box a row
 off) FAILs.
 
 --gemm-programs runs the gemm programs that tests/cuda/gpu-gemm.sh
-prepares (every gemm case that dispatches; 16-bit floats are storage here,
-the mma.sync helpers' host path computes each lane's D from its warp's
-registers): each PASSes in both modes (random data with max_err > 0), each
-of the script's mutants (B words swapped, A words swapped, D's zeroing
-dropped, D started from C at beta 0) FAILs in both.
+prepares (every gemm case that dispatches; 16-bit and 8-bit floats are
+storage here, the mma.sync helpers' host path computes each lane's D from
+its warp's registers): each PASSes in both modes (random data with max_err
+> 0, except int32 accumulators and 8-bit float inputs, which the stand-in
+sums exactly), each of the script's mutants (B words swapped, A words
+swapped, D's zeroing dropped, D started from C at beta 0, and their like
+in the extension signatures' programs) FAILs in both.
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -1051,9 +1053,10 @@ def gemm_programs(exe):
     """The gemm programs of tests/cuda/gpu-gemm.sh (its prepare writes
     every gemm conformance and golden case's program, and its mutants: B
     words swapped, A words swapped, D's zeroing dropped, D started from C
-    at beta 0): each program PASSes on the stand-in (whose mma.sync
-    helpers compute each lane's D from the warp's registers) with exact
-    data and with random data (seed 1), each mutant FAILs in both.  Under
+    at beta 0, four of the extension signatures): each program PASSes on
+    the stand-in (whose mma.sync helpers compute each lane's D from the
+    warp's registers) with exact data and with random data (seed 1), each
+    mutant FAILs in both.  Under
     TD_TEST_QUICK three programs and two mutants run."""
     expect = Expect()
     with tempfile.TemporaryDirectory() as tmp:
