@@ -733,13 +733,18 @@ static inline unsigned td_emu_f8_bits(float f, bool e4m3)
 {
     if (std::isnan(f))
         return 0x7f;
+    /* Beyond the largest finite value (e4m3 448, e5m2 57344): that value;
+     * below it the distances in double are exact. */
     unsigned s = std::signbit(f) ? 0x80 : 0, best = 0;
-    float a = fabsf(f), bd = INFINITY;
+    const unsigned top = e4m3 ? 0x7e : 0x7b;
+    double a = fabs((double)f), bd = INFINITY;
+    if (a >= td_emu_f8_value(top, e4m3))
+        return s | top;
     for (unsigned v = 0; v < 0x80; v++) {
         float x = td_emu_f8_value(v, e4m3);
         if (std::isnan(x) || std::isinf(x))
             continue;
-        float d = fabsf(x - a);
+        double d = fabs((double)x - a);
         if (d < bd || (d == bd && (v & 1) == 0)) {
             bd = d;
             best = v;
