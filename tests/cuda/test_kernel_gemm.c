@@ -321,7 +321,8 @@ static void test_ext_signatures(void **state)
     assert_contains(prog, "td_from_double<__nv_fp8_e5m2>(double v)");
     assert_null(strstr(prog, "td_from_double<__nv_fp8_e4m3>"));
     assert_contains(prog, "td_rand_int(-4, 4)");
-    assert_contains(prog, "#define TD_GM_TOL_UNIT 0.000244140625 /* 2^-12 */");
+    assert_contains(prog, "#define TD_GM_TOL_UNIT 2.384185791015625e-07 "
+                          "/* 2^-22 */");
     td_free(prog);
     td_registry_free(reg);
 }

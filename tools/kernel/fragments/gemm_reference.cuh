@@ -38,8 +38,8 @@ static inline double td_gm_wrap32(double v)
  * region must come back as staged (want = the input, tolerance 0).
  * Exact data: integers small enough that every product and every partial
  * sum, in any order, is exact in the accumulator (kernel_gemm.c's
- * GM_SIGS: float32 and tf32 below 2^24, float16 below 2^11, the 8-bit
- * floats' accumulator below 2^13) and int32 sums exact modulo 2^32:
+ * GM_SIGS: float32 below 2^24, float16 below 2^11) and int32 sums exact
+ * modulo 2^32:
  * tolerance 0.  Random data: every product of two inputs is exact in the
  * tensor core, and each of the K + 1 additions (its own order and
  * truncation, one rounding per mma instruction between K tiles) errs by
