@@ -183,9 +183,9 @@ run) run "$2" "$3" ;;
   : "${OUT:?set OUT to the folder for the results}"
   mkdir -p "$OUT"
   if [ -z "${TILEDISPATCH:-}" ]; then
-    (cd "$root" && { [ -d build-gpu-cluster ] || meson setup build-gpu-cluster >/dev/null; } &&
-      ninja -C build-gpu-cluster tiledispatch >"$OUT/build.txt" 2>&1) ||
-      { echo "gpu-cluster: building tiledispatch failed (build.txt)"; exit 1; }
+    (cd "$root" && { [ -f build-gpu-cluster/build.ninja ] || { rm -rf build-gpu-cluster; meson setup build-gpu-cluster >"$OUT/build.txt" 2>&1; }; } &&
+      ninja -C build-gpu-cluster tiledispatch >>"$OUT/build.txt" 2>&1) ||
+      { echo "gpu-cluster: building tiledispatch failed (build.txt):"; tail -20 "$OUT/build.txt"; exit 1; }
     exe=$root/build-gpu-cluster/tiledispatch
   fi
   work=$(mktemp -d)

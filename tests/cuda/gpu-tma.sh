@@ -102,9 +102,9 @@ run) run "$2" "$3" ;;
   : "${OUT:?set OUT to the folder for the results}"
   mkdir -p "$OUT"
   if [ -z "${TILEDISPATCH:-}" ]; then
-    (cd "$root" && { [ -d build-gpu-tma ] || meson setup build-gpu-tma >/dev/null; } &&
-      ninja -C build-gpu-tma tiledispatch >"$OUT/build.txt" 2>&1) ||
-      { echo "gpu-tma: building tiledispatch failed (build.txt)"; exit 1; }
+    (cd "$root" && { [ -f build-gpu-tma/build.ninja ] || { rm -rf build-gpu-tma; meson setup build-gpu-tma >"$OUT/build.txt" 2>&1; }; } &&
+      ninja -C build-gpu-tma tiledispatch >>"$OUT/build.txt" 2>&1) ||
+      { echo "gpu-tma: building tiledispatch failed (build.txt):"; tail -20 "$OUT/build.txt"; exit 1; }
     exe=$root/build-gpu-tma/tiledispatch
   fi
   work=$(mktemp -d)
