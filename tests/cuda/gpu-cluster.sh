@@ -35,6 +35,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/cuda/gpu-lib.sh
+. "$here/gpu-lib.sh"
 exe=${TILEDISPATCH:-$root/build/tiledispatch}
 # -gencode, not -arch: -arch=sm_90a also embeds compute_90 PTX, for which
 # ptxas advises against .multicast::cluster (docs/copy_async.md).
@@ -183,10 +185,7 @@ run) run "$2" "$3" ;;
   : "${OUT:?set OUT to the folder for the results}"
   mkdir -p "$OUT"
   if [ -z "${TILEDISPATCH:-}" ]; then
-    (cd "$root" && { [ -d build-gpu-cluster ] || meson setup build-gpu-cluster >/dev/null; } &&
-      ninja -C build-gpu-cluster tiledispatch >"$OUT/build.txt" 2>&1) ||
-      { echo "gpu-cluster: building tiledispatch failed (build.txt)"; exit 1; }
-    exe=$root/build-gpu-cluster/tiledispatch
+    gpu_build_tiledispatch build-gpu-cluster "$OUT" gpu-cluster || exit 1
   fi
   work=$(mktemp -d)
   prepare "$work" && run "$work" "$OUT"

@@ -36,13 +36,7 @@ prepare)
   dir=$2
   mkdir -p "$dir/progs" "$dir/fake"
   rm -f "$dir"/progs/*.cu "$dir"/fake/*.cu
-  names=$(cd "$root/tests/conformance" && ls copy_*.yaml 2>/dev/null | sed 's/\.yaml$//')
-  if [ -z "$names" ]; then
-    echo "gpu-copy: no tests/conformance/copy_*.yaml" >&2
-    exit 1
-  fi
-  golden=$(cd "$root/tests/golden/cases" && ls copy_*.yaml 2>/dev/null | sed 's/^/golden-/; s/\.yaml$//')
-  gpu_prepare_progs "$dir" "$names" "$golden" || exit 1
+  gpu_prepare_family "$dir" copy_ gpu-copy || exit 1
   TD_COPY_DUMP="$dir/fake" "$root/build/tests/cuda/cuda_test_kernel_copy" \
     >/dev/null 2>&1 || exit 1
   echo "programs in $dir/progs ($(ls "$dir"/progs/*.cu | wc -l)) and $dir/fake ($(ls "$dir"/fake/*.cu | wc -l))"

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shell functions shared by the GPU scripts of a family (gpu-copy.sh,
-# gpu-ldgsts.sh): sourced, not run.  Each script writes the family's
+# gpu-ldgsts.sh, gpu-permute.sh, gpu-gemm.sh, gpu-cluster.sh, gpu-tma.sh):
+# sourced, not run.  Each script writes the family's
 # self-checking programs on the build machine and, on the GPU machine, runs
 # them through scripts/gpu-check and compiles and runs its own programs
 # that must PASS or FAIL in a given way (fakes, mutants).
@@ -15,6 +16,34 @@ gpu_prepare_progs() {
   python3 "$root/tests/conformance/run.py" "${TILEDISPATCH:-$root/build/tiledispatch}" $2 $3 \
     --cases "$root/tests/conformance" --golden "$root/tests/golden/cases" \
     --out "$1/progs" --data both
+}
+
+# gpu_prepare_family DIR PREFIX LABEL: gpu_prepare_progs over every
+# tests/conformance/PREFIX*.yaml and every tests/golden/cases/PREFIX*.yaml;
+# fails (LABEL: ...) when the conformance folder has none.
+gpu_prepare_family() {
+  local names golden
+  names=$(cd "$root/tests/conformance" && ls "$2"*.yaml 2>/dev/null | sed 's/\.yaml$//')
+  if [ -z "$names" ]; then
+    echo "$3: no tests/conformance/$2*.yaml" >&2
+    return 1
+  fi
+  golden=$(cd "$root/tests/golden/cases" && ls "$2"*.yaml 2>/dev/null | sed 's/^/golden-/; s/\.yaml$//')
+  gpu_prepare_progs "$1" "$names" "$golden"
+}
+
+# gpu_build_tiledispatch BUILDDIR OUT LABEL: builds tiledispatch in
+# $root/BUILDDIR (set up again unless its build.ninja is there), the log
+# in OUT/build.txt (its tail printed on failure); sets exe to the binary.
+gpu_build_tiledispatch() {
+  if ! (cd "$root" &&
+        { [ -f "$1/build.ninja" ] || { rm -rf "$1"; meson setup "$1" >"$2/build.txt" 2>&1; }; } &&
+        ninja -C "$1" tiledispatch >>"$2/build.txt" 2>&1); then
+    echo "$3: building tiledispatch failed ($2/build.txt):"
+    tail -20 "$2/build.txt"
+    return 1
+  fi
+  exe=$root/$1/tiledispatch
 }
 
 # gpu_check_progs DIR OUT: scripts/gpu-check over DIR/progs into

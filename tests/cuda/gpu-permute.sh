@@ -29,13 +29,7 @@ prepare)
   dir=$2
   mkdir -p "$dir/progs" "$dir/mut"
   rm -f "$dir"/progs/*.cu "$dir"/mut/*.cu
-  names=$(cd "$root/tests/conformance" && ls permute_*.yaml 2>/dev/null | sed 's/\.yaml$//')
-  if [ -z "$names" ]; then
-    echo "gpu-permute: no tests/conformance/permute_*.yaml" >&2
-    exit 1
-  fi
-  golden=$(cd "$root/tests/golden/cases" && ls permute_*.yaml 2>/dev/null | sed 's/^/golden-/; s/\.yaml$//')
-  gpu_prepare_progs "$dir" "$names" "$golden" || exit 1
+  gpu_prepare_family "$dir" permute_ gpu-permute || exit 1
   src="$dir/progs/permute_tvm_shared_to_shared_uses_direct_ldst_uint32.cu"
   mut="$dir/mut/permute_mut_slot_swap.cu"
   sed 's/^\( *td_ptx_st_shared_b32(.*\), regs\[r_1\]);$/\1, regs[r_1 ^ 1]);/' "$src" >"$mut"

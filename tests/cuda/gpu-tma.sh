@@ -21,6 +21,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/cuda/gpu-lib.sh
+. "$here/gpu-lib.sh"
 exe=${TILEDISPATCH:-$root/build/tiledispatch}
 
 prepare() {
@@ -102,10 +104,7 @@ run) run "$2" "$3" ;;
   : "${OUT:?set OUT to the folder for the results}"
   mkdir -p "$OUT"
   if [ -z "${TILEDISPATCH:-}" ]; then
-    (cd "$root" && { [ -d build-gpu-tma ] || meson setup build-gpu-tma >/dev/null; } &&
-      ninja -C build-gpu-tma tiledispatch >"$OUT/build.txt" 2>&1) ||
-      { echo "gpu-tma: building tiledispatch failed (build.txt)"; exit 1; }
-    exe=$root/build-gpu-tma/tiledispatch
+    gpu_build_tiledispatch build-gpu-tma "$OUT" gpu-tma || exit 1
   fi
   work=$(mktemp -d)
   prepare "$work" && run "$work" "$OUT"

@@ -14,24 +14,12 @@
 
 #include "tiledispatch.h"
 #include "../common/td_test_alloc.h"
-
-static td_registry *default_registry(void)
-{
-    td_registry *reg = NULL;
-    assert_int_equal(td_registry_new(&reg), 0);
-    assert_non_null(reg);
-    td_diag d;
-    td_diag_clear(&d);
-    int rc = td_registry_load_default_rules(reg, &d);
-    if (rc != 0)
-        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
-    return reg;
-}
+#include "op_fixture.h"
 
 static void test_default_table(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     /* 12 reduction entries, for each of the 15 elementwise ops reg then
      * smem (equal priority: by name), the copy entries and copy_async's
      * ldgsts, dsmem, smem->tmem, tma_auto, tma_explicit and tmem<->local
@@ -211,7 +199,7 @@ static void seed_call(td_call *c, td_exec_scope scope)
 static void test_seed_dispatch(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     td_call c;
     seed_call(&c, TD_SCOPE_THREAD);
     td_dispatch_result res;
@@ -266,7 +254,7 @@ static void test_seed_dispatch(void **state)
 static void test_fast_path_allocates_nothing(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     td_call c;
     seed_call(&c, TD_SCOPE_CTA);
     td_dispatch_result res;

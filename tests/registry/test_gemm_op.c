@@ -18,24 +18,13 @@
 
 #include "tiledispatch.h"
 #include "args.h"
+#include "op_fixture.h"
 
 /* Row-major register tiles fit no fragment: TVM's text (probe
  * row_major_local_A). */
 #define NO_FIT_F16                                                         \
     "no mma instruction fits M=16, N=8, K=16, dtypes=('float16', "          \
     "'float16', 'float32', 'float32')"
-
-static td_registry *default_registry(void)
-{
-    td_registry *reg = NULL;
-    assert_int_equal(td_registry_new(&reg), 0);
-    td_diag d;
-    td_diag_clear(&d);
-    int rc = td_registry_load_default_rules(reg, &d);
-    if (rc != 0)
-        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
-    return reg;
-}
 
 /* A warp-scope gemm over buffers A [am, ak], B [bk, bn], C [cm, cn] and D
  * [dm, dn] (whole buffers), then `tail` (more keys). */
@@ -58,42 +47,7 @@ static td_call *gemm_call(int am, int ak, int bk, int bn, int cm, int cn,
              "c: C\n"                                                /* 12 */
              "%s",
              am, ak, bk, bn, cm, cn, dm, dn, tail);
-    td_call *call = NULL;
-    td_diag d;
-    td_diag_clear(&d);
-    int rc = td_call_parse("g.yaml", text, strlen(text), &call, &d);
-    if (rc != 0)
-        fail_msg("%d:%d: %s", d.line, d.col, d.msg);
-    return call;
-}
-
-/* Dispatch and explain both refuse the call with this diagnostic. */
-static void expect_refused(const td_registry *reg, const td_call *call,
-                           int line, int col, const char *msg)
-{
-    for (int i = 0; i < 2; i++) {
-        td_diag d;
-        td_diag_clear(&d);
-        int rc;
-        if (i == 0) {
-            td_dispatch_result res;
-            rc = td_dispatch(reg, call, &res, &d);
-            assert_null(res.ir);
-        } else {
-            td_explain *ex = (td_explain *)1;
-            rc = td_explain_call(reg, call, &ex, &d);
-            assert_null(ex);
-        }
-        if (rc != TD_ESCHEMA || d.line != line || d.col != col ||
-            strcmp(d.msg, msg) != 0)
-            print_error("got %s %d:%d: %s\n", td_err_name(rc), d.line,
-                        d.col, d.msg);
-        assert_int_equal(rc, TD_ESCHEMA);
-        assert_string_equal(d.file, call->file);
-        assert_int_equal(d.line, line);
-        assert_int_equal(d.col, col);
-        assert_string_equal(d.msg, msg);
-    }
+    return fx_parse_call("g.yaml", text);
 }
 
 /* The call passes the op's check and reaches TVM's gemm variant,
@@ -132,7 +86,7 @@ static void expect_declined(const td_registry *reg, const td_call *call,
 static void test_registered(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     const td_op_desc *op = td_registry_op(reg, "gemm");
     assert_non_null(op);
     assert_int_equal(op->kind, TD_OP_KIND_GEMM);
@@ -159,7 +113,7 @@ static void test_registered(void **state)
 static void test_shapes_agree(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     /* M = 16, N = 8, K = 16. */
     td_call *call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8, "");
     expect_declined(reg, call, NO_FIT_F16);
@@ -202,32 +156,32 @@ static void test_shapes_agree(void **state)
 static void test_shapes_disagree(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     td_call *call = gemm_call(16, 16, 8, 8, 16, 8, 16, 8, "");
-    expect_refused(reg, call, 11, 4, "op 'gemm': gemm mma: A K=16 != B K=8");
+    fx_expect_refused(reg, call, 11, 4, "op 'gemm': gemm mma: A K=16 != B K=8");
     td_call_free(call);
     /* transpose_B: B stored [N, K] = [16, 8], so K = 8 against A's 16. */
     call = gemm_call(16, 16, 16, 8, 16, 16, 16, 16, "transpose_B: true\n");
-    expect_refused(reg, call, 11, 4, "op 'gemm': gemm mma: A K=16 != B K=8");
+    fx_expect_refused(reg, call, 11, 4, "op 'gemm': gemm mma: A K=16 != B K=8");
     td_call_free(call);
     /* D [16, 16] for M = 16, N = 8. */
     call = gemm_call(16, 16, 16, 8, 16, 8, 16, 16, "");
-    expect_refused(reg, call, 9, 6,
+    fx_expect_refused(reg, call, 9, 6,
                    "op 'gemm': gemm mma: D dims (16, 16) != (M=16, N=8)");
     td_call_free(call);
     /* transpose_A: A stored [K, M] = [16, 32]: M = 32, D has 16. */
     call = gemm_call(16, 32, 16, 8, 32, 8, 16, 8, "transpose_A: true\n");
-    expect_refused(reg, call, 9, 6,
+    fx_expect_refused(reg, call, 9, 6,
                    "op 'gemm': gemm mma: D dims (16, 8) != (M=32, N=8)");
     td_call_free(call);
     /* C last. */
     call = gemm_call(16, 16, 16, 8, 8, 16, 16, 8, "");
-    expect_refused(reg, call, 12, 4,
+    fx_expect_refused(reg, call, 12, 4,
                    "op 'gemm': gemm mma: C dims (8, 16) != (M=16, N=8)");
     td_call_free(call);
     /* All three wrong: K's is first. */
     call = gemm_call(16, 16, 8, 8, 4, 4, 2, 2, "");
-    expect_refused(reg, call, 11, 4, "op 'gemm': gemm mma: A K=16 != B K=8");
+    fx_expect_refused(reg, call, 11, 4, "op 'gemm': gemm mma: A K=16 != B K=8");
     td_call_free(call);
     td_registry_free(reg);
 }
@@ -237,20 +191,20 @@ static void test_shapes_disagree(void **state)
 static void test_config_keys(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     td_call *call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8,
                               "config:\n  vector_bytes: 4\n");
-    expect_refused(reg, call, 14, 3,
+    fx_expect_refused(reg, call, 14, 3,
                    "op 'gemm': unknown config key 'vector_bytes' (known: "
                    "allow_tf32)");
     td_call_free(call);
     /* Before the shapes. */
     call = gemm_call(16, 16, 8, 8, 16, 8, 16, 8, "config: {mma_m: 16}\n");
-    expect_refused(reg, call, 13, 10,
+    fx_expect_refused(reg, call, 13, 10,
                    "op 'gemm': unknown config key 'mma_m' (known: allow_tf32)");
     td_call_free(call);
     call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8, "config: {allow_tf32: 1}\n");
-    expect_refused(reg, call, 13, 22,
+    fx_expect_refused(reg, call, 13, 22,
                    "op 'gemm': allow_tf32 must be true or false");
     td_call_free(call);
     call = gemm_call(16, 16, 16, 8, 16, 8, 16, 8,
@@ -268,39 +222,39 @@ static void test_config_keys(void **state)
 static void test_hand_built(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     td_call *good = gemm_call(16, 16, 16, 8, 16, 8, 16, 8, "");
     td_call call;
 
     call = *good;
     call.nsrcs = 2;
-    expect_refused(reg, &call, 10, 4,
+    fx_expect_refused(reg, &call, 10, 4,
                    "op 'gemm': expects the sources A, B, C (call-file keys "
                    "a, b, c), got 2 operands");
     call = *good;
     call.srcs[1].kind = TD_OPERAND_LITERAL;
-    expect_refused(reg, &call, 11, 4,
+    fx_expect_refused(reg, &call, 11, 4,
                    "op 'gemm': B must be a region, not a literal");
     call = *good;
     call.bias.kind = TD_OPERAND_LITERAL;
-    expect_refused(reg, &call, 1, 5, "op 'gemm': takes no extras, got 'bias'");
+    fx_expect_refused(reg, &call, 1, 5, "op 'gemm': takes no extras, got 'bias'");
     call = *good;
     call.axes[0] = 0;
-    expect_refused(reg, &call, 1, 5, "op 'gemm': takes no axes");
+    fx_expect_refused(reg, &call, 1, 5, "op 'gemm': takes no axes");
     call = *good;
     call.accum = true;
-    expect_refused(reg, &call, 1, 5,
+    fx_expect_refused(reg, &call, 1, 5,
                    "op 'gemm': takes no accum (beta = 1 accumulates C)");
     call = *good;
     call.beta.kind = TD_OPERAND_NONE;
-    expect_refused(reg, &call, 1, 5,
+    fx_expect_refused(reg, &call, 1, 5,
                    "op 'gemm': beta must be a scalar value, not absent");
     /* A config key without positions: at the op. */
     call = *good;
     call.nconfig = 1;
     memset(&call.config[0], 0, sizeof call.config[0]);
     strcpy(call.config[0].key, "k");
-    expect_refused(reg, &call, 1, 5,
+    fx_expect_refused(reg, &call, 1, 5,
                    "op 'gemm': unknown config key 'k' (known: allow_tf32)");
     td_call_free(good);
     td_registry_free(reg);
@@ -355,13 +309,7 @@ static td_call *async_call(int m, int n, int am, int ak, int bn, int bk,
              "b: B\n"                                                /* 12 */
              "%s",
              m, n, am, ak, am * ak, bn, bk, bn * bk, tail);
-    td_call *call = NULL;
-    td_diag d;
-    td_diag_clear(&d);
-    int rc = td_call_parse("g.yaml", text, strlen(text), &call, &d);
-    if (rc != 0)
-        fail_msg("%d:%d: %s", d.line, d.col, d.msg);
-    return call;
+    return fx_parse_call("g.yaml", text);
 }
 
 /* gemm_async: registered with its one rules entry; the op refuses TVM's
@@ -371,7 +319,7 @@ static td_call *async_call(int m, int n, int am, int ak, int bn, int bk,
 static void test_gemm_async_op(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     const td_op_desc *op = td_registry_op(reg, "gemm_async");
     assert_non_null(op);
     assert_int_equal(op->kind, TD_OP_KIND_GEMM);
@@ -385,12 +333,12 @@ static void test_gemm_async_op(void **state)
     td_ir_free(res.ir);
 
     td_call *c = async_call(128, 64, 64, 64, 64, 64, "");
-    expect_refused(reg, c, 11, 4,
+    fx_expect_refused(reg, c, 11, 4,
                    "op 'gemm_async': tcgen05: A_M=64 doesn't match M=128 "
                    "from C region");
     td_call_free(c);
     c = async_call(128, 64, 128, 64, 32, 64, "");
-    expect_refused(reg, c, 12, 4,
+    fx_expect_refused(reg, c, 12, 4,
                    "op 'gemm_async': tcgen05: B_N=32 * cta_group=1=32 "
                    "doesn't match N=64");
     td_call_free(c);
@@ -402,18 +350,18 @@ static void test_gemm_async_op(void **state)
     td_call_free(c);
     c = async_call(128, 64, 128, 64, 64, 64,
                    "config: {cta_group: 2}\n");
-    expect_refused(reg, c, 12, 4,
+    fx_expect_refused(reg, c, 12, 4,
                    "op 'gemm_async': tcgen05: B_N=64 * cta_group=2=128 "
                    "doesn't match N=64");
     td_call_free(c);
     c = async_call(128, 64, 128, 64, 64, 64,
                    "config: {cta_group: true}\n");
-    expect_refused(reg, c, 13, 21,
+    fx_expect_refused(reg, c, 13, 21,
                    "op 'gemm_async': cta_group: expected an integer");
     td_call_free(c);
     c = async_call(128, 64, 128, 64, 64, 64,
                    "config: {is_AB_tf32: 1}\n");
-    expect_refused(reg, c, 13, 22,
+    fx_expect_refused(reg, c, 13, 22,
                    "op 'gemm_async': is_AB_tf32: expected a boolean");
     td_call_free(c);
 
@@ -421,17 +369,17 @@ static void test_gemm_async_op(void **state)
     td_call call = *good;
     call.nsrcs = 3;
     call.srcs[2] = call.srcs[1];
-    expect_refused(reg, &call, 11, 4,
+    fx_expect_refused(reg, &call, 11, 4,
                    "op 'gemm_async': expects the sources A, B (call-file "
                    "keys a, b), got 3 operands");
     call = *good;
     call.srcs[1].kind = TD_OPERAND_LITERAL;
-    expect_refused(reg, &call, 12, 4,
+    fx_expect_refused(reg, &call, 12, 4,
                    "op 'gemm_async': B must be a region, not a literal");
     call = *good;
     call.naxes = 1;
     call.axes[0] = 0;
-    expect_refused(reg, &call, 1, 5, "op 'gemm_async': takes no axes");
+    fx_expect_refused(reg, &call, 1, 5, "op 'gemm_async': takes no axes");
     td_call_free(good);
     td_registry_free(reg);
 }

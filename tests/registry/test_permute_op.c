@@ -18,18 +18,7 @@
 #include <cmocka.h>
 
 #include "tiledispatch.h"
-
-static td_registry *default_registry(void)
-{
-    td_registry *reg = NULL;
-    assert_int_equal(td_registry_new(&reg), 0);
-    td_diag d;
-    td_diag_clear(&d);
-    int rc = td_registry_load_default_rules(reg, &d);
-    if (rc != 0)
-        fail_msg("%s:%d:%d: %s", d.file, d.line, d.col, d.msg);
-    return reg;
-}
+#include "op_fixture.h"
 
 /* A warp-scope permute of the 4x32 uint32 tile A (row-major) into B
  * (transposed within the tile), then `tail` (more keys). */
@@ -49,47 +38,13 @@ static td_call *permute_call(const char *tail)
              "dst: B\n"                                              /* 8 */
              "%s",
              tail);
-    td_call *call = NULL;
-    td_diag d;
-    td_diag_clear(&d);
-    int rc = td_call_parse("p.yaml", text, strlen(text), &call, &d);
-    if (rc != 0)
-        fail_msg("%d:%d: %s", d.line, d.col, d.msg);
-    return call;
-}
-
-/* Dispatch and explain both refuse the call with this diagnostic. */
-static void expect_refused(const td_registry *reg, const td_call *call,
-                           int line, int col, const char *msg)
-{
-    for (int i = 0; i < 2; i++) {
-        td_diag d;
-        td_diag_clear(&d);
-        int rc;
-        if (i == 0) {
-            td_dispatch_result res;
-            rc = td_dispatch(reg, call, &res, &d);
-            assert_null(res.ir);
-        } else {
-            td_explain *ex = (td_explain *)1;
-            rc = td_explain_call(reg, call, &ex, &d);
-            assert_null(ex);
-        }
-        if (rc != TD_ESCHEMA || d.line != line || d.col != col ||
-            strcmp(d.msg, msg) != 0)
-            print_error("got %s %d:%d: %s\n", td_err_name(rc), d.line,
-                        d.col, d.msg);
-        assert_int_equal(rc, TD_ESCHEMA);
-        assert_int_equal(d.line, line);
-        assert_int_equal(d.col, col);
-        assert_string_equal(d.msg, msg);
-    }
+    return fx_parse_call("p.yaml", text);
 }
 
 static void test_registered(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     const td_op_desc *op = td_registry_op(reg, "permute_layout");
     assert_non_null(op);
     assert_int_equal(op->kind, TD_OP_KIND_PERMUTE);
@@ -111,14 +66,14 @@ static void test_script(void **state)
 static void test_refused(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     td_call *call = permute_call("src: A\nconfig: {swizzle: 1}\n");
-    expect_refused(reg, call, 10, 10,
+    fx_expect_refused(reg, call, 10, 10,
                    "op 'permute_layout': unknown config key 'swizzle' "
                    "(permute_layout takes no config keys)");
     td_call_free(call);
     call = permute_call("srcs: [A, A]\n");
-    expect_refused(reg, call, 9, 11,
+    fx_expect_refused(reg, call, 9, 11,
                    "op 'permute_layout': expects one source region, "
                    "got 2 operands");
     td_call_free(call);
@@ -217,7 +172,7 @@ static const perm_case cases[] = {
 static void test_declines(void **state)
 {
     (void)state;
-    td_registry *reg = default_registry();
+    td_registry *reg = fx_default_registry();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const perm_case *c = &cases[i];
         char text[2048];
