@@ -12,9 +12,9 @@ once per tile-primitive call with the ``TilePrimitiveCall`` and its
 :func:`install` replaces with a function that, for the ops tiledispatch
 has (the reductions ``tirx.tile.sum`` / ``max`` / ``min``, the
 elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... and
-``tirx.tile.copy``, ``copy_async``, ``gemm`` (mma.sync) and
-``permute_layout`` on a ``cuda`` target; :func:`install`'s ``ops`` /
-``exclude`` narrow them), converts
+``tirx.tile.copy``, ``copy_async``, ``gemm`` (mma.sync),
+``permute_layout`` and ``gemm_async`` (tcgen05) on a ``cuda`` target;
+:func:`install`'s ``ops`` / ``exclude`` narrow them), converts
 both into a :class:`tiledispatch.Call` (:func:`to_call`), dispatches it in
 C, prints the winner's TIRx body and builds from it, with TVM's IR
 builder, the ``PrimFunc`` the pass splices in (:func:`lower`): the
@@ -72,10 +72,11 @@ NOT_BRIDGED = "not bridged yet"
 # joined when its PTX addresses became T.ptr_byte_offset, copy_async when
 # the bridge read its config (the predicate expression), gemm when it
 # named its operands (_tvm_gemm) and hoisted the bodies' register views
-# (_hoist_views), permute_layout (dst, src as copy's) with it.  gemm_async
-# (tcgen05, sm_100a) is left: its Python Call carries the descriptors and
-# the tensor-memory accumulator TVM hoists out of the call, which the
-# bridge does not read yet (the gemm_async part of design/gemm/plan.md, step B1).
+# (_hoist_views), permute_layout (dst, src as copy's) with it, gemm_async
+# (tcgen05, sm_100a) when the bridge read its tensor-memory accumulator and
+# placed its hoisted descriptors where TVM places them (_tvm_gemm_async).
+# Empty today; a family that joins the library before the bridge can read
+# its calls goes here.
 _NOT_BRIDGED: frozenset[str] = frozenset()
 
 _lock = threading.Lock()
@@ -364,7 +365,8 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
     # What TVM's guards leave active: gemm's full_active_lanes reads it
-    # (mma.sync is warp-collective).  The other ops have no use for it.
+    # (mma.sync is warp-collective), gemm_async's single_thread_or_warp
+    # (one thread issues tcgen05.mma).  The other ops have no use for it.
     active = (_gemm.active(sctx) if op_name == "gemm"
               else _gemm_async.active(sctx) if op_name == "gemm_async" else None)
     fields: dict[str, Any] = dict(
@@ -391,9 +393,9 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
 
 def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
     """The tiledispatch call for a TVM tile-primitive call (a reduction,
-    an elementwise op, a copy, a gemm or a permute_layout), and the TVM
-    buffers and scalar
-    expressions by the names the call gives them."""
+    an elementwise op, a copy, a gemm, a permute_layout or a gemm_async),
+    and the TVM buffers and scalar expressions by the names the call
+    gives them."""
     call, ops = _to_call(op_call, sctx)
     return call, {**ops.buffers, **ops.scalars}
 
@@ -908,7 +910,7 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (an op in _NOT_BRIDGED: gemm_async today)."""
+    ``"not bridged yet"`` (an op in _NOT_BRIDGED: none today)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
