@@ -201,6 +201,41 @@ def test_accum_expression_in_a_k_loop(bridge):
     assert [m[1][-1] for m in got["mmas"][1:]] == ["(bool)1"] * 3
 
 
+def test_two_calls_share_the_buffers(bridge):
+    """Two calls on the same A and B (the two N halves of C): each hoists
+    its own descriptors after the buffers' definitions, as TVM's variant
+    does (it caches none), and both issue TVM's MMAs."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.cuda.tile_primitive.tma_utils import SwizzleMode, mma_shared_layout
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    Al = mma_shared_layout("float16", SwizzleMode.SWIZZLE_128B_ATOM, (128, 64))
+    Bl = mma_shared_layout("float16", SwizzleMode.SWIZZLE_128B_ATOM, (128, 64))
+    Cl = TileLayout(S[(128, 128):(1 @ TLane, 1 @ TCol)])
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([128])
+        tid = T.thread_id_in_wg([128])
+        A = T.alloc_buffer((128, 64), "float16", scope="shared", layout=Al)
+        B = T.alloc_buffer((128, 64), "float16", scope="shared", layout=Bl)
+        C = T.decl_buffer((128, 128), "float32", scope="tmem", allocated_addr=0, layout=Cl)
+        if tid == 0:
+            Tx.gemm_async(C[:, 0:64], A[:, :], B[0:64, :], dispatch="tcgen05")
+            Tx.gemm_async(C[:, 64:128], A[:, :], B[64:128, :], accum=True, dispatch="tcgen05")
+
+    plain = compile_cuda(f, arch="sm_100a")
+    tdtvm.install(strict=True)
+    ours = compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats()["dispatched"] == {"gemm_async": {"tcgen05": 2}}
+    want, got = facts(plain), facts(ours)
+    assert len(got["mmas"]) == 8 and got == want
+    assert ours.count("encode_matrix_descriptor((") == 4
+
+
 @pytest.mark.parametrize("name", REJECTED)
 def test_rejected_goes_back_with_our_reason(bridge, caplog, name):
     c = case(name)
