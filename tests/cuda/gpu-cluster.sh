@@ -17,8 +17,16 @@
 #   dsmem_contiguous_1d_mbar_out    the barrier's rank 1 + cbx (2: outside)
 #   dsmem_contiguous_1d_size_513    a copy of 513 bytes (not 16 x n)
 #   dsmem_cluster_2x2_mbar_next     the barrier's rank (rank + 1) % 4
-#   dsmem_cluster_2x2_mbar_next_unchecked  the same without TD_CHECKED:
-#                                   the snapshot after the wait sees it
+#
+# and one program whose outcome is recorded, not judged (kind "observed"):
+#   dsmem_cluster_2x2_mbar_next_unchecked  the barrier mutant without
+#                                   TD_CHECKED.  PTX leaves a cluster copy
+#                                   whose barrier is not in the destination
+#                                   CTA undefined; on the H200 (2026-12-03)
+#                                   it PASSes: the bytes complete as if on
+#                                   the destination's own barrier, so only
+#                                   the checked mode's trap catches it
+#                                   (docs/verification.md).
 #
 #   OUT=DIR bash tests/cuda/gpu-cluster.sh      # all on the GPU machine:
 #                                               # builds build-gpu-cluster/
@@ -56,8 +64,8 @@ sys.stdout.write(s.replace(f, t, 1))' "$src" >"$dir/mutants/$name.cu"
 
 prepare() {
   local dir=$1 f name v n
-  mkdir -p "$dir/progs" "$dir/mutants"
-  rm -f "$dir"/progs/*.cu "$dir"/mutants/*.cu
+  mkdir -p "$dir/progs" "$dir/mutants" "$dir/observed"
+  rm -f "$dir"/progs/*.cu "$dir"/mutants/*.cu "$dir"/observed/*.cu
   : >"$dir/refused.txt"
   for f in "$root"/tests/conformance/dsmem_*.yaml "$root"/tests/conformance/tma_*multicast*.yaml \
            "$root"/tests/cuda/data/dsmem_*.yaml "$root"/tests/cuda/data/tma_multicast_*.yaml; do
@@ -99,12 +107,13 @@ __global__ void td_kernel('
     "$inrange" || return 1
   mutant "$dir" dsmem_cluster_2x2_mbar_next_unchecked "$dir/mutants/dsmem_cluster_2x2_mbar_next.cu" \
     '#define TD_CHECKED 1' '#define TD_UNCHECKED_RUN 1' || return 1
+  mv "$dir/mutants/dsmem_cluster_2x2_mbar_next_unchecked.cu" "$dir/observed/"
   mutant "$dir" tma_g2s_multicast_cluster_row_off "$dir/progs/tma_g2s_multicast_cluster.cu" \
     'td_tma_load_2d_multicast(A_smem_ptr, &A_tensormap, 0, 0, mbar_ptr' \
     'td_tma_load_2d_multicast(A_smem_ptr, &A_tensormap, 0, 1, mbar_ptr' || return 1
   n=$(ls "$dir"/progs/*.cu | wc -l)
   echo "gpu-cluster: $n programs, $(ls "$dir"/mutants/*.cu | wc -l) mutants," \
-       "$(wc -l <"$dir/refused.txt") refused"
+       "$(ls "$dir"/observed/*.cu | wc -l) observed, $(wc -l <"$dir/refused.txt") refused"
   [ "$n" -gt 0 ]
 }
 
@@ -115,7 +124,7 @@ compile_all() {
   nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
   [ -x "$nvcc" ] || { echo "gpu-cluster: no nvcc (skipped)"; return 77; }
   mkdir -p "$dir/bin"
-  for cu in "$dir"/progs/*.cu "$dir"/mutants/*.cu; do
+  for cu in "$dir"/progs/*.cu "$dir"/mutants/*.cu "$dir"/observed/*.cu; do
     # shellcheck disable=SC2086
     if ! "$nvcc" $nvcc_flags -o "$dir/bin/$(basename "$cu" .cu)" "$cu" \
         >"$dir/bin/$(basename "$cu" .cu).nvcc.txt" 2>&1; then
@@ -133,7 +142,7 @@ run() {
   nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
   mkdir -p "$out/logs"
   printf 'name\tkind\tmode\tresult\texit\tline\n' >"$out/results.tsv"
-  for kind in progs mutants; do
+  for kind in progs mutants observed; do
     for cu in "$dir/$kind"/*.cu; do
       n=$(basename "$cu" .cu)
       # shellcheck disable=SC2086
@@ -150,7 +159,9 @@ run() {
         line=$(head -1 "$out/logs/$n.$mode.txt")
         [ $rc -eq 124 ] && line="timed out after 60 s (a barrier never completed?)"
         ok=BAD
-        if { [ "$kind" = progs ] && [ "${line%% *}" = PASS ]; } ||
+        if [ "$kind" = observed ]; then
+          ok=seen
+        elif { [ "$kind" = progs ] && [ "${line%% *}" = PASS ]; } ||
            { [ "$kind" = mutants ] && [ "${line%% *}" = FAIL ] && [ $rc -eq 1 ]; }; then
           ok=ok
           pass=$((pass + 1))
