@@ -154,28 +154,39 @@ static const td_pred_desc async_preds[] = {
         return TD_EDECLINED;                                                   \
     } while (0)
 
-/* The non-unit extents of r (at most 2 stored); their number. */
-static int mat_dims(const td_region *r, int64_t ext[2])
+/* The non-unit extents of the nd extents e (at most 2 stored); their
+ * number. */
+static int mat_dims_of(const int64_t *e, int nd, int64_t ext[2])
 {
     int n = 0;
-    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
-        if (r->extent[d] != 1) {
+    for (int d = 0; d < nd && d < TD_MAX_RANK; d++)
+        if (e[d] != 1) {
             if (n < 2)
-                ext[n] = r->extent[d];
+                ext[n] = e[d];
             n++;
         }
     return n;
 }
 
-/* TVM's list of r's extents, "[128, 64]". */
-static void extents_text(const td_region *r, char *buf, size_t cap)
+static int mat_dims(const td_region *r, int64_t ext[2])
+{
+    return mat_dims_of(r->extent, r->ndim, ext);
+}
+
+/* TVM's list of nd extents, "[128, 64]". */
+static void extents_of(const int64_t *e, int nd, char *buf, size_t cap)
 {
     td_sbuf o = {buf, cap, 0};
     buf[0] = '\0';
     td__sbuf_printf(&o, "[");
-    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
-        td__sbuf_printf(&o, "%s%" PRId64, d ? ", " : "", r->extent[d]);
+    for (int d = 0; d < nd && d < TD_MAX_RANK; d++)
+        td__sbuf_printf(&o, "%s%" PRId64, d ? ", " : "", e[d]);
     td__sbuf_printf(&o, "]");
+}
+
+static void extents_text(const td_region *r, char *buf, size_t cap)
+{
+    extents_of(r->extent, r->ndim, buf, cap);
 }
 
 /* A buffer's layout: its own, else the row-major one of its shape. */
@@ -203,6 +214,40 @@ static int parse(const char *text, td_layout *out)
     td_diag d;
     memset(&d, 0, sizeof d);
     return td_layout_parse(text, out, &d) == 0 ? 0 : TD_EINVAL;
+}
+
+/* The layout of tensor-memory region r (TVM's buffer.layout.slice): of
+ * the buffer's layout, or of datapath D's identity for a buffer declared
+ * without one.  Nonzero when it does not slice. */
+static int tmem_slice(const td_call *call, const td_region *r,
+                      td_layout *out)
+{
+    const td_buffer *b = &call->buffers[r->buffer];
+    td_layout whole;
+    if (b->has_layout) {
+        whole = b->layout;
+    } else {
+        char text[96];
+        snprintf(text, sizeof text,
+                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]",
+                 b->shape[0], b->shape[1]);
+        if (parse(text, &whole) != 0)
+            return TD_EINVAL;
+    }
+    return td__lay_slice(&whole, b->shape, b->ndim, r->start, r->extent,
+                         out);
+}
+
+/* TVM's check of a tensor-memory slice against an expected layout: both
+ * canonicalized, `want` taking the slice's offsets, structurally equal. */
+static bool slice_is(const td_layout *slice, const char *want)
+{
+    td_layout w, cw, cs;
+    if (parse(want, &w) != 0)
+        return false;
+    memcpy(w.offset, slice->offset, sizeof w.offset);
+    return td__lay_canonicalize(&w, &cw) == 0 &&
+           td__lay_canonicalize(slice, &cs) == 0 && td__lay_same(&cw, &cs);
 }
 
 /* _try_atom: the atom (of atom_shape) tiles the region's layout with one
@@ -493,6 +538,8 @@ typedef struct ga_plan {
     int64_t m, n, k, mma_k, m_mma, n_mma, lane0, col0;
     bool tf32, warp, ws;
     bool two_by_two; /* Layout B / E: an N tile spans N_mma / 2 columns */
+    bool a_tmem;     /* A in tensor memory: A_taddr + (lane << 16) + cell */
+    int64_t a_lane0, a_col0, a_per32;
     td_dtype ab;
     ga_desc a, b;
     uint32_t idesc;
@@ -518,16 +565,18 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
     if (p->mode == 0) {
         /* hoist: after each buffer's definition, A's first; warp scope
          * makes the low word uniform before one lane reads it. */
-        da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
-                             p->a.swizzle, p->warp);
+        if (!p->a_tmem)
+            da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+                                 p->a.swizzle, p->warp);
         db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, p->warp);
     } else if (p->mode == 1) {
         /* local_hoist: at the call, B's first, no shuffle. */
         db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, false);
-        da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
-                             p->a.swizzle, false);
+        if (!p->a_tmem)
+            da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+                                 p->a.swizzle, false);
     }
     /* enable_input_d of each K loop's first MMA: the call's accum (a
      * flag, or an expression of its scalars: upstream's accum=k > 0). */
@@ -553,7 +602,7 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
     const int64_t m_tiles = p->m / p->m_mma, n_tiles = p->n / p->n_mma;
     const int64_t k_iters = p->k / p->mma_k;
     const int64_t n_cta = p->n_mma / p->cta_group;
-    const int64_t a_last = p->a.extent[p->a.ndim - 1];
+    const int64_t a_last = p->a_tmem ? 0 : p->a.extent[p->a.ndim - 1];
     const int64_t b_last = p->b.extent[p->b.ndim - 1];
     for (int64_t mi = 0; mi < m_tiles; mi++)
         for (int64_t ni = 0; ni < n_tiles; ni++)
@@ -564,9 +613,19 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                 int64_t bl = call->transpose_b
                                  ? ki * p->mma_k * b_last + ni * n_cta
                                  : ni * n_cta * b_last + ki * p->mma_k;
-                int64_t ao = off16_at(&p->a, al), bo = off16_at(&p->b, bl);
+                int64_t ao = p->a_tmem ? 0 : off16_at(&p->a, al);
+                int64_t bo = off16_at(&p->b, bl);
                 if (ao < 0 || bo < 0)
                     return TD_EINVAL;
+                td_ir_desc_operand a = {form, da, sa, ao, p->a.ldo,
+                                        p->a.sdo, p->a.swizzle, NULL, 0, 0};
+                if (p->a_tmem)
+                    a = (td_ir_desc_operand){
+                        .form = TD_IR_DESC_TMEM,
+                        .tmem = sa,
+                        .lane = p->a_lane0 +
+                                (m_tiles == 1 ? 0 : mi * p->m_mma),
+                        .column = p->a_col0 + ki * (p->mma_k / p->a_per32)};
                 td_ir_umma u = {
                     .kind = p->kind,
                     .cta_group = p->cta_group,
@@ -575,8 +634,9 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                     .lane = p->lane0 + (m_tiles == 1 ? 0 : mi * p->m_mma),
                     .column = p->col0 + ni * (p->two_by_two ? p->n_mma / 2
                                                              : p->n_mma),
-                    .a = {form, da, sa, ao, p->a.ldo, p->a.sdo, p->a.swizzle},
-                    .b = {form, db, sb, bo, p->b.ldo, p->b.sdo, p->b.swizzle},
+                    .a = a,
+                    .b = {form, db, sb, bo, p->b.ldo, p->b.sdo, p->b.swizzle,
+                          NULL, 0, 0},
                     .idesc = p->idesc,
                     .accum = ki != 0 ? td_int(ir, 1) : accum0,
                 };
@@ -591,34 +651,44 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
 static void note(const td_call *call, const ga_plan *p, td_reason *why)
 {
     const td_buffer *cb = &call->buffers[call->dst.buffer];
+    const td_buffer *ab = &call->buffers[call->srcs[0].region.buffer];
     int cn = (int)strnlen(cb->name, TD_NAME_MAX);
+    int an = (int)strnlen(ab->name, TD_NAME_MAX);
     /* D2: tcgen05_arch passes a call without an arch, as TVM does; say
      * what the code needs. */
     const char *na = call->sm_version == 0
                          ? "; the call gives no arch: tcgen05.mma needs "
                            "sm_100a (not checked)"
                          : "";
+    /* A in tensor memory: its address is the caller's too. */
+    char at[TD_NAME_MAX + 64] = "";
+    if (p->a_tmem)
+        snprintf(at, sizeof at, "; %.*s_taddr is where %.*s lies in tensor "
+                                "memory",
+                 an, ab->name, an, ab->name);
     if (p->cta_group == 2) {
         td_reason_set(why,
                       "tcgen05.mma.cta_group::2 is asynchronous and "
                       "pair-collective: one thread of one CTA of the pair "
                       "(TVM's: cbx == 0) issues it for both, each CTA's A "
-                      "and its half of B in its own shared memory; the "
+                      "and its half of B in its own %s memory; the "
                       "issuer commits it (tcgen05.commit.cta_group::2..."
                       "multicast::cluster, mask 3) and both CTAs wait before "
                       "%.*s is read; %.*s_taddr is what "
-                      "tcgen05.alloc.cta_group::2 wrote%s",
-                      cn, cb->name, cn, cb->name, na);
+                      "tcgen05.alloc.cta_group::2 wrote%s%s",
+                      p->a_tmem ? "tensor and shared" : "shared", cn,
+                      cb->name, cn, cb->name, at, na);
         return;
     }
     td_reason_set(why,
                   "tcgen05.mma is asynchronous: the issuing thread commits it "
                   "(tcgen05.commit.cta_group::1.mbarrier::arrive::one) and "
                   "readers wait on that barrier before %.*s is read; "
-                  "%.*s_taddr is the base address tcgen05.alloc wrote; A and "
-                  "B stay unwritten until then, each aligned to its swizzle "
+                  "%.*s_taddr is the base address tcgen05.alloc wrote%s; A and "
+                  "B stay unwritten until then, %s aligned to its swizzle "
                   "period%s",
-                  cn, cb->name, cn, cb->name, na);
+                  cn, cb->name, cn, cb->name, at,
+                  p->a_tmem ? "B" : "each", na);
 }
 
 /* Whether a 2-D tmem buffer's layout puts row r in lane r and column c
@@ -632,6 +702,55 @@ static bool c_identity(const td_buffer *b)
              b->shape[1]);
     return parse(text, &want) == 0 && td__lay_canonicalize(&b->layout, &a) == 0 &&
            td__lay_canonicalize(&want, &w) == 0 && td__lay_same(&a, &w);
+}
+
+/* A in tensor memory: TVM's check through tmem_mma_operand_layout (the
+ * layout tmem_pool.alloc_tcgen05_mma_A gives A for the MMA's datapath):
+ * the identity (M, K) at datapaths D, A and F, replicated to the upper 64
+ * lanes (+ R[2 : 64@TLane]) at B (cta_group 2, M = 64); the batched
+ * A[2, M, K] of E and B was checked at its rank.  Then A's first lane and
+ * 32-bit cell, the slice's offsets. */
+static int tmem_a(const td_call *call, ga_plan *p, bool batched,
+                  const td_layout *slice, td_reason *why)
+{
+    const td_buffer *ab = &call->buffers[call->srcs[0].region.buffer];
+    int64_t mi = p->m * p->cta_group; /* the instruction's M */
+    if (!batched) {
+        if (p->ws && !(p->cta_group == 1 && mi == 64))
+            DECLINE("gemm_async[tcgen05]: invalid TMEM A layout: "
+                    "alloc_tcgen05_mma_AB: ws=True only valid for "
+                    "cta_group=1, M=64 (Layout E); got M=%" PRId64
+                    ", cta_group=%d",
+                    mi, p->cta_group);
+        if (!(p->cta_group == 1 ? mi == 128 || mi == 64
+                                : mi == 256 || mi == 128))
+            DECLINE("gemm_async[tcgen05]: invalid TMEM A layout: "
+                    "alloc_tcgen05_mma_AB: no supported datapath for M=%" PRId64
+                    ", cta_group=%d, ws=%s (supported: cta1 M in {64,128}, "
+                    "cta2 M in {128,256})",
+                    mi, p->cta_group, p->ws ? "True" : "False");
+        int64_t a2[2];
+        char want[128];
+        mat_dims(&call->srcs[0].region, a2);
+        snprintf(want, sizeof want,
+                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]%s", a2[0],
+                 a2[1],
+                 p->cta_group == 2 && mi == 128 ? " + R[2 : 64@TLane]" : "");
+        if (!slice_is(slice, want))
+            DECLINE("gemm_async[tcgen05]: TMEM A layout does not match "
+                    "tmem_pool.alloc_tcgen05_mma_A semantic layout");
+    }
+    p->a_per32 = 32 / td_dtype_bits(ab->dtype);
+    p->a_lane0 = slice->offset[TD_AXIS_TLANE];
+    int64_t col = slice->offset[TD_AXIS_TCOL];
+    /* TVM floors the element column to a cell (ours: refuse). */
+    if (col % p->a_per32 != 0)
+        DECLINE("gemm_async: A's region starts at element column %" PRId64
+                " of its tensor memory, inside a 32-bit cell (%" PRId64
+                " %s to a cell); the MMA reads A from whole cells",
+                col, p->a_per32, td_dtype_name(ab->dtype));
+    p->a_col0 = col / p->a_per32;
+    return 0;
 }
 
 static int cfg_int(const td_config_entry *e, int64_t *v)
@@ -661,15 +780,13 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     bool c_tmem = td__name_is(cb->scope, "tmem");
     bool a_sh = strncmp(ab->scope, "shared", 6) == 0;
     bool b_sh = strncmp(bb->scope, "shared", 6) == 0;
-    if (td__name_is(ab->scope, "tmem")) {
+    p.a_tmem = td__name_is(ab->scope, "tmem");
+    if (p.a_tmem) {
         if (!(c_tmem && b_sh))
             DECLINE("tcgen05 schedule expected C_scope=tmem, B_scope=shared "
                     "when A is tmem, got C_scope=%.*s, B_scope=%.*s",
                     TD__FIELD(cb->scope), TD__FIELD(bb->scope));
-        DECLINE("gemm_async: A in tensor memory is not supported by "
-                "tiledispatch yet");
-    }
-    if (!(c_tmem && a_sh && b_sh))
+    } else if (!(c_tmem && a_sh && b_sh))
         DECLINE("tcgen05 schedule expected C_scope=tmem, A_scope=shared, "
                 "B_scope=shared, got C_scope=%.*s, A_scope=%.*s, B_scope=%.*s",
                 TD__FIELD(cb->scope), TD__FIELD(ab->scope),
@@ -717,33 +834,66 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     if (p.ws && p.cta_group == 2)
         DECLINE("gemm_async: tcgen05.mma.ws has no cta_group::2 form "
                 "(weight_stationary needs cta_group=1)");
-    /* 5. ranks */
+    /* 5. ranks: C may be the batched .ws fold C[2, M, N/2] (leading unit
+     * dims squeezed), A in tensor memory the batched A[2, M, K] (TVM
+     * normalizes both, checking their layouts structurally). */
+    const td_region *cr = &call->dst, *ar = &call->srcs[0].region;
+    int c0 = 0;
+    while (cr->ndim - c0 > 2 && cr->extent[c0] == 1)
+        c0++;
+    bool c_batched = cr->ndim - c0 == 3 && cr->extent[c0] == 2;
+    bool a_batched = p.a_tmem && ar->ndim == 3 && ar->extent[0] == 2;
     int64_t c2[2], a2[2], b2[2];
-    int nc = mat_dims(&call->dst, c2);
-    if (nc != 2 || call->dst.ndim < 2) {
-        if (call->dst.ndim == 3 && call->dst.extent[0] == 2)
-            DECLINE("gemm_async: the batched C[2, M, N] (.ws) is not "
-                    "supported by tiledispatch yet");
+    int nc = mat_dims(cr, c2);
+    if (!c_batched && (nc != 2 || cr->ndim < 2))
         DECLINE("Only 2D C (or the batched .ws form C[2, M, N]), A, B are "
                 "supported for gemm");
-    }
+    td_layout c_slice, a_slice;
     char t[128];
-    if (mat_dims(&call->srcs[0].region, a2) != 2) {
-        extents_text(&call->srcs[0].region, t, sizeof t);
+    if (c_batched) {
+        snprintf(t, sizeof t,
+                 "S[(2, %" PRId64 ", %" PRId64 ") : (64@TLane, 1@TLane, "
+                 "1@TCol)]",
+                 cr->extent[c0 + 1], cr->extent[c0 + 2]);
+        if (tmem_slice(call, cr, &c_slice) != 0 || !slice_is(&c_slice, t))
+            DECLINE("gemm_async: the batched C[2, M, N/2] is the .ws "
+                    "Layout-E fold %s; C's region is not",
+                    t);
+        if (cg == 1)
+            p.ws = true; /* the fold is the M = 64 .ws datapath */
+    }
+    if (p.a_tmem && tmem_slice(call, ar, &a_slice) != 0)
+        DECLINE("gemm_async: the layout of %.*s does not slice to the "
+                "region of A",
+                TD__FIELD(ab->name));
+    if (a_batched) {
+        snprintf(t, sizeof t,
+                 "S[(2, %" PRId64 ", %" PRId64 ") : (64@TLane, 1@TLane, "
+                 "1@TCol)]",
+                 ar->extent[1], ar->extent[2]);
+        if (!slice_is(&a_slice, t))
+            DECLINE("gemm_async: the batched A[2, M, K] in tensor memory is "
+                    "the fold %s; A's region is not",
+                    t);
+    }
+    const int64_t *aext = ar->extent + (a_batched ? 1 : 0);
+    int an = ar->ndim - (a_batched ? 1 : 0);
+    if (mat_dims_of(aext, an, a2) != 2) {
+        extents_of(aext, an, t, sizeof t);
         DECLINE("Expected exactly 2 non-unit dims in A_extent %s", t);
     }
     if (mat_dims(&call->srcs[1].region, b2) != 2) {
         extents_text(&call->srcs[1].region, t, sizeof t);
         DECLINE("Expected exactly 2 non-unit dims in B_extent %s", t);
     }
-    p.m = call->dst.extent[call->dst.ndim - 2];
-    p.n = call->dst.extent[call->dst.ndim - 1];
+    p.m = cr->extent[cr->ndim - 2];
+    p.n = cr->extent[cr->ndim - 1] * (c_batched ? 2 : 1);
     p.k = call->transpose_a ? a2[0] : a2[1];
     /* M = 64 at cta_group 2 is TVM's 2x2 datapath: C must be Layout B,
      * (r, c) in lane r + 64 (c / (N/2)), column c % (N/2); the whole
      * buffer only (a column slice of it is no Layout B). */
     bool two_by_two = p.m == 64 && p.cta_group == 2;
-    if (two_by_two &&
+    if (two_by_two && !c_batched &&
         !(cb->has_layout && cb->datapath == TD_TMEM_B &&
           call->dst.ndim == 2 && call->dst.start[0] == 0 &&
           call->dst.start[1] == 0 && call->dst.extent[0] == cb->shape[0] &&
@@ -754,11 +904,15 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                 "tiledispatch yet");
     /* 6. descriptors */
     int rc;
-    if ((rc = canonical_params(call, 0, call->transpose_a, &p.a, why)) != 0 ||
+    if (p.a_tmem && call->transpose_a)
+        DECLINE("tcgen05 schedule: transA must be False when A is in tmem");
+    if ((!p.a_tmem &&
+         (rc = canonical_params(call, 0, call->transpose_a, &p.a, why)) !=
+             0) ||
         (rc = canonical_params(call, 1, call->transpose_b, &p.b, why)) != 0)
         return rc;
     /* 7. tf32 majorness */
-    if (p.tf32 && p.a.mn_major)
+    if (p.tf32 && !p.a_tmem && p.a.mn_major)
         DECLINE("gemm_async: tf32 A operand matched an MN-major SMEM layout, "
                 "which is PTX-illegal without 128B-32B-atomicity swizzle "
                 "support; lay A out K-major (K contiguous) instead");
@@ -844,7 +998,7 @@ static int async_emit(const td_call *call, const td_op_desc *op,
         DECLINE("tcgen05 schedule expected K %% %" PRId64 " == 0, got %" PRId64,
                 p.mma_k, p.k);
     /* 10. C in tensor memory: the datapath-D identity at the region */
-    if (call->dst.ndim != 2)
+    if (call->dst.ndim != 2 && !c_batched)
         DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
     /* Layout F (M = 64 scattered: row r in lane 32 (r / 16) + r % 16, the
      * upper sub-slab 16 lanes on): what an M = 64 MMA writes, TVM's base
@@ -852,11 +1006,12 @@ static int async_emit(const td_call *call, const td_op_desc *op,
      * sub-slab's. */
     /* M = 64 at cta_group 1 with C packed as (M, 2, N/2) (Layout E, the
      * same layout as B): TVM's .ws datapath, which the layout implies. */
-    bool packed = p.m == 64 && p.cta_group == 1 && cb->has_layout &&
-                  cb->datapath == TD_TMEM_B && call->dst.start[0] == 0 &&
-                  call->dst.start[1] == 0 &&
-                  call->dst.extent[0] == cb->shape[0] &&
-                  call->dst.extent[1] == cb->shape[1];
+    bool packed = p.m == 64 && p.cta_group == 1 &&
+                  (c_batched ||
+                   (cb->has_layout && cb->datapath == TD_TMEM_B &&
+                    call->dst.start[0] == 0 && call->dst.start[1] == 0 &&
+                    call->dst.extent[0] == cb->shape[0] &&
+                    call->dst.extent[1] == cb->shape[1]));
     const td_config_entry *wse = td_call_config(call, "weight_stationary");
     if (packed && wse != NULL && wse->kind == TD_VALUE_BOOL && !wse->b)
         DECLINE("gemm_async[tcgen05]: C uses the packed (M, 2, N//2):(1@TLane, "
@@ -875,6 +1030,30 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                 "wrong lanes. Declare C in the Layout-E (packed) or the "
                 "batched C[2, M, N//2] form for a .ws output, or drop "
                 "weight_stationary for a non-ws (Layout-F) M=64 MMA.");
+    /* A in tensor memory at M = 64: .ws reads both 64-lane halves (the
+     * batched A[2, M, K] says so), the batched A is only the two M = 64
+     * folds (Layout E, Layout B). */
+    if (p.a_tmem && p.ws && p.cta_group == 1 && p.m == 64 && !a_batched)
+        DECLINE("gemm_async[tcgen05]: an M=64 cta_group::1 .ws GEMM with A "
+                "in TMEM reads A from both 64-lane halves (lanes 0-63 and "
+                "64-127), but A was given as a flat 2D [M, K] tile that only "
+                "describes lanes 0-63. Declare A in the batched A[2, M, K] "
+                "fold (layout (2, M, K):(64@TLane, 1@TLane, 1@TCol)), the "
+                "A-side dual of the batched C[2, M, N//2] form, so the "
+                "two-half occupancy is explicit and structurally checked.");
+    if (a_batched && !(p.m == 64 && (p.ws ? p.cta_group == 1
+                                          : p.cta_group == 2)))
+        DECLINE("gemm_async[tcgen05]: batched A[2, M, K] is only valid for "
+                "Layout E (cta_group::1 .ws, per-CTA M=64) or Layout B "
+                "(cta_group::2 dense, per-CTA M=64), but got "
+                "weight_stationary=%s, cta_group=%d, M=%" PRId64
+                ". Declare A as a flat 2D [M, K] identity for any other "
+                "datapath.",
+                p.ws ? "True" : "False", p.cta_group, p.m);
+    if (c_batched && p.m != 64)
+        DECLINE("gemm_async: the batched C[2, M, N/2] folds an M=64 tile "
+                "(lanes m and m + 64); got M=%" PRId64,
+                p.m);
     bool f = two_by_two || packed ||
              (cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
              p.cta_group == 1 && call->dst.start[0] == 0 &&
@@ -885,11 +1064,15 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                 cb->datapath == TD_TMEM_F   ? "F"
                 : cb->datapath == TD_TMEM_B ? "B"
                                             : "other than D");
-    p.lane0 = two_by_two || packed ? 0
+    p.lane0 = c_batched              ? c_slice.offset[TD_AXIS_TLANE]
+              : two_by_two || packed ? 0
               : f                    ? 16 * cb->sub_slab
                                      : call->dst.start[0];
     p.two_by_two = two_by_two || packed;
-    p.col0 = call->dst.start[1];
+    p.col0 = c_batched ? c_slice.offset[TD_AXIS_TCOL]
+                       : call->dst.start[1];
+    if (p.a_tmem && (rc = tmem_a(call, &p, a_batched, &a_slice, why)) != 0)
+        return rc;
     if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)
         DECLINE("gemm_async: C's region (lanes %" PRId64 "..%" PRId64
                 ", columns %" PRId64 "..%" PRId64
