@@ -234,6 +234,13 @@ CASES = [
     case("rejects_m64_ws_identity_c", "test_gemm_tcgen05_cta1_m64_ws_requires_layout_e_c (A in shared memory)",
          C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
          B=((128, 64), "float16", None, 3), cfg={"weight_stationary": True}),
+    case("layout_b_readback", "test_gemm_tcgen05_cta_group_2_datapath_b_readback",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="B", A=((64, 64), "float16", None, 3),
+         B=((64, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("no_swizzle_col_major_a_ws", "test_gemm_tcgen05_no_swizzle_col_major_a_ws_local_idesc",
+         C=((64, 256), (0, 64), (0, 256)), c_layout="E",
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 64):(1, 64)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True, cfg={"weight_stationary": True}),
     # A in tensor memory (phase B): the [a_tmem] form, its datapaths, the
     # batched A[2, M, K] and C[2, M, N/2] folds of .ws
     case("tmem_a_cta2_replicated", "test_gemm_tcgen05_cta_group_2_accepts_replicated_tmem_a_codegen",
