@@ -1,26 +1,30 @@
 /*
  * The `tcgen05` variant of gemm_async (upstream gemm_async/tcgen05.py,
  * design/gemm/plan.md section 3): one thread (or one elected lane of a
- * warp) issues tcgen05.mma (sm_100a) over shared-memory operands named by
- * shared memory descriptors, accumulating into tensor memory.
+ * warp) issues tcgen05.mma (sm_100a) over a shared-memory B named by its
+ * shared memory descriptor and an A in shared memory (a descriptor too)
+ * or in tensor memory (its address), accumulating into tensor memory.
  *
  * Predicates: single_thread_or_warp (TVM's, with TVM's text; ours adds
  * that a thread-scope call must be guarded to one thread, D3) and
  * tcgen05_arch (ours, D2: TVM checks no arch).  The emitter declines in
  * TVM's order with TVM's texts (TVM raises or asserts them): scopes, C's
- * dtype, A/B dtypes, cta_group, descI, ranks, the descriptors of A and B
- * (the swizzle atoms matched by is_tile_inner, gemm_async_desc below),
- * tf32 majorness, the instruction tile and its PTX shape rule (D6), K,
- * C's tensor-memory layout (datapath D's identity, Layout F for a whole
- * M = 64 buffer, Layout B for M = 64 at cta_group 2), and the CTA pair's
+ * dtype, A/B dtypes, cta_group, descI, ranks (the batched .ws C[2, M, N/2]
+ * and tmem A[2, M, K] folds), the descriptors of the shared operands
+ * (gemm_async_desc.c: the swizzle atoms matched by is_tile_inner), tf32
+ * majorness, the instruction tile and its PTX shape rule (D6), K, C's
+ * tensor-memory layout (datapath D's identity, Layout F for a whole M =
+ * 64 buffer, Layout B for M = 64 at cta_group 2), a tmem A's layout (the
+ * one TVM's allocator gives A for the datapath), and the CTA pair's
  * cluster (D7); weight_stationary (.ws), or C packed as Layout E at
- * M = 64, issues tcgen05.mma.ws.  What is not ported yet (A in tensor
- * memory, the batched forms, block scaling) declines naming the feature.
+ * M = 64, issues tcgen05.mma.ws.  What is not ported yet (block scaling,
+ * is_AB_tf32 over other storage) declines naming the feature.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K
- * step ki one tcgen05.mma whose operands are the descriptors advanced by
- * the tile corner's 16-byte offset, under elect.sync at warp scope.
+ * step ki one tcgen05.mma whose shared operands are the descriptors
+ * advanced by the tile corner's 16-byte offset (a tmem A: its address
+ * MMA_K elements on per step), under elect.sync at warp scope.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +32,7 @@
 
 #include "common.h"
 #include "gemm.h"
+#include "gemm_async.h"
 #include "layout.h"
 #include "model.h"
 
@@ -173,47 +178,9 @@ static int mat_dims(const td_region *r, int64_t ext[2])
     return mat_dims_of(r->extent, r->ndim, ext);
 }
 
-/* TVM's list of nd extents, "[128, 64]". */
-static void extents_of(const int64_t *e, int nd, char *buf, size_t cap)
-{
-    td_sbuf o = {buf, cap, 0};
-    buf[0] = '\0';
-    td__sbuf_printf(&o, "[");
-    for (int d = 0; d < nd && d < TD_MAX_RANK; d++)
-        td__sbuf_printf(&o, "%s%" PRId64, d ? ", " : "", e[d]);
-    td__sbuf_printf(&o, "]");
-}
-
 static void extents_text(const td_region *r, char *buf, size_t cap)
 {
-    extents_of(r->extent, r->ndim, buf, cap);
-}
-
-/* A buffer's layout: its own, else the row-major one of its shape. */
-static int buf_layout(const td_buffer *b, td_layout *out)
-{
-    if (b->has_layout) {
-        *out = b->layout;
-        return 0;
-    }
-    return td__lay_row_major(b->shape, b->ndim, out);
-}
-
-/* One shared operand's descriptor: TVM's compute_canonical_params. */
-typedef struct ga_desc {
-    int swizzle, ldo, sdo;
-    bool mn_major;
-    td_layout tile; /* the region's pre-swizzle layout (offsets) */
-    int64_t extent[TD_MAX_RANK];
-    int ndim;
-    int elem_per_16b;
-} ga_desc;
-
-static int parse(const char *text, td_layout *out)
-{
-    td_diag d;
-    memset(&d, 0, sizeof d);
-    return td_layout_parse(text, out, &d) == 0 ? 0 : TD_EINVAL;
+    td__ga_extents(r->extent, r->ndim, buf, cap);
 }
 
 /* The layout of tensor-memory region r (TVM's buffer.layout.slice): of
@@ -231,7 +198,7 @@ static int tmem_slice(const td_call *call, const td_region *r,
         snprintf(text, sizeof text,
                  "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]",
                  b->shape[0], b->shape[1]);
-        if (parse(text, &whole) != 0)
+        if (td__ga_parse(text, &whole) != 0)
             return TD_EINVAL;
     }
     return td__lay_slice(&whole, b->shape, b->ndim, r->start, r->extent,
@@ -243,251 +210,11 @@ static int tmem_slice(const td_call *call, const td_region *r,
 static bool slice_is(const td_layout *slice, const char *want)
 {
     td_layout w, cw, cs;
-    if (parse(want, &w) != 0)
+    if (td__ga_parse(want, &w) != 0)
         return false;
     memcpy(w.offset, slice->offset, sizeof w.offset);
     return td__lay_canonicalize(&w, &cw) == 0 &&
            td__lay_canonicalize(slice, &cs) == 0 && td__lay_same(&cw, &cs);
-}
-
-/* _try_atom: the atom (of atom_shape) tiles the region's layout with one
- * iter per tiler dim; ldo / sdo from the tiler's last / first dim. */
-static int try_atom(const td_layout *atom, const int64_t *atom_shape,
-                    const td_layout *slice, const int64_t *shape2,
-                    int64_t elem_per_16b, int *ldo, int *sdo)
-{
-    if (shape2[0] % atom_shape[0] != 0 || shape2[1] % atom_shape[1] != 0)
-        return TD_ENOMATCH;
-    td_layout tiler, canon, grouped;
-    char why[256];
-    int rc = td__lay_is_tile_inner(atom, slice, shape2, atom_shape, 2, &tiler,
-                                   why, sizeof why);
-    if (rc != 0)
-        return rc == TD_ENOMATCH || rc == TD_ELIMIT ? TD_ENOMATCH : rc;
-    int64_t tshape[2] = {shape2[0] / atom_shape[0], shape2[1] / atom_shape[1]};
-    int seps[3];
-    if (td__lay_canonicalize(&tiler, &canon) != 0 ||
-        td__lay_group(&canon, tshape, 2, &grouped, seps) != 0)
-        return TD_ENOMATCH;
-    if (seps[0] != 0 || seps[1] != 1 || seps[2] != 2)
-        return TD_ENOMATCH;
-    int64_t atom_size = atom_shape[0] * atom_shape[1];
-    int64_t off[2];
-    for (int d = 0; d < 2; d++) {
-        const td_iter *it = &grouped.shard[d];
-        off[d] = it->extent == 1 ? 0 : it->stride * atom_size / elem_per_16b;
-        if (off[d] < 0 || off[d] >= (1 << 14))
-            return TD_ENOMATCH;
-    }
-    *ldo = (int)off[1];
-    *sdo = (int)off[0];
-    return 0;
-}
-
-static int canonical_params(const td_call *call, int which, bool transposed,
-                            ga_desc *g, td_reason *why)
-{
-    const td_region *r = &call->srcs[which].region;
-    const td_buffer *b = &call->buffers[r->buffer];
-    const char *dt = td_dtype_name(b->dtype);
-    int bits = td_dtype_bits(b->dtype);
-    int64_t e16 = 128 / bits;
-    int pe = 0;
-    while ((1 << (pe + 1)) <= e16)
-        pe++;
-    g->elem_per_16b = (int)e16;
-    td_layout whole;
-    int rc = buf_layout(b, &whole);
-    if (rc < 0)
-        return rc;
-    td_lay_swz z;
-    td__lay_swz_from_layout(&whole, &z);
-    int mode = z.on ? z.swizzle_len : 0;
-    if (z.on && mode > 0 && !z.inner)
-        DECLINE("swizzle direction mismatch: the hardware swizzle modes "
-                "implement the swizzle_inner=True address permutation");
-    if (mode > 3)
-        DECLINE("gemm_async: swizzle_len %d of %c's layout is not a tcgen05 "
-                "swizzle mode",
-                mode, "AB"[which]);
-
-    /* The descriptor's region: a sub-atom contiguous slice rounds up to
-     * whole atoms from the buffer's origin (TVM's desc_region). */
-    int nd = r->ndim, cax = nd - 1;
-    int64_t dstart[TD_MAX_RANK], dext[TD_MAX_RANK];
-    memcpy(dstart, r->start, sizeof dstart);
-    memcpy(dext, r->extent, sizeof dext);
-    if (mode > 0) {
-        int64_t inner = (int64_t)(16 << mode) * 8 / bits;
-        int64_t contig = r->extent[cax];
-        int64_t rounded = (contig + inner - 1) / inner * inner;
-        if (rounded != contig) {
-            if (r->start[cax] % e16 != 0)
-                DECLINE("gemm_async: contiguous-axis slice start %" PRId64
-                        " is not 16B-aligned (=%" PRId64
-                        " elements, dtype %s). A sub-atom contiguous slice "
-                        "must start on a 16B boundary; otherwise keep that "
-                        "axis full and split on a stride/outer axis instead "
-                        "(lay the operand out MN-major).",
-                        r->start[cax], e16, dt);
-            dstart[cax] = 0;
-            dext[cax] = rounded;
-        }
-    }
-    td_layout slice;
-    if ((rc = td__lay_slice(&whole, b->shape, nd, dstart, dext, &slice)) != 0)
-        DECLINE("gemm_async: the layout of %.*s does not slice to the "
-                "region of %c",
-                TD__FIELD(b->name), "AB"[which]);
-    int64_t shape2[2];
-    int n2 = 0;
-    for (int d = 0; d < nd; d++)
-        if (dext[d] != 1) {
-            if (n2 < 2)
-                shape2[n2] = dext[d];
-            n2++;
-        }
-    if (n2 != 2) {
-        char t[128];
-        td_region dr = *r;
-        memcpy(dr.extent, dext, sizeof dext);
-        extents_text(&dr, t, sizeof t);
-        DECLINE("Expected exactly 2 non-unit dims in region %s", t);
-    }
-
-    /* The per-instruction offsets read the region's own pre-swizzle tile. */
-    td_layout rslice;
-    if (td__lay_slice(&whole, b->shape, nd, r->start, r->extent, &rslice) !=
-            0 ||
-        td__lay_strip_swizzle(&rslice, r->extent, nd, &g->tile) != 0)
-        DECLINE("gemm_async: the layout of %.*s does not slice to the "
-                "region of %c",
-                TD__FIELD(b->name), "AB"[which]);
-    memcpy(g->extent, r->extent, sizeof g->extent);
-    g->ndim = nd;
-
-    if (mode == 0) {
-        /* TVM's no-swizzle branch: 16-byte packed, or the column-major
-         * view of one 128-byte column. */
-        if (whole.swizzle && z.on)
-            DECLINE("gemm_async: no-swizzle SMEM descriptors require a "
-                    "plain TileLayout");
-        td_layout canon, grouped;
-        int seps[3];
-        if (td__lay_canonicalize(&slice, &canon) != 0 ||
-            td__lay_group(&canon, shape2, 2, &grouped, seps) != 0)
-            DECLINE("gemm_async: no MMA SMEM descriptor matches region shape "
-                    "[%" PRId64 ", %" PRId64 "] for dtype %s.",
-                    shape2[0], shape2[1], dt);
-        int ns = grouped.nshard;
-        const td_iter *sh = grouped.shard;
-        if (ns >= 3) {
-            const td_iter *d0 = &sh[ns - 3], *d1 = &sh[ns - 2],
-                          *d2 = &sh[ns - 1];
-            bool packed = d0->extent == shape2[0] && d0->stride == e16 &&
-                          d1->extent * d2->extent == shape2[1] &&
-                          d1->stride == shape2[0] * e16 &&
-                          d2->extent == e16 && d2->stride == 1;
-            if (packed) {
-                if (e16 != 8)
-                    DECLINE("gemm_async: no-swizzle packed-16B SMEM "
-                            "descriptors are only supported for 16-bit "
-                            "dtypes (8 elements per 16B line); got dtype %s "
-                            "with %" PRId64 " elements per 16B line",
-                            dt, e16);
-                if (shape2[0] >= (1 << 14))
-                    DECLINE("gemm_async: ldo %" PRId64 " does not fit the "
-                            "descriptor", shape2[0]);
-                g->swizzle = 0;
-                g->ldo = (int)shape2[0];
-                g->sdo = 8;
-                g->mn_major = transposed;
-                return 0;
-            }
-        }
-        if (ns < 2 || !(sh[ns - 2].stride == 1 &&
-                        sh[ns - 1].stride == shape2[0]))
-            DECLINE("gemm_async: no-swizzle SMEM descriptors currently "
-                    "require the penultimate matrix dimension to be "
-                    "contiguous or 16B-packed");
-        if (shape2[0] != 8 * e16)
-            DECLINE("gemm_async: no-swizzle column-major-view SMEM "
-                    "descriptors require the contiguous matrix dimension to "
-                    "span exactly 128B (= %" PRId64 " elements for %s); got "
-                    "%" PRId64 ". Use a swizzled or packed-16B layout for "
-                    "larger tiles.",
-                    8 * e16, dt, shape2[0]);
-        if (sh[ns - 1].stride >= (1 << 14))
-            DECLINE("gemm_async: ldo %" PRId64 " does not fit the descriptor",
-                    sh[ns - 1].stride);
-        g->swizzle = 0;
-        g->ldo = (int)sh[ns - 1].stride;
-        g->sdo = 8;
-        g->mn_major = transposed;
-        return 0;
-    }
-
-    /* The swizzle atoms, K-major first (TVM's _match, over the modes from
-     * 128 B down; only the layout's own swizzle can match). */
-    for (int m = 3; m >= 1; m--) {
-        int64_t w = (int64_t)(16 << m) * 8 / bits;
-        char k_text[96], mn_text[128];
-        snprintf(k_text, sizeof k_text, "S[%" PRId64 " : 1] + Swizzle(%d, %d, 3)",
-                 8 * w, m, pe);
-        snprintf(mn_text, sizeof mn_text,
-                 "S[(%" PRId64 ", 8) : (1, %" PRId64 ")] + Swizzle(%d, %d, 3)",
-                 w, w, m, pe);
-        td_layout k_atom, mn_atom;
-        if (parse(k_text, &k_atom) != 0 || parse(mn_text, &mn_atom) != 0)
-            return TD_EINVAL;
-        const int64_t base[2] = {8, w}, swapped[2] = {w, 8};
-        /* (is_mn_major, atom, shape) in TVM's candidate order */
-        const td_layout *atoms[2] = {transposed ? &mn_atom : &k_atom,
-                                     transposed ? &k_atom : &mn_atom};
-        const int64_t *shapes[2] = {transposed ? swapped : base,
-                                    transposed ? base : swapped};
-        for (int c = 0; c < 2; c++) {
-            int ldo, sdo;
-            rc = try_atom(atoms[c], shapes[c], &slice, shape2, e16, &ldo, &sdo);
-            if (rc == TD_ENOMATCH)
-                continue;
-            if (rc != 0)
-                return rc;
-            bool mn = c == 1;
-            if (mn != transposed) {
-                int t = ldo;
-                ldo = sdo;
-                sdo = t;
-            }
-            g->swizzle = m;
-            g->ldo = ldo;
-            g->sdo = sdo;
-            g->mn_major = mn;
-            return 0;
-        }
-    }
-    int64_t inner = (int64_t)(16 << mode) * 8 / bits;
-    static const char *const mode_names[4] = {
-        "SWIZZLE_NONE", "SWIZZLE_32B_ATOM", "SWIZZLE_64B_ATOM",
-        "SWIZZLE_128B_ATOM"};
-    DECLINE("gemm_async: no MMA SMEM descriptor matches region shape [%" PRId64
-            ", %" PRId64 "] for dtype %s. The buffer is physically "
-            "%s-swizzled (contiguous atom = %" PRId64 " elements / %d B); the "
-            "region's layout does not tile it.",
-            shape2[0], shape2[1], dt, mode_names[mode], inner, 16 << mode);
-}
-
-/* The corner's offset from the buffer's start in 16-byte units: the
- * region's pre-swizzle tile at flat index `linear`. */
-static int64_t off16_at(const ga_desc *g, int64_t linear)
-{
-    int64_t total = 1;
-    for (int d = 0; d < g->ndim; d++)
-        total *= g->extent[d];
-    int64_t c[TD_AXIS_COUNT];
-    if (td__lay_apply_shape(&g->tile, &linear, &total, 1, c) != 0)
-        return -1;
-    return c[TD_AXIS_M] / g->elem_per_16b;
 }
 
 /* ---- instruction descriptor and shape rule ------------------------------- */
@@ -541,7 +268,7 @@ typedef struct ga_plan {
     bool a_tmem;     /* A in tensor memory: A_taddr + (lane << 16) + cell */
     int64_t a_lane0, a_col0, a_per32;
     td_dtype ab;
-    ga_desc a, b;
+    td__ga_desc a, b;
     uint32_t idesc;
     int mode; /* 0 hoist, 1 local_hoist, 2 encode, 3 recompute */
 } ga_plan;
@@ -613,8 +340,8 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                 int64_t bl = call->transpose_b
                                  ? ki * p->mma_k * b_last + ni * n_cta
                                  : ni * n_cta * b_last + ki * p->mma_k;
-                int64_t ao = p->a_tmem ? 0 : off16_at(&p->a, al);
-                int64_t bo = off16_at(&p->b, bl);
+                int64_t ao = p->a_tmem ? 0 : td__ga_off16_at(&p->a, al);
+                int64_t bo = td__ga_off16_at(&p->b, bl);
                 if (ao < 0 || bo < 0)
                     return TD_EINVAL;
                 td_ir_desc_operand a = {form, da, sa, ao, p->a.ldo,
@@ -700,7 +427,7 @@ static bool c_identity(const td_buffer *b)
     snprintf(text, sizeof text,
              "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]", b->shape[0],
              b->shape[1]);
-    return parse(text, &want) == 0 && td__lay_canonicalize(&b->layout, &a) == 0 &&
+    return td__ga_parse(text, &want) == 0 && td__lay_canonicalize(&b->layout, &a) == 0 &&
            td__lay_canonicalize(&want, &w) == 0 && td__lay_same(&a, &w);
 }
 
@@ -879,7 +606,7 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     const int64_t *aext = ar->extent + (a_batched ? 1 : 0);
     int an = ar->ndim - (a_batched ? 1 : 0);
     if (mat_dims_of(aext, an, a2) != 2) {
-        extents_of(aext, an, t, sizeof t);
+        td__ga_extents(aext, an, t, sizeof t);
         DECLINE("Expected exactly 2 non-unit dims in A_extent %s", t);
     }
     if (mat_dims(&call->srcs[1].region, b2) != 2) {
@@ -907,9 +634,9 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     if (p.a_tmem && call->transpose_a)
         DECLINE("tcgen05 schedule: transA must be False when A is in tmem");
     if ((!p.a_tmem &&
-         (rc = canonical_params(call, 0, call->transpose_a, &p.a, why)) !=
+         (rc = td__ga_canonical_params(call, 0, call->transpose_a, &p.a, why)) !=
              0) ||
-        (rc = canonical_params(call, 1, call->transpose_b, &p.b, why)) != 0)
+        (rc = td__ga_canonical_params(call, 1, call->transpose_b, &p.b, why)) != 0)
         return rc;
     /* 7. tf32 majorness */
     if (p.tf32 && !p.a_tmem && p.a.mn_major)
