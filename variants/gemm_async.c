@@ -418,17 +418,18 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
                   p->a_tmem ? "B" : "each", na);
 }
 
-/* Whether a 2-D tmem buffer's layout puts row r in lane r and column c
- * in column c (TVM's S[(M, N) : (1@TLane, 1@TCol)], any M <= 128). */
-static bool c_identity(const td_buffer *b)
+/* TVM's _layout_matches_datapath_f: a (64, X) tmem buffer laid out as
+ * Layout F (S[(4, 16, X) : (32@TLane, 1@TLane, 1@TCol)]) at whatever
+ * offsets its layout has. */
+static bool c_is_f(const td_buffer *b)
 {
     char text[96];
-    td_layout want, a, w;
+    if (!b->has_layout || b->ndim != 2 || b->shape[0] != 64)
+        return false;
     snprintf(text, sizeof text,
-             "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]", b->shape[0],
+             "S[(4, 16, %" PRId64 ") : (32@TLane, 1@TLane, 1@TCol)]",
              b->shape[1]);
-    return td__ga_parse(text, &want) == 0 && td__lay_canonicalize(&b->layout, &a) == 0 &&
-           td__lay_canonicalize(&want, &w) == 0 && td__lay_same(&a, &w);
+    return slice_is(&b->layout, text);
 }
 
 /* A in tensor memory: TVM's check through tmem_mma_operand_layout (the
@@ -724,21 +725,25 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     if (p.k % p.mma_k != 0)
         DECLINE("tcgen05 schedule expected K %% %" PRId64 " == 0, got %" PRId64,
                 p.mma_k, p.k);
-    /* 10. C in tensor memory: the datapath-D identity at the region */
+    /* 10. C in tensor memory, read as TVM reads it: C's slice (the
+     * region's layout, its offsets the first lane and column) against the
+     * datapath the MMA writes. */
     if (call->dst.ndim != 2 && !c_batched)
         DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
-    /* Layout F (M = 64 scattered: row r in lane 32 (r / 16) + r % 16, the
-     * upper sub-slab 16 lanes on): what an M = 64 MMA writes, TVM's base
-     * for a whole (64, X) buffer of that layout; the lane base is the
-     * sub-slab's. */
-    /* M = 64 at cta_group 1 with C packed as (M, 2, N/2) (Layout E, the
-     * same layout as B): TVM's .ws datapath, which the layout implies. */
-    bool packed = p.m == 64 && p.cta_group == 1 &&
-                  (c_batched ||
-                   (cb->has_layout && cb->datapath == TD_TMEM_B &&
-                    call->dst.start[0] == 0 && call->dst.start[1] == 0 &&
-                    call->dst.extent[0] == cb->shape[0] &&
-                    call->dst.extent[1] == cb->shape[1]));
+    if (!c_batched && tmem_slice(call, cr, &c_slice) != 0)
+        DECLINE("gemm_async: the layout of %.*s does not slice to the "
+                "region of C",
+                TD__FIELD(cb->name));
+    /* M = 64 with C packed as (M, 2, N/2) (Layout E at cta_group 1, the
+     * same layout as B): TVM's .ws datapath, which the layout implies
+     * (the batched C[2, M, N/2] normalizes to it). */
+    char packed_text[128];
+    snprintf(packed_text, sizeof packed_text,
+             "S[(%" PRId64 ", 2, %" PRId64 ") : (1@TLane, 64@TLane, 1@TCol)]",
+             p.m, p.n / 2);
+    bool packed_n2 = p.m == 64 && p.n % 2 == 0 &&
+                     (c_batched || slice_is(&c_slice, packed_text));
+    bool packed = packed_n2 && p.cta_group == 1;
     const td_config_entry *wse = td_call_config(call, "weight_stationary");
     if (packed && wse != NULL && wse->kind == TD_VALUE_BOOL && !wse->b)
         DECLINE("gemm_async[tcgen05]: C uses the packed (M, 2, N//2):(1@TLane, "
@@ -781,23 +786,28 @@ static int async_emit(const td_call *call, const td_op_desc *op,
         DECLINE("gemm_async: the batched C[2, M, N/2] folds an M=64 tile "
                 "(lanes m and m + 64); got M=%" PRId64,
                 p.m);
-    bool f = two_by_two || packed ||
-             (cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
-             p.cta_group == 1 && call->dst.start[0] == 0 &&
-             call->dst.extent[0] == 64);
-    if (cb->has_layout && !f && !c_identity(cb))
-        DECLINE("gemm_async: C in tensor-memory datapath %s (the M=64 "
-                "layouts) is not supported by tiledispatch yet",
-                cb->datapath == TD_TMEM_F   ? "F"
-                : cb->datapath == TD_TMEM_B ? "B"
-                                            : "other than D");
-    p.lane0 = c_batched              ? c_slice.offset[TD_AXIS_TLANE]
-              : two_by_two || packed ? 0
-              : f                    ? 16 * cb->sub_slab
-                                     : call->dst.start[0];
-    p.two_by_two = two_by_two || packed;
-    p.col0 = c_batched ? c_slice.offset[TD_AXIS_TCOL]
-                       : call->dst.start[1];
+    /* The expected layout: packed (Layout B / E); Layout F (M = 64
+     * scattered: row r in lane 32 (r / 16) + r % 16) when the whole (64,
+     * X) buffer is Layout F at any lane offset (the upper sub-slab 16
+     * lanes on, say), what an M = 64 MMA writes; else the identity. */
+    char want[128];
+    if (two_by_two || packed_n2)
+        snprintf(want, sizeof want, "%s", packed_text);
+    else if (p.m == 64 && c_is_f(cb))
+        snprintf(want, sizeof want,
+                 "S[(4, 16, %" PRId64 ") : (32@TLane, 1@TLane, 1@TCol)]",
+                 p.n);
+    else
+        snprintf(want, sizeof want,
+                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]", p.m,
+                 p.n);
+    if (!c_batched && !slice_is(&c_slice, want))
+        DECLINE("gemm_async: C's region of tensor memory is not the layout "
+                "the MMA writes, %s at the region's first lane and column",
+                want);
+    p.lane0 = c_slice.offset[TD_AXIS_TLANE];
+    p.col0 = c_slice.offset[TD_AXIS_TCOL];
+    p.two_by_two = two_by_two || packed_n2;
     if (p.a_tmem && (rc = tmem_a(call, &p, a_batched, &a_slice, why)) != 0)
         return rc;
     if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)

@@ -42,6 +42,7 @@ from tvm.tirx.cuda.tile_primitive.tma_utils import (SwizzleMode, mma_atom_layout
 from tvm.tirx.layout import ComposeLayout, R, S, TileLayout, TLane, TCol, tmem_datapath_layout
 
 A_FLAT = "S[({}, {}) : (1@TLane, 1@TCol)]"
+F_TEXT = "S[(4, 16, {}) : (32@TLane, 1@TLane, 1@TCol)]"
 A_REP = "S[(64, 128) : (1@TLane, 1@TCol)] + R[2 : 64@TLane]"
 A_BATCHED = "S[(2, {}, {}) : (64@TLane, 1@TLane, 1@TCol)]"
 
@@ -69,7 +70,8 @@ class TMEM(str):
 def tmem_layout(text):
     """The call-file notation of a tensor-memory layout as TVM's object
     (S[(..) : (..@TLane, ..)] with an optional + R[n : s@TLane])."""
-    m = re.fullmatch(r"S\[\((.*)\) : \((.*)\)\](?: \+ R\[(\d+) : (\d+)@TLane\])?", text)
+    m = re.fullmatch(r"S\[\((.*)\) : \((.*)\)\](?: \+ R\[(\d+) : (\d+)@TLane\])?"
+                     r"(?: \+ (\d+)@TLane)?", text)
     shape = tuple(int(x) for x in m.group(1).split(","))
     axes = {"TLane": TLane, "TCol": TCol}
     strides = tuple(int(v) @ axes[a] for v, a in
@@ -77,7 +79,10 @@ def tmem_layout(text):
     spec = S[shape:strides]
     if m.group(3):
         spec = spec + R[int(m.group(3)):int(m.group(4)) @ TLane]
-    return TileLayout(spec)
+    lay = TileLayout(spec)
+    if m.group(5):  # a lane offset
+        lay = TileLayout.from_iters(lay.shard, lay.replica, {TLane: int(m.group(5))})
+    return lay
 
 
 def full(shape):
@@ -311,6 +316,13 @@ CASES = [
          C=((64, 64), (0, 64), (0, 64)), c_layout="F",
          A=((64, 16), "bfloat16", None, TMEM(A_FLAT.format(64, 16))),
          B=((64, 16), "bfloat16", None, 1), cfg={"mma_m": 64, "mma_n": 64}),
+    case("lane_base_c", "test_gemm_tcgen05_preserves_explicit_tmem_lane_bases (C: Layout F + 1@TLane)",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F+1", A=((64, 16), "bfloat16", None, 1),
+         B=((16, 64), "bfloat16", None, 1), transB=True, cfg={"mma_m": 64, "mma_n": 64}),
+    case("tmem_a_lane_base", "test_gemm_tcgen05_preserves_explicit_tmem_lane_bases (A in tensor memory + 1@TLane)",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F",
+         A=((64, 16), "bfloat16", None, TMEM(A_FLAT.format(64, 16) + " + 1@TLane")),
+         B=((16, 64), "bfloat16", None, 1), transB=True, cfg={"mma_m": 64, "mma_n": 64}),
     case("tmem_a_e4m3", "gemm_async_tcgen05_impl: A in tensor memory, float8_e4m3fn (4 to a cell)",
          C=((128, 64), (0, 128), (0, 64)),
          A=((128, 128), "float8_e4m3fn", None, TMEM(A_FLAT.format(128, 128))),
@@ -482,6 +494,7 @@ def build(c):
     Al = tmem_layout(A_sw) if a_tmem else tvm_layout(dt, A_sw, A_shape)
     Bl = tvm_layout(c["B"][1], B_sw, B_shape)
     Cl = (tmem_datapath_layout("F", C_shape[0], C_shape[1]) if c["c_layout"] == "F"
+          else tmem_layout(F_TEXT.format(C_shape[1]) + " + 1@TLane") if c["c_layout"] == "F+1"
           else TileLayout(S[tuple(C_shape):(64 @ TLane, 1 @ TLane, 1 @ TCol)])
           if c["c_layout"] == "batched"
           else TileLayout(S[(C_shape[0], 2, C_shape[1] // 2):(1 @ TLane, 64 @ TLane, 1 @ TCol)])
@@ -521,9 +534,20 @@ def build(c):
     return f, Al, Bl
 
 
+# A tensor-memory address as TVM's CUDA spells a constant one.
+TADDR = r"(?:\(uint\)\d+|tvm_builtin_cuda_get_tmem_addr\(\d+, \d+, \d+\))"
 MMA_RE = re.compile(r"tvm_builtin_ptx_tcgen05_mma_(ws_)?[st]s_mma_(?:ws_)?cta_group__(\d)_kind__(\w+)"
-                    r"\(\(uint\)(\d+), (?:(\w+)\[0\]|\(uint\)(\d+)), (\w+)\[0\], \(uint\)(\d+), "
+                    rf"\(({TADDR}), (?:(\w+)\[0\]|({TADDR})), (\w+)\[0\], \(uint\)(\d+), "
                     r"(?:\(uint\)0, )*\(bool\)(\d)(?:, \(uint64_t\)0ULL)?\);")
+
+
+def taddr(text):
+    """A constant tensor-memory address: base + (lane << 16) + column."""
+    m = re.fullmatch(r"\(uint\)(\d+)", text)
+    if m:
+        return int(m.group(1))
+    base, lane, col = map(int, re.findall(r"\d+", text))
+    return base + (lane << 16) + col
 ENC_RE = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\((\w+)\[0\]\)\), "
                     r"\(\(void\*\)\(\(char\*\)\(&\((\w)_smem_ptr\[0\]\)\) \+ (\d+)\)\), "
                     r"(\d+), (\d+), (\d+)\);")
@@ -556,8 +580,8 @@ def lower(c):
         descs["B"] = eb[2:]
         if a:  # A's descriptor; else A in tensor memory (its address)
             descs["A"] = enc[a][2:]
-        a_off = enc[a][1] if a else int(a_taddr)
-        mmas.append((int(col), a_off, eb[1], int(idesc), int(en), int(cg),
+        a_off = enc[a][1] if a else taddr(a_taddr)
+        mmas.append((taddr(col), a_off, eb[1], int(idesc), int(en), int(cg),
                      ("ws." if ws else "") + kind))
     return ("ok", descs, mmas)
 
@@ -605,7 +629,8 @@ def write(c, out: Path):
     # A CTA's tensor memory has 128 lanes: upstream's cta_group 2 C
     # (256 rows, each CTA's region 128 of them) is declared per CTA.
     C_rows = 128 if C_shape[0] > 128 and C_reg[0][1] <= 128 else C_shape[0]
-    c_text = (f"S[(4, 16, {C_shape[1]}) : (32@TLane, 1@TLane, 1@TCol)]" if c["c_layout"] == "F"
+    c_text = (F_TEXT.format(C_shape[1]) if c["c_layout"] == "F"
+              else F_TEXT.format(C_shape[1]) + " + 1@TLane" if c["c_layout"] == "F+1"
               else f"S[(2, {C_shape[1]}, {C_shape[2]}) : (64@TLane, 1@TLane, 1@TCol)]"
               if c["c_layout"] == "batched"
               else f"S[({C_shape[0]}, 2, {C_shape[1] // 2}) : (1@TLane, 64@TLane, 1@TCol)]"
