@@ -618,18 +618,9 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     p.n = cr->extent[cr->ndim - 1] * (c_batched ? 2 : 1);
     p.k = call->transpose_a ? a2[0] : a2[1];
     /* M = 64 at cta_group 2 is TVM's 2x2 datapath: C must be Layout B,
-     * (r, c) in lane r + 64 (c / (N/2)), column c % (N/2); the whole
-     * buffer only (a column slice of it is no Layout B). */
+     * (r, c) in lane r + 64 (c / (N/2)), column c % (N/2) (checked with
+     * C's layout, step 10). */
     bool two_by_two = p.m == 64 && p.cta_group == 2;
-    if (two_by_two && !c_batched &&
-        !(cb->has_layout && cb->datapath == TD_TMEM_B &&
-          call->dst.ndim == 2 && call->dst.start[0] == 0 &&
-          call->dst.start[1] == 0 && call->dst.extent[0] == cb->shape[0] &&
-          call->dst.extent[1] == cb->shape[1]))
-        DECLINE("gemm_async: M=64 with cta_group=2 needs C in datapath B "
-                "(S[(64, 2, N/2) : (1@TLane, 64@TLane, 1@TCol)]) over its "
-                "whole buffer; other C layouts are not supported by "
-                "tiledispatch yet");
     /* 6. descriptors */
     int rc;
     if (p.a_tmem && call->transpose_a)

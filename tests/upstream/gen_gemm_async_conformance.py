@@ -221,7 +221,7 @@ CASES = [
     case("rejects_cta2_m64_identity", "test_gemm_tcgen05_cta_group_2_layout_b (C not Layout B)",
          C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
          B=((64, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True,
-         deviation="TVM raises a structural-equality error for C; we decline naming Layout B"),
+         deviation="TVM raises a structural-equality error for C; we decline naming Layout B's layout"),
     case("weight_stationary", "test_gemm_tcgen05_weight_stationary_codegen",
          C=((128, 512), (0, 128), (256, 384)),
          A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
@@ -442,7 +442,7 @@ CASES += [
 OURS = {
     "rejects_f16_N24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
     "rejects_instr_desc_n24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
-    "rejects_cta2_m64_identity": "gemm_async: M=64 with cta_group=2 needs C in datapath B",
+    "rejects_cta2_m64_identity": "gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(64, 2, 64) : (1@TLane, 64@TLane, 1@TCol)]",
     "rejects_cta2_no_cluster": "cta_group=2 needs a cluster of 2 CTAs along x (launch has none)",
     "rejects_sm90a": "tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a",
     "rejects_noguard_thread": "guard the call to one thread (active set has 128 threads)",
