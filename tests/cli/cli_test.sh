@@ -146,6 +146,7 @@ expect 2 "gemm_async_batched_c_n.yaml:14:4: error: op 'gemm_async': tcgen05: B_N
 expect 1 "declined — gemm_async[tcgen05]: an M=64 cta_group::1 .ws GEMM with A in TMEM reads A from both 64-lane halves" explain "$root/tests/conformance/gemm_async_tvm_rejects_tmem_a_ws_flat_a.yaml" --format tvm
 expect 1 "TMEM A layout does not match tmem_pool.alloc_tcgen05_mma_A semantic layout" explain "$root/tests/conformance/gemm_async_tvm_rejects_tmem_a_cta2_flat.yaml" --format tvm
 expect 2 "gemm_async_tmem_a_lane_191.yaml:10:66: error: tmem buffer 'A': its layout reaches lane 191; tensor memory has 128 lanes" dispatch "$data/gemm_async_tmem_a_lane_191.yaml"
+expect 1 "declined — gemm_async: A's region starts at element column 1 of its tensor memory, inside a 32-bit cell (2 bfloat16 to a cell); the MMA reads A from whole cells" explain "$data/gemm_async_tmem_a_mid_cell.yaml" --format tvm
 expect 2 "gemm_async_sfa.yaml:16:1: error: 'sfa': gemm_async's block scaling (SFA / SFB in tensor memory, kind::mxf8f6f4 / mxf4 / mxf4nvf4) is not supported by tiledispatch yet" dispatch "$data/gemm_async_sfa.yaml"
 expect 1 "declined — gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(128, 64) : (1@TLane, 1@TCol)] at the region's first lane and column" explain "$data/gemm_async_c_strided.yaml" --format tvm
 # permute_layout (variants/permute.c): its one variant has no predicates and
