@@ -132,12 +132,15 @@ td_expr *td__copy_swizzle_expr(td_ir *ir, td_expr *m, const td_copy_low *low,
                                const td_lay_swz *z);
 
 /* The loop of a global <-> shared plan (copy_vec_auto.c; vec_auto and
- * ldgsts share it): the scope's thread id, `for f in range(rounds)` left
- * open for the caller's accesses (it closes it with td_ir_end_for), and
- * the lets g_lin and s_off, this thread's element offsets in storage in
- * round f (the shared one swizzled). */
+ * ldgsts share it): the scope's thread id, `for f in range(rounds)`
+ * (vec_auto: TD_LOOP_SERIAL, TVM's `range`) or `T.unroll(rounds)`
+ * (ldgsts: TD_LOOP_UNROLL, as TVM's ldgsts) left open for the caller's
+ * accesses (it closes it with td_ir_end_for), and the lets g_lin and
+ * s_off, this thread's element offsets in storage in round f (the shared
+ * one swizzled). */
 struct td_copy_gs_plan;
 void td__copy_gs_loop(const td_call *call, const struct td_copy_gs_plan *p,
-                      td_ir *ir, td_var **gv, td_var **sv);
+                      td_loop_kind kind, td_ir *ir, td_var **gv,
+                      td_var **sv);
 
 #endif

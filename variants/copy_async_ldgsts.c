@@ -356,8 +356,12 @@ static int ldgsts_emit(const td_call *call, const td_op_desc *op,
                             : NULL;
         if (gb == NULL || sb == NULL)
             return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EDECLINED;
+        /* TVM's `for f in T.unroll(total_outer)`: its UnrollLoop pass
+         * writes the rounds out with f a constant in each.  A serial loop
+         * here cost the two-stage GEMM (bench/gpu/gemm, td2) 28 bytes of
+         * ptxas spill at 255 registers; see docs/performance.md. */
         td_var *gv, *sv;
-        td__copy_gs_loop(call, &p, ir, &gv, &sv);
+        td__copy_gs_loop(call, &p, TD_LOOP_UNROLL, ir, &gv, &sv);
         td_ptx_cp_async c = {.dst = sb, .dst_offset = td_var_ref(ir, sv),
                              .src = gb, .src_offset = td_var_ref(ir, gv),
                              .bytes = (int)cp};

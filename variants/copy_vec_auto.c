@@ -282,15 +282,18 @@ static void unused_hints(const td_call *call, char *buf, size_t cap)
 }
 
 /* The loop of a global <-> shared plan (TVM's _emit_gmem_smem): the
- * scope's thread id, `for f in range(rounds)` (left open: the caller
- * writes the accesses and closes it) and the lets g_lin and s_off (element
- * offsets in storage, the swizzle applied) of this thread's vector in
- * round f.  vec_auto and ldgsts share it. */
+ * scope's thread id, `for f in range(rounds)` or, with TD_LOOP_UNROLL,
+ * `T.unroll(rounds)` (left open: the caller writes the accesses and closes
+ * it) and the lets g_lin and s_off (element offsets in storage, the
+ * swizzle applied) of this thread's vector in round f.  vec_auto (serial,
+ * as TVM's: "T.unroll floods the kernel") and ldgsts (unrolled, as TVM's
+ * ldgsts) share it. */
 void td__copy_gs_loop(const td_call *call, const td_copy_gs_plan *p,
-                      td_ir *ir, td_var **gv_out, td_var **sv_out)
+                      td_loop_kind kind, td_ir *ir, td_var **gv_out,
+                      td_var **sv_out)
 {
     td_expr *tid = p->threads > 1 ? thread_id(call, ir) : NULL;
-    td_var *f = td_ir_for(ir, "f", td_int(ir, p->rounds), TD_LOOP_SERIAL);
+    td_var *f = td_ir_for(ir, "f", td_int(ir, p->rounds), kind);
     td_expr *fv = td_var_ref(ir, f);
     td_expr *g = NULL, *s = NULL, *s_thread = NULL;
     bool split = false;
@@ -373,7 +376,7 @@ static int emit_gs(const td_call *call, const td_copy_req *q, td_ir *ir,
     form(p.vec * p.elem_bits / 8, &bits, &lanes);
     td_ir_buf *tmp = td_ir_scratch(ir, "tmp", container(bits), lanes);
     td_var *gv, *sv;
-    td__copy_gs_loop(call, &p, ir, &gv, &sv);
+    td__copy_gs_loop(call, &p, TD_LOOP_SERIAL, ir, &gv, &sv);
     td_ptx_access ld = {.bits = bits, .lanes = lanes, .regs = tmp,
                         .word = td_int(ir, 0)};
     td_ptx_access st = ld;

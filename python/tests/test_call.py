@@ -270,6 +270,25 @@ def test_keywords_srcs_errors():
         td.Call(op="add", buffers=buffers, dst="A", src="A", srcs=["A"])
 
 
+def test_keywords_gemm_async(reg):
+    """gemm_async names a and b, takes transA / transB and accum as a
+    bool or an expression of its scalars (the file form's keys: the
+    golden case built from keywords dispatches the same body)."""
+    f = td.Call.from_yaml(ROOT / "tests" / "golden" / "cases" / "gemm_async_accum_scalar.yaml")
+    kw = dict(op="gemm_async", arch="sm_100a", scope="thread", launch={"threadIdx.x": 128},
+              active={"tx": [0, 1]}, scalars={"k": {"dtype": "int32", "range": [0, 8]}},
+              buffers=f.buffers, dst=f.dst, a="A[0:128, 0:64]", b="B[0:64, 0:64]",
+              accum="k > 0")
+    c = td.Call(**kw)
+    assert f.accum == c.accum == "k > 0"
+    assert reg.dispatch(c).emit("tirx") == reg.dispatch(f).emit("tirx")
+    t = td.Call(**dict(kw, transA=False, transB=True, accum=True))
+    assert t.accum is True
+    assert "transA=False, transB=True, accum=True" in t.script
+    with pytest.raises(td.InputError, match="'transA' is a key of gemm_async"):
+        td.Call(op="add", buffers=f.buffers, dst=f.dst, srcs=["A", "B"], transA=True)
+
+
 def test_keywords_gemm(reg):
     """gemm names its operands a, b, c; alpha and beta keep the Python
     number's kind (an int prints bare, as TVMScript prints it); the file

@@ -266,19 +266,50 @@ def test_pipelined_kernel_every_tile_op_dispatched(gemm2_4096):
     assert len(calls) == 128 and calls == mma_calls(plain)
 
 
+CP_ASYNC_CALL = re.compile(r"^\s*tvm_builtin_ptx_cp_async_cg\w*\((?!uint32_t)", re.M)
+
+
+def test_pipelined_kernel_ldgsts_rounds_unrolled(gemm2_4096):
+    """ldgsts's rounds reach TVM as its own `T.unroll` loop, which TVM's
+    UnrollLoop writes out: no loop around a cp.async in either build, the
+    same 24 calls in both.  A serial loop there (before the fix) cost
+    tiledispatch's build 28 bytes of ptxas spill (docs/performance.md)."""
+    for cuda in (gemm2_4096["td"][1], gemm2_4096["tvm"][1]):
+        assert len(CP_ASYNC_CALL.findall(cuda)) == 24
+        depth, loops = 0, []      # the open loops: (depth outside, variable)
+        for line in cuda.splitlines():
+            m = re.match(r"\s*for \(int (\w+) = ", line)
+            if m:
+                loops.append((depth, m.group(1)))
+            if CP_ASYNC_CALL.match(line):
+                # Only the kernel's own K loop (k2) may hold a cp.async.
+                assert [v for _, v in loops] in ([], ["k2"]), (loops, line)
+            depth += line.count("{") - line.count("}")
+            while loops and depth <= loops[-1][0]:
+                loops.pop()
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 def test_pipelined_kernel_ptx_as_tvm(gemm2_4096, tmp_path):
     """The same PTX instructions in the same numbers as TVM's build (24
-    cp.async.cg of 16 bytes, 32 ldmatrix.x4, 128 mma.sync, 4 bar.sync).
-    Registers are not compared here: at 255 ptxas spills 28 bytes of
-    tiledispatch's build and none of TVM's (254), docs/performance.md."""
-    td, _ = nvcc_ptx(gemm2_4096["td"][1], tmp_path, "td2")
-    plain, _ = nvcc_ptx(gemm2_4096["tvm"][1], tmp_path, "tvm2")
+    cp.async.cg of 16 bytes, 32 ldmatrix.x4, 128 mma.sync, 4 bar.sync);
+    nothing spilled in either build, and tiledispatch's registers in the
+    same allocation as TVM's: the SM gives a thread registers in units of
+    8 (256 a warp), so 255 and 254 (what ptxas reports for the two now,
+    docs/performance.md) both take 256."""
+    td, td_log = nvcc_ptx(gemm2_4096["td"][1], tmp_path, "td2")
+    plain, plain_log = nvcc_ptx(gemm2_4096["tvm"][1], tmp_path, "tvm2")
     keep = re.compile(r"^(mma|ldmatrix|ld\.global|st\.global|ld\.shared|st\.shared|bar|cp)")
     td_k = {k: n for k, n in td.items() if keep.match(k)}
     assert td_k == {k: n for k, n in plain.items() if keep.match(k)}
     assert td_k["cp.async.cg.shared.global"] == 24
     assert td_k["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"] == 128
+
+    def regs(log: str) -> int:
+        assert "0 bytes spill stores, 0 bytes spill loads" in log, log
+        return int(re.search(r"Used (\d+) registers", log).group(1))
+
+    assert -(-regs(td_log) // 8) <= -(-regs(plain_log) // 8)
 
 
 def test_bench_sources_up_to_date(gemm_4096, gemm2_4096):

@@ -199,14 +199,36 @@ gemm="$root/tests/conformance/gemm_tvm_tiled_2x2x3_k8_f16_b1.yaml"
 expect 0 "" kernel "$gemm" -o "$tmp/gemm.cu"
 for needle in "#define TD_GM_M 32" "#define TD_GM_N 16" "#define TD_GM_K 24" \
     "__align__(16) __half A_ptr[" "td_gm_reference(v_in_A + inst * 768LL" \
-    "v_in_D[inst * 512LL + td_gm_d[q]] = NAN;" \
+    "v_in_D[inst * 512LL + td_gm_d[q]] = TD_GM_POISON;" "#define TD_GM_POISON NAN" \
     "td_ptx_mma_sync_aligned_m16n8k8_row_col_f32_f16_f16_f32(D_ptr[0]" \
     "#define TD_EMU_16BIT_STORAGE 1"; do
   ok "gemm program holds '$needle'" grep -qF -- "$needle" "$tmp/gemm.cu"
 done
 # beta = 0: C's region is poisoned too (a body that reads C fails).
 expect 0 "" kernel "$root/tests/conformance/gemm_tvm_tiled_1x1x1_k16_bf16_b0.yaml" -o "$tmp/gemm0.cu"
-ok "gemm beta 0 program poisons C" grep -qF "v_in_C[inst * 128LL + td_gm_c[q]] = NAN;" "$tmp/gemm0.cu"
+ok "gemm beta 0 program poisons C" grep -qF "v_in_C[inst * 128LL + td_gm_c[q]] = TD_GM_POISON;" "$tmp/gemm0.cu"
+# The extension signatures (mma_ext.m16n8k*): each program states its
+# data, its tolerance and its poison.
+ext="$root/tests/conformance"
+expect 0 "" kernel "$ext/gemm_ext_k32_s8.yaml" -o "$tmp/gemm_s8.cu"
+for needle in "gemm (int8 into int32)" "#define TD_GM_INT 1" \
+    "#define TD_GM_POISON (-2147483648.0)" "v_in_A[i] = td_rand_int(-128, 127);" \
+    "td_data_random ? td_gm_rand_s32() : td_rand_int(-16777216, 16777216)"; do
+  ok "int8 gemm program holds '$needle'" grep -qF -- "$needle" "$tmp/gemm_s8.cu"
+done
+expect 0 "" kernel "$ext/gemm_ext_k8_tf32.yaml" -o "$tmp/gemm_tf32.cu"
+for needle in "#define TD_GM_TF32 1" "td_rand_int(-8, 8)" \
+    "inputs truncated to tf32, then the float32 bound"; do
+  ok "tf32 gemm program holds '$needle'" grep -qF -- "$needle" "$tmp/gemm_tf32.cu"
+done
+expect 0 "" kernel "$ext/gemm_ext_k16_f16acc.yaml" -o "$tmp/gemm_f16acc.cu"
+ok "float16-accumulator gemm program's unit is 2^-10" grep -qF "#define TD_GM_TOL_UNIT 0.0009765625 /* 2^-10 */" "$tmp/gemm_f16acc.cu"
+expect 0 "" kernel "$ext/gemm_ext_k32_e5m2.yaml" -o "$tmp/gemm_e5m2.cu"
+for needle in "#include <cuda_fp8.h>" "#define TD_EMU_FP8_STORAGE 1" \
+    "template <> __nv_fp8_e5m2 td_from_double<__nv_fp8_e5m2>(double v)" \
+    "__align__(16) __nv_fp8_e5m2 A_ptr["; do
+  ok "e5m2 gemm program holds '$needle'" grep -qF -- "$needle" "$tmp/gemm_e5m2.cu"
+done
 
 # Usage errors: exit 2.
 expect 2 "--json applies to a call's commands, rules, predicates and impls, not 'validate'" validate "$rules" --json

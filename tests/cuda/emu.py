@@ -75,11 +75,13 @@ CTA itself, a chunk read from the wrong offset, the multicast box a row
 off) FAILs.
 
 --gemm-programs runs the gemm programs that tests/cuda/gpu-gemm.sh
-prepares (every gemm case that dispatches; 16-bit floats are storage here,
-the mma.sync helpers' host path computes each lane's D from its warp's
-registers): each PASSes in both modes (random data with max_err > 0), each
-of the script's mutants (B words swapped, A words swapped, D's zeroing
-dropped, D started from C at beta 0) FAILs in both.
+prepares (every gemm case that dispatches; 16-bit and 8-bit floats are
+storage here, the mma.sync helpers' host path computes each lane's D from
+its warp's registers): each PASSes in both modes (random data with max_err
+> 0, except int32 accumulators and 8-bit float inputs, which the stand-in
+sums exactly), each of the script's mutants (B words swapped, A words
+swapped, D's zeroing dropped, D started from C at beta 0, and their like
+in the extension signatures' programs) FAILs in both.
 
 --paths checks one float32 sum call's program on the paths a full run never
 takes: no device (TD_EMU_DEVICES=0, TD_EMU_DEVICE_ERROR, a launch failing
@@ -131,6 +133,9 @@ _NOT_EMULATED = re.compile(r"__half|__nv_bfloat16|__nv_fp8|__cluster_dims__|"
 # (the stand-in's __half and __nv_bfloat16: tests/cuda/emu/cuda_runtime.h)
 # says so; the others with 16-bit floats do arithmetic the stand-in lacks.
 STORAGE_16BIT = re.compile(r"^#define TD_EMU_16BIT_STORAGE 1\b", re.M)
+# The same for the 8-bit floats (the gemm programs of the e4m3 / e5m2
+# instructions: __nv_fp8_e4m3 and __nv_fp8_e5m2 as storage).
+STORAGE_FP8 = re.compile(r"^#define TD_EMU_FP8_STORAGE 1\b", re.M)
 DEVICE_ONLY = re.compile(r"^#ifdef __CUDA_ARCH__\n.*?^#(?:else|elif\b[^\n]*)\n",
                          re.M | re.S)
 
@@ -147,6 +152,8 @@ class _NotEmulated:
             # 16-bit floats only stored and converted (the gemm
             # programs): the stand-in has that much of them.
             src = re.sub(r"__half|__nv_bfloat16", "", src)
+        if STORAGE_FP8.search(src):
+            src = re.sub(r"__nv_fp8_e4m3|__nv_fp8_e5m2", "", src)
         return _NOT_EMULATED.search(src)
 
 
@@ -177,7 +184,7 @@ LAUNCH = re.compile(r"(\w+)<<<%s, %s(?:, ([^>]+))?>>>\((.*)\);"
 # The driver-API headers of programs with tensor maps, and the 16-bit
 # float headers: the stand-in provides their types.
 DRIVER_INCLUDES = re.compile(r"^#include <(?:cuda|cudaTypedefs|cuda_fp16|"
-                             r"cuda_bf16)\.h>\n", re.M)
+                             r"cuda_bf16|cuda_fp8)\.h>\n", re.M)
 
 
 # The body's own scratch: `__shared__ float red_part[8];`.
@@ -1037,13 +1044,19 @@ def cluster_programs(exe):
     return 1 if expect.failed else 0
 
 
+# The gemm programs whose random data the stand-in computes exactly.
+EXACT_RANDOM = re.compile(r"^#define (TD_GM_INT|TD_EMU_FP8_STORAGE) 1\b",
+                          re.M)
+
+
 def gemm_programs(exe):
     """The gemm programs of tests/cuda/gpu-gemm.sh (its prepare writes
     every gemm conformance and golden case's program, and its mutants: B
     words swapped, A words swapped, D's zeroing dropped, D started from C
-    at beta 0): each program PASSes on the stand-in (whose mma.sync
-    helpers compute each lane's D from the warp's registers) with exact
-    data and with random data (seed 1), each mutant FAILs in both.  Under
+    at beta 0, four of the extension signatures): each program PASSes on
+    the stand-in (whose mma.sync helpers compute each lane's D from the
+    warp's registers) with exact data and with random data (seed 1), each
+    mutant FAILs in both.  Under
     TD_TEST_QUICK three programs and two mutants run."""
     expect = Expect()
     with tempfile.TemporaryDirectory() as tmp:
@@ -1080,12 +1093,15 @@ def gemm_programs(exe):
                 rc, line, stderr = run_program(prog, args)
                 want = "PASS" if good else "FAIL"
                 ok = rc == (0 if good else 1) and line.startswith(want + " ")
-                if good and "random" in args:
+                # Random data must be inexact, except where the stand-in
+                # is exact: int32 accumulators, and the 8-bit floats'
+                # products summed in float.
+                if good and "random" in args and not EXACT_RANDOM.search(src):
                     ok = ok and (max_err(line) or 0.0) > 0.0
                 expect(f"{name} {' '.join(args)}: {want}", ok,
                        f"exit {rc}: {line} {stderr[-300:]}")
         expect("gemm programs were written",
-               sum(1 for j in jobs if j[2]) >= (3 if QUICK else 59),
+               sum(1 for j in jobs if j[2]) >= (3 if QUICK else 85),
                f"{len(jobs)} programs and mutants")
     return 1 if expect.failed else 0
 

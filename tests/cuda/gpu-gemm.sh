@@ -15,6 +15,13 @@
 #                           (it keeps the NaN the program staged);
 #   gemm_mut_c_read         k16, beta 0: D's register 0 starts from C
 #                           (NaN at beta 0) instead of 0;
+#   gemm_mut_s8_b_word_swap  the same B swap in the int8 k32 program
+#                           (int32 accumulator: exact in both modes);
+#   gemm_mut_tf32_a_word_swap  tf32 k8: A words 1 and 2 swapped (rows
+#                           8..15 and K 4..7 trade places);
+#   gemm_mut_e4m3_b_word_swap  e4m3 k32: the B words swapped;
+#   gemm_mut_f16acc_c_read  float16 accumulator k16, beta 0: D's first
+#                           half starts from C (NaN at beta 0);
 #   permute_mut_slot_swap   gpu-permute.sh's mutant.
 #
 #   tests/cuda/gpu-gemm.sh prepare DIR   # build machine: needs build/tiledispatch
@@ -88,6 +95,16 @@ prepare)
     '/^ *D_ptr\[0\] = 0\.0*e+00f;$/d'
   mutant "$k16b0" "$dir/mut/gemm_mut_c_read.cu" \
     's/^\( *D_ptr\[0\] = \)0\.0*e+00f;$/\1C_ptr[0];/'
+  # The extension instructions (mma_ext.m16n8k*): a word swap in each
+  # kind of input, and a C read in the float16 accumulator.
+  mutant "$p/gemm_ext_k32_s8.cu" "$dir/mut/gemm_mut_s8_b_word_swap.cu" \
+    "/td_ptx_mma_sync_aligned_m16n8k32_row_col_s32_s8_s8_s32(/s/$b0, $b1/((unsigned int *)B_ptr)[1], ((unsigned int *)B_ptr)[0]/"
+  mutant "$p/gemm_ext_k8_tf32.cu" "$dir/mut/gemm_mut_tf32_a_word_swap.cu" \
+    "/td_ptx_mma_sync_aligned_m16n8k8_row_col_f32_tf32_tf32_f32(/s/$a1, $a2/((unsigned int *)A_ptr)[2], ((unsigned int *)A_ptr)[1]/"
+  mutant "$p/gemm_ext_k32_e4m3.cu" "$dir/mut/gemm_mut_e4m3_b_word_swap.cu" \
+    "/td_ptx_mma_sync_aligned_m16n8k32_row_col_f32_e4m3_e4m3_f32(/s/$b0, $b1/((unsigned int *)B_ptr)[1], ((unsigned int *)B_ptr)[0]/"
+  mutant "$p/gemm_ext_k16_f16acc.cu" "$dir/mut/gemm_mut_f16acc_c_read.cu" \
+    's/^\( *D_ptr\[0\] = \)__float2half(0\.0*e+00f);$/\1C_ptr[0];/'
   src="$p/permute_tvm_shared_to_shared_uses_direct_ldst_uint32.cu"
   if [ -f "$src" ]; then
     mutant "$src" "$dir/mut/permute_mut_slot_swap.cu" \

@@ -119,8 +119,8 @@ static void test_program(void **state)
     assert_contains(prog, "    __align__(16) __half A_ptr[8 + 8];\n");
     assert_contains(prog, "    __align__(16) float D_ptr[4 + 8];\n");
     /* D's region is poisoned, C (beta 1) is not. */
-    assert_contains(prog, "v_in_D[inst * 128LL + td_gm_d[q]] = NAN;");
-    assert_null(strstr(prog, "td_gm_c[q]] = NAN;"));
+    assert_contains(prog, "v_in_D[inst * 128LL + td_gm_d[q]] = TD_GM_POISON;");
+    assert_null(strstr(prog, "td_gm_c[q]] = TD_GM_POISON;"));
     assert_contains(prog, "td_gm_reference(v_in_A + inst * 256LL, "
                           "v_in_B + inst * 128LL, v_in_C + inst * 128LL, "
                           "v_in_D + inst * 128LL, td_want, td_tol);");
@@ -129,7 +129,7 @@ static void test_program(void **state)
     td_free(prog);
     /* beta 0: C's region is poisoned too. */
     prog = program(reg, k16_call("g0.yaml", 0.0));
-    assert_contains(prog, "v_in_C[inst * 128LL + td_gm_c[q]] = NAN;");
+    assert_contains(prog, "v_in_C[inst * 128LL + td_gm_c[q]] = TD_GM_POISON;");
     assert_contains(prog, "#define TD_GM_BETA 0\n");
     td_free(prog);
     td_registry_free(reg);
@@ -158,7 +158,7 @@ static void test_in_place(void **state)
              LAY_A, LAY_B, LAY_D);
     char *prog = program(reg, parse("inplace.yaml", text));
     assert_contains(prog, "not here: C is D's region in place");
-    assert_null(strstr(prog, "= NAN;"));
+    assert_null(strstr(prog, "= TD_GM_POISON;"));
     assert_null(strstr(prog, "C_ptr"));
     td_free(prog);
     td_registry_free(reg);
@@ -261,6 +261,72 @@ static void expect_refusal(const td_registry *reg, td_call *c,
     "dst: \"D[0:16, 0:8]\"\na: \"A[0:16, 0:16]\"\nb: \"B[0:16, 0:8]\"\n"    \
     "c: \"C[0:16, 0:8]\"\n"
 
+/* The extension signatures (GM_SIGS): each has a program with its own
+ * data, tolerance and poison. */
+static void test_ext_signatures(void **state)
+{
+    (void)state;
+    td_registry *reg = fake_registry();
+    char *prog = program(reg, gemm_call("acc16.yaml", "warp",
+                                        "threadIdx.x: 32", "float16",
+                                        "float16", "float16", REG_A, REG_B,
+                                        REG_D, REG_D, REGIONS, 0.0));
+    assert_contains(prog, ": float16 into float16. */");
+    assert_contains(prog, "#define TD_GM_TF32 0\n#define TD_GM_INT 0\n");
+    assert_contains(prog, "#define TD_GM_TOL_UNIT 0.0009765625 /* 2^-10 */\n"
+                          "#define TD_GM_TOL_FLOOR 5.9604644775390625e-08\n"
+                          "#define TD_GM_POISON NAN\n");
+    assert_contains(prog, "v_in_C[inst * 128LL + td_gm_c[q]] = TD_GM_POISON;");
+    td_free(prog);
+    /* K 512 in float16: 4 K + 2 > 2^11, so exact data is in [-1, 1]. */
+    prog = program(reg, gemm_call("acc16k.yaml", "warp", "threadIdx.x: 32",
+                                  "float16", "float16", "float16",
+                                  "scope: local, shape: [16, 512]",
+                                  "scope: local, shape: [512, 8]", REG_D,
+                                  REG_D,
+                                  "dst: \"D[0:16, 0:8]\"\na: \"A[0:16, 0:512]\"\n"
+                                  "b: \"B[0:512, 0:8]\"\nc: \"C[0:16, 0:8]\"\n",
+                                  0.0));
+    assert_contains(prog, "td_data_random ? 2.0 * td_rand_u01() - 1.0 : "
+                          "td_rand_int(-1, 1)");
+    td_free(prog);
+    td_call *c = gemm_call("tf32.yaml", "warp", "threadIdx.x: 32", "float32",
+                           "float32", "float32", REG_A, REG_B, REG_D, REG_D,
+                           REGIONS "config: {allow_tf32: true}\n", 1.0);
+    prog = program(reg, c);
+    assert_contains(prog, "#define TD_GM_TF32 1\n");
+    assert_contains(prog, "td_rand_int(-8, 8)");
+    assert_contains(prog, "inputs truncated to tf32, then the float32 bound");
+    td_free(prog);
+    prog = program(reg, gemm_call("s8.yaml", "warp", "threadIdx.x: 32", "int8",
+                                  "int8", "int32", REG_A, REG_B, REG_D, REG_D,
+                                  REGIONS, 0.0));
+    assert_contains(prog, "#define TD_GM_INT 1\n");
+    assert_contains(prog, "#define TD_GM_POISON (-2147483648.0)\n");
+    assert_contains(prog, "v_in_A[i] = td_rand_int(-128, 127);");
+    assert_contains(prog, "td_data_random ? td_gm_rand_s32() : "
+                          "td_rand_int(-16777216, 16777216)");
+    assert_contains(prog, "static double td_gm_rand_s32(void)");
+    td_free(prog);
+    prog = program(reg, gemm_call("u8.yaml", "warp", "threadIdx.x: 32",
+                                  "uint8", "uint8", "int32", REG_A, REG_B,
+                                  REG_D, REG_D, REGIONS, 1.0));
+    assert_contains(prog, "v_in_A[i] = td_rand_int(0, 255);");
+    td_free(prog);
+    prog = program(reg, gemm_call("e5m2.yaml", "warp", "threadIdx.x: 32",
+                                  "float8_e5m2", "float8_e5m2", "float32",
+                                  REG_A, REG_B, REG_D, REG_D, REGIONS, 0.0));
+    assert_contains(prog, "#include <cuda_fp8.h>\n");
+    assert_contains(prog, "#define TD_EMU_FP8_STORAGE 1\n");
+    assert_contains(prog, "td_from_double<__nv_fp8_e5m2>(double v)");
+    assert_null(strstr(prog, "td_from_double<__nv_fp8_e4m3>"));
+    assert_contains(prog, "td_rand_int(-4, 4)");
+    assert_contains(prog, "#define TD_GM_TOL_UNIT 2.384185791015625e-07 "
+                          "/* 2^-22 */");
+    td_free(prog);
+    td_registry_free(reg);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -271,18 +337,49 @@ static void test_refusals(void **state)
                                         REG_A, REG_B, REG_D, REG_D, REGIONS,
                                         0.0));
     td_free(prog);
+    /* float32 inputs: tf32 only with the opt-in (the reference reads
+     * them as tf32). */
     expect_refusal(reg,
                    gemm_call("f32.yaml", "warp", "threadIdx.x: 32", "float32",
                              "float32", "float32", REG_A, REG_B, REG_D, REG_D,
                              REGIONS, 0.0),
-                   "kernel: no gemm reference for float32 inputs (buffer A; "
-                   "float16 and bfloat16 have one)");
+                   "kernel: no gemm reference for float32 inputs without "
+                   "config allow_tf32: true (the reference reads them as "
+                   "tf32): the call has no self-checking program yet");
+    /* A signature outside GM_SIGS, and A and B of two dtypes. */
     expect_refusal(reg,
-                   gemm_call("acc16.yaml", "warp", "threadIdx.x: 32",
-                             "float16", "float16", "float16", REG_A, REG_B,
-                             REG_D, REG_D, REGIONS, 0.0),
-                   "no gemm reference for a float16 accumulator (buffer D; "
-                   "float32 has one)");
+                   gemm_call("f64.yaml", "warp", "threadIdx.x: 32", "float64",
+                             "float64", "float64", REG_A, REG_B, REG_D, REG_D,
+                             REGIONS, 0.0),
+                   "kernel: no gemm reference for float64 inputs into a "
+                   "float64 accumulator (buffers A, D): the call has no "
+                   "self-checking program yet");
+    expect_refusal(reg,
+                   gemm_call("mixed.yaml", "warp", "threadIdx.x: 32",
+                             "float8_e4m3fn", "float8_e5m2", "float32", REG_A,
+                             REG_B, REG_D, REG_D, REGIONS, 0.0),
+                   "kernel: no gemm reference for inputs float8_e4m3fn x "
+                   "float8_e5m2 into float32 / float32 (A and B, C and D of "
+                   "one dtype each)");
+    /* int32 accumulators: integer alpha and beta. */
+    expect_refusal(reg,
+                   gemm_call("s8half.yaml", "warp", "threadIdx.x: 32", "int8",
+                             "int8", "int32", REG_A, REG_B, REG_D, REG_D,
+                             REGIONS, 0.5),
+                   "kernel: gemm into int32 with alpha 1, beta 0.5: the "
+                   "reference needs integer alpha and beta");
+    /* float16 accumulation: exact data needs K + 1 <= 2^11. */
+    expect_refusal(reg,
+                   gemm_call("f16k.yaml", "warp", "threadIdx.x: 32",
+                             "float16", "float16", "float16",
+                             "scope: local, shape: [16, 2048]",
+                             "scope: local, shape: [2048, 8]", REG_D, REG_D,
+                             "dst: \"D[0:16, 0:8]\"\na: \"A[0:16, 0:2048]\"\n"
+                             "b: \"B[0:2048, 0:8]\"\nc: \"C[0:16, 0:8]\"\n",
+                             0.0),
+                   "kernel: gemm of K 2048 float16 into float16: a sum of "
+                   "K + 1 terms of magnitude 1 leaves the accumulator's "
+                   "exact integers (2^11)");
     expect_refusal(reg,
                    gemm_call("shared.yaml", "warp", "threadIdx.x: 32",
                              "float16", "float16", "float32", REG_A, REG_B,
@@ -307,7 +404,7 @@ static void test_refusals(void **state)
                                   "dst: \"D[0:16, 0:8]\"\na: \"A[0:16, 0:16]\"\n"
                                   "b: \"B[0:16, 0:8]\"\nc: \"D[0:16, 8:16]\"\n",
                                   1.0));
-    assert_contains(prog, "v_in_D[inst * 256LL + td_gm_d[q]] = NAN;");
+    assert_contains(prog, "v_in_D[inst * 256LL + td_gm_d[q]] = TD_GM_POISON;");
     assert_contains(prog, "static const int td_gm_c[] = {\n    8, 9,");
     td_free(prog);
     expect_refusal(reg,
@@ -328,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_program),
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_warps_replicated),
+        cmocka_unit_test(test_ext_signatures),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -326,6 +326,28 @@ def undefined(src, b0, b1, out):
 # A plain store of a literal (`D_ptr[1] = 0.000000e+00f;`), or of anything.
 STORE = re.compile(r"^\s*(\w+\[\d+\])\s*=\s*([^;]*);", re.M)
 FLOAT_LIT = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?f?$")
+# A float16 literal: `__float2half(0.000000e+00f)`.
+HALF_LIT = re.compile(r"^__float2half\(([^()]*)\)$")
+# A 32-bit word view of a register array: `((unsigned int *)D_ptr)[1]`.
+WORD_REG = re.compile(r"^\(\(unsigned int \*\)(\w+)\)\[(\d+)\]$")
+
+
+def is_literal(v):
+    h = HALF_LIT.match(v)
+    return FLOAT_LIT.match(h.group(1) if h else v) is not None
+
+
+def register_parts(src, r):
+    """The registers an mma operand names: itself, or for a word view of a
+    float16 array (a float16 accumulator's C and D) its two halves; None
+    for a word view of anything else."""
+    w = WORD_REG.match(r)
+    if w is None:
+        return [r]
+    name, k = w.group(1), int(w.group(2))
+    if not re.search(r"\b__half %s\[" % re.escape(name), src):
+        return None
+    return [f"{name}[{2 * k}]", f"{name}[{2 * k + 1}]"]
 
 
 def mma_same_constant(src, b0, b1, out):
@@ -361,18 +383,29 @@ def mma_same_constant(src, b0, b1, out):
         old, new = old.strip(), new.strip()
         # Each register's last write before the call: a store's value, or
         # an earlier mma's result (its own, never a literal).
+        # A float16 accumulator's operands are word views: each names
+        # the two halves the body stored.
         events = [(st.start(), st.group(1), st.group(2).strip())
                   for st in STORE.finditer(src, b0, call.start())]
         for c in calls:
             if c.start() < call.start():
-                events += [(c.start(), r, f"mma result {c.start()}:{i}")
-                           for i, r in enumerate(mma_outputs(c.group(1),
-                                                             c.group(2)))]
+                raw = [a.strip() for a in c.group(2).split(",")]
+                n_out = len(mma_outputs(c.group(1), c.group(2)))
+                for i, r in enumerate(raw[:n_out]):
+                    for j, part in enumerate(register_parts(src, r) or [r]):
+                        events.append((c.start(), part,
+                                       f"mma result {c.start()}:{i}:{j}"))
         value = {}
         for _, r, v in sorted(events):
             value[r] = v
-        v_old, v_new = value.get(old), value.get(new)
-        if v_old is not None and v_old == v_new and FLOAT_LIT.match(v_old):
+        p_old, p_new = register_parts(src, old), register_parts(src, new)
+        if p_old is None or p_new is None or len(p_old) != len(p_new):
+            continue
+        v_old = [value.get(r) for r in p_old]
+        v_new = [value.get(r) for r in p_new]
+        if (None not in v_old and v_old == v_new and
+                all(is_literal(v) for v in v_old)):
+            v_old = v_old[0] if len(set(v_old)) == 1 else ", ".join(v_old)
             m.equivalent = (f"the mma's C operand {new} holds {v_old}, as "
                             f"{old} does (both stored before it, neither "
                             "written since)")

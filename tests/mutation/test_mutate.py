@@ -215,6 +215,41 @@ def check_gpu_full(ms):
            "the first mma are equivalent; 2 -> 3 (1.5f), the second mma's "
            "and the stores' are not",
            same == ["z:const:5:195", "z:const:5:205"], same)
+    # A float16 accumulator: the mma's C and D are 32-bit word views, each
+    # holding two halves.  Word 0 -> 1 among zeroed halves of the first
+    # mma is equivalent; a word whose half holds 1.5 is not, nor is the
+    # second mma's C (the first's results).
+    h16 = ("__global__ void td_kernel(__half *x)\n{\n"
+           "    __align__(16) __half D_ptr[4 + 8];\n"
+           "    /* The emitted body (variant mma_ext.m16n8k*). */\n    {\n"
+           "        D_ptr[0] = __float2half(0.000000e+00f);\n"
+           "        D_ptr[1] = __float2half(0.000000e+00f);\n"
+           "        D_ptr[2] = __float2half(0.000000e+00f);\n"
+           "        D_ptr[3] = __float2half(1.5f);\n"
+           "        td_ptx_mma_sync_aligned_m16n8k8_row_col_f16_f16_f16_f16("
+           "((unsigned int *)D_ptr)[0], ((unsigned int *)D_ptr)[1], "
+           "((unsigned int *)A_ptr)[0], ((unsigned int *)A_ptr)[1], "
+           "((unsigned int *)B_ptr)[0], ((unsigned int *)D_ptr)[0], "
+           "((unsigned int *)D_ptr)[1]);\n"
+           "        td_ptx_mma_sync_aligned_m16n8k8_row_col_f16_f16_f16_f16("
+           "((unsigned int *)D_ptr)[0], ((unsigned int *)D_ptr)[1], "
+           "((unsigned int *)A_ptr)[0], ((unsigned int *)A_ptr)[1], "
+           "((unsigned int *)B_ptr)[1], ((unsigned int *)D_ptr)[0], "
+           "((unsigned int *)D_ptr)[1]);\n"
+           "    }\n    __syncthreads();\n}\n")
+    hm = mutate.mutants_of(h16, "h")
+    hsame = [(m.id, m.desc) for m in hm
+             if m.equivalent and "holds" in m.equivalent]
+    expect("float16 accumulator: C word 0 -> 1 is not equivalent (word 1 "
+           "holds 1.5), and no other C word of either mma is",
+           hsame == [], hsame)
+    h16z = h16.replace("__float2half(1.5f)", "__float2half(0.000000e+00f)")
+    hz = mutate.mutants_of(h16z, "hz")
+    hzsame = sorted((m.line, m.desc) for m in hz
+                    if m.equivalent and "holds" in m.equivalent)
+    expect("float16 accumulator, every half zeroed: the first mma's C "
+           "words 0 -> 1 and 1 -> 0 are equivalent, the second's are not",
+           hzsame == [(5, "0 -> 1"), (5, "1 -> 0")], hzsame)
     loop = zero.replace("        D_ptr[0] = 0.000000e+00f;\n",
                         "        for (int i = 0; i < 1; ++i)\n"
                         "            D_ptr[0] = 0.000000e+00f;\n")

@@ -149,9 +149,9 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
         td_diag_clear(&d);
         rc = td_kernel_program(reg, call, &program, &d);
         /* A call the program generator has no reference for (a float8
-         * one, an op of a family it has no programs for yet, a TMA copy or
-         * a cluster launch, tensor memory, a gemm of the extension
-         * instructions' dtypes) is refused the same way every
+         * elementwise op, an op of a family it has no programs for yet, a
+         * TMA copy or a cluster launch, tensor memory, a gemm of float32
+         * inputs without allow_tf32) is refused the same way every
          * time: its message is part of the output. */
         if (rc == TD_EINVAL && program == NULL &&
             (strstr(d.msg, "no reference for the elementwise op") != NULL ||

@@ -477,7 +477,11 @@ def region_slices(shape, region):
     return tuple(slice(a, b) for a, b in region)
 
 
-def build(c):
+def build(c, guard="lt"):
+    """TVM's program of case `c`: the call under `if tid < 1` (warp scope:
+    `if tid < 32`), or with guard="eq" under `if tid == 0` at thread
+    scope, the guard TVM's dispatch context understands (its active set
+    narrows to one thread; tests of the bridge use it)."""
     (C_shape, *C_reg) = c["C"]
     A_shape, dt, A_reg, A_sw = c["A"]
     B_shape, _, B_reg, B_sw = c["B"]
@@ -499,8 +503,9 @@ def build(c):
           "warpgroup": Tx.wg.gemm_async, "cta": Tx.cta.gemm_async}[c["scope"]]
     cfg = dict(c["cfg"])
     transA, transB, accum = c["transA"], c["transB"], c["accum"]
-    guard = c["active"] is None and c["scope"] in ("thread", "warp")
+    guarded = c["active"] is None and c["scope"] in ("thread", "warp")
     limit = 1 if c["scope"] == "thread" else 32
+    eq = guard == "eq" and c["scope"] == "thread"
     cluster = c["cluster"]
 
     @T.prim_func
@@ -517,7 +522,11 @@ def build(c):
             A_smem = T.alloc_buffer(A_shape, dt, scope="shared", layout=Al)
         B_smem = T.alloc_buffer(B_shape, c["B"][1], scope="shared", layout=Bl)
         C_tmem = T.decl_buffer(C_shape, c_dtype, scope="tmem", allocated_addr=0, layout=Cl)
-        if guard:
+        if guarded and eq:
+            if tid == 0:
+                op(C_tmem[rC], A_smem[rA], B_smem[rB], transA=transA, transB=transB,
+                   accum=accum, dispatch="tcgen05", **cfg)
+        elif guarded:
             if tid < limit:
                 op(C_tmem[rC], A_smem[rA], B_smem[rB], transA=transA, transB=transB,
                    accum=accum, dispatch="tcgen05", **cfg)
@@ -564,6 +573,23 @@ def lower(c):
             if mm:
                 return ("error", mm.group(1).strip()[:300])
         return ("error", text[-300:])
+    return ("ok", *parse(src))
+
+
+def base_offsets(src):
+    """`src` with every descriptor encode at an operand's base (offset 0)
+    spelt as TVM's encode mode spells it, `+ 0` (tiledispatch's prints the
+    address alone)."""
+    return re.sub(r"\(&\((\w)_smem_ptr\[0\]\)\), (\d+, \d+, \d+\);)",
+                  r"((void*)((char*)(&(\1_smem_ptr[0])) + 0)), \2", src)
+
+
+def parse(src):
+    """(descs, mmas) of a kernel's CUDA compiled with smem_desc="encode":
+    descs {"A": (ldo, sdo, swizzle), "B": ...}, per MMA in order (D
+    column, A and B offsets in 16-byte units, idesc, enable_input_d,
+    cta_group, kind)."""
+    src = base_offsets(src)
     enc = {}
     for name, op, off, ldo, sdo, sw in ENC_RE.findall(src):
         enc[name] = (op, int(off) // 16, int(ldo), int(sdo), int(sw))
@@ -576,7 +602,7 @@ def lower(c):
         a_off = enc[a][1] if a else taddr(a_taddr)
         mmas.append((taddr(col), a_off, eb[1], int(idesc), int(en), int(cg),
                      ("ws." if ws else "") + kind))
-    return ("ok", descs, mmas)
+    return descs, mmas
 
 
 def write(c, out: Path):

@@ -13,16 +13,22 @@
  *   - the tables: for every (row, col) of the logical matrices D, A', B'
  *     and C, the element of its buffer (row-major over the buffer's
  *     shape, inside the call's region) that holds it;
- *   - the data: --data exact draws integers in [-2, 2] (every product and
- *     every partial sum of the float32 accumulator is exact: the check is
- *     ==), --data random uniform values in [-1, 1] rounded to the dtype,
- *     checked against the float32 accumulation bound of K + 1 additions
- *     (fragments/gemm_reference.cuh says why);
- *   - adversarial staging: D's region starts as NaN, so a body that reads
- *     the old D (an accumulation it must not make) poisons its result;
- *     with beta = 0 C's region is NaN as well, so a body that reads C
- *     when it must not fails; with beta = 1 C holds its own values (D in
- *     place, c naming the dst region, keeps them as the accumulator);
+ *   - the data, per dtype signature (GM_SIGS: TVM's float16 / bfloat16
+ *     into float32, and the extension instructions' float16 accumulator,
+ *     tf32, int8 / uint8 into int32 and the 8-bit floats): --data exact
+ *     draws integers small enough that every product and partial sum is
+ *     exact in the accumulator (the check is ==; the 8-bit integers take
+ *     their whole range), --data random uniform values in [-1, 1]
+ *     rounded to the dtype (tf32: float32 values with all their bits),
+ *     checked against K + 1 times the signature's per-addition bound
+ *     (fragments/gemm_reference.cuh says why; int32: exact, with C drawn
+ *     near the ends of its range so that sums wrap);
+ *   - adversarial staging: D's region starts as NaN (an int32 D as
+ *     INT32_MIN), so a body that reads the old D (an accumulation it must
+ *     not make) poisons its result; with beta = 0 C's region is poisoned
+ *     as well, so a body that reads C when it must not fails; with beta =
+ *     1 C holds its own values (D in place, c naming the dst region, keeps
+ *     them as the accumulator);
  *   - the reference, in double.
  *
  * The register arrays are 16-byte aligned (kp_plan.reg_align): the body
@@ -39,7 +45,53 @@
 /* A gemm's operands in the call: the dst and three source regions. */
 enum { GM_A, GM_B, GM_C, GM_NSRC };
 
+/*
+ * The dtype signatures that have a reference, one row each: the inputs'
+ * dtype (A and B), the accumulators' (C and D), and how the program draws
+ * and checks its data.
+ *
+ *   exact      exact data: integers in [-exact, exact] in every float
+ *              operand (halved to 1 when a partial sum could leave the
+ *              exact integers; refused when even 1 could); 0: integers,
+ *              the inputs over their dtype's whole range
+ *   exact_bits partial sums (at most exact^2 K + exact) must stay below
+ *              2^exact_bits: the accumulator's significand (float32 24,
+ *              float16 11)
+ *   unit       random data: each of the K + 1 additions errs by at most
+ *              unit (sum |a b| + |beta c|) + floor: twice float32's unit
+ *              roundoff of a truncating add (2^-22) for float32
+ *              accumulators (the 8-bit floats' too: mma.sync's e4m3 /
+ *              e5m2 sums on the H200 stayed within K 2^-22 sum |a b|,
+ *              bench/gpu/results/h200-2026-12-02-mma-sync.txt, unlike the
+ *              ~14 bits reported for Hopper's wgmma FP8 adds); one
+ *              float16 ulp (2^-10) for float16 ones, with its subnormal
+ *              step 2^-24 as the floor; 0 for int32
+ */
+typedef struct gm_sig {
+    td_dtype ab, cd;
+    const char *what;
+    int exact;
+    int exact_bits;
+    double unit, floor;
+    bool tf32;       /* float32 storage read as tf32: needs allow_tf32 */
+} gm_sig;
+
+static const gm_sig GM_SIGS[] = {
+    {TD_F16, TD_F32, "float16 into float32", 2, 24, 0x1p-22, 0, false},
+    {TD_BF16, TD_F32, "bfloat16 into float32", 2, 24, 0x1p-22, 0, false},
+    {TD_F16, TD_F16, "float16 into float16", 2, 11, 0x1p-10, 0x1p-24, false},
+    {TD_F32, TD_F32, "tf32 (float32 storage) into float32", 8, 24, 0x1p-22, 0,
+     true},
+    {TD_I8, TD_I32, "int8 into int32", 0, 0, 0, 0, false},
+    {TD_U8, TD_I32, "uint8 into int32", 0, 0, 0, 0, false},
+    {TD_F8E4M3, TD_F32, "float8_e4m3fn into float32", 4, 24, 0x1p-22, 0,
+     false},
+    {TD_F8E5M2, TD_F32, "float8_e5m2 into float32", 4, 24, 0x1p-22, 0, false},
+};
+
 typedef struct gm_plan {
+    const gm_sig *sig;
+    int exact;               /* exact data's bound (float signatures) */
     int d, a, b, c;          /* indices into the staged buffers */
     int64_t m, n, k;
     double alpha, beta;
@@ -180,22 +232,36 @@ static int gm_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         return td__kp_fail(diag, call, TD_EINVAL,
                            "gemm: A or B is the dst buffer %s",
                            buf[0]->name);
-    /* TVM's instructions: 16-bit float inputs, float32 accumulators.  The
-     * extension dtypes need their own exactness and bounds (G7). */
-    for (int i = 1; i <= 2; i++)
-        if (buf[i]->dtype != TD_F16 && buf[i]->dtype != TD_BF16)
-            return td__kp_fail(diag, call, TD_EINVAL,
-                               "no gemm reference for %s inputs (buffer %s; "
-                               "float16 and bfloat16 have one): the call "
-                               "has no self-checking program yet",
-                               td_dtype_name(buf[i]->dtype), buf[i]->name);
-    for (int i = 0; i < 4; i += 3)
-        if (buf[i]->dtype != TD_F32)
-            return td__kp_fail(diag, call, TD_EINVAL,
-                               "no gemm reference for a %s accumulator "
-                               "(buffer %s; float32 has one): the call has "
-                               "no self-checking program yet",
-                               td_dtype_name(buf[i]->dtype), buf[i]->name);
+    /* A signature of GM_SIGS: A and B of one dtype, C and D of one. */
+    if (buf[1]->dtype != buf[2]->dtype || buf[0]->dtype != buf[3]->dtype)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "no gemm reference for inputs %s x %s into %s / "
+                           "%s (A and B, C and D of one dtype each): the "
+                           "call has no self-checking program yet",
+                           td_dtype_name(buf[1]->dtype),
+                           td_dtype_name(buf[2]->dtype),
+                           td_dtype_name(buf[3]->dtype),
+                           td_dtype_name(buf[0]->dtype));
+    for (size_t i = 0; i < sizeof GM_SIGS / sizeof *GM_SIGS; i++)
+        if (GM_SIGS[i].ab == buf[1]->dtype && GM_SIGS[i].cd == buf[0]->dtype)
+            g->sig = &GM_SIGS[i];
+    if (g->sig == NULL)
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "no gemm reference for %s inputs into a %s "
+                           "accumulator (buffers %s, %s): the call has no "
+                           "self-checking program yet",
+                           td_dtype_name(buf[1]->dtype),
+                           td_dtype_name(buf[0]->dtype), buf[1]->name,
+                           buf[0]->name);
+    /* float32 inputs compute in tf32 only with the opt-in (the mma_ext
+     * variant's rule); another variant would compute in float32, which
+     * this reference does not model. */
+    if (g->sig->tf32 && !td_call_config_bool(call, "allow_tf32", false))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "no gemm reference for float32 inputs without "
+                           "config allow_tf32: true (the reference reads "
+                           "them as tf32): the call has no self-checking "
+                           "program yet");
     if (!gm_literal(&call->alpha, &g->alpha) ||
         !gm_literal(&call->beta, &g->beta) || !isfinite(g->alpha) ||
         !isfinite(g->beta))
@@ -219,6 +285,28 @@ static int gm_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
         return td__kp_fail(diag, call, TD_ELIMIT,
                            "gemm of %" PRId64 " x %" PRId64 " x %" PRId64
                            " is too large for a program", g->m, g->n, g->k);
+    /* Exact data: every partial sum of products of integers in [-r, r]
+     * (at most r^2 K + r with C) must be an exact integer of the
+     * accumulator. */
+    const gm_sig *sig = g->sig;
+    g->exact = sig->exact;
+    if (g->exact > 0 &&
+        (double)g->exact * g->exact * (double)g->k + g->exact >
+            ldexp(1.0, sig->exact_bits))
+        g->exact = 1;
+    if (g->exact > 0 &&
+        (double)g->k + 1 > ldexp(1.0, sig->exact_bits))
+        return td__kp_fail(diag, call, TD_ELIMIT,
+                           "gemm of K %" PRId64 " %s: a sum of K + 1 terms "
+                           "of magnitude 1 leaves the accumulator's exact "
+                           "integers (2^%d), so exact data has no exact "
+                           "reference", g->k, sig->what, sig->exact_bits);
+    if (sig->cd == TD_I32 &&
+        (g->alpha != floor(g->alpha) || g->beta != floor(g->beta)))
+        return td__kp_fail(diag, call, TD_EINVAL,
+                           "gemm into int32 with alpha %g, beta %g: the "
+                           "reference needs integer alpha and beta",
+                           g->alpha, g->beta);
     p->nbufs = 0;
     kp_buf *ka = td__kp_add_buf(p, buf[1], true, false);
     kp_buf *kbb = td__kp_add_buf(p, buf[2], true, false);
@@ -279,26 +367,55 @@ static void gm_int_table(td_buf *o, const char *name, const int *v, int64_t n)
 static void gm_tables(td_buf *o, const kp_plan *p)
 {
     const gm_plan *g = gm_of(p);
+    const gm_sig *sig = g->sig;
     const td_call *call = p->call;
     td__buf_printf(o,
                    "/* gemm D = %.17g * A%s B%s + %.17g * C, M %" PRId64
-                   ", N %" PRId64 ", K %" PRId64 ". */\n"
+                   ", N %" PRId64 ", K %" PRId64 ": %s. */\n"
                    "#define TD_GM_M %" PRId64 "\n#define TD_GM_N %" PRId64
                    "\n#define TD_GM_K %" PRId64 "\n"
-                   "#define TD_GM_ALPHA %.17g\n#define TD_GM_BETA %.17g\n"
-                   "/* twice float32's unit roundoff of a truncating add "
-                   "(2^-22) */\n"
-                   "#define TD_GM_TOL_UNIT 2.384185791015625e-07\n"
+                   "#define TD_GM_ALPHA %.17g\n#define TD_GM_BETA %.17g\n",
+                   g->alpha, call->transpose_a ? "^T" : "",
+                   call->transpose_b ? "^T" : "", g->beta, g->m, g->n, g->k,
+                   sig->what, g->m, g->n, g->k, g->alpha, g->beta);
+    td__buf_printf(o,
+                   "/* A and B read as tf32 (their low 13 mantissa bits "
+                   "dropped): %d; int32\n * accumulators (exact, wrapping): "
+                   "%d. */\n"
+                   "#define TD_GM_TF32 %d\n#define TD_GM_INT %d\n",
+                   sig->tf32, sig->cd == TD_I32, sig->tf32,
+                   sig->cd == TD_I32);
+    if (sig->cd == TD_I32)
+        td__buf_puts(o, "/* Random data is exact too (tolerance 0). */\n"
+                        "#define TD_GM_TOL_UNIT 0.0\n"
+                        "#define TD_GM_TOL_FLOOR 0.0\n"
+                        "/* The poison of D's region (and C's at beta 0): "
+                        "int32 has no NaN. */\n"
+                        "#define TD_GM_POISON (-2147483648.0)\n");
+    else
+        td__buf_printf(o,
+                       "/* Random data: each of the K + 1 additions errs by "
+                       "at most\n * TD_GM_TOL_UNIT (sum |a b| + |beta c|) + "
+                       "TD_GM_TOL_FLOOR (%s). */\n"
+                       "#define TD_GM_TOL_UNIT %.17g /* 2^%d */\n"
+                       "#define TD_GM_TOL_FLOOR %.17g\n"
+                       "#define TD_GM_POISON NAN\n",
+                       sig->cd == TD_F16
+                           ? "one float16 ulp; its subnormal step"
+                           : "twice float32's unit roundoff of a truncating "
+                             "add",
+                       sig->unit, (int)log2(sig->unit), sig->floor);
+    td__buf_printf(o,
                    "#define TD_DST_ELEMS %" PRId64 "LL /* D elements per "
                    "instance */\n"
                    "/* 16-bit floats are only stored and converted here (the "
                    "mma reads\n * them as words): the CPU stand-in runs it "
                    "(tests/cuda/emu.py). */\n"
                    "#define TD_EMU_16BIT_STORAGE 1\n",
-                   g->alpha, call->transpose_a ? "^T" : "",
-                   call->transpose_b ? "^T" : "", g->beta, g->m, g->n, g->k,
-                   g->m, g->n, g->k, g->alpha, g->beta,
                    p->bufs[g->d].elems);
+    if (p->fp8)
+        td__buf_puts(o, "/* So are the 8-bit floats. */\n"
+                        "#define TD_EMU_FP8_STORAGE 1\n");
     td__buf_puts(o, "/* The element of each buffer's instance that holds "
                     "position (row, col) of\n"
                     " * D, C ([M][N]), A' ([M][K]) and B' ([K][N]): row-major "
@@ -320,15 +437,60 @@ static void gm_reference(td_buf *o, const kp_plan *p)
     td__buf_puts(o, "\n");
 }
 
-/* Exact: integers in [-2, 2]; random: uniform in [-1, 1] (rounded to the
- * dtype when staged).  D's region and, with beta = 0, C's are poisoned by
- * gm_fill. */
+/* Float signatures: exact integers in [-r, r] (gm_plan.exact), random
+ * uniform in [-1, 1] (rounded to the dtype when staged; tf32 keeps all of
+ * float32's bits).  8-bit integers: their whole range in both modes.
+ * int32 accumulators: exact within 2^24 of 0 (no sum wraps), random
+ * td_gm_rand_s32 (some sums wrap).  D's region and, with beta = 0, C's
+ * are poisoned by gm_fill. */
 static void gm_gen_expr(td_buf *o, const kp_plan *p, const kp_buf *kb)
 {
-    (void)p;
-    (void)kb;
-    td__buf_puts(o, "td_data_random ? 2.0 * td_rand_u01() - 1.0 : "
-                    "td_rand_int(-2, 2)");
+    const gm_plan *g = gm_of(p);
+    switch (kb->b->dtype) {
+    case TD_I8:
+        td__buf_puts(o, "td_rand_int(-128, 127)");
+        return;
+    case TD_U8:
+        td__buf_puts(o, "td_rand_int(0, 255)");
+        return;
+    case TD_I32:
+        td__buf_puts(o, "td_data_random ? td_gm_rand_s32() : "
+                        "td_rand_int(-16777216, 16777216)");
+        return;
+    default:
+        td__buf_printf(o,
+                       "td_data_random ? 2.0 * td_rand_u01() - 1.0 : "
+                       "td_rand_int(-%d, %d)",
+                       g->exact, g->exact);
+        return;
+    }
+}
+
+/* int32 accumulators: the random draw of C (and D outside its region). */
+static void gm_helpers(td_buf *o, const kp_plan *p)
+{
+    if (gm_of(p)->sig->cd != TD_I32)
+        return;
+    td__buf_puts(o,
+                 "/* Random int32 accumulator values: half uniform over "
+                 "int32, half within\n"
+                 " * 2^20 of its ends, so that some sums of K products wrap "
+                 "(mma's int32\n"
+                 " * add without .satfinite wraps; td_gm_wrap32). */\n"
+                 "static double td_gm_rand_s32(void)\n"
+                 "{\n"
+                 "    /* td_rng's two top bits (of 31), then 32 bits of "
+                 "two draws. */\n"
+                 "    const unsigned long long r = td_rng() >> 29;\n"
+                 "    if (r & 1) {\n"
+                 "        const unsigned long long u = (td_rng() << 16 ^ "
+                 "td_rng()) & 0xffffffffULL;\n"
+                 "        return (double)(long long)u - 2147483648.0;\n"
+                 "    }\n"
+                 "    const double off = td_rand_int(0, (1 << 20) - 1);\n"
+                 "    return r & 2 ? 2147483647.0 - off : -2147483648.0 + "
+                 "off;\n"
+                 "}\n\n");
 }
 
 static void gm_fill(td_buf *o, const kp_plan *p)
@@ -336,8 +498,8 @@ static void gm_fill(td_buf *o, const kp_plan *p)
     const gm_plan *g = gm_of(p);
     const kp_buf *kd = &p->bufs[g->d], *kc = &p->bufs[g->c];
     bool in_place = g->in_place;
-    td__buf_puts(o, "        /* Poison: D's region is NaN (a body that reads "
-                    "the old D fails)");
+    td__buf_puts(o, "        /* Poison: D's region is TD_GM_POISON (a body "
+                    "that reads the old D fails)");
     if (g->beta == 0.0 && !in_place)
         td__buf_puts(o, ", and so is C's\n         * (beta = 0: a body that "
                         "reads C fails)");
@@ -352,12 +514,12 @@ static void gm_fill(td_buf *o, const kp_plan *p)
                    "++inst)\n"
                    "            for (int q = 0; q < TD_GM_M * TD_GM_N; ++q) {\n"
                    "                v_in_%s[inst * %" PRId64 "LL + td_gm_d[q]] = "
-                   "NAN;\n",
+                   "TD_GM_POISON;\n",
                    kd->b->name, kd->elems);
     if (g->beta == 0.0 && !in_place)
         td__buf_printf(o,
                        "                v_in_%s[inst * %" PRId64
-                       "LL + td_gm_c[q]] = NAN;\n",
+                       "LL + td_gm_c[q]] = TD_GM_POISON;\n",
                        kc->b->name, kc->elems);
     td__buf_puts(o, "            }\n");
 }
@@ -377,17 +539,23 @@ static void gm_ref_call(td_buf *o, const kp_plan *p)
 static void gm_header(td_buf *o, const kp_plan *p)
 {
     const gm_plan *g = gm_of(p);
+    const bool integer = g->sig->cd == TD_I32;
     td__buf_printf(o,
-                   " * gemm: M %" PRId64 ", N %" PRId64 ", K %" PRId64
-                   "; every slot of every operand staged through its\n"
-                   " * layout; D's region starts as NaN%s; D must equal "
-                   "the reference\n"
-                   " * (exact data: ==; random: the float32 accumulation "
-                   "bound), A, B, C\n"
-                   " * must come back unchanged.\n",
-                   g->m, g->n, g->k,
+                   " * gemm (%s): M %" PRId64 ", N %" PRId64 ", K %" PRId64
+                   "; every slot of every\n"
+                   " * operand staged through its layout; D's region starts "
+                   "as %s%s;\n"
+                   " * D must equal the reference (exact data: ==; random: "
+                   "%s),\n"
+                   " * A, B, C must come back unchanged.\n",
+                   g->sig->what, g->m, g->n, g->k,
+                   integer ? "INT32_MIN" : "NaN",
                    g->beta == 0.0 && !g->in_place ? ", and C's (beta = 0)"
-                                                  : "");
+                                                  : "",
+                   integer ? "== too, with sums that wrap"
+                   : g->sig->tf32
+                       ? "inputs truncated to tf32, then the float32 bound"
+                       : "the accumulation bound");
 }
 
 /* Four rounds, new data each, the guard bytes alternating. */
@@ -422,6 +590,7 @@ const kp_family td__kp_gemm = {
     .header = gm_header,
     .tables = gm_tables,
     .reference = gm_reference,
+    .helpers = gm_helpers,
     .gen_expr = gm_gen_expr,
     .rounds = gm_rounds,
     .fill = gm_fill,
@@ -429,4 +598,5 @@ const kp_family td__kp_gemm = {
     .dst_check = "td_check",
     .pass = gm_pass,
     .free = gm_free,
+    .float8 = true,
 };

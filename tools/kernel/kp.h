@@ -130,7 +130,8 @@ typedef struct kp_plan {
     int64_t scratch;    /* static shared bytes the body declares itself */
     bool half;          /* cuda_fp16.h needed */
     bool bf16;          /* cuda_bf16.h needed */
-    bool fp8;           /* cuda_fp8.h needed (bit-exact families only) */
+    bool fp8;           /* cuda_fp8.h needed (bit-exact families, and
+                           those with kp_family.float8) */
     /* The dynamic shared memory's base is rounded up to this (0: the 16
      * bytes CUDA promises; a swizzled TMA tile needs 1024, and the family
      * then asks for that much more in smem). */
@@ -192,6 +193,11 @@ struct kp_family {
      * still hold it, and float8 buffers are staged. */
     bool bits;
     unsigned long long (*gap_bits)(td_dtype t);
+    /* Float8 buffers are accepted in a family that is not bit-exact: its
+     * reference reads their values (td_to_double / td_from_double of
+     * fragments/helpers_e4m3.cuh and helpers_e5m2.cuh: CUDA's conversions, to nearest even and
+     * saturating). */
+    bool float8;
     /* Global buffers are accepted (kp_buf.global; needs bits). */
     bool globals;
     /* A copy within one buffer is accepted (the copy family's plan; the

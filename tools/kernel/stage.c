@@ -331,9 +331,10 @@ int td__kp_check_bufs(kp_plan *p, const td_ir *ir, td_diag *diag)
         if (td__kp_ctype(b->dtype) == NULL)
             return td__kp_fail(diag, c, TD_EINVAL,
                                "buffer %s has an unsupported dtype", b->name);
-        /* The reference has no float8 rounding yet; the message makes the
+        /* Only bit-exact families and those whose reference reads float8
+         * values (kp_family.float8) take them; the message makes the
          * conformance runner compile the emitted body alone. */
-        if (td_dtype_is_float8(b->dtype) && p->fam->bits)
+        if (td_dtype_is_float8(b->dtype) && (p->fam->bits || p->fam->float8))
             p->fp8 = true;
         else if (td_dtype_is_float8(b->dtype))
             return td__kp_fail(diag, c, TD_EINVAL,

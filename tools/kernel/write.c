@@ -34,6 +34,8 @@ static const char *kp_gap(const kp_plan *p, td_dtype t, char *buf, size_t cap)
     switch (t) {
     case TD_F16: return "__float2half(77.0f)";
     case TD_BF16: return "__float2bfloat16(77.0f)";
+    case TD_F8E4M3: return "__nv_fp8_e4m3(7.0f)";
+    case TD_F8E5M2: return "__nv_fp8_e5m2(7.0f)";
     default: return "77";
     }
 }
@@ -963,6 +965,16 @@ int td__kp_write(td_buf *o, const kp_plan *p, const char *body,
         td__buf_puts(o, td__kp_frag_helpers_half);
     if (p->bf16)
         td__buf_puts(o, td__kp_frag_helpers_bf16);
+    /* A float8 value read by the reference (kp_family.float8): the
+     * conversions of each float8 dtype the program stages. */
+    for (int t = 0; t < 2 && p->fp8 && !p->fam->bits; t++) {
+        bool used = false;
+        for (int i = 0; i < p->nbufs; i++)
+            used |= p->bufs[i].b->dtype == (t ? TD_F8E5M2 : TD_F8E4M3);
+        if (used)
+            td__buf_puts(o, t ? td__kp_frag_helpers_e5m2
+                              : td__kp_frag_helpers_e4m3);
+    }
     if (p->fam->bits)
         td__buf_puts(o, td__kp_frag_bits);
     td__buf_puts(o, "\n");

@@ -59,7 +59,7 @@ static const char *const call_keys[] = {
     "op",   "target", "arch", "scope", "launch",   "buffers", "dst",
     "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch",
     "scalars", "a", "b", "c", "transpose_A", "transpose_B", "alpha", "beta",
-    "active", NULL};
+    "active", "transA", "transB", NULL};
 
 /* json.dumps writes non-finite floats as the bare tokens Infinity,
  * -Infinity and NaN, which YAML reads as strings (here: a region name).
@@ -528,6 +528,9 @@ static PyObject *Call_get_scope(PyObject *s, void *c)
 static PyObject *Call_get_accum(PyObject *s, void *c)
 {
     (void)c;
+    /* gemm_async's accum written as an expression: its text. */
+    if (CALL(s)->accum_expr.kind == TD_VALUE_EXPR)
+        return PyUnicode_FromString(CALL(s)->accum_expr.s);
     return PyBool_FromLong(CALL(s)->accum);
 }
 static PyObject *Call_get_dispatch(PyObject *s, void *c)
@@ -795,7 +798,9 @@ static PyGetSetDef Call_getset[] = {
     {"extras", Call_get_extras, NULL,
      "The op extras given: {'bias': OPERAND, 'scale': OPERAND}.", NULL},
     {"axes", Call_get_axes, NULL, "The reduce axes as written.", NULL},
-    {"accum", Call_get_accum, NULL, "Whether the result accumulates into dst.",
+    {"accum", Call_get_accum, NULL,
+     "Whether the result accumulates into dst (gemm_async: the expression's\n"
+     "text, 'k > 0', where accum is one).",
      NULL},
     {"config", Call_get_config, NULL, "The config entries.", NULL},
     {"active", Call_get_active, NULL,
@@ -821,11 +826,14 @@ PyDoc_STRVAR(Call_doc,
 "Call(*, op, buffers, dst, src=None, srcs=None, extras=None, target='cuda',\n"
 "     arch=None, scope=None, launch=None, axes=None, accum=None, config=None,\n"
 "     dispatch=None, scalars=None, a=None, b=None, c=None, transpose_A=None,\n"
-"     transpose_B=None, alpha=None, beta=None, active=None)\n"
+"     transpose_B=None, alpha=None, beta=None, active=None, transA=None,\n"
+"     transB=None)\n"
 "--\n\n"
 "One tile-primitive call, as a call file describes it (docs/contract.md).\n"
 "A gemm names its operands a, b, c (with dst) and takes transpose_A,\n"
-"transpose_B, alpha and beta (docs/gemm.md); active={'laneid': [0, 16]}\n"
+"transpose_B, alpha and beta (docs/gemm.md); a gemm_async names a and b\n"
+"and takes transA, transB and accum (a bool or an expression of its\n"
+"scalars, 'k > 0'); active={'laneid': [0, 16]}\n"
 "says which threads the guards around the call leave active.\n\n"
 "Build one from keywords (the fields of a call file; checked by the\n"
 "library's loader exactly like a file), or with Call.from_yaml(path) /\n"

@@ -104,7 +104,7 @@ class Call:
         scope: str | None = ...,
         launch: Mapping[str, int | str | Sequence[int]] | None = ...,
         axes: Sequence[int] | None = ...,
-        accum: bool | None = ...,
+        accum: bool | str | None = ...,
         config: Mapping[str, int | bool | str] | None = ...,
         dispatch: str | None = ...,
         scalars: Mapping[str, Mapping[str, Any]] | None = ...,
@@ -116,6 +116,8 @@ class Call:
         alpha: float | None = ...,
         beta: float | None = ...,
         active: Mapping[str, Sequence[int]] | None = ...,
+        transA: bool | None = ...,
+        transB: bool | None = ...,
     ) -> Call: ...
     @classmethod
     def from_yaml(cls, path: _Path, /) -> Call: ...
@@ -149,7 +151,7 @@ class Call:
     @property
     def axes(self) -> tuple[int, ...]: ...
     @property
-    def accum(self) -> bool: ...
+    def accum(self) -> bool | str: ...
     @property
     def config(self) -> dict[str, int | bool | str]: ...
     @property

@@ -183,13 +183,15 @@ def tmem_entry(buf: Any, entry: dict[str, Any]) -> dict[str, Any]:
     """The call file's entry of a tmem buffer: TVM's layout as the call
     file's `layout:` (its loader checks and classifies it, and refuses at
     the value what tensor memory cannot hold), left out where it is
-    datapath D over the buffer's own shape, which a tmem buffer without a
-    layout means."""
+    datapath D over the buffer's own 128 lanes, which a tmem buffer
+    without a layout means (a D layout over 64 rows stays: without it the
+    loader would take the rows for 128 lanes)."""
     del buf
     layout = entry.get("layout")
     if layout is not None:
         m = _LAYOUT_D.fullmatch(layout)
-        if m is not None and [int(m.group(1)), int(m.group(2))] == entry["shape"]:
+        if (m is not None and [int(m.group(1)), int(m.group(2))] == entry["shape"]
+                and entry["shape"][0] == 128):
             return {k: v for k, v in entry.items() if k != "layout"}
     return entry
 

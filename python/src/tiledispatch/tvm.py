@@ -12,9 +12,9 @@ once per tile-primitive call with the ``TilePrimitiveCall`` and its
 :func:`install` replaces with a function that, for the ops tiledispatch
 has (the reductions ``tirx.tile.sum`` / ``max`` / ``min``, the
 elementwise ops ``tirx.tile.add``, ``exp``, ``cast``, ... and
-``tirx.tile.copy``, ``copy_async``, ``gemm`` (mma.sync) and
-``permute_layout`` on a ``cuda`` target; :func:`install`'s ``ops`` /
-``exclude`` narrow them), converts
+``tirx.tile.copy``, ``copy_async``, ``gemm`` (mma.sync),
+``permute_layout`` and ``gemm_async`` (tcgen05) on a ``cuda`` target;
+:func:`install`'s ``ops`` / ``exclude`` narrow them), converts
 both into a :class:`tiledispatch.Call` (:func:`to_call`), dispatches it in
 C, prints the winner's TIRx body and builds from it, with TVM's IR
 builder, the ``PrimFunc`` the pass splices in (:func:`lower`): the
@@ -43,6 +43,7 @@ import tiledispatch as _td
 # back.
 from . import _tvm_copy_async as _ca
 from . import _tvm_gemm as _gemm
+from . import _tvm_gemm_async as _gemm_async
 from ._tvm_base import BridgeError, _dtype
 # Regions, layouts and views (a module of their own, below this one).
 from ._tvm_regions import _Blocks, _int, _layout_text, _lets, _region_text, _shared_view
@@ -71,11 +72,12 @@ NOT_BRIDGED = "not bridged yet"
 # joined when its PTX addresses became T.ptr_byte_offset, copy_async when
 # the bridge read its config (the predicate expression), gemm when it
 # named its operands (_tvm_gemm) and hoisted the bodies' register views
-# (_hoist_views), permute_layout (dst, src as copy's) with it.  gemm_async
-# (tcgen05, sm_100a) is left: its Python Call carries the descriptors and
-# the tensor-memory accumulator TVM hoists out of the call, which the
-# bridge does not read yet (the gemm_async part of design/gemm/plan.md, step B1).
-_NOT_BRIDGED: frozenset[str] = frozenset({"gemm_async"})
+# (_hoist_views), permute_layout (dst, src as copy's) with it, gemm_async
+# (tcgen05, sm_100a) when the bridge read its tensor-memory accumulator and
+# placed its hoisted descriptors where TVM places them (_tvm_gemm_async).
+# Empty today; a family that joins the library before the bridge can read
+# its calls goes here.
+_NOT_BRIDGED: frozenset[str] = frozenset()
 
 _lock = threading.Lock()
 _previous = None          # the dispatcher install() replaced
@@ -298,7 +300,8 @@ class _Operands:
         return {"scalar": name, "dtype": dtype}
 
 
-def _call_fields(op_name: str, op_call: Any, ops: _Operands) -> dict[str, Any]:
+def _call_fields(op_name: str, op_call: Any, ops: _Operands,
+                 scalars: dict[str, Any]) -> dict[str, Any]:
     """The op's operand fields of the call: dst, src, axes and accum for a
     reduction; dst and src for a copy; dst, srcs and extras (bias, scale)
     for an elementwise op."""
@@ -314,6 +317,9 @@ def _call_fields(op_name: str, op_call: Any, ops: _Operands) -> dict[str, Any]:
     if op_name == "gemm":
         # Tx.warp.gemm(D, A, B, C, transpose_A, transpose_B, alpha, beta).
         return _gemm.fields(op_call, ops)
+    if op_name == "gemm_async":
+        # Tx.gemm_async(C, A, B, transA, transB, accum).
+        return _gemm_async.fields(op_call, ops, scalars)
     if op_name in _REDUCTIONS:
         dst = ops.region(op.output)
         return dict(dst=dst, src=ops.region(op.input),
@@ -343,19 +349,26 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     if op_name in ("copy", "copy_async"):
         ops.blocks = _Blocks(_lets(sctx))
         ops.shared_views = op_name == "copy_async"
-    operands = _call_fields(op_name, op_call, ops)
-    config = _config(op_call)
     scalars: dict[str, Any] = {}
+    operands = _call_fields(op_name, op_call, ops, scalars)
+    config = _config(op_call)
     launch = _launch(sctx)
     if op_name == "copy_async":
         config = _ca.config(op_call, config, ops, sctx, scalars)
         launch = _ca.with_cluster(launch, sctx)
         ops.scalars.update(_ca.tmem_addresses(ops))
+    elif op_name == "gemm_async":
+        # cta_group 2 needs the kernel's CTA pair; C's address is its
+        # allocated_addr, as for the tensor-memory copies.
+        launch = _ca.with_cluster(launch, sctx)
+        ops.scalars.update(_ca.tmem_addresses(ops))
     if ops.blocks is not None and ops.blocks.vars:
         launch = ops.blocks.launch(launch)
     # What TVM's guards leave active: gemm's full_active_lanes reads it
-    # (mma.sync is warp-collective).  The other ops have no use for it.
-    active = _gemm.active(sctx) if op_name == "gemm" else None
+    # (mma.sync is warp-collective), gemm_async's single_thread_or_warp
+    # (one thread issues tcgen05.mma).  The other ops have no use for it.
+    active = (_gemm.active(sctx) if op_name == "gemm"
+              else _gemm_async.active(sctx) if op_name == "gemm_async" else None)
     fields: dict[str, Any] = dict(
         op=op_name,
         target="cuda",
@@ -368,6 +381,8 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
         active=active,
     )
     fields["buffers"] = {n: _buffer_entry(b) for n, b in ops.buffers.items()}
+    if op_name == "gemm_async":
+        fields["buffers"] = _gemm_async.per_cta(fields["buffers"], operands["dst"], config)
     if scalars:
         fields["scalars"] = scalars
     try:
@@ -378,9 +393,9 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
 
 def to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, dict[str, Any]]:
     """The tiledispatch call for a TVM tile-primitive call (a reduction,
-    an elementwise op, a copy, a gemm or a permute_layout), and the TVM
-    buffers and scalar
-    expressions by the names the call gives them."""
+    an elementwise op, a copy, a gemm, a permute_layout or a gemm_async),
+    and the TVM buffers and scalar expressions by the names the call
+    gives them."""
     call, ops = _to_call(op_call, sctx)
     return call, {**ops.buffers, **ops.scalars}
 
@@ -848,6 +863,8 @@ def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tupl
         # The body's blockIdx.x is the region's own variable.
         names = {**names, **ops.blocks.names(_launch_vars(sctx))}
     func = _make_body(body, ops.buffers, sctx, views, names)
+    if call.op == "gemm_async":
+        func = _gemm_async.hoisted(func, body, call, ops, sctx)
     if ops.views:
         import tvm
 
@@ -893,7 +910,7 @@ def stats() -> dict[str, dict[str, dict[str, int]]]:
     op: calls}}}``; the reasons are ``"not an op tiledispatch has"``,
     ``"excluded by install()"``, ``"not a cuda target"``, ``"not
     expressible as a tiledispatch call"``, ``"no variant matched"`` and
-    ``"not bridged yet"`` (an op in _NOT_BRIDGED: gemm_async today)."""
+    ``"not bridged yet"`` (an op in _NOT_BRIDGED: none today)."""
     out: dict[str, dict[str, dict[str, int]]] = {"dispatched": {}, "handed_back": {}}
     with _lock:
         for (op, variant), n in sorted(_dispatched.items()):
@@ -954,8 +971,9 @@ def _run_dispatch(op_call: Any, sctx: Any) -> Any:
         return prev(op_call, sctx)
     try:
         func, variant = _lower(call, operands, sctx, reg)
-    except _ca.MapError as e:
-        # A tensor map the bridge cannot give TVM's host side.
+    except (_ca.MapError, _gemm_async.HoistError) as e:
+        # A tensor map the bridge cannot give TVM's host side, descriptors
+        # it cannot hoist.
         if strict:
             raise
         _hand_back(NOT_EXPRESSIBLE, tvm_name, str(e))

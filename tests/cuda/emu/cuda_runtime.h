@@ -726,6 +726,50 @@ static inline float td_emu_f8_value(unsigned v, bool e4m3)
         r = ldexpf((float)(m | 1u << mb), (int)e - bias - mb);
     return s ? -r : r;
 }
+/* float -> 8-bit float bits as CUDA's __nv_fp8_* conversion makes them
+ * (__NV_SATFINITE): the nearest finite value, ties to the even code,
+ * beyond the largest finite value that value; NaN to the NaN code. */
+static inline unsigned td_emu_f8_bits(float f, bool e4m3)
+{
+    if (std::isnan(f))
+        return 0x7f;
+    /* Beyond the largest finite value (e4m3 448, e5m2 57344): that value;
+     * below it the distances in double are exact. */
+    unsigned s = std::signbit(f) ? 0x80 : 0, best = 0;
+    const unsigned top = e4m3 ? 0x7e : 0x7b;
+    double a = fabs((double)f), bd = INFINITY;
+    if (a >= td_emu_f8_value(top, e4m3))
+        return s | top;
+    for (unsigned v = 0; v < 0x80; v++) {
+        float x = td_emu_f8_value(v, e4m3);
+        if (std::isnan(x) || std::isinf(x))
+            continue;
+        double d = fabs((double)x - a);
+        if (d < bd || (d == bd && (v & 1) == 0)) {
+            bd = d;
+            best = v;
+        }
+    }
+    return s | best;
+}
+/*
+ * 8-bit floats as storage, as the 16-bit ones above: __nv_fp8_e4m3 and
+ * __nv_fp8_e5m2 hold their bits, built from a float or double (CUDA's
+ * explicit constructors: td_emu_f8_bits) and read back as a float.  No
+ * arithmetic: the gemm programs (TD_EMU_FP8_STORAGE, which emu.py looks
+ * for) only stage them and let the mma read them as words.
+ */
+#define TD_EMU_FP8_TYPE(name, e4)                                            \
+    struct name {                                                            \
+        unsigned char __x;                                                   \
+        name() = default;                                                    \
+        explicit name(float f) : __x((unsigned char)td_emu_f8_bits(f, e4)) {} \
+        explicit name(double f) : name((float)f) {}                          \
+        explicit operator float() const { return td_emu_f8_value(__x, e4); } \
+    };
+TD_EMU_FP8_TYPE(__nv_fp8_e4m3, true)
+TD_EMU_FP8_TYPE(__nv_fp8_e5m2, false)
+#undef TD_EMU_FP8_TYPE
 /* Element p of a 32-bit A / B word, as a float (integers exactly). */
 static inline float td_emu_mma_elem(int ab, unsigned w, int p)
 {

@@ -29,6 +29,7 @@ __forceinline__ __device__ void td_ptx_cp_async_cg_shared_global_16(void *dst, c
 __device__ __forceinline__ void ours_ldgsts_tile(const half *__restrict__ A_ptr, half *S_ptr)
 {
   int tid = (int)threadIdx.x;
+  #pragma unroll
   for (int f = 0; f < 8; ++f) {
     int g_lin = f * 1024 + tid * 8;
     int s_off = f * 1024 + tid * 8;

@@ -1,0 +1,315 @@
+"""tiledispatch.tvm with `Tx.gemm_async` (tcgen05, sm_100a) against real
+TVM (apache-tvm 0.27.0.post1): every program of
+tests/conformance/gemm_async_tvm_*.yaml (upstream's test_gemm_async.py
+and the probes, as tests/upstream/gen_gemm_async_conformance.py builds
+them for TVM) compiled by `tvm.compile(..., tir_pipeline="tirx")` for
+sm_100a with the bridge installed and without.
+
+- A call the conformance file accepts: tiledispatch dispatches it
+  (stats(), strict) and the CUDA has plain TVM's tcgen05 instructions
+  (the helpers' PTX), the same MMAs in order (tensor-memory address,
+  instruction descriptor, disable-output-lane words, enable_input_d), the
+  same descriptor encodes; compiled again with smem_desc="encode" both
+  ways, every MMA's descriptor values (ldo, sdo, swizzle, the operands'
+  offsets) are TVM's bit for bit.
+- A call the file refuses goes back to TVM as `no variant matched`, with
+  tiledispatch's reason (the file's `# error:`) in the log.
+
+The programs guard a thread-scope call with `if tid == 0`, the guard
+TVM's dispatch context understands (its active set narrows to one thread:
+the bridge's `active:`); under the generator's `if tid < 1` TVM reports
+the whole CTA and tiledispatch refuses the call (D3).  Compiled only: no
+GPU here has tensor memory; with nvcc on PATH two kernels are also built
+by nvcc for sm_100a.
+
+Skipped, with the reason, where TVM is not installed."""
+import logging
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+tvm = pytest.importorskip("tvm", reason="apache-tvm not installed (pip install apache-tvm==0.27.0.post1)")
+
+import tiledispatch.tvm as tdtvm  # noqa: E402
+from conftest import ROOT, compile_cuda  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests" / "upstream"))
+import gen_gemm_async_conformance as gen  # noqa: E402
+
+CONF = ROOT / "tests" / "conformance"
+OP = "tirx.tile.gemm_async"
+
+
+@pytest.fixture
+def bridge(monkeypatch):
+    """The bridge for one test: every body built directly is also parsed
+    by TVMScript (the same PrimFunc, or BridgeError), the stats start
+    empty, and the bridge is uninstalled afterwards.  TVM compiles its
+    CUDA with its default compiler (test_nvcc_sm100a builds with nvcc)."""
+    monkeypatch.setattr(tdtvm, "_verify", True)
+    monkeypatch.delenv("TVM_CUDA_COMPILE_MODE", raising=False)
+    tdtvm.reset_stats()
+    yield
+    tdtvm.uninstall()
+    tdtvm.reset_stats()
+
+
+def header(name: str) -> str:
+    return (CONF / f"gemm_async_tvm_{name}.yaml").read_text()
+
+
+ACCEPTED = [c["name"] for c in gen.CASES if "# expect: tcgen05" in header(c["name"])]
+REJECTED = [c["name"] for c in gen.CASES if c["name"] not in ACCEPTED]
+
+
+def case(name: str, **cfg) -> dict:
+    c = next(c for c in gen.CASES if c["name"] == name)
+    return dict(c, cfg={**c["cfg"], **cfg})
+
+
+def program(c: dict):
+    return gen.build(c, guard="eq")[0]
+
+
+def bridged(c: dict) -> tuple[str, str]:
+    """(plain TVM's CUDA, the bridge's CUDA) of case `c`: the bridge
+    strict, the call dispatched by tcgen05, nothing handed back."""
+    func = program(c)
+    plain = compile_cuda(func, arch=c["arch"])
+    tdtvm.reset_stats()
+    tdtvm.install(strict=True)
+    try:
+        ours = compile_cuda(func, arch=c["arch"])
+    finally:
+        tdtvm.uninstall()
+    assert tdtvm.stats() == {"dispatched": {"gemm_async": {"tcgen05": 1}},
+                             "handed_back": {}}, tdtvm.stats()
+    return plain, ours
+
+
+_ASM = re.compile(r'asm volatile\("([^"]*tcgen05[^"]*)"')
+_MMA = re.compile(r"\b(tvm_builtin_ptx_tcgen05_mma_\w+)\((.*)\);$", re.M)
+_ENC = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\(\w+\[0\]\)\), "
+                  r"(.*), (\d+), (\d+), (\d+)\);$", re.M)
+
+
+def _args(text: str) -> list[str]:
+    """A call's arguments, split at its top-level commas."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
+        cur += ch
+    return out + [cur.strip()]
+
+
+def facts(src: str) -> dict:
+    """What the comparison holds a kernel's CUDA to: the tcgen05 PTX of
+    its helpers, the MMAs in order (the helper, the tensor-memory
+    address, the instruction descriptor, the lane masks and
+    enable_input_d: every argument but the two descriptors, whose values
+    the smem_desc="encode" compile compares), and the descriptor encodes
+    (the shared operand and its byte offset, ldo, sdo, swizzle)."""
+    mmas = [(fn, [a for i, a in enumerate(_args(args)) if i not in (1, 2)])
+            for fn, args in _MMA.findall(src)]
+    encodes = sorted(_ENC.findall(gen.base_offsets(src)))
+    return {"ptx": sorted(set(_ASM.findall(src))), "mmas": mmas,
+            "encodes": encodes, "commit": src.count("tcgen05.commit")}
+
+
+@pytest.mark.parametrize("name", ACCEPTED)
+def test_accepted_as_tvm(bridge, name):
+    c = case(name)
+    plain, ours = bridged(c)
+    want, got = facts(plain), facts(ours)
+    assert got["mmas"], ours
+    assert got == want
+    # The header's count of MMAs is what both issue.
+    count = int(re.search(r"^# count: (\d+)$", header(name), re.M).group(1))
+    assert len(got["mmas"]) == count
+    # Descriptor values, bit for bit: both compiled with a fresh encode
+    # per MMA, whose operands are byte offsets (what the conformance
+    # header records).
+    plain_e, ours_e = bridged(case(name, smem_desc="encode"))
+    assert gen.parse(ours_e) == gen.parse(plain_e)
+    assert len(gen.parse(ours_e)[1]) == count
+
+
+def test_hoist_places_descriptors_after_the_buffers(bridge):
+    """smem_desc hoist (the default): the descriptors are encoded right
+    after the shared buffers' definitions, outside the guard, as TVM's
+    tcgen05 does it (sctx.add_post_buffer_def_stmt); the call site only
+    adds the offsets.  local_hoist encodes at the call, inside it."""
+    def encodes_before_guard(src: str) -> int:
+        kernel = src[src.index('extern "C" __global__'):]
+        return kernel[:kernel.index("if (")].count("encode_matrix_descriptor(")
+
+    plain, ours = bridged(case("f16_128x64x64_sw128"))
+    assert ours == plain
+    assert encodes_before_guard(ours) == 2
+    plain, ours = bridged(case("f16_warp"))
+    assert encodes_before_guard(ours) == encodes_before_guard(plain) == 2
+    _, ours = bridged(case("smem_desc_local_hoist"))
+    assert encodes_before_guard(ours) == 0 and ours.count("encode_matrix_descriptor(") == 3
+
+
+def test_accum_expression_in_a_k_loop(bridge):
+    """upstream's `accum=k > 0` in a K loop: a run-time flag (the call's
+    named int td_accum), the descriptors encoded once before the loop,
+    the first MMA of each iteration accumulating when k > 0."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    _, Al, Bl = gen.build(case("f16_128x64x64_sw128"))
+    Cl = TileLayout(S[(128, 64):(1 @ TLane, 1 @ TCol)])
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([128])
+        tid = T.thread_id_in_wg([128])
+        A = T.alloc_buffer((128, 64), "float16", scope="shared", layout=Al)
+        B = T.alloc_buffer((64, 64), "float16", scope="shared", layout=Bl)
+        C = T.decl_buffer((128, 64), "float32", scope="tmem", allocated_addr=0, layout=Cl)
+        for k in range(4):
+            if tid == 0:
+                Tx.gemm_async(C[:, :], A[:, :], B[:, :], accum=k > 0, dispatch="tcgen05")
+
+    plain = compile_cuda(f, arch="sm_100a")
+    tdtvm.install(strict=True)
+    ours = compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats()["dispatched"] == {"gemm_async": {"tcgen05": 1}}
+    for src in (plain, ours):
+        kernel = src[src.index('extern "C" __global__'):]
+        loop = kernel.index("for (int k = 0;")
+        assert kernel[:loop].count("encode_matrix_descriptor(") == 2
+        assert kernel[loop:].count("encode_matrix_descriptor(") == 0
+    want, got = facts(plain), facts(ours)
+    assert got["ptx"] == want["ptx"] and got["encodes"] == want["encodes"]
+    assert [m[1][:-1] for m in got["mmas"]] == [m[1][:-1] for m in want["mmas"]]
+    # enable_input_d: k > 0 for the first MMA, true for the other three.
+    first = got["mmas"][0][1][-1]
+    assert "k" in first and "0" in first, first
+    assert [m[1][-1] for m in got["mmas"][1:]] == ["(bool)1"] * 3
+
+
+def test_two_calls_share_the_buffers(bridge):
+    """Two calls on the same A and B (the two N halves of C): each hoists
+    its own descriptors after the buffers' definitions, as TVM's variant
+    does (it caches none), and both issue TVM's MMAs."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.cuda.tile_primitive.tma_utils import SwizzleMode, mma_shared_layout
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    Al = mma_shared_layout("float16", SwizzleMode.SWIZZLE_128B_ATOM, (128, 64))
+    Bl = mma_shared_layout("float16", SwizzleMode.SWIZZLE_128B_ATOM, (128, 64))
+    Cl = TileLayout(S[(128, 128):(1 @ TLane, 1 @ TCol)])
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([128])
+        tid = T.thread_id_in_wg([128])
+        A = T.alloc_buffer((128, 64), "float16", scope="shared", layout=Al)
+        B = T.alloc_buffer((128, 64), "float16", scope="shared", layout=Bl)
+        C = T.decl_buffer((128, 128), "float32", scope="tmem", allocated_addr=0, layout=Cl)
+        if tid == 0:
+            Tx.gemm_async(C[:, 0:64], A[:, :], B[0:64, :], dispatch="tcgen05")
+            Tx.gemm_async(C[:, 64:128], A[:, :], B[64:128, :], accum=True, dispatch="tcgen05")
+
+    plain = compile_cuda(f, arch="sm_100a")
+    tdtvm.install(strict=True)
+    ours = compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats()["dispatched"] == {"gemm_async": {"tcgen05": 2}}
+    want, got = facts(plain), facts(ours)
+    assert len(got["mmas"]) == 8 and got == want
+    assert ours.count("encode_matrix_descriptor((") == 4
+
+
+@pytest.mark.parametrize("name", REJECTED)
+def test_rejected_goes_back_with_our_reason(bridge, caplog, name):
+    c = case(name)
+    reason = re.search(r"^# error: (.*)$", header(name), re.M).group(1)
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        try:
+            compile_cuda(program(c), arch=c["arch"])
+        except Exception:  # noqa: BLE001  TVM's own refusal, after the hand-back
+            pass
+    assert tdtvm.stats() == {"dispatched": {},
+                             "handed_back": {"no variant matched": {OP: 1}}}, tdtvm.stats()
+    logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
+    assert len(logs) == 1 and f"{OP} handed back to TVM: no variant matched" in logs[0], logs
+    assert reason in logs[0], (reason, logs)
+
+
+def test_unnarrowed_guard_is_refused(bridge, caplog):
+    """Under `if tid < 1` TVM's dispatch context reports the whole CTA:
+    tiledispatch refuses a thread-scope MMA issued by 128 threads (D3),
+    and TVM lowers the call itself."""
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        src = compile_cuda(gen.build(case("f16_128x64x64_sw128"))[0], arch="sm_100a")
+    assert tdtvm.stats()["handed_back"] == {"no variant matched": {OP: 1}}
+    assert "guard the call to one thread (active set has 128 threads)" in caplog.text
+    assert "tcgen05.mma.cta_group::1.kind::f16" in src
+
+
+def test_to_call(bridge, monkeypatch):
+    """The call the bridge makes: gemm_async's operands, transposes,
+    config, the active thread and the cluster of a cta_group 2 call, its
+    accumulator declared per CTA."""
+    seen = []
+    real = tdtvm._to_call
+
+    def spy(op_call, sctx):
+        call, ops = real(op_call, sctx)
+        seen.append(call)
+        return call, ops
+
+    monkeypatch.setattr(tdtvm, "_to_call", spy)
+    tdtvm.install(strict=True)
+    compile_cuda(program(case("cta_group_2")), arch="sm_100a")
+    compile_cuda(program(case("arbitrary_tiles_transAB_K128")), arch="sm_100a")
+    cta2, tt = seen
+    assert cta2.op == "gemm_async" and cta2.dst == "C_tmem[0:128, 128:256]"
+    assert cta2.config == {"cta_group": 2}
+    assert list(cta2.buffers["C_tmem"]["shape"]) == [128, 512]
+    assert cta2.launch["cluster"] == [2, 1, 1]
+    assert cta2.active == {"warpid": [0, 1], "laneid": [0, 1]}
+    assert "transA=True, transB=True" in tt.script
+
+
+def test_not_expressible(bridge):
+    """A block-scaled call (SFA / SFB) is not expressible yet: the bridge
+    says so rather than dispatching a body without its scale factors."""
+    class Fake:
+        args = [None] * 8
+
+    with pytest.raises(tdtvm.BridgeError, match="block-scaled"):
+        tdtvm._gemm_async.fields(Fake(), None, {})
+
+
+def test_install_takes_gemm_async(bridge):
+    tdtvm.install(ops=["gemm_async"])
+    assert tdtvm.taken_ops() == {"gemm_async"}
+    assert "gemm_async" in tdtvm.served_ops()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("name", ["f16_128x64x64_sw128", "f16_warp"])
+def test_nvcc_sm100a(bridge, monkeypatch, name):
+    """The bridged kernel builds with nvcc for sm_100a (ptxas accepts the
+    tcgen05 instructions and the hoisted descriptors)."""
+    monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
+    bridged(case(name))
