@@ -536,8 +536,9 @@ def build(c, guard="lt"):
     return f, Al, Bl
 
 
-# A tensor-memory address as TVM's CUDA spells a constant one.
-TADDR = r"(?:\(uint\)\d+|tvm_builtin_cuda_get_tmem_addr\(\d+, \d+, \d+\))"
+# A tensor-memory address as TVM's CUDA spells a constant one (the bridge's
+# base, a uint32 value, gets a cast).
+TADDR = r"(?:\(uint\)\d+|tvm_builtin_cuda_get_tmem_addr\((?:\(uint\))?\d+, \d+, \d+\))"
 MMA_RE = re.compile(r"tvm_builtin_ptx_tcgen05_mma_(ws_)?[st]s_mma_(?:ws_)?cta_group__(\d)_kind__(\w+)"
                     rf"\(({TADDR}), (?:(\w+)\[0\]|({TADDR})), (\w+)\[0\], \(uint\)(\d+), "
                     r"(?:\(uint\)0, )*\(bool\)(\d)(?:, \(uint64_t\)0ULL)?\);")
@@ -548,8 +549,11 @@ def taddr(text):
     m = re.fullmatch(r"\(uint\)(\d+)", text)
     if m:
         return int(m.group(1))
-    base, lane, col = map(int, re.findall(r"\d+", text))
+    m = re.fullmatch(r"tvm_builtin_cuda_get_tmem_addr\((?:\(uint\))?(\d+), (\d+), (\d+)\)", text)
+    base, lane, col = map(int, m.groups())
     return base + (lane << 16) + col
+
+
 ENC_RE = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\((\w+)\[0\]\)\), "
                     r"\(\(void\*\)\(\(char\*\)\(&\((\w)_smem_ptr\[0\]\)\) \+ (\d+)\)\), "
                     r"(\d+), (\d+), (\d+)\);")
