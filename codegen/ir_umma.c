@@ -65,9 +65,19 @@ td_var *td_ir_smem_desc(td_ir *ir, const char *name, const td_ir_buf *smem,
     return v;
 }
 
+/* A tensor-memory call buffer of this IR. */
+static bool tmem_buf(const td_ir *ir, const td_ir_buf *b)
+{
+    return b != NULL && b->owner == ir && !b->scratch &&
+           strcmp(b->scope, "tmem") == 0;
+}
+
 static bool operand(const td_ir *ir, const td_ir_desc_operand *d)
 {
     switch (d->form) {
+    case TD_IR_DESC_TMEM:
+        return tmem_buf(ir, d->tmem) && d->lane >= 0 && d->lane < 128 &&
+               d->column >= 0 && d->column < 512;
     case TD_IR_DESC_ADD:
         return d->desc != NULL && d->desc->owner == ir &&
                d->desc->dtype == TD_U64 && d->off16 >= 0 &&
@@ -87,11 +97,10 @@ void td_ir_tcgen05_mma(td_ir *ir, const td_ir_umma *m)
         return;
     bool ok = m != NULL && (unsigned)m->kind < TD_UMMA_KIND_COUNT &&
               (m->cta_group == 1 || (m->cta_group == 2 && !m->ws)) &&
-              m->tmem != NULL &&
-              m->tmem->owner == ir && !m->tmem->scratch &&
-              strcmp(m->tmem->scope, "tmem") == 0 && m->lane >= 0 &&
+              tmem_buf(ir, m->tmem) && m->lane >= 0 &&
               m->lane < 128 && m->column >= 0 && m->column < 512 &&
-              operand(ir, &m->a) && operand(ir, &m->b) && m->accum != NULL &&
+              operand(ir, &m->a) && operand(ir, &m->b) &&
+              m->b.form != TD_IR_DESC_TMEM && m->accum != NULL &&
               td__ir_stmt_operand(ir, m->accum) &&
               (m->accum->dtype == TD_I32 || m->accum->dtype == TD_U32);
     if (!ok) {

@@ -13,18 +13,32 @@
 #include "codegen_internal.h"
 
 /* Helper bits of td__cuda_needs.umma: the MMA of (kind, cta_group) at
- * bit 2 * kind + cta_group - 1, the descriptor helpers, the .ws MMA of a
- * kind at U_WS << kind. */
+ * bit 2 * kind + cta_group - 1 (U_TS << that with A in tensor memory), the
+ * descriptor helpers, the .ws MMA of a kind at U_WS << kind (U_WS_TS <<
+ * kind with A in tensor memory). */
 enum { U_ENCODE = 1u << 8, U_UNIFORM = 1u << 9, U_ADD = 1u << 10,
-       U_WS = 1u << 11 };
+       U_WS = 1u << 11, U_TS = 1u << 14, U_WS_TS = 1u << 20 };
 
 /* TVM's table of the descriptor's layout type by swizzle mode. */
 static const int layout_type[4] = {0, 6, 4, 2};
 
-static void mma_name(td_buf *b, td_umma_kind k, int cta_group, bool ws)
+/* ts: A in tensor memory (PTX's [a_tmem] operand). */
+static void mma_name(td_buf *b, td_umma_kind k, int cta_group, bool ws,
+                     bool ts)
 {
-    td__buf_printf(b, "td_tcgen05_mma_%scg%d_%s", ws ? "ws_" : "", cta_group,
-                   td_umma_kind_name(k));
+    td__buf_printf(b, "td_tcgen05_mma_%s%scg%d_%s", ws ? "ws_" : "",
+                   ts ? "ts_" : "", cta_group, td_umma_kind_name(k));
+}
+
+/* A tensor-memory address: NAME_taddr + (lane << 16) + column. */
+static void cuda_taddr(td_buf *l, const td_ir_buf *b, int64_t lane,
+                       int64_t column)
+{
+    td__buf_printf(l, "%s_taddr", b->name);
+    if (lane != 0)
+        td__buf_printf(l, " + (%" PRId64 "u << 16)", lane);
+    if (column != 0)
+        td__buf_printf(l, " + %" PRId64, column);
 }
 
 /* ---- CUDA ----------------------------------------------------------- */
@@ -33,6 +47,10 @@ static void cuda_operand(const td__async_out *o, const td_ir_desc_operand *d,
                          unsigned *need)
 {
     td_buf *l = o->line;
+    if (d->form == TD_IR_DESC_TMEM) {
+        cuda_taddr(l, d->tmem, d->lane, d->column);
+        return;
+    }
     if (d->form == TD_IR_DESC_ADD) {
         *need |= U_ADD;
         td__buf_printf(l, "td_tcgen05_smem_desc_add(%s, %" PRId64 "u)",
@@ -63,14 +81,14 @@ void td__cuda_umma(const td__async_out *o, const td__stmt *s,
         return;
     }
     const td_ir_umma *m = &u->m;
-    need->umma |= m->ws ? (unsigned)U_WS << m->kind
-                        : 1u << (2 * m->kind + m->cta_group - 1);
-    mma_name(l, m->kind, m->cta_group, m->ws);
-    td__buf_printf(l, "(%s_taddr", m->tmem->name);
-    if (m->lane != 0)
-        td__buf_printf(l, " + (%" PRId64 "u << 16)", m->lane);
-    if (m->column != 0)
-        td__buf_printf(l, " + %" PRId64, m->column);
+    bool ts = m->a.form == TD_IR_DESC_TMEM;
+    unsigned bit = m->ws ? (ts ? (unsigned)U_WS_TS : (unsigned)U_WS) << m->kind
+                         : (ts ? (unsigned)U_TS : 1u)
+                               << (2 * m->kind + m->cta_group - 1);
+    need->umma |= bit;
+    mma_name(l, m->kind, m->cta_group, m->ws, ts);
+    td__buf_puts(l, "(");
+    cuda_taddr(l, m->tmem, m->lane, m->column);
     td__buf_puts(l, ", ");
     cuda_operand(o, &m->a, &need->umma);
     td__buf_puts(l, ", ");
@@ -80,51 +98,63 @@ void td__cuda_umma(const td__async_out *o, const td__stmt *s,
     td__buf_puts(l, ")");
 }
 
-/* The weight-stationary form: enable_input_d, then the zero column mask
- * (0: every column kept), no disable-output-lane words. */
-static void ws_helper(td_buf *o, td_umma_kind k)
+/* The helper's parameters up to idesc; A is a descriptor (a_desc, "l")
+ * or, ts, a tensor-memory address (a_tmem, "r") PTX reads as [%1]. */
+static void helper_head(td_buf *o, td_umma_kind k, int cg, bool ws, bool ts)
 {
     td__buf_puts(o, "\n__forceinline__ __device__ void ");
-    mma_name(o, k, 1, true);
+    mma_name(o, k, cg, ws, ts);
     td__buf_printf(o,
-                   "(unsigned int d_tmem, unsigned long long a_desc, "
-                   "unsigned long long b_desc, unsigned int idesc, "
-                   "int enable_input_d) {\n#ifdef __CUDA_ARCH__\n"
-                   "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%4, 0; "
-                   "tcgen05.mma.ws.cta_group::1.kind::%s [%%0], %%1, %%2, %%3, "
-                   "p, %%5; }\"\n      : : \"r\"(d_tmem), \"l\"(a_desc), "
-                   "\"l\"(b_desc), \"r\"(idesc), \"r\"(enable_input_d), "
-                   "\"l\"(0ull) : \"memory\");\n#else\n"
-                   "  (void)d_tmem;\n  (void)a_desc;\n  (void)b_desc;\n"
+                   "(unsigned int d_tmem, %s, unsigned long long b_desc, "
+                   "unsigned int idesc, int enable_input_d) {\n"
+                   "#ifdef __CUDA_ARCH__\n",
+                   ts ? "unsigned int a_tmem" : "unsigned long long a_desc");
+}
+
+static void helper_tail(td_buf *o, bool ts)
+{
+    td__buf_printf(o,
+                   " : \"memory\");\n#else\n"
+                   "  (void)d_tmem;\n  (void)%s;\n  (void)b_desc;\n"
                    "  (void)idesc;\n  (void)enable_input_d;\n"
                    "  __builtin_trap(); /* tensor memory: no host stand-in */\n"
                    "#endif\n}\n",
-                   td_umma_kind_name(k));
+                   ts ? "a_tmem" : "a_desc");
 }
 
-static void mma_helper(td_buf *o, td_umma_kind k, int cg)
+/* The weight-stationary form: enable_input_d, then the zero column mask
+ * (0: every column kept), no disable-output-lane words. */
+static void ws_helper(td_buf *o, td_umma_kind k, bool ts)
+{
+    helper_head(o, k, 1, true, ts);
+    td__buf_printf(o,
+                   "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%4, 0; "
+                   "tcgen05.mma.ws.cta_group::1.kind::%s [%%0], %s, %%2, %%3, "
+                   "p, %%5; }\"\n      : : \"r\"(d_tmem), %s, "
+                   "\"l\"(b_desc), \"r\"(idesc), \"r\"(enable_input_d), "
+                   "\"l\"(0ull)",
+                   td_umma_kind_name(k), ts ? "[%1]" : "%1",
+                   ts ? "\"r\"(a_tmem)" : "\"l\"(a_desc)");
+    helper_tail(o, ts);
+}
+
+static void mma_helper(td_buf *o, td_umma_kind k, int cg, bool ts)
 {
     int nmask = cg == 2 ? 8 : 4;
-    td__buf_puts(o, "\n__forceinline__ __device__ void ");
-    mma_name(o, k, cg, false);
+    helper_head(o, k, cg, false, ts);
     td__buf_printf(o,
-                   "(unsigned int d_tmem, unsigned long long a_desc, "
-                   "unsigned long long b_desc, unsigned int idesc, "
-                   "int enable_input_d) {\n#ifdef __CUDA_ARCH__\n"
                    "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; "
-                   "tcgen05.mma.cta_group::%d.kind::%s [%%0], %%1, %%2, %%3, {",
-                   4 + nmask, cg, td_umma_kind_name(k));
+                   "tcgen05.mma.cta_group::%d.kind::%s [%%0], %s, %%2, %%3, {",
+                   4 + nmask, cg, td_umma_kind_name(k), ts ? "[%1]" : "%1");
     for (int i = 0; i < nmask; i++)
         td__buf_printf(o, "%s%%%d", i ? ", " : "", 4 + i);
-    td__buf_puts(o, "}, p; }\"\n      : : \"r\"(d_tmem), \"l\"(a_desc), "
-                    "\"l\"(b_desc), \"r\"(idesc)");
+    td__buf_printf(o, "}, p; }\"\n      : : \"r\"(d_tmem), %s, "
+                      "\"l\"(b_desc), \"r\"(idesc)",
+                   ts ? "\"r\"(a_tmem)" : "\"l\"(a_desc)");
     for (int i = 0; i < nmask; i++)
         td__buf_puts(o, ", \"r\"(0u)");
-    td__buf_puts(o, ", \"r\"(enable_input_d) : \"memory\");\n#else\n"
-                    "  (void)d_tmem;\n  (void)a_desc;\n  (void)b_desc;\n"
-                    "  (void)idesc;\n  (void)enable_input_d;\n"
-                    "  __builtin_trap(); /* tensor memory: no host stand-in */\n"
-                    "#endif\n}\n");
+    td__buf_puts(o, ", \"r\"(enable_input_d)");
+    helper_tail(o, ts);
 }
 
 void td__cuda_umma_prelude(td_buf *o, const td__cuda_needs *need)
@@ -179,13 +209,17 @@ void td__cuda_umma_prelude(td_buf *o, const td__cuda_needs *need)
             "off16) {\n"
             "  return (desc & 0xFFFFFFFF00000000ull) |\n"
             "         (unsigned int)((unsigned int)desc + off16);\n}\n");
-    for (int k = 0; k < TD_UMMA_KIND_COUNT; k++)
-        for (int cg = 1; cg <= 2; cg++)
-            if (need->umma >> (2 * k + cg - 1) & 1)
-                mma_helper(o, (td_umma_kind)k, cg);
-    for (int k = 0; k < TD_UMMA_KIND_COUNT; k++)
-        if (need->umma & (unsigned)U_WS << k)
-            ws_helper(o, (td_umma_kind)k);
+    for (int ts = 0; ts < 2; ts++) {
+        unsigned base = ts ? (unsigned)U_TS : 1u;
+        for (int k = 0; k < TD_UMMA_KIND_COUNT; k++)
+            for (int cg = 1; cg <= 2; cg++)
+                if (need->umma & base << (2 * k + cg - 1))
+                    mma_helper(o, (td_umma_kind)k, cg, ts);
+        base = ts ? (unsigned)U_WS_TS : (unsigned)U_WS;
+        for (int k = 0; k < TD_UMMA_KIND_COUNT; k++)
+            if (need->umma & base << k)
+                ws_helper(o, (td_umma_kind)k, ts);
+    }
 }
 
 /* ---- TIRx ----------------------------------------------------------- */
@@ -223,11 +257,30 @@ static void encode_line(const td__async_out *o, const char *name,
     l->data[keep] = '\0';
 }
 
+/* A tensor-memory address as TVM's lowering writes it: the base, base +
+ * column, or get_tmem_addr(base, lane, column). */
+static void tirx_taddr(td_buf *l, const td_ir_buf *b, int64_t lane,
+                       int64_t column)
+{
+    if (lane != 0)
+        td__buf_printf(l, "T.cuda.get_tmem_addr(%s_taddr, %" PRId64
+                          ", %" PRId64 ")",
+                       b->name, lane, column);
+    else if (column != 0)
+        td__buf_printf(l, "%s_taddr + T.Cast(\"uint32\", %" PRId64 ")",
+                       b->name, column);
+    else
+        td__buf_printf(l, "%s_taddr", b->name);
+}
+
 static void tirx_operand(const td__async_out *o, const td_ir_desc_operand *d,
                          const char *enc)
 {
     td_buf *l = o->line;
     switch (d->form) {
+    case TD_IR_DESC_TMEM:
+        tirx_taddr(l, d->tmem, d->lane, d->column);
+        return;
     case TD_IR_DESC_ADD: {
         const char *n = d->desc->name;
         td__buf_printf(l,
@@ -306,15 +359,7 @@ void td__tirx_umma(const td__async_out *o, const td__stmt *s)
                         ops[i]->ldo, ops[i]->sdo, ops[i]->swizzle, false);
         }
     td__buf_puts(l, "T.ptx.tcgen05(");
-    if (m->lane != 0)
-        td__buf_printf(l, "T.cuda.get_tmem_addr(%s_taddr, %" PRId64
-                          ", %" PRId64 ")",
-                       m->tmem->name, m->lane, m->column);
-    else if (m->column != 0)
-        td__buf_printf(l, "%s_taddr + T.Cast(\"uint32\", %" PRId64 ")",
-                       m->tmem->name, m->column);
-    else
-        td__buf_printf(l, "%s_taddr", m->tmem->name);
+    tirx_taddr(l, m->tmem, m->lane, m->column);
     for (int i = 0; i < 2; i++) {
         td__buf_puts(l, ", ");
         tirx_operand(o, ops[i], u->enc[i]);

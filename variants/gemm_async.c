@@ -1,26 +1,30 @@
 /*
  * The `tcgen05` variant of gemm_async (upstream gemm_async/tcgen05.py,
  * design/gemm/plan.md section 3): one thread (or one elected lane of a
- * warp) issues tcgen05.mma (sm_100a) over shared-memory operands named by
- * shared memory descriptors, accumulating into tensor memory.
+ * warp) issues tcgen05.mma (sm_100a) over a shared-memory B named by its
+ * shared memory descriptor and an A in shared memory (a descriptor too)
+ * or in tensor memory (its address), accumulating into tensor memory.
  *
  * Predicates: single_thread_or_warp (TVM's, with TVM's text; ours adds
  * that a thread-scope call must be guarded to one thread, D3) and
  * tcgen05_arch (ours, D2: TVM checks no arch).  The emitter declines in
  * TVM's order with TVM's texts (TVM raises or asserts them): scopes, C's
- * dtype, A/B dtypes, cta_group, descI, ranks, the descriptors of A and B
- * (the swizzle atoms matched by is_tile_inner, gemm_async_desc below),
- * tf32 majorness, the instruction tile and its PTX shape rule (D6), K,
- * C's tensor-memory layout (datapath D's identity, Layout F for a whole
- * M = 64 buffer, Layout B for M = 64 at cta_group 2), and the CTA pair's
+ * dtype, A/B dtypes, cta_group, descI, ranks (the batched .ws C[2, M, N/2]
+ * and tmem A[2, M, K] folds), the descriptors of the shared operands
+ * (gemm_async_desc.c: the swizzle atoms matched by is_tile_inner), tf32
+ * majorness, the instruction tile and its PTX shape rule (D6), K, C's
+ * tensor-memory layout (datapath D's identity, Layout F for a whole M =
+ * 64 buffer, Layout B for M = 64 at cta_group 2), a tmem A's layout (the
+ * one TVM's allocator gives A for the datapath), and the CTA pair's
  * cluster (D7); weight_stationary (.ws), or C packed as Layout E at
- * M = 64, issues tcgen05.mma.ws.  What is not ported yet (A in tensor
- * memory, the batched forms, block scaling) declines naming the feature.
+ * M = 64, issues tcgen05.mma.ws.  What is not ported yet (block scaling,
+ * is_AB_tf32 over other storage) declines naming the feature.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K
- * step ki one tcgen05.mma whose operands are the descriptors advanced by
- * the tile corner's 16-byte offset, under elect.sync at warp scope.
+ * step ki one tcgen05.mma whose shared operands are the descriptors
+ * advanced by the tile corner's 16-byte offset (a tmem A: its address
+ * MMA_K elements on per step), under elect.sync at warp scope.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +32,7 @@
 
 #include "common.h"
 #include "gemm.h"
+#include "gemm_async.h"
 #include "layout.h"
 #include "model.h"
 
@@ -154,295 +159,62 @@ static const td_pred_desc async_preds[] = {
         return TD_EDECLINED;                                                   \
     } while (0)
 
-/* The non-unit extents of r (at most 2 stored); their number. */
-static int mat_dims(const td_region *r, int64_t ext[2])
+/* The non-unit extents of the nd extents e (at most 2 stored); their
+ * number. */
+static int mat_dims_of(const int64_t *e, int nd, int64_t ext[2])
 {
     int n = 0;
-    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
-        if (r->extent[d] != 1) {
+    for (int d = 0; d < nd && d < TD_MAX_RANK; d++)
+        if (e[d] != 1) {
             if (n < 2)
-                ext[n] = r->extent[d];
+                ext[n] = e[d];
             n++;
         }
     return n;
 }
 
-/* TVM's list of r's extents, "[128, 64]". */
+static int mat_dims(const td_region *r, int64_t ext[2])
+{
+    return mat_dims_of(r->extent, r->ndim, ext);
+}
+
 static void extents_text(const td_region *r, char *buf, size_t cap)
 {
-    td_sbuf o = {buf, cap, 0};
-    buf[0] = '\0';
-    td__sbuf_printf(&o, "[");
-    for (int d = 0; d < r->ndim && d < TD_MAX_RANK; d++)
-        td__sbuf_printf(&o, "%s%" PRId64, d ? ", " : "", r->extent[d]);
-    td__sbuf_printf(&o, "]");
+    td__ga_extents(r->extent, r->ndim, buf, cap);
 }
 
-/* A buffer's layout: its own, else the row-major one of its shape. */
-static int buf_layout(const td_buffer *b, td_layout *out)
+/* The layout of tensor-memory region r (TVM's buffer.layout.slice): of
+ * the buffer's layout, or of datapath D's identity for a buffer declared
+ * without one.  Nonzero when it does not slice. */
+static int tmem_slice(const td_call *call, const td_region *r,
+                      td_layout *out)
 {
-    if (b->has_layout) {
-        *out = b->layout;
-        return 0;
-    }
-    return td__lay_row_major(b->shape, b->ndim, out);
-}
-
-/* One shared operand's descriptor: TVM's compute_canonical_params. */
-typedef struct ga_desc {
-    int swizzle, ldo, sdo;
-    bool mn_major;
-    td_layout tile; /* the region's pre-swizzle layout (offsets) */
-    int64_t extent[TD_MAX_RANK];
-    int ndim;
-    int elem_per_16b;
-} ga_desc;
-
-static int parse(const char *text, td_layout *out)
-{
-    td_diag d;
-    memset(&d, 0, sizeof d);
-    return td_layout_parse(text, out, &d) == 0 ? 0 : TD_EINVAL;
-}
-
-/* _try_atom: the atom (of atom_shape) tiles the region's layout with one
- * iter per tiler dim; ldo / sdo from the tiler's last / first dim. */
-static int try_atom(const td_layout *atom, const int64_t *atom_shape,
-                    const td_layout *slice, const int64_t *shape2,
-                    int64_t elem_per_16b, int *ldo, int *sdo)
-{
-    if (shape2[0] % atom_shape[0] != 0 || shape2[1] % atom_shape[1] != 0)
-        return TD_ENOMATCH;
-    td_layout tiler, canon, grouped;
-    char why[256];
-    int rc = td__lay_is_tile_inner(atom, slice, shape2, atom_shape, 2, &tiler,
-                                   why, sizeof why);
-    if (rc != 0)
-        return rc == TD_ENOMATCH || rc == TD_ELIMIT ? TD_ENOMATCH : rc;
-    int64_t tshape[2] = {shape2[0] / atom_shape[0], shape2[1] / atom_shape[1]};
-    int seps[3];
-    if (td__lay_canonicalize(&tiler, &canon) != 0 ||
-        td__lay_group(&canon, tshape, 2, &grouped, seps) != 0)
-        return TD_ENOMATCH;
-    if (seps[0] != 0 || seps[1] != 1 || seps[2] != 2)
-        return TD_ENOMATCH;
-    int64_t atom_size = atom_shape[0] * atom_shape[1];
-    int64_t off[2];
-    for (int d = 0; d < 2; d++) {
-        const td_iter *it = &grouped.shard[d];
-        off[d] = it->extent == 1 ? 0 : it->stride * atom_size / elem_per_16b;
-        if (off[d] < 0 || off[d] >= (1 << 14))
-            return TD_ENOMATCH;
-    }
-    *ldo = (int)off[1];
-    *sdo = (int)off[0];
-    return 0;
-}
-
-static int canonical_params(const td_call *call, int which, bool transposed,
-                            ga_desc *g, td_reason *why)
-{
-    const td_region *r = &call->srcs[which].region;
     const td_buffer *b = &call->buffers[r->buffer];
-    const char *dt = td_dtype_name(b->dtype);
-    int bits = td_dtype_bits(b->dtype);
-    int64_t e16 = 128 / bits;
-    int pe = 0;
-    while ((1 << (pe + 1)) <= e16)
-        pe++;
-    g->elem_per_16b = (int)e16;
     td_layout whole;
-    int rc = buf_layout(b, &whole);
-    if (rc < 0)
-        return rc;
-    td_lay_swz z;
-    td__lay_swz_from_layout(&whole, &z);
-    int mode = z.on ? z.swizzle_len : 0;
-    if (z.on && mode > 0 && !z.inner)
-        DECLINE("swizzle direction mismatch: the hardware swizzle modes "
-                "implement the swizzle_inner=True address permutation");
-    if (mode > 3)
-        DECLINE("gemm_async: swizzle_len %d of %c's layout is not a tcgen05 "
-                "swizzle mode",
-                mode, "AB"[which]);
-
-    /* The descriptor's region: a sub-atom contiguous slice rounds up to
-     * whole atoms from the buffer's origin (TVM's desc_region). */
-    int nd = r->ndim, cax = nd - 1;
-    int64_t dstart[TD_MAX_RANK], dext[TD_MAX_RANK];
-    memcpy(dstart, r->start, sizeof dstart);
-    memcpy(dext, r->extent, sizeof dext);
-    if (mode > 0) {
-        int64_t inner = (int64_t)(16 << mode) * 8 / bits;
-        int64_t contig = r->extent[cax];
-        int64_t rounded = (contig + inner - 1) / inner * inner;
-        if (rounded != contig) {
-            if (r->start[cax] % e16 != 0)
-                DECLINE("gemm_async: contiguous-axis slice start %" PRId64
-                        " is not 16B-aligned (=%" PRId64
-                        " elements, dtype %s). A sub-atom contiguous slice "
-                        "must start on a 16B boundary; otherwise keep that "
-                        "axis full and split on a stride/outer axis instead "
-                        "(lay the operand out MN-major).",
-                        r->start[cax], e16, dt);
-            dstart[cax] = 0;
-            dext[cax] = rounded;
-        }
-    }
-    td_layout slice;
-    if ((rc = td__lay_slice(&whole, b->shape, nd, dstart, dext, &slice)) != 0)
-        DECLINE("gemm_async: the layout of %.*s does not slice to the "
-                "region of %c",
-                TD__FIELD(b->name), "AB"[which]);
-    int64_t shape2[2];
-    int n2 = 0;
-    for (int d = 0; d < nd; d++)
-        if (dext[d] != 1) {
-            if (n2 < 2)
-                shape2[n2] = dext[d];
-            n2++;
-        }
-    if (n2 != 2) {
-        char t[128];
-        td_region dr = *r;
-        memcpy(dr.extent, dext, sizeof dext);
-        extents_text(&dr, t, sizeof t);
-        DECLINE("Expected exactly 2 non-unit dims in region %s", t);
-    }
-
-    /* The per-instruction offsets read the region's own pre-swizzle tile. */
-    td_layout rslice;
-    if (td__lay_slice(&whole, b->shape, nd, r->start, r->extent, &rslice) !=
-            0 ||
-        td__lay_strip_swizzle(&rslice, r->extent, nd, &g->tile) != 0)
-        DECLINE("gemm_async: the layout of %.*s does not slice to the "
-                "region of %c",
-                TD__FIELD(b->name), "AB"[which]);
-    memcpy(g->extent, r->extent, sizeof g->extent);
-    g->ndim = nd;
-
-    if (mode == 0) {
-        /* TVM's no-swizzle branch: 16-byte packed, or the column-major
-         * view of one 128-byte column. */
-        if (whole.swizzle && z.on)
-            DECLINE("gemm_async: no-swizzle SMEM descriptors require a "
-                    "plain TileLayout");
-        td_layout canon, grouped;
-        int seps[3];
-        if (td__lay_canonicalize(&slice, &canon) != 0 ||
-            td__lay_group(&canon, shape2, 2, &grouped, seps) != 0)
-            DECLINE("gemm_async: no MMA SMEM descriptor matches region shape "
-                    "[%" PRId64 ", %" PRId64 "] for dtype %s.",
-                    shape2[0], shape2[1], dt);
-        int ns = grouped.nshard;
-        const td_iter *sh = grouped.shard;
-        if (ns >= 3) {
-            const td_iter *d0 = &sh[ns - 3], *d1 = &sh[ns - 2],
-                          *d2 = &sh[ns - 1];
-            bool packed = d0->extent == shape2[0] && d0->stride == e16 &&
-                          d1->extent * d2->extent == shape2[1] &&
-                          d1->stride == shape2[0] * e16 &&
-                          d2->extent == e16 && d2->stride == 1;
-            if (packed) {
-                if (e16 != 8)
-                    DECLINE("gemm_async: no-swizzle packed-16B SMEM "
-                            "descriptors are only supported for 16-bit "
-                            "dtypes (8 elements per 16B line); got dtype %s "
-                            "with %" PRId64 " elements per 16B line",
-                            dt, e16);
-                if (shape2[0] >= (1 << 14))
-                    DECLINE("gemm_async: ldo %" PRId64 " does not fit the "
-                            "descriptor", shape2[0]);
-                g->swizzle = 0;
-                g->ldo = (int)shape2[0];
-                g->sdo = 8;
-                g->mn_major = transposed;
-                return 0;
-            }
-        }
-        if (ns < 2 || !(sh[ns - 2].stride == 1 &&
-                        sh[ns - 1].stride == shape2[0]))
-            DECLINE("gemm_async: no-swizzle SMEM descriptors currently "
-                    "require the penultimate matrix dimension to be "
-                    "contiguous or 16B-packed");
-        if (shape2[0] != 8 * e16)
-            DECLINE("gemm_async: no-swizzle column-major-view SMEM "
-                    "descriptors require the contiguous matrix dimension to "
-                    "span exactly 128B (= %" PRId64 " elements for %s); got "
-                    "%" PRId64 ". Use a swizzled or packed-16B layout for "
-                    "larger tiles.",
-                    8 * e16, dt, shape2[0]);
-        if (sh[ns - 1].stride >= (1 << 14))
-            DECLINE("gemm_async: ldo %" PRId64 " does not fit the descriptor",
-                    sh[ns - 1].stride);
-        g->swizzle = 0;
-        g->ldo = (int)sh[ns - 1].stride;
-        g->sdo = 8;
-        g->mn_major = transposed;
-        return 0;
-    }
-
-    /* The swizzle atoms, K-major first (TVM's _match, over the modes from
-     * 128 B down; only the layout's own swizzle can match). */
-    for (int m = 3; m >= 1; m--) {
-        int64_t w = (int64_t)(16 << m) * 8 / bits;
-        char k_text[96], mn_text[128];
-        snprintf(k_text, sizeof k_text, "S[%" PRId64 " : 1] + Swizzle(%d, %d, 3)",
-                 8 * w, m, pe);
-        snprintf(mn_text, sizeof mn_text,
-                 "S[(%" PRId64 ", 8) : (1, %" PRId64 ")] + Swizzle(%d, %d, 3)",
-                 w, w, m, pe);
-        td_layout k_atom, mn_atom;
-        if (parse(k_text, &k_atom) != 0 || parse(mn_text, &mn_atom) != 0)
+    if (b->has_layout) {
+        whole = b->layout;
+    } else {
+        char text[96];
+        snprintf(text, sizeof text,
+                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]",
+                 b->shape[0], b->shape[1]);
+        if (td__ga_parse(text, &whole) != 0)
             return TD_EINVAL;
-        const int64_t base[2] = {8, w}, swapped[2] = {w, 8};
-        /* (is_mn_major, atom, shape) in TVM's candidate order */
-        const td_layout *atoms[2] = {transposed ? &mn_atom : &k_atom,
-                                     transposed ? &k_atom : &mn_atom};
-        const int64_t *shapes[2] = {transposed ? swapped : base,
-                                    transposed ? base : swapped};
-        for (int c = 0; c < 2; c++) {
-            int ldo, sdo;
-            rc = try_atom(atoms[c], shapes[c], &slice, shape2, e16, &ldo, &sdo);
-            if (rc == TD_ENOMATCH)
-                continue;
-            if (rc != 0)
-                return rc;
-            bool mn = c == 1;
-            if (mn != transposed) {
-                int t = ldo;
-                ldo = sdo;
-                sdo = t;
-            }
-            g->swizzle = m;
-            g->ldo = ldo;
-            g->sdo = sdo;
-            g->mn_major = mn;
-            return 0;
-        }
     }
-    int64_t inner = (int64_t)(16 << mode) * 8 / bits;
-    static const char *const mode_names[4] = {
-        "SWIZZLE_NONE", "SWIZZLE_32B_ATOM", "SWIZZLE_64B_ATOM",
-        "SWIZZLE_128B_ATOM"};
-    DECLINE("gemm_async: no MMA SMEM descriptor matches region shape [%" PRId64
-            ", %" PRId64 "] for dtype %s. The buffer is physically "
-            "%s-swizzled (contiguous atom = %" PRId64 " elements / %d B); the "
-            "region's layout does not tile it.",
-            shape2[0], shape2[1], dt, mode_names[mode], inner, 16 << mode);
+    return td__lay_slice(&whole, b->shape, b->ndim, r->start, r->extent,
+                         out);
 }
 
-/* The corner's offset from the buffer's start in 16-byte units: the
- * region's pre-swizzle tile at flat index `linear`. */
-static int64_t off16_at(const ga_desc *g, int64_t linear)
+/* TVM's check of a tensor-memory slice against an expected layout: both
+ * canonicalized, `want` taking the slice's offsets, structurally equal. */
+static bool slice_is(const td_layout *slice, const char *want)
 {
-    int64_t total = 1;
-    for (int d = 0; d < g->ndim; d++)
-        total *= g->extent[d];
-    int64_t c[TD_AXIS_COUNT];
-    if (td__lay_apply_shape(&g->tile, &linear, &total, 1, c) != 0)
-        return -1;
-    return c[TD_AXIS_M] / g->elem_per_16b;
+    td_layout w, cw, cs;
+    if (td__ga_parse(want, &w) != 0)
+        return false;
+    memcpy(w.offset, slice->offset, sizeof w.offset);
+    return td__lay_canonicalize(&w, &cw) == 0 &&
+           td__lay_canonicalize(slice, &cs) == 0 && td__lay_same(&cw, &cs);
 }
 
 /* ---- instruction descriptor and shape rule ------------------------------- */
@@ -493,8 +265,10 @@ typedef struct ga_plan {
     int64_t m, n, k, mma_k, m_mma, n_mma, lane0, col0;
     bool tf32, warp, ws;
     bool two_by_two; /* Layout B / E: an N tile spans N_mma / 2 columns */
+    bool a_tmem;     /* A in tensor memory: A_taddr + (lane << 16) + cell */
+    int64_t a_lane0, a_col0, a_per32;
     td_dtype ab;
-    ga_desc a, b;
+    td__ga_desc a, b;
     uint32_t idesc;
     int mode; /* 0 hoist, 1 local_hoist, 2 encode, 3 recompute */
 } ga_plan;
@@ -518,16 +292,18 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
     if (p->mode == 0) {
         /* hoist: after each buffer's definition, A's first; warp scope
          * makes the low word uniform before one lane reads it. */
-        da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
-                             p->a.swizzle, p->warp);
+        if (!p->a_tmem)
+            da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+                                 p->a.swizzle, p->warp);
         db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, p->warp);
     } else if (p->mode == 1) {
         /* local_hoist: at the call, B's first, no shuffle. */
         db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, false);
-        da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
-                             p->a.swizzle, false);
+        if (!p->a_tmem)
+            da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+                                 p->a.swizzle, false);
     }
     /* enable_input_d of each K loop's first MMA: the call's accum (a
      * flag, or an expression of its scalars: upstream's accum=k > 0). */
@@ -553,7 +329,7 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
     const int64_t m_tiles = p->m / p->m_mma, n_tiles = p->n / p->n_mma;
     const int64_t k_iters = p->k / p->mma_k;
     const int64_t n_cta = p->n_mma / p->cta_group;
-    const int64_t a_last = p->a.extent[p->a.ndim - 1];
+    const int64_t a_last = p->a_tmem ? 0 : p->a.extent[p->a.ndim - 1];
     const int64_t b_last = p->b.extent[p->b.ndim - 1];
     for (int64_t mi = 0; mi < m_tiles; mi++)
         for (int64_t ni = 0; ni < n_tiles; ni++)
@@ -564,9 +340,19 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                 int64_t bl = call->transpose_b
                                  ? ki * p->mma_k * b_last + ni * n_cta
                                  : ni * n_cta * b_last + ki * p->mma_k;
-                int64_t ao = off16_at(&p->a, al), bo = off16_at(&p->b, bl);
+                int64_t ao = p->a_tmem ? 0 : td__ga_off16_at(&p->a, al);
+                int64_t bo = td__ga_off16_at(&p->b, bl);
                 if (ao < 0 || bo < 0)
                     return TD_EINVAL;
+                td_ir_desc_operand a = {form, da, sa, ao, p->a.ldo,
+                                        p->a.sdo, p->a.swizzle, NULL, 0, 0};
+                if (p->a_tmem)
+                    a = (td_ir_desc_operand){
+                        .form = TD_IR_DESC_TMEM,
+                        .tmem = sa,
+                        .lane = p->a_lane0 +
+                                (m_tiles == 1 ? 0 : mi * p->m_mma),
+                        .column = p->a_col0 + ki * (p->mma_k / p->a_per32)};
                 td_ir_umma u = {
                     .kind = p->kind,
                     .cta_group = p->cta_group,
@@ -575,8 +361,9 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                     .lane = p->lane0 + (m_tiles == 1 ? 0 : mi * p->m_mma),
                     .column = p->col0 + ni * (p->two_by_two ? p->n_mma / 2
                                                              : p->n_mma),
-                    .a = {form, da, sa, ao, p->a.ldo, p->a.sdo, p->a.swizzle},
-                    .b = {form, db, sb, bo, p->b.ldo, p->b.sdo, p->b.swizzle},
+                    .a = a,
+                    .b = {form, db, sb, bo, p->b.ldo, p->b.sdo, p->b.swizzle,
+                          NULL, 0, 0},
                     .idesc = p->idesc,
                     .accum = ki != 0 ? td_int(ir, 1) : accum0,
                 };
@@ -591,47 +378,107 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
 static void note(const td_call *call, const ga_plan *p, td_reason *why)
 {
     const td_buffer *cb = &call->buffers[call->dst.buffer];
+    const td_buffer *ab = &call->buffers[call->srcs[0].region.buffer];
     int cn = (int)strnlen(cb->name, TD_NAME_MAX);
+    int an = (int)strnlen(ab->name, TD_NAME_MAX);
     /* D2: tcgen05_arch passes a call without an arch, as TVM does; say
      * what the code needs. */
     const char *na = call->sm_version == 0
                          ? "; the call gives no arch: tcgen05.mma needs "
                            "sm_100a (not checked)"
                          : "";
+    /* A in tensor memory: its address is the caller's too. */
+    char at[TD_NAME_MAX + 64] = "";
+    if (p->a_tmem)
+        snprintf(at, sizeof at, "; %.*s_taddr is where %.*s lies in tensor "
+                                "memory",
+                 an, ab->name, an, ab->name);
     if (p->cta_group == 2) {
         td_reason_set(why,
                       "tcgen05.mma.cta_group::2 is asynchronous and "
                       "pair-collective: one thread of one CTA of the pair "
                       "(TVM's: cbx == 0) issues it for both, each CTA's A "
-                      "and its half of B in its own shared memory; the "
+                      "and its half of B in its own %s memory; the "
                       "issuer commits it (tcgen05.commit.cta_group::2..."
                       "multicast::cluster, mask 3) and both CTAs wait before "
                       "%.*s is read; %.*s_taddr is what "
-                      "tcgen05.alloc.cta_group::2 wrote%s",
-                      cn, cb->name, cn, cb->name, na);
+                      "tcgen05.alloc.cta_group::2 wrote%s%s",
+                      p->a_tmem ? "tensor and shared" : "shared", cn,
+                      cb->name, cn, cb->name, at, na);
         return;
     }
     td_reason_set(why,
                   "tcgen05.mma is asynchronous: the issuing thread commits it "
                   "(tcgen05.commit.cta_group::1.mbarrier::arrive::one) and "
                   "readers wait on that barrier before %.*s is read; "
-                  "%.*s_taddr is the base address tcgen05.alloc wrote; A and "
-                  "B stay unwritten until then, each aligned to its swizzle "
+                  "%.*s_taddr is the base address tcgen05.alloc wrote%s; A and "
+                  "B stay unwritten until then, %s aligned to its swizzle "
                   "period%s",
-                  cn, cb->name, cn, cb->name, na);
+                  cn, cb->name, cn, cb->name, at,
+                  p->a_tmem ? "B" : "each", na);
 }
 
-/* Whether a 2-D tmem buffer's layout puts row r in lane r and column c
- * in column c (TVM's S[(M, N) : (1@TLane, 1@TCol)], any M <= 128). */
-static bool c_identity(const td_buffer *b)
+/* TVM's _layout_matches_datapath_f: a (64, X) tmem buffer laid out as
+ * Layout F (S[(4, 16, X) : (32@TLane, 1@TLane, 1@TCol)]) at whatever
+ * offsets its layout has. */
+static bool c_is_f(const td_buffer *b)
 {
     char text[96];
-    td_layout want, a, w;
+    if (!b->has_layout || b->ndim != 2 || b->shape[0] != 64)
+        return false;
     snprintf(text, sizeof text,
-             "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]", b->shape[0],
+             "S[(4, 16, %" PRId64 ") : (32@TLane, 1@TLane, 1@TCol)]",
              b->shape[1]);
-    return parse(text, &want) == 0 && td__lay_canonicalize(&b->layout, &a) == 0 &&
-           td__lay_canonicalize(&want, &w) == 0 && td__lay_same(&a, &w);
+    return slice_is(&b->layout, text);
+}
+
+/* A in tensor memory: TVM's check through tmem_mma_operand_layout (the
+ * layout tmem_pool.alloc_tcgen05_mma_A gives A for the MMA's datapath):
+ * the identity (M, K) at datapaths D, A and F, replicated to the upper 64
+ * lanes (+ R[2 : 64@TLane]) at B (cta_group 2, M = 64); the batched
+ * A[2, M, K] of E and B was checked at its rank.  Then A's first lane and
+ * 32-bit cell, the slice's offsets. */
+static int tmem_a(const td_call *call, ga_plan *p, bool batched,
+                  const td_layout *slice, td_reason *why)
+{
+    const td_buffer *ab = &call->buffers[call->srcs[0].region.buffer];
+    int64_t mi = p->m * p->cta_group; /* the instruction's M */
+    if (!batched) {
+        if (p->ws && !(p->cta_group == 1 && mi == 64))
+            DECLINE("gemm_async[tcgen05]: invalid TMEM A layout: "
+                    "alloc_tcgen05_mma_AB: ws=True only valid for "
+                    "cta_group=1, M=64 (Layout E); got M=%" PRId64
+                    ", cta_group=%d",
+                    mi, p->cta_group);
+        if (!(p->cta_group == 1 ? mi == 128 || mi == 64
+                                : mi == 256 || mi == 128))
+            DECLINE("gemm_async[tcgen05]: invalid TMEM A layout: "
+                    "alloc_tcgen05_mma_AB: no supported datapath for M=%" PRId64
+                    ", cta_group=%d, ws=%s (supported: cta1 M in {64,128}, "
+                    "cta2 M in {128,256})",
+                    mi, p->cta_group, p->ws ? "True" : "False");
+        int64_t a2[2];
+        char want[128];
+        mat_dims(&call->srcs[0].region, a2);
+        snprintf(want, sizeof want,
+                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]%s", a2[0],
+                 a2[1],
+                 p->cta_group == 2 && mi == 128 ? " + R[2 : 64@TLane]" : "");
+        if (!slice_is(slice, want))
+            DECLINE("gemm_async[tcgen05]: TMEM A layout does not match "
+                    "tmem_pool.alloc_tcgen05_mma_A semantic layout");
+    }
+    p->a_per32 = 32 / td_dtype_bits(ab->dtype);
+    p->a_lane0 = slice->offset[TD_AXIS_TLANE];
+    int64_t col = slice->offset[TD_AXIS_TCOL];
+    /* TVM floors the element column to a cell (ours: refuse). */
+    if (col % p->a_per32 != 0)
+        DECLINE("gemm_async: A's region starts at element column %" PRId64
+                " of its tensor memory, inside a 32-bit cell (%" PRId64
+                " %s to a cell); the MMA reads A from whole cells",
+                col, p->a_per32, td_dtype_name(ab->dtype));
+    p->a_col0 = col / p->a_per32;
+    return 0;
 }
 
 static int cfg_int(const td_config_entry *e, int64_t *v)
@@ -661,15 +508,13 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     bool c_tmem = td__name_is(cb->scope, "tmem");
     bool a_sh = strncmp(ab->scope, "shared", 6) == 0;
     bool b_sh = strncmp(bb->scope, "shared", 6) == 0;
-    if (td__name_is(ab->scope, "tmem")) {
+    p.a_tmem = td__name_is(ab->scope, "tmem");
+    if (p.a_tmem) {
         if (!(c_tmem && b_sh))
             DECLINE("tcgen05 schedule expected C_scope=tmem, B_scope=shared "
                     "when A is tmem, got C_scope=%.*s, B_scope=%.*s",
                     TD__FIELD(cb->scope), TD__FIELD(bb->scope));
-        DECLINE("gemm_async: A in tensor memory is not supported by "
-                "tiledispatch yet");
-    }
-    if (!(c_tmem && a_sh && b_sh))
+    } else if (!(c_tmem && a_sh && b_sh))
         DECLINE("tcgen05 schedule expected C_scope=tmem, A_scope=shared, "
                 "B_scope=shared, got C_scope=%.*s, A_scope=%.*s, B_scope=%.*s",
                 TD__FIELD(cb->scope), TD__FIELD(ab->scope),
@@ -717,48 +562,76 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     if (p.ws && p.cta_group == 2)
         DECLINE("gemm_async: tcgen05.mma.ws has no cta_group::2 form "
                 "(weight_stationary needs cta_group=1)");
-    /* 5. ranks */
+    /* 5. ranks: C may be the batched .ws fold C[2, M, N/2] (leading unit
+     * dims squeezed), A in tensor memory the batched A[2, M, K] (TVM
+     * normalizes both, checking their layouts structurally). */
+    const td_region *cr = &call->dst, *ar = &call->srcs[0].region;
+    int c0 = 0;
+    while (cr->ndim - c0 > 2 && cr->extent[c0] == 1)
+        c0++;
+    bool c_batched = cr->ndim - c0 == 3 && cr->extent[c0] == 2;
+    bool a_batched = p.a_tmem && ar->ndim == 3 && ar->extent[0] == 2;
     int64_t c2[2], a2[2], b2[2];
-    int nc = mat_dims(&call->dst, c2);
-    if (nc != 2 || call->dst.ndim < 2) {
-        if (call->dst.ndim == 3 && call->dst.extent[0] == 2)
-            DECLINE("gemm_async: the batched C[2, M, N] (.ws) is not "
-                    "supported by tiledispatch yet");
+    int nc = mat_dims(cr, c2);
+    if (!c_batched && (nc != 2 || cr->ndim < 2))
         DECLINE("Only 2D C (or the batched .ws form C[2, M, N]), A, B are "
                 "supported for gemm");
-    }
+    td_layout c_slice, a_slice;
     char t[128];
-    if (mat_dims(&call->srcs[0].region, a2) != 2) {
-        extents_text(&call->srcs[0].region, t, sizeof t);
+    if (c_batched) {
+        snprintf(t, sizeof t,
+                 "S[(2, %" PRId64 ", %" PRId64 ") : (64@TLane, 1@TLane, "
+                 "1@TCol)]",
+                 cr->extent[c0 + 1], cr->extent[c0 + 2]);
+        if (tmem_slice(call, cr, &c_slice) != 0 || !slice_is(&c_slice, t))
+            DECLINE("gemm_async: the batched C[2, M, N/2] is the .ws "
+                    "Layout-E fold %s; C's region is not",
+                    t);
+        if (cg == 1)
+            p.ws = true; /* the fold is the M = 64 .ws datapath */
+    }
+    if (p.a_tmem && tmem_slice(call, ar, &a_slice) != 0)
+        DECLINE("gemm_async: the layout of %.*s does not slice to the "
+                "region of A",
+                TD__FIELD(ab->name));
+    if (a_batched) {
+        snprintf(t, sizeof t,
+                 "S[(2, %" PRId64 ", %" PRId64 ") : (64@TLane, 1@TLane, "
+                 "1@TCol)]",
+                 ar->extent[1], ar->extent[2]);
+        if (!slice_is(&a_slice, t))
+            DECLINE("gemm_async: the batched A[2, M, K] in tensor memory is "
+                    "the fold %s; A's region is not",
+                    t);
+    }
+    const int64_t *aext = ar->extent + (a_batched ? 1 : 0);
+    int an = ar->ndim - (a_batched ? 1 : 0);
+    if (mat_dims_of(aext, an, a2) != 2) {
+        td__ga_extents(aext, an, t, sizeof t);
         DECLINE("Expected exactly 2 non-unit dims in A_extent %s", t);
     }
     if (mat_dims(&call->srcs[1].region, b2) != 2) {
         extents_text(&call->srcs[1].region, t, sizeof t);
         DECLINE("Expected exactly 2 non-unit dims in B_extent %s", t);
     }
-    p.m = call->dst.extent[call->dst.ndim - 2];
-    p.n = call->dst.extent[call->dst.ndim - 1];
+    p.m = cr->extent[cr->ndim - 2];
+    p.n = cr->extent[cr->ndim - 1] * (c_batched ? 2 : 1);
     p.k = call->transpose_a ? a2[0] : a2[1];
     /* M = 64 at cta_group 2 is TVM's 2x2 datapath: C must be Layout B,
-     * (r, c) in lane r + 64 (c / (N/2)), column c % (N/2); the whole
-     * buffer only (a column slice of it is no Layout B). */
+     * (r, c) in lane r + 64 (c / (N/2)), column c % (N/2) (checked with
+     * C's layout, step 10). */
     bool two_by_two = p.m == 64 && p.cta_group == 2;
-    if (two_by_two &&
-        !(cb->has_layout && cb->datapath == TD_TMEM_B &&
-          call->dst.ndim == 2 && call->dst.start[0] == 0 &&
-          call->dst.start[1] == 0 && call->dst.extent[0] == cb->shape[0] &&
-          call->dst.extent[1] == cb->shape[1]))
-        DECLINE("gemm_async: M=64 with cta_group=2 needs C in datapath B "
-                "(S[(64, 2, N/2) : (1@TLane, 64@TLane, 1@TCol)]) over its "
-                "whole buffer; other C layouts are not supported by "
-                "tiledispatch yet");
     /* 6. descriptors */
     int rc;
-    if ((rc = canonical_params(call, 0, call->transpose_a, &p.a, why)) != 0 ||
-        (rc = canonical_params(call, 1, call->transpose_b, &p.b, why)) != 0)
+    if (p.a_tmem && call->transpose_a)
+        DECLINE("tcgen05 schedule: transA must be False when A is in tmem");
+    if ((!p.a_tmem &&
+         (rc = td__ga_canonical_params(call, 0, call->transpose_a, &p.a, why)) !=
+             0) ||
+        (rc = td__ga_canonical_params(call, 1, call->transpose_b, &p.b, why)) != 0)
         return rc;
     /* 7. tf32 majorness */
-    if (p.tf32 && p.a.mn_major)
+    if (p.tf32 && !p.a_tmem && p.a.mn_major)
         DECLINE("gemm_async: tf32 A operand matched an MN-major SMEM layout, "
                 "which is PTX-illegal without 128B-32B-atomicity swizzle "
                 "support; lay A out K-major (K contiguous) instead");
@@ -843,20 +716,25 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     if (p.k % p.mma_k != 0)
         DECLINE("tcgen05 schedule expected K %% %" PRId64 " == 0, got %" PRId64,
                 p.mma_k, p.k);
-    /* 10. C in tensor memory: the datapath-D identity at the region */
-    if (call->dst.ndim != 2)
+    /* 10. C in tensor memory, read as TVM reads it: C's slice (the
+     * region's layout, its offsets the first lane and column) against the
+     * datapath the MMA writes. */
+    if (call->dst.ndim != 2 && !c_batched)
         DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
-    /* Layout F (M = 64 scattered: row r in lane 32 (r / 16) + r % 16, the
-     * upper sub-slab 16 lanes on): what an M = 64 MMA writes, TVM's base
-     * for a whole (64, X) buffer of that layout; the lane base is the
-     * sub-slab's. */
-    /* M = 64 at cta_group 1 with C packed as (M, 2, N/2) (Layout E, the
-     * same layout as B): TVM's .ws datapath, which the layout implies. */
-    bool packed = p.m == 64 && p.cta_group == 1 && cb->has_layout &&
-                  cb->datapath == TD_TMEM_B && call->dst.start[0] == 0 &&
-                  call->dst.start[1] == 0 &&
-                  call->dst.extent[0] == cb->shape[0] &&
-                  call->dst.extent[1] == cb->shape[1];
+    if (!c_batched && tmem_slice(call, cr, &c_slice) != 0)
+        DECLINE("gemm_async: the layout of %.*s does not slice to the "
+                "region of C",
+                TD__FIELD(cb->name));
+    /* M = 64 with C packed as (M, 2, N/2) (Layout E at cta_group 1, the
+     * same layout as B): TVM's .ws datapath, which the layout implies
+     * (the batched C[2, M, N/2] normalizes to it). */
+    char packed_text[128];
+    snprintf(packed_text, sizeof packed_text,
+             "S[(%" PRId64 ", 2, %" PRId64 ") : (1@TLane, 64@TLane, 1@TCol)]",
+             p.m, p.n / 2);
+    bool packed_n2 = p.m == 64 && p.n % 2 == 0 &&
+                     (c_batched || slice_is(&c_slice, packed_text));
+    bool packed = packed_n2 && p.cta_group == 1;
     const td_config_entry *wse = td_call_config(call, "weight_stationary");
     if (packed && wse != NULL && wse->kind == TD_VALUE_BOOL && !wse->b)
         DECLINE("gemm_async[tcgen05]: C uses the packed (M, 2, N//2):(1@TLane, "
@@ -875,21 +753,54 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                 "wrong lanes. Declare C in the Layout-E (packed) or the "
                 "batched C[2, M, N//2] form for a .ws output, or drop "
                 "weight_stationary for a non-ws (Layout-F) M=64 MMA.");
-    bool f = two_by_two || packed ||
-             (cb->has_layout && cb->datapath == TD_TMEM_F && p.m == 64 &&
-             p.cta_group == 1 && call->dst.start[0] == 0 &&
-             call->dst.extent[0] == 64);
-    if (cb->has_layout && !f && !c_identity(cb))
-        DECLINE("gemm_async: C in tensor-memory datapath %s (the M=64 "
-                "layouts) is not supported by tiledispatch yet",
-                cb->datapath == TD_TMEM_F   ? "F"
-                : cb->datapath == TD_TMEM_B ? "B"
-                                            : "other than D");
-    p.lane0 = two_by_two || packed ? 0
-              : f                    ? 16 * cb->sub_slab
-                                     : call->dst.start[0];
-    p.two_by_two = two_by_two || packed;
-    p.col0 = call->dst.start[1];
+    /* A in tensor memory at M = 64: .ws reads both 64-lane halves (the
+     * batched A[2, M, K] says so), the batched A is only the two M = 64
+     * folds (Layout E, Layout B). */
+    if (p.a_tmem && p.ws && p.cta_group == 1 && p.m == 64 && !a_batched)
+        DECLINE("gemm_async[tcgen05]: an M=64 cta_group::1 .ws GEMM with A "
+                "in TMEM reads A from both 64-lane halves (lanes 0-63 and "
+                "64-127), but A was given as a flat 2D [M, K] tile that only "
+                "describes lanes 0-63. Declare A in the batched A[2, M, K] "
+                "fold (layout (2, M, K):(64@TLane, 1@TLane, 1@TCol)), the "
+                "A-side dual of the batched C[2, M, N//2] form, so the "
+                "two-half occupancy is explicit and structurally checked.");
+    if (a_batched && !(p.m == 64 && (p.ws ? p.cta_group == 1
+                                          : p.cta_group == 2)))
+        DECLINE("gemm_async[tcgen05]: batched A[2, M, K] is only valid for "
+                "Layout E (cta_group::1 .ws, per-CTA M=64) or Layout B "
+                "(cta_group::2 dense, per-CTA M=64), but got "
+                "weight_stationary=%s, cta_group=%d, M=%" PRId64
+                ". Declare A as a flat 2D [M, K] identity for any other "
+                "datapath.",
+                p.ws ? "True" : "False", p.cta_group, p.m);
+    if (c_batched && p.m != 64)
+        DECLINE("gemm_async: the batched C[2, M, N/2] folds an M=64 tile "
+                "(lanes m and m + 64); got M=%" PRId64,
+                p.m);
+    /* The expected layout: packed (Layout B / E); Layout F (M = 64
+     * scattered: row r in lane 32 (r / 16) + r % 16) when the whole (64,
+     * X) buffer is Layout F at any lane offset (the upper sub-slab 16
+     * lanes on, say), what an M = 64 MMA writes; else the identity. */
+    char want[128];
+    if (two_by_two || packed_n2)
+        snprintf(want, sizeof want, "%s", packed_text);
+    else if (p.m == 64 && c_is_f(cb))
+        snprintf(want, sizeof want,
+                 "S[(4, 16, %" PRId64 ") : (32@TLane, 1@TLane, 1@TCol)]",
+                 p.n);
+    else
+        snprintf(want, sizeof want,
+                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]", p.m,
+                 p.n);
+    if (!c_batched && !slice_is(&c_slice, want))
+        DECLINE("gemm_async: C's region of tensor memory is not the layout "
+                "the MMA writes, %s at the region's first lane and column",
+                want);
+    p.lane0 = c_slice.offset[TD_AXIS_TLANE];
+    p.col0 = c_slice.offset[TD_AXIS_TCOL];
+    p.two_by_two = two_by_two || packed_n2;
+    if (p.a_tmem && (rc = tmem_a(call, &p, a_batched, &a_slice, why)) != 0)
+        return rc;
     if (p.lane0 + p.m > 128 || p.col0 + p.n > 512)
         DECLINE("gemm_async: C's region (lanes %" PRId64 "..%" PRId64
                 ", columns %" PRId64 "..%" PRId64

@@ -256,8 +256,25 @@ static bool gemm_async_check(const td_call *call, const td_op_desc *op,
      * a matrix: A's M against C's, A's K against B's, B's N times
      * cta_group against C's. */
     int64_t c[2], a[2], b[2];
-    if (mat_extents(&call->dst, c) != 2 ||
-        mat_extents(&call->srcs[0].region, a) != 2 ||
+    /* The batched forms TVM reads first: C[2, M, N/2] (leading unit dims
+     * squeezed) is (M, N), A[2, M, K] in tensor memory is (M, K). */
+    const td_region *cr = &call->dst, *ar = &call->srcs[0].region;
+    int c0 = 0;
+    while (cr->ndim - c0 > 2 && cr->extent[c0] == 1)
+        c0++;
+    bool c_batched = cr->ndim - c0 == 3 && cr->extent[c0] == 2;
+    const td_buffer *abuf = td__region_buffer(call, ar);
+    bool a_batched = abuf != NULL && td__name_is(abuf->scope, "tmem") &&
+                     ar->ndim == 3 && ar->extent[0] == 2;
+    td_region a_mat = *ar;
+    if (a_batched)
+        a_mat.extent[0] = 1;
+    if (c_batched) {
+        c[0] = cr->extent[c0 + 1];
+        c[1] = 2 * cr->extent[c0 + 2];
+    } else if (mat_extents(cr, c) != 2)
+        return true;
+    if (mat_extents(&a_mat, a) != 2 ||
         mat_extents(&call->srcs[1].region, b) != 2)
         return true;
     int64_t cg = td_call_config_int(call, "cta_group", 1);

@@ -133,6 +133,22 @@ expect 2 "gemm_async_k_mismatch.yaml:14:4: error: op 'gemm_async': tcgen05: A_K=
 expect 2 "gemm_async_gemm_key.yaml:15:1: error: 'transpose_A' is not a key of a gemm_async call" dispatch "$data/gemm_async_gemm_key.yaml"
 expect 1 '{"name":"single_thread_or_warp","ok":false,"reason":"thread scope issues tcgen05.mma from every active thread; guard the call to one thread (active set has 128 threads)"}' explain "$data/gemm_async_noguard.yaml" --json
 expect 1 "rejected: tcgen05_arch — tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a" explain "$root/tests/conformance/gemm_async_tvm_rejects_sm90a.yaml" --format tvm
+# A in tensor memory (the [a_tmem] form) and the batched .ws folds: the
+# op's shape asserts read A[2, M, K] and C[2, M, N/2] (at a, at b); the
+# emitter's refusals of a flat A under .ws and of a layout TVM's allocator
+# would not give A, with TVM's texts; explain's note names A_taddr.
+gta="$root/tests/conformance/gemm_async_tvm_tmem_a_ws_packed_c.yaml"
+expect 0 "td_tcgen05_mma_ws_ts_cg1_f16(C_taddr, A_taddr, td_tcgen05_smem_desc_add(descB, 0u), 69207184u, 0);" emit "$gta"
+expect 0 "tcgen05.mma.ws.cta_group::1.kind::f16 [%0], [%1], %2, %3, p, %5;" emit "$gta"
+expect 0 "A_taddr is where A lies in tensor memory" explain "$gta"
+expect 2 "gemm_async_batched_a_m.yaml:13:4: error: op 'gemm_async': tcgen05: A_M=32 doesn't match M=64 from C region" dispatch "$data/gemm_async_batched_a_m.yaml"
+expect 2 "gemm_async_batched_c_n.yaml:14:4: error: op 'gemm_async': tcgen05: B_N=64 * cta_group=1=64 doesn't match N=128" explain "$data/gemm_async_batched_c_n.yaml"
+expect 1 "declined — gemm_async[tcgen05]: an M=64 cta_group::1 .ws GEMM with A in TMEM reads A from both 64-lane halves" explain "$root/tests/conformance/gemm_async_tvm_rejects_tmem_a_ws_flat_a.yaml" --format tvm
+expect 1 "TMEM A layout does not match tmem_pool.alloc_tcgen05_mma_A semantic layout" explain "$root/tests/conformance/gemm_async_tvm_rejects_tmem_a_cta2_flat.yaml" --format tvm
+expect 2 "gemm_async_tmem_a_lane_191.yaml:10:66: error: tmem buffer 'A': its layout reaches lane 191; tensor memory has 128 lanes" dispatch "$data/gemm_async_tmem_a_lane_191.yaml"
+expect 1 "declined — gemm_async: A's region starts at element column 1 of its tensor memory, inside a 32-bit cell (2 bfloat16 to a cell); the MMA reads A from whole cells" explain "$data/gemm_async_tmem_a_mid_cell.yaml" --format tvm
+expect 2 "gemm_async_sfa.yaml:16:1: error: 'sfa': gemm_async's block scaling (SFA / SFB in tensor memory, kind::mxf8f6f4 / mxf4 / mxf4nvf4) is not supported by tiledispatch yet" dispatch "$data/gemm_async_sfa.yaml"
+expect 1 "declined — gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(128, 64) : (1@TLane, 1@TCol)] at the region's first lane and column" explain "$data/gemm_async_c_strided.yaml" --format tvm
 # permute_layout (variants/permute.c): its one variant has no predicates and
 # declines in its emitter, which every explain format shows as a decline,
 # never as a rejected predicate; a call it takes says P and k in its note.

@@ -1057,6 +1057,70 @@ static void test_tcgen05_mma(void **state)
     td_ir_tcgen05_mma(ir, &ws);
     assert_int_equal(td_ir_status(ir), TD_EINVAL);
     td_ir_free(ir);
+
+    /* A in tensor memory: its address as the [a_tmem] operand, the ts
+     * helpers (dense and .ws) in both languages; never as B, never a
+     * shared buffer, never past tensor memory */
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2, (int64_t[]){64, 128});
+    td_ir_buf *ta = td_ir_buffer(ir, "A", TD_BF16, "tmem", 3,
+                                 (int64_t[]){2, 64, 16});
+    b = td_ir_buffer(ir, "B", TD_BF16, "shared", 2, (int64_t[]){128, 16});
+    td_ir_umma ts = {.kind = TD_UMMA_F16, .cta_group = 1, .ws = true,
+                     .tmem = t,
+                     .a = {.form = TD_IR_DESC_TMEM, .tmem = ta, .column = 8},
+                     .b = {TD_IR_DESC_RECOMPUTE, NULL, b, 0, 0, 16, 1},
+                     .idesc = 69207184u, .accum = td_int(ir, 0)};
+    td_ir_tcgen05_mma(ir, &ts);
+    ts.ws = false;
+    ts.cta_group = 2;
+    ts.a.lane = 64;
+    ts.a.column = 0;
+    td_ir_tcgen05_mma(ir, &ts);
+    assert_int_equal(td_ir_status(ir), 0);
+    body = print(ir, TD_LANG_CUDA, &p);
+    has(body, "td_tcgen05_mma_ws_ts_cg1_f16(C_taddr, A_taddr + 8, "
+              "td_tcgen05_smem_desc(B_ptr, 0u, 0, 16, 1), 69207184u, 0);\n");
+    has(body, "td_tcgen05_mma_ts_cg2_f16(C_taddr, A_taddr + (64u << 16), ");
+    has(p, "td_tcgen05_mma_ws_ts_cg1_f16(unsigned int d_tmem, unsigned int "
+           "a_tmem, unsigned long long b_desc,");
+    has(p, "tcgen05.mma.ws.cta_group::1.kind::f16 [%0], [%1], %2, %3, p, "
+           "%5; }\"\n      : : \"r\"(d_tmem), \"r\"(a_tmem), ");
+    has(p, "tcgen05.mma.cta_group::2.kind::f16 [%0], [%1], %2, %3, {%4, ");
+    has(p, "(void)a_tmem;");
+    td_free(body);
+    td_free(p);
+    body = print(ir, TD_LANG_TIRX, NULL);
+    has(body, "T.ptx.tcgen05(C_taddr, A_taddr + T.Cast(\"uint32\", 8), ");
+    has(body, "T.ptx.tcgen05(C_taddr, T.cuda.get_tmem_addr(A_taddr, 64, 0), ");
+    td_free(body);
+    ts.b = ts.a; /* B in tensor memory */
+    td_ir_tcgen05_mma(ir, &ts);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2, (int64_t[]){64, 128});
+    b = td_ir_buffer(ir, "B", TD_BF16, "shared", 2, (int64_t[]){128, 16});
+    ts.tmem = t;
+    ts.a = (td_ir_desc_operand){.form = TD_IR_DESC_TMEM, .tmem = b};
+    ts.b = (td_ir_desc_operand){.form = TD_IR_DESC_RECOMPUTE, .smem = b,
+                                .sdo = 16, .swizzle = 1};
+    ts.accum = td_int(ir, 0);
+    td_ir_tcgen05_mma(ir, &ts); /* A "in tensor memory" is shared */
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2, (int64_t[]){64, 128});
+    b = td_ir_buffer(ir, "B", TD_BF16, "shared", 2, (int64_t[]){128, 16});
+    ts.tmem = t;
+    ts.a = (td_ir_desc_operand){.form = TD_IR_DESC_TMEM, .tmem = t,
+                                .column = 512};
+    ts.b = (td_ir_desc_operand){.form = TD_IR_DESC_RECOMPUTE, .smem = b,
+                                .sdo = 16, .swizzle = 1};
+    ts.accum = td_int(ir, 0);
+    td_ir_tcgen05_mma(ir, &ts); /* past tensor memory's 512 cells */
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
     assert_string_equal(td_umma_kind_name(TD_UMMA_TF32), "tf32");
     assert_null(td_umma_kind_name(TD_UMMA_KIND_COUNT));
 }

@@ -20,10 +20,13 @@ import sys
 DESC = re.compile(r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)")
 VAR = re.compile(r"unsigned long long (desc[AB]\w*) = (?:td_tcgen05_smem_desc_uniform\()?"
                  r"td_tcgen05_smem_desc\((\w)_ptr, 0u, (\d+), (\d+), (\d+)\)")
-MMA = re.compile(r"^\s*td_tcgen05_mma_(?:ws_)?cg\d_\w+\((\w+)_taddr(?: \+ \((\d+)u << 16\))?"
+MMA = re.compile(r"^\s*td_tcgen05_mma_(?:ws_)?(?:ts_)?cg\d_\w+\((\w+)_taddr(?: \+ \((\d+)u << 16\))?"
                  r"(?: \+ (\d+))?, (.*), (\d+)u, (\d+)\);$", re.M)
+# An operand: a descriptor plus an offset, a descriptor encoded in place,
+# or (A in tensor memory) an address A_taddr + (lane << 16) + column.
 OPER = re.compile(r"td_tcgen05_smem_desc_add\((\w+), (\d+)u\)|"
-                  r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)")
+                  r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)|"
+                  r"\w+_taddr(?: \+ \((\d+)u << 16\))?(?: \+ (\d+))?")
 
 
 def header(path, key):
@@ -51,9 +54,12 @@ def ours(exe, path):
     mmas = []
     for _, lane, col, ops, idesc, en in MMA.findall(src):
         offs = []
-        for var, off, op, off2, ldo, sdo, sw in OPER.findall(ops):
+        for m in OPER.finditer(ops):
+            var, off, op, off2, ldo, sdo, sw, a_lane, a_col = m.groups()
             if var:
                 offs.append(int(off))
+            elif not op:
+                offs.append((int(a_lane or 0) << 16) + int(a_col or 0))
             else:
                 descs[op] = (int(ldo), int(sdo), int(sw))
                 offs.append(int(off2))
@@ -71,8 +77,8 @@ def main():
         want_desc = header(path, "tvm-desc")
         if not want_desc:
             continue
-        w = want_desc[0]
-        wd = {w[0]: tuple(map(int, w[1:4])), w[4]: tuple(map(int, w[5:8]))}
+        w = want_desc[0]  # "A ldo sdo swizzle B ..." (no A when A is in tmem)
+        wd = {w[i]: tuple(map(int, w[i + 1:i + 4])) for i in range(0, len(w), 4)}
         wm = [tuple(map(int, t)) for t in header(path, "tvm-mma")]
         got, err = ours(exe, path)
         n += 1

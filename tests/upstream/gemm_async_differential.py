@@ -12,7 +12,8 @@ python, where TVM is installed):
    emitted (the headers), bit for bit.
 3. TVM parses the TIRx tiledispatch emits for every accepted call (and the
    gemm_async goldens), in a prim_func that declares the shared buffers
-   and takes C_taddr and the call's scalars as parameters.  TVM's printer
+   and takes the tensor-memory addresses (C_taddr, A_taddr when A is in
+   tensor memory) and the call's scalars as parameters.  TVM's printer
    prints it back in its own spelling (a (1,) local buffer as a scalar),
    so only the parse is required.
 
@@ -75,13 +76,15 @@ def parse_tirx(call_text, body):
     """The body in a prim_func declaring the call's shared buffers, with
     C_taddr and the scalars as parameters, parsed by TVM."""
     import tvm
-    decl = []
+    decl, taddrs = [], []
     for name, scope, dtype, shape in re.findall(
             r"^\s+(\w+):\s*\{\s*scope:\s*([\w.]+)\s*,\s*dtype:\s*(\w+)\s*,"
             r"\s*shape:\s*\[([\d,\s]+)\]", call_text, re.M):
         if scope != "tmem":
             decl.append(f'{name} = T.alloc_buffer(({shape},), "{dtype}", scope="{scope}")')
-    params = ["C_taddr: T.uint32"] + [
+        else:  # C, and A in tensor memory: their addresses
+            taddrs.append(f"{name}_taddr: T.uint32")
+    params = taddrs + [
         f"{n}: T.int32" for n in re.findall(r"^  (\w+): \{dtype", call_text, re.M)]
     src = (f"@T.prim_func\ndef f({', '.join(params)}):\n" +
            textwrap.indent("\n".join(decl) + "\n" + body, "    "))

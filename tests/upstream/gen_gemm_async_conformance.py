@@ -39,8 +39,14 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.tirx.cuda.tile_primitive.tma_utils import (SwizzleMode, mma_atom_layout,
                                                      mma_atom_shape, mma_shared_layout)
-from tvm.tirx.layout import ComposeLayout, S, TileLayout, TLane, TCol, tmem_datapath_layout
+from tvm.tirx.layout import ComposeLayout, R, S, TileLayout, TLane, TCol, tmem_datapath_layout
 
+A_FLAT = "S[({}, {}) : (1@TLane, 1@TCol)]"
+F_TEXT = "S[(4, 16, {}) : (32@TLane, 1@TLane, 1@TCol)]"
+A_REP = "S[(64, 128) : (1@TLane, 1@TCol)] + R[2 : 64@TLane]"
+A_BATCHED = "S[(2, {}, {}) : (64@TLane, 1@TLane, 1@TCol)]"
+
+IMPL = "tvm/backend/cuda/tile_primitive/gemm_async/tcgen05.py"
 SRC = "apache/tvm tests/python/tirx/operator/tile_primitive/cuda/gemm_async/test_gemm_async.py"
 
 
@@ -48,9 +54,35 @@ def case(name, frm, *, C=((128, 64), (0, 128), (0, 64)), c_layout="D",
          A=((128, 64), "float16", None, 3), B=((64, 64), "float16", None, 3),
          transA=False, transB=False, accum=False, scope="thread", cfg=None,
          cluster=False, arch="sm_100a", active=None, deviation=None):
+    """A's fourth field is a shared layout (a swizzle mode, a function) or,
+    for A in tensor memory, TMEM(text): the layout in the call-file
+    notation, which TVM's constructor reads as well.  c_layout "batched" is
+    the .ws fold C[2, M, N/2] (C's shape is then 3-D)."""
     return dict(name=name, frm=frm, C=C, c_layout=c_layout, A=A, B=B, transA=transA,
                 transB=transB, accum=accum, scope=scope, cfg=dict(cfg or {}),
                 cluster=cluster, arch=arch, active=active, deviation=deviation)
+
+
+class TMEM(str):
+    """A in tensor memory, its layout in the call-file notation."""
+
+
+def tmem_layout(text):
+    """The call-file notation of a tensor-memory layout as TVM's object
+    (S[(..) : (..@TLane, ..)] with an optional + R[n : s@TLane])."""
+    m = re.fullmatch(r"S\[\((.*)\) : \((.*)\)\](?: \+ R\[(\d+) : (\d+)@TLane\])?"
+                     r"(?: \+ (\d+)@TLane)?", text)
+    shape = tuple(int(x) for x in m.group(1).split(","))
+    axes = {"TLane": TLane, "TCol": TCol}
+    strides = tuple(int(v) @ axes[a] for v, a in
+                    (x.strip().split("@") for x in m.group(2).split(",")))
+    spec = S[shape:strides]
+    if m.group(3):
+        spec = spec + R[int(m.group(3)):int(m.group(4)) @ TLane]
+    lay = TileLayout(spec)
+    if m.group(5):  # a lane offset
+        lay = TileLayout.from_iters(lay.shard, lay.replica, {TLane: int(m.group(5))})
+    return lay
 
 
 def full(shape):
@@ -189,7 +221,7 @@ CASES = [
     case("rejects_cta2_m64_identity", "test_gemm_tcgen05_cta_group_2_layout_b (C not Layout B)",
          C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
          B=((64, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True,
-         deviation="TVM raises a structural-equality error for C; we decline naming Layout B"),
+         deviation="TVM raises a structural-equality error for C; we decline naming Layout B's layout"),
     case("weight_stationary", "test_gemm_tcgen05_weight_stationary_codegen",
          C=((128, 512), (0, 128), (256, 384)),
          A=((3, 128, 64), "float16", ((1, 2), (0, 128), (0, 64)), 3),
@@ -207,6 +239,116 @@ CASES = [
     case("rejects_m64_ws_identity_c", "test_gemm_tcgen05_cta1_m64_ws_requires_layout_e_c (A in shared memory)",
          C=((64, 128), (0, 64), (0, 128)), A=((64, 64), "float16", None, 3),
          B=((128, 64), "float16", None, 3), cfg={"weight_stationary": True}),
+    case("layout_b_readback", "test_gemm_tcgen05_cta_group_2_datapath_b_readback",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="B", A=((64, 64), "float16", None, 3),
+         B=((64, 64), "float16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("no_swizzle_col_major_a_ws", "test_gemm_tcgen05_no_swizzle_col_major_a_ws_local_idesc",
+         C=((64, 256), (0, 64), (0, 256)), c_layout="E",
+         A=((64, 64), "bfloat16", None, fixed(TileLayout(S[(64, 64):(1, 64)]))),
+         B=((64, 256), "bfloat16", None, 3), transB=True, cfg={"weight_stationary": True}),
+    # A in tensor memory (phase B): the [a_tmem] form, its datapaths, the
+    # batched A[2, M, K] and C[2, M, N/2] folds of .ws
+    case("tmem_a_cta2_replicated", "test_gemm_tcgen05_cta_group_2_accepts_replicated_tmem_a_codegen",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="B",
+         A=((64, 128), "bfloat16", None, TMEM(A_REP)),
+         B=((64, 128), "bfloat16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("rejects_tmem_a_cta2_flat", "test_gemm_tcgen05_cta_group_2_rejects_flat_tmem_a_codegen",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="B",
+         A=((64, 128), "bfloat16", None, TMEM(A_FLAT.format(64, 128))),
+         B=((64, 128), "bfloat16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("tmem_a_cta2_batched", "test_gemm_tcgen05_cta_group_2_accepts_replicated_tmem_a_codegen (A batched A[2, 64, 128], Layout B)",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="B",
+         A=((2, 64, 128), "bfloat16", None, TMEM(A_BATCHED.format(64, 128))),
+         B=((64, 128), "bfloat16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("tmem_a_ws_packed_c", "test_gemm_tcgen05_cta1_m64_accepts_packed_c_layout_ws",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E",
+         A=((2, 64, 16), "bfloat16", None, TMEM(A_BATCHED.format(64, 16))),
+         B=((128, 16), "bfloat16", None, 1), cfg={"weight_stationary": True}),
+    case("tmem_a_packed_c_infers_ws", "test_gemm_tcgen05_cta1_m64_packed_c_infers_weight_stationary",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E",
+         A=((2, 64, 16), "bfloat16", None, TMEM(A_BATCHED.format(64, 16))),
+         B=((128, 16), "bfloat16", None, 1)),
+    case("rejects_tmem_a_packed_c_ws_false", "test_gemm_tcgen05_cta1_m64_packed_c_infers_weight_stationary (weight_stationary=False)",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E",
+         A=((2, 64, 16), "bfloat16", None, TMEM(A_BATCHED.format(64, 16))),
+         B=((128, 16), "bfloat16", None, 1), cfg={"weight_stationary": False}),
+    case("tmem_a_ws_explicit_tile", "test_gemm_tcgen05_explicit_mma_tile_preserves_inferred_ws_datapath",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E",
+         A=((2, 64, 16), "bfloat16", None, TMEM(A_BATCHED.format(64, 16))),
+         B=((128, 16), "bfloat16", None, 1), cfg={"mma_m": 64, "mma_n": 64}),
+    case("tmem_a_batched_c", "test_gemm_tcgen05_cta1_m64_accepts_batched_c_layout_ws",
+         C=((2, 64, 64), (0, 2), (0, 64), (0, 64)), c_layout="batched",
+         A=((2, 64, 16), "bfloat16", None, TMEM(A_BATCHED.format(64, 16))),
+         B=((128, 16), "bfloat16", None, 1)),
+    case("batched_c_smem_a", "test_gemm_tcgen05_cta1_m64_accepts_batched_c_layout_ws (A in shared memory)",
+         C=((2, 64, 64), (0, 2), (0, 64), (0, 64)), c_layout="batched",
+         A=((64, 64), "float16", None, 3), B=((128, 64), "float16", None, 3)),
+    case("rejects_batched_c_ws_false", "test_gemm_tcgen05_cta1_m64_accepts_batched_c_layout_ws (weight_stationary=False)",
+         C=((2, 64, 64), (0, 2), (0, 64), (0, 64)), c_layout="batched",
+         A=((64, 64), "float16", None, 3), B=((128, 64), "float16", None, 3),
+         cfg={"weight_stationary": False}),
+    case("rejects_tmem_a_ws_identity_c", "test_gemm_tcgen05_cta1_m64_ws_requires_layout_e_c",
+         C=((64, 128), (0, 64), (0, 128)),
+         A=((64, 16), "bfloat16", None, TMEM(A_FLAT.format(64, 16))),
+         B=((128, 16), "bfloat16", None, 1), cfg={"weight_stationary": True}),
+    case("rejects_tmem_a_ws_flat_a", "test_gemm_tcgen05_cta1_m64_ws_requires_batched_a",
+         C=((64, 128), (0, 64), (0, 128)), c_layout="E",
+         A=((64, 16), "bfloat16", None, TMEM(A_FLAT.format(64, 16))),
+         B=((128, 16), "bfloat16", None, 1), cfg={"weight_stationary": True}),
+    # (upstream's batched_a_rejects_unproven_datapath itself declares A (2, 128, 16) reaching
+    # lane 191, which our loader refuses first: tests/cli/data/gemm_async_tmem_a_lane_191.yaml)
+    case("rejects_tmem_a_batched_m64_cta1", "test_gemm_tcgen05_batched_a_rejects_unproven_datapath (M = 64, cta_group 1, not .ws)",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F",
+         A=((2, 64, 16), "bfloat16", None, TMEM(A_BATCHED.format(64, 16))),
+         B=((64, 16), "bfloat16", None, 1)),
+    case("tmem_a_m128", "gemm_async_tcgen05_impl: A in tensor memory (M = 128, datapath D)",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((128, 64), "bfloat16", None, TMEM(A_FLAT.format(128, 64))),
+         B=((128, 64), "bfloat16", None, 3)),
+    case("tmem_a_m128_cols", "gemm_async_tcgen05_impl: A in tensor memory, columns 32..96 of a (128, 128) A, accumulating",
+         C=((128, 256), (0, 128), (128, 256)),
+         A=((128, 128), "float16", ((0, 128), (32, 96)), TMEM(A_FLAT.format(128, 128))),
+         B=((128, 64), "float16", None, 3), accum=True),
+    case("tmem_a_m64_layout_f", "test_gemm_tcgen05_preserves_explicit_tmem_lane_bases (A in tensor memory, Layout F C)",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F",
+         A=((64, 16), "bfloat16", None, TMEM(A_FLAT.format(64, 16))),
+         B=((64, 16), "bfloat16", None, 1), cfg={"mma_m": 64, "mma_n": 64}),
+    case("lane_base_c", "test_gemm_tcgen05_preserves_explicit_tmem_lane_bases (C: Layout F + 1@TLane)",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F+1", A=((64, 16), "bfloat16", None, 1),
+         B=((16, 64), "bfloat16", None, 1), transB=True, cfg={"mma_m": 64, "mma_n": 64}),
+    case("tmem_a_lane_base", "test_gemm_tcgen05_preserves_explicit_tmem_lane_bases (A in tensor memory + 1@TLane)",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F",
+         A=((64, 16), "bfloat16", None, TMEM(A_FLAT.format(64, 16) + " + 1@TLane")),
+         B=((16, 64), "bfloat16", None, 1), transB=True, cfg={"mma_m": 64, "mma_n": 64}),
+    case("tmem_a_e4m3", "gemm_async_tcgen05_impl: A in tensor memory, float8_e4m3fn (4 to a cell)",
+         C=((128, 64), (0, 128), (0, 64)),
+         A=((128, 128), "float8_e4m3fn", None, TMEM(A_FLAT.format(128, 128))),
+         B=((64, 128), "float8_e4m3fn", None, 3)),
+    case("tmem_a_tf32", "gemm_async_tcgen05_impl: A in tensor memory, is_AB_tf32",
+         C=((128, 64), (0, 128), (0, 64)),
+         A=((128, 32), "float32", None, TMEM(A_FLAT.format(128, 32))),
+         B=((64, 32), "float32", None, 3), cfg={"is_AB_tf32": True}),
+    case("tmem_a_warp", "gemm_async_tcgen05_impl: A in tensor memory at warp scope (hoisted B)",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((128, 64), "bfloat16", None, TMEM(A_FLAT.format(128, 64))),
+         B=((128, 64), "bfloat16", None, 3), scope="warp"),
+    case("tmem_a_cta2_m128", "gemm_async_tcgen05_impl: A in tensor memory, cta_group 2 (M = 256, datapath A)",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((128, 64), "bfloat16", None, TMEM(A_FLAT.format(128, 64))),
+         B=((64, 64), "bfloat16", None, 3), cfg={"cta_group": 2}, cluster=True),
+    case("rejects_tmem_a_transA", "gemm_async_tcgen05_impl: A in tensor memory with transA",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((128, 128), "bfloat16", None, TMEM(A_FLAT.format(128, 128))),
+         B=((128, 128), "bfloat16", None, 3), transA=True),
+    case("rejects_tmem_a_ws_m128", "gemm_async_tcgen05_impl: A in tensor memory, .ws at M = 128",
+         C=((128, 128), (0, 128), (0, 128)),
+         A=((128, 64), "bfloat16", None, TMEM(A_FLAT.format(128, 64))),
+         B=((128, 64), "bfloat16", None, 3), cfg={"weight_stationary": True}),
+    case("rejects_tmem_a_replicated_cta1", "gemm_async_tcgen05_impl: A in tensor memory, the cta_group 2 replica at cta_group 1",
+         C=((64, 64), (0, 64), (0, 64)), c_layout="F",
+         A=((64, 128), "bfloat16", None, TMEM(A_REP)),
+         B=((64, 128), "bfloat16", None, 3)),
+
     # the probes of design/gemm/probes/async_probe.py
     case("f16_128x64x64_sw128", "async_probe.py f16_128x64x64_sw128"),
     case("f16_warp", "async_probe.py f16_warp", scope="warp"),
@@ -297,7 +439,7 @@ CASES += [
 OURS = {
     "rejects_f16_N24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
     "rejects_instr_desc_n24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
-    "rejects_cta2_m64_identity": "gemm_async: M=64 with cta_group=2 needs C in datapath B",
+    "rejects_cta2_m64_identity": "gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(64, 2, 64) : (1@TLane, 64@TLane, 1@TCol)]",
     "rejects_cta2_no_cluster": "cta_group=2 needs a cluster of 2 CTAs along x (launch has none)",
     "rejects_sm90a": "tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a",
     "rejects_noguard_thread": "guard the call to one thread (active set has 128 threads)",
@@ -345,8 +487,13 @@ def build(c, guard="lt"):
     B_shape, _, B_reg, B_sw = c["B"]
     cg = c["cfg"].get("cta_group", 1)
     c_dtype = "float16" if c["name"] == "rejects_c_f16" else "float32"
-    Al, Bl = tvm_layout(dt, A_sw, A_shape), tvm_layout(c["B"][1], B_sw, B_shape)
+    a_tmem = isinstance(A_sw, TMEM)
+    Al = tmem_layout(A_sw) if a_tmem else tvm_layout(dt, A_sw, A_shape)
+    Bl = tvm_layout(c["B"][1], B_sw, B_shape)
     Cl = (tmem_datapath_layout("F", C_shape[0], C_shape[1]) if c["c_layout"] == "F"
+          else tmem_layout(F_TEXT.format(C_shape[1]) + " + 1@TLane") if c["c_layout"] == "F+1"
+          else TileLayout(S[tuple(C_shape):(64 @ TLane, 1 @ TLane, 1 @ TCol)])
+          if c["c_layout"] == "batched"
           else TileLayout(S[(C_shape[0], 2, C_shape[1] // 2):(1 @ TLane, 64 @ TLane, 1 @ TCol)])
           if c["c_layout"] in ("B", "E")
           else TileLayout(S[tuple(C_shape):(1 @ TLane, 1 @ TCol)]))
@@ -369,7 +516,10 @@ def build(c, guard="lt"):
             cbx, cby = T.cta_id_in_cluster([2, 1])
         thread_id = T.thread_id([128])
         tid = T.thread_id_in_wg([128])
-        A_smem = T.alloc_buffer(A_shape, dt, scope="shared", layout=Al)
+        if a_tmem:
+            A_smem = T.decl_buffer(A_shape, dt, scope="tmem", allocated_addr=0, layout=Al)
+        else:
+            A_smem = T.alloc_buffer(A_shape, dt, scope="shared", layout=Al)
         B_smem = T.alloc_buffer(B_shape, c["B"][1], scope="shared", layout=Bl)
         C_tmem = T.decl_buffer(C_shape, c_dtype, scope="tmem", allocated_addr=0, layout=Cl)
         if guarded and eq:
@@ -386,9 +536,24 @@ def build(c, guard="lt"):
     return f, Al, Bl
 
 
-MMA_RE = re.compile(r"tvm_builtin_ptx_tcgen05_mma_(ws_)?ss_mma_(?:ws_)?cta_group__(\d)_kind__(\w+)"
-                    r"\(\(uint\)(\d+), (\w+)\[0\], (\w+)\[0\], \(uint\)(\d+), "
+# A tensor-memory address as TVM's CUDA spells a constant one (the bridge's
+# base, a uint32 value, gets a cast).
+TADDR = r"(?:\(uint\)\d+|tvm_builtin_cuda_get_tmem_addr\((?:\(uint\))?\d+, \d+, \d+\))"
+MMA_RE = re.compile(r"tvm_builtin_ptx_tcgen05_mma_(ws_)?[st]s_mma_(?:ws_)?cta_group__(\d)_kind__(\w+)"
+                    rf"\(({TADDR}), (?:(\w+)\[0\]|({TADDR})), (\w+)\[0\], \(uint\)(\d+), "
                     r"(?:\(uint\)0, )*\(bool\)(\d)(?:, \(uint64_t\)0ULL)?\);")
+
+
+def taddr(text):
+    """A constant tensor-memory address: base + (lane << 16) + column."""
+    m = re.fullmatch(r"\(uint\)(\d+)", text)
+    if m:
+        return int(m.group(1))
+    m = re.fullmatch(r"tvm_builtin_cuda_get_tmem_addr\((?:\(uint\))?(\d+), (\d+), (\d+)\)", text)
+    base, lane, col = map(int, m.groups())
+    return base + (lane << 16) + col
+
+
 ENC_RE = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\((\w+)\[0\]\)\), "
                     r"\(\(void\*\)\(\(char\*\)\(&\((\w)_smem_ptr\[0\]\)\) \+ (\d+)\)\), "
                     r"(\d+), (\d+), (\d+)\);")
@@ -433,10 +598,13 @@ def parse(src):
     for name, op, off, ldo, sdo, sw in ENC_RE.findall(src):
         enc[name] = (op, int(off) // 16, int(ldo), int(sdo), int(sw))
     descs, mmas = {}, []
-    for ws, cg, kind, col, a, b, idesc, en in MMA_RE.findall(src):
-        ea, eb = enc[a], enc[b]
-        descs["A"], descs["B"] = ea[2:], eb[2:]
-        mmas.append((int(col), ea[1], eb[1], int(idesc), int(en), int(cg),
+    for ws, cg, kind, col, a, a_taddr, b, idesc, en in MMA_RE.findall(src):
+        eb = enc[b]
+        descs["B"] = eb[2:]
+        if a:  # A's descriptor; else A in tensor memory (its address)
+            descs["A"] = enc[a][2:]
+        a_off = enc[a][1] if a else taddr(a_taddr)
+        mmas.append((taddr(col), a_off, eb[1], int(idesc), int(en), int(cg),
                      ("ws." if ws else "") + kind))
     return descs, mmas
 
@@ -460,9 +628,12 @@ def write(c, out: Path):
         lines += ["# expect: tcgen05", "# arch: sm_100a",
                   f"# access: tcgen05.mma.{ws}cta_group::{cg}.kind::{kind}",
                   f"# count: {len(mmas)}",
-                  "# tvm-desc: A {} {} {} B {} {} {}".format(*descs["A"], *descs["B"])]
+                  "# tvm-desc: " + " ".join(f"{op} {ldo} {sdo} {sw}" for op, (ldo, sdo, sw)
+                                            in sorted(descs.items()))]
         lines += [f"# tvm-mma: {col} {a} {b} {idesc} {en}" for col, a, b, idesc, en, _, _ in mmas]
     lines += [f"# from: {SRC}::{c['frm']}" if c["frm"].startswith("test_")
+              else f"# from: {IMPL}::{c['frm']}"
+              if c["frm"].startswith("gemm_async_tcgen05_impl")
               else f"# from: design/gemm/probes/{c['frm']}",
               "# written by tests/upstream/gen_gemm_async_conformance.py",
               "op: gemm_async", "target: cuda", f"arch: {c['arch']}",
@@ -478,14 +649,18 @@ def write(c, out: Path):
     # A CTA's tensor memory has 128 lanes: upstream's cta_group 2 C
     # (256 rows, each CTA's region 128 of them) is declared per CTA.
     C_rows = 128 if C_shape[0] > 128 and C_reg[0][1] <= 128 else C_shape[0]
-    c_text = (f"S[(4, 16, {C_shape[1]}) : (32@TLane, 1@TLane, 1@TCol)]" if c["c_layout"] == "F"
+    c_text = (F_TEXT.format(C_shape[1]) if c["c_layout"] == "F"
+              else F_TEXT.format(C_shape[1]) + " + 1@TLane" if c["c_layout"] == "F+1"
+              else f"S[(2, {C_shape[1]}, {C_shape[2]}) : (64@TLane, 1@TLane, 1@TCol)]"
+              if c["c_layout"] == "batched"
               else f"S[({C_shape[0]}, 2, {C_shape[1] // 2}) : (1@TLane, 64@TLane, 1@TCol)]"
               if c["c_layout"] in ("B", "E")
               else f"S[({C_rows}, {C_shape[1]}) : (1@TLane, 1@TCol)]")
     lines += ["buffers:",
-              f"  C: {{scope: tmem, dtype: {c_dtype}, shape: [{C_rows}, {C_shape[1]}], "
-              f"layout: \"{c_text}\"}}",
-              f"  A: {{scope: shared, dtype: {dt}, shape: {list(A_shape)}, layout: \"{layout_text(Al)}\"}}",
+              f"  C: {{scope: tmem, dtype: {c_dtype}, shape: "
+              f"{[C_rows, *C_shape[1:]]}, layout: \"{c_text}\"}}",
+              f"  A: {{scope: {'tmem' if isinstance(A_sw, TMEM) else 'shared'}, dtype: {dt}, "
+              f"shape: {list(A_shape)}, layout: \"{A_sw if isinstance(A_sw, TMEM) else layout_text(Al)}\"}}",
               f"  B: {{scope: shared, dtype: {bdt}, shape: {list(B_shape)}, layout: \"{layout_text(Bl)}\"}}"]
 
     def reg(name, shape, r):

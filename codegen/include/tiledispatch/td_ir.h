@@ -890,15 +890,19 @@ TD_API td_var *td_ir_smem_desc(td_ir *ir, const char *name,
                                const td_ir_buf *smem, int ldo, int sdo,
                                int swizzle, bool uniform);
 
-/* How an MMA names one shared operand (TVM's smem_desc modes): ADD, a
- * descriptor variable with `off16` added to its low word without carry
- * (hoist, local_hoist); ENCODE, a descriptor encoded for this MMA from
- * the buffer's start + off16 * 16 bytes (encode); RECOMPUTE, the same
- * value built inline from the address (recompute). */
+/* How an MMA names one operand.  A shared operand (TVM's smem_desc
+ * modes): ADD, a descriptor variable with `off16` added to its low word
+ * without carry (hoist, local_hoist); ENCODE, a descriptor encoded for this
+ * MMA from the buffer's start + off16 * 16 bytes (encode); RECOMPUTE, the
+ * same value built inline from the address (recompute).  TMEM (operand A
+ * only): A in tensor memory, the address NAME_taddr + (lane << 16) +
+ * column of call buffer `tmem` (scope tmem; column in 32-bit cells), the
+ * `tcgen05.mma ... [a_tmem]` form. */
 typedef enum td_ir_desc_form {
     TD_IR_DESC_ADD,
     TD_IR_DESC_ENCODE,
-    TD_IR_DESC_RECOMPUTE
+    TD_IR_DESC_RECOMPUTE,
+    TD_IR_DESC_TMEM
 } td_ir_desc_form;
 
 typedef struct td_ir_desc_operand {
@@ -907,6 +911,8 @@ typedef struct td_ir_desc_operand {
     const td_ir_buf *smem;  /* ENCODE, RECOMPUTE: the shared buffer */
     int64_t off16;          /* 16-byte units from the buffer's start */
     int ldo, sdo, swizzle;  /* ENCODE, RECOMPUTE */
+    const td_ir_buf *tmem;  /* TMEM: the tensor-memory buffer */
+    int64_t lane, column;   /* TMEM: the operand's first lane and cell */
 } td_ir_desc_operand;
 
 /* The instruction kinds of the dense tcgen05.mma (kind::f16 for float16
@@ -930,7 +936,8 @@ TD_API const char *td_umma_kind_name(td_umma_kind k); /* "f16" */
  * nonzero accumulates).  `ws`: the weight-stationary form
  * tcgen05.mma.ws (cta_group 1 only), whose operands end with
  * enable_input_d and a zero column mask (0) instead of the
- * disable-output-lane words.
+ * disable-output-lane words.  `a` may be a TD_IR_DESC_TMEM operand (A in
+ * tensor memory: `[a_tmem]` instead of a descriptor); `b` is shared.
  */
 typedef struct td_ir_umma {
     td_umma_kind kind;
