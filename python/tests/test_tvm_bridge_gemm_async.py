@@ -116,7 +116,8 @@ def facts(src: str) -> dict:
     enable_input_d: every argument but the two descriptors, whose values
     the smem_desc="encode" compile compares), and the descriptor encodes
     (the shared operand and its byte offset, ldo, sdo, swizzle)."""
-    mmas = [(fn, [a for i, a in enumerate(_args(args)) if i not in (1, 2)])
+    mmas = [(fn, [re.sub(r"get_tmem_addr\(\(uint\)", "get_tmem_addr(", a)
+                  for i, a in enumerate(_args(args)) if i not in (1, 2)])
             for fn, args in _MMA.findall(src)]
     encodes = sorted(_ENC.findall(gen.base_offsets(src)))
     return {"ptx": sorted(set(_ASM.findall(src))), "mmas": mmas,

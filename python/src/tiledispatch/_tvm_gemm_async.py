@@ -146,8 +146,9 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     then tvm_kernel_replace_point).  The other modes encode at the call:
     `func` unchanged.  The encodes are the lines at the top of the body
     that name one of `descA` / `descB` (tiledispatch prints them there,
-    before the first MMA, which names both); each is one statement of the
-    built body's top-level sequence."""
+    before the first MMA, which names both, or only `descB` when A is in
+    tensor memory: the first `T.ptx.tcgen05(` line ends them either way);
+    each is one statement of the built body's top-level sequence."""
     import tvm
     from tvm.tirx import AllocBuffer, Evaluate, SeqStmt
 
@@ -158,7 +159,7 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     owners: list[str] = []
     for ln in lines:
         named = set(_DESC.findall(ln))
-        if ln[0].isspace() or len(named) != 1:
+        if ln[0].isspace() or len(named) != 1 or "T.ptx.tcgen05(" in ln:
             break
         owners.append(named.pop())
     if not owners:
