@@ -15,17 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._tvm_base import BridgeError
+from ._tvm_base import BridgeError, active_axes, const_flag
 
 
 def _flag(x: Any, what: str) -> bool:
     """A transpose flag: a Python bool or an integer constant."""
-    if isinstance(x, bool):
-        return x
-    value = getattr(x, "value", None)
-    if isinstance(value, int):
-        return bool(value)
-    raise BridgeError(f"gemm {what} must be a constant bool, got {x!r}")
+    return const_flag(x, "gemm", what)
 
 
 def _literal(x: Any, what: str) -> float | int:
@@ -62,15 +57,4 @@ def active(sctx: Any) -> dict[str, list[int]] | None:
     `active:` ({axis: [begin, end)}): TVM's DispatchContext.intra maps
     each thread axis of the scope to (extent, offset), narrowed by the
     guards around the call (`if lane < 16:`).  None when TVM gives none."""
-    intra = getattr(sctx, "intra", None)
-    if not intra:
-        return None
-    out: dict[str, list[int]] = {}
-    for axis, rng in dict(intra).items():
-        try:
-            extent, offset = int(rng[0]), int(rng[1])
-        except (TypeError, ValueError, IndexError):
-            raise BridgeError(f"the active set of axis {axis} is not constant: {rng!r}") \
-                from None
-        out[str(axis)] = [offset, offset + extent]
-    return out
+    return active_axes([getattr(sctx, "intra", None)])

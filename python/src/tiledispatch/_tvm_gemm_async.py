@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._tvm_base import BridgeError, _dtype
+from ._tvm_base import BridgeError, _dtype, active_axes, const_flag
 
 # The thread axes of TVM's active sets (DispatchContext.inter / intra)
 # that a call's `active:` names (TVM's cta_id, the CTA in its cluster, is
@@ -37,12 +37,7 @@ _THREAD_AXES = ("wgid", "warpid", "wid_in_wg", "laneid", "tid_in_wg")
 
 
 def _flag(x: Any, what: str) -> bool:
-    if isinstance(x, bool):
-        return x
-    value = getattr(x, "value", None)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return bool(value)
-    raise BridgeError(f"gemm_async {what} must be a constant bool, got {x!r}")
+    return const_flag(x, "gemm_async", what)
 
 
 def fields(op_call: Any, ops: Any, scalars: dict[str, Any]) -> dict[str, Any]:
@@ -115,18 +110,8 @@ def active(sctx: Any) -> dict[str, list[int]] | None:
     call) by the guards it understands (`if tid == 0`, `if warp_id == 0`;
     not `if tid < 1`, which leaves the whole CTA).  None when TVM gives
     nothing: the call then claims no guard."""
-    out: dict[str, list[int]] = {}
-    for part in (getattr(sctx, "inter", None), getattr(sctx, "intra", None)):
-        for axis, rng in dict(part or {}).items():
-            if str(axis) not in _THREAD_AXES:
-                continue
-            try:
-                extent, offset = int(rng[0]), int(rng[1])
-            except (TypeError, ValueError, IndexError):
-                raise BridgeError(f"the active set of axis {axis} is not constant: {rng!r}") \
-                    from None
-            out[str(axis)] = [offset, offset + extent]
-    return out or None
+    return active_axes((getattr(sctx, "inter", None), getattr(sctx, "intra", None)),
+                       _THREAD_AXES)
 
 
 class HoistError(BridgeError):
