@@ -497,6 +497,22 @@ void td__buf_puts(td_buf *b, const char *s)
     td__buf_append(b, s, strlen(s));
 }
 
+void td__buf_int(td_buf *b, long long v)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    /* The magnitude as unsigned, so LLONG_MIN has one too. */
+    unsigned long long m = v < 0 ? 0ull - (unsigned long long)v
+                                 : (unsigned long long)v;
+    do {
+        tmp[--i] = (char)('0' + m % 10u);
+        m /= 10u;
+    } while (m != 0);
+    if (v < 0)
+        tmp[--i] = '-';
+    td__buf_append(b, tmp + i, sizeof tmp - i);
+}
+
 void td__buf_vprintf(td_buf *b, const char *fmt, va_list ap)
 {
     char small[256];

@@ -103,6 +103,9 @@ void td__buf_printf(td_buf *b, const char *fmt, ...)
 #endif
     ;
 void td__buf_vprintf(td_buf *b, const char *fmt, va_list ap);
+/* Appends v in decimal, as "%lld" would, without printf's cost: the
+ * program generator writes tables of hundreds of thousands of integers. */
+void td__buf_int(td_buf *b, long long v);
 /* Appends s as a JSON string literal (quotes included). */
 void td__buf_json_str(td_buf *b, const char *s);
 /* Hands the text to the caller (malloc'd via td__malloc, NUL-terminated)

@@ -101,53 +101,103 @@ static inline void corpus_free(char **paths, size_t n)
 typedef void (*text_free_fn)(void *);
 
 /*
- * Runs every operation on `call` and appends each result to out.  Returns
- * 0, or the first error code with the failing step in *step.  An unmatched
- * call is a result (its explanation), not an error, and so is a call the
- * op's operand check refuses (TD_ESCHEMA from dispatch: its message).
+ * The operations run_everything runs on a call, as steps that each run on
+ * the results of the steps before them, kept in a run_state: the
+ * allocation-failure test fails each step's allocations in turn on one
+ * prepared state instead of replaying every step before it.
  */
-static inline int run_everything(const td_registry *reg, const td_call *call,
-                          tstr *out, text_free_fn text_free,
-                          const char **step)
+enum {
+    RUN_DISPATCH,
+    RUN_PRINT_TIRX,
+    RUN_PRINT_CUDA,
+    RUN_KERNEL,
+    RUN_EXPLAIN,
+    RUN_STEPS
+};
+
+typedef struct run_state {
+    const td_registry *reg;
+    const td_call *call;
+    int dispatched;          /* the result of RUN_DISPATCH is kept */
+    int dispatch_rc;         /* 0, TD_ENOMATCH or TD_ESCHEMA */
+    td_dispatch_result res;  /* res.ir when dispatch_rc is 0 */
+} run_state;
+
+static inline void run_state_free(run_state *st)
+{
+    if (st->dispatched && st->dispatch_rc == 0)
+        td_ir_free(st->res.ir);
+    st->dispatched = 0;
+}
+
+/*
+ * Runs step k of `st`, appending its result to out.  RUN_DISPATCH keeps
+ * its result in st when `keep` is set (run_state_free releases it) and
+ * releases it otherwise; every other step needs a kept dispatch and keeps
+ * nothing.  A step that does not apply to the dispatch's outcome (printing
+ * an unmatched call) appends nothing.  Returns 0, or the error code with
+ * the failing operation in *step.  An unmatched call is a result (its
+ * explanation), not an error, and so is a call the op's operand check
+ * refuses (TD_ESCHEMA from dispatch: its message, and no further step).
+ */
+static inline int run_step(run_state *st, int k, tstr *out,
+                           text_free_fn text_free, const char **step,
+                           int keep)
 {
     td_diag d;
     td_diag_clear(&d);
-    td_dispatch_result res;
-    memset(&res, 0, sizeof res);
-    *step = "dispatch";
-    int rc = td_dispatch(reg, call, &res, &d);
-    if (rc == TD_ESCHEMA) {
-        /* Refused by the op's operand check (a conformance case that
-         * expects it): the positioned message is the result; explain
-         * refuses the call the same way. */
-        tstr_printf(out, "dispatch: refused: %s\n", d.msg);
+    if (k == RUN_DISPATCH) {
+        td_dispatch_result res;
+        memset(&res, 0, sizeof res);
+        *step = "dispatch";
+        int rc = td_dispatch(st->reg, st->call, &res, &d);
+        if (rc == TD_ESCHEMA) {
+            /* Refused by the op's operand check (a conformance case that
+             * expects it): the positioned message is the result; explain
+             * refuses the call the same way. */
+            tstr_printf(out, "dispatch: refused: %s\n", d.msg);
+        } else if (rc == TD_ENOMATCH) {
+            tstr_printf(out, "dispatch: no match: %s\n", d.msg);
+        } else if (rc != 0) {
+            return rc;
+        } else {
+            tstr_printf(out, "dispatch: %s impl=%s prio=%d\n", res.variant,
+                        res.impl, res.priority);
+        }
+        if (keep) {
+            st->dispatched = 1;
+            st->dispatch_rc = rc;
+            st->res = res;
+        } else if (rc == 0) {
+            td_ir_free(res.ir);
+        }
         return 0;
     }
-    if (rc == TD_ENOMATCH) {
-        tstr_printf(out, "dispatch: no match: %s\n", d.msg);
-    } else if (rc != 0) {
-        return rc;
-    } else {
-        tstr_printf(out, "dispatch: %s impl=%s prio=%d\n", res.variant,
-                    res.impl, res.priority);
-        for (int lang = 0; lang < 2; lang++) {
-            char *body = NULL, *prelude = NULL;
-            *step = lang ? "print cuda" : "print tirx";
-            rc = td_ir_print(res.ir, (td_lang)lang, 1, &body, &prelude);
-            if (rc != 0) {
-                td_ir_free(res.ir);
-                return rc;
-            }
-            tstr_add(out, prelude);
-            tstr_add(out, body);
-            text_free(body);
-            text_free(prelude);
-        }
-        td_ir_free(res.ir);
+    if (!st->dispatched)
+        abort(); /* a test's misuse: the steps run in order */
+    if (st->dispatch_rc == TD_ESCHEMA)
+        return 0;
+    if (k == RUN_PRINT_TIRX || k == RUN_PRINT_CUDA) {
+        if (st->dispatch_rc != 0)
+            return 0;
+        char *body = NULL, *prelude = NULL;
+        td_lang lang = k == RUN_PRINT_CUDA ? TD_LANG_CUDA : TD_LANG_TIRX;
+        *step = k == RUN_PRINT_CUDA ? "print cuda" : "print tirx";
+        int rc = td_ir_print(st->res.ir, lang, 1, &body, &prelude);
+        if (rc != 0)
+            return rc;
+        tstr_add(out, prelude);
+        tstr_add(out, body);
+        text_free(body);
+        text_free(prelude);
+        return 0;
+    }
+    if (k == RUN_KERNEL) {
+        if (st->dispatch_rc != 0)
+            return 0;
         char *program = NULL;
         *step = "kernel program";
-        td_diag_clear(&d);
-        rc = td_kernel_program(reg, call, &program, &d);
+        int rc = td_kernel_program(st->reg, st->call, &program, &d);
         /* A call the program generator has no reference for (a float8
          * elementwise op, an op of a family it has no programs for yet, a
          * TMA copy or a cluster launch, tensor memory, a gemm of float32
@@ -162,29 +212,27 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
              strstr(d.msg, "no self-checking program for tensor memory") !=
                  NULL)) {
             tstr_add(out, d.msg);
-            rc = 0;
-        } else if (rc != 0) {
-            return rc;
-        } else {
-            tstr_add(out, program);
-            text_free(program);
+            return 0;
         }
+        if (rc != 0)
+            return rc;
+        tstr_add(out, program);
+        text_free(program);
+        return 0;
     }
-
     td_explain *ex = NULL;
     *step = "explain";
-    td_diag_clear(&d);
-    rc = td_explain_call(reg, call, &ex, &d);
+    int rc = td_explain_call(st->reg, st->call, &ex, &d);
     if (rc != 0)
         return rc;
     static const td_explain_style styles[] = {TD_EXPLAIN_TEXT,
                                               TD_EXPLAIN_JSON, TD_EXPLAIN_TVM};
     static const char *const names[] = {"explain text", "explain json",
                                         "explain tvm"};
-    for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < 3; i++) {
         char *text = NULL;
-        *step = names[k];
-        rc = td_explain_format(ex, styles[k], &text);
+        *step = names[i];
+        rc = td_explain_format(ex, styles[i], &text);
         if (rc != 0) {
             td_explain_free(ex);
             return rc;
@@ -194,6 +242,23 @@ static inline int run_everything(const td_registry *reg, const td_call *call,
     }
     td_explain_free(ex);
     return 0;
+}
+
+/* Runs every step on `call`, collecting every result into out; 0 or the
+ * first error code with the failing operation in *step. */
+static inline int run_everything(const td_registry *reg, const td_call *call,
+                                 tstr *out, text_free_fn text_free,
+                                 const char **step)
+{
+    run_state st;
+    memset(&st, 0, sizeof st);
+    st.reg = reg;
+    st.call = call;
+    int rc = 0;
+    for (int k = 0; k < RUN_STEPS && rc == 0; k++)
+        rc = run_step(&st, k, out, text_free, step, 1);
+    run_state_free(&st);
+    return rc;
 }
 
 #endif

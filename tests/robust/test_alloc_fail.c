@@ -12,8 +12,10 @@
  * td_free()), so they are in the count like everything else.
  * Operations: a new registry + the default rules; loading rules files over
  * an existing registry; and for every example call and golden case:
- * loading the call, dispatching, printing both languages, the kernel
- * program and explain (text and JSON).
+ * loading the call, then each step of run_everything (dispatching,
+ * printing both languages, the kernel program, explain in every format),
+ * each step's allocations failed on the kept results of the steps before
+ * it (tests/robust/corpus.h, run_step).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,10 +207,63 @@ static void test_reload_rules_file(void **state)
     reload_over(ALT_RULES);
 }
 
-/* Loads the call and runs everything on it; 0 or the first error. */
-static int call_everything(const td_registry *reg, const char *path,
-                           tstr *out, const char **step)
+/* Fails the allocations of `what` in turn: run(arg, out) is one attempt
+ * (0 or an error, its result appended to out), compared with the unfailed
+ * result `want` when it recovers; the live block count must come back to
+ * what it was.  Returns how many allocations the operation makes. */
+typedef int (*attempt_fn)(void *arg, tstr *out, const char **step);
+
+static long fail_each(const char *path, attempt_fn run, void *arg,
+                      long *total_runs)
 {
+    long live0 = g_ca.live;
+    const char *step = "";
+    tstr want = {0};
+    alloc_arm(0);
+    int rc = run(arg, &want, &step);
+    if (rc != 0)
+        fail_msg("%s: %s failed without injection: %s", path, step,
+                 td_err_name(rc));
+    assert_int_equal(g_ca.live, live0);
+    long n;
+    for (n = 1; n < MAX_N; n++) {
+        tstr got = {0};
+        alloc_arm(n);
+        rc = run(arg, &got, &step);
+        bool failed = g_ca.failed;
+        alloc_arm(0);
+        (*total_runs)++;
+        if (rc != 0 && (!failed || rc != TD_ENOMEM))
+            fail_msg("%s: allocation %ld failed: %s returned %s", path, n,
+                     step, td_err_name(rc));
+        if (rc == 0 && strcmp(got.s ? got.s : "", want.s ? want.s : "") != 0) {
+            const char *g = got.s ? got.s : "", *w = want.s ? want.s : "";
+            size_t k = 0;
+            while (g[k] && g[k] == w[k])
+                k++;
+            print_error("first difference at byte %zu:\n---- got:\n%.300s"
+                        "\n---- want:\n%.300s\n", k, g + k, w + k);
+            fail_msg("%s: allocation %ld failed and was swallowed: the "
+                     "result differs (%s)", path, n,
+                     failed ? "injected" : "not injected");
+        }
+        free(got.s);
+        if (g_ca.live != live0)
+            fail_msg("%s: N=%ld (%s): %ld blocks leaked", path, n, step,
+                     g_ca.live - live0);
+        if (!failed)
+            break;
+    }
+    assert_true(n < MAX_N);
+    free(want.s);
+    return n - 1;
+}
+
+/* Loading the call file: the loaded call is the result (its script line
+ * stands for it: the later steps compare everything else). */
+static int attempt_load(void *arg, tstr *out, const char **step)
+{
+    const char *path = arg;
     td_call *call = NULL;
     td_diag d;
     td_diag_clear(&d);
@@ -219,11 +274,29 @@ static int call_everything(const td_registry *reg, const char *path,
         assert_int_equal(d.code, rc);
         return rc;
     }
-    rc = run_everything(reg, call, out, td_free, step);
+    tstr_add(out, "loaded\n");
     td_call_free(call);
-    return rc;
+    return 0;
 }
 
+typedef struct step_arg {
+    run_state *st;
+    int k;
+} step_arg;
+
+/* One step of run_everything on the state the steps before it left. */
+static int attempt_step(void *arg, tstr *out, const char **step)
+{
+    step_arg *a = arg;
+    return run_step(a->st, a->k, out, td_free, step, 0);
+}
+
+/*
+ * Every call of dir: its load, then each step of run_everything (dispatch,
+ * both printers, the kernel program, explain in every format), each step's
+ * allocations failed in turn on the results of the steps before it (run
+ * once, unfailed), so no step is replayed for another's failure points.
+ */
 static void check_calls_in(const td_registry *reg, const char *dir,
                            long *total_runs, long *ncalls, long *max_n)
 {
@@ -233,48 +306,34 @@ static void check_calls_in(const td_registry *reg, const char *dir,
     assert_true(np > 0);
     for (size_t i = 0; i < np; i++) {
         long live0 = g_ca.live;
-        const char *step;
-        tstr want = {0};
+        long allocs = fail_each(paths[i], attempt_load, paths[i], total_runs);
+        td_call *call = NULL;
+        td_diag d;
+        td_diag_clear(&d);
         alloc_arm(0);
-        int rc = call_everything(reg, paths[i], &want, &step);
-        if (rc != 0)
-            fail_msg("%s: %s failed without injection: %s", paths[i], step,
-                     td_err_name(rc));
-        assert_int_equal(g_ca.live, live0);
-        long n;
-        for (n = 1; n < MAX_N; n++) {
-            tstr got = {0};
-            alloc_arm(n);
-            rc = call_everything(reg, paths[i], &got, &step);
-            bool failed = g_ca.failed;
-            alloc_arm(0);
-            (*total_runs)++;
-            if (rc != 0 && (!failed || rc != TD_ENOMEM))
-                fail_msg("%s: allocation %ld failed: %s returned %s", paths[i],
-                         n, step, td_err_name(rc));
-            if (rc == 0 && (got.s == NULL || strcmp(got.s, want.s) != 0)) {
-                size_t k = 0;
-                while (got.s && got.s[k] && got.s[k] == want.s[k])
-                    k++;
-                print_error("first difference at byte %zu:\n---- got:\n%.300s"
-                            "\n---- want:\n%.300s\n", k,
-                            got.s ? got.s + k : "", want.s + k);
-                fail_msg("%s: allocation %ld failed and was swallowed: the "
-                         "result differs (%s)", paths[i], n,
-                         failed ? "injected" : "not injected");
+        assert_int_equal(td_call_load_file(paths[i], &call, &d), 0);
+        run_state st;
+        memset(&st, 0, sizeof st);
+        st.reg = reg;
+        st.call = call;
+        for (int k = 0; k < RUN_STEPS; k++) {
+            step_arg a = {&st, k};
+            allocs += fail_each(paths[i], attempt_step, &a, total_runs);
+            if (k == RUN_DISPATCH) {
+                tstr ignored = {0};
+                const char *step;
+                alloc_arm(0);
+                assert_int_equal(run_step(&st, k, &ignored, td_free, &step, 1),
+                                 0);
+                free(ignored.s);
             }
-            free(got.s);
-            if (g_ca.live != live0)
-                fail_msg("%s: N=%ld (%s): %ld blocks leaked", paths[i], n,
-                         step, g_ca.live - live0);
-            if (!failed)
-                break;
         }
-        assert_true(n < MAX_N);
+        run_state_free(&st);
+        td_call_free(call);
+        assert_int_equal(g_ca.live, live0);
         (*ncalls)++;
-        if (n - 1 > *max_n)
-            *max_n = n - 1;
-        free(want.s);
+        if (allocs > *max_n)
+            *max_n = allocs;
     }
     corpus_free(paths, np);
 }

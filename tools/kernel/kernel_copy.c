@@ -472,18 +472,6 @@ static int cp_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     return err;
 }
 
-static void cp_int_table(td_buf *o, const char *name, const int *v,
-                         int64_t n)
-{
-    td__buf_printf(o, "static const int %s[] = {", name);
-    for (int64_t i = 0; i < n; i++) {
-        if (i % 16 == 0)
-            td__buf_puts(o, "\n   ");
-        td__buf_printf(o, " %d,", v[i]);
-    }
-    td__buf_puts(o, "\n};\n");
-}
-
 /* The constants and the per-position tables the reference reads. */
 static void cp_tables(td_buf *o, const kp_plan *p)
 {
@@ -526,10 +514,10 @@ static void cp_tables(td_buf *o, const kp_plan *p)
                     "element it pairs\n"
                     " * with and that one's index in the src's host array; "
                     "-1: none. */\n");
-    cp_int_table(o, "td_cp_dlog", c->dlog, c->nwant);
+    td__kp_int_table(o, "td_cp_dlog", c->dlog, c->nwant);
     if (c->nsv <= 1) {
-        cp_int_table(o, "td_cp_slog", c->slog, c->nwant);
-        cp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
+        td__kp_int_table(o, "td_cp_slog", c->slog, c->nwant);
+        td__kp_int_table(o, "td_cp_sidx", c->sidx, c->nwant);
     } else {
         /* One slog and sidx table per set of scalar values; main picks
          * the round's (td_sv_use).  A set whose predicate is 0 has none:
@@ -537,10 +525,10 @@ static void cp_tables(td_buf *o, const kp_plan *p)
         char nm[64];
         for (int set = 0; set < c->nsv; set++) {
             snprintf(nm, sizeof nm, "td_cp_slog_%d", set);
-            cp_int_table(o, nm, c->slog + (size_t)set * (size_t)c->nwant,
+            td__kp_int_table(o, nm, c->slog + (size_t)set * (size_t)c->nwant,
                          c->nwant);
             snprintf(nm, sizeof nm, "td_cp_sidx_%d", set);
-            cp_int_table(o, nm, c->sidx + (size_t)set * (size_t)c->nwant,
+            td__kp_int_table(o, nm, c->sidx + (size_t)set * (size_t)c->nwant,
                          c->nwant);
         }
         td__buf_printf(o, "static const int *const td_cp_slog_set[%d] = {",

@@ -353,17 +353,6 @@ static int gm_plan_fn(kp_plan *p, const td_ir *ir, td_diag *diag)
     return 0;
 }
 
-static void gm_int_table(td_buf *o, const char *name, const int *v, int64_t n)
-{
-    td__buf_printf(o, "static const int %s[] = {", name);
-    for (int64_t i = 0; i < n; i++) {
-        if (i % 16 == 0)
-            td__buf_puts(o, "\n   ");
-        td__buf_printf(o, " %d,", v[i]);
-    }
-    td__buf_puts(o, "\n};\n");
-}
-
 static void gm_tables(td_buf *o, const kp_plan *p)
 {
     const gm_plan *g = gm_of(p);
@@ -422,10 +411,10 @@ static void gm_tables(td_buf *o, const kp_plan *p)
                     "over the buffer's\n"
                     " * shape, inside the call's region (A' and B' through "
                     "the transposes). */\n");
-    gm_int_table(o, "td_gm_d", g->dix, g->m * g->n);
-    gm_int_table(o, "td_gm_c", g->cix, g->m * g->n);
-    gm_int_table(o, "td_gm_a", g->aix, g->m * g->k);
-    gm_int_table(o, "td_gm_b", g->bix, g->k * g->n);
+    td__kp_int_table(o, "td_gm_d", g->dix, g->m * g->n);
+    td__kp_int_table(o, "td_gm_c", g->cix, g->m * g->n);
+    td__kp_int_table(o, "td_gm_a", g->aix, g->m * g->k);
+    td__kp_int_table(o, "td_gm_b", g->bix, g->k * g->n);
     td__buf_puts(o, "\n");
 }
 

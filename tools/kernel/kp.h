@@ -281,6 +281,9 @@ void td__kp_fam_free(kp_plan *p);
 /* ---- write.c ------------------------------------------------------------ */
 
 void td__kp_i64_list(td_buf *o, const int64_t *v, int n);
+/* "static const int NAME[] = {...};", sixteen values to a line (the
+ * per-position tables of the copy and gemm programs). */
+void td__kp_int_table(td_buf *o, const char *name, const int *v, int64_t n);
 /* The rounds the program runs (the family's, at least one). */
 int td__kp_rounds(const kp_plan *p);
 /* "static const long long td_NAME_shape[] = {...};" and the same for

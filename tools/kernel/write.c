@@ -181,6 +181,18 @@ void td__kp_i64_list(td_buf *o, const int64_t *v, int n)
     td__buf_puts(o, "}");
 }
 
+void td__kp_int_table(td_buf *o, const char *name, const int *v, int64_t n)
+{
+    td__buf_printf(o, "static const int %s[] = {", name);
+    for (int64_t i = 0; i < n; i++) {
+        bool line = i % 16 == 0;
+        td__buf_append(o, line ? "\n    " : " ", line ? 5 : 1);
+        td__buf_int(o, v[i]);
+        td__buf_append(o, ",", 1);
+    }
+    td__buf_puts(o, "\n};\n");
+}
+
 void td__kp_region_arrays(td_buf *o, const char *name, const td_buffer *b,
                           const td_region *r)
 {
