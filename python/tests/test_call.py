@@ -308,7 +308,8 @@ def test_keywords_gemm_async_block_scaled(reg):
         "Tx.gemm_async(C[0:128, 0:64], A[0:128, 0:128], B[0:64, 0:128], SFA[0:128, 0:4], "
         "SFB[0:64, 0:4], transA=False, transB=False, accum=False)")
     with pytest.raises(td.DispatchError,
-                       match=r"block scaling \(SFA / SFB\) is not supported by tiledispatch yet"):
+                       match=r"(?s)tcgen05 .* declined by emitter \| block scaling "
+                             r"\(SFA / SFB\) is not supported by\s.*tiledispatch yet"):
         reg.dispatch(c)
     with pytest.raises(td.InputError, match="'sfa' without 'sfb'"):
         td.Call(**dict(kw, sfb=None))
