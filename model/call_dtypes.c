@@ -26,16 +26,20 @@ typedef struct confined_use {
     td_dtype dtype;
     const char *op;
     int first, last;      /* the sources srcs[first..last] */
-    const char *scope;    /* their storage scope ("shared": shared.dyn too) */
+    const char *scope;    /* their storage scope ("shared": shared.dyn too);
+                             NULL: any, the variant checks it (and says so
+                             in TVM's words) */
     const char *what;     /* the operands in words, for messages */
 } confined_use;
 
 static const confined_use g_confined[] = {
     {TD_F4E2M1, "gemm_async", 0, 1, "shared",
      "gemm_async's A and B (block-scaled MMA, in shared memory)"},
-    {TD_F8E8M0, "gemm_async", 2, 3, "tmem",
-     "gemm_async's SFA and SFB (block-scaled MMA's scale factors, in "
-     "tensor memory)"},
+    /* Scale factors are bytes, so no scope of theirs meets a 4-bit
+     * element: the variant refuses one outside tensor memory with TVM's
+     * ValueError text (upstream's "rejects SF in shared memory"). */
+    {TD_F8E8M0, "gemm_async", 2, 3, NULL,
+     "gemm_async's SFA and SFB (block-scaled MMA's scale factors)"},
 };
 
 /* The call-file keys of the sources of the ops in g_confined. */
@@ -91,7 +95,7 @@ static bool confined_buffer(const td_call *call, int bi, td_pos *where,
                  TD__FIELD(call->op));
         return false;
     }
-    if (!scope_is(b->scope, u->scope)) {
+    if (u->scope != NULL && !scope_is(b->scope, u->scope)) {
         snprintf(why + n, cap - n, "; buffer '%.*s' is in scope '%.*s'",
                  TD__FIELD(b->name), TD__FIELD(b->scope));
         return false;

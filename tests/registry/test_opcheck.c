@@ -346,8 +346,7 @@ static void test_confined_hand_built(void **state)
     expect_refused(reg, call, 1, 5,
                    "op 'add': dtype 'float8_e8m0fnu' (buffer 'B') is only "
                    "accepted by gemm_async's SFA and SFB (block-scaled MMA's "
-                   "scale factors, in tensor memory); add does not support "
-                   "it");
+                   "scale factors); add does not support it");
     call->buffers[1].dtype = TD_F32;
     expect_selected(reg, call);
     td_call_free(call);
