@@ -512,7 +512,12 @@ const char *td__cuda_type(td_dtype t);
 /* What a printed CUDA body needs from its prelude (print_cuda.c records
  * it, print_cuda_prelude.c writes it). */
 enum { TD__INC_CFLOAT, TD__INC_CSTDINT, TD__INC_FP16, TD__INC_BF16,
-       TD__INC_FP8, TD__INC_CSTRING, TD__INC_CUDA, TD__INC_COUNT };
+       TD__INC_FP8, TD__INC_FP4, TD__INC_CSTRING, TD__INC_CUDA,
+       TD__INC_COUNT };
+/* The include (TD__INC_*) the CUDA spelling of t needs (td__cuda_type),
+ * -1 for none. */
+int td__cuda_type_include(td_dtype t);
+
 typedef struct td__cuda_needs {
     bool inc[TD__INC_COUNT];
     bool maxmin;                  /* td_max / td_min overloads */

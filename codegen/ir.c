@@ -72,6 +72,14 @@ static bool valid_dtype(td_dtype t)
     return (unsigned)t < TD_DTYPE_COUNT;
 }
 
+/* Whether values of t are stored and converted but never computed on:
+ * float8 (CUDA's types convert only), and the confined dtypes of
+ * block-scaled MMA, which no arithmetic, conversion or constant takes. */
+static bool no_arith(td_dtype t)
+{
+    return td_dtype_is_float8(t) || td_dtype_is_confined(t);
+}
+
 static bool is_ident(const char *s)
 {
     size_t n = 0;
@@ -442,7 +450,8 @@ static td_expr *make_const(td_ir *ir, td_dtype t, bool neg, uint64_t mag,
 {
     if (!live(ir))
         return NULL;
-    if (!valid_dtype(t)) {
+    /* No constant has a confined dtype (td_dtype_is_confined). */
+    if (!valid_dtype(t) || td_dtype_is_confined(t)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -503,6 +512,7 @@ td_expr *td_identity(td_ir *ir, td_combiner c, td_dtype t)
         return NULL;
     /* float8 has no ordering helpers (and no arithmetic): only its zero. */
     if (!valid_dtype(t) || (unsigned)c > TD_COMBINE_MIN ||
+        td_dtype_is_confined(t) ||
         (td_dtype_is_float8(t) && c != TD_COMBINE_SUM)) {
         fail(ir, TD_EINVAL);
         return NULL;
@@ -575,7 +585,7 @@ td_expr *td_combine(td_ir *ir, td_combiner c, td_expr *a, td_expr *b)
 {
     if (!live(ir) || !operand(ir, a) || !operand(ir, b))
         return NULL;
-    if ((unsigned)c > TD_COMBINE_MIN || td_dtype_is_float8(a->dtype)) {
+    if ((unsigned)c > TD_COMBINE_MIN || no_arith(a->dtype)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -666,7 +676,7 @@ td_expr *td_intrinsic(td_ir *ir, td_intrin k, td_dtype dtype, int nargs,
     if ((unsigned)k >= TD_INTRIN_COUNT || intrin_arity[k] < 0 ||
         nargs != intrin_arity[k] || !valid_dtype(dtype) ||
         (f32_only(k) && dtype != TD_F32) ||
-        (k == TD_INTRIN_SHFL_XOR && td_dtype_is_float8(dtype))) {
+        (k == TD_INTRIN_SHFL_XOR && no_arith(dtype))) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -687,7 +697,7 @@ td_expr *td_warp_reduce(td_ir *ir, td_combiner c, int width, td_expr *value,
         return NULL;
     if ((unsigned)c > TD_COMBINE_MIN || width < 2 || width > 32 ||
         (width & (width - 1)) != 0 || !valid_dtype(dtype) ||
-        td_dtype_is_float8(dtype)) {
+        no_arith(dtype)) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -745,7 +755,7 @@ td_expr *td_value_op(td_ir *ir, td_valop op, td_expr *a, td_expr *b)
     /* CUDA's float8 types convert but do not compute: the caller computes
      * in a wider dtype and casts. */
     if (a->dtype != b->dtype || !valid_dtype(a->dtype) ||
-        td_dtype_is_float8(a->dtype) ||
+        no_arith(a->dtype) ||
         pair != td__is_pair(b) ||
         (pair && ((a->dtype != TD_F16 && a->dtype != TD_BF16) ||
                   op == TD_VAL_DIV))) {
@@ -776,7 +786,7 @@ td_expr *td_math(td_ir *ir, td_mathfn f, td_expr *a)
     /* Pairs: exp and exp2 of float16 / bfloat16 (h2exp, h2exp2: the same
      * per-lane sequence as hexp, hexp2). */
     bool pair = td__is_pair(a);
-    if (!td_dtype_is_float(a->dtype) || td_dtype_is_float8(a->dtype) ||
+    if (!td_dtype_is_float(a->dtype) || no_arith(a->dtype) ||
         (pair && ((a->dtype != TD_F16 && a->dtype != TD_BF16) ||
                   (f != TD_MATH_EXP && f != TD_MATH_EXP2)))) {
         fail(ir, TD_EINVAL);
@@ -796,7 +806,9 @@ td_expr *td_cast(td_ir *ir, td_dtype t, td_expr *a)
 {
     if (!live(ir))
         return NULL;
-    if (!valid_dtype(t)) {
+    /* No conversion to or from a confined dtype exists here (make_const). */
+    if (!valid_dtype(t) || td_dtype_is_confined(t) ||
+        (a != NULL && td_dtype_is_confined(a->dtype))) {
         fail(ir, TD_EINVAL);
         return NULL;
     }

@@ -59,14 +59,9 @@ static bool small_int(td_dtype t)
 /* Requests the header a dtype's spelling needs. */
 static void need_type(cuda *c, td_dtype t)
 {
-    if (t == TD_F16)
-        c->need.inc[TD__INC_FP16] = true;
-    else if (t == TD_BF16)
-        c->need.inc[TD__INC_BF16] = true;
-    else if (td_dtype_is_float8(t))
-        c->need.inc[TD__INC_FP8] = true;
-    else if (small_int(t))
-        c->need.inc[TD__INC_CSTDINT] = true;
+    int inc = td__cuda_type_include(t);
+    if (inc >= 0)
+        c->need.inc[inc] = true;
 }
 
 static void fail(cuda *c, int code)
@@ -193,7 +188,10 @@ static void spell_const(cuda *c, const td_expr *e, char *b, size_t cap)
         spell_f32(f, sizeof f, (float)e->f);
         snprintf(b, cap, "%s(%s)", td__cuda_type(e->dtype), f);
         return;
+    case TD_F8E8M0: /* confined (td_dtype_is_confined): the IR builds */
+    case TD_F4E2M1: /* no constant of them; a second guard */
     case TD_DTYPE_COUNT:
+        fail(c, TD_EINVAL);
         break;
     }
     snprintf(b, cap, "0");

@@ -436,6 +436,23 @@ void td__ptx_helper(td_buf *o, unsigned key)
     td__buf_puts(o, "#endif\n}\n");
 }
 
+int td__cuda_type_include(td_dtype t)
+{
+    switch (t) {
+    case TD_F16: return TD__INC_FP16;
+    case TD_BF16: return TD__INC_BF16;
+    case TD_F8E4M3:
+    case TD_F8E5M2:
+    case TD_F8E8M0: return TD__INC_FP8;
+    case TD_F4E2M1: return TD__INC_FP4;
+    case TD_I8:
+    case TD_I16:
+    case TD_U8:
+    case TD_U16: return TD__INC_CSTDINT;
+    default: return -1;
+    }
+}
+
 const char *td__cuda_type(td_dtype t)
 {
     switch (t) {
@@ -453,6 +470,8 @@ const char *td__cuda_type(td_dtype t)
     case TD_U64: return "unsigned long long";
     case TD_F8E4M3: return "__nv_fp8_e4m3";
     case TD_F8E5M2: return "__nv_fp8_e5m2";
+    case TD_F8E8M0: return "__nv_fp8_e8m0";
+    case TD_F4E2M1: return "__nv_fp4_e2m1";
     case TD_DTYPE_COUNT: break;
     }
     return "void";
@@ -469,7 +488,8 @@ void td__cuda_prelude(td_buf *o, const td__cuda_needs *c)
     static const char *const includes[TD__INC_COUNT] = {
         "#include <cfloat>\n", "#include <cstdint>\n",
         "#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n",
-        "#include <cuda_fp8.h>\n", "#include <cstring>\n",
+        "#include <cuda_fp8.h>\n", "#include <cuda_fp4.h>\n",
+        "#include <cstring>\n",
         "#include <cuda.h>\n"};
     /* the overloads of td_max / td_min name __half and __nv_bfloat16 */
     for (int i = 0; i < TD__INC_COUNT; i++)

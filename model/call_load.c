@@ -349,7 +349,7 @@ static int cl_call(td__cl *c, const td_ynode *root)
             return rc;
         set_pos(&call->pos_dispatch, v[K_DISPATCH]);
     }
-    return 0;
+    return td__cl_confined_dtypes(c);
 }
 
 /* The limits of a call file. */

@@ -280,6 +280,12 @@ static int cl_op_dtype(td__cl *c, const td_ynode *n, const char *label,
         return cl_operr(c, TD_ESCHEMA, n, label, "unknown dtype '%.64s'%s",
                         n->str, td__dtype_hint(hint, sizeof hint, n->str));
     }
+    /* A confined dtype is only ever a region's (call_gemm.c). */
+    if (td_dtype_is_confined(*out))
+        return cl_operr(c, TD_ESCHEMA, n, label,
+                        "dtype '%s' is only accepted by %s; a literal or a "
+                        "named scalar cannot have it",
+                        td_dtype_name(*out), td__confined_dtype_use(*out));
     return 0;
 }
 

@@ -21,6 +21,7 @@
 typedef struct td__cl {
     td_ydoc doc;
     td_call *call;
+    td_pos dtype_pos[TD_MAX_BUFFERS]; /* each buffer's `dtype:` value */
 } td__cl;
 
 #define cl_err_at(c, code, line, col, ...)                                     \
@@ -119,6 +120,11 @@ int td__cl_gemm(td__cl *c, const td_ynode *root);
 /* A gemm_async call's a and b (srcs[0..1], both required) and its
  * transA / transB. */
 int td__cl_gemm_async(td__cl *c, const td_ynode *root);
+
+/* Refuses, at the buffer's `dtype:` (or at the operand at fault), a
+ * confined dtype (td_dtype_is_confined) where no op allows it: the last
+ * step of the load, once every operand and config value is read. */
+int td__cl_confined_dtypes(td__cl *c);
 
 /* A gemm_async call's accum written as a string: an expression of the
  * declared scalars and thread ids, into call->accum_expr. */

@@ -370,6 +370,7 @@ static int cl_buffer(td__cl *c, const td_ynode *key, const td_ynode *val,
     if (td_dtype_parse(dt, &b->dtype) != 0)
         return cl_err(c, TD_ESCHEMA, slot[1], "unknown dtype '%s'%s", dt,
                       td__dtype_hint(hint, sizeof hint, dt));
+    c->dtype_pos[b - c->call->buffers] = (td_pos){slot[1]->line, slot[1]->col};
 
     rc = cl_shape(c, slot[2], b);
     if (rc)

@@ -18,6 +18,25 @@
 #include "tiledispatch/td_call.h"
 
 /*
+ * The confined dtypes (td_dtype_is_confined) and the operands that may
+ * have them, a table in call_gemm.c (the only family that has such
+ * operands).  td__confined_dtypes_ok is true when every buffer of a
+ * confined dtype is an operand the call's op allows for it (and nothing
+ * else of the call: no other operand, no config element), in the scope the
+ * op allows, and a 4-bit buffer's innermost extent and its regions'
+ * innermost starts and extents are even (two elements to a byte).  On
+ * false: *buffer is the buffer at fault, *where the operand at fault
+ * ({0, 0} when it is the buffer's dtype itself) and why[cap] the message.
+ * The loader refuses a call that fails it; dispatch and explain check
+ * hand-built calls with it before the op's own check.
+ * td__confined_dtype_use says which operands take dtype t ("gemm_async's
+ * A and B (block-scaled MMA, in shared memory)"); "" for other dtypes.
+ */
+bool td__confined_dtypes_ok(const td_call *call, int *buffer, td_pos *where,
+                            char *why, size_t cap);
+const char *td__confined_dtype_use(td_dtype t);
+
+/*
  * The buffer a region of `call` refers to, or NULL when the region is
  * malformed (buffer index out of range, or a rank that disagrees with the
  * buffer's).  Loaded calls never are; hand-built ones may be, and

@@ -49,7 +49,7 @@ int td_dtype_bits(td_dtype t)
 bool td_dtype_is_float(td_dtype t)
 {
     return t == TD_F32 || t == TD_F16 || t == TD_BF16 || t == TD_F64 ||
-           td_dtype_is_float8(t);
+           td_dtype_is_float8(t) || td_dtype_is_confined(t);
 }
 
 bool td_dtype_is_float8(td_dtype t)
@@ -57,9 +57,14 @@ bool td_dtype_is_float8(td_dtype t)
     return t == TD_F8E4M3 || t == TD_F8E5M2;
 }
 
+bool td_dtype_is_confined(td_dtype t)
+{
+    return t == TD_F8E8M0 || t == TD_F4E2M1;
+}
+
 bool td_dtype_is_signed(td_dtype t)
 {
-    return td_dtype_is_float(t) || t == TD_I8 || t == TD_I16 || t == TD_I32 ||
+    return (td_dtype_is_float(t) && t != TD_F8E8M0) || t == TD_I8 || t == TD_I16 || t == TD_I32 ||
            t == TD_I64;
 }
 
@@ -133,7 +138,11 @@ static const name_alias g_dtype_aliases[] = {
     {"fp8", "float8_e4m3fn"}, {"float8", "float8_e4m3fn"},
     {"e4m3", "float8_e4m3fn"}, {"fp8_e4m3", "float8_e4m3fn"},
     {"float8_e4m3", "float8_e4m3fn"}, {"e5m2", "float8_e5m2"},
-    {"fp8_e5m2", "float8_e5m2"},
+    {"fp8_e5m2", "float8_e5m2"}, {"e8m0", "float8_e8m0fnu"},
+    {"float8_e8m0", "float8_e8m0fnu"}, {"fp8_e8m0", "float8_e8m0fnu"},
+    {"ue8m0", "float8_e8m0fnu"}, {"fp4", "float4_e2m1fn"},
+    {"float4", "float4_e2m1fn"}, {"e2m1", "float4_e2m1fn"},
+    {"fp4_e2m1", "float4_e2m1fn"}, {"float4_e2m1", "float4_e2m1fn"},
     {"fp64", "float64"},   {"f64", "float64"},     {"double", "float64"},
     {"i8", "int8"},        {"s8", "int8"},         {"char", "int8"},
     {"i16", "int16"},      {"s16", "int16"},       {"short", "int16"},

@@ -120,7 +120,15 @@ int td__op_check(const td_call *call, const td_op_desc *op, const char *file,
     td_reason why;
     why.text[0] = '\0';
     bool ok = true;
-    if (op->check != NULL)
+    /* A confined dtype where no op allows it (a call built by hand: the
+     * loader refuses it in a call file). */
+    int bi;
+    td_pos at;
+    if (!td__confined_dtypes_ok(call, &bi, &at, why.text, sizeof why.text)) {
+        ok = false;
+        if (at.line > 0)
+            where = at;
+    } else if (op->check != NULL)
         ok = op->check(call, op, &where, &why);
     else if (op->kind == TD_OP_KIND_REDUCTION)
         ok = reduction_check(call, &where, &why);

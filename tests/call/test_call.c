@@ -813,6 +813,37 @@ static void test_operand_errors(void **state)
               "unknown buffer 'C' (expected one of: A, B, I)");
 }
 
+/* The dtype table: each name parses back to its dtype; the bits and the
+ * classes of the two confined dtypes of block-scaled MMA (TVM's names). */
+static void test_dtype_table(void **state)
+{
+    (void)state;
+    for (int t = 0; t < TD_DTYPE_COUNT; t++) {
+        td_dtype back = TD_DTYPE_COUNT;
+        assert_int_equal(td_dtype_parse(td_dtype_name((td_dtype)t), &back),
+                         0);
+        assert_int_equal(back, t);
+        assert_true(td_dtype_bits((td_dtype)t) >= 4);
+        assert_int_equal(td_dtype_is_confined((td_dtype)t),
+                         t == TD_F8E8M0 || t == TD_F4E2M1);
+    }
+    assert_string_equal(td_dtype_name(TD_F8E8M0), "float8_e8m0fnu");
+    assert_string_equal(td_dtype_name(TD_F4E2M1), "float4_e2m1fn");
+    assert_int_equal(td_dtype_bits(TD_F8E8M0), 8);
+    assert_int_equal(td_dtype_bits(TD_F4E2M1), 4);
+    /* Floating formats, but not float8 for the float8 paths (copies,
+     * casts, the program generator); e8m0 has no sign. */
+    assert_true(td_dtype_is_float(TD_F8E8M0));
+    assert_true(td_dtype_is_float(TD_F4E2M1));
+    assert_false(td_dtype_is_float8(TD_F8E8M0));
+    assert_false(td_dtype_is_float8(TD_F4E2M1));
+    assert_false(td_dtype_is_signed(TD_F8E8M0));
+    assert_true(td_dtype_is_signed(TD_F4E2M1));
+    assert_true(td_dtype_is_float8(TD_F8E4M3));
+    assert_false(td_dtype_is_confined(TD_F8E4M3));
+}
+
+
 /* Every unknown name gets the one close valid name, or the list of them;
  * the spellings of other tools (fp32, half, blockDim.x, hopper) get a hint
  * and are still refused. */
@@ -850,9 +881,13 @@ static void test_unknown_name_hints(void **state)
         {"flaot32", "unknown dtype 'flaot32' (did you mean 'float32'?)"},
         {"fp3", "unknown dtype 'fp3' (expected one of: float32, float16, "
                 "bfloat16, float64, int8, int16, int32, int64, uint8, "
-                "uint16, uint32, uint64, float8_e4m3fn, float8_e5m2)"},
+                "uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, ...)"},
         {"fp8", "unknown dtype 'fp8' (did you mean 'float8_e4m3fn'?)"},
         {"e5m2", "unknown dtype 'e5m2' (did you mean 'float8_e5m2'?)"},
+        {"fp4", "unknown dtype 'fp4' (did you mean 'float4_e2m1fn'?)"},
+        {"e8m0", "unknown dtype 'e8m0' (did you mean 'float8_e8m0fnu'?)"},
+        {"float8_e8m0", "unknown dtype 'float8_e8m0' (did you mean "
+                        "'float8_e8m0fnu'?)"},
     };
     for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++) {
         char text[512];
@@ -1318,6 +1353,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_operands),
         cmocka_unit_test(test_operand_errors),
         cmocka_unit_test(test_unknown_name_hints),
+        cmocka_unit_test(test_dtype_table),
         cmocka_unit_test(test_script_forms),
         cmocka_unit_test(test_gemm_call),
         cmocka_unit_test(test_bad_files),

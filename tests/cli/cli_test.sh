@@ -147,6 +147,16 @@ expect 1 "declined — gemm_async[tcgen05]: an M=64 cta_group::1 .ws GEMM with A
 expect 1 "TMEM A layout does not match tmem_pool.alloc_tcgen05_mma_A semantic layout" explain "$root/tests/conformance/gemm_async_tvm_rejects_tmem_a_cta2_flat.yaml" --format tvm
 expect 2 "gemm_async_tmem_a_lane_191.yaml:10:66: error: tmem buffer 'A': its layout reaches lane 191; tensor memory has 128 lanes" dispatch "$data/gemm_async_tmem_a_lane_191.yaml"
 expect 1 "declined — gemm_async: A's region starts at element column 1 of its tensor memory, inside a 32-bit cell (2 bfloat16 to a cell); the MMA reads A from whole cells" explain "$data/gemm_async_tmem_a_mid_cell.yaml" --format tvm
+# The confined dtypes of block-scaled MMA (docs/contract.md): refused at the
+# load, at the dtype, by every command; where gemm_async allows float4_e2m1fn
+# (A and B in shared memory) the call loads and tcgen05 declines it.
+bad="$root/tests/call/data/bad"
+for cmd in dispatch explain emit kernel; do
+  expect 2 "dtype_fp4_copy.yaml:7:29: error: dtype 'float4_e2m1fn' (buffer 'A') is only accepted by gemm_async's A and B (block-scaled MMA, in shared memory); copy does not support it" $cmd "$bad/dtype_fp4_copy.yaml"
+done
+expect 2 "dtype_e8m0_ewise.yaml:8:28: error: dtype 'float8_e8m0fnu' (buffer 'B') is only accepted by gemm_async's SFA and SFB (block-scaled MMA's scale factors, in tensor memory); add does not support it" dispatch "$bad/dtype_e8m0_ewise.yaml"
+expect 2 "gemm_async_fp4_odd_start.yaml:14:4: error: a: float4_e2m1fn packs two elements to a byte" dispatch "$bad/gemm_async_fp4_odd_start.yaml"
+expect 1 "got float4_e2m1fn" explain "$root/tests/call/data/good/gemm_async_fp4.yaml" --format tvm
 expect 2 "gemm_async_sfa.yaml:16:1: error: 'sfa': gemm_async's block scaling (SFA / SFB in tensor memory, kind::mxf8f6f4 / mxf4 / mxf4nvf4) is not supported by tiledispatch yet" dispatch "$data/gemm_async_sfa.yaml"
 expect 1 "declined — gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(128, 64) : (1@TLane, 1@TCol)] at the region's first lane and column" explain "$data/gemm_async_c_strided.yaml" --format tvm
 # permute_layout (variants/permute.c): its one variant has no predicates and

@@ -2279,6 +2279,45 @@ static void test_cast_pair(void **state)
 }
 
 /* Misuse of the value builders; NULL operands pass through. */
+/* The confined dtypes (block-scaled MMA's float8_e8m0fnu and
+ * float4_e2m1fn): buffers of them exist (the MMA reads them from memory)
+ * and have CUDA's type names, but no constant, cast, arithmetic,
+ * combiner or shuffle takes them. */
+static void test_confined_dtypes(void **state)
+{
+    (void)state;
+    assert_string_equal(td_cuda_type_name(TD_F8E8M0), "__nv_fp8_e8m0");
+    assert_string_equal(td_cuda_type_name(TD_F4E2M1), "__nv_fp4_e2m1");
+    int64_t s[] = {4};
+    static const td_dtype conf[2] = {TD_F8E8M0, TD_F4E2M1};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 8; k++) {
+            td_ir *ir = td_ir_new();
+            td_ir_buf *F = td_ir_buffer(ir, "F", TD_F32, "local", 1, s);
+            td_ir_buf *X = td_ir_buffer(ir, "X", conf[t], "local", 1, s);
+            assert_non_null(X);
+            assert_int_equal(td_ir_status(ir), 0);
+            td_expr *f = td_load1(ir, F, td_int(ir, 0));
+            td_expr *x = td_load1(ir, X, td_int(ir, 0));
+            assert_non_null(x);
+            td_expr *e = NULL;
+            switch (k) {
+            case 0: e = td_const_f(ir, conf[t], 1.0); break;
+            case 1: e = td_cast(ir, conf[t], f); break;
+            case 2: e = td_cast(ir, TD_F32, x); break;
+            case 3: e = td_value_op(ir, TD_VAL_MUL, x, x); break;
+            case 4: e = td_identity(ir, TD_COMBINE_SUM, conf[t]); break;
+            case 5: e = td_combine(ir, TD_COMBINE_MAX, x, x); break;
+            case 6: e = td_warp_reduce(ir, TD_COMBINE_SUM, 32, x, conf[t]);
+                    break;
+            case 7: e = td_math(ir, TD_MATH_EXP, x); break;
+            }
+            assert_null(e);
+            assert_int_equal(td_ir_status(ir), TD_EINVAL);
+            td_ir_free(ir);
+        }
+}
+
 static void test_value_errors(void **state)
 {
     (void)state;
@@ -2542,6 +2581,7 @@ int main(void)
         cmocka_unit_test(test_vector_pairs),
         cmocka_unit_test(test_vector_lanes),
         cmocka_unit_test(test_value_errors),
+        cmocka_unit_test(test_confined_dtypes),
         cmocka_unit_test(test_value_folding),
         cmocka_unit_test(test_alloc_failures),
     };

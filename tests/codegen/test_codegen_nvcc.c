@@ -41,6 +41,8 @@ static void add_value_ops(td_ir *ir)
         next_slot[t] = 2;
     for (int t = 0; t < NBUF; t++) {
         td_ir_buf *P = bufs[t];
+        if (P == NULL)
+            continue; /* a confined dtype (build_all) */
         td_expr *p0 = td_load1(ir, P, td_int(ir, 0));
         td_expr *p1 = td_load1(ir, P, td_int(ir, 1));
         if (td_dtype_is_float8((td_dtype)t))
@@ -59,9 +61,11 @@ static void add_value_ops(td_ir *ir)
     }
     for (int from = 0; from < NBUF; from++)
         for (int to = 0; to < NBUF; to++)
-            td_ir_store1(ir, bufs[to], slot(ir, to),
-                         td_cast(ir, (td_dtype)to,
-                                 td_load1(ir, bufs[from], td_int(ir, 1))));
+            if (bufs[from] != NULL && bufs[to] != NULL)
+                td_ir_store1(ir, bufs[to], slot(ir, to),
+                             td_cast(ir, (td_dtype)to,
+                                     td_load1(ir, bufs[from],
+                                              td_int(ir, 1))));
     /* The pairs start at even elements (aligned to the pair's size). */
     static const td_dtype pairs[][2] = {{TD_F16, TD_F32}, {TD_F32, TD_F16},
                                         {TD_BF16, TD_F32}, {TD_F32, TD_BF16}};
@@ -87,6 +91,11 @@ static td_ir *build_all(void)
     td_ir_buf *acc = td_ir_scratch(ir, "acc", TD_F32, 4);
     for (int t = 0; t < NBUF; t++) {
         char name[64];
+        /* The confined dtypes (block-scaled MMA's) have no values, casts
+         * or arithmetic in the IR: no buffer of them here. */
+        bufs[t] = NULL;
+        if (td_dtype_is_confined((td_dtype)t))
+            continue;
         snprintf(name, sizeof name, "P_%s", td_dtype_name((td_dtype)t));
         td_ir_buf *P = bufs[t] =
             td_ir_buffer(ir, name, (td_dtype)t, "local", 1, s2);

@@ -327,12 +327,40 @@ static void test_hand_built_counts(void **state)
     td_registry_free(reg);
 }
 
+/* A confined dtype (td_dtype_is_confined) in a call built by hand, where
+ * the loader did not see it: refused before the op's own check, at the
+ * op. */
+static void test_confined_hand_built(void **state)
+{
+    (void)state;
+    td_registry *reg = setup();
+    td_call *call = load(HEAD("add") "srcs: [A, B]\n");
+    call->buffers[0].dtype = TD_F4E2M1;
+    expect_refused(reg, call, 1, 5,
+                   "op 'add': dtype 'float4_e2m1fn' (buffer 'A') is only "
+                   "accepted by gemm_async's A and B (block-scaled MMA, in "
+                   "shared memory); add does not support it");
+    assert_int_equal(check_calls, 0);
+    call->buffers[0].dtype = TD_F32;
+    call->buffers[1].dtype = TD_F8E8M0;
+    expect_refused(reg, call, 1, 5,
+                   "op 'add': dtype 'float8_e8m0fnu' (buffer 'B') is only "
+                   "accepted by gemm_async's SFA and SFB (block-scaled MMA's "
+                   "scale factors, in tensor memory); add does not support "
+                   "it");
+    call->buffers[1].dtype = TD_F32;
+    expect_selected(reg, call);
+    td_call_free(call);
+    td_registry_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise_check),
         cmocka_unit_test(test_reduction_default_check),
         cmocka_unit_test(test_hand_built_counts),
+        cmocka_unit_test(test_confined_hand_built),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,7 +51,9 @@ extern "C" {
     X(U32, "uint32", 32)                                                       \
     X(U64, "uint64", 64)                                                       \
     X(F8E4M3, "float8_e4m3fn", 8)                                              \
-    X(F8E5M2, "float8_e5m2", 8)
+    X(F8E5M2, "float8_e5m2", 8)                                                \
+    X(F8E8M0, "float8_e8m0fnu", 8)                                             \
+    X(F4E2M1, "float4_e2m1fn", 4)
 
 typedef enum td_dtype {
 #define TD__DT_ENUM(id, name, bits) TD_##id,
@@ -63,11 +65,25 @@ typedef enum td_dtype {
 TD_API const char *td_dtype_name(td_dtype t);            /* "float32" */
 TD_API int td_dtype_parse(const char *s, td_dtype *out); /* 0 or TD_ENOENT */
 TD_API int td_dtype_bits(td_dtype t);
-TD_API bool td_dtype_is_float(td_dtype t);            /* float8 too */
+/* Floating formats: float8, float8_e8m0fnu and float4_e2m1fn too. */
+TD_API bool td_dtype_is_float(td_dtype t);
 /* float8_e4m3fn or float8_e5m2: storage and conversions only (CUDA
- * __nv_fp8_e4m3 / __nv_fp8_e5m2 have no arithmetic). */
+ * __nv_fp8_e4m3 / __nv_fp8_e5m2 have no arithmetic).  Not float8_e8m0fnu,
+ * which is confined (below). */
 TD_API bool td_dtype_is_float8(td_dtype t);
-TD_API bool td_dtype_is_signed(td_dtype t);             /* floats are signed */
+/* Signed: the integers int*, and the floats but float8_e8m0fnu (an
+ * exponent without a sign). */
+TD_API bool td_dtype_is_signed(td_dtype t);
+/*
+ * The confined dtypes of block-scaled MMA: float8_e8m0fnu (8 bits, an
+ * unsigned power-of-two scale, CUDA __nv_fp8_e8m0) and float4_e2m1fn (4
+ * bits, two to a byte, CUDA __nv_fp4_e2m1).  Only the operands that an op
+ * names may have them (docs/contract.md, "Confined dtypes"): the call
+ * loader refuses every other use, so a variant, printer or program
+ * generator that takes a loaded call never meets a 4-bit element or an
+ * e8m0 value where it reckons in bytes or in float8.
+ */
+TD_API bool td_dtype_is_confined(td_dtype t);
 
 /* ---- execution scopes ------------------------------------------------ */
 

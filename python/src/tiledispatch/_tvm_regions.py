@@ -260,7 +260,10 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
         return None
     if strides is None:
         return None
-    nbytes = max(tvm.DataType(str(buf.dtype)).bits // 8, 1)
+    bits = tvm.DataType(str(buf.dtype)).bits
+    if bits % 8 != 0:
+        return None  # a 4-bit dtype (float4_e2m1fn) has no byte offset per element
+    nbytes = bits // 8
     align = 0
     offset = None
     for d in var_dims:
