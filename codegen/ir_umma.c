@@ -157,11 +157,12 @@ td_var *td_ir_idesc_block_scaled(td_ir *ir, const char *name,
      * 256, k 32 or 64: the checks are the variant's), the fields fit
      * their bits. */
     bool ok = name != NULL && name[0] != '\0' && d != NULL &&
-              (d->m == 64 || d->m == 128 || d->m == 256) && d->n >= 8 &&
-              d->n <= 256 && d->n % 8 == 0 && (d->k == 32 || d->k == 64) &&
-              d->a_format >= 0 && d->a_format < 8 && d->b_format >= 0 &&
-              d->b_format < 8 && (d->s_format == 0 || d->s_format == 1) &&
-              (d->cta_group == 1 || d->cta_group == 2) &&
+              (d->given ||
+               ((d->m == 64 || d->m == 128 || d->m == 256) && d->n >= 8 &&
+                d->n <= 256 && d->n % 8 == 0 && (d->k == 32 || d->k == 64) &&
+                d->a_format >= 0 && d->a_format < 8 && d->b_format >= 0 &&
+                d->b_format < 8 && (d->s_format == 0 || d->s_format == 1) &&
+                (d->cta_group == 1 || d->cta_group == 2))) &&
               d->sfa.form == TD_IR_DESC_TMEM && d->sfb.form == TD_IR_DESC_TMEM &&
               operand(ir, &d->sfa) && operand(ir, &d->sfb);
     if (!ok) {

@@ -982,7 +982,7 @@ TD_API void td_ir_tcgen05_mma(td_ir *ir, const td_ir_umma *m);
  * A / B / scale formats as the PTX descriptor spells them (a_format,
  * b_format bits 7-9 and 10-12, s_format bit 23), MN-major A / B (bits 15,
  * 16), sf ids 0.  `given` instead starts the local as `value` (a descriptor
- * the caller passed, TVM's descI).  The dtypes, the scale factors'
+ * the caller passed, TVM's descI; the shape and formats are then unused).  The dtypes, the scale factors'
  * first cells (sfa, sfb: TMEM operands) and cta_group are what TVM's TIRx
  * spells.  NULL on misuse.
  */
