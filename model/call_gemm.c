@@ -33,9 +33,12 @@ static const char *const gemm_keys[] = {"a",           "b",     "c",
                                         "alpha",       "beta"};
 static const char *const other_keys[] = {"src", "srcs", "extras", "axes",
                                          "accum"};
-/* gemm_async's (upstream's Tx.gemm_async(C, A, B, transA=, transB=,
- * accum=)): C is dst, A and B are a and b; accum is the common key. */
-static const char *const async_keys[] = {"a", "b", "transA", "transB"};
+/* gemm_async's (upstream's Tx.gemm_async(C, A, B, SFA, SFB, transA=,
+ * transB=, accum=)): C is dst, A and B are a and b, the scale factors of
+ * block scaling sfa and sfb; accum is the common key.  Those after a and
+ * b are gemm_async's alone. */
+static const char *const async_keys[] = {"a", "b", "transA", "transB",
+                                         "sfa", "sfb"};
 static const char *const async_other_keys[] = {
     "src", "srcs", "extras", "axes", "c", "transpose_A", "transpose_B",
     "alpha", "beta"};
@@ -60,20 +63,22 @@ int td__cl_form_keys(td__cl *c, const td_ynode *root)
             if (in(k->str, async_other_keys, NELEMS(async_other_keys)))
                 return cl_err(c, TD_ESCHEMA, k,
                               "'%s' is not a key of a gemm_async call (its "
-                              "operands are dst: C, a: A, b: B, with "
+                              "operands are dst: C, a: A, b: B and, for "
+                              "block scaling, sfa: SFA, sfb: SFB, with "
                               "transA, transB and accum, as in upstream's "
-                              "Tx.gemm_async(C, A, B, transA=, transB=, "
-                              "accum=))",
+                              "Tx.gemm_async(C, A, B, SFA, SFB, transA=, "
+                              "transB=, accum=))",
                               k->str);
             continue;
         }
-        if (in(k->str, async_keys + 2, 2))
+        if (in(k->str, async_keys + 2, NELEMS(async_keys) - 2))
             return cl_err(c, TD_ESCHEMA, k,
                           "'%s' is a key of gemm_async calls only, not of "
                           "op '%.*s'%s",
                           k->str, TD__FIELD(call->op),
-                          gemm ? " (gemm's are transpose_A and transpose_B)"
-                               : "");
+                          gemm && k->str[0] == 't'
+                              ? " (gemm's are transpose_A and transpose_B)"
+                              : "");
         if (gemm && in(k->str, other_keys, NELEMS(other_keys)))
             return cl_err(c, TD_ESCHEMA, k,
                           "'%s' is not a key of a gemm call (its operands "
@@ -100,11 +105,26 @@ static const td_ynode *value_of(const td_ynode *root, const char *name)
     return NULL;
 }
 
-/* One of A, B, C: a region of a declared buffer, at srcs[i]. */
+/* The key node of top-level key `name`, NULL when absent. */
+static const td_ynode *key_of(const td_ynode *root, const char *name)
+{
+    for (size_t i = 0; i < root->n / 2; i++)
+        if (strcmp(root->kids[2 * i]->str, name) == 0)
+            return root->kids[2 * i];
+    return NULL;
+}
+
+/* One of A, B, C (gemm) or A, B, SFA, SFB (gemm_async): a region of a
+ * declared buffer, at srcs[i]. */
 static int gemm_region(td__cl *c, const td_ynode *root, int i)
 {
-    static const char *const keys[3] = {"a", "b", "c"};
-    static const char *const names[3] = {"A", "B", "C"};
+    bool async = td__gemm_async_form(c->call->op);
+    static const char *const gemm_k[3] = {"a", "b", "c"};
+    static const char *const gemm_n[3] = {"A", "B", "C"};
+    static const char *const async_k[4] = {"a", "b", "sfa", "sfb"};
+    static const char *const async_n[4] = {"A", "B", "SFA", "SFB"};
+    const char *const *keys = async ? async_k : gemm_k;
+    const char *const *names = async ? async_n : gemm_n;
     const td_ynode *n = value_of(root, keys[i]);
     if (n == NULL)
         return cl_err(c, TD_ESCHEMA, root,
@@ -177,16 +197,26 @@ int td__cl_gemm(td__cl *c, const td_ynode *root)
     return 0;
 }
 
-/* A gemm_async call's a and b (srcs[0], srcs[1]) and transA / transB
- * (upstream's spelling, read into transpose_a / transpose_b). */
+/* A gemm_async call's a and b (srcs[0], srcs[1]), sfa and sfb (srcs[2],
+ * srcs[3]: both or neither, as upstream's Tx.gemm_async asks) and transA /
+ * transB (upstream's spelling, read into transpose_a / transpose_b). */
 int td__cl_gemm_async(td__cl *c, const td_ynode *root)
 {
     td_call *call = c->call;
     int rc;
-    for (int i = 0; i < 2; i++)
+    const td_ynode *sfa = key_of(root, "sfa"), *sfb = key_of(root, "sfb");
+    if ((sfa == NULL) != (sfb == NULL))
+        return cl_err(c, TD_ESCHEMA, sfa != NULL ? sfa : sfb,
+                      "'%s' without '%s': block scaling takes both scale "
+                      "factors (upstream: SFA and SFB must both be provided "
+                      "or both be None)",
+                      sfa != NULL ? "sfa" : "sfb",
+                      sfa != NULL ? "sfb" : "sfa");
+    int n = sfa != NULL ? 4 : 2;
+    for (int i = 0; i < n; i++)
         if ((rc = gemm_region(c, root, i)) != 0)
             return rc;
-    call->nsrcs = 2;
+    call->nsrcs = n;
     call->src = call->srcs[0].region;
     call->pos_srcs = call->srcs[0].pos;
     if ((rc = gemm_bool(c, root, "transA", &call->transpose_a)) != 0 ||

@@ -116,6 +116,8 @@ enum {
     K_ACTIVE,
     K_TRANSA,
     K_TRANSB,
+    K_SFA,
+    K_SFB,
     K_COUNT
 };
 
@@ -123,7 +125,7 @@ static const char *const g_keys[K_COUNT] = {
     "op",     "target", "arch",     "scope", "launch", "buffers", "dst",
     "src",    "axes",   "accum",    "config", "dispatch", "srcs", "extras",
     "scalars", "a",     "b",        "c",     "transpose_A", "transpose_B",
-    "alpha",  "beta",   "active", "transA", "transB"};
+    "alpha",  "beta",   "active", "transA", "transB", "sfa", "sfb"};
 
 static void set_pos(td_pos *p, const td_ynode *n)
 {
@@ -230,16 +232,6 @@ static int cl_call(td__cl *c, const td_ynode *root)
             if (strcmp(k->str, g_keys[j]) == 0)
                 which = j;
         if (which < 0) {
-            /* gemm_async's scale factors (upstream's SFA=, SFB=): the
-             * block-scaled MMAs are not ported yet (design/gemm/plan.md
-             * 3.7); say so rather than call the key unknown. */
-            if (strcmp(k->str, "sfa") == 0 || strcmp(k->str, "sfb") == 0)
-                return cl_err(c, TD_ESCHEMA, k,
-                              "'%s': gemm_async's block scaling (SFA / SFB "
-                              "in tensor memory, kind::mxf8f6f4 / mxf4 / "
-                              "mxf4nvf4) is not supported by tiledispatch "
-                              "yet",
-                              k->str);
             /* A rules file given where a call is expected starts with
              * the keys only rules files have. */
             char hint[256];

@@ -18,6 +18,9 @@ extern const size_t td__gemm_ops_count;
 /* The sources of a gemm call, in upstream's order (the op check has made
  * sure all three are regions). */
 enum { TD_GEMM_A, TD_GEMM_B, TD_GEMM_C };
+/* gemm_async's: A, B and, with block scaling, SFA and SFB (upstream's
+ * Tx.gemm_async(C, A, B, SFA, SFB, ...); C is the dst). */
+enum { TD_GEMM_ASYNC_SFA = 2, TD_GEMM_ASYNC_SFB = 3 };
 
 /*
  * A gemm call's logical sizes: M, N, K from the squeezed extents of A

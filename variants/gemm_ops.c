@@ -175,19 +175,22 @@ static const char *const smem_desc_modes[] = {"hoist", "local_hoist",
 
 static bool async_operands(const td_call *call, td_pos *where, td_reason *why)
 {
-    if (call->nsrcs != 2) {
+    /* A, B, and with block scaling SFA, SFB (both or neither). */
+    if (call->nsrcs != 2 && call->nsrcs != 4) {
         if (call->pos_srcs.line > 0)
             *where = call->pos_srcs;
-        td_reason_set(why, "expects the sources A, B (call-file keys a, b), "
+        td_reason_set(why, "expects the sources A, B (call-file keys a, b) "
+                           "and, for block scaling, SFA, SFB (sfa, sfb), "
                            "got %d operands",
                       call->nsrcs);
         return false;
     }
-    for (int i = 0; i < 2; i++)
+    static const char *const names[4] = {"A", "B", "SFA", "SFB"};
+    for (int i = 0; i < call->nsrcs; i++)
         if (call->srcs[i].kind != TD_OPERAND_REGION) {
             if (call->srcs[i].pos.line > 0)
                 *where = call->srcs[i].pos;
-            td_reason_set(why, "%c must be a region, not %s", "AB"[i],
+            td_reason_set(why, "%s must be a region, not %s", names[i],
                           td__operand_kind_name(call->srcs[i].kind));
             return false;
         }

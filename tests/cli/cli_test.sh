@@ -157,7 +157,10 @@ done
 expect 2 "dtype_e8m0_ewise.yaml:8:28: error: dtype 'float8_e8m0fnu' (buffer 'B') is only accepted by gemm_async's SFA and SFB (block-scaled MMA's scale factors, in tensor memory); add does not support it" dispatch "$bad/dtype_e8m0_ewise.yaml"
 expect 2 "gemm_async_fp4_odd_start.yaml:14:4: error: a: float4_e2m1fn packs two elements to a byte" dispatch "$bad/gemm_async_fp4_odd_start.yaml"
 expect 1 "got float4_e2m1fn" explain "$root/tests/call/data/good/gemm_async_fp4.yaml" --format tvm
-expect 2 "gemm_async_sfa.yaml:16:1: error: 'sfa': gemm_async's block scaling (SFA / SFB in tensor memory, kind::mxf8f6f4 / mxf4 / mxf4nvf4) is not supported by tiledispatch yet" dispatch "$data/gemm_async_sfa.yaml"
+expect 2 "gemm_async_sfa.yaml:16:1: error: 'sfa' without 'sfb': block scaling takes both scale factors" dispatch "$data/gemm_async_sfa.yaml"
+expect 1 "declined — block scaling (SFA / SFB) is not supported by tiledispatch yet" explain "$root/tests/call/data/good/gemm_async_sf_fp8.yaml" --format tvm
+expect 1 "Tx.gemm_async(C[0:128, 0:64], A[0:128, 0:128], B[0:64, 0:128], SFA[0:128, 0:4], SFB[0:64, 0:4], transA=False, transB=False, accum=False)" dispatch "$root/tests/call/data/good/gemm_async_mxfp4.yaml"
+expect 2 "sfb_in_gemm.yaml:14:1: error: 'sfb' is a key of gemm_async calls only, not of op 'gemm'" dispatch "$bad/sfb_in_gemm.yaml"
 expect 1 "declined — gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(128, 64) : (1@TLane, 1@TCol)] at the region's first lane and column" explain "$data/gemm_async_c_strided.yaml" --format tvm
 # permute_layout (variants/permute.c): its one variant has no predicates and
 # declines in its emitter, which every explain format shows as a decline,

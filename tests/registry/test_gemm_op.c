@@ -371,11 +371,20 @@ static void test_gemm_async_op(void **state)
     call.srcs[2] = call.srcs[1];
     fx_expect_refused(reg, &call, 11, 4,
                    "op 'gemm_async': expects the sources A, B (call-file "
-                   "keys a, b), got 3 operands");
+                   "keys a, b) and, for block scaling, SFA, SFB (sfa, sfb), "
+                   "got 3 operands");
     call = *good;
     call.srcs[1].kind = TD_OPERAND_LITERAL;
     fx_expect_refused(reg, &call, 12, 4,
                    "op 'gemm_async': B must be a region, not a literal");
+    /* Four sources: the scale factors of block scaling, regions too. */
+    call = *good;
+    call.nsrcs = 4;
+    call.srcs[2] = call.srcs[0];
+    call.srcs[3] = call.srcs[1];
+    call.srcs[3].kind = TD_OPERAND_LITERAL;
+    fx_expect_refused(reg, &call, 12, 4,
+                   "op 'gemm_async': SFB must be a region, not a literal");
     call = *good;
     call.naxes = 1;
     call.axes[0] = 0;

@@ -59,7 +59,7 @@ static const char *const call_keys[] = {
     "op",   "target", "arch", "scope", "launch",   "buffers", "dst",
     "src",  "srcs",   "extras", "axes", "accum", "config", "dispatch",
     "scalars", "a", "b", "c", "transpose_A", "transpose_B", "alpha", "beta",
-    "active", "transA", "transB", NULL};
+    "active", "transA", "transB", "sfa", "sfb", NULL};
 
 /* json.dumps writes non-finite floats as the bare tokens Infinity,
  * -Infinity and NaN, which YAML reads as strings (here: a region name).
@@ -827,12 +827,13 @@ PyDoc_STRVAR(Call_doc,
 "     arch=None, scope=None, launch=None, axes=None, accum=None, config=None,\n"
 "     dispatch=None, scalars=None, a=None, b=None, c=None, transpose_A=None,\n"
 "     transpose_B=None, alpha=None, beta=None, active=None, transA=None,\n"
-"     transB=None)\n"
+"     transB=None, sfa=None, sfb=None)\n"
 "--\n\n"
 "One tile-primitive call, as a call file describes it (docs/contract.md).\n"
 "A gemm names its operands a, b, c (with dst) and takes transpose_A,\n"
 "transpose_B, alpha and beta (docs/gemm.md); a gemm_async names a and b\n"
-"and takes transA, transB and accum (a bool or an expression of its\n"
+"(and, block-scaled, both scale factors sfa and sfb, regions like a and\n"
+"b) and takes transA, transB and accum (a bool or an expression of its\n"
 "scalars, 'k > 0'); active={'laneid': [0, 16]}\n"
 "says which threads the guards around the call leave active.\n\n"
 "Build one from keywords (the fields of a call file; checked by the\n"

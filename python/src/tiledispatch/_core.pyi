@@ -118,6 +118,8 @@ class Call:
         active: Mapping[str, Sequence[int]] | None = ...,
         transA: bool | None = ...,
         transB: bool | None = ...,
+        sfa: str | None = ...,
+        sfb: str | None = ...,
     ) -> Call: ...
     @classmethod
     def from_yaml(cls, path: _Path, /) -> Call: ...
