@@ -477,23 +477,24 @@ static bool tirx_bs(const td__async_out *o, const td__umma *u)
             return true;
         }
         td__w_line(w, "%s: T.uint32", u->var->name);
+        /* The keywords of TVM's lowering (its printer writes them
+         * positionally, which its parser refuses). */
         td__buf_printf(l,
                        "T.cuda.tcgen05.encode_instr_descriptor_block_scaled("
-                       "T.address_of(%s), \"float32\", \"%s\", \"%s\", "
-                       "\"%s\", \"%s\", ",
+                       "T.address_of(%s), d_dtype=\"float32\", "
+                       "a_dtype=\"%s\", b_dtype=\"%s\", sfa_dtype=\"%s\", "
+                       "sfb_dtype=\"%s\", sfa_tmem_addr=",
                        u->var->name, td_dtype_name(d->a), td_dtype_name(d->b),
                        td_dtype_name(d->sfa_dtype),
                        td_dtype_name(d->sfb_dtype));
         tirx_taddr(l, d->sfa.tmem, d->sfa.lane, d->sfa.column);
-        td__buf_puts(l, ", ");
+        td__buf_puts(l, ", sfb_tmem_addr=");
         tirx_taddr(l, d->sfb.tmem, d->sfb.lane, d->sfb.column);
-        td__buf_printf(l, ", %d, %d, %d, ", d->m, d->n, d->k);
+        td__buf_printf(l, ", M=%d, N=%d, K=%d, trans_a=", d->m, d->n, d->k);
         tirx_bool(l, d->trans_a);
-        td__buf_puts(l, ", ");
+        td__buf_puts(l, ", trans_b=");
         tirx_bool(l, d->trans_b);
-        td__buf_printf(l, ", %d, T.bool(False), T.bool(False), "
-                          "T.bool(False))",
-                       d->cta_group);
+        td__buf_printf(l, ", n_cta_groups=%d)", d->cta_group);
         return true;
     }
     if (u->what == TD__UMMA_SF_ID) {

@@ -506,11 +506,6 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     const td_buffer *bb = td__region_buffer(call, &call->srcs[1].region);
     if (cb == NULL || ab == NULL || bb == NULL)
         return TD_EINVAL;
-    /* Block scaling (upstream's 8-argument form, design/gemm/plan.md 3.7):
-     * the scale factors are sources 3 and 4 (TD_GEMM_ASYNC_SFA, _SFB). */
-    if (call->nsrcs > TD_GEMM_ASYNC_SFA)
-        DECLINE("block scaling (SFA / SFB) is not supported by tiledispatch "
-                "yet");
     ga_plan p;
     memset(&p, 0, sizeof p);
 

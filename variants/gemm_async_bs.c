@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "gemm.h"
 #include "gemm_async.h"
 #include "layout.h"
 #include "model.h"
@@ -27,14 +28,16 @@
         return TD_EDECLINED;                                                   \
     } while (0)
 
+/* Block scaling is upstream's 8-argument form: the scale factors are
+ * sources 3 and 4 (TD_GEMM_ASYNC_SFA, _SFB). */
 bool td__ga_is_block_scaled(const td_call *call)
 {
-    return call->nsrcs >= 4;
+    return call->nsrcs > TD_GEMM_ASYNC_SFB;
 }
 
 static const td_region *sf_region(const td_call *call, int i)
 {
-    return &call->srcs[2 + i].region;
+    return &call->srcs[TD_GEMM_ASYNC_SFA + i].region;
 }
 
 /* TVM's _BLOCK_SCALED_DTYPES check (replacing the dense list). */

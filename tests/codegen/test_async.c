@@ -1183,11 +1183,12 @@ static void test_tcgen05_mma_bs(void **state)
     body = print(ir, TD_LANG_TIRX, NULL);
     has(body, "descI_local: T.uint32\n"
               "T.cuda.tcgen05.encode_instr_descriptor_block_scaled("
-              "T.address_of(descI_local), \"float32\", \"float8_e4m3fn\", "
-              "\"float8_e4m3fn\", \"float8_e4m3fn\", \"float8_e4m3fn\", "
-              "T.cuda.get_tmem_addr(SFA_taddr, 1, 0), SFB_taddr, 128, 64, 32, "
-              "T.bool(False), T.bool(False), 1, T.bool(False), T.bool(False), "
-              "T.bool(False))\n"
+              "T.address_of(descI_local), d_dtype=\"float32\", "
+              "a_dtype=\"float8_e4m3fn\", b_dtype=\"float8_e4m3fn\", "
+              "sfa_dtype=\"float8_e4m3fn\", sfb_dtype=\"float8_e4m3fn\", "
+              "sfa_tmem_addr=T.cuda.get_tmem_addr(SFA_taddr, 1, 0), "
+              "sfb_tmem_addr=SFB_taddr, M=128, N=64, K=32, "
+              "trans_a=T.bool(False), trans_b=T.bool(False), n_cta_groups=1)\n"
               "T.cuda.runtime_instr_desc(T.address_of(descI_local), 3)\n");
     has(body, "descI_local, T.cuda.get_tmem_addr(SFA_taddr, 1, 1), SFB_taddr, "
               "T.bool(True), \"mma\", \"cta_group::1\", \"kind::mxf8f6f4\", "
@@ -1254,6 +1255,7 @@ static void test_tcgen05_mma_bs(void **state)
     d.sfa.tmem = sfa;
     d.sfb.tmem = sfa;
     d.n = 12;
+    d.given = false;
     assert_null(td_ir_idesc_block_scaled(ir, "descI_local", &d));
     td_ir_free(ir);
     assert_string_equal(td_umma_bs_kind_name(TD_UMMA_MXF4), "mxf4");
