@@ -183,25 +183,6 @@ static void extents_text(const td_region *r, char *buf, size_t cap)
     td__ga_extents(r->extent, r->ndim, buf, cap);
 }
 
-int td__ga_tmem_slice(const td_call *call, const td_region *r,
-                      td_layout *out)
-{
-    const td_buffer *b = &call->buffers[r->buffer];
-    td_layout whole;
-    if (b->has_layout) {
-        whole = b->layout;
-    } else {
-        char text[96];
-        snprintf(text, sizeof text,
-                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]",
-                 b->shape[0], b->shape[1]);
-        if (td__ga_parse(text, &whole) != 0)
-            return TD_EINVAL;
-    }
-    return td__lay_slice(&whole, b->shape, b->ndim, r->start, r->extent,
-                         out);
-}
-
 /* TVM's check of a tensor-memory slice against an expected layout: both
  * canonicalized, `want` taking the slice's offsets, structurally equal. */
 static bool slice_is(const td_layout *slice, const char *want)
