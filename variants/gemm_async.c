@@ -373,12 +373,21 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
                          ? "; the call gives no arch: tcgen05.mma needs "
                            "sm_100a (not checked)"
                          : "";
-    /* A in tensor memory: its address is the caller's too. */
-    char at[TD_NAME_MAX + 64] = "";
+    /* A in tensor memory, the scale factors: their addresses are the
+     * caller's too. */
+    char at[3 * TD_NAME_MAX + 160] = "";
     if (p->a_tmem)
         snprintf(at, sizeof at, "; %.*s_taddr is where %.*s lies in tensor "
                                 "memory",
                  an, ab->name, an, ab->name);
+    if (p->bs != NULL) {
+        size_t k = strlen(at);
+        snprintf(at + k, sizeof at - k,
+                 "; %.*s_taddr and %.*s_taddr are where the scale factors "
+                 "lie in tensor memory (tcgen05.cp wrote them)",
+                 TD__FIELD(p->bs->tmem[0]->name),
+                 TD__FIELD(p->bs->tmem[1]->name));
+    }
     if (p->cta_group == 2) {
         td_reason_set(why,
                       "tcgen05.mma.cta_group::2 is asynchronous and "

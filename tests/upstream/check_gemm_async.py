@@ -16,7 +16,10 @@ name a constant) and per MMA `# tvm-bs-mma:` (D, A, B as above; the
 descriptor, L for the local or a constant; the SFA and SFB addresses from
 their bases; enable_input_d; the sf_id patched before it, -1 for none),
 compared with td_tcgen05_idesc_bs, td_tcgen05_idesc_sf_id and
-td_tcgen05_mma_bs_* in the same way.
+td_tcgen05_mma_bs_* in the same way; and `# tvm-idesc-values:`, the
+descriptor each MMA reads as TVM's own helpers compute it (compiled for
+the host by the generator), against what ours compute (our prelude's
+helpers compiled for the host with c++ here).
 
 Exit 0 when all agree (and at least one case was compared), 1 otherwise.
 """
@@ -25,6 +28,8 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 DESC = re.compile(r"td_tcgen05_smem_desc\((\w)_ptr, (\d+)u, (\d+), (\d+), (\d+)\)")
 VAR = re.compile(r"unsigned long long (desc[AB]\w*) = (?:td_tcgen05_smem_desc_uniform\()?"
@@ -50,6 +55,43 @@ def addr(lane, col):
     return (int(lane or 0) << 16) + int(col or 0)
 
 
+def host_values(helpers, init, patches):
+    """The instruction descriptor each MMA reads, computed on the host by
+    the CUDA helpers `helpers` (device qualifiers defined away, compiled
+    with c++): `init` is C code setting `uint32_t d` (the local's start),
+    `patches` per MMA the C code run before it (sf_id patches) or "" ."""
+    body = "".join(f"  {p}\n  printf(\"%u\\n\", d);\n" for p in patches)
+    prog = ("#include <cstdint>\n#include <cstdio>\n#define __forceinline__ inline\n"
+            "#define __device__\n#define HOST_DEVICE\n" + helpers +
+            "\nint main() {\n  uint32_t d = 0;\n  " + init + "\n" + body + "  return 0;\n}\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        c, exe = Path(tmp) / "v.cc", Path(tmp) / "v"
+        c.write_text(prog)
+        subprocess.run(["c++", "-std=c++17", "-o", str(exe), str(c)], check=True,
+                       capture_output=True, text=True)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def our_idesc_values(src, idesc, mmas):
+    """What our helpers (td_tcgen05_idesc_bs, td_tcgen05_idesc_sf_id, from
+    the emitted prelude) make of each MMA's descriptor."""
+    if idesc[0] == "none":
+        return [m[3] for m in mmas]
+    parts = []
+    for name in ("td_tcgen05_idesc_bs(", "td_tcgen05_idesc_sf_id("):
+        i = src.find(f"__forceinline__ __device__ unsigned int {name}")
+        if i < 0:
+            i = src.find(f"__forceinline__ __device__ void {name}")
+        if i >= 0:
+            parts.append(src[i:src.index("\n}\n", i) + 3])
+    init = (f"d = {idesc[1]}u;" if idesc[0] == "given" else
+            "d = td_tcgen05_idesc_bs(" + ", ".join(f"{v}u" for v in idesc[:6]) +
+            f", {idesc[6]}, {idesc[7]});")
+    patches = [f"td_tcgen05_idesc_sf_id(&d, {m[7]}u);" if int(m[7]) >= 0 else "" for m in mmas]
+    return [str(v) for v in host_values("\n".join(parts), init, patches)]
+
+
 def ours_bs(src, descs):
     """(idesc, mmas) of a block-scaled body, as the headers spell them."""
     m = BS_IDESC.search(src)
@@ -67,7 +109,7 @@ def ours_bs(src, descs):
                                       "L" if i.startswith("descI") else i[:-1],
                                       addr(a_lane, a_col), addr(b_lane, b_col), en,
                                       ids[-1] if ids else -1)])
-    return (idesc, mmas), None
+    return (idesc, our_idesc_values(src, idesc, mmas), mmas), None
 
 
 def operands(ops, descs):
@@ -139,11 +181,15 @@ def main():
         gd, gm = got
         if header(path, "tvm-idesc-bs"):
             wi = header(path, "tvm-idesc-bs")[0]
+            wv = header(path, "tvm-idesc-values")[0]
             wm = header(path, "tvm-bs-mma")
-            gi, gm = gm
+            gi, gv, gm = gm
             if gi != wi:
-                gm = None
                 print(f"FAIL {name}: instruction descriptor {gi}, TVM's {wi}")
+                bad += 1
+                continue
+            if gv != wv:
+                print(f"FAIL {name}: the descriptor each MMA reads, ours {gv}, TVM's {wv}")
                 bad += 1
                 continue
         if gd != wd:

@@ -806,6 +806,33 @@ def c_value(text, env):
     return int(eval(e, {"gta": gta}))  # noqa: S307 (TVM's own constant text)
 
 
+def tvm_idesc_values(src, idesc, mmas):
+    """What TVM's own helpers (its InstrDescriptorBlockScaled union, the
+    encode and runtime_instr_desc, from its CUDA) make of each MMA's
+    descriptor: the local encoded (or given) and patched in order."""
+    if idesc[0] == "none":
+        return [m[3] for m in mmas]
+    parts = []
+    for start, end in (("union InstrDescriptorBlockScaled", "\n};"),
+                       ("__forceinline__ __device__ void ptx_tcgen05_encode_instr_descriptor_"
+                        "block_scaled(", "\n}\n"),
+                       ("__forceinline__ __device__ void tvm_builtin_cuda_runtime_instr_desc(",
+                        "\n}\n")):
+        i = src.find(start)
+        if i >= 0:
+            parts.append(src[i:src.index(end, i) + len(end)])
+    if idesc[0] == "given":
+        init = f"d = {idesc[1]}u;"
+    else:
+        m, n, k, a, b, sf, ta, tb = idesc
+        init = (f"ptx_tcgen05_encode_instr_descriptor_block_scaled(&d, {m}, {n}, {k}, {a}, "
+                f"{b}, {sf}, {ta}, {tb}, false, false, false);")
+    patches = [f"tvm_builtin_cuda_runtime_instr_desc(&d, {mm[7]}u);" if mm[7] >= 0 else ""
+               for mm in mmas]
+    from check_gemm_async import host_values
+    return host_values("\n".join(parts), init, patches)
+
+
 def parse_bs(src):
     """(descs, mmas) of a block-scaled kernel: descs as parse() gives them
     plus "I": the run-time descriptor's encode (M, N, K, a, b, s formats,
@@ -867,6 +894,7 @@ def parse_bs(src):
     if "I" not in descs:
         m = re.search(r"descI_local\w*\[0\] = \(?\(uint\)(\d+)\)?;", src)
         descs["I"] = ("given", int(m.group(1))) if m else ("none",)
+    descs["V"] = tvm_idesc_values(src, descs["I"], mmas)
     return descs, mmas
 
 
@@ -887,13 +915,15 @@ def write(c, out: Path):
         cg, kv = mmas[0][8], mmas[0][9]
         kind, vec = kv.split(".")
         idesc = descs.pop("I")
+        values = descs.pop("V")
         lines += ["# expect: tcgen05", "# arch: sm_100a",
                   f"# access: tcgen05.mma.cta_group::{cg}.kind::{kind}.block_scale"
                   f".scale_vec::{vec}X",
                   f"# count: {len(mmas)}",
                   "# tvm-desc: " + " ".join(f"{op} {ldo} {sdo} {sw}" for op, (ldo, sdo, sw)
                                             in sorted(descs.items())),
-                  "# tvm-idesc-bs: " + " ".join(map(str, idesc))]
+                  "# tvm-idesc-bs: " + " ".join(map(str, idesc)),
+                  "# tvm-idesc-values: " + " ".join(map(str, values))]
         # the scale factors' addresses from their bases (SFA_taddr, SFB_taddr)
         base_a, base_b = c["sf"]["sfa"][3], c["sf"]["sfb"][3]
         lines += ["# tvm-bs-mma: " + " ".join(map(str, (*m[:4], m[4] - base_a, m[5] - base_b,

@@ -30,6 +30,7 @@ CASES = {  # call -> (header line prefix, field index to bump, what it is)
     # block scaling: the run-time descriptor's encode, the SF cells, sf_id
     "gemm_async_tvm_bs_fp8_sf_id_packed.yaml": [
         ("# tvm-idesc-bs:", 5, "scale format"), ("# tvm-idesc-bs:", 1, "instruction N"),
+        ("# tvm-idesc-values:", 2, "descriptor the third MMA reads"),
         ("# tvm-bs-mma:", 1, "A's 16-byte offset"), ("# tvm-bs-mma:", 3, "SFA's column"),
         ("# tvm-bs-mma:", 4, "SFB's column"), ("# tvm-bs-mma:", 6, "sf_id")],
     "gemm_async_tvm_bs_lane_base_sfa.yaml": [("# tvm-bs-mma:", 3, "SFA's lane (1 << 16)")],
