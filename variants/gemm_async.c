@@ -17,8 +17,10 @@
  * 64 buffer, Layout B for M = 64 at cta_group 2), a tmem A's layout (the
  * one TVM's allocator gives A for the datapath), and the CTA pair's
  * cluster (D7); weight_stationary (.ws), or C packed as Layout E at
- * M = 64, issues tcgen05.mma.ws.  What is not ported yet (block scaling,
- * is_AB_tf32 over other storage) declines naming the feature.
+ * M = 64, issues tcgen05.mma.ws.  Block scaling (SFA, SFB: sources 3
+ * and 4) is gemm_async_bs.c's, called at this file's hook points (p.bs).
+ * What is not ported yet (is_AB_tf32 over other storage) declines naming
+ * the feature.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K

@@ -1,7 +1,8 @@
 /*
  * The tcgen05 variant of gemm_async, split by concern: gemm_async.c (the
- * predicates, the checks in TVM's order, tensor memory, emission) and
- * gemm_async_desc.c (the shared-memory descriptors).  Internal to
+ * predicates, the checks in TVM's order, tensor memory, emission),
+ * gemm_async_desc.c (the shared-memory descriptors, a tensor-memory
+ * region's layout) and gemm_async_bs.c (block scaling).  Internal to
  * variants/.
  */
 #ifndef TD_VARIANTS_GEMM_ASYNC_H
