@@ -452,7 +452,8 @@ def sfl(rows, sf_k, per, lane=0):
 
 
 def sf_pair(dtype, a_rows, b_rows, sf_k, per, base, *, a_reg=None, b_reg=None, a_lane=0,
-            b_lane=0, scope="tmem", b_layout_rows=None, a_text=None, b_text=None):
+            b_lane=0, scope="tmem", b_layout_rows=None, a_text=None, b_text=None,
+            a_shape=None, b_shape=None):
     """SFA (a_rows, sf_k) and SFB (b_rows, sf_k) as upstream lays them out:
     sf_tmem_layout, SFA at column `base`, SFB after SFA's columns."""
     from tvm.tirx.cuda.tile_primitive.gemm_async import sf_tmem_layout
@@ -461,8 +462,9 @@ def sf_pair(dtype, a_rows, b_rows, sf_k, per, base, *, a_reg=None, b_reg=None, a
     la = a_text or sfl(a_rows, sf_k, per, a_lane)
     lb = b_text or sfl(b_layout_rows or b_rows, sf_k, per, b_lane)
     return dict(dtype=dtype, scope=scope,
-                sfa=((a_rows, sf_k), a_reg, la, base),
-                sfb=((b_layout_rows or b_rows, sf_k), b_reg, lb, base + (span + epc - 1) // epc))
+                sfa=(a_shape or (a_rows, sf_k), a_reg, la, base),
+                sfb=(b_shape or (b_layout_rows or b_rows, sf_k), b_reg, lb,
+                     base + (span + epc - 1) // epc))
 
 
 T_F8, T_F4, T_E8, T_E4 = "float8_e4m3fn", "float4_e2m1fn", "float8_e8m0fnu", "float8_e4m3fn"
@@ -566,6 +568,19 @@ BS_CASES = [
     case("bs_rejects_fp4_transA", "derived: transA with float4_e2m1fn A",
          C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
          B=((64, 128), T_F4, None, 1), transA=True, sf=sf_pair(T_E4, 128, 64, 8, 4, 256)),
+    case("bs_rejects_sf_k_not_multiple", "derived: nvfp4 SF regions 6 wide, not a multiple of sf_mma_k 4",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
+         B=((64, 128), T_F4, None, 1),
+         sf=sf_pair(T_E4, 128, 64, 8, 4, 256, a_text="S[(128, 8) : (1@TLane, 1@TCol)]",
+                    b_text="S[(64, 8) : (1@TLane, 1@TCol)]",
+                    a_reg=((0, 128), (0, 6)), b_reg=((0, 64), (0, 6)))),
+    case("bs_rejects_ab_mixed", "derived: float8_e4m3fn A with float4_e2m1fn B",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F4, None, 1), sf=sf_pair(T_E8, 128, 64, 4, 1, 256)),
+    case("bs_explicit_rejects_n8", "derived: cta_group 2 block-scaled with mma_n 8 (N a multiple of 16)",
+         C=((128, 128), (0, 128), (0, 128)), A=((128, 32), T_F8, None, 1),
+         B=((64, 32), T_F8, None, 1), cfg={"cta_group": 2, "mma_m": 256, "mma_n": 8},
+         cluster=True, sf=sf_pair(T_E8, 128, 128, 1, 1, 128)),
     case("bs_rejects_sf_f16", "block_scaled_probe.py rejects SF dtype float16",
          C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
          B=((64, 128), T_F8, None, 3), sf=sf_pair("float16", 128, 64, 4, 1, 256)),
