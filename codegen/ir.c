@@ -72,9 +72,8 @@ static bool valid_dtype(td_dtype t)
     return (unsigned)t < TD_DTYPE_COUNT;
 }
 
-/* Whether values of t are stored and converted but never computed on:
- * float8 (CUDA's types convert only), and the confined dtypes of
- * block-scaled MMA, which no arithmetic, conversion or constant takes. */
+/* float8 (stored and converted, never computed on) and the confined
+ * dtypes (no arithmetic, conversion or constant at all). */
 static bool no_arith(td_dtype t)
 {
     return td_dtype_is_float8(t) || td_dtype_is_confined(t);
@@ -512,8 +511,7 @@ td_expr *td_identity(td_ir *ir, td_combiner c, td_dtype t)
         return NULL;
     /* float8 has no ordering helpers (and no arithmetic): only its zero. */
     if (!valid_dtype(t) || (unsigned)c > TD_COMBINE_MIN ||
-        td_dtype_is_confined(t) ||
-        (td_dtype_is_float8(t) && c != TD_COMBINE_SUM)) {
+        (no_arith(t) && (c != TD_COMBINE_SUM || td_dtype_is_confined(t)))) {
         fail(ir, TD_EINVAL);
         return NULL;
     }
@@ -614,10 +612,12 @@ td_expr *td_load(td_ir *ir, const td_ir_buf *b, int n, td_expr *const *idx)
 {
     if (!live(ir))
         return NULL;
-    if (b == NULL)
+    if (b == NULL || !buf_access(ir, b, n, idx))
         return NULL;
-    if (!buf_access(ir, b, n, idx))
+    if (td_dtype_bits(b->dtype) < 8) { /* a 4-bit element is not a value */
+        fail(ir, TD_EINVAL);
         return NULL;
+    }
     td_expr *e = new_args_expr(ir, TD__E_LOAD, b->dtype, n, idx);
     if (e != NULL)
         e->buf = b;

@@ -72,7 +72,8 @@ static size_t head(char *why, size_t cap, const td_buffer *b)
 static bool byte_aligned(const td_region *r)
 {
     int d = r->ndim - 1;
-    return d < 0 || (r->start[d] % 2 == 0 && r->extent[d] % 2 == 0);
+    return d < 0 || d >= TD_MAX_RANK ||
+           (r->start[d] % 2 == 0 && r->extent[d] % 2 == 0);
 }
 
 static bool confined_buffer(const td_call *call, int bi, td_pos *where,
@@ -158,7 +159,7 @@ static bool confined_buffer(const td_call *call, int bi, td_pos *where,
         return false;
     }
     if (td_dtype_bits(b->dtype) < 8 && b->ndim > 0 &&
-        b->shape[b->ndim - 1] % 2 != 0) {
+        b->ndim <= TD_MAX_RANK && b->shape[b->ndim - 1] % 2 != 0) {
         snprintf(why, cap,
                  "float4_e2m1fn packs two elements to a byte: buffer "
                  "'%.*s''s innermost extent (%lld) must be even",

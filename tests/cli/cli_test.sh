@@ -156,6 +156,13 @@ for cmd in dispatch explain emit kernel; do
 done
 expect 2 "dtype_e8m0_ewise.yaml:8:28: error: dtype 'float8_e8m0fnu' (buffer 'B') is only accepted by gemm_async's SFA and SFB (block-scaled MMA's scale factors, in tensor memory); add does not support it" dispatch "$bad/dtype_e8m0_ewise.yaml"
 expect 2 "gemm_async_fp4_odd_start.yaml:14:4: error: a: float4_e2m1fn packs two elements to a byte" dispatch "$bad/gemm_async_fp4_odd_start.yaml"
+# Every bad call file of the confined dtypes and of sfa/sfb: exit 2 and the
+# loader's message at its position (the file's "# expect:" line).
+for f in "$bad"/dtype_e8m0_*.yaml "$bad"/dtype_fp4_*.yaml "$bad"/gemm_async_fp4_*.yaml \
+         "$bad"/gemm_async_e8m0_*.yaml "$bad"/gemm_async_sf*.yaml "$bad"/sf*_in_*.yaml; do
+  want="$(basename "$f"):$(sed -n '1s/^# expect: \([0-9]*:[0-9]*\): /\1: error: /p' "$f")"
+  expect 2 "$want" dispatch "$f"
+done
 expect 1 "got float4_e2m1fn" explain "$root/tests/call/data/good/gemm_async_fp4.yaml" --format tvm
 expect 2 "gemm_async_sfa.yaml:16:1: error: 'sfa' without 'sfb': block scaling takes both scale factors" dispatch "$data/gemm_async_sfa.yaml"
 expect 0 "tcgen05 (prio=10) | selected" explain "$root/tests/call/data/good/gemm_async_sf_fp8.yaml" --format tvm
