@@ -673,6 +673,11 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                         "got %" PRId64,
                         nm, v[i]);
         }
+        /* TVM looks the block-scaled kind up here (an unknown one
+         * raises before the tile's checks) */
+        if (p.bs != NULL && p.bs->kind < 0)
+            return td__ga_bs_shape(p.bs, p.cta_group, v[0], v[1], p.mma_k,
+                                   why);
         if (v[0] != p.m * p.cta_group)
             DECLINE("gemm_async[tcgen05]: explicit mma_m must match the "
                     "physical instruction M derived from the operand/layout "

@@ -581,6 +581,11 @@ BS_CASES = [
          C=((128, 128), (0, 128), (0, 128)), A=((128, 32), T_F8, None, 1),
          B=((64, 32), T_F8, None, 1), cfg={"cta_group": 2, "mma_m": 256, "mma_n": 8},
          cluster=True, sf=sf_pair(T_E8, 128, 128, 1, 1, 128)),
+    case("bs_explicit_rejects_kind_first", "derived: float8 data with e4m3 scales and a wrong mma_m: "
+         "the kind is looked up before the tile's checks",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), cfg={"mma_m": 64, "mma_n": 64},
+         sf=sf_pair(T_E4, 128, 64, 4, 1, 256)),
     case("bs_rejects_sf_f16", "block_scaled_probe.py rejects SF dtype float16",
          C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
          B=((64, 128), T_F8, None, 3), sf=sf_pair("float16", 128, 64, 4, 1, 256)),
