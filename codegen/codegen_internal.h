@@ -277,7 +277,15 @@ enum { TD__MMA_D, TD__MMA_A, TD__MMA_B, TD__MMA_C };
 /* A tcgen05.mma statement (ir_umma.c): a descriptor's declaration (DESC:
  * var, smem, ldo, sdo, swizzle, uniform) or the instruction (MMA: m, with
  * ENCODE operands' TIRx names in enc[]). */
+typedef enum td__umma_what {
+    TD__UMMA_DESC,   /* a shared memory descriptor's declaration */
+    TD__UMMA_MMA,    /* the instruction */
+    TD__UMMA_IDESC,  /* a block-scaled instruction descriptor local */
+    TD__UMMA_SF_ID   /* its sf_id patch */
+} td__umma_what;
+
 typedef struct td__umma {
+    td__umma_what what;
     bool mma;
     td_var *var;
     const td_ir_buf *smem;
@@ -285,6 +293,9 @@ typedef struct td__umma {
     bool uniform;
     td_ir_umma m;
     const char *enc[2];
+    td_ir_idesc_bs idesc;  /* IDESC */
+    const td_var *patched; /* SF_ID: the local */
+    int sf_id;
 } td__umma;
 
 /* The helper function's key: everything but the operands (what makes the
@@ -520,6 +531,7 @@ typedef struct td__cuda_needs {
     unsigned async[64];
     unsigned mma;                 /* mma.sync helpers: bit td_mma_kind */
     unsigned umma;                /* tcgen05.mma helpers (print_umma.c) */
+    unsigned umma_bs;             /* block-scaled ones (print_umma.c) */
 } td__cuda_needs;
 
 /* What the async printers (and the mma printer, print_mma.c) get from

@@ -62,12 +62,74 @@ static void cuda_operand(const td__async_out *o, const td_ir_desc_operand *d,
                    d->smem->name, d->off16, d->ldo, d->sdo, d->swizzle);
 }
 
+/* Bits of td__cuda_needs.umma_bs: the block-scaled MMA of (ts, kind,
+ * cta_group) at bit 6 * ts + 2 * kind + cta_group - 1, the descriptor's
+ * encode and its sf_id patch. */
+enum { B_IDESC = 1u << 12, B_SF_ID = 1u << 13 };
+
+static void bs_name(td_buf *b, td_umma_bs_kind k, int cta_group, bool ts)
+{
+    td__buf_printf(b, "td_tcgen05_mma_bs_%scg%d_%s", ts ? "ts_" : "",
+                   cta_group, td_umma_bs_kind_name(k));
+}
+
+static void cuda_bs_mma(const td__async_out *o, const td_ir_umma *m,
+                        td__cuda_needs *need)
+{
+    td_buf *l = o->line;
+    bool ts = m->a.form == TD_IR_DESC_TMEM;
+    need->umma_bs |= 1u << (6 * ts + 2 * m->bs_kind + m->cta_group - 1);
+    bs_name(l, m->bs_kind, m->cta_group, ts);
+    td__buf_puts(l, "(");
+    cuda_taddr(l, m->tmem, m->lane, m->column);
+    td__buf_puts(l, ", ");
+    cuda_operand(o, &m->a, &need->umma);
+    td__buf_puts(l, ", ");
+    cuda_operand(o, &m->b, &need->umma);
+    if (m->idesc_var != NULL)
+        td__buf_printf(l, ", %s, ", m->idesc_var->name);
+    else
+        td__buf_printf(l, ", %" PRIu32 "u, ", m->idesc);
+    cuda_taddr(l, m->sfa.tmem, m->sfa.lane, m->sfa.column);
+    td__buf_puts(l, ", ");
+    cuda_taddr(l, m->sfb.tmem, m->sfb.lane, m->sfb.column);
+    td__buf_puts(l, ", ");
+    o->expr(o->ctx, l, m->accum, 0);
+    td__buf_puts(l, ")");
+}
+
 void td__cuda_umma(const td__async_out *o, const td__stmt *s,
                    td__cuda_needs *need)
 {
     const td__umma *u = s->umma;
     td_buf *l = o->line;
     need->inc[TD__INC_CSTDINT] = true;
+    if (u->what == TD__UMMA_IDESC) {
+        const td_ir_idesc_bs *d = &u->idesc;
+        o->p->live[u->var->id] = 1;
+        if (d->given) {
+            td__buf_printf(l, "unsigned int %s = %" PRIu32 "u", u->var->name,
+                           d->value);
+            return;
+        }
+        need->umma_bs |= B_IDESC;
+        td__buf_printf(l,
+                       "unsigned int %s = td_tcgen05_idesc_bs(%du, %du, %du, "
+                       "%du, %du, %du, %d, %d)",
+                       u->var->name, d->m, d->n, d->k, d->a_format,
+                       d->b_format, d->s_format, d->trans_a, d->trans_b);
+        return;
+    }
+    if (u->what == TD__UMMA_SF_ID) {
+        need->umma_bs |= B_SF_ID;
+        td__buf_printf(l, "td_tcgen05_idesc_sf_id(&%s, %du)",
+                       u->patched->name, u->sf_id);
+        return;
+    }
+    if (u->mma && u->m.bs) {
+        cuda_bs_mma(o, &u->m, need);
+        return;
+    }
     if (!u->mma) {
         need->umma |= U_ENCODE | (u->uniform ? U_UNIFORM : 0u);
         td__buf_printf(l, "unsigned long long %s = ", u->var->name);
@@ -157,6 +219,35 @@ static void mma_helper(td_buf *o, td_umma_kind k, int cg, bool ts)
     helper_tail(o, ts);
 }
 
+/* The block-scaled MMA: the scale factors' tensor-memory cells [%4],
+ * [%5], then the predicate; no disable-output-lane words. */
+static void bs_helper(td_buf *o, td_umma_bs_kind k, int cg, bool ts)
+{
+    td__buf_puts(o, "\n__forceinline__ __device__ void ");
+    bs_name(o, k, cg, ts);
+    td__buf_printf(o,
+                   "(unsigned int d_tmem, %s, unsigned long long b_desc, "
+                   "unsigned int idesc, unsigned int sfa_tmem, unsigned int "
+                   "sfb_tmem, int enable_input_d) {\n"
+                   "#ifdef __CUDA_ARCH__\n"
+                   "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%6, 0; "
+                   "tcgen05.mma.cta_group::%d.kind::%s.block_scale."
+                   "scale_vec::%dX [%%0], %s, %%2, %%3, [%%4], [%%5], p; }\"\n"
+                   "      : : \"r\"(d_tmem), %s, \"l\"(b_desc), "
+                   "\"r\"(idesc), \"r\"(sfa_tmem), \"r\"(sfb_tmem), "
+                   "\"r\"(enable_input_d) : \"memory\");\n#else\n"
+                   "  (void)d_tmem;\n  (void)%s;\n  (void)b_desc;\n"
+                   "  (void)idesc;\n  (void)sfa_tmem;\n  (void)sfb_tmem;\n"
+                   "  (void)enable_input_d;\n"
+                   "  __builtin_trap(); /* tensor memory: no host stand-in */\n"
+                   "#endif\n}\n",
+                   ts ? "unsigned int a_tmem" : "unsigned long long a_desc",
+                   cg, td_umma_bs_kind_name(k), td_umma_bs_scale_vec(k),
+                   ts ? "[%1]" : "%1",
+                   ts ? "\"r\"(a_tmem)" : "\"l\"(a_desc)",
+                   ts ? "a_tmem" : "a_desc");
+}
+
 void td__cuda_umma_prelude(td_buf *o, const td__cuda_needs *need)
 {
     if (need->umma & U_ENCODE)
@@ -209,6 +300,40 @@ void td__cuda_umma_prelude(td_buf *o, const td__cuda_needs *need)
             "off16) {\n"
             "  return (desc & 0xFFFFFFFF00000000ull) |\n"
             "         (unsigned int)((unsigned int)desc + off16);\n}\n");
+    if (need->umma_bs & B_IDESC)
+        td__buf_puts(
+            o,
+            "\n/* The block-scaled instruction descriptor (PTX ISA, "
+            "tcgen05 instruction\n * descriptor, .kind::mxf8f6f4 / mxf4 / "
+            "mxf4nvf4): dense, sf ids 0, no\n * negation; a_format bits "
+            "7-9, b_format 10-12, MN-major A, B bits 15, 16,\n * N >> 3 "
+            "bits 17-22, the scale format bit 23 (0 E4M3, 1 UE8M0), M >> 4 "
+            "bits\n * 24-28, K = 96 bit 31 (never: k is 32 or 64). */\n"
+            "__forceinline__ __device__ unsigned int td_tcgen05_idesc_bs("
+            "unsigned int m, unsigned int n, unsigned int k, unsigned int "
+            "a_format, unsigned int b_format, unsigned int s_format, int "
+            "trans_a, int trans_b) {\n"
+            "  return (a_format & 7u) << 7 | (b_format & 7u) << 10 |\n"
+            "         (unsigned int)(trans_a != 0) << 15 | "
+            "(unsigned int)(trans_b != 0) << 16 |\n"
+            "         ((n >> 3) & 0x3Fu) << 17 | (s_format & 1u) << 23 | "
+            "((m >> 4) & 0x1Fu) << 24 |\n"
+            "         (unsigned int)(k == 96) << 31;\n}\n");
+    if (need->umma_bs & B_SF_ID)
+        td__buf_puts(
+            o,
+            "\n/* Which 8-bit scale factor of each 32-bit cell the next "
+            "block-scaled MMA\n * reads: A's id (bits 29-30) and B's (bits "
+            "4-5) set to sf_id. */\n"
+            "__forceinline__ __device__ void td_tcgen05_idesc_sf_id("
+            "unsigned int *idesc, unsigned int sf_id) {\n"
+            "  *idesc = (*idesc & ~0x60000030u) | (sf_id & 3u) << 29 | "
+            "(sf_id & 3u) << 4;\n}\n");
+    for (int ts = 0; ts < 2; ts++)
+        for (int k = 0; k < TD_UMMA_BS_KIND_COUNT; k++)
+            for (int cg = 1; cg <= 2; cg++)
+                if (need->umma_bs & 1u << (6 * ts + 2 * k + cg - 1))
+                    bs_helper(o, (td_umma_bs_kind)k, cg, ts);
     for (int ts = 0; ts < 2; ts++) {
         unsigned base = ts ? (unsigned)U_TS : 1u;
         for (int k = 0; k < TD_UMMA_KIND_COUNT; k++)
@@ -321,11 +446,94 @@ static void tirx_operand(const td__async_out *o, const td_ir_desc_operand *d,
     }
 }
 
+static void tirx_bool(td_buf *l, bool v)
+{
+    td__buf_puts(l, v ? "T.bool(True)" : "T.bool(False)");
+}
+
+/* The enable-input-d flag: a constant as T.bool, else the expression. */
+static void tirx_accum(const td__async_out *o, const td_expr *accum)
+{
+    int64_t v;
+    const td_expr *f = td__fold(&o->p->arena, accum, NULL);
+    if (f != NULL && td__is_int(f, &v))
+        tirx_bool(o->line, v != 0);
+    else
+        o->expr(o->ctx, o->line, accum, 0);
+}
+
+/* TVM's block-scaled statements: the descriptor local (declared, then
+ * encoded; or declared with the given value), its sf_id patch, the MMA. */
+static bool tirx_bs(const td__async_out *o, const td__umma *u)
+{
+    td_buf *l = o->line;
+    td__writer *w = &o->p->w;
+    if (u->what == TD__UMMA_IDESC) {
+        const td_ir_idesc_bs *d = &u->idesc;
+        o->p->live[u->var->id] = 1;
+        if (d->given) {
+            td__buf_printf(l, "%s: T.uint32 = T.uint32(%" PRIu32 ")",
+                           u->var->name, d->value);
+            return true;
+        }
+        td__w_line(w, "%s: T.uint32", u->var->name);
+        /* The keywords of TVM's lowering (its printer writes them
+         * positionally, which its parser refuses). */
+        td__buf_printf(l,
+                       "T.cuda.tcgen05.encode_instr_descriptor_block_scaled("
+                       "T.address_of(%s), d_dtype=\"float32\", "
+                       "a_dtype=\"%s\", b_dtype=\"%s\", sfa_dtype=\"%s\", "
+                       "sfb_dtype=\"%s\", sfa_tmem_addr=",
+                       u->var->name, td_dtype_name(d->a), td_dtype_name(d->b),
+                       td_dtype_name(d->sfa_dtype),
+                       td_dtype_name(d->sfb_dtype));
+        tirx_taddr(l, d->sfa.tmem, d->sfa.lane, d->sfa.column);
+        td__buf_puts(l, ", sfb_tmem_addr=");
+        tirx_taddr(l, d->sfb.tmem, d->sfb.lane, d->sfb.column);
+        td__buf_printf(l, ", M=%d, N=%d, K=%d, trans_a=", d->m, d->n, d->k);
+        tirx_bool(l, d->trans_a);
+        td__buf_puts(l, ", trans_b=");
+        tirx_bool(l, d->trans_b);
+        td__buf_printf(l, ", n_cta_groups=%d)", d->cta_group);
+        return true;
+    }
+    if (u->what == TD__UMMA_SF_ID) {
+        td__buf_printf(l, "T.cuda.runtime_instr_desc(T.address_of(%s), %d)",
+                       u->patched->name, u->sf_id);
+        return true;
+    }
+    if (!u->mma || !u->m.bs)
+        return false;
+    const td_ir_umma *m = &u->m;
+    td__buf_puts(l, "T.ptx.tcgen05(");
+    tirx_taddr(l, m->tmem, m->lane, m->column);
+    td__buf_puts(l, ", ");
+    tirx_operand(o, &m->a, u->enc[0]);
+    td__buf_puts(l, ", ");
+    tirx_operand(o, &m->b, u->enc[1]);
+    if (m->idesc_var != NULL)
+        td__buf_printf(l, ", %s, ", m->idesc_var->name);
+    else
+        td__buf_printf(l, ", T.uint32(%" PRIu32 "), ", m->idesc);
+    tirx_taddr(l, m->sfa.tmem, m->sfa.lane, m->sfa.column);
+    td__buf_puts(l, ", ");
+    tirx_taddr(l, m->sfb.tmem, m->sfb.lane, m->sfb.column);
+    td__buf_puts(l, ", ");
+    tirx_accum(o, m->accum);
+    td__buf_printf(l, ", \"mma\", \"cta_group::%d\", \"kind::%s\", "
+                      "\"block_scale\", \"scale_vec::%dX\", \"p6\")",
+                   m->cta_group, td_umma_bs_kind_name(m->bs_kind),
+                   td_umma_bs_scale_vec(m->bs_kind));
+    return true;
+}
+
 void td__tirx_umma(const td__async_out *o, const td__stmt *s)
 {
     const td__umma *u = s->umma;
     td_buf *l = o->line;
     td__writer *w = &o->p->w;
+    if (tirx_bs(o, u))
+        return;
     if (!u->mma) {
         const char *n = u->var->name;
         o->p->live[u->var->id] = 1;

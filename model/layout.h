@@ -247,6 +247,36 @@ int td__lay_canon_perm(const td_layout *l, int *perm);
 int td__lay_thread_left(const td_layout *l, td_layout *out, int *perm);
 
 /*
+ * Upstream TileLayout.direct_sum (unscaled composition, A + B): `left` (A)
+ * grouped by left_shape and `right` (B) grouped by right_shape, both of
+ * rank ndim, evaluated over the interleaved domain [L0, R0, L1, R1, ...]:
+ * element (a, b) goes to A(a) + B(b), no span scaling (unlike tiling).
+ * The shard is A's iters of dim 0, B's of dim 0, A's of dim 1, ...; the
+ * replicas are A's then B's; the offsets add.  Canonicalized.  TD_EINVAL:
+ * a swizzled addend, or one that cannot be grouped by its shape.
+ */
+int td__lay_direct_sum(const td_layout *right, const td_layout *left,
+                       const int64_t *left_shape,
+                       const int64_t *right_shape, int ndim,
+                       td_layout *out);
+
+/*
+ * Upstream is_direct_sum_right: is `sum` (a layout of the interleaved
+ * domain [L0, R0, L1, R1, ...], right_shape the R's) A + right for some
+ * left addend A?  Checked by value over the whole domain: for every (a, b),
+ * sum(a, b) - sum(a, 0) = right(b) - right(0) on every axis, and sum's
+ * replica displacements are closed under right's (so they are right's
+ * plus A's).  Returns 1 (yes, and *left_at0, when not NULL, holds A(0) =
+ * sum(0, 0) - right(0), the left addend's first coordinate), 0 (no), or
+ * TD_EINVAL (a swizzled layout, a domain whose size is not sum's, more
+ * than 2^20 elements).  ndim is at most TD_MAX_RANK / 2.
+ */
+int td__lay_is_direct_sum_right(const td_layout *right, const td_layout *sum,
+                                const int64_t *interleaved_shape,
+                                const int64_t *right_shape, int ndim,
+                                int64_t left_at0[TD_AXIS_COUNT]);
+
+/*
  * Upstream is_tile_inner (TileLayoutNode / ComposeLayoutNode::IsTileInner):
  * whether `atom` (a layout of inner_shape) is the inner tile of `tiled` (a
  * layout of tiled_shape): both canonicalized (td__lay_canonicalize_cuda),

@@ -931,3 +931,120 @@ int td__lay_apply_shape(const td_layout *l, const int64_t *coord,
     }
     return 0;
 }
+
+/* ---- direct sums (upstream TileLayout.direct_sum, is_direct_sum_right) */
+
+int td__lay_direct_sum(const td_layout *right, const td_layout *left,
+                       const int64_t *left_shape,
+                       const int64_t *right_shape, int ndim,
+                       td_layout *out)
+{
+    td_layout lg, rg, t;
+    int lseps[TD_MAX_RANK + 1], rseps[TD_MAX_RANK + 1], rc;
+
+    if (right == NULL || left == NULL || left_shape == NULL ||
+        right_shape == NULL || out == NULL || ndim < 1 ||
+        ndim > TD_MAX_RANK)
+        return TD_EINVAL;
+    if (right->swizzle || left->swizzle)
+        return TD_EINVAL;
+    if ((rc = td__lay_group(left, left_shape, ndim, &lg, lseps)) < 0 ||
+        (rc = td__lay_group(right, right_shape, ndim, &rg, rseps)) < 0)
+        return rc;
+    memset(&t, 0, sizeof t);
+    for (int d = 0; d < ndim; d++) {
+        const td_layout *g[2] = {&lg, &rg};
+        const int *seps[2] = {lseps, rseps};
+        for (int w = 0; w < 2; w++)
+            for (int k = seps[w][d]; k < seps[w][d + 1]; k++) {
+                if (t.nshard >= TD_MAX_LAYOUT_ITERS)
+                    return TD_ELIMIT;
+                t.shard[t.nshard++] = g[w]->shard[k];
+            }
+    }
+    if (lg.nrep + rg.nrep > TD_MAX_LAYOUT_ITERS)
+        return TD_ELIMIT;
+    for (int i = 0; i < lg.nrep; i++)
+        t.rep[t.nrep++] = lg.rep[i];
+    for (int i = 0; i < rg.nrep; i++)
+        t.rep[t.nrep++] = rg.rep[i];
+    for (int a = 0; a < TD_AXIS_COUNT; a++)
+        if (!td__lay_add64(lg.offset[a], rg.offset[a], &t.offset[a]))
+            return TD_ELIMIT;
+    if (td__lay_check(&t, NULL, 0) < 0)
+        return TD_ELIMIT;
+    return td__lay_canonicalize(&t, out);
+}
+
+#define DSUM_MAX ((int64_t)1 << 20)
+
+int td__lay_is_direct_sum_right(const td_layout *right, const td_layout *sum,
+                                const int64_t *interleaved_shape,
+                                const int64_t *right_shape, int ndim,
+                                int64_t left_at0[TD_AXIS_COUNT])
+{
+    int64_t total = 1, rsize = 1, ssize, nrs;
+    int rc;
+
+    if (right == NULL || sum == NULL || interleaved_shape == NULL ||
+        right_shape == NULL || ndim < 1 || ndim > TD_MAX_RANK / 2 ||
+        right->swizzle || sum->swizzle)
+        return TD_EINVAL;
+    for (int d = 0; d < 2 * ndim; d++) {
+        if (interleaved_shape[d] < 1 ||
+            !td__lay_mul64(total, interleaved_shape[d], &total) ||
+            total > DSUM_MAX)
+            return TD_EINVAL;
+        if (d % 2 == 1 && interleaved_shape[d] != right_shape[d / 2])
+            return TD_EINVAL;
+    }
+    for (int d = 0; d < ndim; d++)
+        rsize *= right_shape[d];
+    if ((rc = td__lay_size(sum, &ssize)) < 0 ||
+        (rc = td__lay_size(right, &nrs)) < 0)
+        return rc;
+    if (ssize != total || nrs != rsize)
+        return TD_EINVAL;
+    int64_t r0[TD_AXIS_COUNT], s0[TD_AXIS_COUNT];
+    if ((rc = td__lay_map(right, 0, r0)) < 0)
+        return rc;
+    for (int64_t e = 0; e < total; e++) {
+        /* e's interleaved coordinate: split into a (left) and b (right),
+         * the right one's row-major index, and the element at b = 0. */
+        int64_t rem = e, bidx = 0, bmul = 1, base = 0, mul = 1;
+        int64_t coord[2 * TD_MAX_RANK];
+        for (int d = 2 * ndim - 1; d >= 0; d--) {
+            coord[d] = rem % interleaved_shape[d];
+            rem /= interleaved_shape[d];
+        }
+        for (int d = 2 * ndim - 1; d >= 0; d--) {
+            if (d % 2 == 1) {
+                bidx += coord[d] * bmul;
+                bmul *= interleaved_shape[d];
+            } else {
+                base += coord[d] * mul;
+            }
+            mul *= interleaved_shape[d];
+        }
+        int64_t sv[TD_AXIS_COUNT], rv[TD_AXIS_COUNT];
+        if (bidx == 0)
+            continue;
+        if ((rc = td__lay_map(sum, base, s0)) < 0 ||
+            (rc = td__lay_map(sum, e, sv)) < 0 ||
+            (rc = td__lay_map(right, bidx, rv)) < 0)
+            return rc;
+        for (int a = 0; a < TD_AXIS_COUNT; a++)
+            if (sv[a] - s0[a] != rv[a] - r0[a])
+                return 0;
+    }
+    /* Replicas are not compared: upstream's check reads the shards
+     * alone (a sum without right's R[4 : 32@TLane] is accepted). */
+    if (left_at0 != NULL) {
+        int64_t z[TD_AXIS_COUNT];
+        if ((rc = td__lay_map(sum, 0, z)) < 0)
+            return rc;
+        for (int a = 0; a < TD_AXIS_COUNT; a++)
+            left_at0[a] = z[a] - r0[a];
+    }
+    return 1;
+}

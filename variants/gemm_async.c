@@ -17,8 +17,10 @@
  * 64 buffer, Layout B for M = 64 at cta_group 2), a tmem A's layout (the
  * one TVM's allocator gives A for the datapath), and the CTA pair's
  * cluster (D7); weight_stationary (.ws), or C packed as Layout E at
- * M = 64, issues tcgen05.mma.ws.  What is not ported yet (block scaling,
- * is_AB_tf32 over other storage) declines naming the feature.
+ * M = 64, issues tcgen05.mma.ws.  Block scaling (SFA, SFB: sources 3
+ * and 4) is gemm_async_bs.c's, called at this file's hook points (p.bs).
+ * What is not ported yet (is_AB_tf32 over other storage) declines naming
+ * the feature.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K
@@ -183,28 +185,6 @@ static void extents_text(const td_region *r, char *buf, size_t cap)
     td__ga_extents(r->extent, r->ndim, buf, cap);
 }
 
-/* The layout of tensor-memory region r (TVM's buffer.layout.slice): of
- * the buffer's layout, or of datapath D's identity for a buffer declared
- * without one.  Nonzero when it does not slice. */
-static int tmem_slice(const td_call *call, const td_region *r,
-                      td_layout *out)
-{
-    const td_buffer *b = &call->buffers[r->buffer];
-    td_layout whole;
-    if (b->has_layout) {
-        whole = b->layout;
-    } else {
-        char text[96];
-        snprintf(text, sizeof text,
-                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]",
-                 b->shape[0], b->shape[1]);
-        if (td__ga_parse(text, &whole) != 0)
-            return TD_EINVAL;
-    }
-    return td__lay_slice(&whole, b->shape, b->ndim, r->start, r->extent,
-                         out);
-}
-
 /* TVM's check of a tensor-memory slice against an expected layout: both
  * canonicalized, `want` taking the slice's offsets, structurally equal. */
 static bool slice_is(const td_layout *slice, const char *want)
@@ -271,6 +251,7 @@ typedef struct ga_plan {
     td__ga_desc a, b;
     uint32_t idesc;
     int mode; /* 0 hoist, 1 local_hoist, 2 encode, 3 recompute */
+    td__ga_bs *bs; /* block scaling (gemm_async_bs.c), else NULL */
 } ga_plan;
 
 static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
@@ -321,6 +302,9 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
         if (accum0 == NULL)
             return td_ir_status(ir) != 0 ? td_ir_status(ir) : TD_EINVAL;
     }
+    int rc;
+    if (p->bs != NULL && (rc = td__ga_bs_begin(ir, p->bs)) != 0)
+        return rc;
     if (p->warp)
         td_ir_if(ir, td_intrinsic(ir, TD_INTRIN_ELECT_SYNC, TD_I32, 0, NULL));
     const td_ir_desc_form form = p->mode <= 1   ? TD_IR_DESC_ADD
@@ -367,6 +351,10 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
                     .idesc = p->idesc,
                     .accum = ki != 0 ? td_int(ir, 1) : accum0,
                 };
+                if (p->bs != NULL &&
+                    (rc = td__ga_bs_mma(ir, p->bs, mi, ni, ki, p->m_mma,
+                                        n_cta, &u)) != 0)
+                    return rc;
                 td_ir_tcgen05_mma(ir, &u);
             }
     if (p->warp)
@@ -387,12 +375,21 @@ static void note(const td_call *call, const ga_plan *p, td_reason *why)
                          ? "; the call gives no arch: tcgen05.mma needs "
                            "sm_100a (not checked)"
                          : "";
-    /* A in tensor memory: its address is the caller's too. */
-    char at[TD_NAME_MAX + 64] = "";
+    /* A in tensor memory, the scale factors: their addresses are the
+     * caller's too. */
+    char at[3 * TD_NAME_MAX + 160] = "";
     if (p->a_tmem)
         snprintf(at, sizeof at, "; %.*s_taddr is where %.*s lies in tensor "
                                 "memory",
                  an, ab->name, an, ab->name);
+    if (p->bs != NULL) {
+        size_t k = strlen(at);
+        snprintf(at + k, sizeof at - k,
+                 "; %.*s_taddr and %.*s_taddr are where the scale factors "
+                 "lie in tensor memory (tcgen05.cp wrote them)",
+                 TD__FIELD(p->bs->tmem[0]->name),
+                 TD__FIELD(p->bs->tmem[1]->name));
+    }
     if (p->cta_group == 2) {
         td_reason_set(why,
                       "tcgen05.mma.cta_group::2 is asynchronous and "
@@ -501,11 +498,6 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     const td_buffer *bb = td__region_buffer(call, &call->srcs[1].region);
     if (cb == NULL || ab == NULL || bb == NULL)
         return TD_EINVAL;
-    /* Block scaling (upstream's 8-argument form, design/gemm/plan.md 3.7):
-     * the scale factors are sources 3 and 4 (TD_GEMM_ASYNC_SFA, _SFB). */
-    if (call->nsrcs > TD_GEMM_ASYNC_SFA)
-        DECLINE("block scaling (SFA / SFB) is not supported by tiledispatch "
-                "yet");
     ga_plan p;
     memset(&p, 0, sizeof p);
 
@@ -531,11 +523,18 @@ static int async_emit(const td_call *call, const td_op_desc *op,
     p.tf32 = td_call_config_bool(call, "is_AB_tf32", false);
     const char *sem[2];
     const td_buffer *ops[2] = {ab, bb};
+    td__ga_bs bs;
+    int rc;
+    if (td__ga_is_block_scaled(call)) {
+        p.bs = &bs;
+        if ((rc = td__ga_bs_dtypes(call, why)) != 0)
+            return rc;
+    }
     for (int i = 0; i < 2; i++) {
         td_dtype t = ops[i]->dtype;
         sem[i] = p.tf32 ? "tf32" : td_dtype_name(t);
         bool ok = p.tf32 || t == TD_F16 || t == TD_BF16 || t == TD_F8E4M3 ||
-                  t == TD_F8E5M2;
+                  t == TD_F8E5M2 || p.bs != NULL;
         if (!ok)
             DECLINE("tcgen05 schedule expected %c dtype in ['float16', "
                     "'bfloat16', 'float8_e4m3fn', 'float8_e5m2', "
@@ -550,17 +549,21 @@ static int async_emit(const td_call *call, const td_op_desc *op,
         DECLINE("gemm_async: is_AB_tf32 with %s operands is not supported by "
                 "tiledispatch yet (float32 storage only)",
                 td_dtype_name(ab->dtype));
+    if (p.bs != NULL && (rc = td__ga_bs_sf(call, p.bs, why)) != 0)
+        return rc;
     p.ab = ab->dtype;
     p.kind = p.tf32                                            ? TD_UMMA_TF32
              : ab->dtype == TD_F16 || ab->dtype == TD_BF16 ? TD_UMMA_F16
                                                                : TD_UMMA_F8F6F4;
     p.mma_k = p.kind == TD_UMMA_F16 ? 16 : p.kind == TD_UMMA_TF32 ? 8 : 32;
+    if (ab->dtype == TD_F4E2M1)
+        p.mma_k = 64;
     /* 4. cta_group, descI */
     int64_t cg = td_call_config_int(call, "cta_group", 1);
     if (cg != 1 && cg != 2)
         DECLINE("tcgen05 schedule expected cta_group=1 or 2, got %" PRId64, cg);
     p.cta_group = (int)cg;
-    if (td_call_config(call, "descI") != NULL)
+    if (td_call_config(call, "descI") != NULL && p.bs == NULL)
         DECLINE("descI was removed: the dispatcher encodes the instruction "
                 "descriptor itself");
     p.ws = td_call_config_bool(call, "weight_stationary", false);
@@ -588,14 +591,14 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                  "S[(2, %" PRId64 ", %" PRId64 ") : (64@TLane, 1@TLane, "
                  "1@TCol)]",
                  cr->extent[c0 + 1], cr->extent[c0 + 2]);
-        if (tmem_slice(call, cr, &c_slice) != 0 || !slice_is(&c_slice, t))
+        if (td__ga_tmem_slice(call, cr, &c_slice) != 0 || !slice_is(&c_slice, t))
             DECLINE("gemm_async: the batched C[2, M, N/2] is the .ws "
                     "Layout-E fold %s; C's region is not",
                     t);
         if (cg == 1)
             p.ws = true; /* the fold is the M = 64 .ws datapath */
     }
-    if (p.a_tmem && tmem_slice(call, ar, &a_slice) != 0)
+    if (p.a_tmem && td__ga_tmem_slice(call, ar, &a_slice) != 0)
         DECLINE("gemm_async: the layout of %.*s does not slice to the "
                 "region of A",
                 TD__FIELD(ab->name));
@@ -627,7 +630,6 @@ static int async_emit(const td_call *call, const td_op_desc *op,
      * C's layout, step 10). */
     bool two_by_two = p.m == 64 && p.cta_group == 2;
     /* 6. descriptors */
-    int rc;
     if (p.a_tmem && call->transpose_a)
         DECLINE("tcgen05 schedule: transA must be False when A is in tmem");
     if ((!p.a_tmem &&
@@ -671,6 +673,11 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                         "got %" PRId64,
                         nm, v[i]);
         }
+        /* TVM looks the block-scaled kind up here (an unknown one
+         * raises before the tile's checks) */
+        if (p.bs != NULL && p.bs->kind < 0)
+            return td__ga_bs_shape(p.bs, p.cta_group, v[0], v[1], p.mma_k,
+                                   why);
         if (v[0] != p.m * p.cta_group)
             DECLINE("gemm_async[tcgen05]: explicit mma_m must match the "
                     "physical instruction M derived from the operand/layout "
@@ -684,7 +691,10 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                     "derived output N exactly, got mma_n=%" PRId64
                     ", N=%" PRId64,
                     v[1], p.n);
-        if (!shape_ok(p.cta_group, v[0], v[1]))
+        if (p.bs != NULL && (rc = td__ga_bs_shape(p.bs, p.cta_group, v[0],
+                                                  v[1], p.mma_k, why)) != 0)
+            return rc;
+        if (p.bs == NULL && !shape_ok(p.cta_group, v[0], v[1]))
             DECLINE("Invalid matrix shape for Tcgen05 MMA, check failed for "
                     "kind: %s, is_sparse: False, cta_group: %d, M: %" PRId64
                     ", N: %" PRId64 ", K: %" PRId64,
@@ -717,16 +727,19 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                         p.n, n_min);
         }
     }
-    /* 9. K (the shape asserts are the op's) */
+    /* 9. K (the shape asserts are the op's), the scale factors' extents */
     if (p.k % p.mma_k != 0)
         DECLINE("tcgen05 schedule expected K %% %" PRId64 " == 0, got %" PRId64,
                 p.mma_k, p.k);
+    if (p.bs != NULL &&
+        (rc = td__ga_bs_extents(p.bs, p.m, p.n, p.k / p.mma_k, why)) != 0)
+        return rc;
     /* 10. C in tensor memory, read as TVM reads it: C's slice (the
      * region's layout, its offsets the first lane and column) against the
      * datapath the MMA writes. */
     if (call->dst.ndim != 2 && !c_batched)
         DECLINE("gemm_async: C must be a 2-D tmem buffer (lanes, columns)");
-    if (!c_batched && tmem_slice(call, cr, &c_slice) != 0)
+    if (!c_batched && td__ga_tmem_slice(call, cr, &c_slice) != 0)
         DECLINE("gemm_async: the layout of %.*s does not slice to the "
                 "region of C",
                 TD__FIELD(cb->name));
@@ -811,8 +824,15 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                 ", columns %" PRId64 "..%" PRId64
                 ") lies outside tensor memory's 128 lanes x 512 columns",
                 p.lane0, p.lane0 + p.m, p.col0, p.col0 + p.n);
+    /* Block scaling: smem_desc, the kind, the encoder's rules (the
+     * descriptor is encoded at run time). */
+    if (p.bs != NULL &&
+        (rc = td__ga_bs_final(call, p.bs, p.cta_group, p.m_mma * p.cta_group,
+                              p.n_mma, p.mma_k, !p.a_tmem && p.a.mn_major,
+                              p.b.mn_major, why)) != 0)
+        return rc;
     /* The instruction descriptor, with the encoder's shape rule (D6). */
-    if (!shape_ok(p.cta_group, p.m_mma * p.cta_group, p.n_mma))
+    if (p.bs == NULL && !shape_ok(p.cta_group, p.m_mma * p.cta_group, p.n_mma))
         DECLINE("Invalid matrix shape for Tcgen05 MMA, check failed for "
                 "kind: %s, is_sparse: False, cta_group: %d, M: %" PRId64
                 ", N: %" PRId64 ", K: %" PRId64,

@@ -288,3 +288,24 @@ int64_t td__ga_off16_at(const td__ga_desc *g, int64_t linear)
         return -1;
     return c[TD_AXIS_M] / g->elem_per_16b;
 }
+
+/* The layout of tensor-memory region r (TVM's buffer.layout.slice),
+ * gemm_async.h. */
+int td__ga_tmem_slice(const td_call *call, const td_region *r,
+                      td_layout *out)
+{
+    const td_buffer *b = &call->buffers[r->buffer];
+    td_layout whole;
+    if (b->has_layout) {
+        whole = b->layout;
+    } else {
+        char text[96];
+        snprintf(text, sizeof text,
+                 "S[(%" PRId64 ", %" PRId64 ") : (1@TLane, 1@TCol)]",
+                 b->shape[0], b->shape[1]);
+        if (td__ga_parse(text, &whole) != 0)
+            return TD_EINVAL;
+    }
+    return td__lay_slice(&whole, b->shape, b->ndim, r->start, r->extent,
+                         out);
+}

@@ -292,8 +292,9 @@ def test_keywords_gemm_async(reg):
 def test_keywords_gemm_async_block_scaled(reg):
     """gemm_async's scale factors sfa and sfb are regions as a and b are
     (sources 3 and 4, both or neither); the script line has them after B,
-    as upstream's Tx.gemm_async(C, A, B, SFA, SFB, ...); tcgen05 declines
-    block scaling (not ported yet).  The confined dtypes float8_e8m0fnu and
+    as upstream's Tx.gemm_async(C, A, B, SFA, SFB, ...); tcgen05 takes
+    block scaling and declines this A (no swizzled layout) for its
+    descriptor, as TVM does.  The confined dtypes float8_e8m0fnu and
     float4_e2m1fn load where gemm_async allows them, and nowhere else."""
     f = td.Call.from_yaml(ROOT / "tests" / "call" / "data" / "good" / "gemm_async_mxfp4.yaml")
     kw = dict(op="gemm_async", arch="sm_100a", scope="thread", launch={"threadIdx.x": 128},
@@ -308,8 +309,8 @@ def test_keywords_gemm_async_block_scaled(reg):
         "Tx.gemm_async(C[0:128, 0:64], A[0:128, 0:128], B[0:64, 0:128], SFA[0:128, 0:4], "
         "SFB[0:64, 0:4], transA=False, transB=False, accum=False)")
     with pytest.raises(td.DispatchError,
-                       match=r"(?s)tcgen05 .* declined by emitter \| block scaling "
-                             r"\(SFA / SFB\) is not supported by\s.*tiledispatch yet"):
+                       match=r"(?s)tcgen05 .* declined by emitter \| gemm_async: no-swizzle SMEM "
+                             r"descriptors currently require"):
         reg.dispatch(c)
     with pytest.raises(td.InputError, match="'sfa' without 'sfb'"):
         td.Call(**dict(kw, sfb=None))

@@ -165,8 +165,12 @@ for f in "$bad"/dtype_e8m0_*.yaml "$bad"/dtype_fp4_*.yaml "$bad"/gemm_async_fp4_
 done
 expect 1 "got float4_e2m1fn" explain "$root/tests/call/data/good/gemm_async_fp4.yaml" --format tvm
 expect 2 "gemm_async_sfa.yaml:16:1: error: 'sfa' without 'sfb': block scaling takes both scale factors" dispatch "$data/gemm_async_sfa.yaml"
-expect 1 "declined — block scaling (SFA / SFB) is not supported by tiledispatch yet" explain "$root/tests/call/data/good/gemm_async_sf_fp8.yaml" --format tvm
-expect 1 "declined — block scaling (SFA / SFB) is not supported by tiledispatch yet" explain "$root/tests/call/data/good/gemm_async_sf_shared.yaml" --format tvm
+expect 0 "tcgen05 (prio=10) | selected" explain "$root/tests/call/data/good/gemm_async_sf_fp8.yaml" --format tvm
+expect 0 "td_tcgen05_mma_bs_cg1_mxf8f6f4(C_taddr, td_tcgen05_smem_desc_add(descA, 0u), td_tcgen05_smem_desc_add(descB, 0u), descI_local, SFA_taddr, SFB_taddr, 0);" emit "$root/tests/call/data/good/gemm_async_sf_fp8.yaml" --lang cuda
+expect 1 "declined — tcgen05 block-scaled schedule expected SFA_scope=tmem, SFB_scope=tmem, got SFA_scope=shared.dyn, SFB_scope=shared.dyn" explain "$root/tests/call/data/good/gemm_async_sf_shared.yaml" --format tvm
+expect 1 "tcgen05: SFA K extent=2 must be in {16, 1, 4}" dispatch "$root/tests/conformance/gemm_async_tvm_bs_rejects_sf_k.yaml"
+expect 1 "SFA: layout does not match atom direct_sum outer pattern" dispatch "$root/tests/conformance/gemm_async_tvm_bs_rejects_sf_layout.yaml"
+expect 2 "gemm_async_tvm_bs_lane_bases.yaml:16:69: error: tmem buffer 'SFA': its layout reaches lane 128; tensor memory has 128 lanes" dispatch "$root/tests/conformance/gemm_async_tvm_bs_lane_bases.yaml"
 expect 1 "Tx.gemm_async(C[0:128, 0:64], A[0:128, 0:128], B[0:64, 0:128], SFA[0:128, 0:4], SFB[0:64, 0:4], transA=False, transB=False, accum=False)" dispatch "$root/tests/call/data/good/gemm_async_mxfp4.yaml"
 expect 2 "sfb_in_gemm.yaml:14:1: error: 'sfb' is a key of gemm_async calls only, not of op 'gemm'" dispatch "$bad/sfb_in_gemm.yaml"
 expect 1 "declined — gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(128, 64) : (1@TLane, 1@TCol)] at the region's first lane and column" explain "$data/gemm_async_c_strided.yaml" --format tvm

@@ -1125,6 +1125,144 @@ static void test_tcgen05_mma(void **state)
     assert_null(td_umma_kind_name(TD_UMMA_KIND_COUNT));
 }
 
+
+/* Block scaling: the run-time descriptor local (encoded, or a given
+ * value), its sf_id patch, the MMA with its two scale-factor cells, in
+ * both languages; misuse refused. */
+static void test_tcgen05_mma_bs(void **state)
+{
+    (void)state;
+    td_ir *ir = td_ir_new();
+    td_ir_buf *t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2,
+                                (int64_t[]){128, 64});
+    td_ir_buf *a = td_ir_buffer(ir, "A", TD_F8E4M3, "shared", 2,
+                                (int64_t[]){128, 128});
+    td_ir_buf *b = td_ir_buffer(ir, "B", TD_F8E4M3, "shared", 2,
+                                (int64_t[]){64, 128});
+    td_ir_buf *sfa = td_ir_buffer(ir, "SFA", TD_F8E4M3, "tmem", 2,
+                                  (int64_t[]){128, 4});
+    td_ir_buf *sfb = td_ir_buffer(ir, "SFB", TD_F8E4M3, "tmem", 2,
+                                  (int64_t[]){128, 4});
+    td_var *db = td_ir_smem_desc(ir, "descB", b, 0, 64, 3, false);
+    td_ir_idesc_bs d = {
+        .m = 128, .n = 64, .k = 32, .a_format = 0, .b_format = 0,
+        .s_format = 1, .cta_group = 1, .a = TD_F8E4M3, .b = TD_F8E4M3,
+        .sfa_dtype = TD_F8E4M3, .sfb_dtype = TD_F8E4M3,
+        .sfa = {.form = TD_IR_DESC_TMEM, .tmem = sfa, .lane = 1},
+        .sfb = {.form = TD_IR_DESC_TMEM, .tmem = sfb}};
+    td_var *di = td_ir_idesc_block_scaled(ir, "descI_local", &d);
+    assert_non_null(di);
+    td_ir_idesc_sf_id(ir, di, 3);
+    td_ir_umma m = {
+        .cta_group = 1, .tmem = t, .column = 0,
+        .a = {TD_IR_DESC_RECOMPUTE, NULL, a, 6, 0, 64, 3},
+        .b = {TD_IR_DESC_ADD, db, NULL, 6, 0, 0, 0},
+        .accum = td_int(ir, 1), .bs = true, .bs_kind = TD_UMMA_MXF8F6F4,
+        .idesc_var = di,
+        .sfa = {.form = TD_IR_DESC_TMEM, .tmem = sfa, .lane = 1,
+                .column = 1},
+        .sfb = {.form = TD_IR_DESC_TMEM, .tmem = sfb, .column = 0}};
+    td_ir_tcgen05_mma(ir, &m);
+    assert_int_equal(td_ir_status(ir), 0);
+    char *p = NULL;
+    char *body = print(ir, TD_LANG_CUDA, &p);
+    has(body, "unsigned int descI_local = td_tcgen05_idesc_bs(128u, 64u, "
+              "32u, 0u, 0u, 1u, 0, 0);\n"
+              "td_tcgen05_idesc_sf_id(&descI_local, 3u);\n"
+              "td_tcgen05_mma_bs_cg1_mxf8f6f4(C_taddr, td_tcgen05_smem_desc("
+              "A_ptr, 6u, 0, 64, 3), td_tcgen05_smem_desc_add(descB, 6u), "
+              "descI_local, SFA_taddr + (1u << 16) + 1, SFB_taddr, 1);\n");
+    has(p, "setp.ne.b32 p, %6, 0; tcgen05.mma.cta_group::1.kind::mxf8f6f4."
+           "block_scale.scale_vec::1X [%0], %1, %2, %3, [%4], [%5], p; }");
+    has(p, "*idesc = (*idesc & ~0x60000030u) | (sf_id & 3u) << 29 | "
+           "(sf_id & 3u) << 4;");
+    has(p, "((n >> 3) & 0x3Fu) << 17 | (s_format & 1u) << 23 | "
+           "((m >> 4) & 0x1Fu) << 24 |");
+    td_free(body);
+    td_free(p);
+    body = print(ir, TD_LANG_TIRX, NULL);
+    has(body, "descI_local: T.uint32\n"
+              "T.cuda.tcgen05.encode_instr_descriptor_block_scaled("
+              "T.address_of(descI_local), d_dtype=\"float32\", "
+              "a_dtype=\"float8_e4m3fn\", b_dtype=\"float8_e4m3fn\", "
+              "sfa_dtype=\"float8_e4m3fn\", sfb_dtype=\"float8_e4m3fn\", "
+              "sfa_tmem_addr=T.cuda.get_tmem_addr(SFA_taddr, 1, 0), "
+              "sfb_tmem_addr=SFB_taddr, M=128, N=64, K=32, "
+              "trans_a=T.bool(False), trans_b=T.bool(False), n_cta_groups=1)\n"
+              "T.cuda.runtime_instr_desc(T.address_of(descI_local), 3)\n");
+    has(body, "descI_local, T.cuda.get_tmem_addr(SFA_taddr, 1, 1), SFB_taddr, "
+              "T.bool(True), \"mma\", \"cta_group::1\", \"kind::mxf8f6f4\", "
+              "\"block_scale\", \"scale_vec::1X\", \"p6\")\n");
+    td_free(body);
+    td_ir_free(ir);
+
+    /* a given descriptor: the local starts as the value; the MMA may
+     * name a constant descriptor; A in tensor memory at cta_group 2, the
+     * 4X kind */
+    ir = td_ir_new();
+    t = td_ir_buffer(ir, "C", TD_F32, "tmem", 2, (int64_t[]){128, 64});
+    td_ir_buf *ta = td_ir_buffer(ir, "A", TD_F8E4M3, "tmem", 2,
+                                 (int64_t[]){128, 64});
+    b = td_ir_buffer(ir, "B", TD_F8E4M3, "shared", 2, (int64_t[]){64, 128});
+    sfa = td_ir_buffer(ir, "SFA", TD_F8E4M3, "tmem", 2, (int64_t[]){128, 4});
+    d.sfa.tmem = sfa;
+    d.sfb.tmem = sfa;
+    d.given = true;
+    d.value = 12345u;
+    di = td_ir_idesc_block_scaled(ir, "descI_local", &d);
+    m = (td_ir_umma){
+        .cta_group = 2, .tmem = t,
+        .a = {.form = TD_IR_DESC_TMEM, .tmem = ta, .column = 8},
+        .b = {TD_IR_DESC_RECOMPUTE, NULL, b, 0, 0, 64, 3},
+        .accum = td_int(ir, 0), .bs = true, .bs_kind = TD_UMMA_MXF4NVF4,
+        .idesc = 7u,
+        .sfa = {.form = TD_IR_DESC_TMEM, .tmem = sfa},
+        .sfb = {.form = TD_IR_DESC_TMEM, .tmem = sfa, .column = 2}};
+    td_ir_tcgen05_mma(ir, &m);
+    assert_int_equal(td_ir_status(ir), 0);
+    body = print(ir, TD_LANG_CUDA, &p);
+    has(body, "unsigned int descI_local = 12345u;\n");
+    has(body, "td_tcgen05_mma_bs_ts_cg2_mxf4nvf4(C_taddr, A_taddr + 8, "
+              "td_tcgen05_smem_desc(B_ptr, 0u, 0, 64, 3), 7u, SFA_taddr, "
+              "SFA_taddr + 2, 0);\n");
+    has(p, "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale."
+           "scale_vec::4X [%0], [%1], %2, %3, [%4], [%5], p; }");
+    td_free(body);
+    td_free(p);
+    body = print(ir, TD_LANG_TIRX, NULL);
+    has(body, "descI_local: T.uint32 = T.uint32(12345)\n");
+    has(body, "T.uint32(7), SFA_taddr, SFA_taddr + T.Cast(\"uint32\", 2), "
+              "T.bool(False), \"mma\", \"cta_group::2\", \"kind::mxf4nvf4\", "
+              "\"block_scale\", \"scale_vec::4X\", \"p6\")\n");
+    td_free(body);
+    /* misuse: a scale factor in shared memory, an sf_id past 3, a
+     * descriptor shape outside the table, .ws */
+    m.sfb = (td_ir_desc_operand){.form = TD_IR_DESC_RECOMPUTE, .smem = b,
+                                 .sdo = 64, .swizzle = 3};
+    td_ir_tcgen05_mma(ir, &m);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    sfa = td_ir_buffer(ir, "SFA", TD_F8E4M3, "tmem", 2, (int64_t[]){128, 4});
+    d.sfa.tmem = sfa;
+    d.sfb.tmem = sfa;
+    di = td_ir_idesc_block_scaled(ir, "descI_local", &d);
+    td_ir_idesc_sf_id(ir, di, 4);
+    assert_int_equal(td_ir_status(ir), TD_EINVAL);
+    td_ir_free(ir);
+    ir = td_ir_new();
+    sfa = td_ir_buffer(ir, "SFA", TD_F8E4M3, "tmem", 2, (int64_t[]){128, 4});
+    d.sfa.tmem = sfa;
+    d.sfb.tmem = sfa;
+    d.n = 12;
+    d.given = false;
+    assert_null(td_ir_idesc_block_scaled(ir, "descI_local", &d));
+    td_ir_free(ir);
+    assert_string_equal(td_umma_bs_kind_name(TD_UMMA_MXF4), "mxf4");
+    assert_int_equal(td_umma_bs_scale_vec(TD_UMMA_MXF4), 2);
+    assert_null(td_umma_bs_kind_name(TD_UMMA_BS_KIND_COUNT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1133,6 +1271,7 @@ int main(void)
         cmocka_unit_test(test_tensor_maps), cmocka_unit_test(test_refused),
         cmocka_unit_test(test_tcgen05),
         cmocka_unit_test(test_tcgen05_16xnb),
+        cmocka_unit_test(test_tcgen05_mma_bs),
         cmocka_unit_test(test_tcgen05_cp), cmocka_unit_test(test_tcgen05_mma),
         cmocka_unit_test(test_alloc_failures),
     };

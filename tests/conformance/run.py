@@ -427,7 +427,10 @@ CUDA_TYPES = {"float32": "float", "float16": "__half",
               "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
               "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t",
               "uint32": "uint32_t", "uint64": "uint64_t",
-              "float8_e4m3fn": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2"}
+              "float8_e4m3fn": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2",
+              "float8_e8m0fnu": "__nv_fp8_e8m0",
+              # two to a byte: declared as the bytes (half the elements)
+              "float4_e2m1fn": "unsigned char"}
 
 
 def wrapper_parts(c, args, env):
@@ -473,6 +476,8 @@ def wrapper_parts(c, args, env):
         for e in shape.split(","):
             n *= int(e)
         t = CUDA_TYPES[dtype]
+        if dtype == "float4_e2m1fn":
+            n //= 2
         if scope == "tmem":
             # Tensor memory: the base address tcgen05.alloc wrote, which
             # the emitted body reads as NAME_taddr.

@@ -431,6 +431,79 @@ static void test_same(void **state)
     assert_false(td__lay_same(&a, NULL));
 }
 
+
+/* direct_sum and is_direct_sum_right against TVM's (dump: the
+ * sf_tmem_layout atoms of tcgen05.py, direct_sum(outer, [M, K], [32, s])). */
+static void test_direct_sum(void **state)
+{
+    (void)state;
+    td_layout atom1 = P("S[(32, 1) : (1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    td_layout atom2 = P("S[(32, 2) : (1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    td_layout o1 = P("S[(4, 4) : (4@TCol, 1@TCol)]");
+    td_layout o2 = P("S[(4, 2, 2) : (4@TCol, 16@TCol, 2@TCol)]");
+    td_layout out;
+    const int64_t ls[2] = {4, 4}, r1[2] = {32, 1}, r2[2] = {32, 2};
+    assert_int_equal(td__lay_direct_sum(&atom1, &o1, ls, r1, 2, &out), 0);
+    expect(&out, "S[(4, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    assert_int_equal(td__lay_direct_sum(&atom2, &o2, ls, r2, 2, &out), 0);
+    expect(&out, "S[(4, 32, 2, 4) : (4@TCol, 1@TLane, 16@TCol, 1@TCol)] + "
+                 "R[4 : 32@TLane]");
+    /* offsets add */
+    td_layout o3 = P("S[(4, 4) : (4@TCol, 1@TCol)] + 1@TLane");
+    assert_int_equal(td__lay_direct_sum(&atom1, &o3, ls, r1, 2, &out), 0);
+    expect(&out, "S[(4, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + R[4 : 32@TLane]"
+                 " + 1@TLane");
+    /* a left addend that does not group by its shape */
+    const int64_t bad[2] = {3, 5};
+    assert_int_not_equal(td__lay_direct_sum(&atom1, &o1, bad, r1, 2, &out), 0);
+}
+
+static void test_is_direct_sum_right(void **state)
+{
+    (void)state;
+    td_layout atom1 = P("S[(32, 1) : (1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    td_layout atom2 = P("S[(32, 2) : (1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    td_layout atom4 = P("S[(32, 4) : (1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    const int64_t r1[2] = {32, 1}, r2[2] = {32, 2}, r4[2] = {32, 4};
+    const int64_t i1[4] = {4, 32, 4, 1}, i16[4] = {4, 32, 16, 1},
+                  i4x2[4] = {4, 32, 2, 4}, i2[4] = {2, 32, 4, 1},
+                  i22[4] = {4, 32, 2, 2};
+    int64_t at0[TD_AXIS_COUNT];
+    /* sf_tmem_layout(128, 4, 1), (128, 16, 1), (128, 8, 4), (64, 4, 1):
+     * TVM returns an outer layout for each */
+    td_layout l = P("S[(4, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i1, r1, 2, NULL), 1);
+    l = P("S[(4, 32, 4, 4) : (4@TCol, 1@TLane, 16@TCol, 1@TCol)] + R[4 : 32@TLane]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i16, r1, 2, NULL), 1);
+    l = P("S[(4, 32, 2, 4) : (4@TCol, 1@TLane, 16@TCol, 1@TCol)] + R[4 : 32@TLane]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom4, &l, i4x2, r4, 2, NULL), 1);
+    l = P("S[(2, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i2, r1, 2, NULL), 1);
+    /* (128, 4, 1) read with sf_mma_k 2: TVM accepts it too (outer
+     * S[(4, 2) : (4@TCol, 2@TCol)]) */
+    l = P("S[(4, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + R[4 : 32@TLane]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom2, &l, i22, r2, 2, NULL), 1);
+    /* no replica, or the plain identity: TVM accepts (shards only) */
+    l = P("S[(4, 32, 4) : (4@TCol, 1@TLane, 1@TCol)]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i1, r1, 2, NULL), 1);
+    l = P("S[(128, 4) : (1@TLane, 1@TCol)]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i1, r1, 2, NULL), 1);
+    /* the lane base of the left addend */
+    l = P("S[(4, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + R[4 : 32@TLane] + 1@TLane");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i1, r1, 2, at0), 1);
+    assert_int_equal(at0[TD_AXIS_TLANE], 1);
+    assert_int_equal(at0[TD_AXIS_TCOL], 0);
+    /* rows in columns: the atom's 32 rows are not 32 lanes */
+    l = P("S[(128, 4) : (1@TCol, 128@TCol)]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i1, r1, 2, NULL), 0);
+    /* K steps of 2 columns where the atom reads 4 */
+    l = P("S[(4, 32, 2, 4) : (8@TCol, 1@TLane, 4@TCol, 2@TCol)]");
+    assert_int_equal(td__lay_is_direct_sum_right(&atom4, &l, i4x2, r4, 2, NULL), 0);
+    /* a domain that is not the layout's size */
+    assert_int_equal(td__lay_is_direct_sum_right(&atom1, &l, i1, r1, 2, NULL),
+                     TD_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +520,8 @@ int main(void)
         cmocka_unit_test(test_tile_to_refusals),
         cmocka_unit_test(test_is_tile_inner),
         cmocka_unit_test(test_same),
+        cmocka_unit_test(test_direct_sum),
+        cmocka_unit_test(test_is_direct_sum_right),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

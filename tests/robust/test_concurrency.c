@@ -51,9 +51,17 @@ static char *one(const td_registry *reg, const char *path, int *err,
     td_diag_clear(&d);
     *step = "load call";
     *err = td_call_load_file(path, &call, &d);
+    tstr t = {0};
+    if (*err == TD_ESCHEMA) {
+        /* A conformance case whose expectation is the loader's refusal
+         * (a buffer past tensor memory): the positioned message is the
+         * result. */
+        *err = 0;
+        tstr_printf(&t, "load: refused: %s\n", d.msg);
+        return t.s;
+    }
     if (*err != 0)
         return NULL;
-    tstr t = {0};
     *err = run_everything(reg, call, &t, td_free, step);
     td_call_free(call);
     if (*err != 0) {

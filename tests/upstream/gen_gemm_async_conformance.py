@@ -53,14 +53,14 @@ SRC = "apache/tvm tests/python/tirx/operator/tile_primitive/cuda/gemm_async/test
 def case(name, frm, *, C=((128, 64), (0, 128), (0, 64)), c_layout="D",
          A=((128, 64), "float16", None, 3), B=((64, 64), "float16", None, 3),
          transA=False, transB=False, accum=False, scope="thread", cfg=None,
-         cluster=False, arch="sm_100a", active=None, deviation=None):
+         cluster=False, arch="sm_100a", active=None, deviation=None, sf=None):
     """A's fourth field is a shared layout (a swizzle mode, a function) or,
     for A in tensor memory, TMEM(text): the layout in the call-file
     notation, which TVM's constructor reads as well.  c_layout "batched" is
     the .ws fold C[2, M, N/2] (C's shape is then 3-D)."""
     return dict(name=name, frm=frm, C=C, c_layout=c_layout, A=A, B=B, transA=transA,
                 transB=transB, accum=accum, scope=scope, cfg=dict(cfg or {}),
-                cluster=cluster, arch=arch, active=active, deviation=deviation)
+                cluster=cluster, arch=arch, active=active, deviation=deviation, sf=sf)
 
 
 class TMEM(str):
@@ -70,12 +70,14 @@ class TMEM(str):
 def tmem_layout(text):
     """The call-file notation of a tensor-memory layout as TVM's object
     (S[(..) : (..@TLane, ..)] with an optional + R[n : s@TLane])."""
-    m = re.fullmatch(r"S\[\((.*)\) : \((.*)\)\](?: \+ R\[(\d+) : (\d+)@TLane\])?"
+    m = re.fullmatch(r"S\[\(?([^:]*?)\)? : \(?([^\]]*?)\)?\](?: \+ R\[(\d+) : (\d+)@TLane\])?"
                      r"(?: \+ (\d+)@TLane)?", text)
     shape = tuple(int(x) for x in m.group(1).split(","))
     axes = {"TLane": TLane, "TCol": TCol}
-    strides = tuple(int(v) @ axes[a] for v, a in
-                    (x.strip().split("@") for x in m.group(2).split(",")))
+    strides = tuple(int(x) if "@" not in x else int(x.split("@")[0]) @ axes[x.split("@")[1]]
+                    for x in (y.strip() for y in m.group(2).split(",")))
+    if len(shape) == 1:
+        shape, strides = shape[0], strides[0]
     spec = S[shape:strides]
     if m.group(3):
         spec = spec + R[int(m.group(3)):int(m.group(4)) @ TLane]
@@ -435,6 +437,160 @@ CASES += [
     case("rejects_wg_scope", "async_probe.py wg_scope", scope="warpgroup"),
 ]
 
+
+
+def sfl(rows, sf_k, per, lane=0):
+    """TVM's sf_tmem_layout(rows, SF_K, sf_per_mma) in the call-file
+    notation (+ a lane base)."""
+    from tvm.tirx.cuda.tile_primitive.gemm_async import sf_tmem_layout
+    t = str(sf_tmem_layout(rows, SF_K=sf_k, sf_per_mma=per))
+    m = re.fullmatch(r"T\.TileLayout\(T\.S\[(\(.*\)|\d+):(\(.*\)|[^\]]+)\] \+ "
+                     r"T\.R\[(\d+):(\d+) @ Axis\.TLane\]\)", t)
+    strides = m.group(2).replace(" @ Axis.", "@")
+    return (f"S[{m.group(1)} : {strides}] + R[{m.group(3)} : {m.group(4)}@TLane]" +
+            (f" + {lane}@TLane" if lane else ""))
+
+
+def sf_pair(dtype, a_rows, b_rows, sf_k, per, base, *, a_reg=None, b_reg=None, a_lane=0,
+            b_lane=0, scope="tmem", b_layout_rows=None, a_text=None, b_text=None,
+            a_shape=None, b_shape=None):
+    """SFA (a_rows, sf_k) and SFB (b_rows, sf_k) as upstream lays them out:
+    sf_tmem_layout, SFA at column `base`, SFB after SFA's columns."""
+    from tvm.tirx.cuda.tile_primitive.gemm_async import sf_tmem_layout
+    epc = 4
+    span = int(sf_tmem_layout(a_rows, SF_K=sf_k, sf_per_mma=per).span("TCol"))
+    la = a_text or sfl(a_rows, sf_k, per, a_lane)
+    lb = b_text or sfl(b_layout_rows or b_rows, sf_k, per, b_lane)
+    return dict(dtype=dtype, scope=scope,
+                sfa=(a_shape or (a_rows, sf_k), a_reg, la, base),
+                sfb=(b_shape or (b_layout_rows or b_rows, sf_k), b_reg, lb,
+                     base + (span + epc - 1) // epc))
+
+
+T_F8, T_F4, T_E8, T_E4 = "float8_e4m3fn", "float4_e2m1fn", "float8_e8m0fnu", "float8_e4m3fn"
+
+# Block scaling (design/gemm/plan.md 3.7): upstream's block-scaled programs
+# and the probe's, then each of TVM's refusals.  Kept apart from CASES (the
+# TVM bridge reads CASES and does not carry SFA / SFB yet).
+BS_CASES = [
+    case("bs_fp8_cta_group_1", "test_gemm_block_scaled_fp8_cta_group_1",
+         C=((128, 512), (0, 128), (0, 32)), A=((128, 128), T_F8, None, 3),
+         B=((32, 128), T_F8, None, 3), sf=sf_pair(T_E8, 128, 32, 1, 1, 32)),
+    case("bs_fp8_cta_group_2", "test_gemm_block_scaled_fp8_cta_group_2",
+         C=((256, 512), (0, 128), (0, 128)),
+         A=((3, 256, 128), T_F8, ((1, 2), (0, 128), (0, 128)), 3),
+         B=((3, 128, 128), T_F8, ((2, 3), (0, 64), (0, 128)), 3),
+         cfg={"cta_group": 2}, cluster=True, sf=sf_pair(T_E8, 128, 128, 1, 1, 128)),
+    case("bs_nvfp4_cta_group_1", "test_gemm_block_scaled_nvfp4_cta_group_1",
+         C=((128, 512), (0, 128), (0, 32)), A=((128, 256), T_F4, None, 3),
+         B=((32, 256), T_F4, None, 3), sf=sf_pair(T_E4, 128, 32, 4, 4, 32)),
+    case("bs_nvfp4_cta_group_2", "test_gemm_block_scaled_nvfp4_cta_group_2",
+         C=((256, 512), (0, 128), (0, 64)), A=((128, 256), T_F4, None, 3),
+         B=((32, 256), T_F4, None, 3), cfg={"cta_group": 2}, cluster=True,
+         sf=sf_pair(T_E4, 128, 64, 4, 4, 64)),
+    case("bs_fp8_sf_id", "test_gemm_block_scaled_fp8_sf_id",
+         C=((128, 512), (0, 128), (0, 32)), A=((128, 128), T_F8, None, 3),
+         B=((32, 128), T_F8, None, 3), sf=sf_pair(T_E8, 128, 32, 4, 1, 32)),
+    case("bs_explicit_split_n", "test_gemm_tcgen05_explicit_block_scaled_split_n (cta_group 2, mma_n 64)",
+         C=((128, 128), (0, 128), (0, 128)), A=((128, 32), T_F8, None, 1),
+         B=((64, 32), T_F8, None, 1), cfg={"cta_group": 2, "mma_m": 256, "mma_n": 64},
+         cluster=True, sf=sf_pair(T_E8, 128, 128, 1, 1, 128)),
+    case("bs_lane_bases", "test_gemm_tcgen05_preserves_block_scale_tmem_lane_bases",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 64), T_F4, None, 1),
+         B=((64, 64), T_F4, None, 1), cfg={"cta_group": 1, "mma_m": 128, "mma_n": 64},
+         sf=sf_pair(T_E4, 128, 64, 4, 4, 256, a_lane=1, b_lane=2),
+         deviation="SFA's replicas R[4 : 32@TLane] from lane 1 reach lane 128, past tensor "
+                   "memory; TVM's test reads the printed addresses only; the loader refuses"),
+    case("bs_lane_base_sfa", "derived: SFA's lane base 1 without replicas, SFB's 2 (lanes in range)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 64), T_F4, None, 1),
+         B=((64, 64), T_F4, None, 1),
+         sf=sf_pair(T_E4, 128, 64, 4, 4, 256,
+                    a_text="S[(4, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + 1@TLane",
+                    b_text="S[(2, 32, 4) : (4@TCol, 1@TLane, 1@TCol)] + 2@TLane")),
+    case("bs_mxfp4", "block_scaled_probe.py mxfp4 (e2m1 + e8m0 scales, scale_vec::2X)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
+         B=((64, 128), T_F4, None, 1), sf=sf_pair(T_E8, 128, 64, 4, 2, 256)),
+    case("bs_fp8_sf_id_packed", "block_scaled_probe.py fp8_e8m0_sf_id (SF_K 16: sf_id rotates per ki)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair(T_E8, 128, 64, 16, 1, 256)),
+    case("bs_descI_given", "block_scaled_probe.py fp8 descI passed (block-scaled keeps it)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), cfg={"descI": 12345},
+         sf=sf_pair(T_E8, 128, 64, 4, 1, 256)),
+    case("bs_descI_given_no_sf_id", "block_scaled_probe.py descI with one SF per K (no sf_id patch)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), cfg={"descI": 12345},
+         sf=sf_pair(T_E8, 128, 64, 1, 1, 256)),
+    case("bs_warp", "block_scaled_probe.py fp8 at warp scope",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), scope="warp", sf=sf_pair(T_E8, 128, 64, 4, 1, 256)),
+    case("bs_tmem_a", "block_scaled_probe.py fp8 with A in tensor memory",
+         C=((128, 64), (0, 128), (0, 64)),
+         A=((128, 128), T_F8, None, TMEM(A_FLAT.format(128, 128))),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair(T_E8, 128, 64, 4, 1, 256)),
+    case("bs_rejects_smem_desc_encode", "block_scaled_probe.py fp8 smem_desc=encode",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), cfg={"smem_desc": "encode"},
+         sf=sf_pair(T_E8, 128, 64, 4, 1, 256)),
+    case("bs_rejects_sf_shared", "block_scaled_probe.py rejects SF in shared memory (nvfp4: "
+         "float8_e8m0fnu is confined to tensor memory by the loader)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
+         B=((64, 128), T_F4, None, 1),
+         sf=sf_pair(T_E4, 128, 64, 8, 4, 256, scope="shared",
+                    a_text="S[(128, 8) : (8, 1)]", b_text="S[(64, 8) : (8, 1)]")),
+    case("bs_rejects_a_f16", "block_scaled_probe.py rejects A float16 block-scaled",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), "float16", None, 3),
+         B=((64, 128), "float16", None, 3), sf=sf_pair(T_E8, 128, 64, 8, 2, 256)),
+    case("bs_rejects_sfa_rows", "block_scaled_probe.py rejects SFA rows 256 != M",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair(T_E8, 256, 64, 4, 1, 256)),
+    case("bs_rejects_sfb_rows", "derived: SFB rows 32 < N = 64",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair(T_E8, 128, 32, 4, 1, 256)),
+    case("bs_rejects_sf_k", "derived: SF K extent 2 of K_iters 4 (valid 1, 4, 16)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair(T_E8, 128, 64, 2, 1, 256)),
+    case("bs_rejects_sf_mixed", "derived: SFA e8m0 (sf_mma_k 2) with SFB e4m3 (4)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
+         B=((64, 128), T_F4, None, 1),
+         sf=sf_pair((T_E8, T_E4), 128, 64, 8, 4, 256,
+                    a_text=None)),
+    case("bs_rejects_sf_layout", "derived: SFA's K steps 2 columns apart (not the atom)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
+         B=((64, 128), T_F4, None, 1),
+         sf=sf_pair(T_E4, 128, 64, 8, 4, 256, a_text="S[(128, 8) : (1@TLane, 2@TCol)]")),
+    case("bs_rejects_fp8_e4m3_scales", "derived: float8 data with float8_e4m3fn scales (no kind)",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair(T_E4, 128, 64, 4, 1, 256)),
+    case("bs_rejects_m64", "derived: M = 64 (the block-scaled shapes start at M = 128)",
+         C=((64, 64), (0, 64), (0, 64)), A=((64, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair(T_E8, 64, 64, 4, 1, 256)),
+    case("bs_rejects_fp4_transA", "derived: transA with float4_e2m1fn A",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
+         B=((64, 128), T_F4, None, 1), transA=True, sf=sf_pair(T_E4, 128, 64, 8, 4, 256)),
+    case("bs_rejects_sf_k_not_multiple", "derived: nvfp4 SF regions 6 wide, not a multiple of sf_mma_k 4",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F4, None, 1),
+         B=((64, 128), T_F4, None, 1),
+         sf=sf_pair(T_E4, 128, 64, 8, 4, 256, a_text="S[(128, 8) : (1@TLane, 1@TCol)]",
+                    b_text="S[(64, 8) : (1@TLane, 1@TCol)]",
+                    a_reg=((0, 128), (0, 6)), b_reg=((0, 64), (0, 6)))),
+    case("bs_rejects_ab_mixed", "derived: float8_e4m3fn A with float4_e2m1fn B",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F4, None, 1), sf=sf_pair(T_E8, 128, 64, 4, 1, 256)),
+    case("bs_explicit_rejects_n8", "derived: cta_group 2 block-scaled with mma_n 8 (N a multiple of 16)",
+         C=((128, 128), (0, 128), (0, 128)), A=((128, 32), T_F8, None, 1),
+         B=((64, 32), T_F8, None, 1), cfg={"cta_group": 2, "mma_m": 256, "mma_n": 8},
+         cluster=True, sf=sf_pair(T_E8, 128, 128, 1, 1, 128)),
+    case("bs_explicit_rejects_kind_first", "derived: float8 data with e4m3 scales and a wrong mma_m: "
+         "the kind is looked up before the tile's checks",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), cfg={"mma_m": 64, "mma_n": 64},
+         sf=sf_pair(T_E4, 128, 64, 4, 1, 256)),
+    case("bs_rejects_sf_f16", "block_scaled_probe.py rejects SF dtype float16",
+         C=((128, 64), (0, 128), (0, 64)), A=((128, 128), T_F8, None, 3),
+         B=((64, 128), T_F8, None, 3), sf=sf_pair("float16", 128, 64, 4, 1, 256)),
+]
+
 # Our reasons where we deviate (docs/upstream.md).
 OURS = {
     "rejects_f16_N24": "Invalid matrix shape for Tcgen05 MMA, check failed for kind: f16",
@@ -443,7 +599,10 @@ OURS = {
     "rejects_cta2_no_cluster": "cta_group=2 needs a cluster of 2 CTAs along x (launch has none)",
     "rejects_sm90a": "tcgen05.mma needs tensor memory (sm_100a, sm_101a, sm_103a or sm_110a), got sm_90a",
     "rejects_noguard_thread": "guard the call to one thread (active set has 128 threads)",
+    "bs_lane_bases": "tmem buffer 'SFA': its layout reaches lane 128; tensor memory has 128 lanes",
 }
+# Deviations refused by the loader (`# expect: error`), not by the variant.
+LOAD_ERRORS = {"bs_lane_bases"}
 
 SW = {0: SwizzleMode.SWIZZLE_NONE, 1: SwizzleMode.SWIZZLE_32B_ATOM,
       2: SwizzleMode.SWIZZLE_64B_ATOM, 3: SwizzleMode.SWIZZLE_128B_ATOM}
@@ -499,6 +658,16 @@ def build(c, guard="lt"):
           else TileLayout(S[tuple(C_shape):(1 @ TLane, 1 @ TCol)]))
     rA, rB = region_slices(A_shape, A_reg), region_slices(B_shape, B_reg)
     rC = tuple(slice(a, b) for a, b in C_reg)
+    sf = c.get("sf")
+    has_sf = bool(sf)
+    sf_tmem = has_sf and sf.get("scope", "tmem") == "tmem"
+    if sf:  # block scaling: SFA, SFB (tensor memory unless the case says)
+        (sfa_shape, sfa_reg, sfa_l, sfa_addr), (sfb_shape, sfb_reg, sfb_l, sfb_addr) = \
+            sf["sfa"], sf["sfb"]
+        sf_scope = sf.get("scope", "tmem")
+        sfa_dt, sfb_dt = sf["dtype"] if isinstance(sf["dtype"], tuple) else (sf["dtype"],) * 2
+        rSFA, rSFB = region_slices(sfa_shape, sfa_reg), region_slices(sfb_shape, sfb_reg)
+        sfa_tl, sfb_tl = tmem_layout(sfa_l), tmem_layout(sfb_l)
     op = {"thread": Tx.gemm_async, "warp": Tx.warp.gemm_async,
           "warpgroup": Tx.wg.gemm_async, "cta": Tx.cta.gemm_async}[c["scope"]]
     cfg = dict(c["cfg"])
@@ -522,7 +691,19 @@ def build(c, guard="lt"):
             A_smem = T.alloc_buffer(A_shape, dt, scope="shared", layout=Al)
         B_smem = T.alloc_buffer(B_shape, c["B"][1], scope="shared", layout=Bl)
         C_tmem = T.decl_buffer(C_shape, c_dtype, scope="tmem", allocated_addr=0, layout=Cl)
-        if guarded and eq:
+        if sf_tmem:
+            SFA = T.decl_buffer(sfa_shape, sfa_dt, scope="tmem", allocated_addr=sfa_addr,
+                                layout=sfa_tl)
+            SFB = T.decl_buffer(sfb_shape, sfb_dt, scope="tmem", allocated_addr=sfb_addr,
+                                layout=sfb_tl)
+        elif has_sf:
+            SFA = T.alloc_buffer(sfa_shape, sfa_dt, scope=sf_scope, layout=sfa_tl)
+            SFB = T.alloc_buffer(sfb_shape, sfb_dt, scope=sf_scope, layout=sfb_tl)
+        if has_sf and guarded:
+            if tid < limit:
+                op(C_tmem[rC], A_smem[rA], B_smem[rB], SFA=SFA[rSFA], SFB=SFB[rSFB],
+                   transA=transA, transB=transB, accum=accum, dispatch="tcgen05", **cfg)
+        elif guarded and eq:
             if tid == 0:
                 op(C_tmem[rC], A_smem[rA], B_smem[rB], transA=transA, transB=transB,
                    accum=accum, dispatch="tcgen05", **cfg)
@@ -561,7 +742,8 @@ ENC_RE = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\((\w
 
 def lower(c):
     """TVM's outcome: ('ok', descs, mmas) or ('error', text)."""
-    c = dict(c, cfg=dict(c["cfg"], smem_desc="encode"))
+    if not c.get("sf"):
+        c = dict(c, cfg=dict(c["cfg"], smem_desc="encode"))
     try:
         f, _, _ = build(c)
         tgt = tvm.target.Target({"kind": "cuda", "arch": c["arch"]})
@@ -577,7 +759,7 @@ def lower(c):
             if mm:
                 return ("error", mm.group(1).strip()[:300])
         return ("error", text[-300:])
-    return ("ok", *parse(src))
+    return ("ok", *(parse_bs(src) if c.get("sf") else parse(src)))
 
 
 def base_offsets(src):
@@ -609,6 +791,133 @@ def parse(src):
     return descs, mmas
 
 
+# Block scaling: TVM's CUDA of the hoisted descriptors (encode is refused
+# for block-scaled MMAs): each operand a 64-bit descriptor whose low word
+# gets the offset in 16-byte units, the scale factors' addresses
+# expressions of sfa_linear / sfb_linear locals (constants once unrolled).
+BS_MMA = re.compile(r"tvm_builtin_ptx_tcgen05_mma_block_scale_([st])s_mma_cta_group__(\d)_kind__(\w+?)"
+                    r"_block_scale_scale_vec__(\d)X\((.*)\);$", re.M)
+BS_ENC = re.compile(r"ptx_tcgen05_encode_instr_descriptor_block_scaled\(\(&\((\w+)\[0\]\)\), "
+                    r"(\d+), (\d+), (\d+), (\d+), (\d+), (\d+), \(bool\)(\d), \(bool\)(\d)")
+
+
+def split_args(text):
+    """The top-level comma-separated arguments of a call's text."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch in "([" 
+        depth -= ch in ")]"
+        cur += ch
+    return out + [cur.strip()]
+
+
+def c_value(text, env):
+    """A constant C expression of TVM's CUDA: locals from env, tensor
+    addresses packed as get_tmem_addr does (lane in the high half-word)."""
+    def gta(base, row, col):
+        return ((((base >> 16) & 0xFFFF) + row) << 16) | ((base & 0xFFFF) + col)
+    e = re.sub(r"\((?:uint|int|bool|uint32_t)\)", "", text)
+    e = re.sub(r"(\w+)\[0\]", lambda m: str(env[m.group(1)]), e)
+    e = e.replace("tvm_builtin_cuda_get_tmem_addr", "gta")
+    return int(eval(e, {"gta": gta}))  # noqa: S307 (TVM's own constant text)
+
+
+def tvm_idesc_values(src, idesc, mmas):
+    """What TVM's own helpers (its InstrDescriptorBlockScaled union, the
+    encode and runtime_instr_desc, from its CUDA) make of each MMA's
+    descriptor: the local encoded (or given) and patched in order."""
+    if idesc[0] == "none":
+        return [m[3] for m in mmas]
+    parts = []
+    for start, end in (("union InstrDescriptorBlockScaled", "\n};"),
+                       ("__forceinline__ __device__ void ptx_tcgen05_encode_instr_descriptor_"
+                        "block_scaled(", "\n}\n"),
+                       ("__forceinline__ __device__ void tvm_builtin_cuda_runtime_instr_desc(",
+                        "\n}\n")):
+        i = src.find(start)
+        if i >= 0:
+            parts.append(src[i:src.index(end, i) + len(end)])
+    if idesc[0] == "given":
+        init = f"d = {idesc[1]}u;"
+    else:
+        m, n, k, a, b, sf, ta, tb = idesc
+        init = (f"ptx_tcgen05_encode_instr_descriptor_block_scaled(&d, {m}, {n}, {k}, {a}, "
+                f"{b}, {sf}, {ta}, {tb}, false, false, false);")
+    patches = [f"tvm_builtin_cuda_runtime_instr_desc(&d, {mm[7]}u);" if mm[7] >= 0 else ""
+               for mm in mmas]
+    from check_gemm_async import host_values
+    return host_values("\n".join(parts), init, patches)
+
+
+def parse_bs(src):
+    """(descs, mmas) of a block-scaled kernel: descs as parse() gives them
+    plus "I": the run-time descriptor's encode (M, N, K, a, b, s formats,
+    transA, transB) or ("given", value); per MMA in order (D address, A
+    offset (or address), B offset, descriptor ("L": the local, or a
+    constant), SFA address, SFB address, enable_input_d, sf_id patched
+    before it (-1: none), cta_group, kind.scale_vec)."""
+    enc = {}
+    for name, addr, ldo, sdo, sw in re.findall(
+            r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\((\w+)\[0\]\)\), (.*?), "
+            r"(\d+), (\d+), (\d+)\);", src):
+        # the address: &(X_smem_ptr[0]) plus a byte offset, or (4-bit
+        # data) X_smem_ptr + elements / 2
+        op = re.search(r"(\w)_smem_ptr", addr).group(1)
+        m = re.search(r"\+ (\d+)(?: / 2)?\)", addr)
+        off = int(m.group(1)) // (2 if m and "/ 2" in addr else 1) if m else 0
+        enc[name] = (op, off // 16, int(ldo), int(sdo), int(sw))
+    env, view, descs, mmas, sf_id = {}, {}, {}, [], -1
+    for line in src.splitlines():
+        line = line.strip()
+        m = re.match(r"(\w+)\[0\] = \(?(?:\(uint\))?(\d+)\)?;$", line)
+        if m:
+            env[m.group(1)] = int(m.group(2))
+            continue
+        m = re.match(r"uint64_t (\w+) = (\w+)\[0\];$", line)
+        if m:
+            view[m.group(1)] = m.group(2)
+            continue
+        m = re.match(r"uint2 (\w+) = make_uint2\(\(*\(\*\(uint2 \*\)\(&\((\w+)\)\)\)\)\.x"
+                     r"(?: \+ \(uint\)(\d+)\))?", line)
+        if m:
+            view[m.group(1)] = (view[m.group(2)], int(m.group(3) or 0))
+            continue
+        m = BS_ENC.search(line)
+        if m:
+            descs["I"] = tuple(int(x) for x in m.groups()[1:])
+            continue
+        m = re.match(r"tvm_builtin_cuda_runtime_instr_desc\(\(&\((\w+)\[0\]\)\), (.*)\);$", line)
+        if m:
+            sf_id = c_value(m.group(2), env)
+            continue
+        m = BS_MMA.search(line)
+        if not m:
+            continue
+        ts, cg, kind, vec, args = m.groups()
+        d, a, b, i, sfa, sfb, en = split_args(args)
+
+        def operand(text):
+            v = re.fullmatch(r"\(\*\(uint64_t \*\)\(&\((\w+)\)\)\)", text)
+            if v:
+                desc, off = view[v.group(1)]
+                descs["A" if desc.startswith("descA") else "B"] = enc[desc][2:]
+                return off
+            return c_value(text, env)
+        ival = "L" if i.startswith("descI_local") else c_value(i, env)
+        mmas.append((c_value(d, env), operand(a), operand(b), ival, c_value(sfa, env),
+                     c_value(sfb, env), c_value(en, env), sf_id, int(cg), f"{kind}.{vec}"))
+        sf_id = -1
+    if "I" not in descs:
+        m = re.search(r"descI_local\w*\[0\] = \(?\(uint\)(\d+)\)?;", src)
+        descs["I"] = ("given", int(m.group(1))) if m else ("none",)
+    descs["V"] = tvm_idesc_values(src, descs["I"], mmas)
+    return descs, mmas
+
+
 def write(c, out: Path):
     res = lower(c)
     C_shape, *C_reg = c["C"]
@@ -616,10 +925,29 @@ def write(c, out: Path):
     B_shape, bdt, B_reg, B_sw = c["B"]
     lines = []
     if c["deviation"]:
-        lines += ["# expect: none", f"# error: {OURS[c['name']]}",
+        lines += [f"# expect: {'error' if c['name'] in LOAD_ERRORS else 'none'}",
+                  f"# error: {OURS[c['name']]}",
                   f"# deviation: {c['deviation']}"]
     elif res[0] == "error":
         lines += ["# expect: none", f"# error: {res[1]}"]
+    elif c.get("sf"):
+        _, descs, mmas = res
+        cg, kv = mmas[0][8], mmas[0][9]
+        kind, vec = kv.split(".")
+        idesc = descs.pop("I")
+        values = descs.pop("V")
+        lines += ["# expect: tcgen05", "# arch: sm_100a",
+                  f"# access: tcgen05.mma.cta_group::{cg}.kind::{kind}.block_scale"
+                  f".scale_vec::{vec}X",
+                  f"# count: {len(mmas)}",
+                  "# tvm-desc: " + " ".join(f"{op} {ldo} {sdo} {sw}" for op, (ldo, sdo, sw)
+                                            in sorted(descs.items())),
+                  "# tvm-idesc-bs: " + " ".join(map(str, idesc)),
+                  "# tvm-idesc-values: " + " ".join(map(str, values))]
+        # the scale factors' addresses from their bases (SFA_taddr, SFB_taddr)
+        base_a, base_b = c["sf"]["sfa"][3], c["sf"]["sfb"][3]
+        lines += ["# tvm-bs-mma: " + " ".join(map(str, (*m[:4], m[4] - base_a, m[5] - base_b,
+                                                        *m[6:8]))) for m in mmas]
     else:
         _, descs, mmas = res
         cg, kind = mmas[0][5], mmas[0][6]
@@ -662,12 +990,20 @@ def write(c, out: Path):
               f"  A: {{scope: {'tmem' if isinstance(A_sw, TMEM) else 'shared'}, dtype: {dt}, "
               f"shape: {list(A_shape)}, layout: \"{A_sw if isinstance(A_sw, TMEM) else layout_text(Al)}\"}}",
               f"  B: {{scope: shared, dtype: {bdt}, shape: {list(B_shape)}, layout: \"{layout_text(Bl)}\"}}"]
+    sf = c.get("sf")
+    if sf:
+        sdt = sf["dtype"] if isinstance(sf["dtype"], tuple) else (sf["dtype"],) * 2
+        for name, (shape, _, lay, _), d in (("SFA", sf["sfa"], sdt[0]), ("SFB", sf["sfb"], sdt[1])):
+            lines.append(f"  {name}: {{scope: {sf.get('scope', 'tmem')}, dtype: {d}, "
+                         f"shape: {list(shape)}, layout: \"{lay}\"}}")
 
     def reg(name, shape, r):
         r = r or full(shape)
         return f"\"{name}[" + ", ".join(f"{a}:{b}" for a, b in r) + "]\""
     lines += [f"dst: {reg('C', C_shape, C_reg)}", f"a: {reg('A', A_shape, A_reg)}",
               f"b: {reg('B', B_shape, B_reg)}",
+              *([f"sfa: {reg('SFA', sf['sfa'][0], sf['sfa'][1])}",
+                 f"sfb: {reg('SFB', sf['sfb'][0], sf['sfb'][1])}"] if sf else []),
               f"transA: {str(c['transA']).lower()}", f"transB: {str(c['transB']).lower()}",
               f"accum: {str(c['accum']).lower()}"]
     if c["cfg"]:
@@ -682,7 +1018,7 @@ def write(c, out: Path):
 def main():
     out = Path(sys.argv[1])
     names = set(sys.argv[2:])
-    for c in CASES:
+    for c in CASES + BS_CASES:
         if names and c["name"] not in names:
             continue
         print(c["name"], write(c, out))

@@ -3,7 +3,9 @@
 pass the committed calls it reads and fail each one whose recorded TVM
 lowering is changed in one field (a descriptor's sdo, an MMA's D address
 with its lane, A's shared offset, A's tensor-memory address, the
-instruction descriptor, the enable flag, one MMA fewer).
+instruction descriptor, the enable flag, one MMA fewer; block scaling: the
+run-time descriptor's fields, a given descriptor, a scale factor's cell
+or lane, the sf_id).
 
     test_check_gemm_async.py TILEDISPATCH CONFORMANCE_DIR
 
@@ -25,6 +27,14 @@ CASES = {  # call -> (header line prefix, field index to bump, what it is)
         ("# tvm-mma:", 0, "the D address"), ("# tvm-mma:", 1, "A's tensor-memory address")],
     "gemm_async_tvm_tmem_a_lane_base.yaml": [("# tvm-mma:", 1, "A's lane (1 << 16)")],
     "gemm_async_tvm_lane_base_c.yaml": [("# tvm-mma:", 0, "C's lane (1 << 16)")],
+    # block scaling: the run-time descriptor's encode, the SF cells, sf_id
+    "gemm_async_tvm_bs_fp8_sf_id_packed.yaml": [
+        ("# tvm-idesc-bs:", 5, "scale format"), ("# tvm-idesc-bs:", 1, "instruction N"),
+        ("# tvm-idesc-values:", 2, "descriptor the third MMA reads"),
+        ("# tvm-bs-mma:", 1, "A's 16-byte offset"), ("# tvm-bs-mma:", 3, "SFA's column"),
+        ("# tvm-bs-mma:", 4, "SFB's column"), ("# tvm-bs-mma:", 6, "sf_id")],
+    "gemm_async_tvm_bs_lane_base_sfa.yaml": [("# tvm-bs-mma:", 3, "SFA's lane (1 << 16)")],
+    "gemm_async_tvm_bs_descI_given.yaml": [("# tvm-idesc-bs:", 0, "given descriptor")],
 }
 
 
@@ -51,7 +61,8 @@ def main():
             for prefix, idx, what in variants:
                 lines = text.split("\n")
                 if prefix == "drop":
-                    k = max(j for j, line in enumerate(lines) if line.startswith("# tvm-mma:"))
+                    k = max(j for j, line in enumerate(lines)
+                            if line.startswith(("# tvm-mma:", "# tvm-bs-mma:")))
                     del lines[k]
                 else:
                     k = next(j for j, line in enumerate(lines) if line.startswith(prefix))

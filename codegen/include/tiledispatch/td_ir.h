@@ -939,6 +939,20 @@ TD_API const char *td_umma_kind_name(td_umma_kind k); /* "f16" */
  * disable-output-lane words.  `a` may be a TD_IR_DESC_TMEM operand (A in
  * tensor memory: `[a_tmem]` instead of a descriptor); `b` is shared.
  */
+/* The block-scaled kinds (tcgen05.mma...block_scale): kind::mxf8f6f4
+ * (8-bit float data, float8_e8m0fnu scales, scale_vec::1X), kind::mxf4
+ * (float4_e2m1fn data, e8m0 scales, 2X), kind::mxf4nvf4 (e2m1 data,
+ * float8_e4m3fn scales, 4X). */
+typedef enum td_umma_bs_kind {
+    TD_UMMA_MXF8F6F4,
+    TD_UMMA_MXF4,
+    TD_UMMA_MXF4NVF4,
+    TD_UMMA_BS_KIND_COUNT
+} td_umma_bs_kind;
+TD_API const char *td_umma_bs_kind_name(td_umma_bs_kind k); /* "mxf4" */
+/* The scale vector size (1, 2, 4) of a block-scaled kind. */
+TD_API int td_umma_bs_scale_vec(td_umma_bs_kind k);
+
 typedef struct td_ir_umma {
     td_umma_kind kind;
     int cta_group;
@@ -948,8 +962,47 @@ typedef struct td_ir_umma {
     td_ir_desc_operand a, b;
     uint32_t idesc;
     td_expr *accum;
+    /* Block scaling (`bs`): tcgen05.mma.cta_group::G.kind::BS_KIND
+     * .block_scale.scale_vec::VX [d], a, b, idesc, [sfa], [sfb], p, with
+     * `kind` and `ws` unused.  The instruction descriptor is the uint32
+     * local `idesc_var` (td_ir_idesc_block_scaled) or, when NULL, the
+     * constant `idesc`; sfa and sfb are TD_IR_DESC_TMEM operands (the
+     * scale factors' tensor-memory cells). */
+    bool bs;
+    td_umma_bs_kind bs_kind;
+    const td_var *idesc_var;
+    td_ir_desc_operand sfa, sfb;
 } td_ir_umma;
 TD_API void td_ir_tcgen05_mma(td_ir *ir, const td_ir_umma *m);
+
+/*
+ * The block-scaled instruction descriptor, encoded at run time into a
+ * uint32 local (TVM's descI_local: T.cuda.tcgen05.
+ * encode_instr_descriptor_block_scaled): the instruction's m, n, k, the
+ * A / B / scale formats as the PTX descriptor spells them (a_format,
+ * b_format bits 7-9 and 10-12, s_format bit 23), MN-major A / B (bits 15,
+ * 16), sf ids 0.  `given` instead starts the local as `value` (a descriptor
+ * the caller passed, TVM's descI; the shape and formats are then unused).  The dtypes, the scale factors'
+ * first cells (sfa, sfb: TMEM operands) and cta_group are what TVM's TIRx
+ * spells.  NULL on misuse.
+ */
+typedef struct td_ir_idesc_bs {
+    int m, n, k;
+    int a_format, b_format, s_format;
+    bool trans_a, trans_b;
+    int cta_group;
+    td_dtype a, b, sfa_dtype, sfb_dtype;
+    td_ir_desc_operand sfa, sfb;
+    bool given;
+    uint32_t value;
+} td_ir_idesc_bs;
+TD_API td_var *td_ir_idesc_block_scaled(td_ir *ir, const char *name,
+                                        const td_ir_idesc_bs *d);
+/* The sf_id patch of a block-scaled descriptor local (TVM's
+ * T.cuda.runtime_instr_desc): bits 29-30 (A's scale factor id) and 4-5
+ * (B's) set to sf_id (0..3), where several K steps share one 32-bit
+ * scale-factor cell. */
+TD_API void td_ir_idesc_sf_id(td_ir *ir, const td_var *idesc, int sf_id);
 
 /* ---- printing -------------------------------------------------------- */
 
