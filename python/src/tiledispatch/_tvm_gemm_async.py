@@ -47,15 +47,18 @@ def fields(op_call: Any, ops: Any, scalars: dict[str, Any]) -> dict[str, Any]:
     from tvm.tirx import Cast, IntImm
 
     args = list(op_call.args)
-    if len(args) == 8:
-        raise BridgeError("gemm_async with SFA / SFB (block-scaled MMA) is not supported by "
-                          "tiledispatch yet")
-    if len(args) != 6:
-        raise BridgeError(f"gemm_async takes 6 operands (C, A, B, transA, transB, accum), "
-                          f"got {len(args)}")
+    if len(args) not in (6, 8):
+        raise BridgeError(f"gemm_async takes 6 operands (C, A, B, transA, transB, accum) "
+                          f"or 8 (C, A, B, SFA, SFB, transA, transB, accum), got {len(args)}")
     c, a, b = (ops.region(x) for x in args[:3])
-    out: dict[str, Any] = dict(dst=c, a=a, b=b, transA=_flag(args[3], "transA"),
-                               transB=_flag(args[4], "transB"))
+    out: dict[str, Any] = dict(dst=c, a=a, b=b)
+    if len(args) == 8:
+        # Block-scaled (TVM's GemmAsync.is_block_scaled): the scale
+        # factors' regions, tmem buffers whose allocated_addr the body
+        # names NAME_taddr (tmem_addresses binds every tmem operand).
+        out["sfa"], out["sfb"] = ops.region(args[3]), ops.region(args[4])
+        args = args[:3] + args[5:]
+    out.update(transA=_flag(args[3], "transA"), transB=_flag(args[4], "transB"))
     accum = args[5]
     if isinstance(accum, bool):
         out["accum"] = accum
@@ -120,6 +123,13 @@ class HoistError(BridgeError):
 
 
 _DESC = re.compile(r"\b(desc[AB])(?:_lo|_hi)?\b")
+# A local scalar the body declares (block scaling's `descI_local: T.uint32`),
+# which TVMScript builds as an allocation, as it does `T.alloc_buffer`.
+_SCALAR_DECL = re.compile(r"\w+: T\.\w+")
+
+
+def _is_alloc(line: str) -> bool:
+    return " = T.alloc_buffer(" in line or _SCALAR_DECL.fullmatch(line.strip()) is not None
 
 
 def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
@@ -132,8 +142,10 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     `func` unchanged.  The encodes are the lines at the top of the body
     that name one of `descA` / `descB` (tiledispatch prints them there,
     before the first MMA, which names both, or only `descB` when A is in
-    tensor memory: the first `T.ptx.tcgen05(` line ends them either way);
-    each is one statement of the built body's top-level sequence."""
+    tensor memory: the first `T.ptx.tcgen05(` line ends them either way;
+    block-scaled, the instruction descriptor's `descI_local` and its
+    encode, which name neither, end them first and stay at the call, as in
+    TVM); each is one statement of the built body's top-level sequence."""
     import tvm
     from tvm.tirx import AllocBuffer, Evaluate, SeqStmt
 
@@ -152,8 +164,7 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     stmts = list(func.body.seq) if isinstance(func.body, SeqStmt) else [func.body]
     top = [ln for ln in lines if not ln[0].isspace()]
     if len(stmts) != len(top) or not all(
-            isinstance(st, AllocBuffer) == (" = T.alloc_buffer(" in ln)
-            for st, ln in zip(stmts, top)):
+            isinstance(st, AllocBuffer) == _is_alloc(ln) for st, ln in zip(stmts, top)):
         raise HoistError("the built body's statements do not match its lines; the "
                          "descriptors cannot be hoisted")
     groups: dict[str, list[Any]] = {}
