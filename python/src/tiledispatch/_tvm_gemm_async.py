@@ -123,13 +123,19 @@ class HoistError(BridgeError):
 
 
 _DESC = re.compile(r"\b(desc[AB])(?:_lo|_hi)?\b")
-# A local scalar the body declares (block scaling's `descI_local: T.uint32`),
-# which TVMScript builds as an allocation, as it does `T.alloc_buffer`.
-_SCALAR_DECL = re.compile(r"\w+: T\.\w+")
+# A local scalar the body declares (block scaling's `descI_local: T.uint32`,
+# with a value where descI is given), which TVMScript builds as an
+# allocation (and a store of the value), as it does `T.alloc_buffer`.
+_SCALAR_DECL = re.compile(r"\w+: T\.\w+( = .+)?")
 
 
-def _is_alloc(line: str) -> bool:
-    return " = T.alloc_buffer(" in line or _SCALAR_DECL.fullmatch(line.strip()) is not None
+def _kinds(line: str) -> list[bool]:
+    """The statements TVMScript builds from a top-level line of the body,
+    each as whether it is an allocation."""
+    m = _SCALAR_DECL.fullmatch(line.strip())
+    if m is not None:
+        return [True, False] if m.group(1) else [True]
+    return [" = T.alloc_buffer(" in line]
 
 
 def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
@@ -162,9 +168,9 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     if not owners:
         return func
     stmts = list(func.body.seq) if isinstance(func.body, SeqStmt) else [func.body]
-    top = [ln for ln in lines if not ln[0].isspace()]
-    if len(stmts) != len(top) or not all(
-            isinstance(st, AllocBuffer) == _is_alloc(ln) for st, ln in zip(stmts, top)):
+    kinds = [k for ln in lines if not ln[0].isspace() for k in _kinds(ln)]
+    if len(stmts) != len(kinds) or not all(
+            isinstance(st, AllocBuffer) == k for st, k in zip(stmts, kinds)):
         raise HoistError("the built body's statements do not match its lines; the "
                          "descriptors cannot be hoisted")
     groups: dict[str, list[Any]] = {}
