@@ -214,8 +214,9 @@ def _strides(buf: Any, layout: Any) -> list[int] | None:
 
 
 def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
-    """A copy's shared region that starts at a variable in some dimension
-    (`A_smem[tid, :]`, a pipeline's stage `Sm[k, :, :]`): a tiledispatch
+    """A copy_async's or gemm_async's shared region that starts at a
+    variable in some dimension (`A_smem[tid, :]`, a pipeline's stage
+    `Sm[k, :, :]`): a tiledispatch
     call takes a variable start on a global region only, so the region
     becomes the whole of a view of the buffer at that offset (TVM's
     `decl_buffer` over the same data, `elem_offset` moved by the
@@ -228,8 +229,9 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
     variables (the alignment the variants assume of a shared buffer);
     else None, and the
     region stays as it is (a start tiledispatch refuses, with its
-    reason).  Returns (the view, a function of the view's call name giving
-    the region's text)."""
+    reason).  A start that is not affine (a stage `k % 3`) counts as a
+    variable of coefficient 1.  Returns (the view, a function of the
+    view's call name giving the region's text)."""
     import math
 
     import tvm
@@ -260,22 +262,27 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
         return None
     if strides is None:
         return None
-    nbytes = max(tvm.DataType(str(buf.dtype)).bits // 8, 1)
-    align = 0
+    bits = tvm.DataType(str(buf.dtype)).bits
+    align = 0   # in bits: a sub-byte dtype (float4) has two elements to a byte
     offset = None
     for d in var_dims:
-        aff = _affine(region.region[d].min, lets)
+        start = region.region[d].min
+        aff = _affine(start, lets)
         if aff is None:
-            return None
+            # Any other integer expression (a stage `k % 3`) is a term of
+            # its own: the offset is a multiple of the dimension's stride.
+            if "int" not in str(_dtype(start) or ""):
+                return None
+            aff = (0, [(start, 1)])
         const, terms = aff
         for _, k in terms:
-            align = math.gcd(align, abs(k) * strides[d] * nbytes)
-        align = math.gcd(align, abs(const) * strides[d] * nbytes)
-        term = region.region[d].min * strides[d]
+            align = math.gcd(align, abs(k) * strides[d] * bits)
+        align = math.gcd(align, abs(const) * strides[d] * bits)
+        term = start * strides[d]
         offset = term if offset is None else offset + term
-    if align == 0 or align % 16 != 0:
+    if align == 0 or align % 128 != 0:
         return None
-    if swizzle is not None and (align // nbytes) % (1 << sum(swizzle)) != 0:
+    if swizzle is not None and (align // bits) % (1 << sum(swizzle)) != 0:
         return None
     shape = [extents[d] if d in var_dims else int(n) for d, n in enumerate(buf.shape)]
     view_layout = TileLayout(S[tuple(shape):tuple(strides)])
