@@ -316,11 +316,13 @@ def test_nvcc_sm100a(bridge, monkeypatch, name):
     bridged(case(name))
 
 
-def staged_kernel(smem_desc: str, scope: str = "thread", stages: int = 3):
+def staged_kernel(smem_desc: str, scope: str = "thread", stages: int = 3,
+                  c_tiles: int = 1, c_addr: int = 0):
     """A pipelined K loop over staged operands: stage `k % stages` of a
     [stages, 128, 64] A and a [stages, 64, 64] B (TVM's 128-byte-swizzled
     MMA layout over all stages, as GEMM kernels stage their tiles), one
-    gemm_async per iteration, accumulating from the second."""
+    gemm_async per iteration, accumulating from the second; with
+    `c_tiles` > 1 into C's column tile `k % c_tiles` (C at `c_addr`)."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
     from tvm.tirx.cuda.tile_primitive.tma_utils import SwizzleMode, mma_shared_layout
@@ -329,7 +331,8 @@ def staged_kernel(smem_desc: str, scope: str = "thread", stages: int = 3):
     sw = SwizzleMode.SWIZZLE_128B_ATOM
     Al = mma_shared_layout("float16", sw, (stages, 128, 64))
     Bl = mma_shared_layout("float16", sw, (stages, 64, 64))
-    Cl = TileLayout(S[(128, 64):(1 @ TLane, 1 @ TCol)])
+    N = 64 * c_tiles
+    Cl = TileLayout(S[(128, N):(1 @ TLane, 1 @ TCol)])
     warp = scope == "warp"   # under `if tid < 32`; a thread under `if tid == 0`
 
     @T.prim_func
@@ -340,12 +343,17 @@ def staged_kernel(smem_desc: str, scope: str = "thread", stages: int = 3):
         tid = T.thread_id_in_wg([128])
         A = T.alloc_buffer((stages, 128, 64), "float16", scope="shared", layout=Al)
         B = T.alloc_buffer((stages, 64, 64), "float16", scope="shared", layout=Bl)
-        C = T.decl_buffer((128, 64), "float32", scope="tmem", allocated_addr=0, layout=Cl)
+        C = T.decl_buffer((128, N), "float32", scope="tmem", allocated_addr=c_addr, layout=Cl)
         for k in range(7):
             if warp:
                 if tid < 32:
                     Tx.warp.gemm_async(C[:, :], A[k % stages, :, :], B[k % stages, :, :],
                                        accum=k > 0, dispatch="tcgen05", smem_desc=smem_desc)
+            elif c_tiles > 1:
+                if tid == 0:
+                    Tx.gemm_async(C[:, (k % c_tiles) * 64:(k % c_tiles) * 64 + 64],
+                                  A[k % stages, :, :], B[k % stages, :, :], accum=k > 0,
+                                  dispatch="tcgen05", smem_desc=smem_desc)
             elif tid == 0:
                 Tx.gemm_async(C[:, :], A[k % stages, :, :], B[k % stages, :, :], accum=k > 0,
                               dispatch="tcgen05", smem_desc=smem_desc)
@@ -454,6 +462,62 @@ def test_staged_operands_at_the_loop_variable(bridge, smem_desc, scope):
         addrs = descriptor_addresses(ours, k)
         assert addrs == descriptor_addresses(plain, k)
         assert addrs[1] == (("A", (k % 3) * 16384 + 32), ("B", (k % 3) * 8192 + 32))
+
+
+@pytest.mark.parametrize("c_addr", [0, 128])
+def test_accumulator_tile_at_the_loop_variable(bridge, c_addr):
+    """C's column tile `k % 2` of a [128, 128] accumulator (at tensor
+    memory column `c_addr`): the region becomes the whole of a tmem view
+    of its 64 columns, whose address is C's moved by the start (in 32-bit
+    columns), the address TVM's tcgen05 gives each MMA; with the staged A
+    and B the kernel is plain TVM's (but the spelling of `k > 0`)."""
+    func = staged_kernel("hoist", c_tiles=2, c_addr=c_addr)
+    plain = compile_cuda(func, arch="sm_100a")
+    tdtvm.install(strict=True)
+    ours = compile_cuda(func, arch="sm_100a")
+    assert tdtvm.stats() == {"dispatched": {"gemm_async": {"tcgen05": 1}},
+                             "handed_back": {}}, tdtvm.stats()
+    assert "(k & 1) * 64" in ours
+    assert _first_accum(ours) == plain
+
+
+def test_accumulator_at_a_variable_lane_goes_back(bridge, caplog):
+    """C's rows from a variable (a lane offset): not a view the bridge
+    makes (tensor memory's lanes are the MMA's rows); the call goes back
+    to TVM as not expressible, naming the start."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.cuda.tile_primitive.tma_utils import SwizzleMode, mma_shared_layout
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    sw = SwizzleMode.SWIZZLE_128B_ATOM
+    Al = mma_shared_layout("float16", sw, (64, 64))
+    Bl = mma_shared_layout("float16", sw, (64, 64))
+    Cl = TileLayout(S[(128, 64):(1 @ TLane, 1 @ TCol)])
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([128])
+        tid = T.thread_id_in_wg([128])
+        A = T.alloc_buffer((64, 64), "float16", scope="shared", layout=Al)
+        B = T.alloc_buffer((64, 64), "float16", scope="shared", layout=Bl)
+        C = T.decl_buffer((128, 64), "float32", scope="tmem", allocated_addr=0, layout=Cl)
+        for k in range(2):
+            if tid == 0:
+                Tx.gemm_async(C[k * 64:k * 64 + 64, :], A[:, :], B[:, :], accum=False,
+                              dispatch="tcgen05")
+
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        try:
+            compile_cuda(f, arch="sm_100a")
+        except Exception:  # noqa: BLE001  TVM's own lowering, after the hand-back
+            pass
+    assert tdtvm.stats()["handed_back"] == {
+        "not expressible as a tiledispatch call": {OP: 1}}, tdtvm.stats()
+    assert "region start of C must be a constant, got k * 64" in caplog.text, caplog.text
 
 
 def test_staged_operand_inside_a_swizzle_period_goes_back(bridge, caplog):

@@ -299,3 +299,65 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
             lo = int(r.min)
             parts.append(f"{lo}:{lo + extents[d]}")
     return view, lambda name: f"{name}[{', '.join(parts)}]"
+
+
+_TMEM_D = re.compile(r"S\[\((\d+), (\d+)\) : \(1@TLane, 1@TCol\)\]")
+
+
+def _tmem_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
+    """A gemm_async accumulator's tensor-memory region whose column
+    starts at a variable (`C[:, (k % 2) * 64:(k % 2) * 64 + 64]`, a tile
+    of C per iteration): a tiledispatch call takes constant starts only,
+    so the region becomes the whole of a view of the buffer there: a tmem
+    buffer of the region's columns in datapath D, its `allocated_addr`
+    the buffer's moved by the start in 32-bit columns (what TVM's tcgen05
+    adds to C's address).  Only for a buffer in datapath D (`S[(R, N) :
+    (1@TLane, 1@TCol)]`) with constant rows and a column start that is a
+    whole number of 32-bit cells for every value of its variables; else
+    None (the region stays, and a start tiledispatch refuses).  Returns
+    (the view, a function of the view's call name giving the region's
+    text)."""
+    import math
+
+    import tvm
+    from tvm.sym.analyzer import Analyzer
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    buf = region.source
+    if str(buf.scope()) != "tmem" or len(region.region) != 2:
+        return None
+    rows, cols = region.region
+    try:
+        int(cols.min)
+        return None   # a constant start: the region as it is
+    except (TypeError, ValueError):
+        pass
+    try:
+        r0, nr, nc = int(rows.min), int(rows.extent), int(cols.extent)
+    except (TypeError, ValueError):
+        return None
+    m = _TMEM_D.fullmatch(_layout_text(getattr(buf, "layout", None)) or "")
+    addr = list(getattr(buf, "allocated_addr", None) or [])
+    if m is None or [int(m.group(1)), int(m.group(2))] != [int(n) for n in buf.shape] \
+            or not addr:
+        return None
+    bits = tvm.DataType(str(buf.dtype)).bits
+    aff = _affine(cols.min, lets)
+    if aff is None:
+        if "int" not in str(_dtype(cols.min) or ""):
+            return None
+        aff = (0, [(cols.min, 1)])
+    align = math.gcd(abs(aff[0]) * bits, *(abs(k) * bits for _, k in aff[1]))
+    if align == 0 or align % 32 != 0:
+        return None
+    base = addr[0]
+    if isinstance(base, int):
+        base = tvm.tirx.IntImm("uint32", base)
+    dtype = str(_dtype(base) or "uint32")
+    offset = cols.min * bits // 32 if bits != 32 else cols.min
+    moved = Analyzer().simplify(base + tvm.tirx.Cast(dtype, offset))
+    shape = (int(buf.shape[0]), nc)
+    view = tvm.tirx.decl_buffer(shape, str(buf.dtype), name=f"{buf.name}_v", scope="tmem",
+                                layout=TileLayout(S[shape:(1 @ TLane, 1 @ TCol)]))
+    view = view.with_allocated_addr([moved])
+    return view, lambda name: f"{name}[{r0}:{r0 + nr}, 0:{nc}]"

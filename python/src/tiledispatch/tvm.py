@@ -46,7 +46,8 @@ from . import _tvm_gemm as _gemm
 from . import _tvm_gemm_async as _gemm_async
 from ._tvm_base import BridgeError, _dtype
 # Regions, layouts and views (a module of their own, below this one).
-from ._tvm_regions import _Blocks, _int, _layout_text, _lets, _region_text, _shared_view
+from ._tvm_regions import (_Blocks, _int, _layout_text, _lets, _region_text, _shared_view,
+                           _tmem_view)
 
 __all__ = ["install", "uninstall", "installed", "to_call", "lower", "default_registry",
            "served_ops", "taken_ops", "stats", "reset_stats", "BridgeError"]
@@ -261,10 +262,14 @@ class _Operands:
         # let-bound variables where the call is.
         self.shared_views = False
         self.lets: tuple = ()
+        # gemm_async's: C's columns at a variable, a tmem view there.
+        self.tmem_views = False
 
     def region(self, region: Any) -> str:
         if self.shared_views:
             view = _shared_view(region, self.lets)
+            if view is None and self.tmem_views:
+                view = _tmem_view(region, self.lets)
             if view is not None:
                 buf, region_text = view
                 self.views.append((buf, region.source))
@@ -355,6 +360,7 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     if op_name in ("copy_async", "gemm_async"):
         # A pipeline's stage `A[k % 3, :, :]`: a view of the buffer there.
         ops.shared_views, ops.lets = True, _lets(sctx)
+        ops.tmem_views = op_name == "gemm_async"
     scalars: dict[str, Any] = {}
     operands = _call_fields(op_name, op_call, ops, scalars)
     config = _config(op_call)
