@@ -556,3 +556,33 @@ def test_staged_operand_inside_a_swizzle_period_goes_back(bridge, caplog):
     assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
         "not expressible as a tiledispatch call": {OP: 1}}}, tdtvm.stats()
     assert "region start of B must be a constant, got k * 4" in caplog.text, caplog.text
+
+
+@pytest.mark.parametrize(("dtype", "row", "taken"), [
+    ("float4_e2m1fn", 16, False),   # 16 elements of 4 bits: 8 bytes a row
+    ("float4_e2m1fn", 32, True),    # 16 bytes a row
+    ("float16", 8, True),           # 16 bytes a row
+    ("float16", 4, False),          # 8 bytes a row
+])
+def test_shared_view_alignment_in_bits(dtype, row, taken):
+    """A shared region at row `k` of a [4, row] buffer becomes a view
+    only where every row starts 16 bytes apart; sizes are counted in bits,
+    so a float4 row of 16 elements (8 bytes) is refused where counting
+    each element as a byte took it.  A stage `k % 4` (not affine) counts
+    as one variable."""
+    from tvm.ir import Range
+    from tvm.tirx import BufferRegion, Var
+
+    from tiledispatch._tvm_regions import _shared_view
+
+    buf = tvm.tirx.decl_buffer((4, row), dtype, "S", scope="shared")
+    k = Var("k", "int32")
+    for start in (k, k % 4):
+        region = BufferRegion(buf, [Range.from_min_extent(start, 1),
+                                    Range.from_min_extent(0, row)])
+        got = _shared_view(region, ())
+        assert (got is not None) == taken, (dtype, row, start)
+        if got is not None:
+            view, text = got
+            assert [int(n) for n in view.shape] == [1, row]
+            assert text("S_v") == f"S_v[0:1, 0:{row}]"
