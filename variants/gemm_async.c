@@ -279,11 +279,13 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
         db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, p->warp);
     } else if (p->mode == 1) {
-        /* local_hoist: at the call, B's first, no shuffle. */
-        db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
+        /* local_hoist: at the call, B's first, no shuffle; named as
+         * TVM names them (upstream's smem_desc test looks for the
+         * names in the CUDA). */
+        db = td_ir_smem_desc(ir, "descB_local", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, false);
         if (!p->a_tmem)
-            da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+            da = td_ir_smem_desc(ir, "descA_local", sa, p->a.ldo, p->a.sdo,
                                  p->a.swizzle, false);
     }
     /* enable_input_d of each K loop's first MMA: the call's accum (a
