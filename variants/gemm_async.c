@@ -19,8 +19,8 @@
  * cluster (D7); weight_stationary (.ws), or C packed as Layout E at
  * M = 64, issues tcgen05.mma.ws.  Block scaling (SFA, SFB: sources 3
  * and 4) is gemm_async_bs.c's, called at this file's hook points (p.bs).
- * What is not ported yet (is_AB_tf32 over other storage) declines naming
- * the feature.
+ * is_AB_tf32 over storage other than float32 is refused: TVM's lowering
+ * reads such operands two or four elements to a tf32 word.
  *
  * What it emits is TVM's lowering unrolled: the descriptors (encoded
  * once, per smem_desc mode), then per instruction tile (mi, ni) and K
@@ -279,11 +279,13 @@ static int emit(const td_call *call, const ga_plan *p, td_ir *ir)
         db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, p->warp);
     } else if (p->mode == 1) {
-        /* local_hoist: at the call, B's first, no shuffle. */
-        db = td_ir_smem_desc(ir, "descB", sb, p->b.ldo, p->b.sdo,
+        /* local_hoist: at the call, B's first, no shuffle; named as
+         * TVM names them (upstream's smem_desc test looks for the
+         * names in the CUDA). */
+        db = td_ir_smem_desc(ir, "descB_local", sb, p->b.ldo, p->b.sdo,
                              p->b.swizzle, false);
         if (!p->a_tmem)
-            da = td_ir_smem_desc(ir, "descA", sa, p->a.ldo, p->a.sdo,
+            da = td_ir_smem_desc(ir, "descA_local", sa, p->a.ldo, p->a.sdo,
                                  p->a.swizzle, false);
     }
     /* enable_input_d of each K loop's first MMA: the call's accum (a
@@ -546,9 +548,16 @@ static int async_emit(const td_call *call, const td_op_desc *op,
                 "got A=%s, B=%s",
                 sem[0], sem[1]);
     if (p.tf32 && (ab->dtype != TD_F32 || bb->dtype != TD_F32))
-        DECLINE("gemm_async: is_AB_tf32 with %s operands is not supported by "
-                "tiledispatch yet (float32 storage only)",
-                td_dtype_name(ab->dtype));
+        /* TVM lowers it: kind::tf32 reads 32-bit elements, while the K
+         * steps advance by the storage's width, so each MMA reads pairs
+         * of 16-bit (or four 8-bit) elements as one tf32 word and
+         * neighbouring steps overlap (docs/upstream.md). */
+        DECLINE("gemm_async: is_AB_tf32 reads A and B as 32-bit tf32 "
+                "elements; %s storage would be read %d elements to a word "
+                "(TVM lowers it so); store A and B as float32",
+                td_dtype_name(ab->dtype == TD_F32 ? bb->dtype : ab->dtype),
+                32 / td_dtype_bits(ab->dtype == TD_F32 ? bb->dtype
+                                                       : ab->dtype));
     if (p.bs != NULL && (rc = td__ga_bs_sf(call, p.bs, why)) != 0)
         return rc;
     p.ab = ab->dtype;

@@ -173,6 +173,7 @@ expect 1 "SFA: layout does not match atom direct_sum outer pattern" dispatch "$r
 expect 2 "gemm_async_tvm_bs_lane_bases.yaml:16:69: error: tmem buffer 'SFA': its layout reaches lane 128; tensor memory has 128 lanes" dispatch "$root/tests/conformance/gemm_async_tvm_bs_lane_bases.yaml"
 expect 1 "Tx.gemm_async(C[0:128, 0:64], A[0:128, 0:128], B[0:64, 0:128], SFA[0:128, 0:4], SFB[0:64, 0:4], transA=False, transB=False, accum=False)" dispatch "$root/tests/call/data/good/gemm_async_mxfp4.yaml"
 expect 2 "sfb_in_gemm.yaml:14:1: error: 'sfb' is a key of gemm_async calls only, not of op 'gemm'" dispatch "$bad/sfb_in_gemm.yaml"
+expect 1 "declined — gemm_async: is_AB_tf32 reads A and B as 32-bit tf32 elements; bfloat16 storage would be read 2 elements to a word (TVM lowers it so); store A and B as float32" explain "$data/gemm_async_tf32_bf16.yaml" --format tvm
 expect 1 "declined — gemm_async: C's region of tensor memory is not the layout the MMA writes, S[(128, 64) : (1@TLane, 1@TCol)] at the region's first lane and column" explain "$data/gemm_async_c_strided.yaml" --format tvm
 # permute_layout (variants/permute.c): its one variant has no predicates and
 # declines in its emitter, which every explain format shows as a decline,

@@ -117,6 +117,67 @@ def active(sctx: Any) -> dict[str, list[int]] | None:
                        _THREAD_AXES)
 
 
+_MODES_AT_BASE = ("hoist", "local_hoist")
+
+
+def view_offsets(body: str, call: Any, ops: Any) -> tuple[str, dict[str, Any]]:
+    """`body` with each shared operand that is a view at a variable offset
+    (_shared_view: a pipeline's stage `A[k % 3, :, :]`) addressed as TVM's
+    tcgen05 addresses it, and the named ints that requires.  In the hoist
+    and local_hoist modes TVM encodes the descriptor once from the
+    buffer's base and adds the region's offset, variable part included,
+    in 16-byte units to the low word of every MMA's descriptor
+    (`smem_desc_add_16B_offset`); tiledispatch's body encodes from the
+    view's base and adds the constant part: the encode is moved to the
+    buffer's base (`T.address_of(A[0, 0, 0])`, which hoist then places
+    after the buffer's definition, outside any loop over the stage) and
+    the variable part, `td_voffA` (the view's offset from the buffer in
+    16-byte units, as TVM's analyzer simplifies it), joins each MMA's
+    constant.  In the encode and recompute modes each MMA encodes its own
+    address, which from the view is TVM's address: `body` unchanged."""
+    import tvm
+    from tvm.sym.analyzer import Analyzer
+
+    if str(call.config.get("smem_desc", "hoist")) not in _MODES_AT_BASE:
+        return body, {}
+    names: dict[str, Any] = {}
+    for role, src in (("A", call.srcs[0]), ("B", call.srcs[1])):
+        name = str(src).split("[", 1)[0]
+        view = ops.buffers.get(name)
+        base = next((b for v, b in ops.views if view is not None and v.same_as(view)), None)
+        if base is None:
+            continue
+        bits = tvm.DataType(str(base.dtype)).bits
+        per16 = 128 // bits
+        offset = Analyzer().simplify(
+            tvm.tirx.floordiv(view.elem_offset - base.elem_offset, per16))
+        scalar = f"td_voff{role}"
+        ops.scalars[scalar] = offset if _dtype(offset) == "int32" else tvm.tirx.Cast(
+            "int32", offset)
+        names[scalar] = ops.scalars[scalar]
+        zeros = ", ".join(["0"] * len(base.shape))
+        at = f"T.address_of({ops.buffer_name(base)}[{zeros}])"
+        view_at = re.compile(rf"T\.address_of\({re.escape(name)}\[0(?:, 0)*\]\)")
+        add = re.compile(rf'(T\.reinterpret\("uint32x2", desc{role}(?:_local)?\[0\]\)\], '
+                         rf'\[0\]\) \+ T\.Cast\("uint32", )(\d+)\)')
+        lines, encodes, adds = [], 0, 0
+        for ln in body.splitlines():
+            if "encode_matrix_descriptor(" in ln and re.search(rf"\bdesc{role}", ln):
+                ln, n = view_at.subn(at, ln)
+                encodes += n
+            elif "T.ptx.tcgen05(" in ln:
+                ln, n = add.subn(rf"\g<1>{scalar} + \g<2>)", ln)
+                adds += n
+            lines.append(ln)
+        mmas = sum("T.ptx.tcgen05(" in ln for ln in lines)
+        if encodes != 1 or adds != mmas:
+            raise HoistError(f"{name}: the body's descriptor of {role} is not encoded once at "
+                             "the view's base and added to at each MMA; its offset cannot be "
+                             "moved to the buffer's base")
+        body = "\n".join(lines) + "\n"
+    return body, names
+
+
 class HoistError(BridgeError):
     """A body whose descriptor encodes the bridge cannot separate from its
     MMAs (the call goes back to TVM, not expressible)."""
@@ -179,6 +240,9 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     for owner, group in groups.items():
         name = str(operands[owner]).split("[", 1)[0]
         buf = ops.buffers.get(name)
+        # A view's descriptor is encoded from its buffer's base
+        # (view_offsets): after that buffer's definition.
+        buf = next((b for v, b in ops.views if buf is not None and v.same_as(buf)), buf)
         if buf is None:
             raise HoistError(f"{owner}: the body's descriptor names no shared operand")
         krp = Evaluate(tvm.tirx.call_intrin("void", "tirx.tvm_kernel_replace_point"))

@@ -214,8 +214,9 @@ def _strides(buf: Any, layout: Any) -> list[int] | None:
 
 
 def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
-    """A copy's shared region that starts at a variable in some dimension
-    (`A_smem[tid, :]`, a pipeline's stage `Sm[k, :, :]`): a tiledispatch
+    """A copy_async's or gemm_async's shared region that starts at a
+    variable in some dimension (`A_smem[tid, :]`, a pipeline's stage
+    `Sm[k, :, :]`): a tiledispatch
     call takes a variable start on a global region only, so the region
     becomes the whole of a view of the buffer at that offset (TVM's
     `decl_buffer` over the same data, `elem_offset` moved by the
@@ -228,8 +229,9 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
     variables (the alignment the variants assume of a shared buffer);
     else None, and the
     region stays as it is (a start tiledispatch refuses, with its
-    reason).  Returns (the view, a function of the view's call name giving
-    the region's text)."""
+    reason).  A start that is not affine (a stage `k % 3`) counts as a
+    variable of coefficient 1.  Returns (the view, a function of the
+    view's call name giving the region's text)."""
     import math
 
     import tvm
@@ -261,24 +263,26 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
     if strides is None:
         return None
     bits = tvm.DataType(str(buf.dtype)).bits
-    if bits % 8 != 0:
-        return None  # a 4-bit dtype (float4_e2m1fn) has no byte offset per element
-    nbytes = bits // 8
-    align = 0
+    align = 0   # in bits: a sub-byte dtype (float4) has two elements to a byte
     offset = None
     for d in var_dims:
-        aff = _affine(region.region[d].min, lets)
+        start = region.region[d].min
+        aff = _affine(start, lets)
         if aff is None:
-            return None
+            # Any other integer expression (a stage `k % 3`) is a term of
+            # its own: the offset is a multiple of the dimension's stride.
+            if "int" not in str(_dtype(start) or ""):
+                return None
+            aff = (0, [(start, 1)])
         const, terms = aff
         for _, k in terms:
-            align = math.gcd(align, abs(k) * strides[d] * nbytes)
-        align = math.gcd(align, abs(const) * strides[d] * nbytes)
-        term = region.region[d].min * strides[d]
+            align = math.gcd(align, abs(k) * strides[d] * bits)
+        align = math.gcd(align, abs(const) * strides[d] * bits)
+        term = start * strides[d]
         offset = term if offset is None else offset + term
-    if align == 0 or align % 16 != 0:
+    if align == 0 or align % 128 != 0:
         return None
-    if swizzle is not None and (align // nbytes) % (1 << sum(swizzle)) != 0:
+    if swizzle is not None and (align // bits) % (1 << sum(swizzle)) != 0:
         return None
     shape = [extents[d] if d in var_dims else int(n) for d, n in enumerate(buf.shape)]
     view_layout = TileLayout(S[tuple(shape):tuple(strides)])
@@ -295,3 +299,65 @@ def _shared_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
             lo = int(r.min)
             parts.append(f"{lo}:{lo + extents[d]}")
     return view, lambda name: f"{name}[{', '.join(parts)}]"
+
+
+_TMEM_D = re.compile(r"S\[\((\d+), (\d+)\) : \(1@TLane, 1@TCol\)\]")
+
+
+def _tmem_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
+    """A gemm_async accumulator's tensor-memory region whose column
+    starts at a variable (`C[:, (k % 2) * 64:(k % 2) * 64 + 64]`, a tile
+    of C per iteration): a tiledispatch call takes constant starts only,
+    so the region becomes the whole of a view of the buffer there: a tmem
+    buffer of the region's columns in datapath D, its `allocated_addr`
+    the buffer's moved by the start in 32-bit columns (what TVM's tcgen05
+    adds to C's address).  Only for a buffer in datapath D (`S[(R, N) :
+    (1@TLane, 1@TCol)]`) with constant rows and a column start that is a
+    whole number of 32-bit cells for every value of its variables; else
+    None (the region stays, and a start tiledispatch refuses).  Returns
+    (the view, a function of the view's call name giving the region's
+    text)."""
+    import math
+
+    import tvm
+    from tvm.sym.analyzer import Analyzer
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    buf = region.source
+    if str(buf.scope()) != "tmem" or len(region.region) != 2:
+        return None
+    rows, cols = region.region
+    try:
+        int(cols.min)
+        return None   # a constant start: the region as it is
+    except (TypeError, ValueError):
+        pass
+    try:
+        r0, nr, nc = int(rows.min), int(rows.extent), int(cols.extent)
+    except (TypeError, ValueError):
+        return None
+    m = _TMEM_D.fullmatch(_layout_text(getattr(buf, "layout", None)) or "")
+    addr = list(getattr(buf, "allocated_addr", None) or [])
+    if m is None or [int(m.group(1)), int(m.group(2))] != [int(n) for n in buf.shape] \
+            or not addr:
+        return None
+    bits = tvm.DataType(str(buf.dtype)).bits
+    aff = _affine(cols.min, lets)
+    if aff is None:
+        if "int" not in str(_dtype(cols.min) or ""):
+            return None
+        aff = (0, [(cols.min, 1)])
+    align = math.gcd(abs(aff[0]) * bits, *(abs(k) * bits for _, k in aff[1]))
+    if align == 0 or align % 32 != 0:
+        return None
+    base = addr[0]
+    if isinstance(base, int):
+        base = tvm.tirx.IntImm("uint32", base)
+    dtype = str(_dtype(base) or "uint32")
+    offset = cols.min * bits // 32 if bits != 32 else cols.min
+    moved = Analyzer().simplify(base + tvm.tirx.Cast(dtype, offset))
+    shape = (int(buf.shape[0]), nc)
+    view = tvm.tirx.decl_buffer(shape, str(buf.dtype), name=f"{buf.name}_v", scope="tmem",
+                                layout=TileLayout(S[shape:(1 @ TLane, 1 @ TCol)]))
+    view = view.with_allocated_addr([moved])
+    return view, lambda name: f"{name}[{r0}:{r0 + nr}, 0:{nc}]"

@@ -46,7 +46,8 @@ from . import _tvm_gemm as _gemm
 from . import _tvm_gemm_async as _gemm_async
 from ._tvm_base import BridgeError, _dtype
 # Regions, layouts and views (a module of their own, below this one).
-from ._tvm_regions import _Blocks, _int, _layout_text, _lets, _region_text, _shared_view
+from ._tvm_regions import (_Blocks, _int, _layout_text, _lets, _region_text, _shared_view,
+                           _tmem_view)
 
 __all__ = ["install", "uninstall", "installed", "to_call", "lower", "default_registry",
            "served_ops", "taken_ops", "stats", "reset_stats", "BridgeError"]
@@ -256,11 +257,19 @@ class _Operands:
         # Views of shared buffers at a variable offset (_shared_view),
         # declared in front of the body.
         self.views: list[tuple[Any, Any]] = []   # (view, its buffer)
-        self.shared_views = False   # copy_async's (copy's: not yet)
+        # Whose shared regions may start at a variable (through a view):
+        # copy_async's and gemm_async's (copy's: not yet); `lets` the
+        # let-bound variables where the call is.
+        self.shared_views = False
+        self.lets: tuple = ()
+        # gemm_async's: C's columns at a variable, a tmem view there.
+        self.tmem_views = False
 
     def region(self, region: Any) -> str:
-        if self.blocks is not None and self.shared_views:
-            view = _shared_view(region, self.blocks.lets)
+        if self.shared_views:
+            view = _shared_view(region, self.lets)
+            if view is None and self.tmem_views:
+                view = _tmem_view(region, self.lets)
             if view is not None:
                 buf, region_text = view
                 self.views.append((buf, region.source))
@@ -348,7 +357,10 @@ def _to_call(op_call: Any, sctx: Any) -> tuple[_td.Call, _Operands]:
     ops = _Operands()
     if op_name in ("copy", "copy_async"):
         ops.blocks = _Blocks(_lets(sctx))
-        ops.shared_views = op_name == "copy_async"
+    if op_name in ("copy_async", "gemm_async"):
+        # A pipeline's stage `A[k % 3, :, :]`: a view of the buffer there.
+        ops.shared_views, ops.lets = True, _lets(sctx)
+        ops.tmem_views = op_name == "gemm_async"
     scalars: dict[str, Any] = {}
     operands = _call_fields(op_name, op_call, ops, scalars)
     config = _config(op_call)
@@ -862,14 +874,24 @@ def _lower(call: _td.Call, ops: _Operands, sctx: Any, reg: _td.Registry) -> tupl
     if ops.blocks is not None and ops.blocks.vars:
         # The body's blockIdx.x is the region's own variable.
         names = {**names, **ops.blocks.names(_launch_vars(sctx))}
+    if call.op == "gemm_async" and ops.views:
+        # Descriptors encoded once from the buffer's base, the view's
+        # offset added at each MMA, as TVM's tcgen05 does (hoist,
+        # local_hoist).
+        body, offsets = _gemm_async.view_offsets(body, call, ops)
+        names = {**names, **offsets}
     func = _make_body(body, ops.buffers, sctx, views, names)
     if call.op == "gemm_async":
         func = _gemm_async.hoisted(func, body, call, ops, sctx)
-    if ops.views:
+    # (A gemm_async view whose descriptors now start at the buffer's
+    # base is not named by the body: not declared.)
+    used = [(v, src) for v, src in ops.views if call.op != "gemm_async"
+            or re.search(rf"\b{re.escape(ops.buffer_name(v))}\[", body)]
+    if used:
         import tvm
 
         func = func.with_body(tvm.tirx.SeqStmt(
-            [tvm.tirx.DeclBuffer(v, data=src.data) for v, src in ops.views] + [func.body]))
+            [tvm.tirx.DeclBuffer(v, data=src.data) for v, src in used] + [func.body]))
     return func, d.variant
 
 

@@ -16,6 +16,12 @@ handed back to TVM, the GPU half), the pytest logs and summary.json.
 --export DIR (with --only on) also exports each item's compiled library
 and inputs for the GPU half (gpu_run.py).  Without a GPU the kernels are
 compiled, not run: each item's report says "needs a GPU (not run here)".
+
+The folders for sm_100a alone (SM100A_DIRS: gemm_async) run in the
+sm_100a pass, then once more with every tmem buffer at address 0
+(td_plugin's --td-tmem-addr-const: upstream's allocated_addr=tmem_addr[0]
+fails inside tvm.compile, D5), where an item that does not pass both ways
+must be listed in expected.json's `tmem_addr_const`.
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE / "tests" / "python" / "tirx" / "operator" / "tile_primitive" / "cuda"
+# Folders whose every item is for sm_100a (tcgen05 has no sm_90 form; a
+# bare Target("cuda") there means sm_100a, design/gemm/plan.md D11): they
+# run in the sm_100a pass only, compiled, never exported for the H200.
+SM100A_DIRS = ("gemm_async",)
 
 
 def pytest_cmd(mode: str, report: Path, arch: str, targets: list[str],
@@ -66,6 +76,37 @@ def read(path: Path) -> dict[str, dict]:
             for r in map(json.loads, path.read_text().splitlines())}
 
 
+def tmem_addr_const(modes: list[str], args: argparse.Namespace, expected: dict,
+                    summary: dict) -> list[str]:
+    """The pass behind D5: every item not passed both ways there (with
+    the bridge alone: not passed) is listed in expected.json's
+    `tmem_addr_const` with both outcomes and the reason; a listed item
+    that now passes fails too."""
+    runs = {m: read(args.out / f"{m}-tmemconst.jsonl") for m in modes}
+    table = expected.get("tmem_addr_const", [])
+    problems: list[str] = []
+    used: set[int] = set()
+    for m in modes:
+        c = Counter(r["outcome"] for r in runs[m].values())
+        summary[f"{m}-tmemconst"] = dict(c)
+        print(f"tmem at address 0, {'bridge' if m == 'on' else 'plain TVM'}: "
+              f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped")
+    for n in sorted(set().union(*(r.keys() for r in runs.values()))):
+        got = tuple(runs[m].get(n, {}).get("outcome") for m in modes)
+        e = next((e for e in table if re.fullmatch(e["match"], n)), None)
+        if e is not None:
+            used.add(id(e))
+            want = tuple(e["bridge" if m == "on" else "plain"] for m in modes)
+            if got != want:
+                problems.append(f"tmem at address 0: expected.json says {want}, now {got}: {n}")
+        elif any(o != "passed" for o in got):
+            problems.append(f"tmem at address 0: not in expected.json: {n}: {got}")
+    if args.k is None:
+        problems += [f"expected.json (tmem_addr_const) lists what no longer happens: "
+                     f"{e['match']}" for e in table if id(e) not in used]
+    return problems
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
@@ -83,7 +124,8 @@ def main() -> int:
     for m in modes:
         for stale in args.out.glob(f"{m}*.jsonl"):
             stale.unlink()
-    run_pass(modes, "sm_90a", "", [str(TESTS)], extra, args.out, args.export)
+    ignore = [f"--ignore={TESTS / d}" for d in SM100A_DIRS]
+    run_pass(modes, "sm_90a", "", [str(TESTS)], extra + ignore, args.out, args.export)
     # The items that gate themselves on sm_100 (the packed f32x2 paths,
     # copy's vec_256b) skip at sm_90a: their compile path runs again for
     # sm_100a.
@@ -92,10 +134,17 @@ def main() -> int:
     gated = sorted(n for n, r in first.items()
                    if r["outcome"] == "skipped" and re.search(
                        r"sm_100|compute >= 10", r.get("reason", "")))
-    if gated:
-        # Compiled only: the H200 (sm_90) cannot run them, so none is exported.
-        run_pass(modes, "sm_100a", "-sm100a", [str(TESTS / n) for n in gated], [],
-                 args.out, None)
+    # With them, the sm_100a folders (under -k as the first pass).
+    # Compiled only: the H200 (sm_90) cannot run them, so none is exported.
+    run_pass(modes, "sm_100a", "-sm100a",
+             [str(TESTS / n) for n in gated] + [str(TESTS / d) for d in SM100A_DIRS],
+             extra, args.out, None)
+    # Behind D5: the sm_100a folders again with every tmem buffer declared
+    # at address 0 (td_plugin's --td-tmem-addr-const), so that what the
+    # items compile behind TVM's failure on allocated_addr=tmem_addr[0]
+    # is checked too.
+    run_pass(modes, "sm_100a", "-tmemconst", [str(TESTS / d) for d in SM100A_DIRS],
+             extra + ["--td-tmem-addr-const"], args.out, None)
     wall = time.time() - t0
 
     runs = {}
@@ -166,6 +215,7 @@ def main() -> int:
             for e in diffs + fails:
                 if id(e) not in used:
                     problems.append(f"expected.json lists what no longer happens: {e['match']}")
+    problems += tmem_addr_const(modes, args, expected, summary)
     summary["problems"] = problems
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     for p in problems:
