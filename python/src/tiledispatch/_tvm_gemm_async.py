@@ -5,7 +5,8 @@ tiledispatch call writes it, the threads TVM's guards leave (the call's
 tcgen05 variant places them.
 
 TVM's `GemmAsync` holds C, A, B, transA, transB and accum positionally
-(eight operands, with SFA and SFB after B, when block-scaled).  C is in
+(eight operands, with SFA and SFB after B, when block-scaled: the call's
+`sfa` / `sfb`, tmem buffers bound as `SFA_taddr` / `SFB_taddr`).  C is in
 tensor memory, declared over the address tcgen05.alloc wrote
 (`allocated_addr`), which the body names `C_taddr` (copy_async's
 tmem_addresses binds it); `accum` is a Python bool or a TIR expression (a
@@ -41,7 +42,8 @@ def _flag(x: Any, what: str) -> bool:
 
 
 def fields(op_call: Any, ops: Any, scalars: dict[str, Any]) -> dict[str, Any]:
-    """dst, a, b, transA, transB and accum of a gemm_async call; `ops`
+    """dst, a, b (sfa, sfb when block-scaled), transA, transB and accum of
+    a gemm_async call; `ops`
     (tiledispatch.tvm's _Operands) names the buffers, `scalars` gets the
     declaration of accum's flag where accum is an expression."""
     from tvm.tirx import Cast, IntImm
