@@ -23,7 +23,7 @@ The programs guard a thread-scope call with `if tid == 0`, the guard
 TVM's dispatch context understands (its active set narrows to one thread:
 the bridge's `active:`); under the generator's `if tid < 1` TVM reports
 the whole CTA and tiledispatch refuses the call (D3).  Compiled only: no
-GPU here has tensor memory; with nvcc on PATH two kernels are also built
+GPU here has tensor memory; with nvcc on PATH four kernels (two block-scaled) are also built
 by nvcc for sm_100a.
 
 Skipped, with the reason, where TVM is not installed."""
@@ -391,7 +391,8 @@ def test_install_takes_gemm_async(bridge):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("name", ["f16_128x64x64_sw128", "f16_warp"])
+@pytest.mark.parametrize("name", ["f16_128x64x64_sw128", "f16_warp", "bs_fp8_sf_id",
+                                  "bs_nvfp4_cta_group_1"])
 def test_nvcc_sm100a(bridge, monkeypatch, name):
     """The bridged kernel builds with nvcc for sm_100a (ptxas accepts the
     tcgen05 instructions and the hoisted descriptors)."""
