@@ -23,8 +23,8 @@ The programs guard a thread-scope call with `if tid == 0`, the guard
 TVM's dispatch context understands (its active set narrows to one thread:
 the bridge's `active:`); under the generator's `if tid < 1` TVM reports
 the whole CTA and tiledispatch refuses the call (D3).  Compiled only: no
-GPU here has tensor memory; with nvcc on PATH four kernels (two block-scaled) are also built
-by nvcc for sm_100a.
+GPU here has tensor memory; with nvcc on PATH four kernels (two
+block-scaled) are also built by nvcc for sm_100a.
 
 Skipped, with the reason, where TVM is not installed."""
 import logging
