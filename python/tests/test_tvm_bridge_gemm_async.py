@@ -194,6 +194,48 @@ def test_block_scaled_keeps_descI_at_the_call(bridge):
             assert "descI_local" in src
 
 
+def test_block_scaled_sf_at_a_loop_variable_goes_back(bridge, caplog):
+    """Scale factors at a variable column (a K loop's SFA[:, k * 4:k * 4 +
+    4]) are not expressible yet (a tmem view is made for C in datapath D
+    only): the call goes back to TVM saying so, and TVM's kernel is
+    unchanged."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    _, Al, Bl = gen.build(case("bs_fp8_sf_id"))
+    Cl = TileLayout(S[(128, 512):(1 @ TLane, 1 @ TCol)])
+    SFAl = gen.tmem_layout(gen.sfl(128, 8, 1))
+    SFBl = gen.tmem_layout(gen.sfl(32, 8, 1))
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([128])
+        tid = T.thread_id_in_wg([128])
+        A = T.alloc_buffer((128, 128), "float8_e4m3fn", scope="shared", layout=Al)
+        B = T.alloc_buffer((32, 128), "float8_e4m3fn", scope="shared", layout=Bl)
+        C = T.decl_buffer((128, 512), "float32", scope="tmem", allocated_addr=0, layout=Cl)
+        SFA = T.decl_buffer((128, 8), "float8_e8m0fnu", scope="tmem", allocated_addr=32,
+                            layout=SFAl)
+        SFB = T.decl_buffer((32, 8), "float8_e8m0fnu", scope="tmem", allocated_addr=40,
+                            layout=SFBl)
+        for k in range(2):
+            if tid == 0:
+                Tx.gemm_async(C[:, 0:32], A[:, :], B[:, :], SFA=SFA[:, k * 4:k * 4 + 4],
+                              SFB=SFB[:, k * 4:k * 4 + 4], accum=k > 0, dispatch="tcgen05")
+
+    plain = compile_cuda(f, arch="sm_100a")
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        ours = compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
+        "not expressible as a tiledispatch call": {OP: 1}}}, tdtvm.stats()
+    assert "region start of SFA must be a constant, got k * 4" in caplog.text
+    assert ours == plain
+
+
 def test_hoist_places_descriptors_after_the_buffers(bridge):
     """smem_desc hoist (the default): the descriptors are encoded right
     after the shared buffers' definitions, outside the guard, as TVM's
