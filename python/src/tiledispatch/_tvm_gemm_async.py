@@ -43,9 +43,9 @@ def _flag(x: Any, what: str) -> bool:
 
 def fields(op_call: Any, ops: Any, scalars: dict[str, Any]) -> dict[str, Any]:
     """dst, a, b (sfa, sfb when block-scaled), transA, transB and accum of
-    a gemm_async call; `ops`
-    (tiledispatch.tvm's _Operands) names the buffers, `scalars` gets the
-    declaration of accum's flag where accum is an expression."""
+    a gemm_async call; `ops` (tiledispatch.tvm's _Operands) names the
+    buffers, `scalars` gets the declaration of accum's flag where accum is
+    an expression."""
     from tvm.tirx import Cast, IntImm
 
     args = list(op_call.args)
