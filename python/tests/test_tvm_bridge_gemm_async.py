@@ -12,15 +12,19 @@ sm_100a with the bridge installed and without.
   same descriptor encodes; compiled again with smem_desc="encode" both
   ways, every MMA's descriptor values (ldo, sdo, swizzle, the operands'
   offsets) are TVM's bit for bit.
+- Block-scaled (gen.BS_CASES, SFA / SFB in tensor memory): the same
+  tcgen05 PTX and, per MMA, TVM's addresses, offsets, sf_id patches and
+  instruction descriptor values (gen.parse_bs).
 - A call the file refuses goes back to TVM as `no variant matched`, with
-  tiledispatch's reason (the file's `# error:`) in the log.
+  tiledispatch's reason (the file's `# error:`) in the log (a call the
+  loader refuses, `# expect: error`: `not expressible`).
 
 The programs guard a thread-scope call with `if tid == 0`, the guard
 TVM's dispatch context understands (its active set narrows to one thread:
 the bridge's `active:`); under the generator's `if tid < 1` TVM reports
 the whole CTA and tiledispatch refuses the call (D3).  Compiled only: no
-GPU here has tensor memory; with nvcc on PATH two kernels are also built
-by nvcc for sm_100a.
+GPU here has tensor memory; with nvcc on PATH four kernels (two
+block-scaled) are also built by nvcc for sm_100a.
 
 Skipped, with the reason, where TVM is not installed."""
 import logging
@@ -63,10 +67,16 @@ def header(name: str) -> str:
 
 ACCEPTED = [c["name"] for c in gen.CASES if "# expect: tcgen05" in header(c["name"])]
 REJECTED = [c["name"] for c in gen.CASES if c["name"] not in ACCEPTED]
+# Block scaling (SFA / SFB): accepted, refused by the variant (TVM's
+# reasons), refused by the call loader (`# expect: error`, our deviation).
+BS_ACCEPTED = [c["name"] for c in gen.BS_CASES if "# expect: tcgen05" in header(c["name"])]
+BS_LOAD_ERRORS = [c["name"] for c in gen.BS_CASES if "# expect: error" in header(c["name"])]
+BS_REJECTED = [c["name"] for c in gen.BS_CASES
+               if c["name"] not in BS_ACCEPTED + BS_LOAD_ERRORS]
 
 
 def case(name: str, **cfg) -> dict:
-    c = next(c for c in gen.CASES if c["name"] == name)
+    c = next(c for c in gen.CASES + gen.BS_CASES if c["name"] == name)
     return dict(c, cfg={**c["cfg"], **cfg})
 
 
@@ -140,6 +150,90 @@ def test_accepted_as_tvm(bridge, name):
     plain_e, ours_e = bridged(case(name, smem_desc="encode"))
     assert gen.parse(ours_e) == gen.parse(plain_e)
     assert len(gen.parse(ours_e)[1]) == count
+
+
+@pytest.mark.parametrize("name", BS_ACCEPTED)
+def test_block_scaled_as_tvm(bridge, name):
+    """A block-scaled call (SFA / SFB in tensor memory) the conformance
+    file accepts: tiledispatch dispatches it and the CUDA has TVM's
+    tcgen05 PTX (mma with block_scale and its scale_vec), the same MMAs in
+    order (D address, the operands' descriptor offsets, the run-time
+    instruction descriptor, SFA's and SFB's tensor-memory addresses,
+    enable_input_d, the sf_id patched before each), the same hoisted
+    shared-memory descriptors and descriptor encode, and each MMA's
+    instruction descriptor value as TVM's own helpers compute it."""
+    c = case(name)
+    plain, ours = bridged(c)
+    want, got = gen.parse_bs(plain), gen.parse_bs(ours)
+    assert got[1], ours
+    assert got == want
+    assert facts(ours)["ptx"] == facts(plain)["ptx"]
+    assert any("block_scale" in p for p in facts(ours)["ptx"])
+    count = int(re.search(r"^# count: (\d+)$", header(name), re.M).group(1))
+    assert len(got[1]) == count
+    # TVM's values are the conformance header's (its descriptor values).
+    values = re.search(r"^# tvm-idesc-values: (.*)$", header(name), re.M)
+    if values:
+        assert got[0]["V"] == [int(v) for v in values.group(1).split()]
+
+
+def test_block_scaled_keeps_descI_at_the_call(bridge):
+    """Hoisting with block scaling: the shared-memory descriptors go
+    after the buffers' definitions, outside the guard; the instruction
+    descriptor (descI_local, encoded, or given) stays at the call, as in
+    TVM."""
+    def before_guard(src: str) -> str:
+        kernel = src[src.index('extern "C" __global__'):]
+        return kernel[:kernel.index("if (")]
+
+    for name in ("bs_fp8_sf_id", "bs_descI_given"):
+        plain, ours = bridged(case(name))
+        for src in (plain, ours):
+            assert before_guard(src).count("encode_matrix_descriptor(") == 2
+            assert "descI_local" not in before_guard(src)
+            assert "descI_local" in src
+
+
+def test_block_scaled_sf_at_a_loop_variable_goes_back(bridge, caplog):
+    """Scale factors at a variable column (a K loop's SFA[:, k * 4:k * 4 +
+    4]) are not expressible yet (a tmem view is made for C in datapath D
+    only): the call goes back to TVM saying so, and TVM's kernel is
+    unchanged."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    _, Al, Bl = gen.build(case("bs_fp8_sf_id"))
+    Cl = TileLayout(S[(128, 512):(1 @ TLane, 1 @ TCol)])
+    SFAl = gen.tmem_layout(gen.sfl(128, 8, 1))
+    SFBl = gen.tmem_layout(gen.sfl(32, 8, 1))
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([128])
+        tid = T.thread_id_in_wg([128])
+        A = T.alloc_buffer((128, 128), "float8_e4m3fn", scope="shared", layout=Al)
+        B = T.alloc_buffer((32, 128), "float8_e4m3fn", scope="shared", layout=Bl)
+        C = T.decl_buffer((128, 512), "float32", scope="tmem", allocated_addr=0, layout=Cl)
+        SFA = T.decl_buffer((128, 8), "float8_e8m0fnu", scope="tmem", allocated_addr=32,
+                            layout=SFAl)
+        SFB = T.decl_buffer((32, 8), "float8_e8m0fnu", scope="tmem", allocated_addr=40,
+                            layout=SFBl)
+        for k in range(2):
+            if tid == 0:
+                Tx.gemm_async(C[:, 0:32], A[:, :], B[:, :], SFA=SFA[:, k * 4:k * 4 + 4],
+                              SFB=SFB[:, k * 4:k * 4 + 4], accum=k > 0, dispatch="tcgen05")
+
+    plain = compile_cuda(f, arch="sm_100a")
+    tdtvm.install()
+    with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
+        ours = compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats() == {"dispatched": {}, "handed_back": {
+        "not expressible as a tiledispatch call": {OP: 1}}}, tdtvm.stats()
+    assert "region start of SFA must be a constant, got k * 4" in caplog.text
+    assert ours == plain
 
 
 def test_hoist_places_descriptors_after_the_buffers(bridge):
@@ -237,10 +331,14 @@ def test_two_calls_share_the_buffers(bridge):
     assert ours.count("encode_matrix_descriptor((") == 4
 
 
-@pytest.mark.parametrize("name", REJECTED)
+@pytest.mark.parametrize("name", REJECTED + BS_REJECTED + BS_LOAD_ERRORS)
 def test_rejected_goes_back_with_our_reason(bridge, caplog, name):
     c = case(name)
     reason = re.search(r"^# error: (.*)$", header(name), re.M).group(1)
+    # The loader's refusals (a deviation's `# expect: error`) make the call
+    # not expressible; the variant's make it match nothing.
+    why = ("not expressible as a tiledispatch call" if name in BS_LOAD_ERRORS
+           else "no variant matched")
     tdtvm.install()
     with caplog.at_level(logging.INFO, logger="tiledispatch.tvm"):
         try:
@@ -248,9 +346,9 @@ def test_rejected_goes_back_with_our_reason(bridge, caplog, name):
         except Exception:  # noqa: BLE001  TVM's own refusal, after the hand-back
             pass
     assert tdtvm.stats() == {"dispatched": {},
-                             "handed_back": {"no variant matched": {OP: 1}}}, tdtvm.stats()
+                             "handed_back": {why: {OP: 1}}}, tdtvm.stats()
     logs = [r.getMessage() for r in caplog.records if r.name == "tiledispatch.tvm"]
-    assert len(logs) == 1 and f"{OP} handed back to TVM: no variant matched" in logs[0], logs
+    assert len(logs) == 1 and f"{OP} handed back to TVM: {why}" in logs[0], logs
     assert reason in logs[0], (reason, logs)
 
 
@@ -292,13 +390,40 @@ def test_to_call(bridge, monkeypatch):
 
 
 def test_not_expressible(bridge):
-    """A block-scaled call (SFA / SFB) is not expressible yet: the bridge
-    says so rather than dispatching a body without its scale factors."""
+    """A gemm_async of neither 6 nor 8 operands (block-scaled: SFA, SFB
+    after B) is not expressible: the bridge says what it takes."""
     class Fake:
-        args = [None] * 8
+        args = [None] * 7
 
-    with pytest.raises(tdtvm.BridgeError, match="block-scaled"):
+    with pytest.raises(tdtvm.BridgeError, match=r"or 8 \(C, A, B, SFA, SFB"):
         tdtvm._gemm_async.fields(Fake(), None, {})
+
+
+def test_to_call_block_scaled(bridge, monkeypatch):
+    """The block-scaled call the bridge makes: sfa / sfb regions of the
+    tmem scale-factor buffers (their layouts as TVM's sf_tmem_layout),
+    their allocated_addr bound as SFA_taddr / SFB_taddr, fp4 data as
+    float4_e2m1fn."""
+    seen = []
+    real = tdtvm._to_call
+
+    def spy(op_call, sctx):
+        call, ops = real(op_call, sctx)
+        seen.append((call, ops))
+        return call, ops
+
+    monkeypatch.setattr(tdtvm, "_to_call", spy)
+    tdtvm.install(strict=True)
+    compile_cuda(program(case("bs_nvfp4_cta_group_1")), arch="sm_100a")
+    (call, ops), = seen
+    # a, b, then the scale factors (the call's srcs; sources 3 and 4).
+    assert call.srcs == ("A_smem[0:128, 0:256]", "B_smem[0:32, 0:256]", "SFA[0:128, 0:4]",
+                         "SFB[0:32, 0:4]")
+    assert "SFA[0:128, 0:4], SFB[0:32, 0:4], transA=False" in call.script
+    assert call.buffers["A_smem"]["dtype"] == "float4_e2m1fn"
+    assert call.buffers["SFA"]["dtype"] == "float8_e4m3fn"
+    assert call.buffers["SFA"]["layout"].endswith("+ R[4 : 32@TLane]")
+    assert int(ops.scalars["SFA_taddr"]) == 32 and int(ops.scalars["SFB_taddr"]) == 36
 
 
 def test_install_takes_gemm_async(bridge):
@@ -308,7 +433,8 @@ def test_install_takes_gemm_async(bridge):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("name", ["f16_128x64x64_sw128", "f16_warp"])
+@pytest.mark.parametrize("name", ["f16_128x64x64_sw128", "f16_warp", "bs_fp8_sf_id",
+                                  "bs_nvfp4_cta_group_1"])
 def test_nvcc_sm100a(bridge, monkeypatch, name):
     """The bridged kernel builds with nvcc for sm_100a (ptxas accepts the
     tcgen05 instructions and the hoisted descriptors)."""

@@ -5,7 +5,8 @@ tiledispatch call writes it, the threads TVM's guards leave (the call's
 tcgen05 variant places them.
 
 TVM's `GemmAsync` holds C, A, B, transA, transB and accum positionally
-(eight operands, with SFA and SFB after B, when block-scaled).  C is in
+(eight operands, with SFA and SFB after B, when block-scaled: the call's
+`sfa` / `sfb`, tmem buffers bound as `SFA_taddr` / `SFB_taddr`).  C is in
 tensor memory, declared over the address tcgen05.alloc wrote
 (`allocated_addr`), which the body names `C_taddr` (copy_async's
 tmem_addresses binds it); `accum` is a Python bool or a TIR expression (a
@@ -41,21 +42,25 @@ def _flag(x: Any, what: str) -> bool:
 
 
 def fields(op_call: Any, ops: Any, scalars: dict[str, Any]) -> dict[str, Any]:
-    """dst, a, b, transA, transB and accum of a gemm_async call; `ops`
-    (tiledispatch.tvm's _Operands) names the buffers, `scalars` gets the
-    declaration of accum's flag where accum is an expression."""
+    """dst, a, b (sfa, sfb when block-scaled), transA, transB and accum of
+    a gemm_async call; `ops` (tiledispatch.tvm's _Operands) names the
+    buffers, `scalars` gets the declaration of accum's flag where accum is
+    an expression."""
     from tvm.tirx import Cast, IntImm
 
     args = list(op_call.args)
-    if len(args) == 8:
-        raise BridgeError("gemm_async with SFA / SFB (block-scaled MMA) is not supported by "
-                          "tiledispatch yet")
-    if len(args) != 6:
-        raise BridgeError(f"gemm_async takes 6 operands (C, A, B, transA, transB, accum), "
-                          f"got {len(args)}")
+    if len(args) not in (6, 8):
+        raise BridgeError(f"gemm_async takes 6 operands (C, A, B, transA, transB, accum) "
+                          f"or 8 (C, A, B, SFA, SFB, transA, transB, accum), got {len(args)}")
     c, a, b = (ops.region(x) for x in args[:3])
-    out: dict[str, Any] = dict(dst=c, a=a, b=b, transA=_flag(args[3], "transA"),
-                               transB=_flag(args[4], "transB"))
+    out: dict[str, Any] = dict(dst=c, a=a, b=b)
+    if len(args) == 8:
+        # Block-scaled (TVM's GemmAsync.is_block_scaled): the scale
+        # factors' regions, tmem buffers whose allocated_addr the body
+        # names NAME_taddr (tmem_addresses binds every tmem operand).
+        out["sfa"], out["sfb"] = ops.region(args[3]), ops.region(args[4])
+        args = args[:3] + args[5:]
+    out.update(transA=_flag(args[3], "transA"), transB=_flag(args[4], "transB"))
     accum = args[5]
     if isinstance(accum, bool):
         out["accum"] = accum
@@ -181,6 +186,19 @@ class HoistError(BridgeError):
 
 
 _DESC = re.compile(r"\b(desc[AB])(?:_lo|_hi)?\b")
+# A local scalar the body declares (block scaling's `descI_local: T.uint32`,
+# with a value where descI is given), which TVMScript builds as an
+# allocation (and a store of the value), as it does `T.alloc_buffer`.
+_SCALAR_DECL = re.compile(r"\w+: T\.\w+( = .+)?")
+
+
+def _kinds(line: str) -> list[bool]:
+    """The statements TVMScript builds from a top-level line of the body,
+    each as whether it is an allocation."""
+    m = _SCALAR_DECL.fullmatch(line.strip())
+    if m is not None:
+        return [True, False] if m.group(1) else [True]
+    return [" = T.alloc_buffer(" in line]
 
 
 def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
@@ -193,8 +211,10 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     `func` unchanged.  The encodes are the lines at the top of the body
     that name one of `descA` / `descB` (tiledispatch prints them there,
     before the first MMA, which names both, or only `descB` when A is in
-    tensor memory: the first `T.ptx.tcgen05(` line ends them either way);
-    each is one statement of the built body's top-level sequence."""
+    tensor memory: the first `T.ptx.tcgen05(` line ends them either way;
+    block-scaled, the instruction descriptor's `descI_local` and its
+    encode, which name neither, end them first and stay at the call, as in
+    TVM); each is one statement of the built body's top-level sequence."""
     import tvm
     from tvm.tirx import AllocBuffer, Evaluate, SeqStmt
 
@@ -211,10 +231,9 @@ def hoisted(func: Any, body: str, call: Any, ops: Any, sctx: Any) -> Any:
     if not owners:
         return func
     stmts = list(func.body.seq) if isinstance(func.body, SeqStmt) else [func.body]
-    top = [ln for ln in lines if not ln[0].isspace()]
-    if len(stmts) != len(top) or not all(
-            isinstance(st, AllocBuffer) == (" = T.alloc_buffer(" in ln)
-            for st, ln in zip(stmts, top)):
+    kinds = [k for ln in lines if not ln[0].isspace() for k in _kinds(ln)]
+    if len(stmts) != len(kinds) or not all(
+            isinstance(st, AllocBuffer) == k for st, k in zip(stmts, kinds)):
         raise HoistError("the built body's statements do not match its lines; the "
                          "descriptors cannot be hoisted")
     groups: dict[str, list[Any]] = {}
