@@ -413,6 +413,19 @@ void td__ir_append(td_ir *ir, td__stmt *s);
 bool td__ir_stmt_operand(td_ir *ir, const td_expr *e);
 const td_expr *const *td__ir_idx(td_ir *ir, const td_ir_buf *b, int n,
                                  td_expr *const *idx);
+/* ... and with ir_expr.c (the expression builders): its allocator, dtype
+ * and identifier checks, operand checks (a value, which may be a pair;
+ * a value that is not a pair), a checked copy of an operand array
+ * (impure when one operand is) and a buffer access check. */
+void *td__ir_alloc(td_ir *ir, size_t n);
+bool td__ir_valid_dtype(td_dtype t);
+bool td__ir_is_ident(const char *s);
+bool td__ir_value_operand(td_ir *ir, const td_expr *e);
+bool td__ir_operand(td_ir *ir, const td_expr *e);
+const td_expr *const *td__ir_copy_args(td_ir *ir, int n,
+                                       td_expr *const *args, bool *impure);
+bool td__ir_buf_access(td_ir *ir, const td_ir_buf *b, int n,
+                       td_expr *const *idx);
 
 /* `base`, or `base_1`, `base_2`, ... whichever name is free first, taken
  * for good (ir.c); NULL on failure (the IR's error is set). */
