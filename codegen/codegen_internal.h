@@ -413,6 +413,19 @@ void td__ir_append(td_ir *ir, td__stmt *s);
 bool td__ir_stmt_operand(td_ir *ir, const td_expr *e);
 const td_expr *const *td__ir_idx(td_ir *ir, const td_ir_buf *b, int n,
                                  td_expr *const *idx);
+/* ... and with ir_expr.c (the expression builders): its allocator, dtype
+ * and identifier checks, operand checks (a value, which may be a pair;
+ * a value that is not a pair), a checked copy of an operand array
+ * (impure when one operand is) and a buffer access check. */
+void *td__ir_alloc(td_ir *ir, size_t n);
+bool td__ir_valid_dtype(td_dtype t);
+bool td__ir_is_ident(const char *s);
+bool td__ir_value_operand(td_ir *ir, const td_expr *e);
+bool td__ir_operand(td_ir *ir, const td_expr *e);
+const td_expr *const *td__ir_copy_args(td_ir *ir, int n,
+                                       td_expr *const *args, bool *impure);
+bool td__ir_buf_access(td_ir *ir, const td_ir_buf *b, int n,
+                       td_expr *const *idx);
 
 /* `base`, or `base_1`, `base_2`, ... whichever name is free first, taken
  * for good (ir.c); NULL on failure (the IR's error is set). */
@@ -533,6 +546,48 @@ typedef struct td__cuda_needs {
     unsigned umma;                /* tcgen05.mma helpers (print_umma.c) */
     unsigned umma_bs;             /* block-scaled ones (print_umma.c) */
 } td__cuda_needs;
+
+/* The CUDA printer's context, shared by its statements (print_cuda.c) and
+ * its expressions (print_cuda_expr.c). */
+typedef struct td__cuda {
+    td__pctx *p;
+    td_buf line;                  /* the line being composed */
+    td__cuda_needs need;          /* what the prelude must provide */
+} td__cuda;
+
+/* C precedence levels (higher binds tighter), the minprec of
+ * td__cuda_expr. */
+enum {
+    TD__CP_LOWEST = 0,
+    TD__CP_OR = 4,
+    TD__CP_AND = 5,
+    TD__CP_XOR = 7,
+    TD__CP_BITAND = 8,
+    TD__CP_EQ = 9,
+    TD__CP_REL = 10,
+    TD__CP_SHIFT = 11,
+    TD__CP_ADD = 12,
+    TD__CP_MUL = 13,
+    TD__CP_UNARY = 14,
+    TD__CP_PRIMARY = 16
+};
+
+/* Requests the header a dtype's spelling needs (print_cuda_expr.c, as
+ * are the four below). */
+void td__cuda_need_type(td__cuda *c, td_dtype t);
+/* Keeps the first printer error in c->p->err. */
+void td__cuda_fail(td__cuda *c, int code);
+/* Writes the already folded e to o, parenthesised when it binds looser
+ * than minprec. */
+void td__cuda_expr(td__cuda *c, td_buf *o, const td_expr *e, int minprec);
+/* Folds e and writes it to c->line at the lowest precedence. */
+void td__cuda_top_expr(td__cuda *c, const td_expr *e);
+/* NAME_ptr[flat] (NAME[i] for scratch), the row-major flat index built
+ * and folded in the print arena. */
+void td__cuda_access(td__cuda *c, td_buf *o, const td_ir_buf *b, int n,
+                     const td_expr *const *idx);
+/* The CUDA type of a vector variable of `lanes` lanes of t. */
+const char *td__cuda_vec_type(td_dtype t, int lanes);
 
 /* What the async printers (and the mma printer, print_mma.c) get from
  * the printer that calls them: the line being composed and the printer's
