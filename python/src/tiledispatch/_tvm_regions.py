@@ -314,7 +314,9 @@ def _tmem_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
     adds to C's address).  Only for a buffer in datapath D (`S[(R, N) :
     (1@TLane, 1@TCol)]`) with constant rows and a column start that is a
     whole number of 32-bit cells for every value of its variables; else
-    None (the region stays, and a start tiledispatch refuses).  Returns
+    None (the region stays, and a start tiledispatch refuses).  A tmem
+    buffer in another layout (a block-scaled call's scale factors) is
+    _sf_view's, which makes its view or says why not.  Returns
     (the view, a function of the view's call name giving the region's
     text)."""
     import math
