@@ -14,7 +14,9 @@ sm_100a with the bridge installed and without.
   offsets) are TVM's bit for bit.
 - Block-scaled (gen.BS_CASES, SFA / SFB in tensor memory): the same
   tcgen05 PTX and, per MMA, TVM's addresses, offsets, sf_id patches and
-  instruction descriptor values (gen.parse_bs).
+  instruction descriptor values (gen.parse_bs); in a K loop whose SFA /
+  SFB regions start at the loop variable (tmem views), the same at each
+  iteration, and the starts no view expresses go back with their reason.
 - A call the file refuses goes back to TVM as `no variant matched`, with
   tiledispatch's reason (the file's `# error:`) in the log (a call the
   loader refuses, `# expect: error`: `not expressible`).
@@ -23,7 +25,7 @@ The programs guard a thread-scope call with `if tid == 0`, the guard
 TVM's dispatch context understands (its active set narrows to one thread:
 the bridge's `active:`); under the generator's `if tid < 1` TVM reports
 the whole CTA and tiledispatch refuses the call (D3).  Compiled only: no
-GPU here has tensor memory; with nvcc on PATH four kernels (two
+GPU here has tensor memory; with nvcc on PATH five kernels (three
 block-scaled) are also built by nvcc for sm_100a.
 
 Skipped, with the reason, where TVM is not installed."""
@@ -306,6 +308,17 @@ def test_block_scaled_sf_not_a_view_goes_back(bridge, caplog, steps, reason):
     goes back to TVM as not expressible, saying why."""
     f, _, _ = sf_loop_kernel("fp8", sfa_step=steps[0], sfb_step=steps[1])
     goes_back_not_expressible(f, caplog, reason)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_nvcc_sm100a_sf_at_a_loop_variable(bridge, monkeypatch):
+    """The bridged K loop over nvfp4's scale factors builds with nvcc for
+    sm_100a (the moved SF addresses are run-time values of k)."""
+    monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
+    f, _, _ = sf_loop_kernel("nvfp4")
+    tdtvm.install(strict=True)
+    assert "block_scale" in compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats()["dispatched"] == {"gemm_async": {"tcgen05": 1}}
 
 
 def test_hoist_places_descriptors_after_the_buffers(bridge):
