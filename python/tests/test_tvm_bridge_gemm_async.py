@@ -14,7 +14,9 @@ sm_100a with the bridge installed and without.
   offsets) are TVM's bit for bit.
 - Block-scaled (gen.BS_CASES, SFA / SFB in tensor memory): the same
   tcgen05 PTX and, per MMA, TVM's addresses, offsets, sf_id patches and
-  instruction descriptor values (gen.parse_bs).
+  instruction descriptor values (gen.parse_bs); in a K loop whose SFA /
+  SFB regions start at the loop variable (tmem views), the same at each
+  iteration, and the starts no view expresses go back with their reason.
 - A call the file refuses goes back to TVM as `no variant matched`, with
   tiledispatch's reason (the file's `# error:`) in the log (a call the
   loader refuses, `# expect: error`: `not expressible`).
@@ -23,7 +25,7 @@ The programs guard a thread-scope call with `if tid == 0`, the guard
 TVM's dispatch context understands (its active set narrows to one thread:
 the bridge's `active:`); under the generator's `if tid < 1` TVM reports
 the whole CTA and tiledispatch refuses the call (D3).  Compiled only: no
-GPU here has tensor memory; with nvcc on PATH four kernels (two
+GPU here has tensor memory; with nvcc on PATH five kernels (three
 block-scaled) are also built by nvcc for sm_100a.
 
 Skipped, with the reason, where TVM is not installed."""
@@ -211,19 +213,31 @@ def goes_back_not_expressible(f, caplog, reason: str) -> str:
     return out
 
 
-def test_block_scaled_sf_at_a_loop_variable_goes_back(bridge, caplog):
-    """Scale factors at a variable column (a K loop's SFA[:, k * 4:k * 4 +
-    4]) are not expressible yet (a tmem view is made for C in datapath D
-    only): the call goes back to TVM saying so, and TVM's kernel is
-    unchanged."""
+# A K loop over the scale factors (fp8 with e8m0 and nvfp4): the case whose
+# A / B layouts it takes, SF's dtype, SF_K and sf_mma_k of the buffers,
+# and each iteration's columns.
+SF_LOOPS = {"fp8": ("bs_fp8_sf_id", gen.T_E8, 8, 1, 4),
+            "nvfp4": ("bs_nvfp4_cta_group_1", gen.T_E4, 32, 4, 16)}
+
+
+def sf_loop_kernel(kind: str, sfa_step: int | None = None, sfb_step: int | None = None):
+    """A two-iteration K loop whose gemm_async reads SFA[:, k * step:k * step
+    + n] and SFB likewise (step n unless given), the scale factors of the
+    whole loop in tensor memory as TVM's sf_tmem_layout lays them out (SFA
+    at column 32, SFB after it, gen.sf_pair); A and B are the case's."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
     from tvm.tirx.layout import S, TCol, TileLayout, TLane
 
-    _, Al, Bl = gen.build(case("bs_fp8_sf_id"))
+    name, sf_dtype, sf_k, per, n = SF_LOOPS[kind]
+    c = case(name)
+    _, Al, Bl = gen.build(c)
+    (A_shape, dt, _, _), (B_shape, _, _, _) = c["A"], c["B"]
+    sf = gen.sf_pair(sf_dtype, 128, 32, sf_k, per, 32)
+    (SFA_shape, _, SFA_text, SFA_addr), (SFB_shape, _, SFB_text, SFB_addr) = sf["sfa"], sf["sfb"]
+    SFAl, SFBl = gen.tmem_layout(SFA_text), gen.tmem_layout(SFB_text)
     Cl = TileLayout(S[(128, 512):(1 @ TLane, 1 @ TCol)])
-    SFAl = gen.tmem_layout(gen.sfl(128, 8, 1))
-    SFBl = gen.tmem_layout(gen.sfl(32, 8, 1))
+    sa, sb = sfa_step or n, sfb_step or n
 
     @T.prim_func
     def f():
@@ -231,21 +245,80 @@ def test_block_scaled_sf_at_a_loop_variable_goes_back(bridge, caplog):
         T.cta_id([1])
         T.thread_id([128])
         tid = T.thread_id_in_wg([128])
-        A = T.alloc_buffer((128, 128), "float8_e4m3fn", scope="shared", layout=Al)
-        B = T.alloc_buffer((32, 128), "float8_e4m3fn", scope="shared", layout=Bl)
+        A_smem = T.alloc_buffer(A_shape, dt, scope="shared", layout=Al)
+        B_smem = T.alloc_buffer(B_shape, dt, scope="shared", layout=Bl)
         C = T.decl_buffer((128, 512), "float32", scope="tmem", allocated_addr=0, layout=Cl)
-        SFA = T.decl_buffer((128, 8), "float8_e8m0fnu", scope="tmem", allocated_addr=32,
+        SFA = T.decl_buffer(SFA_shape, sf_dtype, scope="tmem", allocated_addr=SFA_addr,
                             layout=SFAl)
-        SFB = T.decl_buffer((32, 8), "float8_e8m0fnu", scope="tmem", allocated_addr=40,
+        SFB = T.decl_buffer(SFB_shape, sf_dtype, scope="tmem", allocated_addr=SFB_addr,
                             layout=SFBl)
         for k in range(2):
             if tid == 0:
-                Tx.gemm_async(C[:, 0:32], A[:, :], B[:, :], SFA=SFA[:, k * 4:k * 4 + 4],
-                              SFB=SFB[:, k * 4:k * 4 + 4], accum=k > 0, dispatch="tcgen05")
+                Tx.gemm_async(C[:, 0:32], A_smem[:, :], B_smem[:, :],
+                              SFA=SFA[:, k * sa:k * sa + n], SFB=SFB[:, k * sb:k * sb + n],
+                              accum=k > 0, dispatch="tcgen05")
 
+    return f, SFA_addr, SFB_addr
+
+
+def at_iteration(src: str, k: int):
+    """gen.parse_bs of a kernel's CUDA with the loop variable at `k`: per MMA
+    the SFA / SFB addresses, the sf_id patch, and the rest, as values."""
+    head, _, loop = src.partition("for (int k = 0; k < 2; ++k)")
+    return gen.parse_bs(head + re.sub(r"\bk\b", str(k), loop))
+
+
+@pytest.mark.parametrize("kind", SF_LOOPS)
+def test_block_scaled_sf_at_a_loop_variable(bridge, kind):
+    """Scale factors at a variable column (a K loop's SFA[:, k * 4:k * 4 +
+    4]): each region becomes the whole of a tmem view of the buffer there
+    (its sliced layout, the address moved by the start's whole 32-bit
+    columns); in every iteration each MMA gets TVM's SFA and SFB addresses,
+    sf_id patch, descriptors and instruction descriptor values."""
+    f, sfa0, sfb0 = sf_loop_kernel(kind)
     plain = compile_cuda(f, arch="sm_100a")
-    ours = goes_back_not_expressible(f, caplog, "region start of SFA must be a constant, got k * 4")
-    assert ours == plain
+    tdtvm.install(strict=True)
+    ours = compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats() == {"dispatched": {"gemm_async": {"tcgen05": 1}},
+                             "handed_back": {}}, tdtvm.stats()
+    moved = []
+    for k in (0, 1):
+        want, got = at_iteration(plain, k), at_iteration(ours, k)
+        assert got[1], ours
+        assert got == want
+        moved.append(got[1][0][4:6])
+    # The first MMA of the first iteration reads the buffers' first
+    # columns, that of the second iteration further on.
+    (a0, b0), (a1, b1) = moved
+    assert (a0, b0) == (sfa0, sfb0) and a1 > a0 and b1 > b0
+
+
+@pytest.mark.parametrize("steps, reason", [
+    ((None, 2), "SFB[0, k * 2] (start at a variable): its column offset k * 2 (in 8-bit "
+                "scale factors) is not a whole number of 32-bit tensor-memory columns"),
+    ((2, None), "SFA[0, k * 2] (start at a variable): its layout S[(4, 32, 2, 4) : (4@TCol, "
+                "1@TLane, 16@TCol, 1@TCol)] + R[4 : 32@TLane] has no slice there")])
+def test_block_scaled_sf_not_a_view_goes_back(bridge, caplog, steps, reason):
+    """SFB's start `k * 2` (extent 4) is two scale factors into a 32-bit
+    column for odd k: TVM's addresses take the column and its sf_id the
+    position in it, which no view with constant starts expresses.  SFA's
+    `k * 2` cuts across its layout's groups of 4 scale factors along K
+    (K 8 is 2 x 4: no slice of the layout there; TVM's own lowering
+    refuses it too).  Either way the call
+    goes back to TVM as not expressible, saying why."""
+    f, _, _ = sf_loop_kernel("fp8", sfa_step=steps[0], sfb_step=steps[1])
+    goes_back_not_expressible(f, caplog, reason)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_nvcc_sm100a_sf_at_a_loop_variable(bridge, monkeypatch):
+    """The bridged K loop over nvfp4's scale factors builds with nvcc for
+    sm_100a (the moved SF addresses are run-time values of k)."""
+    monkeypatch.setenv("TVM_CUDA_COMPILE_MODE", "nvcc")
+    f, _, _ = sf_loop_kernel("nvfp4")
+    tdtvm.install(strict=True)
+    assert "block_scale" in compile_cuda(f, arch="sm_100a")
+    assert tdtvm.stats()["dispatched"] == {"gemm_async": {"tcgen05": 1}}
 
 
 def test_hoist_places_descriptors_after_the_buffers(bridge):

@@ -314,7 +314,9 @@ def _tmem_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
     adds to C's address).  Only for a buffer in datapath D (`S[(R, N) :
     (1@TLane, 1@TCol)]`) with constant rows and a column start that is a
     whole number of 32-bit cells for every value of its variables; else
-    None (the region stays, and a start tiledispatch refuses).  Returns
+    None (the region stays, and a start tiledispatch refuses).  A tmem
+    buffer in another layout (a block-scaled call's scale factors) is
+    _sf_view's, which makes its view or says why not.  Returns
     (the view, a function of the view's call name giving the region's
     text)."""
     import math
@@ -338,6 +340,8 @@ def _tmem_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
         return None
     m = _TMEM_D.fullmatch(_layout_text(getattr(buf, "layout", None)) or "")
     addr = list(getattr(buf, "allocated_addr", None) or [])
+    if m is None and addr and getattr(buf, "layout", None) is not None:
+        return _sf_view(region, addr[0])
     if m is None or [int(m.group(1)), int(m.group(2))] != [int(n) for n in buf.shape] \
             or not addr:
         return None
@@ -361,3 +365,68 @@ def _tmem_view(region: Any, lets: tuple) -> tuple[Any, Any] | None:
                                 layout=TileLayout(S[shape:(1 @ TLane, 1 @ TCol)]))
     view = view.with_allocated_addr([moved])
     return view, lambda name: f"{name}[{r0}:{r0 + nr}, 0:{nc}]"
+
+
+def _sf_view(region: Any, base: Any) -> tuple[Any, Any]:
+    """A block-scaled gemm_async's scale-factor region (SFA / SFB, laid out
+    by TVM's sf_tmem_layout: `S[...] + R[4 : 32@TLane]`) whose start is a
+    variable (a K loop's `SFA[:, k * 4:k * 4 + 4]`), as the whole of a
+    tmem view there.  TVM's tcgen05 slices the buffer's layout at the
+    region (`layout.slice`: the region's own layout plus an offset that
+    holds the variable) and gives each MMA get_tmem_addr(base, TLane,
+    TCol / epc) with sf_id TCol % epc (epc: scale factors per 32-bit
+    column) of the sliced layout at the MMA's element.  The view is that
+    sliced layout without its column offset, its `allocated_addr` the
+    buffer's moved by the offset in 32-bit columns, which gives every MMA
+    TVM's address and sf_id exactly when the offset is a whole number of
+    columns for every value of the variables; a constant lane offset stays
+    in the view's layout.  Otherwise BridgeError: a call with constant
+    starts cannot express the start (the call goes back to TVM, saying
+    why).  Returns (the view, a function of the view's call name giving the
+    region's text)."""
+    import tvm
+    from tvm.sym.analyzer import Analyzer
+    from tvm.tirx.layout import TileLayout, TLane
+
+    buf = region.source
+    name, starts = str(buf.name), ", ".join(str(r.min) for r in region.region)
+    what = f"the scale-factor region {name}[{starts}] (start at a variable)"
+    try:
+        extents = [int(r.extent) for r in region.region]
+        sliced = buf.layout.slice(buf.shape, region.region)
+    except Exception as e:  # noqa: BLE001  TVM's slice of a layout it cannot cut there
+        raise BridgeError(f"{what}: TVM's layout does not slice there ({e})") from None
+    if sliced is None:
+        # (TVM's tcgen05, slicing it the same way, refuses the call too.)
+        raise BridgeError(f"{what}: its layout {_layout_text(buf.layout)} has no slice "
+                          "there (the region is not one piece of it for every value of "
+                          "its variables)")
+    at0 = sliced.apply(0)
+    if type(sliced).__name__ != "TileLayout":
+        raise BridgeError(f"{what}: its sliced layout {sliced!r} is not a tile layout")
+    bits = tvm.DataType(str(buf.dtype)).bits
+    epc = 32 // bits if bits in (4, 8, 16, 32) else 0
+    ana = Analyzer()
+    col = ana.simplify(at0.get("TCol", 0) if "TCol" in at0 else 0)
+    lane = ana.simplify(at0.get("TLane", 0) if "TLane" in at0 else 0)
+    try:
+        lane = int(lane)
+    except (TypeError, ValueError):
+        raise BridgeError(f"{what}: its tensor-memory lane offset {lane} is not a constant "
+                          "(the MMA's rows are the lanes)") from None
+    if epc == 0 or not ana.can_prove(tvm.tirx.floormod(col, epc) == 0):
+        raise BridgeError(
+            f"{what}: its column offset {col} (in {bits}-bit scale factors) is not a whole "
+            f"number of 32-bit tensor-memory columns ({epc} scale factors) for every value of "
+            "its variables, so each MMA's sf_id would depend on it, which a call with "
+            "constant starts cannot express")
+    layout = TileLayout.from_iters(sliced.shard, sliced.replica,
+                                   {TLane: lane} if lane else {})
+    if isinstance(base, int):
+        base = tvm.tirx.IntImm("uint32", base)
+    dtype = str(_dtype(base) or "uint32")
+    moved = ana.simplify(base + tvm.tirx.Cast(dtype, tvm.tirx.floordiv(col, epc)))
+    view = tvm.tirx.decl_buffer(tuple(extents), str(buf.dtype), name=f"{buf.name}_v",
+                                scope="tmem", layout=layout)
+    view = view.with_allocated_addr([moved])
+    return view, lambda vname: f"{vname}[{', '.join(f'0:{n}' for n in extents)}]"
