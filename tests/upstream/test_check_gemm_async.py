@@ -38,19 +38,23 @@ CASES = {  # call -> (header line prefix, field index to bump, what it is)
 }
 
 
-def check(exe, d):
+def check(exe, d, cache):
+    # The host-compiled descriptor programs are the same for every mutant:
+    # check_gemm_async.py keeps their outputs in `cache` (a directory of
+    # this run's own).
+    env = dict(os.environ, TD_HOST_VALUES_CACHE=cache)
     p = subprocess.run([sys.executable, os.path.join(HERE, "check_gemm_async.py"), exe, d],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     return p.returncode, p.stdout
 
 
 def main():
     exe, cdir = sys.argv[1], sys.argv[2]
     bad = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
         for name in CASES:
             shutil.copy(os.path.join(cdir, name), tmp)
-        rc, out = check(exe, tmp)
+        rc, out = check(exe, tmp, cache)
         if rc != 0:
             print(f"FAIL the committed calls do not pass:\n{out}")
             return 1
@@ -74,7 +78,7 @@ def main():
                     lines[k] = head + " " + " ".join(fields)
                 with open(path, "w", encoding="utf-8") as f:
                     f.write("\n".join(lines))
-                rc, out = check(exe, tmp)
+                rc, out = check(exe, tmp, cache)
                 if rc != 1 or f"FAIL {name}" not in out:
                     bad += 1
                     print(f"FAIL {name}: the checker misses a {what} (exit {rc})")
