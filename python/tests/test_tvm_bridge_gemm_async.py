@@ -108,19 +108,6 @@ _ENC = re.compile(r"tvm_builtin_ptx_tcgen05_encode_matrix_descriptor\(\(&\(\w+\[
                   r"(.*), (\d+), (\d+), (\d+)\);$", re.M)
 
 
-def _args(text: str) -> list[str]:
-    """A call's arguments, split at its top-level commas."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-            continue
-        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
-        cur += ch
-    return out + [cur.strip()]
-
-
 def facts(src: str) -> dict:
     """What the comparison holds a kernel's CUDA to: the tcgen05 PTX of
     its helpers, the MMAs in order (the helper, the tensor-memory
@@ -129,7 +116,7 @@ def facts(src: str) -> dict:
     the smem_desc="encode" compile compares), and the descriptor encodes
     (the shared operand and its byte offset, ldo, sdo, swizzle)."""
     mmas = [(fn, [re.sub(r"get_tmem_addr\(\(uint\)", "get_tmem_addr(", a)
-                  for i, a in enumerate(_args(args)) if i not in (1, 2)])
+                  for i, a in enumerate(gen.split_args(args)) if i not in (1, 2)])
             for fn, args in _MMA.findall(src)]
     encodes = sorted(_ENC.findall(gen.base_offsets(src)))
     return {"ptx": sorted(set(_ASM.findall(src))), "mmas": mmas,
@@ -612,7 +599,7 @@ def descriptor_addresses(src: str, k: int) -> list[tuple]:
     out = []
     for fn, args in _MMA.findall(src):
         descs = []
-        for a in _args(args)[1:3]:
+        for a in gen.split_args(args)[1:3]:
             m = re.fullmatch(r"(\w+)\[0\]", a)
             if m:
                 descs.append(encodes[m.group(1)])
